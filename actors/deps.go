@@ -1,0 +1,130 @@
+package actors
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/persistence"
+	"github.com/loadnode/loadnode/sources"
+)
+
+// Store is what the actors need of the durable store.
+type Store interface {
+	LastJobID() (uint64, error)
+	CreateJob(rec *api.JobRecord, first *api.Transition, newTable *api.TableSpec) error
+	Table(name string) (*api.TableSpec, error)
+	JobRecords() ([]*api.JobRecord, error)
+	LoadJob(id uint64) (*persistence.JobState, error)
+	Journal(id uint64) ([]*api.Transition, error)
+	AppendTransition(id uint64, t *api.Transition) error
+	InitProgress(id uint64, positions map[int32]int64) error
+	CommitBatch(c *persistence.Commit) error
+	ErrorRows(id uint64, limit int) ([]*api.ErrorRow, error)
+	CountRows(table string) (int64, error)
+	ScanRows(table string, limit int, fn func(key, value []byte) error) error
+}
+
+var _ Store = (*persistence.Store)(nil)
+
+// Source is one job's view of its source (a Kafka topic today). Its methods
+// block on the network and are called from goroutines, never from Receive.
+type Source interface {
+	// Partitions lists the source's partitions (sorted).
+	Partitions(ctx context.Context) ([]int32, error)
+	// ResolveOffsets turns offset specs (a number, OFFSET_BEGINNING,
+	// OFFSET_END) into concrete next positions.
+	ResolveOffsets(ctx context.Context, want map[int32]string) (map[int32]int64, error)
+	// Watermarks returns the latest position per partition.
+	Watermarks(ctx context.Context) (map[int32]int64, error)
+	// NewReader reads the given partitions from the given positions.
+	NewReader(start map[int32]int64) (sources.Reader, error)
+	// Close releases the source.
+	Close()
+}
+
+// SourceFactory opens the source of a job spec. It is called inside a job
+// actor's Receive and must not block on the network.
+type SourceFactory func(spec *api.JobSpec) (Source, error)
+
+// Hooks are test and crash points. Each may be nil. They run inside the
+// actor that reaches the point, so they may block it.
+type Hooks struct {
+	// AfterCreateSynced runs after a create snapshot is synced and before
+	// the job actor is spawned.
+	AfterCreateSynced func(jobID uint64)
+	// AfterCommit runs after a batch is committed and before it is
+	// acknowledged to its task.
+	AfterCommit func(jobID uint64)
+	// AfterTransition runs after a transition is journaled and before the
+	// job acts on it.
+	AfterTransition func(jobID uint64, t *api.Transition)
+}
+
+// Settings are the node-wide knobs the actors use.
+type Settings struct {
+	// MaxConcurrentTasks is the number of task slots on the node. Default 64.
+	MaxConcurrentTasks int
+	// TopologyInterval is how often a running job looks for new
+	// partitions. Default 10s.
+	TopologyInterval time.Duration
+	// WatermarkInterval is how often a running job refreshes its cached
+	// high watermarks (lag). Default 5s.
+	WatermarkInterval time.Duration
+	// MaxRecordBytes: a larger record becomes an error row. Default 16 MiB.
+	MaxRecordBytes int
+	// ErrorRowRawBytes bounds the raw bytes kept per error row. Default 1 KiB.
+	ErrorRowRawBytes int
+}
+
+func (s *Settings) applyDefaults() {
+	if s.MaxConcurrentTasks <= 0 {
+		s.MaxConcurrentTasks = 64
+	}
+	if s.TopologyInterval <= 0 {
+		s.TopologyInterval = 10 * time.Second
+	}
+	if s.WatermarkInterval <= 0 {
+		s.WatermarkInterval = 5 * time.Second
+	}
+	if s.MaxRecordBytes <= 0 {
+		s.MaxRecordBytes = 16 << 20
+	}
+	if s.ErrorRowRawBytes <= 0 {
+		s.ErrorRowRawBytes = 1024
+	}
+}
+
+// Deps is what every actor of a node shares. It is immutable once the
+// manager is spawned, except for the generation counter, which is atomic.
+type Deps struct {
+	Store    Store
+	Sources  SourceFactory
+	Logger   *slog.Logger
+	Settings Settings
+	Hooks    Hooks
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+
+	gen atomic.Uint64
+}
+
+func (d *Deps) init() {
+	d.Settings.applyDefaults()
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	// Generations start from the wall clock so that a restarted job actor
+	// (or node) never reuses a generation a stale task may still carry.
+	d.gen.CompareAndSwap(0, uint64(time.Now().UnixNano()))
+}
+
+// nextGeneration returns a node-wide, strictly increasing task generation.
+func (d *Deps) nextGeneration() uint64 { return d.gen.Add(1) }
+
+func (d *Deps) nowMs() int64 { return d.Now().UnixMilli() }

@@ -1,0 +1,210 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/persistence"
+	"github.com/loadnode/loadnode/sources"
+	"github.com/loadnode/loadnode/table"
+)
+
+// quietSource is a Source whose readers never return data, so a test can
+// drive commits by hand.
+type quietSource struct {
+	parts []int32
+}
+
+func (s *quietSource) Partitions(context.Context) ([]int32, error) { return s.parts, nil }
+func (s *quietSource) ResolveOffsets(_ context.Context, want map[int32]string) (map[int32]int64, error) {
+	out := map[int32]int64{}
+	for p := range want {
+		out[p] = 0
+	}
+	return out, nil
+}
+func (s *quietSource) Watermarks(context.Context) (map[int32]int64, error) { return nil, nil }
+func (s *quietSource) NewReader(start map[int32]int64) (sources.Reader, error) {
+	return quietReader{}, nil
+}
+func (s *quietSource) Close() {}
+
+type quietReader struct{}
+
+func (quietReader) Read(ctx context.Context, lim sources.Limits) (*sources.Batch, error) {
+	<-ctx.Done()
+	return &sources.Batch{}, ctx.Err()
+}
+func (quietReader) Close() {}
+
+func testSpec(name string) *api.JobSpec {
+	return &api.JobSpec{
+		Name:   name,
+		Table:  &api.TableSpec{Name: "t_" + name, Columns: []*api.Column{{Name: "v", Type: api.ColumnType_INT64}}},
+		Format: "csv", ColumnSeparator: ",", DesiredConcurrentNumber: 1,
+		MaxBatchIntervalMs: 1000, MaxBatchRows: 1000, MaxBatchSize: 1 << 20,
+		Kafka: &api.KafkaSpec{Brokers: []string{"127.0.0.1:1"}, Topic: "t", DefaultOffset: "OFFSET_BEGINNING"},
+	}
+}
+
+type harness struct {
+	t      *testing.T
+	system *actor.ActorSystem
+	store  *persistence.Store
+	mgr    *actor.PID
+}
+
+func newHarness(t *testing.T, fs vfs.FS) *harness {
+	t.Helper()
+	st, err := persistence.Open(persistence.Options{Dir: "db", FS: fs, OnFatal: func(error) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
+	deps := &Deps{Store: st, Logger: logger, Sources: func(*api.JobSpec) (Source, error) { return &quietSource{parts: []int32{0, 1}}, nil }}
+	sch, _ := system.Root.SpawnNamed(NewSchedulerProps(4, logger), SchedulerName)
+	mgr, _ := system.Root.SpawnNamed(NewManagerProps(deps, sch), ManagerName)
+	h := &harness{t: t, system: system, store: st, mgr: mgr}
+	t.Cleanup(func() {
+		_ = system.Root.StopFuture(mgr).Wait()
+		system.Shutdown()
+		st.Close()
+	})
+	return h
+}
+
+func (h *harness) ask(pid *actor.PID, msg any) any {
+	h.t.Helper()
+	res, err := h.system.Root.RequestFuture(pid, msg, 5*time.Second).Result()
+	if err != nil {
+		h.t.Fatalf("ask %T: %v", msg, err)
+	}
+	return res
+}
+
+func (h *harness) jobPID(id uint64) *actor.PID {
+	return actor.NewPID(h.system.Address(), "manager/job-"+itoa(id))
+}
+
+func itoa(n uint64) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for n > 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(b)
+}
+
+func (h *harness) waitState(pid *actor.PID, want api.JobState) *jobInspection {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		in := h.ask(pid, &inspectJob{}).(*jobInspection)
+		if in.state == want {
+			return in
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("job state %s, want %s", in.state, want)
+		}
+		time.Sleep(10 * time.Millisecond) // poll with a deadline
+	}
+}
+
+func oneRow(t *testing.T, schema *table.Schema, pos table.Pos, v int64) persistence.KV {
+	vals := []table.Value{{Int: v}}
+	return persistence.KV{Key: table.AppendKey(nil, schema.Spec().GetModel(), pos, vals), Value: table.AppendValue(nil, schema, pos, vals)}
+}
+
+// TestStaleTaskFencing: a commit with an old generation or with start
+// positions that differ from the job's progress is refused and changes
+// nothing; a current one is accepted.
+func TestStaleTaskFencing(t *testing.T) {
+	h := newHarness(t, vfs.NewMem())
+	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec("fence")}).(*api.JobResponse)
+	if resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	id := resp.Job.Summary.Id
+	pid := h.jobPID(id)
+	in := h.waitState(pid, api.JobState_RUNNING)
+	if in.progress[0] != 0 || in.progress[1] != 0 {
+		t.Fatalf("initial progress %v", in.progress)
+	}
+	schema, _ := table.NewSchema(testSpec("fence").Table)
+	row := func(p int32, off int64) persistence.KV {
+		return oneRow(t, schema, table.Pos{JobID: id, Partition: p, Offset: off}, off)
+	}
+
+	cases := []struct {
+		name string
+		c    *commitBatch
+	}{
+		{"old generation", &commitBatch{generation: in.generation - 1, ranges: []persistence.Range{{Partition: 0, From: 0, To: 1}}, rows: []persistence.KV{row(0, 0)}, loaded: 1}},
+		{"future start", &commitBatch{generation: in.generation, ranges: []persistence.Range{{Partition: 0, From: 5, To: 6}}, rows: []persistence.KV{row(0, 5)}, loaded: 1}},
+		{"unknown partition", &commitBatch{generation: in.generation, ranges: []persistence.Range{{Partition: 7, From: 0, To: 1}}, rows: []persistence.KV{row(7, 0)}, loaded: 1}},
+		{"backwards range", &commitBatch{generation: in.generation, ranges: []persistence.Range{{Partition: 0, From: 0, To: -1}}, loaded: 0}},
+	}
+	for _, tc := range cases {
+		res := h.ask(pid, tc.c).(*commitResult)
+		if !errors.Is(res.err, ErrStaleCommit) {
+			t.Fatalf("%s: got %v, want ErrStaleCommit", tc.name, res.err)
+		}
+	}
+	assertUnchanged := func(wantRows int64, wantProgress map[int32]int64) {
+		t.Helper()
+		n, err := h.store.CountRows("t_fence")
+		if err != nil || n != wantRows {
+			t.Fatalf("rows = %d, %v; want %d", n, err, wantRows)
+		}
+		st, err := h.store.LoadJob(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p, o := range wantProgress {
+			if st.Progress[p] != o {
+				t.Fatalf("progress[%d] = %d, want %d", p, st.Progress[p], o)
+			}
+		}
+		if st.Stats.LoadedRows != wantRows {
+			t.Fatalf("loaded_rows = %d, want %d", st.Stats.LoadedRows, wantRows)
+		}
+	}
+	assertUnchanged(0, map[int32]int64{0: 0, 1: 0})
+
+	// The current generation at the stored position commits.
+	good := &commitBatch{generation: in.generation, ranges: []persistence.Range{{Partition: 0, From: 0, To: 2}}, rows: []persistence.KV{row(0, 0), row(0, 1)}, loaded: 2}
+	if res := h.ask(pid, good).(*commitResult); res.err != nil {
+		t.Fatalf("current commit refused: %v", res.err)
+	}
+	assertUnchanged(2, map[int32]int64{0: 2, 1: 0})
+	// The same batch again is now stale: progress never regresses.
+	if res := h.ask(pid, good).(*commitResult); !errors.Is(res.err, ErrStaleCommit) {
+		t.Fatalf("replayed commit: %v", res.err)
+	}
+	assertUnchanged(2, map[int32]int64{0: 2, 1: 0})
+
+	// After a pause and resume the old generation is refused too.
+	h.ask(h.mgr, &api.PauseJobRequest{Name: "fence"})
+	h.ask(h.mgr, &api.ResumeJobRequest{Name: "fence"})
+	in2 := h.waitState(pid, api.JobState_RUNNING)
+	if in2.generation == in.generation {
+		t.Fatal("generation did not change across pause/resume")
+	}
+	stale := &commitBatch{generation: in.generation, ranges: []persistence.Range{{Partition: 0, From: 2, To: 3}}, rows: []persistence.KV{row(0, 2)}, loaded: 1}
+	if res := h.ask(pid, stale).(*commitResult); !errors.Is(res.err, ErrStaleCommit) {
+		t.Fatalf("pre-pause generation: %v", res.err)
+	}
+	assertUnchanged(2, map[int32]int64{0: 2, 1: 0})
+}

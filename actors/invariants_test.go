@@ -1,0 +1,471 @@
+package actors_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/loadnode/loadnode/actors"
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/client"
+	"github.com/loadnode/loadnode/config"
+	"github.com/loadnode/loadnode/node"
+)
+
+func testLogger() *slog.Logger {
+	level := slog.LevelWarn
+	if os.Getenv("LOADNODE_TEST_LOG") != "" {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// kafka starts an in-process kfake broker with topic and n records
+// {"id":i,"note":"..."} produced to it.
+func kafka(t *testing.T, topic string, partitions int32, n int) (*kfake.Cluster, *kgo.Client) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close(); c.Close() })
+	produce(t, cl, topic, 0, n, func(i int) string { return fmt.Sprintf(`{"id":%d,"note":"n%d"}`, i, i) })
+	return c, cl
+}
+
+func produce(t *testing.T, cl *kgo.Client, topic string, from, n int, value func(int) string) {
+	t.Helper()
+	if n == 0 {
+		return
+	}
+	recs := make([]*kgo.Record, 0, n)
+	for i := from; i < from+n; i++ {
+		recs = append(recs, &kgo.Record{Topic: topic, Key: []byte(strconv.Itoa(i)), Value: []byte(value(i))})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func spec(name, tbl, topic string, brokers []string) *api.JobSpec {
+	s := &api.JobSpec{
+		Name: name,
+		Table: &api.TableSpec{Name: tbl, Columns: []*api.Column{
+			{Name: "id", Type: api.ColumnType_INT64},
+			{Name: "note", Type: api.ColumnType_STRING},
+		}},
+		Format: "json", DesiredConcurrentNumber: 2,
+		MaxBatchIntervalMs: 100, MaxBatchRows: 1000, MaxBatchSize: 1 << 20,
+		Kafka: &api.KafkaSpec{Brokers: brokers, Topic: topic, DefaultOffset: "OFFSET_BEGINNING"},
+	}
+	config.ApplyDefaults(s)
+	return s
+}
+
+type testNode struct {
+	*node.Node
+	c      *client.Client
+	fatals chan error
+}
+
+func startNode(t *testing.T, fs vfs.FS, dir string, hooks actors.Hooks) *testNode {
+	t.Helper()
+	cfg := config.DefaultNode()
+	cfg.DataDir = dir
+	cfg.Listen = "127.0.0.1:0"
+	cfg.TopologyInterval = 200 * time.Millisecond
+	cfg.WatermarkInterval = 100 * time.Millisecond
+	fatals := make(chan error, 16)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := node.Start(ctx, node.Config{Node: cfg, Logger: testLogger(), FS: fs, Hooks: hooks,
+		OnStoreFatal: func(err error) { fatals <- err }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.Dial(ctx, n.Addr())
+	if err != nil {
+		n.Close()
+		t.Fatal(err)
+	}
+	tn := &testNode{Node: n, c: c, fatals: fatals}
+	t.Cleanup(tn.stop)
+	return tn
+}
+
+func (n *testNode) stop() {
+	if n.c != nil {
+		n.c.Close()
+		n.c = nil
+		n.Node.Close()
+	}
+}
+
+func ctx10(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func waitFor(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	last := ""
+	for {
+		ok, s := cond()
+		if ok {
+			return
+		}
+		last = s
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; last: %s", what, last)
+		}
+		time.Sleep(20 * time.Millisecond) // poll with a deadline
+	}
+}
+
+func (n *testNode) show(t *testing.T, name string) *api.JobInfo {
+	t.Helper()
+	info, err := n.c.ShowJob(ctx10(t), name)
+	if err != nil {
+		t.Fatalf("show %s: %v", name, err)
+	}
+	return info
+}
+
+func (n *testNode) waitLoaded(t *testing.T, name string, rows int64) *api.JobInfo {
+	t.Helper()
+	var info *api.JobInfo
+	waitFor(t, 30*time.Second, fmt.Sprintf("%s loads %d rows", name, rows), func() (bool, string) {
+		info = n.show(t, name)
+		return info.Stats.GetLoadedRows() >= rows && info.TotalLag == 0, fmt.Sprintf("%s %s %q loaded=%d lag=%d", info.Summary.State, info.Summary.Reason, info.Summary.ReasonMessage, info.Stats.GetLoadedRows(), info.TotalLag)
+	})
+	return info
+}
+
+func (n *testNode) waitState(t *testing.T, name string, want api.JobState) *api.JobInfo {
+	t.Helper()
+	var info *api.JobInfo
+	waitFor(t, 30*time.Second, fmt.Sprintf("%s in %s", name, want), func() (bool, string) {
+		info = n.show(t, name)
+		return info.Summary.State == want, fmt.Sprintf("%s %s %q", info.Summary.State, info.Summary.Reason, info.Summary.ReasonMessage)
+	})
+	return info
+}
+
+func code(err error) api.ErrorCode {
+	var ce *client.Error
+	if errors.As(err, &ce) {
+		return ce.Code
+	}
+	return -1
+}
+
+// TestDurableBeforeVisible: when the create snapshot cannot be made durable
+// the client gets the error, no job actor exists, the job is not listed, and
+// a restart (crash clone of the disk) shows nothing.
+func TestDurableBeforeVisible(t *testing.T) {
+	_, cl := kafka(t, "dbv", 1, 10)
+	brokers := cl.OptValue(kgo.SeedBrokers).([]string)
+	mem := vfs.NewCrashableMem()
+	var armed sync.Mutex
+	fail := false
+	inj := errorfs.InjectorFunc(func(op errorfs.Op) error {
+		armed.Lock()
+		defer armed.Unlock()
+		if fail && strings.HasSuffix(op.Path, ".log") && (op.Kind == errorfs.OpFileWrite || op.Kind == errorfs.OpFileSync || op.Kind == errorfs.OpFileSyncData) {
+			return errorfs.ErrInjected
+		}
+		return nil
+	})
+	n := startNode(t, errorfs.Wrap(mem, inj), "db", actors.Hooks{})
+
+	armed.Lock()
+	fail = true
+	armed.Unlock()
+	_, err := n.c.CreateJob(ctx10(t), spec("doomed", "doomed_rows", "dbv", brokers))
+	if code(err) != api.ErrorCode_STORE_ERROR {
+		t.Fatalf("create with a failing WAL: err = %v, want STORE_ERROR", err)
+	}
+	select {
+	case <-n.fatals:
+	default:
+		t.Fatal("the store did not report the fatal error")
+	}
+	if _, ok := n.System().ProcessRegistry.GetLocal("manager/job-1"); ok {
+		t.Fatal("a job actor exists for a job whose create failed")
+	}
+	jobs, err := n.c.ListJobs(ctx10(t))
+	if err != nil || len(jobs) != 0 {
+		t.Fatalf("list after failed create = %v, %v; want none", jobs, err)
+	}
+	if _, err := n.c.ShowJob(ctx10(t), "doomed"); code(err) != api.ErrorCode_NOT_FOUND {
+		t.Fatalf("show after failed create: %v, want NOT_FOUND", err)
+	}
+	clone := mem.CrashClone(vfs.CrashCloneCfg{})
+	n.stop()
+
+	n2 := startNode(t, clone, "db", actors.Hooks{})
+	jobs, err = n2.c.ListJobs(ctx10(t))
+	if err != nil || len(jobs) != 0 {
+		t.Fatalf("list after restart = %v, %v; want none", jobs, err)
+	}
+	// Nothing half-written remains: the name is free.
+	if _, err := n2.c.CreateJob(ctx10(t), spec("doomed", "doomed_rows", "dbv", brokers)); err != nil {
+		t.Fatalf("create after restart: %v", err)
+	}
+	n2.waitLoaded(t, "doomed", 10)
+}
+
+// TestCreateWindowCrash is Doris #67681: the node crashes after the create
+// snapshot is synced and before the job actor is spawned. Replay yields the
+// job in NEED_SCHEDULE (never RUNNING), and it then loads.
+func TestCreateWindowCrash(t *testing.T) {
+	_, cl := kafka(t, "win", 2, 500)
+	brokers := cl.OptValue(kgo.SeedBrokers).([]string)
+	mem := vfs.NewCrashableMem()
+	reached := make(chan *vfs.MemFS, 1)
+	release := make(chan struct{})
+	hooks := actors.Hooks{AfterCreateSynced: func(uint64) {
+		reached <- mem.CrashClone(vfs.CrashCloneCfg{})
+		<-release
+	}}
+	n := startNode(t, mem, "db", hooks)
+	go func() {
+		_, _ = n.c.CreateJob(context.Background(), spec("window", "window_rows", "win", brokers))
+	}()
+	var clone *vfs.MemFS
+	select {
+	case clone = <-reached:
+	case <-time.After(10 * time.Second):
+		t.Fatal("create never reached the window")
+	}
+	if _, ok := n.System().ProcessRegistry.GetLocal("manager/job-1"); ok {
+		t.Fatal("job actor exists inside the window")
+	}
+	close(release)
+	n.stop()
+
+	n2 := startNode(t, clone, "db", actors.Hooks{})
+	info := n2.show(t, "window")
+	h := info.History
+	if len(h) == 0 || h[0].To != api.JobState_NEED_SCHEDULE {
+		t.Fatalf("replayed history %v; want NEED_SCHEDULE first", h)
+	}
+	for _, tr := range h {
+		if tr.Reason == api.Reason_RECOVERED {
+			t.Fatalf("a job that never ran was restored from RUNNING: %v", h)
+		}
+	}
+	n2.waitLoaded(t, "window", 500)
+	if c, _ := n2.c.Count(ctx10(t), "window_rows"); c != 500 {
+		t.Fatalf("count = %d, want 500", c)
+	}
+}
+
+// TestReplayNeverRunning crashes a loading node (crash clone while the job
+// is RUNNING) twice; each replay turns the stored RUNNING into
+// NEED_SCHEDULE with reason RECOVERED, and replaying the same disk twice
+// gives the same state.
+func TestReplayNeverRunning(t *testing.T) {
+	_, cl := kafka(t, "replay", 2, 2000)
+	brokers := cl.OptValue(kgo.SeedBrokers).([]string)
+	mem := vfs.NewCrashableMem()
+	n := startNode(t, mem, "db", actors.Hooks{})
+	if _, err := n.c.CreateJob(ctx10(t), spec("replay", "replay_rows", "replay", brokers)); err != nil {
+		t.Fatal(err)
+	}
+	n.waitLoaded(t, "replay", 2000)
+	clone := mem.CrashClone(vfs.CrashCloneCfg{})
+	n.stop()
+
+	// Replay twice from identical disks: same state.
+	var states [2]string
+	for i := range 2 {
+		disk := clone.CrashClone(vfs.CrashCloneCfg{})
+		var seen []*api.Transition
+		var mu sync.Mutex
+		hooks := actors.Hooks{AfterTransition: func(_ uint64, tr *api.Transition) {
+			mu.Lock()
+			seen = append(seen, tr)
+			mu.Unlock()
+		}}
+		n := startNode(t, disk, "db", hooks)
+		info := n.waitState(t, "replay", api.JobState_RUNNING)
+		if info.RunningTasks == 0 {
+			t.Fatal("RUNNING without tasks")
+		}
+		mu.Lock()
+		if len(seen) < 2 || seen[0].From != api.JobState_RUNNING || seen[0].To != api.JobState_NEED_SCHEDULE || seen[0].Reason != api.Reason_RECOVERED {
+			t.Fatalf("replay %d transitions %v: want RUNNING->NEED_SCHEDULE (RECOVERED) first", i, seen)
+		}
+		mu.Unlock()
+		states[i] = fmt.Sprintf("progress=%v loaded=%d", info.Partitions, info.Stats.LoadedRows)
+		n.stop()
+	}
+	if states[0] != states[1] {
+		t.Fatalf("replays differ:\n%s\n%s", states[0], states[1])
+	}
+}
+
+// TestPauseResumeStopSurviveRestart: user transitions and their reasons are
+// durable; a paused job stays paused and a stopped one stopped after a
+// restart, and a resumed job loads again.
+func TestPauseResumeStopSurviveRestart(t *testing.T) {
+	_, cl := kafka(t, "prs", 2, 100)
+	brokers := cl.OptValue(kgo.SeedBrokers).([]string)
+	dir := t.TempDir()
+	n := startNode(t, nil, dir, actors.Hooks{})
+	for _, name := range []string{"a", "b", "c"} {
+		if _, err := n.c.CreateJob(ctx10(t), spec(name, "prs_"+name, "prs", brokers)); err != nil {
+			t.Fatal(err)
+		}
+		n.waitLoaded(t, name, 100)
+	}
+	if _, err := n.c.PauseJob(ctx10(t), "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.c.StopJob(ctx10(t), "b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.c.PauseJob(ctx10(t), "a"); code(err) != api.ErrorCode_FAILED_PRECONDITION {
+		t.Fatalf("pause of a paused job: %v", err)
+	}
+	if _, err := n.c.ResumeJob(ctx10(t), "b"); code(err) != api.ErrorCode_FAILED_PRECONDITION {
+		t.Fatalf("resume of a stopped job: %v", err)
+	}
+	n.stop()
+	produce(t, cl, "prs", 100, 50, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
+
+	n = startNode(t, nil, dir, actors.Hooks{})
+	a := n.show(t, "a")
+	if a.Summary.State != api.JobState_PAUSED || a.Summary.Reason != api.Reason_USER_PAUSE {
+		t.Fatalf("a after restart: %s %s", a.Summary.State, a.Summary.Reason)
+	}
+	b := n.show(t, "b")
+	if b.Summary.State != api.JobState_STOPPED || b.Summary.Reason != api.Reason_USER_STOP {
+		t.Fatalf("b after restart: %s %s", b.Summary.State, b.Summary.Reason)
+	}
+	n.waitLoaded(t, "c", 150)
+	if got := n.show(t, "a").Stats.LoadedRows; got != 100 {
+		t.Fatalf("paused job loaded %d rows after restart, want 100", got)
+	}
+	if _, err := n.c.ResumeJob(ctx10(t), "a"); err != nil {
+		t.Fatal(err)
+	}
+	info := n.waitLoaded(t, "a", 150)
+	var reasons []api.Reason
+	for _, tr := range info.History {
+		reasons = append(reasons, tr.Reason)
+	}
+	want := []api.Reason{api.Reason_CREATED, api.Reason_SCHEDULED, api.Reason_USER_PAUSE, api.Reason_USER_RESUME, api.Reason_SCHEDULED}
+	if fmt.Sprint(reasons) != fmt.Sprint(want) {
+		t.Fatalf("history of a = %v, want %v", reasons, want)
+	}
+	if got := n.show(t, "b").Stats.LoadedRows; got != 100 {
+		t.Fatalf("stopped job loaded %d rows, want 100", got)
+	}
+}
+
+// TestBadInput: every kind of bad input gets its clear answer and leaves
+// other jobs untouched.
+func TestBadInput(t *testing.T) {
+	_, cl := kafka(t, "good", 2, 300)
+	brokers := cl.OptValue(kgo.SeedBrokers).([]string)
+	n := startNode(t, nil, t.TempDir(), actors.Hooks{})
+	if _, err := n.c.CreateJob(ctx10(t), spec("good", "good_rows", "good", brokers)); err != nil {
+		t.Fatal(err)
+	}
+	n.waitLoaded(t, "good", 300)
+
+	// Invalid specs name the field; nothing is persisted.
+	bad := spec("bad", "bad_rows", "good", brokers)
+	bad.Kafka.Topic = ""
+	if _, err := n.c.CreateJob(ctx10(t), bad); code(err) != api.ErrorCode_INVALID_ARGUMENT || !strings.Contains(err.Error(), "kafka.topic") {
+		t.Fatalf("empty topic: %v", err)
+	}
+	bad = spec("bad", "bad_rows", "good", brokers)
+	bad.Table.Columns[1].Type = api.ColumnType_COLUMN_TYPE_UNSPECIFIED
+	if _, err := n.c.CreateJob(ctx10(t), bad); code(err) != api.ErrorCode_INVALID_ARGUMENT || !strings.Contains(err.Error(), "columns") {
+		t.Fatalf("bad column type: %v", err)
+	}
+	// A table that exists must match.
+	bad = spec("bad", "good_rows", "good", brokers)
+	bad.Table.Columns[0].Type = api.ColumnType_STRING
+	if _, err := n.c.CreateJob(ctx10(t), bad); code(err) != api.ErrorCode_INVALID_ARGUMENT || !strings.Contains(err.Error(), "table") {
+		t.Fatalf("mismatched table: %v", err)
+	}
+	if _, err := n.c.ShowJob(ctx10(t), "bad"); code(err) != api.ErrorCode_NOT_FOUND {
+		t.Fatalf("a refused spec was persisted: %v", err)
+	}
+	// Duplicate name.
+	if _, err := n.c.CreateJob(ctx10(t), spec("good", "other_rows", "good", brokers)); code(err) != api.ErrorCode_ALREADY_EXISTS {
+		t.Fatalf("duplicate: %v", err)
+	}
+	// Unknown job.
+	for _, call := range []func() error{
+		func() error { _, err := n.c.ShowJob(ctx10(t), "nope"); return err },
+		func() error { _, err := n.c.PauseJob(ctx10(t), "nope"); return err },
+		func() error { _, err := n.c.ResumeJob(ctx10(t), "nope"); return err },
+		func() error { _, err := n.c.StopJob(ctx10(t), "nope"); return err },
+	} {
+		if err := call(); code(err) != api.ErrorCode_NOT_FOUND {
+			t.Fatalf("unknown job: %v", err)
+		}
+	}
+	if _, err := n.c.Count(ctx10(t), "no_such_table"); code(err) != api.ErrorCode_NOT_FOUND {
+		t.Fatalf("unknown table: %v", err)
+	}
+
+	// Malformed records below the budget: error rows, the job goes on.
+	_, mcl := kafka(t, "messy", 1, 0)
+	mbrokers := mcl.OptValue(kgo.SeedBrokers).([]string)
+	produce(t, mcl, "messy", 0, 20, func(i int) string {
+		if i%10 == 3 {
+			return `{"id": "not a number"}`
+		}
+		return fmt.Sprintf(`{"id":%d}`, i)
+	})
+	ms := spec("messy", "messy_rows", "messy", mbrokers)
+	ms.MaxErrorNumber = 3
+	if _, err := n.c.CreateJob(ctx10(t), ms); err != nil {
+		t.Fatal(err)
+	}
+	info := n.waitLoaded(t, "messy", 18)
+	if info.Stats.ErrorRows != 2 || len(info.ErrorRows) != 2 || info.Summary.State != api.JobState_RUNNING {
+		t.Fatalf("below budget: state %s, error rows %d (%d shown)", info.Summary.State, info.Stats.ErrorRows, len(info.ErrorRows))
+	}
+	er := info.ErrorRows[0]
+	if er.Offset != 3 || string(er.Raw) != `{"id": "not a number"}` || !strings.Contains(er.Reason, "id") {
+		t.Fatalf("error row = %+v", er)
+	}
+	// Above the budget: paused with the reason, never auto-resumed.
+	produce(t, mcl, "messy", 20, 5, func(int) string { return "garbage" })
+	info = n.waitState(t, "messy", api.JobState_PAUSED)
+	if info.Summary.Reason != api.Reason_ERROR_ROWS_EXCEEDED {
+		t.Fatalf("above budget: reason %s", info.Summary.Reason)
+	}
+	if got := n.show(t, "good"); got.Summary.State != api.JobState_RUNNING || got.Stats.LoadedRows != 300 || got.Stats.ErrorRows != 0 {
+		t.Fatalf("the good job was disturbed: %s loaded=%d errors=%d", got.Summary.State, got.Stats.LoadedRows, got.Stats.ErrorRows)
+	}
+	produce(t, cl, "good", 300, 10, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
+	n.waitLoaded(t, "good", 310)
+}

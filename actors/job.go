@@ -1,0 +1,711 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/persistence"
+	"github.com/loadnode/loadnode/sources"
+	"github.com/loadnode/loadnode/table"
+)
+
+// jobStateChanged is sent by a job actor to the manager after each durable
+// transition, so that listings need not ask every job.
+type jobStateChanged struct {
+	summary *api.JobSummary
+}
+
+// topologyResolved carries a topology look-up's result to its job actor.
+type topologyResolved struct {
+	epoch      uint64
+	partitions []int32
+	initial    map[int32]int64 // positions for partitions without progress
+	err        error
+}
+
+// watermarksRefreshed carries cached high watermarks to the job actor.
+type watermarksRefreshed struct {
+	marks map[int32]int64
+	err   error
+}
+
+// inspectJob asks a job actor for its runtime state (in-process only: it
+// is not a protobuf message, so no remote peer can send it).
+type inspectJob struct{}
+
+// jobInspection answers inspectJob.
+type jobInspection struct {
+	state      api.JobState
+	generation uint64
+	progress   map[int32]int64
+}
+
+// Timer messages a job actor sends itself.
+type (
+	topologyTick  struct{ epoch uint64 }
+	watermarkTick struct{}
+	respawnTasks  struct{ epoch uint64 }
+	retrySchedule struct{ epoch uint64 }
+)
+
+// job is the only holder of one job's state. Everything about the job is
+// read or changed through its mailbox.
+type job struct {
+	id   uint64
+	deps *Deps
+	sch  *actor.PID
+
+	rec      *api.JobRecord
+	schema   *table.Schema
+	format   table.Format
+	src      Source
+	state    api.JobState
+	reason   api.Reason
+	message  string
+	lastSeq  uint64
+	progress map[int32]int64
+	stats    *api.JobStats
+	marks    map[int32]int64
+
+	// epoch changes whenever the job leaves RUNNING or NEED_SCHEDULE, so
+	// that results of look-ups started before are recognised as stale.
+	epoch      uint64
+	generation uint64
+	tasks      map[string]int // task PID id -> index, current generation only
+	stopping   bool           // the actor is stopping itself (final state)
+	retries    int            // consecutive task or topology failures
+	topoBusy   bool
+	markBusy   bool
+	timers     []*time.Timer
+	cancel     context.CancelFunc
+	rowsWindow []rateSample
+}
+
+type rateSample struct {
+	atMs int64
+	rows int64
+}
+
+func newJobProps(id uint64, deps *Deps, sch *actor.PID) *actor.Props {
+	return actor.PropsFromProducer(func() actor.Actor {
+		return &job{id: id, deps: deps, sch: sch}
+	}, actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, func(any) actor.Directive {
+		// A failed task is stopped, never restarted in place: its positions
+		// may be stale. The job notices the Terminated and respawns a new
+		// generation from its own progress.
+		return actor.StopDirective
+	})))
+}
+
+func (j *job) log() *slog.Logger { return j.deps.Logger.With("job", j.id) }
+
+func (j *job) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		j.start(ctx)
+	case *actor.Restarting, *actor.Stopping:
+		j.teardown()
+	case *JobAdmitted:
+		if j.state == api.JobState_NEED_SCHEDULE {
+			j.resolveTopology(ctx)
+		}
+	case *retrySchedule:
+		if msg.epoch == j.epoch && j.state == api.JobState_NEED_SCHEDULE {
+			j.resolveTopology(ctx)
+		}
+	case *topologyResolved:
+		j.onTopology(ctx, msg)
+	case *topologyTick:
+		if msg.epoch == j.epoch && j.state == api.JobState_RUNNING {
+			j.resolveTopology(ctx)
+		}
+	case *watermarkTick:
+		j.refreshWatermarks(ctx)
+	case *watermarksRefreshed:
+		j.markBusy = false
+		if msg.err == nil {
+			j.marks = msg.marks
+		}
+	case *commitBatch:
+		ctx.Respond(&commitResult{err: j.commit(ctx, msg)})
+	case *taskFailed:
+		j.onTaskFailed(ctx, msg)
+	case *actor.Terminated:
+		j.onTaskTerminated(ctx, msg.Who)
+	case *respawnTasks:
+		if msg.epoch == j.epoch && j.state == api.JobState_RUNNING {
+			j.spawnTasks(ctx)
+		}
+	case *api.PauseJobRequest:
+		ctx.Respond(j.userPause(ctx))
+	case *api.ResumeJobRequest:
+		ctx.Respond(j.userResume(ctx))
+	case *api.StopJobRequest:
+		ctx.Respond(j.userStop(ctx))
+	case *api.ShowJobRequest:
+		ctx.Respond(j.show())
+	case *inspectJob:
+		p := make(map[int32]int64, len(j.progress))
+		for k, v := range j.progress {
+			p[k] = v
+		}
+		ctx.Respond(&jobInspection{state: j.state, generation: j.generation, progress: p})
+	}
+}
+
+// start loads the job from the store. A restarted job actor comes here too:
+// its in-memory state was rebuilt by the producer, so everything is
+// reloaded from Pebble.
+func (j *job) start(ctx actor.Context) {
+	st, err := j.deps.Store.LoadJob(j.id)
+	if err != nil {
+		// Without its snapshot the job cannot run; the supervisor decides.
+		panic(fmt.Errorf("actors: job %d: load: %w", j.id, err))
+	}
+	j.rec = st.Record
+	j.progress = st.Progress
+	j.stats = st.Stats
+	j.marks = map[int32]int64{}
+	j.tasks = map[string]int{}
+	j.state, j.reason, j.message, j.lastSeq = api.JobState_NEED_SCHEDULE, api.Reason_CREATED, "", 0
+	if st.Last != nil {
+		j.state, j.reason, j.message, j.lastSeq = st.Last.To, st.Last.Reason, st.Last.Message, st.Last.Seq
+	}
+	if j.state == api.JobState_RUNNING {
+		// RUNNING means "has live tasks" and is never restored.
+		if !j.transition(ctx, api.JobState_NEED_SCHEDULE, api.Reason_RECOVERED, "restored from RUNNING at start") {
+			return
+		}
+	}
+	spec := j.rec.GetSpec()
+	schema, err := table.NewSchema(spec.GetTable())
+	if err == nil {
+		j.schema = schema
+		j.format = table.Format{Kind: spec.GetFormat(), ColumnSeparator: spec.GetColumnSeparator(), JSONPaths: spec.GetJsonpaths()}
+		j.src, err = j.deps.Sources(spec)
+	}
+	j.notify(ctx)
+	if err != nil && isFinal(j.state) == false {
+		j.transition(ctx, api.JobState_PAUSED, api.Reason_SOURCE_CONFIG_ERROR, err.Error())
+		return
+	}
+	j.scheduleTimer(ctx, j.deps.Settings.WatermarkInterval, &watermarkTick{})
+	if j.state == api.JobState_NEED_SCHEDULE {
+		ctx.Request(j.sch, &JobReady{JobID: j.id})
+	}
+}
+
+func (j *job) teardown() {
+	for _, t := range j.timers {
+		t.Stop()
+	}
+	j.timers = nil
+	if j.cancel != nil {
+		j.cancel()
+		j.cancel = nil
+	}
+	if j.src != nil {
+		j.src.Close()
+		j.src = nil
+	}
+}
+
+func isFinal(s api.JobState) bool {
+	return s == api.JobState_STOPPED || s == api.JobState_CANCELLED
+}
+
+func (j *job) scheduleTimer(ctx actor.Context, d time.Duration, msg any) {
+	self, system := ctx.Self(), ctx.ActorSystem()
+	j.timers = append(j.timers, time.AfterFunc(d, func() { system.Root.Send(self, msg) }))
+	if len(j.timers) > 64 {
+		// Fired timers are harmless; keep the slice bounded.
+		j.timers = j.timers[len(j.timers)-16:]
+	}
+}
+
+// transition journals a state change durably, then applies it. It returns
+// false if the journal write failed, in which case nothing changed.
+//
+// INVARIANT: every transition is journaled before it is acknowledged or
+// acted on.
+func (j *job) transition(ctx actor.Context, to api.JobState, reason api.Reason, message string) bool {
+	t := &api.Transition{
+		Seq: j.lastSeq + 1, TimeUnixMs: j.deps.nowMs(),
+		From: j.state, To: to, Reason: reason, Message: message,
+	}
+	if err := j.deps.Store.AppendTransition(j.id, t); err != nil {
+		j.log().Error("journal transition failed", "to", to.String(), "err", err)
+		return false
+	}
+	if h := j.deps.Hooks.AfterTransition; h != nil {
+		h(j.id, t)
+	}
+	j.lastSeq = t.Seq
+	leaving := j.state
+	j.state, j.reason, j.message = to, reason, message
+	if to != api.JobState_RUNNING && leaving == api.JobState_RUNNING || to == api.JobState_PAUSED || isFinal(to) {
+		j.stopTasks(ctx)
+	}
+	if to != leaving {
+		j.epoch++
+	}
+	j.log().Info("job state", "from", leaving.String(), "to", to.String(), "reason", reason.String(), "message", message)
+	j.notify(ctx)
+	return true
+}
+
+func (j *job) notify(ctx actor.Context) {
+	if p := ctx.Parent(); p != nil {
+		ctx.Send(p, &jobStateChanged{summary: j.summary()})
+	}
+}
+
+func (j *job) summary() *api.JobSummary {
+	return summaryOf(j.rec, j.state, j.reason, j.message)
+}
+
+func summaryOf(rec *api.JobRecord, state api.JobState, reason api.Reason, message string) *api.JobSummary {
+	src := ""
+	if k := rec.GetSpec().GetKafka(); k != nil {
+		src = "kafka://" + k.GetTopic()
+	}
+	return &api.JobSummary{
+		Id: rec.GetId(), Name: rec.GetName(), State: state, Reason: reason,
+		ReasonMessage: message, Table: rec.GetSpec().GetTable().GetName(), Source: src,
+	}
+}
+
+// ---------------------------------------------------------------- topology
+
+// resolveTopology looks up the source's partitions and the initial
+// positions of partitions without progress, in a goroutine.
+func (j *job) resolveTopology(ctx actor.Context) {
+	if j.topoBusy || j.src == nil {
+		return
+	}
+	j.topoBusy = true
+	self, system := ctx.Self(), ctx.ActorSystem()
+	src, epoch := j.src, j.epoch
+	kafka := j.rec.GetSpec().GetKafka()
+	wanted := kafka.GetPartitions()
+	offsets := kafka.GetOffsets()
+	def := kafka.GetDefaultOffset()
+	known := make(map[int32]bool, len(j.progress))
+	for p := range j.progress {
+		known[p] = true
+	}
+	rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	go func() {
+		defer cancel()
+		res := &topologyResolved{epoch: epoch}
+		defer func() {
+			if r := recover(); r != nil {
+				res = &topologyResolved{epoch: epoch, err: fmt.Errorf("topology look-up panicked: %v\n%s", r, debug.Stack())}
+			}
+			system.Root.Send(self, res)
+		}()
+		all, err := src.Partitions(rctx)
+		if err != nil {
+			res.err = err
+			return
+		}
+		parts := all
+		if len(wanted) > 0 {
+			have := make(map[int32]bool, len(all))
+			for _, p := range all {
+				have[p] = true
+			}
+			for _, p := range wanted {
+				if !have[p] {
+					res.err = &sources.ConfigError{Err: fmt.Errorf("kafka.partitions: partition %d does not exist in the topic", p)}
+					return
+				}
+			}
+			parts = slices.Clone(wanted)
+			slices.Sort(parts)
+		}
+		want := map[int32]string{}
+		for _, p := range parts {
+			if known[p] {
+				continue
+			}
+			if o, ok := offsets[p]; ok {
+				want[p] = o
+			} else {
+				want[p] = def
+			}
+		}
+		res.partitions = parts
+		if len(want) > 0 {
+			res.initial, res.err = src.ResolveOffsets(rctx, want)
+		}
+	}()
+}
+
+func (j *job) onTopology(ctx actor.Context, msg *topologyResolved) {
+	j.topoBusy = false
+	if msg.epoch != j.epoch || (j.state != api.JobState_NEED_SCHEDULE && j.state != api.JobState_RUNNING) {
+		return
+	}
+	if msg.err != nil {
+		j.onSourceError(ctx, msg.err)
+		return
+	}
+	fresh := map[int32]int64{}
+	for p, o := range msg.initial {
+		if _, ok := j.progress[p]; !ok {
+			fresh[p] = o
+		}
+	}
+	if len(fresh) > 0 {
+		// INVARIANT (topology follows progress): a new partition's initial
+		// position is durable before any task is given the partition.
+		if err := j.deps.Store.InitProgress(j.id, fresh); err != nil {
+			j.onStoreError(ctx, fmt.Errorf("persist initial positions: %w", err))
+			return
+		}
+		for p, o := range fresh {
+			j.progress[p] = o
+		}
+		j.log().Info("new partitions", "positions", fmt.Sprint(fresh))
+	}
+	switch j.state {
+	case api.JobState_NEED_SCHEDULE:
+		if !j.transition(ctx, api.JobState_RUNNING, api.Reason_SCHEDULED, "") {
+			return
+		}
+		j.spawnTasks(ctx)
+	case api.JobState_RUNNING:
+		if len(fresh) > 0 {
+			j.spawnTasks(ctx)
+		}
+	}
+	j.scheduleTimer(ctx, j.deps.Settings.TopologyInterval, &topologyTick{epoch: j.epoch})
+}
+
+// onSourceError decides what a source failure does to the job.
+func (j *job) onSourceError(ctx actor.Context, err error) {
+	var oor *sources.OutOfRangeError
+	var cfg *sources.ConfigError
+	switch {
+	case errors.As(err, &oor):
+		// INVARIANT (no silent loss): the records the job needs are gone;
+		// stop with an explicit reason instead of skipping.
+		j.transition(ctx, api.JobState_PAUSED, api.Reason_OFFSET_OUT_OF_RANGE, oor.Error())
+	case errors.As(err, &cfg):
+		j.transition(ctx, api.JobState_PAUSED, api.Reason_SOURCE_CONFIG_ERROR, cfg.Error())
+	default:
+		// Transient: stay where we are and try again with back-off.
+		j.retries++
+		delay := backoff(j.retries)
+		j.message = fmt.Sprintf("source error (retry %d in %s): %v", j.retries, delay, err)
+		j.log().Warn("source error", "err", err, "retry_in", delay)
+		if j.state == api.JobState_NEED_SCHEDULE {
+			j.scheduleTimer(ctx, delay, &retrySchedule{epoch: j.epoch})
+		} else {
+			j.stopTasks(ctx)
+			j.scheduleTimer(ctx, delay, &respawnTasks{epoch: j.epoch})
+		}
+	}
+}
+
+func (j *job) onStoreError(ctx actor.Context, err error) {
+	j.log().Error("store error", "err", err)
+	// A failed store stops the process (persistence.Options.OnFatal); a
+	// refused write leaves the job where it is, and tasks are restarted.
+	j.stopTasks(ctx)
+	if !j.transition(ctx, api.JobState_PAUSED, api.Reason_STORE_FAILURE, err.Error()) {
+		j.message = err.Error()
+	}
+}
+
+func backoff(n int) time.Duration {
+	d := 500 * time.Millisecond
+	for i := 1; i < n && d < 30*time.Second; i++ {
+		d *= 2
+	}
+	return min(d, 30*time.Second)
+}
+
+// ---------------------------------------------------------------- tasks
+
+// spawnTasks replaces the job's tasks by a new generation reading from the
+// job's durable progress.
+func (j *job) spawnTasks(ctx actor.Context) {
+	j.stopTasks(ctx)
+	parts := make([]int32, 0, len(j.progress))
+	for p := range j.progress {
+		parts = append(parts, p)
+	}
+	slices.Sort(parts)
+	if len(parts) == 0 {
+		return
+	}
+	spec := j.rec.GetSpec()
+	n := min(int(max(spec.GetDesiredConcurrentNumber(), 1)), len(parts))
+	j.generation = j.deps.nextGeneration()
+	limits := sources.Limits{
+		MaxRows:  int(spec.GetMaxBatchRows()),
+		MaxBytes: spec.GetMaxBatchSize(),
+		MaxWait:  time.Duration(spec.GetMaxBatchIntervalMs()) * time.Millisecond,
+	}
+	for i := 0; i < n; i++ {
+		start := map[int32]int64{}
+		for k := i; k < len(parts); k += n {
+			start[parts[k]] = j.progress[parts[k]]
+		}
+		pid := ctx.Spawn(newTaskProps(taskConfig{
+			jobID: j.id, generation: j.generation, index: i,
+			job: ctx.Self(), scheduler: j.sch, source: j.src,
+			schema: j.schema, format: j.format, limits: limits, start: start,
+			settings: j.deps.Settings, logger: j.deps.Logger,
+		}))
+		j.tasks[pid.Id] = i
+	}
+}
+
+func (j *job) stopTasks(ctx actor.Context) {
+	for _, c := range ctx.Children() {
+		ctx.Stop(c)
+	}
+	clear(j.tasks)
+	// Any commit still in flight carries the old generation and is refused.
+	j.generation = j.deps.nextGeneration()
+}
+
+func (j *job) onTaskFailed(ctx actor.Context, msg *taskFailed) {
+	if msg.generation != j.generation || j.state != api.JobState_RUNNING {
+		return
+	}
+	j.log().Warn("task failed", "task", msg.task, "err", msg.err)
+	j.onSourceError(ctx, msg.err)
+}
+
+func (j *job) onTaskTerminated(ctx actor.Context, who *actor.PID) {
+	if _, ok := j.tasks[who.Id]; !ok {
+		return // an old generation, or stopped on purpose
+	}
+	delete(j.tasks, who.Id)
+	if j.state != api.JobState_RUNNING {
+		return
+	}
+	// A current task died (a panic, a refused commit): replace the whole
+	// generation from durable progress after a back-off.
+	j.retries++
+	j.stopTasks(ctx)
+	j.scheduleTimer(ctx, backoff(j.retries)/5, &respawnTasks{epoch: j.epoch})
+}
+
+// ---------------------------------------------------------------- commits
+
+// commit makes one batch durable. It is the only place progress moves
+// forward.
+func (j *job) commit(ctx actor.Context, c *commitBatch) error {
+	if c.generation != j.generation || j.state != api.JobState_RUNNING {
+		j.stats.AbortedBatches++
+		return fmt.Errorf("%w: generation %d is not current (%d) or job is %s", ErrStaleCommit, c.generation, j.generation, j.state)
+	}
+	// INVARIANT (fencing): the batch must start exactly where the job's
+	// progress is, for every partition it covers.
+	for _, r := range c.ranges {
+		cur, ok := j.progress[r.Partition]
+		if !ok || cur != r.From || r.To < r.From {
+			j.stats.AbortedBatches++
+			return fmt.Errorf("%w: partition %d starts at %d, progress is %d", ErrStaleCommit, r.Partition, r.From, cur)
+		}
+	}
+	spec := j.rec.GetSpec()
+	stats := proto.Clone(j.stats).(*api.JobStats)
+	nErr := int64(len(c.errorRows))
+	stats.LoadedRows += c.loaded
+	stats.ErrorRows += nErr
+	stats.ReceivedBytes += c.bytes
+	stats.CommittedBatches++
+	stats.WindowRows += c.loaded + nErr
+	stats.WindowErrorRows += nErr
+	stats.LastCommitUnixMs = j.deps.nowMs()
+	exceeded := stats.WindowErrorRows > spec.GetMaxErrorNumber()
+	windowErrors := stats.WindowErrorRows
+	if !exceeded && stats.WindowRows >= max(spec.GetMaxBatchRows(), 1)*10 {
+		stats.WindowRows, stats.WindowErrorRows = 0, 0
+	}
+	err := j.deps.Store.CommitBatch(&persistence.Commit{
+		JobID: j.id, Table: spec.GetTable().GetName(),
+		Rows: c.rows, Ranges: c.ranges, Stats: stats, ErrorRows: c.errorRows,
+	})
+	if err != nil {
+		j.stats.AbortedBatches++
+		if errors.Is(err, persistence.ErrStaleCommit) {
+			return fmt.Errorf("%w: %v", ErrStaleCommit, err)
+		}
+		j.onStoreError(ctx, err)
+		return err
+	}
+	// INVARIANT (rows and progress move together): only now, after the
+	// synced commit, does memory move and the task hear "done".
+	if h := j.deps.Hooks.AfterCommit; h != nil {
+		h(j.id)
+	}
+	for _, r := range c.ranges {
+		j.progress[r.Partition] = r.To
+	}
+	j.stats = stats
+	j.retries = 0
+	j.noteRate(stats.LastCommitUnixMs, c.loaded)
+	if exceeded {
+		j.transition(ctx, api.JobState_PAUSED, api.Reason_ERROR_ROWS_EXCEEDED,
+			fmt.Sprintf("%d error rows in the current window exceed max_error_number %d", windowErrors, spec.GetMaxErrorNumber()))
+	}
+	return nil
+}
+
+func (j *job) noteRate(atMs, rows int64) {
+	j.rowsWindow = append(j.rowsWindow, rateSample{atMs: atMs, rows: rows})
+	cut := 0
+	for cut < len(j.rowsWindow) && j.rowsWindow[cut].atMs < atMs-60_000 {
+		cut++
+	}
+	j.rowsWindow = j.rowsWindow[cut:]
+}
+
+// ---------------------------------------------------------------- watermarks
+
+func (j *job) refreshWatermarks(ctx actor.Context) {
+	j.scheduleTimer(ctx, j.deps.Settings.WatermarkInterval, &watermarkTick{})
+	if j.markBusy || j.src == nil || isFinal(j.state) {
+		return
+	}
+	j.markBusy = true
+	self, system, src := ctx.Self(), ctx.ActorSystem(), j.src
+	go func() {
+		res := &watermarksRefreshed{}
+		defer func() {
+			if r := recover(); r != nil {
+				res = &watermarksRefreshed{err: fmt.Errorf("watermarks panicked: %v", r)}
+			}
+			system.Root.Send(self, res)
+		}()
+		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res.marks, res.err = src.Watermarks(rctx)
+	}()
+}
+
+// ---------------------------------------------------------------- user commands
+
+func (j *job) reply(err *api.Error) *api.JobResponse {
+	if err != nil {
+		return &api.JobResponse{Error: err}
+	}
+	return &api.JobResponse{Job: &api.JobInfo{Summary: j.summary(), Spec: j.rec.GetSpec()}}
+}
+
+func precondition(format string, a ...any) *api.Error {
+	return &api.Error{Code: api.ErrorCode_FAILED_PRECONDITION, Message: fmt.Sprintf(format, a...)}
+}
+
+func storeErr(err error) *api.Error {
+	return &api.Error{Code: api.ErrorCode_STORE_ERROR, Message: err.Error()}
+}
+
+func (j *job) userPause(ctx actor.Context) *api.JobResponse {
+	switch j.state {
+	case api.JobState_NEED_SCHEDULE, api.JobState_RUNNING:
+	default:
+		return j.reply(precondition("job %s is %s and cannot be paused", j.rec.GetName(), j.state))
+	}
+	if !j.transition(ctx, api.JobState_PAUSED, api.Reason_USER_PAUSE, "paused by user") {
+		return j.reply(storeErr(errors.New("journal write failed; the job was not paused")))
+	}
+	return j.reply(nil)
+}
+
+func (j *job) userResume(ctx actor.Context) *api.JobResponse {
+	if j.state != api.JobState_PAUSED {
+		return j.reply(precondition("job %s is %s; only a PAUSED job can be resumed", j.rec.GetName(), j.state))
+	}
+	if j.src == nil {
+		src, err := j.deps.Sources(j.rec.GetSpec())
+		if err != nil {
+			return j.reply(precondition("job %s: source: %v", j.rec.GetName(), err))
+		}
+		j.src = src
+	}
+	if !j.transition(ctx, api.JobState_NEED_SCHEDULE, api.Reason_USER_RESUME, "resumed by user") {
+		return j.reply(storeErr(errors.New("journal write failed; the job was not resumed")))
+	}
+	j.retries = 0
+	ctx.Request(j.sch, &JobReady{JobID: j.id})
+	return j.reply(nil)
+}
+
+func (j *job) userStop(ctx actor.Context) *api.JobResponse {
+	if isFinal(j.state) {
+		return j.reply(precondition("job %s is already %s", j.rec.GetName(), j.state))
+	}
+	if !j.transition(ctx, api.JobState_STOPPED, api.Reason_USER_STOP, "stopped by user") {
+		return j.reply(storeErr(errors.New("journal write failed; the job was not stopped")))
+	}
+	resp := j.reply(nil)
+	// A final job needs no actor: the manager answers for it from the store.
+	j.stopping = true
+	ctx.Stop(ctx.Self())
+	return resp
+}
+
+func (j *job) show() *api.JobResponse {
+	info, err := buildInfo(j.deps.Store, j.rec, j.summary(), j.progress, j.marks, proto.Clone(j.stats).(*api.JobStats))
+	if err != nil {
+		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
+	}
+	info.RunningTasks = int32(len(j.tasks))
+	return &api.JobResponse{Job: info}
+}
+
+// buildInfo assembles a JobInfo from in-memory state plus the journal and
+// error rows read from the store.
+func buildInfo(st Store, rec *api.JobRecord, sum *api.JobSummary, progress, marks map[int32]int64, stats *api.JobStats) (*api.JobInfo, error) {
+	hist, err := st.Journal(rec.GetId())
+	if err != nil {
+		return nil, fmt.Errorf("actors: job %d: journal: %w", rec.GetId(), err)
+	}
+	errRows, err := st.ErrorRows(rec.GetId(), 20)
+	if err != nil {
+		return nil, fmt.Errorf("actors: job %d: error rows: %w", rec.GetId(), err)
+	}
+	info := &api.JobInfo{
+		Summary: sum, Spec: rec.GetSpec(), Stats: stats, History: hist,
+		ErrorRows: errRows, CreatedUnixMs: rec.GetCreatedUnixMs(), TotalLag: 0,
+	}
+	parts := make([]int32, 0, len(progress))
+	for p := range progress {
+		parts = append(parts, p)
+	}
+	slices.Sort(parts)
+	for _, p := range parts {
+		pi := &api.PartitionInfo{Partition: p, CommittedOffset: progress[p], HighWatermark: -1, Lag: -1}
+		if hw, ok := marks[p]; ok {
+			pi.HighWatermark = hw
+			pi.Lag = max(hw-progress[p], 0)
+		}
+		if pi.Lag < 0 || info.TotalLag < 0 {
+			info.TotalLag = -1
+		} else {
+			info.TotalLag += pi.Lag
+		}
+		info.Partitions = append(info.Partitions, pi)
+	}
+	if len(parts) == 0 {
+		info.TotalLag = -1
+	}
+	return info, nil
+}

@@ -1,0 +1,415 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/config"
+	"github.com/loadnode/loadnode/persistence"
+	"github.com/loadnode/loadnode/sources/kafka"
+	"github.com/loadnode/loadnode/supervisor"
+	"github.com/loadnode/loadnode/table"
+)
+
+// ManagerName is the manager's well-known actor name; clients address
+// requests to it.
+const ManagerName = "manager"
+
+// AwaitRecovery is answered with *RecoveryDone once the manager has
+// respawned every job found in the store (it does so in Started, so any
+// request answered after that sees the recovered registry).
+type AwaitRecovery struct{}
+
+// RecoveryDone answers AwaitRecovery.
+type RecoveryDone struct {
+	Jobs int
+	Err  error
+}
+
+// entry is the manager's registry record of one job.
+type entry struct {
+	rec     *api.JobRecord
+	pid     *actor.PID // nil when the job has no actor (final, or gave up)
+	summary *api.JobSummary
+}
+
+// manager is the node's job registry: it creates jobs (validate, persist
+// with a synced write, spawn), routes commands to job actors, watches them
+// and answers listings and table reads.
+type manager struct {
+	deps      *Deps
+	scheduler *actor.PID
+	byName    map[string]*entry
+	byPID     map[string]*entry
+	lastID    uint64
+	recovered RecoveryDone
+	stopping  bool
+}
+
+// NewManagerProps returns the props of a node's manager. Spawn it with
+// SpawnNamed(props, ManagerName) after the scheduler.
+func NewManagerProps(deps *Deps, scheduler *actor.PID) *actor.Props {
+	deps.init()
+	strategy := supervisor.NewStrategy(supervisor.DefaultPolicy(), nil, uint64(deps.Now().UnixNano()))
+	return actor.PropsFromProducer(func() actor.Actor {
+		return &manager{deps: deps, scheduler: scheduler}
+	}, actor.WithSupervisor(strategy))
+}
+
+func (m *manager) log() *slog.Logger { return m.deps.Logger }
+
+func (m *manager) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		m.recover(ctx)
+	case *AwaitRecovery:
+		r := m.recovered
+		ctx.Respond(&r)
+	case *api.CreateJobRequest:
+		ctx.Respond(m.create(ctx, msg))
+	case *api.PauseJobRequest:
+		m.route(ctx, msg.GetName())
+	case *api.ResumeJobRequest:
+		m.route(ctx, msg.GetName())
+	case *api.StopJobRequest:
+		m.route(ctx, msg.GetName())
+	case *api.ShowJobRequest:
+		m.route(ctx, msg.GetName())
+	case *api.ListJobsRequest:
+		ctx.Respond(m.list())
+	case *api.TableCountRequest:
+		m.tableCount(ctx, msg)
+	case *api.TableScanRequest:
+		m.tableScan(ctx, msg)
+	case *jobStateChanged:
+		if e := m.byName[msg.summary.GetName()]; e != nil {
+			e.summary = msg.summary
+		}
+	case *actor.Terminated:
+		m.onJobTerminated(ctx, msg.Who)
+	case *actor.Stopping, *actor.Restarting:
+		// Children are stopped with us; their Terminated must not be
+		// mistaken for a supervisor giving up on them.
+		m.stopping = true
+	case *actor.Stopped:
+	default:
+		if ctx.Sender() != nil {
+			ctx.Respond(&api.JobResponse{Error: &api.Error{
+				Code:    api.ErrorCode_UNKNOWN_MESSAGE,
+				Message: fmt.Sprintf("manager: unknown message %T", msg),
+			}})
+		}
+	}
+}
+
+// recover respawns every non-final job from its snapshot. A restarted
+// manager comes here too and rebuilds its registry from the store; job
+// actors that survived (children are stopped on restart) are respawned.
+func (m *manager) recover(ctx actor.Context) {
+	m.stopping = false
+	m.byName, m.byPID = map[string]*entry{}, map[string]*entry{}
+	m.recovered = RecoveryDone{}
+	last, err := m.deps.Store.LastJobID()
+	if err != nil {
+		m.recovered.Err = fmt.Errorf("actors: recover: last job id: %w", err)
+		m.log().Error("recovery failed", "err", err)
+		return
+	}
+	m.lastID = last
+	recs, err := m.deps.Store.JobRecords()
+	if err != nil {
+		m.recovered.Err = fmt.Errorf("actors: recover: job records: %w", err)
+		m.log().Error("recovery failed", "err", err)
+		return
+	}
+	for _, rec := range recs {
+		m.lastID = max(m.lastID, rec.GetId())
+		st, err := m.deps.Store.LoadJob(rec.GetId())
+		if err != nil {
+			m.log().Error("recover job", "job", rec.GetId(), "err", err)
+			continue
+		}
+		e := &entry{rec: rec, summary: summaryOf(rec, api.JobState_NEED_SCHEDULE, api.Reason_CREATED, "")}
+		if st.Last != nil {
+			e.summary = summaryOf(rec, st.Last.To, st.Last.Reason, st.Last.Message)
+		}
+		m.byName[rec.GetName()] = e
+		if isFinal(e.summary.State) {
+			continue
+		}
+		// Listing shows what the job actor will restore: never RUNNING.
+		if e.summary.State == api.JobState_RUNNING {
+			e.summary.State, e.summary.Reason = api.JobState_NEED_SCHEDULE, api.Reason_RECOVERED
+		}
+		m.spawn(ctx, e)
+	}
+	m.recovered.Jobs = len(recs)
+	m.log().Info("recovered jobs", "jobs", len(recs))
+}
+
+func (m *manager) spawn(ctx actor.Context, e *entry) {
+	pid, err := ctx.SpawnNamed(newJobProps(e.rec.GetId(), m.deps, m.scheduler), fmt.Sprintf("job-%d", e.rec.GetId()))
+	if err != nil {
+		// The name is taken by an actor still stopping; try an unnamed one.
+		pid = ctx.Spawn(newJobProps(e.rec.GetId(), m.deps, m.scheduler))
+	}
+	e.pid = pid
+	m.byPID[pid.Id] = e
+}
+
+func invalid(field, msg string) *api.JobResponse {
+	return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: field, Message: msg}}
+}
+
+// create validates, persists with a synced write, and only then spawns.
+func (m *manager) create(ctx actor.Context, req *api.CreateJobRequest) *api.JobResponse {
+	if req.GetSpec() == nil {
+		return invalid("spec", "spec: required")
+	}
+	spec := proto.Clone(req.GetSpec()).(*api.JobSpec)
+	config.ApplyDefaults(spec)
+	if err := config.ValidateJobSpec(spec); err != nil {
+		var fe *config.FieldError
+		if errors.As(err, &fe) {
+			return invalid(fe.Field, err.Error())
+		}
+		return invalid("spec", err.Error())
+	}
+	schema, err := table.NewSchema(spec.GetTable())
+	if err != nil {
+		var fe *table.FieldError
+		if errors.As(err, &fe) {
+			return invalid(fe.Field, err.Error())
+		}
+		return invalid("table", err.Error())
+	}
+	if _, err := table.NewParser(schema, table.Format{Kind: spec.GetFormat(), ColumnSeparator: spec.GetColumnSeparator(), JSONPaths: spec.GetJsonpaths()}); err != nil {
+		var fe *table.FieldError
+		if errors.As(err, &fe) {
+			return invalid(fe.Field, err.Error())
+		}
+		return invalid("format", err.Error())
+	}
+	if err := kafka.ValidateProperties(spec.GetKafka().GetProperties()); err != nil {
+		return invalid("kafka.properties", err.Error())
+	}
+	name := spec.GetName()
+	if _, ok := m.byName[name]; ok {
+		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_ALREADY_EXISTS, Field: "name", Message: fmt.Sprintf("job %q already exists", name)}}
+	}
+	var newTable *api.TableSpec
+	existing, err := m.deps.Store.Table(spec.GetTable().GetName())
+	switch {
+	case errors.Is(err, persistence.ErrNotFound):
+		newTable = spec.GetTable()
+	case err != nil:
+		return &api.JobResponse{Error: storeErr(err)}
+	default:
+		if err := table.Compare(existing, spec.GetTable()); err != nil {
+			return invalid("table", err.Error())
+		}
+	}
+	id := m.lastID + 1
+	rec := &api.JobRecord{Id: id, Name: name, Spec: spec, CreatedUnixMs: m.deps.nowMs()}
+	first := &api.Transition{Seq: 1, TimeUnixMs: rec.CreatedUnixMs, To: api.JobState_NEED_SCHEDULE, Reason: api.Reason_CREATED, Message: "created"}
+	// INVARIANT (durable before visible): the snapshot is synced before the
+	// job actor exists. If the write fails, nothing is spawned.
+	if err := m.deps.Store.CreateJob(rec, first, newTable); err != nil {
+		if errors.Is(err, persistence.ErrNameTaken) {
+			return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_ALREADY_EXISTS, Field: "name", Message: err.Error()}}
+		}
+		m.log().Error("create job: durable write failed", "name", name, "err", err)
+		return &api.JobResponse{Error: storeErr(err)}
+	}
+	m.lastID = id
+	if h := m.deps.Hooks.AfterCreateSynced; h != nil {
+		h(id)
+	}
+	e := &entry{rec: rec, summary: summaryOf(rec, api.JobState_NEED_SCHEDULE, api.Reason_CREATED, "created")}
+	m.byName[name] = e
+	m.spawn(ctx, e)
+	m.log().Info("job created", "job", id, "name", name)
+	return &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: spec, CreatedUnixMs: rec.CreatedUnixMs}}
+}
+
+// route forwards a job command to its job actor, which answers the original
+// sender. Jobs without an actor are answered here from the store.
+func (m *manager) route(ctx actor.Context, name string) {
+	e := m.byName[name]
+	if e == nil {
+		ctx.Respond(&api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "name", Message: fmt.Sprintf("job %q not found", name)}})
+		return
+	}
+	if e.pid == nil && !isFinal(e.summary.GetState()) {
+		// The job actor gave up (restart budget) and the job is PAUSED:
+		// a command brings it back, reloaded from the store.
+		m.spawn(ctx, e)
+	}
+	if e.pid != nil {
+		ctx.Forward(e.pid)
+		return
+	}
+	switch ctx.Message().(type) {
+	case *api.ShowJobRequest:
+		ctx.Respond(m.showStored(e))
+	default:
+		ctx.Respond(&api.JobResponse{Error: precondition("job %s is %s", name, e.summary.GetState())})
+	}
+}
+
+func (m *manager) showStored(e *entry) *api.JobResponse {
+	st, err := m.deps.Store.LoadJob(e.rec.GetId())
+	if err != nil {
+		return &api.JobResponse{Error: storeErr(err)}
+	}
+	info, err := buildInfo(m.deps.Store, e.rec, proto.Clone(e.summary).(*api.JobSummary), st.Progress, nil, st.Stats)
+	if err != nil {
+		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
+	}
+	return &api.JobResponse{Job: info}
+}
+
+func (m *manager) list() *api.ListJobsResponse {
+	names := make([]string, 0, len(m.byName))
+	for n := range m.byName {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	resp := &api.ListJobsResponse{Jobs: make([]*api.JobSummary, 0, len(names))}
+	for _, n := range names {
+		resp.Jobs = append(resp.Jobs, proto.Clone(m.byName[n].summary).(*api.JobSummary))
+	}
+	return resp
+}
+
+// onJobTerminated handles a job actor that stopped: on purpose (a final
+// state), or because the supervisor gave up on it. In the second case the
+// job is durably paused with that reason, so it does not silently vanish.
+func (m *manager) onJobTerminated(ctx actor.Context, who *actor.PID) {
+	e := m.byPID[who.Id]
+	if e == nil {
+		return
+	}
+	delete(m.byPID, who.Id)
+	if m.stopping || e.pid == nil || e.pid.Id != who.Id {
+		return
+	}
+	e.pid = nil
+	if isFinal(e.summary.GetState()) {
+		return
+	}
+	// The job actor is gone, so the manager is its journal's only writer now.
+	st, err := m.deps.Store.LoadJob(e.rec.GetId())
+	if err != nil {
+		m.log().Error("job actor gave up; cannot load job", "job", e.rec.GetId(), "err", err)
+		return
+	}
+	if st.Last != nil && isFinal(st.Last.To) {
+		e.summary = summaryOf(e.rec, st.Last.To, st.Last.Reason, st.Last.Message)
+		return
+	}
+	t := &api.Transition{TimeUnixMs: m.deps.nowMs(), To: api.JobState_PAUSED, Reason: api.Reason_RESTART_BUDGET_EXHAUSTED,
+		Message: "the job actor failed too often and was stopped by its supervisor"}
+	if st.Last != nil {
+		t.Seq, t.From = st.Last.Seq+1, st.Last.To
+		if t.From == api.JobState_RUNNING {
+			t.From = api.JobState_NEED_SCHEDULE
+		}
+	} else {
+		t.Seq = 1
+	}
+	if err := m.deps.Store.AppendTransition(e.rec.GetId(), t); err != nil {
+		m.log().Error("journal restart-budget pause failed", "job", e.rec.GetId(), "err", err)
+		return
+	}
+	e.summary = summaryOf(e.rec, t.To, t.Reason, t.Message)
+	m.log().Warn("job paused: restart budget exhausted", "job", e.rec.GetId())
+}
+
+// tableCount and tableScan read in a goroutine so that a large table does
+// not block the manager's mailbox; the goroutine only reads the store and
+// sends the answer.
+func (m *manager) tableCount(ctx actor.Context, req *api.TableCountRequest) {
+	sender, system, st := ctx.Sender(), ctx.ActorSystem(), m.deps.Store
+	if sender == nil {
+		return
+	}
+	go func() {
+		resp := &api.TableCountResponse{}
+		defer func() {
+			if r := recover(); r != nil {
+				resp = &api.TableCountResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: fmt.Sprint(r)}}
+			}
+			system.Root.Send(sender, resp)
+		}()
+		if _, err := st.Table(req.GetTable()); err != nil {
+			resp.Error = tableErr(req.GetTable(), err)
+			return
+		}
+		n, err := st.CountRows(req.GetTable())
+		if err != nil {
+			resp.Error = storeErr(err)
+			return
+		}
+		resp.Count = n
+	}()
+}
+
+func tableErr(name string, err error) *api.Error {
+	if errors.Is(err, persistence.ErrNotFound) {
+		return &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "table", Message: fmt.Sprintf("table %q not found", name)}
+	}
+	return storeErr(err)
+}
+
+func (m *manager) tableScan(ctx actor.Context, req *api.TableScanRequest) {
+	sender, system, st := ctx.Sender(), ctx.ActorSystem(), m.deps.Store
+	if sender == nil {
+		return
+	}
+	go func() {
+		resp := &api.TableScanResponse{}
+		defer func() {
+			if r := recover(); r != nil {
+				resp = &api.TableScanResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: fmt.Sprint(r)}}
+			}
+			system.Root.Send(sender, resp)
+		}()
+		spec, err := st.Table(req.GetTable())
+		if err != nil {
+			resp.Error = tableErr(req.GetTable(), err)
+			return
+		}
+		schema, err := table.NewSchema(spec)
+		if err != nil {
+			resp.Error = &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}
+			return
+		}
+		limit := int(req.GetLimit())
+		if limit <= 0 {
+			limit = 1000
+		}
+		resp.Schema = spec
+		vals := make([]table.Value, len(spec.GetColumns()))
+		err = st.ScanRows(req.GetTable(), limit, func(_, v []byte) error {
+			var pos table.Pos
+			var err error
+			vals, pos, err = table.DecodeValue(schema, v, vals)
+			if err != nil {
+				return err
+			}
+			resp.Rows = append(resp.Rows, table.ToProto(schema, vals, pos))
+			return nil
+		})
+		if err != nil {
+			resp.Error = storeErr(err)
+			resp.Rows = nil
+		}
+	}()
+}

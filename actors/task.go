@@ -1,0 +1,292 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/persistence"
+	"github.com/loadnode/loadnode/sources"
+	"github.com/loadnode/loadnode/table"
+)
+
+// taskConfig is everything a task actor is born with. It is immutable.
+type taskConfig struct {
+	jobID      uint64
+	generation uint64
+	index      int
+	job        *actor.PID
+	scheduler  *actor.PID
+	source     Source
+	schema     *table.Schema
+	format     table.Format
+	limits     sources.Limits
+	start      map[int32]int64
+	settings   Settings
+	logger     *slog.Logger
+}
+
+// commitBatch asks the job actor to commit one batch. The job answers with
+// *commitResult.
+type commitBatch struct {
+	generation uint64
+	task       int
+	ranges     []persistence.Range
+	rows       []persistence.KV
+	errorRows  []*api.ErrorRow
+	loaded     int64
+	bytes      int64
+	records    int64
+}
+
+// commitResult answers a commitBatch. err is nil when the batch is durable.
+type commitResult struct {
+	err error
+}
+
+// taskFailed tells the job actor that a task cannot go on.
+type taskFailed struct {
+	generation uint64
+	task       int
+	err        error
+}
+
+// batchCollected is sent by a task's read goroutine to its task actor.
+type batchCollected struct {
+	commit *commitBatch
+	next   map[int32]int64
+	err    error
+}
+
+// requestSlot asks the task actor (itself) to ask for a slot again.
+type requestSlot struct{}
+
+// ErrStaleCommit is the answer to a commit from a task that is no longer
+// current or whose start positions differ from the job's progress.
+var ErrStaleCommit = errors.New("actors: stale commit refused")
+
+// task reads one partition group: per slot grant it reads one batch, parses
+// it, asks its job to commit, and gives the slot back.
+type task struct {
+	cfg      taskConfig
+	reader   sources.Reader
+	parser   *table.Parser
+	pos      map[int32]int64
+	cancel   context.CancelFunc
+	done     chan struct{}
+	holding  bool
+	idle     time.Duration
+	inFlight bool
+	// pendingErr is a read error to report once the records read before it
+	// are committed.
+	pendingErr error
+}
+
+func newTaskProps(cfg taskConfig) *actor.Props {
+	return actor.PropsFromProducer(func() actor.Actor {
+		pos := make(map[int32]int64, len(cfg.start))
+		for p, o := range cfg.start {
+			pos[p] = o
+		}
+		return &task{cfg: cfg, pos: pos}
+	})
+}
+
+func (t *task) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		r, err := t.cfg.source.NewReader(t.pos)
+		if err != nil {
+			t.fail(ctx, fmt.Errorf("task %d: open reader: %w", t.cfg.index, err))
+			return
+		}
+		t.reader = r
+		p, err := table.NewParser(t.cfg.schema, t.cfg.format)
+		if err != nil {
+			t.fail(ctx, fmt.Errorf("task %d: parser: %w", t.cfg.index, err))
+			return
+		}
+		t.parser = p
+		t.ask(ctx)
+	case *requestSlot:
+		t.ask(ctx)
+	case *SlotGrant:
+		if t.inFlight || t.reader == nil {
+			return
+		}
+		t.holding = true
+		t.inFlight = true
+		t.read(ctx)
+	case *batchCollected:
+		t.onBatch(ctx, msg)
+	case *commitResult:
+		t.inFlight = false
+		t.release(ctx)
+		if msg.err != nil {
+			// The job refused the batch (stale, paused) or could not make
+			// it durable: this task's positions can no longer be trusted.
+			t.cfg.logger.Debug("task commit refused", "job", t.cfg.jobID, "task", t.cfg.index, "err", msg.err)
+			ctx.Stop(ctx.Self())
+			return
+		}
+		t.idle = 0
+		if err := t.pendingErr; err != nil {
+			t.pendingErr = nil
+			t.fail(ctx, err)
+			return
+		}
+		t.ask(ctx)
+	case *actor.Stopping:
+		t.shutdown()
+	case *actor.Restarting:
+		t.shutdown()
+	}
+}
+
+func (t *task) ask(ctx actor.Context) {
+	ctx.Request(t.cfg.scheduler, &SlotRequest{JobID: t.cfg.jobID})
+}
+
+func (t *task) release(ctx actor.Context) {
+	if t.holding {
+		t.holding = false
+		ctx.Request(t.cfg.scheduler, &SlotRelease{})
+	}
+}
+
+func (t *task) fail(ctx actor.Context, err error) {
+	t.release(ctx)
+	ctx.Send(t.cfg.job, &taskFailed{generation: t.cfg.generation, task: t.cfg.index, err: err})
+	ctx.Stop(ctx.Self())
+}
+
+// read starts the goroutine that reads and parses one batch. The goroutine
+// owns the reader and parser until it sends batchCollected; it touches no
+// actor state.
+func (t *task) read(ctx actor.Context) {
+	rctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.cancel, t.done = cancel, done
+	self, system := ctx.Self(), ctx.ActorSystem()
+	reader, parser, cfg := t.reader, t.parser, t.cfg
+	start := make(map[int32]int64, len(t.pos))
+	for p, o := range t.pos {
+		start[p] = o
+	}
+	go func() {
+		defer close(done)
+		var out batchCollected
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					out = batchCollected{err: fmt.Errorf("task %d: read panicked: %v\n%s", cfg.index, r, debug.Stack())}
+				}
+			}()
+			out = collect(rctx, cfg, reader, parser, start)
+		}()
+		if rctx.Err() != nil {
+			return
+		}
+		system.Root.Send(self, &out)
+	}()
+}
+
+// collect reads one batch and turns it into a commit request.
+func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser *table.Parser, start map[int32]int64) batchCollected {
+	b, readErr := reader.Read(ctx, cfg.limits)
+	if b == nil {
+		if readErr == nil {
+			readErr = errors.New("source returned no batch")
+		}
+		return batchCollected{err: readErr}
+	}
+	// A read may return records together with an error (e.g. records before
+	// a retention gap, then OFFSET_OUT_OF_RANGE): the records are committed
+	// first, then the error is reported.
+	c := &commitBatch{generation: cfg.generation, task: cfg.index, bytes: b.Bytes, records: int64(len(b.Records))}
+	for p, next := range b.Next {
+		from, ok := start[p]
+		if !ok {
+			return batchCollected{err: fmt.Errorf("task %d: source returned partition %d it was not given", cfg.index, p)}
+		}
+		if next < from {
+			return batchCollected{err: fmt.Errorf("task %d: source moved partition %d backwards from %d to %d", cfg.index, p, from, next)}
+		}
+		if next > from {
+			c.ranges = append(c.ranges, persistence.Range{Partition: p, From: from, To: next})
+		}
+	}
+	vals := make([]table.Value, len(cfg.schema.Columns()))
+	model := cfg.schema.Spec().GetModel()
+	nowMs := time.Now().UnixMilli()
+	for i := range b.Records {
+		r := &b.Records[i]
+		pos := table.Pos{JobID: cfg.jobID, Partition: r.Partition, Offset: r.Offset}
+		var perr error
+		if len(r.Value) > cfg.settings.MaxRecordBytes {
+			perr = fmt.Errorf("record of %d bytes exceeds the %d-byte limit", len(r.Value), cfg.settings.MaxRecordBytes)
+		} else {
+			vals, perr = parser.Parse(r.Value, vals)
+		}
+		if perr != nil {
+			raw := r.Value
+			if len(raw) > cfg.settings.ErrorRowRawBytes {
+				raw = raw[:cfg.settings.ErrorRowRawBytes]
+			}
+			c.errorRows = append(c.errorRows, &api.ErrorRow{
+				Partition: r.Partition, Offset: r.Offset,
+				Raw:    append([]byte(nil), raw...),
+				Reason: perr.Error(), TimeUnixMs: nowMs,
+			})
+			continue
+		}
+		c.rows = append(c.rows, persistence.KV{
+			Key:   table.AppendKey(nil, model, pos, vals),
+			Value: table.AppendValue(nil, cfg.schema, pos, vals),
+		})
+		c.loaded++
+	}
+	return batchCollected{commit: c, next: b.Next, err: readErr}
+}
+
+func (t *task) onBatch(ctx actor.Context, msg *batchCollected) {
+	t.cancel, t.done = nil, nil
+	if msg.err != nil && (msg.commit == nil || len(msg.commit.ranges) == 0) {
+		t.inFlight = false
+		t.fail(ctx, msg.err)
+		return
+	}
+	t.pendingErr = msg.err
+	if len(msg.commit.ranges) == 0 {
+		// Nothing new: give the slot back and ask again after a pause that
+		// grows while the source stays idle.
+		t.inFlight = false
+		t.release(ctx)
+		t.idle = min(max(t.idle*2, 50*time.Millisecond), time.Second)
+		self, system := ctx.Self(), ctx.ActorSystem()
+		time.AfterFunc(t.idle, func() { system.Root.Send(self, &requestSlot{}) })
+		return
+	}
+	for _, r := range msg.commit.ranges {
+		t.pos[r.Partition] = r.To
+	}
+	ctx.Request(t.cfg.job, msg.commit)
+}
+
+func (t *task) shutdown() {
+	if t.cancel != nil {
+		t.cancel()
+		<-t.done
+		t.cancel, t.done = nil, nil
+	}
+	if t.reader != nil {
+		t.reader.Close()
+		t.reader = nil
+	}
+}

@@ -1,0 +1,359 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/remote"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
+)
+
+// ManagerName is the well-known name of a node's manager actor.
+const ManagerName = "manager"
+
+// maxReplyBytes bounds one reply on the client's endpoint (gRPC's default of
+// 4 MiB is too small for a page of wide rows).
+const maxReplyBytes = 64 << 20
+
+// scanPage is the number of rows asked for per TableScanRequest.
+const scanPage = 1000
+
+// Client talks to one node. See the package documentation.
+type Client struct {
+	addr    string
+	opts    options
+	logger  *slog.Logger
+	system  *actor.ActorSystem
+	remote  *remote.Remote
+	manager *actor.PID
+
+	closeOnce sync.Once
+	done      chan struct{} // closed by Close
+}
+
+// Dial starts the client's actor system and endpoint and checks that the
+// node at addr (host:port) answers (a ListJobsRequest) before returning.
+// ctx bounds the whole of Dial.
+func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
+	o := buildOptions(opts)
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil, errorf("address %q must be host:port: %w", addr, err)
+	}
+	// A plain TCP connection first: an address nobody listens on is an
+	// immediate, clear error instead of protoactor's connect retries. Its
+	// local address is also the interface the node can reach us on.
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, errorf("cannot reach node at %s: %w", addr, err)
+	}
+	host := listenHost(conn.LocalAddr())
+	conn.Close()
+
+	c := &Client{addr: addr, opts: o, logger: o.logger, done: make(chan struct{})}
+	if err := c.start(host); err != nil {
+		return nil, err
+	}
+	c.manager = actor.NewPID(addr, ManagerName)
+	if _, err := c.ListJobs(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.logger.Debug("client: connected", "addr", addr, "local", c.system.Address())
+	return c, nil
+}
+
+// listenHost is the host the client's endpoint listens on: the local side of
+// the connection that reached the node (127.0.0.1 for a local node).
+func listenHost(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok || ta.IP == nil {
+		return "127.0.0.1"
+	}
+	if ta.IP.To4() != nil {
+		return ta.IP.String()
+	}
+	// remote.Config joins host and port with "%v:%v".
+	return "[" + ta.IP.String() + "]"
+}
+
+// start creates the actor system and its remote endpoint on host:0.
+// protoactor panics when it cannot listen; that becomes an error.
+func (c *Client) start(host string) (err error) {
+	quiet := slog.New(&minLevel{h: c.logger.Handler(), min: slog.LevelWarn}).With("component", "protoactor")
+	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
+	r := remote.NewRemote(system, remote.Configure(host, 0,
+		remote.WithServerOptions(grpc.MaxRecvMsgSize(maxReplyBytes)),
+	))
+	defer func() {
+		if p := recover(); p != nil {
+			system.Shutdown()
+			err = errorf("start endpoint on %s: %v", host, p)
+		}
+	}()
+	r.Start()
+	c.system, c.remote = system, r
+	return nil
+}
+
+// Addr is the node address the client talks to.
+func (c *Client) Addr() string { return c.addr }
+
+// Close stops the client's endpoint and actor system. It is safe to call
+// more than once; calls in flight return ErrClosed.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.done)
+		if c.remote != nil {
+			c.shutdownRemote()
+		}
+		if c.system != nil {
+			c.system.Shutdown()
+		}
+	})
+	return nil
+}
+
+// closeGrace bounds the graceful stop of the client's endpoint.
+const closeGrace = time.Second
+
+// shutdownRemote stops the endpoint gracefully, which tells the node to drop
+// its connection back to us (so neither side logs a lost connection). A
+// graceful gRPC stop waits for the node's stream to end; if the node does not
+// end it within closeGrace (e.g. it was still connecting), the server is
+// stopped hard, which also ends the graceful stop.
+func (c *Client) shutdownRemote() {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.remote.Shutdown(true)
+	}()
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	c.logger.Debug("client: endpoint did not stop gracefully; stopping it hard", "addr", c.addr)
+	c.remote.Shutdown(false)
+	t.Reset(closeGrace)
+	select {
+	case <-done:
+	case <-t.C:
+		// protoactor is still stopping its endpoint actors; let it finish in
+		// the background rather than block the caller.
+	}
+}
+
+// request sends req to the manager and waits for the reply, at most the
+// client's timeout or until ctx ends, whichever is first.
+func (c *Client) request(ctx context.Context, op string, req proto.Message) (any, error) {
+	select {
+	case <-c.done:
+		return nil, ErrClosed
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("client: %s at %s: %w", op, c.addr, err)
+	}
+	wait, byCtx := c.opts.timeout, false
+	if dl, ok := ctx.Deadline(); ok {
+		if d := time.Until(dl); d < wait {
+			wait, byCtx = d, true
+		}
+	}
+	f := c.system.Root.RequestFuture(c.manager, req, wait)
+	type result struct {
+		v   any
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		v, err := f.Result()
+		res <- result{v, err}
+	}()
+	select {
+	case r := <-res:
+		switch {
+		case r.err == nil:
+			return r.v, nil
+		case errors.Is(r.err, actor.ErrTimeout):
+			if byCtx {
+				return nil, fmt.Errorf("client: %s at %s: %w", op, c.addr, context.DeadlineExceeded)
+			}
+			return nil, &noAnswerError{addr: c.addr, timeout: wait}
+		case errors.Is(r.err, actor.ErrDeadLetter):
+			return nil, &unreachableError{addr: c.addr}
+		default:
+			return nil, fmt.Errorf("client: %s: %w", op, r.err)
+		}
+	case <-ctx.Done():
+		c.system.Root.Stop(f.PID()) // completes the future; the goroutine ends
+		return nil, fmt.Errorf("client: %s at %s: %w", op, c.addr, ctx.Err())
+	case <-c.done:
+		return nil, ErrClosed
+	}
+}
+
+// call is request with the reply's type checked. A node that does not know
+// the request answers a JobResponse with UNKNOWN_MESSAGE; that error is
+// returned whatever T is.
+func call[T proto.Message](ctx context.Context, c *Client, op string, req proto.Message) (T, error) {
+	var zero T
+	v, err := c.request(ctx, op, req)
+	if err != nil {
+		return zero, err
+	}
+	if t, ok := v.(T); ok {
+		return t, nil
+	}
+	if jr, ok := v.(*api.JobResponse); ok {
+		if err := fromAPI(jr.GetError()); err != nil {
+			return zero, err
+		}
+	}
+	return zero, errorf("%s: unexpected reply %T", op, v)
+}
+
+func (c *Client) job(ctx context.Context, op string, req proto.Message) (*api.JobInfo, error) {
+	resp, err := call[*api.JobResponse](ctx, c, op, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := fromAPI(resp.GetError()); err != nil {
+		return nil, err
+	}
+	if resp.GetJob() == nil {
+		return nil, errorf("%s: reply has no job", op)
+	}
+	return resp.GetJob(), nil
+}
+
+// CreateJob asks the node to create a job. The node validates the spec
+// (INVALID_ARGUMENT names the field at fault) and persists it before it
+// answers.
+func (c *Client) CreateJob(ctx context.Context, spec *api.JobSpec) (*api.JobInfo, error) {
+	if spec == nil {
+		return nil, errorf("create job: nil spec")
+	}
+	return c.job(ctx, "create job", &api.CreateJobRequest{Spec: spec})
+}
+
+// PauseJob pauses a job (reason USER_PAUSE).
+func (c *Client) PauseJob(ctx context.Context, name string) (*api.JobInfo, error) {
+	return c.job(ctx, "pause job", &api.PauseJobRequest{Name: name})
+}
+
+// ResumeJob resumes a paused job.
+func (c *Client) ResumeJob(ctx context.Context, name string) (*api.JobInfo, error) {
+	return c.job(ctx, "resume job", &api.ResumeJobRequest{Name: name})
+}
+
+// StopJob stops a job for good.
+func (c *Client) StopJob(ctx context.Context, name string) (*api.JobInfo, error) {
+	return c.job(ctx, "stop job", &api.StopJobRequest{Name: name})
+}
+
+// ShowJob returns a job's state, history, progress and statistics.
+func (c *Client) ShowJob(ctx context.Context, name string) (*api.JobInfo, error) {
+	return c.job(ctx, "show job", &api.ShowJobRequest{Name: name})
+}
+
+// ListJobs returns a summary of every job the node knows, by name.
+func (c *Client) ListJobs(ctx context.Context) ([]*api.JobSummary, error) {
+	resp, err := call[*api.ListJobsResponse](ctx, c, "list jobs", &api.ListJobsRequest{})
+	if err != nil {
+		return nil, err
+	}
+	if err := fromAPI(resp.GetError()); err != nil {
+		return nil, err
+	}
+	return resp.GetJobs(), nil
+}
+
+// Count returns the number of rows in a table.
+func (c *Client) Count(ctx context.Context, table string) (int64, error) {
+	resp, err := call[*api.TableCountResponse](ctx, c, "count", &api.TableCountRequest{Table: table})
+	if err != nil {
+		return 0, err
+	}
+	if err := fromAPI(resp.GetError()); err != nil {
+		return 0, err
+	}
+	return resp.GetCount(), nil
+}
+
+// Scan returns a table's schema and its first limit rows in storage order;
+// limit <= 0 means every row. Large scans are read page by page; each page
+// is one request with its own timeout.
+func (c *Client) Scan(ctx context.Context, table string, limit int) (*api.TableSpec, []*api.Row, error) {
+	var (
+		schema *api.TableSpec
+		rows   []*api.Row
+		after  []byte
+	)
+	for {
+		page := scanPage
+		if limit > 0 {
+			page = min(page, limit-len(rows))
+		}
+		resp, err := call[*api.TableScanResponse](ctx, c, "scan", &api.TableScanRequest{Table: table, Limit: int64(page), After: after})
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := fromAPI(resp.GetError()); err != nil {
+			return nil, nil, err
+		}
+		if schema == nil {
+			schema = resp.GetSchema()
+		}
+		got := resp.GetRows()
+		if len(got) > page {
+			got = got[:page] // a node that ignores the limit
+		}
+		rows = append(rows, got...)
+		next := resp.GetNext()
+		if len(next) == 0 || len(got) == 0 || string(next) == string(after) || (limit > 0 && len(rows) >= limit) {
+			break
+		}
+		after = next
+	}
+	if schema == nil {
+		return nil, nil, errorf("scan %s: reply has no schema", table)
+	}
+	return schema, rows, nil
+}
+
+// minLevel passes on records at min and above (protoactor logs much at
+// INFO).
+type minLevel struct {
+	h   slog.Handler
+	min slog.Level
+}
+
+func (m *minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.min && m.h.Enabled(ctx, l)
+}
+
+func (m *minLevel) Handle(ctx context.Context, r slog.Record) error { return m.h.Handle(ctx, r) }
+
+func (m *minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return &minLevel{h: m.h.WithAttrs(a), min: m.min}
+}
+
+func (m *minLevel) WithGroup(g string) slog.Handler {
+	return &minLevel{h: m.h.WithGroup(g), min: m.min}
+}

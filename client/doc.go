@@ -1,0 +1,13 @@
+// Package client is the Go client of a loadnode node: it reaches the node's
+// manager actor over protoactor-go remote (gRPC, protobuf serializer) and
+// turns each request into a typed call.
+//
+// A Client owns a private actor system and a remote endpoint of its own (a
+// remote peer must listen too, so that the node's replies can reach it). It
+// is safe for concurrent use; every call is one request and one reply,
+// bounded by the client's per-request timeout and the caller's context.
+// Close stops the endpoint; calls after Close fail with ErrClosed.
+//
+// An error that the node answered is returned as *Error, with a stable
+// api.ErrorCode; branch on it with errors.As.
+package client

@@ -1,0 +1,626 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/loadnode/loadnode/api"
+)
+
+// ParseJobSpec parses a job spec file (YAML, see SPEC.md) strictly: unknown
+// and duplicate keys are errors naming the key and its line. It fills
+// defaults (ApplyDefaults), validates (ValidateJobSpec) and returns the wire
+// spec. Problems with a field are reported as *FieldError.
+func ParseJobSpec(data []byte) (*api.JobSpec, error) {
+	root, err := parseDocument(data)
+	if err != nil {
+		return nil, err
+	}
+	if root == nil {
+		return nil, &FieldError{Msg: "job spec is empty"}
+	}
+	d := &decoder{lines: make(map[string]int)}
+	s, err := d.jobSpec(root)
+	if err != nil {
+		return nil, err
+	}
+	ApplyDefaults(s)
+	if err := ValidateJobSpec(s); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			fe.Line = d.line(fe.Field)
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// parseDocument returns the top node of the single YAML document in data, or
+// nil when data holds no document (or only a null one).
+func parseDocument(data []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, &FieldError{Msg: "more than one YAML document", Line: extra.Line}
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return nil, nil
+	}
+	root := resolve(doc.Content[0])
+	if isNull(root) {
+		return nil, nil
+	}
+	return root, nil
+}
+
+// decoder walks a YAML node tree. lines records the line of every field it
+// visits so that errors found later by ValidateJobSpec can name a line.
+type decoder struct {
+	lines map[string]int
+}
+
+// line returns the recorded line of field or of its nearest recorded parent.
+func (d *decoder) line(field string) int {
+	for field != "" {
+		if l, ok := d.lines[field]; ok {
+			return l
+		}
+		i := strings.LastIndexAny(field, ".[")
+		if i < 0 {
+			break
+		}
+		field = field[:i]
+	}
+	return 0
+}
+
+func errAt(n *yaml.Node, field, format string, args ...any) *FieldError {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...), Line: n.Line}
+}
+
+// resolve follows aliases to the node they name.
+func resolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool {
+	return n == nil || (n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null")
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// mapping calls fn with every key and (resolved) value of the mapping n, in
+// document order. Keys must be scalars and unique. With known set, keys must
+// be in it and null values are skipped (a null field is an absent one);
+// without, fn sees null values too.
+func (d *decoder) mapping(n *yaml.Node, path string, known []string, fn func(key string, v *yaml.Node) error) error {
+	if n.Kind != yaml.MappingNode {
+		return errAt(n, path, "must be a mapping")
+	}
+	seen := make(map[string]bool, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		if k.Kind != yaml.ScalarNode {
+			return errAt(k, path, "keys must be scalars")
+		}
+		field := join(path, k.Value)
+		if seen[k.Value] {
+			return errAt(k, field, "duplicate key")
+		}
+		seen[k.Value] = true
+		if known != nil {
+			if path == "" && k.Value == "kinesis" {
+				return errAt(k, field, "not supported yet")
+			}
+			if !contains(known, k.Value) {
+				return errAt(k, field, "unknown key (known: %s)", strings.Join(known, ", "))
+			}
+		}
+		d.lines[field] = k.Line
+		if known != nil && isNull(v) {
+			continue
+		}
+		if err := fn(k.Value, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// str returns the text of a scalar.
+func str(n *yaml.Node, field string) (string, error) {
+	if n.Kind != yaml.ScalarNode {
+		return "", errAt(n, field, "must be a string")
+	}
+	return n.Value, nil
+}
+
+// integer returns the value of an integer scalar, written as a YAML integer
+// or as a string of decimal digits (Doris properties are strings). Digits
+// with leading zeros are decimal ("0010" is 10, not YAML 1.1 octal).
+func integer(n *yaml.Node, field string) (int64, error) {
+	if n.Kind == yaml.ScalarNode {
+		switch n.ShortTag() {
+		case "!!int", "!!str":
+			if text := strings.TrimSpace(n.Value); isDigits(text) {
+				if v, err := strconv.ParseInt(text, 10, 64); err == nil {
+					return v, nil
+				}
+			}
+		}
+		switch n.ShortTag() {
+		case "!!int":
+			var v int64
+			if err := n.Decode(&v); err == nil {
+				return v, nil
+			}
+		case "!!str":
+			if v, err := strconv.ParseInt(strings.TrimSpace(n.Value), 10, 64); err == nil {
+				return v, nil
+			}
+		}
+	}
+	return 0, errAt(n, field, "must be an integer")
+}
+
+// item is one element of a list given as a YAML sequence or as a
+// comma-separated string.
+type item struct {
+	field string
+	text  string
+	node  *yaml.Node // the element, or the whole string for a comma list
+	comma bool
+}
+
+// list returns the elements of a sequence of scalars, of a comma-separated
+// string (elements trimmed; an empty string is an empty list), or of a single
+// non-string scalar (one element).
+func (d *decoder) list(n *yaml.Node, field string) ([]item, error) {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		items := make([]item, 0, len(n.Content))
+		for i, e := range n.Content {
+			e = resolve(e)
+			f := fmt.Sprintf("%s[%d]", field, i)
+			if e.Kind != yaml.ScalarNode || isNull(e) {
+				return nil, errAt(e, f, "must be a scalar")
+			}
+			d.lines[f] = e.Line
+			items = append(items, item{field: f, text: e.Value, node: e})
+		}
+		return items, nil
+	case yaml.ScalarNode:
+		if n.ShortTag() != "!!str" {
+			return []item{{field: field + "[0]", text: n.Value, node: n}}, nil
+		}
+		if strings.TrimSpace(n.Value) == "" {
+			return nil, nil
+		}
+		parts := strings.Split(n.Value, ",")
+		items := make([]item, 0, len(parts))
+		for i, p := range parts {
+			f := fmt.Sprintf("%s[%d]", field, i)
+			d.lines[f] = n.Line
+			items = append(items, item{field: f, text: strings.TrimSpace(p), node: n, comma: true})
+		}
+		return items, nil
+	}
+	return nil, errAt(n, field, "must be a list or a comma-separated string")
+}
+
+// integer returns the integer value of it.
+func (it item) integer() (int64, error) {
+	if !it.comma {
+		return integer(it.node, it.field)
+	}
+	v, err := strconv.ParseInt(it.text, 10, 64)
+	if err != nil {
+		return 0, errAt(it.node, it.field, "%q must be an integer", it.text)
+	}
+	return v, nil
+}
+
+// offsetText returns the text of an offset value: YAML integers other than
+// plain digits (0x10, 1_000) in decimal, anything else as written.
+func offsetText(n *yaml.Node) string {
+	if n.ShortTag() == "!!int" && !isDigits(n.Value) {
+		var v int64
+		if err := n.Decode(&v); err == nil {
+			return strconv.FormatInt(v, 10)
+		}
+	}
+	return n.Value
+}
+
+var (
+	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "kafka"}
+	tableKeys = []string{"name", "columns", "model"}
+	colKeys   = []string{"name", "type"}
+	kafkaKeys = []string{"brokers", "topic", "partitions", "offsets", "default_offset", "properties"}
+)
+
+func (d *decoder) jobSpec(root *yaml.Node) (*api.JobSpec, error) {
+	s := &api.JobSpec{}
+	err := d.mapping(root, "", jobKeys, func(key string, v *yaml.Node) error {
+		var err error
+		switch key {
+		case "name":
+			s.Name, err = str(v, key)
+		case "table":
+			s.Table, err = d.table(v)
+		case "format":
+			if s.Format, err = str(v, key); err == nil {
+				// An explicit value must be valid; only absence means the default.
+				if f := strings.ToLower(s.Format); f != FormatCSV && f != FormatJSON {
+					return errAt(v, key, "%q must be csv or json", s.Format)
+				}
+			}
+		case "column_separator":
+			if s.ColumnSeparator, err = str(v, key); err == nil && s.ColumnSeparator == "" {
+				return errAt(v, key, "must not be empty")
+			}
+		case "jsonpaths":
+			s.Jsonpaths, err = d.jsonpaths(v)
+		case "desired_concurrent_number":
+			var n int64
+			if n, err = integer(v, key); err == nil {
+				if fe := checkRange(key, n, minDesiredConcurrentNumber, maxDesiredConcurrentNumber); fe != nil {
+					fe.Line = v.Line
+					return fe
+				}
+				s.DesiredConcurrentNumber = int32(n)
+			}
+		case "max_batch_interval":
+			s.MaxBatchIntervalMs, err = interval(v)
+		case "max_batch_rows":
+			if s.MaxBatchRows, err = integer(v, key); err == nil {
+				if fe := checkRange(key, s.MaxBatchRows, minMaxBatchRows, maxMaxBatchRows); fe != nil {
+					fe.Line = v.Line
+					return fe
+				}
+			}
+		case "max_batch_size":
+			s.MaxBatchSize, err = size(v)
+		case "max_error_number":
+			if s.MaxErrorNumber, err = integer(v, key); err == nil && s.MaxErrorNumber < 0 {
+				return errAt(v, key, "must be >= 0")
+			}
+		case "kafka":
+			s.Kafka, err = d.kafka(v)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (d *decoder) table(n *yaml.Node) (*api.TableSpec, error) {
+	t := &api.TableSpec{}
+	err := d.mapping(n, "table", tableKeys, func(key string, v *yaml.Node) error {
+		field := "table." + key
+		var err error
+		switch key {
+		case "name":
+			t.Name, err = str(v, field)
+		case "model":
+			var m string
+			if m, err = str(v, field); err == nil && !strings.EqualFold(m, "duplicate") {
+				return errAt(v, field, "%q not supported; only duplicate", m)
+			}
+			t.Model = api.TableModel_DUPLICATE
+		case "columns":
+			if v.Kind != yaml.SequenceNode {
+				return errAt(v, field, "must be a list of {name, type}")
+			}
+			for i, e := range v.Content {
+				c, err := d.column(resolve(e), fmt.Sprintf("table.columns[%d]", i))
+				if err != nil {
+					return err
+				}
+				t.Columns = append(t.Columns, c)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (d *decoder) column(n *yaml.Node, path string) (*api.Column, error) {
+	d.lines[path] = n.Line
+	c := &api.Column{}
+	err := d.mapping(n, path, colKeys, func(key string, v *yaml.Node) error {
+		field := path + "." + key
+		s, err := str(v, field)
+		if err != nil {
+			return err
+		}
+		switch key {
+		case "name":
+			c.Name = s
+		case "type":
+			t, ok := parseColumnType(s)
+			if !ok {
+				return errAt(v, field, "unknown column type %q (int64, float64, string, bool, timestamp)", s)
+			}
+			c.Type = t
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// jsonpaths accepts a YAML list of strings or, as Doris does, a string holding
+// a JSON array of strings.
+func (d *decoder) jsonpaths(n *yaml.Node) ([]string, error) {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		paths := make([]string, 0, len(n.Content))
+		for i, e := range n.Content {
+			e = resolve(e)
+			f := fmt.Sprintf("jsonpaths[%d]", i)
+			d.lines[f] = e.Line
+			p, err := str(e, f)
+			if err != nil {
+				return nil, err
+			}
+			paths = append(paths, p)
+		}
+		return paths, nil
+	case yaml.ScalarNode:
+		var paths []string
+		if err := json.Unmarshal([]byte(n.Value), &paths); err != nil {
+			return nil, errAt(n, "jsonpaths", "must be a list or a JSON array of strings: %v", err)
+		}
+		return paths, nil
+	}
+	return nil, errAt(n, "jsonpaths", "must be a list or a JSON array of strings")
+}
+
+// interval reads max_batch_interval: a Go duration string ("10s", "500ms")
+// or an integer number of seconds (Doris), and returns milliseconds.
+func interval(n *yaml.Node) (int64, error) {
+	const field = "max_batch_interval"
+	if n.Kind != yaml.ScalarNode {
+		return 0, errAt(n, field, "must be a duration such as 10s or an integer number of seconds")
+	}
+	var ms int64
+	if n.ShortTag() == "!!int" || isDigits(strings.TrimSpace(n.Value)) {
+		sec, err := integer(n, field)
+		if err != nil {
+			return 0, err
+		}
+		if sec > math.MaxInt64/1000 || sec < math.MinInt64/1000 {
+			return 0, errAt(n, field, "%d seconds out of range; must be between 100ms and 1h", sec)
+		}
+		ms = sec * 1000
+	} else {
+		dur, err := time.ParseDuration(strings.TrimSpace(n.Value))
+		if err != nil || n.ShortTag() != "!!str" {
+			return 0, errAt(n, field, "%q must be a duration such as 10s or an integer number of seconds", n.Value)
+		}
+		if dur%time.Millisecond != 0 {
+			return 0, errAt(n, field, "%q must be a whole number of milliseconds", n.Value)
+		}
+		ms = dur.Milliseconds()
+	}
+	if fe := checkInterval(ms); fe != nil {
+		fe.Line = n.Line
+		return 0, fe
+	}
+	return ms, nil
+}
+
+// sizeUnits are the units accepted by max_batch_size, lower case.
+var sizeUnits = map[string]int64{
+	"": 1, "b": 1,
+	"kb": 1e3, "mb": 1e6, "gb": 1e9,
+	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30,
+}
+
+// size reads max_batch_size: an integer number of bytes or a string such as
+// "64MiB" or "100MB" (an integer and a unit: B, KB, MB, GB, KiB, MiB, GiB;
+// case-insensitive).
+func size(n *yaml.Node) (int64, error) {
+	const field = "max_batch_size"
+	var b int64
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!int" {
+		var err error
+		if b, err = integer(n, field); err != nil {
+			return 0, err
+		}
+	} else {
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
+			return 0, errAt(n, field, "must be a number of bytes or a size such as 64MiB")
+		}
+		text := strings.TrimSpace(n.Value)
+		i := 0
+		for i < len(text) && text[i] >= '0' && text[i] <= '9' {
+			i++
+		}
+		num, unit := text[:i], strings.ToLower(strings.TrimSpace(text[i:]))
+		mult, ok := sizeUnits[unit]
+		v, err := strconv.ParseInt(num, 10, 64)
+		if !ok || err != nil {
+			return 0, errAt(n, field, "%q must be a number of bytes or a size such as 64MiB (units B, KB, MB, GB, KiB, MiB, GiB)", n.Value)
+		}
+		if v > math.MaxInt64/mult {
+			return 0, errAt(n, field, "%q out of range; must be between 1KiB and 10GiB", n.Value)
+		}
+		b = v * mult
+	}
+	if fe := checkSize(b); fe != nil {
+		fe.Line = n.Line
+		return 0, fe
+	}
+	return b, nil
+}
+
+func (d *decoder) kafka(n *yaml.Node) (*api.KafkaSpec, error) {
+	k := &api.KafkaSpec{}
+	var offsets *yaml.Node
+	err := d.mapping(n, "kafka", kafkaKeys, func(key string, v *yaml.Node) error {
+		field := "kafka." + key
+		var err error
+		switch key {
+		case "brokers":
+			var items []item
+			if items, err = d.list(v, field); err == nil {
+				for _, it := range items {
+					k.Brokers = append(k.Brokers, it.text)
+				}
+			}
+		case "topic":
+			k.Topic, err = str(v, field)
+		case "partitions":
+			var items []item
+			if items, err = d.list(v, field); err == nil {
+				for _, it := range items {
+					p, err := it.integer()
+					if err != nil {
+						return err
+					}
+					if p < 0 || p > math.MaxInt32 {
+						return errAt(it.node, it.field, "%d out of range; must be between 0 and %d", p, math.MaxInt32)
+					}
+					k.Partitions = append(k.Partitions, int32(p))
+				}
+			}
+		case "offsets":
+			offsets = v // needs the partitions, which may come later
+		case "default_offset":
+			if v.Kind != yaml.ScalarNode {
+				return errAt(v, field, offsetHelp)
+			}
+			k.DefaultOffset = offsetText(v)
+			if _, ok := canonicalOffset(k.DefaultOffset); !ok {
+				return errAt(v, field, "%q %s", k.DefaultOffset, offsetHelp)
+			}
+		case "properties":
+			k.Properties, err = d.properties(v)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if offsets != nil {
+		if k.Offsets, err = d.offsets(offsets, k.Partitions); err != nil {
+			return nil, err
+		}
+	}
+	return k, nil
+}
+
+// offsets reads kafka.offsets: a map {partition: offset}, or a list (or
+// comma-separated string) aligned with partitions, as in Doris.
+func (d *decoder) offsets(n *yaml.Node, partitions []int32) (map[int32]string, error) {
+	const field = "kafka.offsets"
+	out := make(map[int32]string)
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			kn, vn := resolve(n.Content[i]), resolve(n.Content[i+1])
+			p, err := integer(kn, field)
+			if err != nil {
+				return nil, errAt(kn, field, "key %q must be a partition number", kn.Value)
+			}
+			f := fmt.Sprintf("%s.%d", field, p)
+			if p < 0 || p > math.MaxInt32 {
+				return nil, errAt(kn, f, "partition %d out of range; must be between 0 and %d", p, math.MaxInt32)
+			}
+			if _, dup := out[int32(p)]; dup {
+				return nil, errAt(kn, f, "duplicate partition %d", p)
+			}
+			if vn.Kind != yaml.ScalarNode {
+				return nil, errAt(vn, f, offsetHelp)
+			}
+			d.lines[f] = vn.Line
+			out[int32(p)] = offsetText(vn)
+		}
+		return out, nil
+	}
+	items, err := d.list(n, field)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, nil
+	}
+	if len(partitions) == 0 {
+		return nil, errAt(n, field, "requires kafka.partitions (or give offsets as a map {partition: offset})")
+	}
+	if len(items) != len(partitions) {
+		return nil, errAt(n, field, "%d offsets for %d partitions; a list must have one offset per partition", len(items), len(partitions))
+	}
+	for i, it := range items {
+		text := it.text
+		if !it.comma {
+			text = offsetText(it.node)
+		}
+		if _, ok := canonicalOffset(text); !ok {
+			return nil, errAt(it.node, it.field, "%q %s", text, offsetHelp)
+		}
+		d.lines[fmt.Sprintf("%s.%d", field, partitions[i])] = it.node.Line
+		out[partitions[i]] = text
+	}
+	return out, nil
+}
+
+// properties reads kafka.properties, a map of strings; scalar values of other
+// types are taken as written (30000, true).
+func (d *decoder) properties(n *yaml.Node) (map[string]string, error) {
+	out := make(map[string]string)
+	err := d.mapping(n, "kafka.properties", nil, func(key string, v *yaml.Node) error {
+		if isNull(v) {
+			out[key] = ""
+			return nil
+		}
+		s, err := str(v, "kafka.properties."+key)
+		out[key] = s
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

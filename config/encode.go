@@ -1,0 +1,178 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/loadnode/loadnode/api"
+)
+
+// MarshalJobSpec renders s as a job spec file in the format ParseJobSpec
+// reads (used by `job show -o yaml`). Offsets are written as a map
+// {partition: offset}, max_batch_interval as a Go duration, max_batch_size in
+// bytes. s is rendered as it is, without defaults or validation; for a spec
+// that ParseJobSpec returned (or any spec that is valid after ApplyDefaults,
+// with ApplyDefaults applied), ParseJobSpec(MarshalJobSpec(s)) equals s.
+func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
+	if s == nil {
+		return nil, errors.New("config: marshal job spec: nil spec")
+	}
+	root := mapNode(yaml.Style(0))
+	if s.Name != "" {
+		add(root, "name", strNode(s.Name))
+	}
+	if t := s.Table; t != nil {
+		tn := mapNode(0)
+		if t.Name != "" {
+			add(tn, "name", strNode(t.Name))
+		}
+		if t.Model != api.TableModel_DUPLICATE {
+			add(tn, "model", strNode(t.Model.String()))
+		}
+		cols := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, c := range t.Columns {
+			cn := mapNode(yaml.FlowStyle)
+			add(cn, "name", strNode(c.GetName()))
+			add(cn, "type", strNode(columnTypeName(c.GetType())))
+			cols.Content = append(cols.Content, cn)
+		}
+		add(tn, "columns", cols)
+		add(root, "table", tn)
+	}
+	if s.Format != "" {
+		add(root, "format", strNode(s.Format))
+	}
+	if s.ColumnSeparator != "" {
+		add(root, "column_separator", strNode(s.ColumnSeparator))
+	}
+	if len(s.Jsonpaths) > 0 {
+		add(root, "jsonpaths", strList(s.Jsonpaths))
+	}
+	add(root, "desired_concurrent_number", intNode(int64(s.DesiredConcurrentNumber)))
+	add(root, "max_batch_interval", strNode((time.Duration(s.MaxBatchIntervalMs) * time.Millisecond).String()))
+	add(root, "max_batch_rows", intNode(s.MaxBatchRows))
+	add(root, "max_batch_size", intNode(s.MaxBatchSize))
+	add(root, "max_error_number", intNode(s.MaxErrorNumber))
+	if k := s.Kafka; k != nil {
+		kn := mapNode(0)
+		add(kn, "brokers", strList(k.Brokers))
+		if k.Topic != "" {
+			add(kn, "topic", strNode(k.Topic))
+		}
+		if len(k.Partitions) > 0 {
+			pn := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+			for _, p := range k.Partitions {
+				pn.Content = append(pn.Content, intNode(int64(p)))
+			}
+			add(kn, "partitions", pn)
+		}
+		if len(k.Offsets) > 0 {
+			on := mapNode(yaml.FlowStyle)
+			keys := make([]int32, 0, len(k.Offsets))
+			for p := range k.Offsets {
+				keys = append(keys, p)
+			}
+			slices.Sort(keys)
+			for _, p := range keys {
+				add(on, strconv.FormatInt(int64(p), 10), offsetNode(k.Offsets[p]))
+			}
+			on.Content = intKeys(on.Content)
+			add(kn, "offsets", on)
+		}
+		if k.DefaultOffset != "" {
+			add(kn, "default_offset", strNode(k.DefaultOffset))
+		}
+		if len(k.Properties) > 0 {
+			pn := mapNode(0)
+			keys := make([]string, 0, len(k.Properties))
+			for key := range k.Properties {
+				keys = append(keys, key)
+			}
+			slices.Sort(keys)
+			for _, key := range keys {
+				add(pn, key, strNode(k.Properties[key]))
+			}
+			add(kn, "properties", pn)
+		}
+		add(root, "kafka", kn)
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(root); err != nil {
+		return nil, fmt.Errorf("config: marshal job spec: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("config: marshal job spec: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func mapNode(style yaml.Style) *yaml.Node {
+	return &yaml.Node{Kind: yaml.MappingNode, Style: style}
+}
+
+func add(m *yaml.Node, key string, v *yaml.Node) {
+	m.Content = append(m.Content, strNode(key), v)
+}
+
+func strNode(s string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+	if needsQuotes(s) {
+		// yaml.v3 may write such strings as block scalars that do not read
+		// back the same (a leading newline is lost); double quotes escape all.
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	return n
+}
+
+// needsQuotes reports whether s has leading or trailing white space, or a
+// character outside printable ASCII other than a plain non-ASCII letter.
+func needsQuotes(s string) bool {
+	if s != strings.TrimSpace(s) {
+		return true
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && !unicode.IsPrint(r)) || r == '\ufeff' {
+			return true
+		}
+	}
+	return false
+}
+
+func intNode(v int64) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(v, 10)}
+}
+
+func strList(list []string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+	for _, s := range list {
+		n.Content = append(n.Content, strNode(s))
+	}
+	return n
+}
+
+// offsetNode writes a numeric offset as a YAML integer and anything else as a
+// string.
+func offsetNode(off string) *yaml.Node {
+	if c, ok := canonicalOffset(off); ok && c == off && isDigits(off) {
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: off}
+	}
+	return strNode(off)
+}
+
+// intKeys retags the keys of a mapping's content as integers.
+func intKeys(content []*yaml.Node) []*yaml.Node {
+	for i := 0; i < len(content); i += 2 {
+		content[i].Tag = "!!int"
+	}
+	return content
+}

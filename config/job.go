@@ -1,0 +1,406 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/loadnode/loadnode/api"
+)
+
+// Formats of the records a job reads.
+const (
+	FormatCSV  = "csv"
+	FormatJSON = "json"
+)
+
+// Symbolic Kafka start offsets. The lower-case spellings are accepted on input;
+// ApplyDefaults rewrites them to these.
+const (
+	OffsetBeginning = "OFFSET_BEGINNING"
+	OffsetEnd       = "OFFSET_END"
+)
+
+// Job spec defaults, applied by ApplyDefaults to fields left at their zero
+// value. They follow Doris Routine Load.
+const (
+	DefaultFormat                  = FormatCSV
+	DefaultColumnSeparator         = ","
+	DefaultDesiredConcurrentNumber = 3
+	DefaultMaxBatchInterval        = 10 * time.Second
+	DefaultMaxBatchRows            = 200_000
+	DefaultMaxBatchSize            = 100 << 20 // bytes (100 MiB)
+	DefaultMaxErrorNumber          = 0
+	DefaultKafkaOffset             = OffsetEnd
+)
+
+// Job spec limits (inclusive).
+const (
+	minDesiredConcurrentNumber = 1
+	maxDesiredConcurrentNumber = 64
+	minMaxBatchInterval        = 100 * time.Millisecond
+	maxMaxBatchInterval        = time.Hour
+	minMaxBatchRows            = 1
+	maxMaxBatchRows            = 10_000_000
+	minMaxBatchSize            = 1 << 10  // 1 KiB
+	maxMaxBatchSize            = 10 << 30 // 10 GiB
+)
+
+var (
+	namePattern       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,127}$`)
+	columnNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+	topicPattern      = regexp.MustCompile(`^[A-Za-z0-9._-]{1,249}$`)
+	hostPattern       = regexp.MustCompile(`^[A-Za-z0-9._:%-]+$`) // names, IPv4, IPv6 (with zone)
+	propertyPattern   = regexp.MustCompile(`^[A-Za-z0-9._-]{1,255}$`)
+)
+
+// parseColumnType maps a column type name (case-insensitive, with Doris
+// aliases) to its api value.
+func parseColumnType(s string) (api.ColumnType, bool) {
+	switch strings.ToLower(s) {
+	case "int64", "bigint", "int":
+		return api.ColumnType_INT64, true
+	case "float64", "double", "float":
+		return api.ColumnType_FLOAT64, true
+	case "string", "varchar", "text":
+		return api.ColumnType_STRING, true
+	case "bool", "boolean":
+		return api.ColumnType_BOOL, true
+	case "timestamp", "datetime":
+		return api.ColumnType_TIMESTAMP, true
+	}
+	return api.ColumnType_COLUMN_TYPE_UNSPECIFIED, false
+}
+
+// columnTypeName is the canonical YAML name of t.
+func columnTypeName(t api.ColumnType) string {
+	switch t {
+	case api.ColumnType_INT64:
+		return "int64"
+	case api.ColumnType_FLOAT64:
+		return "float64"
+	case api.ColumnType_STRING:
+		return "string"
+	case api.ColumnType_BOOL:
+		return "bool"
+	case api.ColumnType_TIMESTAMP:
+		return "timestamp"
+	}
+	return strings.ToLower(t.String())
+}
+
+// canonicalOffset returns the canonical spelling of a start offset: a
+// non-negative decimal integer without leading zeros, OFFSET_BEGINNING or
+// OFFSET_END. ok is false when s is none of these.
+func canonicalOffset(s string) (canon string, ok bool) {
+	switch s {
+	case OffsetBeginning, "offset_beginning":
+		return OffsetBeginning, true
+	case OffsetEnd, "offset_end":
+		return OffsetEnd, true
+	}
+	if !isDigits(s) {
+		return "", false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return "", false
+	}
+	return strconv.FormatInt(n, 10), true
+}
+
+const offsetHelp = "must be a non-negative integer, OFFSET_BEGINNING or OFFSET_END"
+
+// ApplyDefaults fills the unset (zero) fields of s with their defaults and
+// rewrites accepted alternative spellings to their canonical form: format in
+// lower case, start offsets as OFFSET_BEGINNING / OFFSET_END / a decimal
+// number. For format json without jsonpaths it sets one path "$.<column>" per
+// column (Doris matches JSON keys by column name in that case). Values that
+// are invalid are left as they are for ValidateJobSpec to report.
+// ApplyDefaults is idempotent; a nil s is a no-op.
+func ApplyDefaults(s *api.JobSpec) {
+	if s == nil {
+		return
+	}
+	if s.Format == "" {
+		s.Format = DefaultFormat
+	} else if f := strings.ToLower(s.Format); f == FormatCSV || f == FormatJSON {
+		s.Format = f
+	}
+	switch s.Format {
+	case FormatCSV:
+		if s.ColumnSeparator == "" {
+			s.ColumnSeparator = DefaultColumnSeparator
+		}
+	case FormatJSON:
+		if len(s.Jsonpaths) == 0 && s.Table != nil {
+			for _, c := range s.Table.Columns {
+				s.Jsonpaths = append(s.Jsonpaths, "$."+c.GetName())
+			}
+		}
+	}
+	if s.DesiredConcurrentNumber == 0 {
+		s.DesiredConcurrentNumber = DefaultDesiredConcurrentNumber
+	}
+	if s.MaxBatchIntervalMs == 0 {
+		s.MaxBatchIntervalMs = DefaultMaxBatchInterval.Milliseconds()
+	}
+	if s.MaxBatchRows == 0 {
+		s.MaxBatchRows = DefaultMaxBatchRows
+	}
+	if s.MaxBatchSize == 0 {
+		s.MaxBatchSize = DefaultMaxBatchSize
+	}
+	if k := s.Kafka; k != nil {
+		if k.DefaultOffset == "" {
+			k.DefaultOffset = DefaultKafkaOffset
+		} else if c, ok := canonicalOffset(k.DefaultOffset); ok {
+			k.DefaultOffset = c
+		}
+		for p, off := range k.Offsets {
+			if c, ok := canonicalOffset(off); ok {
+				k.Offsets[p] = c
+			}
+		}
+	}
+}
+
+// ValidateJobSpec checks a complete spec (ApplyDefaults already applied) and
+// returns a *FieldError for the first problem, in the order of the fields in
+// SPEC.md. It does not modify s.
+func ValidateJobSpec(s *api.JobSpec) error {
+	if s == nil {
+		return fieldErr("", "job spec required")
+	}
+	if err := validateName("name", s.Name, namePattern); err != nil {
+		return err
+	}
+	if err := validateTable(s.Table); err != nil {
+		return err
+	}
+	if err := validateFormat(s); err != nil {
+		return err
+	}
+	if err := checkRange("desired_concurrent_number", int64(s.DesiredConcurrentNumber), minDesiredConcurrentNumber, maxDesiredConcurrentNumber); err != nil {
+		return err
+	}
+	if err := checkInterval(s.MaxBatchIntervalMs); err != nil {
+		return err
+	}
+	if err := checkRange("max_batch_rows", s.MaxBatchRows, minMaxBatchRows, maxMaxBatchRows); err != nil {
+		return err
+	}
+	if err := checkSize(s.MaxBatchSize); err != nil {
+		return err
+	}
+	if s.MaxErrorNumber < 0 {
+		return fieldErr("max_error_number", "must be >= 0")
+	}
+	if err := validateKafka(s.Kafka); err != nil {
+		return err
+	}
+	return nil
+}
+
+func validateName(field, name string, re *regexp.Regexp) *FieldError {
+	if name == "" {
+		return fieldErr(field, "required")
+	}
+	if !re.MatchString(name) {
+		return fieldErr(field, "%q must match %s", name, re)
+	}
+	return nil
+}
+
+func validateTable(t *api.TableSpec) *FieldError {
+	if t == nil {
+		return fieldErr("table", "required")
+	}
+	if err := validateName("table.name", t.Name, namePattern); err != nil {
+		return err
+	}
+	if t.Model != api.TableModel_DUPLICATE {
+		return fieldErr("table.model", "%s not supported; only duplicate", t.Model)
+	}
+	if len(t.Columns) == 0 {
+		return fieldErr("table.columns", "at least one column required")
+	}
+	seen := make(map[string]int, len(t.Columns))
+	for i, c := range t.Columns {
+		f := fmt.Sprintf("table.columns[%d]", i)
+		if c == nil {
+			return fieldErr(f, "required")
+		}
+		if err := validateName(f+".name", c.Name, columnNamePattern); err != nil {
+			return err
+		}
+		key := strings.ToLower(c.Name)
+		if j, dup := seen[key]; dup {
+			return fieldErr(f+".name", "duplicate column %q (also table.columns[%d]; names are case-insensitive)", c.Name, j)
+		}
+		seen[key] = i
+		switch c.Type {
+		case api.ColumnType_INT64, api.ColumnType_FLOAT64, api.ColumnType_STRING,
+			api.ColumnType_BOOL, api.ColumnType_TIMESTAMP:
+		case api.ColumnType_COLUMN_TYPE_UNSPECIFIED:
+			return fieldErr(f+".type", "required")
+		default:
+			return fieldErr(f+".type", "unknown column type %d", int32(c.Type))
+		}
+	}
+	return nil
+}
+
+func validateFormat(s *api.JobSpec) *FieldError {
+	switch s.Format {
+	case FormatCSV:
+		if s.ColumnSeparator == "" {
+			return fieldErr("column_separator", "must not be empty")
+		}
+		if strings.ContainsAny(s.ColumnSeparator, "\n\r\"") {
+			return fieldErr("column_separator", "must not contain a newline, carriage return or double quote")
+		}
+		if len(s.Jsonpaths) > 0 {
+			return fieldErr("jsonpaths", "only with format json")
+		}
+	case FormatJSON:
+		if s.ColumnSeparator != "" {
+			return fieldErr("column_separator", "only with format csv")
+		}
+		if n := len(s.Table.GetColumns()); len(s.Jsonpaths) != n {
+			return fieldErr("jsonpaths", "%d paths for %d columns; need one per column", len(s.Jsonpaths), n)
+		}
+		for i, p := range s.Jsonpaths {
+			if !strings.HasPrefix(p, "$") {
+				return fieldErr(fmt.Sprintf("jsonpaths[%d]", i), "%q must start with \"$\"", p)
+			}
+		}
+	case "":
+		return fieldErr("format", "required")
+	default:
+		return fieldErr("format", "%q must be csv or json", s.Format)
+	}
+	return nil
+}
+
+func checkRange(field string, v, lo, hi int64) *FieldError {
+	if v < lo || v > hi {
+		return fieldErr(field, "%d out of range; must be between %d and %d", v, lo, hi)
+	}
+	return nil
+}
+
+func checkInterval(ms int64) *FieldError {
+	if ms < minMaxBatchInterval.Milliseconds() || ms > maxMaxBatchInterval.Milliseconds() {
+		return fieldErr("max_batch_interval", "%dms out of range; must be between 100ms and 1h", ms)
+	}
+	return nil
+}
+
+func checkSize(b int64) *FieldError {
+	if b < minMaxBatchSize || b > maxMaxBatchSize {
+		return fieldErr("max_batch_size", "%d bytes out of range; must be between 1KiB (%d) and 10GiB (%d)", b, int64(minMaxBatchSize), int64(maxMaxBatchSize))
+	}
+	return nil
+}
+
+func validateKafka(k *api.KafkaSpec) *FieldError {
+	if k == nil {
+		return fieldErr("kafka", "required (the only source supported today)")
+	}
+	if len(k.Brokers) == 0 {
+		return fieldErr("kafka.brokers", "required")
+	}
+	for i, b := range k.Brokers {
+		if err := validateBroker(b); err != "" {
+			return fieldErr(fmt.Sprintf("kafka.brokers[%d]", i), "%q %s", b, err)
+		}
+	}
+	if k.Topic == "" {
+		return fieldErr("kafka.topic", "required")
+	}
+	if !topicPattern.MatchString(k.Topic) || k.Topic == "." || k.Topic == ".." {
+		return fieldErr("kafka.topic", "%q is not a valid Kafka topic name (1-249 of [A-Za-z0-9._-], not \".\" or \"..\")", k.Topic)
+	}
+	seen := make(map[int32]int, len(k.Partitions))
+	for i, p := range k.Partitions {
+		f := fmt.Sprintf("kafka.partitions[%d]", i)
+		if p < 0 {
+			return fieldErr(f, "%d must be >= 0", p)
+		}
+		if j, dup := seen[p]; dup {
+			return fieldErr(f, "duplicate partition %d (also kafka.partitions[%d])", p, j)
+		}
+		seen[p] = i
+	}
+	keys := make([]int32, 0, len(k.Offsets))
+	for p := range k.Offsets {
+		keys = append(keys, p)
+	}
+	slices.Sort(keys)
+	for _, p := range keys {
+		f := fmt.Sprintf("kafka.offsets.%d", p)
+		if p < 0 {
+			return fieldErr(f, "partition %d must be >= 0", p)
+		}
+		if _, in := seen[p]; len(k.Partitions) > 0 && !in {
+			return fieldErr(f, "partition %d is not in kafka.partitions", p)
+		}
+		if _, ok := canonicalOffset(k.Offsets[p]); !ok {
+			return fieldErr(f, "%q %s", k.Offsets[p], offsetHelp)
+		}
+	}
+	if _, ok := canonicalOffset(k.DefaultOffset); !ok {
+		return fieldErr("kafka.default_offset", "%q %s", k.DefaultOffset, offsetHelp)
+	}
+	keys2 := make([]string, 0, len(k.Properties))
+	for key := range k.Properties {
+		keys2 = append(keys2, key)
+	}
+	slices.Sort(keys2)
+	for _, key := range keys2 {
+		if key == "" {
+			return fieldErr("kafka.properties", "empty property name")
+		}
+		if !propertyPattern.MatchString(key) {
+			return fieldErr("kafka.properties", "property name %q must match %s", key, propertyPattern)
+		}
+	}
+	return nil
+}
+
+// validateBroker returns "" when b is host:port with a non-empty host and a
+// port in 1..65535, otherwise what is wrong with it.
+func validateBroker(b string) string {
+	host, port, err := net.SplitHostPort(b)
+	if err != nil {
+		return "must be host:port"
+	}
+	if host == "" {
+		return "has no host"
+	}
+	if !hostPattern.MatchString(host) {
+		return "has an invalid host"
+	}
+	if n, err := strconv.Atoi(port); err != nil || !isDigits(port) || n < 1 || n > 65535 {
+		return "has an invalid port (must be 1-65535)"
+	}
+	return ""
+}
+
+// isDigits reports whether s is a non-empty string of ASCII digits.
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,177 @@
+package config
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Node is the configuration of a node (`loadnode serve`), read from a YAML
+// file by LoadNode. Every default is in DefaultNode.
+type Node struct {
+	// DataDir holds the node's Pebble store. Default "./loadnode-data".
+	DataDir string `yaml:"data_dir"`
+	// Listen is the host:port of the remote (client) endpoint. An empty host
+	// listens on every interface; port 0 picks a free port. Default
+	// "127.0.0.1:7070".
+	Listen string `yaml:"listen"`
+	// MaxConcurrentTasks is the number of node-wide task slots (tasks that may
+	// run at once across all jobs). Default 64; >= 1.
+	MaxConcurrentTasks int `yaml:"max_concurrent_tasks"`
+	// TopologyInterval is how often a job looks for new partitions. Default
+	// 10s; > 0.
+	TopologyInterval time.Duration `yaml:"topology_interval"`
+	// WatermarkInterval is how often high-watermarks are refreshed to compute
+	// lag. Default 5s; > 0.
+	WatermarkInterval time.Duration `yaml:"watermark_interval"`
+	// LogLevel is one of debug, info, warn, error (case-insensitive).
+	// Default info.
+	LogLevel string `yaml:"log_level"`
+	// MaxErrorRowsKept is how many error rows are kept per job (the newest).
+	// Default 1000; >= 1.
+	MaxErrorRowsKept int `yaml:"max_error_rows_kept"`
+}
+
+// DefaultNode returns the node configuration with every default set.
+func DefaultNode() Node {
+	return Node{
+		DataDir:            "./loadnode-data",
+		Listen:             "127.0.0.1:7070",
+		MaxConcurrentTasks: 64,
+		TopologyInterval:   10 * time.Second,
+		WatermarkInterval:  5 * time.Second,
+		LogLevel:           "info",
+		MaxErrorRowsKept:   1000,
+	}
+}
+
+var nodeKeys = []string{"data_dir", "listen", "max_concurrent_tasks", "topology_interval", "watermark_interval", "log_level", "max_error_rows_kept"}
+
+// LoadNode reads a node config file strictly (unknown and duplicate keys are
+// errors) over DefaultNode: absent or null keys keep their default. Durations
+// are Go duration strings ("10s", "500ms"); a bare number is an error. An
+// empty file gives the defaults. The result is validated; on error the
+// returned Node is the zero value.
+func LoadNode(data []byte) (Node, error) {
+	n := DefaultNode()
+	root, err := parseDocument(data)
+	if err != nil {
+		return Node{}, err
+	}
+	if root == nil {
+		return n, nil
+	}
+	d := &decoder{lines: make(map[string]int)}
+	err = d.mapping(root, "", nodeKeys, func(key string, v *yaml.Node) error {
+		var err error
+		switch key {
+		case "data_dir":
+			n.DataDir, err = str(v, key)
+		case "listen":
+			n.Listen, err = str(v, key)
+		case "log_level":
+			n.LogLevel, err = str(v, key)
+		case "max_concurrent_tasks":
+			n.MaxConcurrentTasks, err = nodeInt(v, key)
+		case "max_error_rows_kept":
+			n.MaxErrorRowsKept, err = nodeInt(v, key)
+		case "topology_interval":
+			n.TopologyInterval, err = duration(v, key)
+		case "watermark_interval":
+			n.WatermarkInterval, err = duration(v, key)
+		}
+		return err
+	})
+	if err != nil {
+		return Node{}, err
+	}
+	if err := n.Validate(); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			fe.Line = d.line(fe.Field)
+		}
+		return Node{}, err
+	}
+	return n, nil
+}
+
+func nodeInt(v *yaml.Node, field string) (int, error) {
+	i, err := integer(v, field)
+	if err != nil {
+		return 0, err
+	}
+	if i != int64(int(i)) {
+		return 0, errAt(v, field, "%d out of range", i)
+	}
+	return int(i), nil
+}
+
+func duration(v *yaml.Node, field string) (time.Duration, error) {
+	if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" {
+		return 0, errAt(v, field, "must be a duration with a unit, such as 10s")
+	}
+	d, err := time.ParseDuration(v.Value)
+	if err != nil {
+		return 0, errAt(v, field, "%q must be a duration with a unit, such as 10s", v.Value)
+	}
+	return d, nil
+}
+
+// Validate checks every field and returns a *FieldError for the first
+// problem.
+func (n Node) Validate() error {
+	if n.DataDir == "" {
+		return fieldErr("data_dir", "required")
+	}
+	host, port, err := net.SplitHostPort(n.Listen)
+	if err != nil {
+		return fieldErr("listen", "%q must be host:port", n.Listen)
+	}
+	if p, err := strconv.Atoi(port); err != nil || !isDigits(port) || p > 65535 {
+		return fieldErr("listen", "%q has an invalid port (must be 0-65535)", n.Listen)
+	}
+	if strings.ContainsAny(host, " \t\r\n,") {
+		return fieldErr("listen", "%q has an invalid host", n.Listen)
+	}
+	if n.MaxConcurrentTasks < 1 {
+		return fieldErr("max_concurrent_tasks", "%d must be >= 1", n.MaxConcurrentTasks)
+	}
+	if n.TopologyInterval <= 0 {
+		return fieldErr("topology_interval", "%s must be > 0", n.TopologyInterval)
+	}
+	if n.WatermarkInterval <= 0 {
+		return fieldErr("watermark_interval", "%s must be > 0", n.WatermarkInterval)
+	}
+	if _, ok := parseLogLevel(n.LogLevel); !ok {
+		return fieldErr("log_level", "%q must be debug, info, warn or error", n.LogLevel)
+	}
+	if n.MaxErrorRowsKept < 1 {
+		return fieldErr("max_error_rows_kept", "%d must be >= 1", n.MaxErrorRowsKept)
+	}
+	return nil
+}
+
+// SlogLevel returns LogLevel as a slog.Level (info when it is not valid).
+func (n Node) SlogLevel() slog.Level {
+	l, _ := parseLogLevel(n.LogLevel)
+	return l
+}
+
+func parseLogLevel(s string) (slog.Level, bool) {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug, true
+	case "info":
+		return slog.LevelInfo, true
+	case "warn":
+		return slog.LevelWarn, true
+	case "error":
+		return slog.LevelError, true
+	}
+	return slog.LevelInfo, false
+}

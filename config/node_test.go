@@ -1,0 +1,135 @@
+package config
+
+import (
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultNode(t *testing.T) {
+	n := DefaultNode()
+	want := Node{
+		DataDir:            "./loadnode-data",
+		Listen:             "127.0.0.1:7070",
+		MaxConcurrentTasks: 64,
+		TopologyInterval:   10 * time.Second,
+		WatermarkInterval:  5 * time.Second,
+		LogLevel:           "info",
+		MaxErrorRowsKept:   1000,
+	}
+	if n != want {
+		t.Fatalf("got %+v, want %+v", n, want)
+	}
+	if err := n.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if n.SlogLevel() != slog.LevelInfo {
+		t.Fatal(n.SlogLevel())
+	}
+}
+
+func TestNodeValidate(t *testing.T) {
+	cases := []struct {
+		name  string
+		mut   func(n *Node)
+		field string
+	}{
+		{"data dir", func(n *Node) { n.DataDir = "" }, "data_dir"},
+		{"listen empty", func(n *Node) { n.Listen = "" }, "listen"},
+		{"listen no port", func(n *Node) { n.Listen = "127.0.0.1" }, "listen"},
+		{"listen bad port", func(n *Node) { n.Listen = "127.0.0.1:70000" }, "listen"},
+		{"listen port name", func(n *Node) { n.Listen = "127.0.0.1:http" }, "listen"},
+		{"listen port 0", func(n *Node) { n.Listen = "127.0.0.1:0" }, ""},
+		{"listen any host", func(n *Node) { n.Listen = ":7070" }, ""},
+		{"listen ipv6", func(n *Node) { n.Listen = "[::1]:7070" }, ""},
+		{"tasks", func(n *Node) { n.MaxConcurrentTasks = 0 }, "max_concurrent_tasks"},
+		{"topology", func(n *Node) { n.TopologyInterval = 0 }, "topology_interval"},
+		{"watermark", func(n *Node) { n.WatermarkInterval = -time.Second }, "watermark_interval"},
+		{"log level", func(n *Node) { n.LogLevel = "trace" }, "log_level"},
+		{"log level case", func(n *Node) { n.LogLevel = "WARN" }, ""},
+		{"error rows", func(n *Node) { n.MaxErrorRowsKept = 0 }, "max_error_rows_kept"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			n := DefaultNode()
+			tc.mut(&n)
+			checkField(t, n.Validate(), tc.field)
+		})
+	}
+}
+
+func TestLoadNode(t *testing.T) {
+	n, err := LoadNode([]byte(`
+data_dir: /var/lib/loadnode
+listen: 0.0.0.0:7171
+max_concurrent_tasks: 256
+topology_interval: 30s
+watermark_interval: 500ms
+log_level: debug
+max_error_rows_kept: 50
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Node{"/var/lib/loadnode", "0.0.0.0:7171", 256, 30 * time.Second, 500 * time.Millisecond, "debug", 50}
+	if n != want {
+		t.Fatalf("got %+v, want %+v", n, want)
+	}
+	if n.SlogLevel() != slog.LevelDebug {
+		t.Fatal(n.SlogLevel())
+	}
+
+	for _, empty := range []string{"", "# only a comment\n", "~\n"} {
+		n, err := LoadNode([]byte(empty))
+		if err != nil || n != DefaultNode() {
+			t.Fatalf("LoadNode(%q) = %+v, %v", empty, n, err)
+		}
+	}
+	n, err = LoadNode([]byte("log_level: warn\nlisten:\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := DefaultNode(); n.LogLevel != "warn" || n.Listen != want.Listen || n.DataDir != want.DataDir {
+		t.Fatalf("partial file: %+v", n)
+	}
+}
+
+func TestLoadNodeErrors(t *testing.T) {
+	cases := []struct {
+		name, yaml, field string
+		line              int
+		msg               string
+	}{
+		{"unknown key", "listen: 127.0.0.1:1\nlisten_addr: x\n", "listen_addr", 2, "unknown key"},
+		{"duplicate key", "listen: a:1\nlisten: b:2\n", "listen", 2, "duplicate"},
+		{"duration int", "topology_interval: 10\n", "topology_interval", 1, "duration"},
+		{"duration no unit", "watermark_interval: \"10\"\n", "watermark_interval", 1, "duration"},
+		{"duration zero", "watermark_interval: 0s\n", "watermark_interval", 1, "> 0"},
+		{"int not int", "max_concurrent_tasks: many\n", "max_concurrent_tasks", 1, "integer"},
+		{"int zero", "max_concurrent_tasks: 0\n", "max_concurrent_tasks", 1, ">= 1"},
+		{"bad listen", "listen: nowhere\n", "listen", 1, "host:port"},
+		{"bad level", "log_level: loud\n", "log_level", 1, "debug, info"},
+		{"not mapping", "[a]\n", "", 1, "mapping"},
+		{"string list", "data_dir: [a]\n", "data_dir", 1, "string"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			n, err := LoadNode([]byte(tc.yaml))
+			var fe *FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("want *FieldError, got %v", err)
+			}
+			if fe.Field != tc.field || fe.Line != tc.line || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("got field %q line %d error %q; want %q line %d containing %q", fe.Field, fe.Line, err, tc.field, tc.line, tc.msg)
+			}
+			if n != (Node{}) {
+				t.Fatalf("config returned with error: %+v", n)
+			}
+		})
+	}
+	if _, err := LoadNode([]byte("listen: [\n")); err == nil || !strings.HasPrefix(err.Error(), "config: ") {
+		t.Fatalf("syntax error: %v", err)
+	}
+}

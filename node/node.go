@@ -1,0 +1,271 @@
+// Package node assembles one loadnode process: the Pebble store, the actor
+// system with its scheduler and manager, and the remote endpoint that
+// clients reach. cmd/loadnode and the end-to-end tests drive the same code.
+//
+// Concurrency: Start and Close are called once each, from one goroutine;
+// Addr is safe at any time after Start.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/remote"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/loadnode/loadnode/actors"
+	"github.com/loadnode/loadnode/config"
+	"github.com/loadnode/loadnode/persistence"
+)
+
+// Config is what a node is started with.
+type Config struct {
+	// Node is the node configuration (data dir, listen address, limits).
+	Node config.Node
+	// Logger receives the node's logs; nil discards them.
+	Logger *slog.Logger
+	// FS is the store's filesystem; nil is the OS filesystem. Tests inject
+	// errorfs or a crashable in-memory FS.
+	FS vfs.FS
+	// OnStoreFatal is called when the store hits a fatal error (a failed
+	// WAL write or fsync). nil means: log and exit the process with code 70,
+	// which is what a daemon must do (Pebble cannot continue).
+	OnStoreFatal func(error)
+	// Hooks are test and crash points; see actors.Hooks.
+	Hooks actors.Hooks
+}
+
+// Node is a running loadnode.
+type Node struct {
+	cfg       Config
+	logger    *slog.Logger
+	store     *persistence.Store
+	system    *actor.ActorSystem
+	remote    *remote.Remote
+	sources   *kafkaSources
+	manager   *actor.PID
+	scheduler *actor.PID
+	addr      string
+}
+
+// Start opens the store, starts the actors and the remote endpoint, and
+// returns once the manager has respawned every job from the store.
+func Start(ctx context.Context, cfg Config) (*Node, error) {
+	if err := cfg.Node.Validate(); err != nil {
+		return nil, fmt.Errorf("node: %w", err)
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	n := &Node{cfg: cfg, logger: logger}
+	onFatal := cfg.OnStoreFatal
+	if onFatal == nil {
+		onFatal = func(err error) {
+			logger.Error("loadnode: fatal store error; stopping the process so that a restart recovers from the last durable state", "err", err)
+			os.Exit(70)
+		}
+	}
+	st, err := persistence.Open(persistence.Options{
+		Dir: cfg.Node.DataDir, FS: cfg.FS, Logger: logger.With("component", "store"),
+		OnFatal: onFatal, MaxErrorRowsKept: cfg.Node.MaxErrorRowsKept,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("node: open store: %w", err)
+	}
+	n.store = st
+	n.sources = newKafkaSources(logger)
+
+	host, portStr, err := net.SplitHostPort(cfg.Node.Listen)
+	if err != nil {
+		n.closeStore()
+		return nil, fmt.Errorf("node: listen %q: %w", cfg.Node.Listen, err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		n.closeStore()
+		return nil, fmt.Errorf("node: listen %q: bad port", cfg.Node.Listen)
+	}
+	// Find the port first so that a taken address is an error, not a panic
+	// inside protoactor's Start.
+	if port == 0 {
+		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			n.closeStore()
+			return nil, fmt.Errorf("node: listen %s: %w", cfg.Node.Listen, err)
+		}
+		port = l.Addr().(*net.TCPAddr).Port
+		l.Close()
+	} else if l, err := net.Listen("tcp", cfg.Node.Listen); err != nil {
+		n.closeStore()
+		return nil, fmt.Errorf("node: listen %s: %w", cfg.Node.Listen, err)
+	} else {
+		l.Close()
+	}
+
+	n.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return QuietLogger(logger)
+	}))
+	rcfg := remote.Configure(host, port, remote.WithServerOptions(
+		grpc.ChainStreamInterceptor(RecoverStream(logger)),
+		grpc.ChainUnaryInterceptor(RecoverUnary(logger)),
+	))
+	n.remote = remote.NewRemote(n.system, rcfg)
+	n.remote.Start()
+	n.addr = net.JoinHostPort(host, strconv.Itoa(port))
+
+	deps := &actors.Deps{
+		Store:   st,
+		Sources: n.sources.open,
+		Logger:  logger,
+		Hooks:   cfg.Hooks,
+		Settings: actors.Settings{
+			MaxConcurrentTasks: cfg.Node.MaxConcurrentTasks,
+			TopologyInterval:   cfg.Node.TopologyInterval,
+			WatermarkInterval:  cfg.Node.WatermarkInterval,
+		},
+	}
+	n.scheduler, err = n.system.Root.SpawnNamed(actors.NewSchedulerProps(cfg.Node.MaxConcurrentTasks, logger), actors.SchedulerName)
+	if err != nil {
+		n.Close()
+		return nil, fmt.Errorf("node: spawn scheduler: %w", err)
+	}
+	n.manager, err = n.system.Root.SpawnNamed(actors.NewManagerProps(deps, n.scheduler), actors.ManagerName)
+	if err != nil {
+		n.Close()
+		return nil, fmt.Errorf("node: spawn manager: %w", err)
+	}
+	if err := n.awaitRecovery(ctx); err != nil {
+		n.Close()
+		return nil, err
+	}
+	logger.Info("loadnode: node started", "addr", n.addr, "data", cfg.Node.DataDir)
+	return n, nil
+}
+
+func (n *Node) awaitRecovery(ctx context.Context) error {
+	timeout := 60 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	res, err := n.system.Root.RequestFuture(n.manager, &actors.AwaitRecovery{}, timeout).Result()
+	if err != nil {
+		return fmt.Errorf("node: recovery: %w", err)
+	}
+	done, ok := res.(*actors.RecoveryDone)
+	if !ok {
+		return fmt.Errorf("node: recovery: unexpected answer %T", res)
+	}
+	if done.Err != nil {
+		return fmt.Errorf("node: %w", done.Err)
+	}
+	return nil
+}
+
+// Addr is the remote endpoint's host:port.
+func (n *Node) Addr() string { return n.addr }
+
+// System is the node's actor system (for in-process tests and tools).
+func (n *Node) System() *actor.ActorSystem { return n.system }
+
+// Manager is the manager's PID.
+func (n *Node) Manager() *actor.PID { return n.manager }
+
+// Scheduler is the scheduler's PID.
+func (n *Node) Scheduler() *actor.PID { return n.scheduler }
+
+// Store is the node's store (read-only use in tests and tools).
+func (n *Node) Store() *persistence.Store { return n.store }
+
+// Close stops the actors, the remote endpoint and the store.
+func (n *Node) Close() error {
+	if n.system != nil && n.manager != nil {
+		_ = n.system.Root.StopFuture(n.manager).Wait()
+	}
+	if n.system != nil && n.scheduler != nil {
+		_ = n.system.Root.StopFuture(n.scheduler).Wait()
+	}
+	if n.remote != nil {
+		n.remote.Shutdown(false)
+	}
+	if n.system != nil {
+		n.system.Shutdown()
+	}
+	if n.sources != nil {
+		n.sources.closeAll()
+	}
+	return n.closeStore()
+}
+
+func (n *Node) closeStore() error {
+	if n.store == nil {
+		return nil
+	}
+	err := n.store.Close()
+	n.store = nil
+	return err
+}
+
+// RecoverStream guards protoactor's gRPC stream: a remote message of a type
+// this node does not know makes protoactor's deserializer panic, which would
+// otherwise kill the process. The stream is closed with an error instead and
+// the peer reconnects.
+func RecoverStream(logger *slog.Logger) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				logger.Warn("remote: refused a message the node cannot decode", "method", info.FullMethod, "panic", fmt.Sprint(r))
+				logger.Debug("remote: panic stack", "stack", string(debug.Stack()))
+				err = status.Errorf(codes.InvalidArgument, "loadnode: message refused: %v", r)
+			}
+		}()
+		return handler(srv, ss)
+	}
+}
+
+// RecoverUnary is RecoverStream for unary calls.
+func RecoverUnary(logger *slog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				logger.Warn("remote: unary call panicked", "method", info.FullMethod, "panic", fmt.Sprint(r))
+				err = status.Errorf(codes.Internal, "loadnode: call refused: %v", r)
+			}
+		}()
+		return handler(ctx, req)
+	}
+}
+
+// QuietLogger returns the logger protoactor uses: ours, at WARN and above.
+func QuietLogger(l *slog.Logger) *slog.Logger {
+	return slog.New(&minLevel{h: l.Handler(), min: slog.LevelWarn}).With("component", "protoactor")
+}
+
+type minLevel struct {
+	h   slog.Handler
+	min slog.Level
+}
+
+func (m *minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.min && m.h.Enabled(ctx, l)
+}
+func (m *minLevel) Handle(ctx context.Context, r slog.Record) error { return m.h.Handle(ctx, r) }
+func (m *minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return &minLevel{h: m.h.WithAttrs(a), min: m.min}
+}
+func (m *minLevel) WithGroup(g string) slog.Handler {
+	return &minLevel{h: m.h.WithGroup(g), min: m.min}
+}
+
+var errClosed = errors.New("node: closed")

@@ -1,0 +1,218 @@
+package persistence
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/loadnode/loadnode/api"
+	"google.golang.org/protobuf/proto"
+)
+
+// KV is one table row: Key is the table-model row key, Value the encoded row.
+// Both are opaque to the store.
+type KV struct{ Key, Value []byte }
+
+// Range is the source range a batch covers on one partition: [From, To),
+// where To is the next position to read.
+type Range struct {
+	Partition int32
+	From, To  int64
+}
+
+// Commit is one batch of a job: its rows, the partitions it covers and the
+// job's new statistics.
+type Commit struct {
+	JobID uint64
+	Table string
+	// Rows are written to Table; a key written twice keeps the last value.
+	Rows []KV
+	// Ranges are exactly the partitions this batch covers; at least one.
+	Ranges []Range
+	// Stats are the job's new absolute statistics; nil leaves them as stored.
+	Stats *api.JobStats
+	// ErrorRows are appended to the job's error rows (seq continues after the
+	// newest stored one); rows beyond MaxErrorRowsKept, oldest first, are
+	// deleted in the same batch.
+	ErrorRows []*api.ErrorRow
+}
+
+// CommitBatch is the fenced commit of one batch. It checks that every
+// Range.From equals the stored progress of its partition (a partition with no
+// stored progress is stale too) and that To >= From; on a mismatch it writes
+// nothing and returns an error wrapping ErrStaleCommit that names the
+// partition, the stored and the given position. Otherwise the rows, the new
+// progress (Range.To) of each range, the stats and the error rows go into one
+// batch committed with pebble.Sync; CommitBatch returns only after that
+// commit.
+//
+// INVARIANT: rows and progress move together, and progress only moves from
+// the stored value forward.
+func (s *Store) CommitBatch(c *Commit) (err error) {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if err := validateCommit(c); err != nil {
+		return err
+	}
+	unlock := s.jobs.lock(c.JobID)
+	defer unlock()
+	defer s.recoverFatal(&err)
+
+	for _, r := range c.Ranges {
+		v, ok, err := s.get(progressKey(c.JobID, r.Partition))
+		if err != nil {
+			return fmt.Errorf("persistence: commit job %d: %w", c.JobID, err)
+		}
+		if !ok {
+			return fmt.Errorf("persistence: commit job %d partition %d: no stored progress, commit from %d: %w",
+				c.JobID, r.Partition, r.From, ErrStaleCommit)
+		}
+		stored, err := decodeInt64(v)
+		if err != nil {
+			return fmt.Errorf("persistence: commit job %d partition %d: %w", c.JobID, r.Partition, err)
+		}
+		if stored != r.From {
+			return fmt.Errorf("persistence: commit job %d partition %d: stored progress %d, commit from %d: %w",
+				c.JobID, r.Partition, stored, r.From, ErrStaleCommit)
+		}
+	}
+	if len(c.Rows) > 0 {
+		if _, ok, err := s.get(tableSpecKey(c.Table)); err != nil {
+			return fmt.Errorf("persistence: commit job %d: %w", c.JobID, err)
+		} else if !ok {
+			return fmt.Errorf("persistence: commit job %d: table %q: %w", c.JobID, c.Table, ErrNotFound)
+		}
+	}
+
+	size := 0
+	for _, kv := range c.Rows {
+		size += len(kv.Key) + len(kv.Value) + len(c.Table) + 16
+	}
+	b := s.db.NewBatchWithSize(size + 64*len(c.Ranges) + 256)
+	for _, kv := range c.Rows {
+		_ = b.Set(tableRowKey(c.Table, kv.Key), kv.Value, nil)
+	}
+	for _, r := range c.Ranges {
+		_ = b.Set(progressKey(c.JobID, r.Partition), encodeInt64(r.To), nil)
+	}
+	if c.Stats != nil {
+		v, err := proto.Marshal(c.Stats)
+		if err != nil {
+			_ = b.Close()
+			return fmt.Errorf("persistence: commit job %d: marshal stats: %w", c.JobID, err)
+		}
+		_ = b.Set(jobKey(c.JobID, jobStatsSuffix), v, nil)
+	}
+	if len(c.ErrorRows) > 0 {
+		if err := s.appendErrorRows(b, c.JobID, c.ErrorRows); err != nil {
+			_ = b.Close()
+			return fmt.Errorf("persistence: commit job %d: %w", c.JobID, err)
+		}
+	}
+	return s.commit(b, fmt.Sprintf("commit job %d", c.JobID))
+}
+
+func validateCommit(c *Commit) error {
+	if c == nil {
+		return errors.New("persistence: commit: nil commit")
+	}
+	if len(c.Ranges) == 0 {
+		return fmt.Errorf("persistence: commit job %d: no ranges", c.JobID)
+	}
+	seen := make(map[int32]struct{}, len(c.Ranges))
+	for _, r := range c.Ranges {
+		if _, dup := seen[r.Partition]; dup {
+			return fmt.Errorf("persistence: commit job %d: partition %d listed twice", c.JobID, r.Partition)
+		}
+		seen[r.Partition] = struct{}{}
+		if r.To < r.From {
+			return fmt.Errorf("persistence: commit job %d partition %d: range [%d, %d) ends before it starts",
+				c.JobID, r.Partition, r.From, r.To)
+		}
+	}
+	if len(c.Rows) > 0 {
+		if err := validateTableName(c.Table); err != nil {
+			return fmt.Errorf("persistence: commit job %d: %w", c.JobID, err)
+		}
+	}
+	for i, er := range c.ErrorRows {
+		if er == nil {
+			return fmt.Errorf("persistence: commit job %d: error row %d is nil", c.JobID, i)
+		}
+	}
+	return nil
+}
+
+// appendErrorRows adds rows to b with the next sequence numbers and deletes,
+// in b, every stored row that falls out of the newest s.maxErrs.
+// REQUIRES: the job's lock is held.
+func (s *Store) appendErrorRows(b *pebble.Batch, id uint64, rows []*api.ErrorRow) error {
+	w := errWindow{first: 1, next: 1}
+	if v, ok, err := s.get(jobKey(id, jobErrWinSuffix)); err != nil {
+		return err
+	} else if ok {
+		if w, err = decodeErrWindow(v); err != nil {
+			return err
+		}
+	}
+	next := w.next + uint64(len(rows))
+	// Keep seqs >= cutoff.
+	cutoff := uint64(1)
+	if next > s.maxErrs+1 {
+		cutoff = next - s.maxErrs
+	}
+	for seq := w.first; seq < min(cutoff, w.next); seq++ {
+		_ = b.Delete(errorRowKey(id, seq), nil)
+	}
+	for i, r := range rows {
+		seq := w.next + uint64(i)
+		if seq < cutoff {
+			continue
+		}
+		v, err := proto.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("marshal error row: %w", err)
+		}
+		_ = b.Set(errorRowKey(id, seq), v, nil)
+	}
+	nw := errWindow{first: max(w.first, cutoff), next: next}
+	_ = b.Set(jobKey(id, jobErrWinSuffix), nw.encode(), nil)
+	return nil
+}
+
+// ErrorRows returns a job's newest limit error rows (all kept rows if limit
+// <= 0), oldest first, or an error wrapping ErrNotFound.
+func (s *Store) ErrorRows(id uint64, limit int) (rows []*api.ErrorRow, err error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	defer s.recoverFatal(&err)
+	if _, err := s.record(id); err != nil {
+		return nil, fmt.Errorf("persistence: error rows of job %d: %w", id, err)
+	}
+	lower := jobSubPrefix(id, jobErrorSuffix)
+	it, err := s.newIter(lower, prefixEnd(lower))
+	if err != nil {
+		return nil, fmt.Errorf("persistence: error rows of job %d: %w", id, err)
+	}
+	defer closeIter(it, &err)
+	for valid := it.Last(); valid && (limit <= 0 || len(rows) < limit); valid = it.Prev() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, fmt.Errorf("persistence: error rows of job %d: %w", id, err)
+		}
+		r := &api.ErrorRow{}
+		if err := proto.Unmarshal(v, r); err != nil {
+			return nil, fmt.Errorf("persistence: error rows of job %d: corrupt row: %w", id, err)
+		}
+		rows = append(rows, r)
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("persistence: error rows of job %d: %w", id, err)
+	}
+	slices.Reverse(rows)
+	return rows, nil
+}

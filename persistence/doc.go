@@ -1,0 +1,70 @@
+// Package persistence owns loadnode's one Pebble (v2) database per node: job
+// create snapshots, the state journal, per-partition progress, job
+// statistics, bounded error rows, table schemas and table rows.
+//
+// # Durability
+//
+// Every write is one Pebble batch committed with pebble.Sync; no write method
+// returns before that commit. CommitBatch puts a batch's rows, the new
+// progress of exactly the partitions it covers, the job statistics and its
+// error rows in one batch, so they become durable (or not) together.
+//
+// # Fatal store errors
+//
+// Pebble treats a failed WAL write or fsync (and a failed MANIFEST write) as
+// fatal: it calls Logger.Fatalf and, if Fatalf returns, carries on as if the
+// commit had succeeded. The Store therefore gives Pebble a logger whose
+// Fatalf never returns: it records the failure (Failed becomes non-nil), logs
+// "persistence: fatal store error, the process must stop: ..." at ERROR,
+// calls Options.OnFatal (default: exit the process with status 70) and then
+// panics with a private value. Every Store method recovers only that value and
+// returns an error wrapping ErrStoreFailed; any other panic is re-raised. Once
+// failed, every call (reads included) returns the failure at once. A Fatalf raised on a Pebble
+// background goroutine (flush, compaction) is not recovered and stops the
+// process, after the message has been logged: that is the intended stop.
+//
+// Reads are refused too, because after a failed WAL sync Pebble has already
+// applied the batch to its memtable: a read could return a write that was
+// never durable. A failed Store is only good for Close; restart recovers the
+// durable state.
+//
+// # Concurrency
+//
+// A Store is safe for concurrent use. Read methods read Pebble directly.
+// Methods that read, check and then write (CreateJob, AppendTransition,
+// InitProgress, CommitBatch) hold a per-job mutex for the duration, taken from
+// a reference-counted map so that unrelated jobs never contend and idle jobs
+// cost nothing; CreateJob also holds a store-wide create mutex so that the
+// name check and the id bookkeeping are atomic. The single-writer discipline
+// for a job's progress remains the caller's (its job actor); the per-job mutex
+// only makes CommitBatch's fence check safe on its own. Close must not run
+// concurrently with other calls.
+//
+// # Key layout
+//
+// Integers in keys are big-endian so that byte order is numeric order. A
+// partition is an int32 partition or shard index, stored as
+// uint32(partition) XOR 0x80000000 so that negative values also sort in
+// numeric order. Values marked "proto" are protobuf encodings of api types.
+//
+//	key                              value                   written by
+//	-------------------------------  ----------------------  ------------------------------
+//	m/last_job_id                    uint64                  CreateJob (max of ids written)
+//	n/<job name>                     uint64 job id           CreateJob (name index)
+//	j/<id8>/s                        proto api.JobRecord     CreateJob (create snapshot)
+//	j/<id8>/t/<seq8>                 proto api.Transition    CreateJob (seq 1), AppendTransition
+//	j/<id8>/p/<partition4>           int64 next position     InitProgress, CommitBatch
+//	j/<id8>/x                        proto api.JobStats      CommitBatch
+//	j/<id8>/e/<seq8>                 proto api.ErrorRow      CommitBatch (newest MaxErrorRowsKept kept)
+//	j/<id8>/w                        uint64 first, uint64    CommitBatch (error-row window: seqs
+//	                                 next                    [first, next) are stored)
+//	t/<table name>\x00s              proto api.TableSpec     CreateJob (when it creates the table)
+//	t/<table name>\x00r/<row key>    row value bytes         CommitBatch
+//
+// <id8> is the job id as 8 bytes, <seq8> a uint64 sequence number as 8
+// bytes, <partition4> 4 bytes. Table names must not contain a NUL byte, so
+// "t/<name>\x00" is a prefix of no other table's keys. Row keys and row values
+// are opaque: the table package builds them (for DUPLICATE, from job,
+// partition and offset; for a future UNIQUE model, from key columns) and the
+// store never interprets them.
+package persistence

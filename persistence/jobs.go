@@ -1,0 +1,374 @@
+package persistence
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/loadnode/loadnode/api"
+	"google.golang.org/protobuf/proto"
+)
+
+// JobState is a job's durable state as LoadJob reads it.
+type JobState struct {
+	Record *api.JobRecord
+	// Last is the newest journal entry (nil only if the journal is empty,
+	// which CreateJob never leaves).
+	Last *api.Transition
+	// Progress maps partition to the next position to read. Never nil.
+	Progress map[int32]int64
+	// Stats is the job's statistics; zero until the first commit. Never nil.
+	Stats *api.JobStats
+}
+
+// LastJobID returns the largest job id CreateJob has written, 0 if none.
+func (s *Store) LastJobID() (id uint64, err error) {
+	if err := s.usable(); err != nil {
+		return 0, err
+	}
+	defer s.recoverFatal(&err)
+	id, _, err = s.getUint64([]byte(lastJobIDKey))
+	if err != nil {
+		return 0, fmt.Errorf("persistence: last job id: %w", err)
+	}
+	return id, nil
+}
+
+// CreateJob writes, in one batch committed with pebble.Sync: the name index,
+// the JobRecord snapshot, the first journal entry (stored with seq 1; first.Seq
+// must be 0 or 1), m/last_job_id = max(stored, rec.Id), and the table schema
+// if newTable != nil.
+//
+// It writes nothing and returns an error wrapping ErrNameTaken if the name is
+// in the index, ErrTableExists if newTable exists, or a plain error if the id
+// is already used or an argument is invalid.
+//
+// INVARIANT: when CreateJob returns nil the job's snapshot, journal head and
+// name are durable; when it returns an error, none of them was acknowledged.
+func (s *Store) CreateJob(rec *api.JobRecord, first *api.Transition, newTable *api.TableSpec) (err error) {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	switch {
+	case rec == nil:
+		return errors.New("persistence: create job: nil record")
+	case rec.GetId() == 0:
+		return errors.New("persistence: create job: id 0")
+	case rec.GetName() == "":
+		return fmt.Errorf("persistence: create job %d: empty name", rec.GetId())
+	case first == nil:
+		return fmt.Errorf("persistence: create job %q: nil first transition", rec.GetName())
+	case first.GetSeq() > 1:
+		return fmt.Errorf("persistence: create job %q: first transition seq %d, want 1", rec.GetName(), first.GetSeq())
+	}
+	if newTable != nil {
+		if err := validateTableName(newTable.GetName()); err != nil {
+			return fmt.Errorf("persistence: create job %q: %w", rec.GetName(), err)
+		}
+	}
+	if first.GetSeq() != 1 {
+		first = proto.CloneOf(first)
+		first.Seq = 1
+	}
+	recBytes, err := proto.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("persistence: create job %q: marshal record: %w", rec.GetName(), err)
+	}
+	firstBytes, err := proto.Marshal(first)
+	if err != nil {
+		return fmt.Errorf("persistence: create job %q: marshal transition: %w", rec.GetName(), err)
+	}
+	var tableBytes []byte
+	if newTable != nil {
+		if tableBytes, err = proto.Marshal(newTable); err != nil {
+			return fmt.Errorf("persistence: create job %q: marshal table: %w", rec.GetName(), err)
+		}
+	}
+
+	s.createMu.Lock()
+	defer s.createMu.Unlock()
+	unlock := s.jobs.lock(rec.GetId())
+	defer unlock()
+	defer s.recoverFatal(&err)
+
+	if owner, ok, err := s.getUint64(nameKey(rec.GetName())); err != nil {
+		return fmt.Errorf("persistence: create job %q: %w", rec.GetName(), err)
+	} else if ok {
+		return fmt.Errorf("persistence: create job %q: name used by job %d: %w", rec.GetName(), owner, ErrNameTaken)
+	}
+	if _, ok, err := s.get(jobKey(rec.GetId(), jobRecordSuffix)); err != nil {
+		return fmt.Errorf("persistence: create job %q: %w", rec.GetName(), err)
+	} else if ok {
+		return fmt.Errorf("persistence: create job %q: id %d is already used", rec.GetName(), rec.GetId())
+	}
+	if newTable != nil {
+		if _, ok, err := s.get(tableSpecKey(newTable.GetName())); err != nil {
+			return fmt.Errorf("persistence: create job %q: %w", rec.GetName(), err)
+		} else if ok {
+			return fmt.Errorf("persistence: create job %q: table %q: %w", rec.GetName(), newTable.GetName(), ErrTableExists)
+		}
+	}
+	last, _, err := s.getUint64([]byte(lastJobIDKey))
+	if err != nil {
+		return fmt.Errorf("persistence: create job %q: %w", rec.GetName(), err)
+	}
+
+	b := s.db.NewBatch()
+	_ = b.Set(nameKey(rec.GetName()), encodeUint64(rec.GetId()), nil)
+	_ = b.Set(jobKey(rec.GetId(), jobRecordSuffix), recBytes, nil)
+	_ = b.Set(journalKey(rec.GetId(), 1), firstBytes, nil)
+	_ = b.Set([]byte(lastJobIDKey), encodeUint64(max(last, rec.GetId())), nil)
+	if newTable != nil {
+		_ = b.Set(tableSpecKey(newTable.GetName()), tableBytes, nil)
+	}
+	return s.commit(b, fmt.Sprintf("create job %q", rec.GetName()))
+}
+
+// Table returns a table's schema, or an error wrapping ErrNotFound.
+func (s *Store) Table(name string) (t *api.TableSpec, err error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	if err := validateTableName(name); err != nil {
+		return nil, err
+	}
+	defer s.recoverFatal(&err)
+	t = &api.TableSpec{}
+	ok, err := s.getProto(tableSpecKey(name), t)
+	if err != nil {
+		return nil, fmt.Errorf("persistence: table %q: %w", name, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("persistence: table %q: %w", name, ErrNotFound)
+	}
+	return t, nil
+}
+
+// JobRecords returns every job's create snapshot, ascending by id.
+func (s *Store) JobRecords() (recs []*api.JobRecord, err error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	defer s.recoverFatal(&err)
+	lower := []byte(jobPrefix)
+	it, err := s.newIter(lower, prefixEnd(lower))
+	if err != nil {
+		return nil, fmt.Errorf("persistence: job records: %w", err)
+	}
+	defer closeIter(it, &err)
+	// Visit one key per job: seek to its record, then past all its keys.
+	for valid := it.First(); valid; {
+		k := it.Key()
+		if len(k) < len(jobPrefix)+8 {
+			return nil, fmt.Errorf("persistence: job records: malformed key %q", k)
+		}
+		id := binary.BigEndian.Uint64(k[len(jobPrefix):])
+		rk := jobKey(id, jobRecordSuffix)
+		if it.SeekGE(rk) && bytes.Equal(it.Key(), rk) {
+			v, err := it.ValueAndErr()
+			if err != nil {
+				return nil, fmt.Errorf("persistence: job records: job %d: %w", id, err)
+			}
+			rec := &api.JobRecord{}
+			if err := proto.Unmarshal(v, rec); err != nil {
+				return nil, fmt.Errorf("persistence: job records: corrupt record of job %d: %w", id, err)
+			}
+			recs = append(recs, rec)
+		}
+		if id == ^uint64(0) {
+			break
+		}
+		valid = it.SeekGE(jobKeyPrefix(id + 1))
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("persistence: job records: %w", err)
+	}
+	return recs, nil
+}
+
+// LoadJob returns a job's record, newest transition, progress and stats, or
+// an error wrapping ErrNotFound.
+func (s *Store) LoadJob(id uint64) (st *JobState, err error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	defer s.recoverFatal(&err)
+	rec, err := s.record(id)
+	if err != nil {
+		return nil, fmt.Errorf("persistence: load job %d: %w", id, err)
+	}
+	st = &JobState{Record: rec, Progress: map[int32]int64{}, Stats: &api.JobStats{}}
+	if st.Last, err = s.lastTransition(id); err != nil {
+		return nil, fmt.Errorf("persistence: load job %d: %w", id, err)
+	}
+	if _, err := s.getProto(jobKey(id, jobStatsSuffix), st.Stats); err != nil {
+		return nil, fmt.Errorf("persistence: load job %d: %w", id, err)
+	}
+	if st.Progress, err = s.progress(id); err != nil {
+		return nil, fmt.Errorf("persistence: load job %d: %w", id, err)
+	}
+	return st, nil
+}
+
+// Journal returns a job's transitions, ascending by seq, or an error
+// wrapping ErrNotFound.
+func (s *Store) Journal(id uint64) (ts []*api.Transition, err error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	defer s.recoverFatal(&err)
+	if _, err := s.record(id); err != nil {
+		return nil, fmt.Errorf("persistence: journal of job %d: %w", id, err)
+	}
+	lower := jobSubPrefix(id, jobJournalSuffix)
+	it, err := s.newIter(lower, prefixEnd(lower))
+	if err != nil {
+		return nil, fmt.Errorf("persistence: journal of job %d: %w", id, err)
+	}
+	defer closeIter(it, &err)
+	for valid := it.First(); valid; valid = it.Next() {
+		t, err := decodeTransition(it.ValueAndErr())
+		if err != nil {
+			return nil, fmt.Errorf("persistence: journal of job %d: %w", id, err)
+		}
+		ts = append(ts, t)
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("persistence: journal of job %d: %w", id, err)
+	}
+	return ts, nil
+}
+
+// AppendTransition journals t for job id with pebble.Sync. t.Seq must be the
+// stored last seq + 1; otherwise nothing is written and an error is returned.
+func (s *Store) AppendTransition(id uint64, t *api.Transition) (err error) {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if t == nil {
+		return fmt.Errorf("persistence: append transition to job %d: nil transition", id)
+	}
+	v, err := proto.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("persistence: append transition to job %d: %w", id, err)
+	}
+	unlock := s.jobs.lock(id)
+	defer unlock()
+	defer s.recoverFatal(&err)
+	if _, err := s.record(id); err != nil {
+		return fmt.Errorf("persistence: append transition to job %d: %w", id, err)
+	}
+	last, err := s.lastTransition(id)
+	if err != nil {
+		return fmt.Errorf("persistence: append transition to job %d: %w", id, err)
+	}
+	if want := last.GetSeq() + 1; t.GetSeq() != want {
+		return fmt.Errorf("persistence: append transition to job %d: seq %d, want %d", id, t.GetSeq(), want)
+	}
+	b := s.db.NewBatch()
+	_ = b.Set(journalKey(id, t.GetSeq()), v, nil)
+	return s.commit(b, fmt.Sprintf("append transition %d to job %d", t.GetSeq(), id))
+}
+
+// InitProgress persists initial positions for partitions that have none,
+// with pebble.Sync. If any listed partition already has progress it writes
+// nothing and returns an error wrapping ErrProgressExists that names the
+// partition (the lowest such partition). An unknown job gives ErrNotFound.
+func (s *Store) InitProgress(id uint64, positions map[int32]int64) (err error) {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	unlock := s.jobs.lock(id)
+	defer unlock()
+	defer s.recoverFatal(&err)
+	if _, err := s.record(id); err != nil {
+		return fmt.Errorf("persistence: init progress of job %d: %w", id, err)
+	}
+	if len(positions) == 0 {
+		return nil
+	}
+	parts := slices.Sorted(maps.Keys(positions))
+	for _, p := range parts {
+		v, ok, err := s.get(progressKey(id, p))
+		if err != nil {
+			return fmt.Errorf("persistence: init progress of job %d: %w", id, err)
+		}
+		if ok {
+			cur, _ := decodeInt64(v)
+			return fmt.Errorf("persistence: init progress of job %d: partition %d is at %d: %w", id, p, cur, ErrProgressExists)
+		}
+	}
+	b := s.db.NewBatch()
+	for _, p := range parts {
+		_ = b.Set(progressKey(id, p), encodeInt64(positions[p]), nil)
+	}
+	return s.commit(b, fmt.Sprintf("init progress of job %d", id))
+}
+
+// record reads a job's create snapshot; ErrNotFound when absent.
+func (s *Store) record(id uint64) (*api.JobRecord, error) {
+	rec := &api.JobRecord{}
+	ok, err := s.getProto(jobKey(id, jobRecordSuffix), rec)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return rec, nil
+}
+
+// lastTransition returns the newest journal entry, nil if none.
+func (s *Store) lastTransition(id uint64) (t *api.Transition, err error) {
+	lower := jobSubPrefix(id, jobJournalSuffix)
+	it, err := s.newIter(lower, prefixEnd(lower))
+	if err != nil {
+		return nil, err
+	}
+	defer closeIter(it, &err)
+	if !it.Last() {
+		return nil, it.Error()
+	}
+	return decodeTransition(it.ValueAndErr())
+}
+
+func decodeTransition(v []byte, err error) (*api.Transition, error) {
+	if err != nil {
+		return nil, err
+	}
+	t := &api.Transition{}
+	if err := proto.Unmarshal(v, t); err != nil {
+		return nil, fmt.Errorf("corrupt transition: %w", err)
+	}
+	return t, nil
+}
+
+// progress reads all stored progress of a job.
+func (s *Store) progress(id uint64) (m map[int32]int64, err error) {
+	lower := jobSubPrefix(id, jobProgressSuffix)
+	it, err := s.newIter(lower, prefixEnd(lower))
+	if err != nil {
+		return nil, err
+	}
+	defer closeIter(it, &err)
+	m = map[int32]int64{}
+	for valid := it.First(); valid; valid = it.Next() {
+		k := it.Key()
+		if len(k) != len(lower)+4 {
+			return nil, fmt.Errorf("malformed progress key %q", k)
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, err
+		}
+		pos, err := decodeInt64(v)
+		if err != nil {
+			return nil, err
+		}
+		m[decodePartition(binary.BigEndian.Uint32(k[len(lower):]))] = pos
+	}
+	return m, it.Error()
+}

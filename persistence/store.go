@@ -1,0 +1,352 @@
+package persistence
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"google.golang.org/protobuf/proto"
+)
+
+// Sentinel errors. Errors returned by the Store wrap them with %w and add
+// context; test with errors.Is.
+var (
+	// ErrNotFound: the job or table does not exist.
+	ErrNotFound = errors.New("persistence: not found")
+	// ErrNameTaken: CreateJob found the job name already in the name index.
+	ErrNameTaken = errors.New("persistence: job name taken")
+	// ErrTableExists: CreateJob was asked to create a table that exists.
+	ErrTableExists = errors.New("persistence: table exists")
+	// ErrStaleCommit: a CommitBatch range does not start at the stored
+	// progress of its partition.
+	ErrStaleCommit = errors.New("persistence: stale commit")
+	// ErrProgressExists: InitProgress found a partition that already has
+	// progress.
+	ErrProgressExists = errors.New("persistence: progress exists")
+	// ErrStoreFailed: Pebble reported a fatal error; the store accepts no
+	// more writes and the process must stop.
+	ErrStoreFailed = errors.New("persistence: store failed")
+	// ErrClosed: the Store was closed.
+	ErrClosed = errors.New("persistence: closed")
+)
+
+// DefaultMaxErrorRowsKept is the default of Options.MaxErrorRowsKept.
+const DefaultMaxErrorRowsKept = 1000
+
+// exitCodeStoreFailed is the process exit status of the default OnFatal
+// (EX_SOFTWARE).
+const exitCodeStoreFailed = 70
+
+// Options configures Open.
+type Options struct {
+	// Dir is the database directory. Required.
+	Dir string
+	// FS is the filesystem. Default vfs.Default; tests pass errorfs or
+	// vfs.NewCrashableMem().
+	FS vfs.FS
+	// Logger receives the store's and Pebble's messages. Default: discard.
+	Logger *slog.Logger
+	// OnFatal is called once, on the goroutine that hit it, when Pebble
+	// reports a fatal error (failed WAL write or fsync, MANIFEST failure,
+	// corruption). Default: log at ERROR and os.Exit(70). Tests set a func
+	// that records and returns; the Store then fails the call in progress
+	// with ErrStoreFailed.
+	OnFatal func(err error)
+	// MaxErrorRowsKept is the number of error rows kept per job; older ones
+	// are deleted as new ones arrive; when it shrinks across a restart the
+	// excess goes with the job's next error rows. 0 means the default,
+	// DefaultMaxErrorRowsKept (1000).
+	MaxErrorRowsKept int
+
+	// tune, if set, adjusts the Pebble options (tests: small memtables to
+	// force flushes).
+	tune func(*pebble.Options)
+}
+
+func (o Options) withDefaults() Options {
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxErrorRowsKept == 0 {
+		o.MaxErrorRowsKept = DefaultMaxErrorRowsKept
+	}
+	return o
+}
+
+// Validate reports a setting that cannot work.
+func (o Options) Validate() error {
+	if o.Dir == "" {
+		return errors.New("persistence: Options.Dir is empty")
+	}
+	if o.MaxErrorRowsKept < 0 {
+		return fmt.Errorf("persistence: Options.MaxErrorRowsKept is %d, want >= 0", o.MaxErrorRowsKept)
+	}
+	return nil
+}
+
+// Store is loadnode's Pebble database. See the package comment for the key
+// layout, durability and concurrency.
+type Store struct {
+	db       *pebble.DB
+	log      *slog.Logger
+	onFatal  func(error)
+	maxErrs  uint64
+	fatalOne sync.Once
+
+	failed atomic.Pointer[error] // the first fatal cause; nil while healthy
+	closed atomic.Bool
+
+	// createMu serializes CreateJob: name check, table check and
+	// m/last_job_id bookkeeping.
+	createMu sync.Mutex
+
+	jobs jobLocks
+}
+
+// Open opens (creating if needed) the database in opts.Dir.
+func Open(opts Options) (s *Store, err error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	s = &Store{
+		log:     opts.Logger,
+		onFatal: opts.OnFatal,
+		maxErrs: uint64(opts.MaxErrorRowsKept),
+	}
+	if s.onFatal == nil {
+		s.onFatal = s.exitOnFatal
+	}
+	s.jobs.m = make(map[uint64]*jobLock)
+
+	defer s.recoverFatal(&err)
+	popts := &pebble.Options{
+		FS:                 opts.FS,
+		Logger:             pebbleLogger{s},
+		FormatMajorVersion: pebble.FormatNewest,
+	}
+	if opts.tune != nil {
+		opts.tune(popts)
+	}
+	db, err := pebble.Open(opts.Dir, popts)
+	if err != nil {
+		return nil, fmt.Errorf("persistence: open %s: %w", opts.Dir, err)
+	}
+	s.db = db
+	return s, nil
+}
+
+// Close closes the database. On a failed Store it releases what it can and
+// returns the failure.
+func (s *Store) Close() (err error) {
+	if s.closed.Swap(true) {
+		return ErrClosed
+	}
+	defer s.recoverFatal(&err)
+	cerr := s.db.Close()
+	if ferr := s.Failed(); ferr != nil {
+		// Pebble's Close reports the same failure again; the first cause is
+		// the one that matters.
+		return ferr
+	}
+	if cerr != nil {
+		return fmt.Errorf("persistence: close: %w", cerr)
+	}
+	return nil
+}
+
+// Failed returns nil while the store is healthy, and an error wrapping
+// ErrStoreFailed and the cause once Pebble has reported a fatal error.
+func (s *Store) Failed() error {
+	if p := s.failed.Load(); p != nil {
+		return fmt.Errorf("%w: %w", ErrStoreFailed, *p)
+	}
+	return nil
+}
+
+// usable returns why the Store refuses a call, if it does: it is closed, or
+// it has failed. A failed Store refuses reads too, because Pebble may have
+// applied a failed commit to its memtable: reads could see writes that are not
+// durable.
+func (s *Store) usable() error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return s.Failed()
+}
+
+// fatalPanic is the value pebbleLogger.Fatalf panics with; recoverFatal
+// recovers only this type.
+type fatalPanic struct{ err error }
+
+// fatal records a fatal Pebble error, logs it, calls OnFatal (once) and
+// panics with fatalPanic. It never returns.
+func (s *Store) fatal(err error) {
+	s.failed.CompareAndSwap(nil, &err)
+	s.log.Error("persistence: fatal store error, the process must stop: "+err.Error(), "err", err)
+	s.fatalOne.Do(func() { s.onFatal(err) })
+	panic(fatalPanic{err: err})
+}
+
+func (s *Store) exitOnFatal(err error) {
+	s.log.Error("persistence: stopping the process after a fatal store error",
+		"err", err, "exit_code", exitCodeStoreFailed)
+	os.Exit(exitCodeStoreFailed)
+}
+
+// recoverFatal turns a fatalPanic raised on this goroutine into an error
+// wrapping ErrStoreFailed; any other panic continues. Use as
+// `defer s.recoverFatal(&err)` in every method that calls Pebble.
+func (s *Store) recoverFatal(errp *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	fp, ok := r.(fatalPanic)
+	if !ok {
+		panic(r)
+	}
+	*errp = fmt.Errorf("%w: %w", ErrStoreFailed, fp.err)
+}
+
+// commit commits b with pebble.Sync and closes it.
+// REQUIRES: the caller has deferred s.recoverFatal.
+func (s *Store) commit(b *pebble.Batch, what string) error {
+	defer func() { _ = b.Close() }()
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("persistence: %s: commit: %w", what, err)
+	}
+	return nil
+}
+
+// get returns a copy of the value of key, or (nil, false, nil) when absent.
+func (s *Store) get(key []byte) ([]byte, bool, error) {
+	v, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	out := append([]byte(nil), v...)
+	if err := closer.Close(); err != nil {
+		return nil, false, err
+	}
+	return out, true, nil
+}
+
+// getProto unmarshals the value of key into m; false when absent.
+func (s *Store) getProto(key []byte, m proto.Message) (bool, error) {
+	v, ok, err := s.get(key)
+	if err != nil || !ok {
+		return ok, err
+	}
+	if err := proto.Unmarshal(v, m); err != nil {
+		return false, fmt.Errorf("persistence: corrupt %T at %q: %w", m, key, err)
+	}
+	return true, nil
+}
+
+func (s *Store) getUint64(key []byte) (uint64, bool, error) {
+	v, ok, err := s.get(key)
+	if err != nil || !ok {
+		return 0, ok, err
+	}
+	u, err := decodeUint64(v)
+	return u, err == nil, err
+}
+
+func (s *Store) newIter(lower, upper []byte) (*pebble.Iterator, error) {
+	return s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+}
+
+// closeIter closes it, keeping the first error in *errp.
+func closeIter(it *pebble.Iterator, errp *error) {
+	if err := it.Close(); err != nil && *errp == nil {
+		*errp = err
+	}
+}
+
+// pebbleLogger bridges Pebble's Logger to slog. Its Fatalf never returns.
+type pebbleLogger struct{ s *Store }
+
+var _ pebble.Logger = pebbleLogger{}
+
+func (l pebbleLogger) Infof(format string, args ...any) {
+	l.s.log.Info(fmt.Sprintf(format, args...), "component", "pebble")
+}
+
+func (l pebbleLogger) Errorf(format string, args ...any) {
+	l.s.log.Error(fmt.Sprintf(format, args...), "component", "pebble")
+}
+
+// Fatalf records the failure and panics; see Store.fatal.
+func (l pebbleLogger) Fatalf(format string, args ...any) {
+	l.s.fatal(newFatalError(format, args))
+}
+
+// fatalError is a Fatalf message that still unwraps to the errors among its
+// arguments (so that errors.Is finds an injected or OS error).
+type fatalError struct {
+	msg    string
+	causes []error
+}
+
+func newFatalError(format string, args []any) *fatalError {
+	e := &fatalError{msg: fmt.Sprintf(format, args...)}
+	for _, a := range args {
+		if err, ok := a.(error); ok {
+			e.causes = append(e.causes, err)
+		}
+	}
+	return e
+}
+
+func (e *fatalError) Error() string   { return e.msg }
+func (e *fatalError) Unwrap() []error { return e.causes }
+
+// jobLocks hands out one mutex per job id, dropped when nobody holds or
+// waits for it.
+type jobLocks struct {
+	mu sync.Mutex
+	m  map[uint64]*jobLock // guarded by mu
+}
+
+type jobLock struct {
+	sync.Mutex
+	refs int // guarded by jobLocks.mu
+}
+
+// lock locks job id's mutex and returns its unlock function.
+func (l *jobLocks) lock(id uint64) (unlock func()) {
+	l.mu.Lock()
+	jl := l.m[id]
+	if jl == nil {
+		jl = &jobLock{}
+		l.m[id] = jl
+	}
+	jl.refs++
+	l.mu.Unlock()
+
+	jl.Lock()
+	return func() {
+		jl.Unlock()
+		l.mu.Lock()
+		jl.refs--
+		if jl.refs == 0 {
+			delete(l.m, id)
+		}
+		l.mu.Unlock()
+	}
+}
+
+var _ io.Closer = (*Store)(nil)

@@ -1,0 +1,58 @@
+// Package kafka is the Kafka source of loadnode, on franz-go: a Cluster
+// handle (admin client for metadata, offsets and watermarks) shared per
+// (brokers, properties), and Readers that consume a fixed set of partitions
+// directly from exact offsets.
+//
+// No consumer group is joined and no offset is ever committed to Kafka: a
+// job's progress lives in the loadnode store, and a Reader starts exactly
+// where that progress says. Readers consume read_committed, keep control
+// records internally so that a position moves past transaction markers (and
+// reaches the high watermark after the last transaction), and never reset an
+// offset: OffsetOutOfRange (retention deleted data the job still needs, or a
+// position beyond the end) is returned as *sources.OutOfRangeError.
+//
+// # Properties
+//
+// KafkaSpec.properties accepts these keys (Kafka's names); any other key is a
+// *sources.ConfigError naming it:
+//
+//	client.id                               client id sent to brokers (default "loadnode")
+//	security.protocol                       PLAINTEXT (default) | SSL | SASL_PLAINTEXT | SASL_SSL
+//	ssl.ca.location                         PEM file of CAs to trust (default: system roots)
+//	ssl.certificate.location                PEM client certificate (with ssl.key.location)
+//	ssl.key.location                        PEM client key, unencrypted (with ssl.certificate.location)
+//	ssl.endpoint.identification.algorithm   https (default: verify the broker host name) | none (verify the chain only)
+//	sasl.mechanism                          PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512 (required with SASL_*)
+//	sasl.username, sasl.password            SASL credentials (required with SASL_*)
+//	fetch.max.bytes                         bytes per fetch response (default 50 MiB)
+//	max.partition.fetch.bytes               bytes per partition per fetch (default 1 MiB)
+//	fetch.min.bytes                         bytes a broker waits for before answering (default 1)
+//	fetch.max.wait.ms                       how long a broker holds a fetch (default 5000 ms)
+//	request.timeout.ms                      client-side response timeout overhead (default 10000 ms)
+//	metadata.max.age.ms                     metadata refresh interval (default 300000 ms)
+//	connections.max.idle.ms                 idle connection reaping (default 30000 ms)
+//	socket.connection.setup.timeout.ms      dial timeout (default 10000 ms)
+//
+// ssl.* keys require security.protocol SSL or SASL_SSL, sasl.* keys require
+// SASL_PLAINTEXT or SASL_SSL. group.id is rejected: there is no group.
+//
+// # Positions
+//
+// Batch.Next is the consumer's position after what Read returned: the offset
+// after the last record taken from the log for that partition, control
+// records included. Aborted transactional records are dropped by franz-go and
+// the abort marker that follows them moves the position past them.
+//
+// Known limit: a compacted batch whose tail records were removed (KAFKA-5443)
+// moves franz-go's internal position past its last offset, but franz-go does
+// not expose that position, so Next stays at the last record seen + 1 until a
+// later record arrives. Compacted topics can thus show a lag of a few offsets
+// while idle; nothing is skipped or repeated.
+//
+// # Concurrency
+//
+// A Cluster is safe for concurrent use. A Reader is used by one goroutine at
+// a time; it owns a franz-go client whose goroutines fetch in the background
+// (at most one buffered fetch per broker) and report connection health
+// through hooks; they never touch the caller's state.
+package kafka

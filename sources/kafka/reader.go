@@ -1,0 +1,328 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/loadnode/loadnode/sources"
+)
+
+// boundsTimeout bounds the listing that fills an OutOfRangeError.
+const boundsTimeout = 10 * time.Second
+
+// reader reads a fixed set of partitions of one topic with its own franz-go
+// consumer client: direct partition consumption (no group, nothing committed
+// to Kafka), read_committed, control records kept so that positions move
+// past transaction markers, and no offset reset: an OffsetOutOfRange is an
+// error, never a silent jump.
+//
+// The client fetches in the background between Read calls (one buffered
+// fetch per broker at most); Read only takes from what it buffered.
+type reader struct {
+	cluster *Cluster
+	topic   string
+	cl      *kgo.Client
+	health  *health
+	logger  *slog.Logger
+
+	// next is the position after the last record returned by Read, per
+	// partition. INVARIANT: every record of partition p below next[p] was
+	// returned exactly once, and none at or above it was.
+	next map[int32]int64
+	// fetched is the position after the last record taken from the client
+	// (returned or pending), per partition: where the client fetches next.
+	fetched map[int32]int64
+	// pending holds records taken from the client but cut off by a limit,
+	// in per-partition offset order; they are returned first by the next
+	// Read. pending[head:] is live.
+	pending []*kgo.Record
+	head    int
+	// err is sticky: once set every Read returns it.
+	err    error
+	closed bool
+}
+
+var _ sources.Reader = (*reader)(nil)
+
+// NewReader opens a reader of topic's partitions in start, each from its
+// given next offset (>= 0). The reader keeps its connections across Read
+// calls; Close it when the task is done with it. It does not dial: a bad
+// position or an unreachable cluster shows on Read.
+func (c *Cluster) NewReader(topic string, start map[int32]int64) (sources.Reader, error) {
+	if topic == "" {
+		return nil, &sources.ConfigError{Field: "kafka.topic", Err: errors.New("kafka: empty topic")}
+	}
+	if len(start) == 0 {
+		return nil, errors.New("kafka: new reader: no partitions")
+	}
+	offsets := make(map[int32]kgo.Offset, len(start))
+	for p, o := range start {
+		if p < 0 || o < 0 {
+			return nil, fmt.Errorf("kafka: new reader: partition %d: bad start offset %d", p, o)
+		}
+		offsets[p] = kgo.NewOffset().At(o)
+	}
+	h := &health{}
+	logger := c.logger.With("topic", topic)
+	opts := c.cfg.opts(c.brokers)
+	opts = append(opts, c.cfg.consumerOpts()...)
+	opts = append(opts,
+		kgo.WithLogger(kgoLogger{logger}),
+		kgo.WithHooks(h),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
+		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.KeepControlRecords(),
+	)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, &sources.ConfigError{Field: "kafka.brokers", Err: fmt.Errorf("kafka: new reader: %w", err)}
+	}
+	return &reader{
+		cluster: c,
+		topic:   topic,
+		cl:      cl,
+		health:  h,
+		logger:  logger,
+		next:    maps.Clone(start),
+		fetched: maps.Clone(start),
+	}, nil
+}
+
+func (r *reader) Read(ctx context.Context, lim sources.Limits) (*sources.Batch, error) {
+	b := &sources.Batch{}
+	if r.closed {
+		return r.finish(b), errors.New("kafka: read: reader closed")
+	}
+	if r.err != nil {
+		return r.finish(b), r.err
+	}
+	start := time.Now()
+	deadline := start.Add(lim.MaxWait)
+	polled := false
+	for {
+		if r.drain(b, lim) || r.err != nil || ctx.Err() != nil {
+			break
+		}
+		need := 0 // all buffered
+		if lim.MaxRows > 0 {
+			need = lim.MaxRows - len(b.Records)
+		}
+		if time.Until(deadline) <= 0 {
+			if polled {
+				break
+			}
+			// MaxWait <= 0: take what the client has buffered, without
+			// waiting (a nil context is franz-go's "do not block").
+			polled = true
+			r.absorb(ctx, r.cl.PollRecords(nil, need)) //nolint:staticcheck // nil ctx: documented non-blocking poll
+			continue
+		}
+		polled = true
+		pctx, cancel := context.WithDeadline(ctx, deadline)
+		fs := r.cl.PollRecords(pctx, need)
+		cancel()
+		r.absorb(ctx, fs)
+	}
+	if r.err != nil {
+		return r.finish(b), r.err
+	}
+	if len(b.Records) == 0 && lim.MaxWait > 0 && ctx.Err() == nil && time.Since(start) >= lim.MaxWait {
+		if err := r.health.failure(start); err != nil {
+			var ce *sources.ConfigError
+			if errors.As(err, &ce) {
+				r.err = err
+			}
+			return r.finish(b), err
+		}
+	}
+	return r.finish(b), nil
+}
+
+// finish sets b.Next to the positions after b.
+func (r *reader) finish(b *sources.Batch) *sources.Batch {
+	b.Next = maps.Clone(r.next)
+	return b
+}
+
+// drain moves pending records into b until a limit is reached, and reports
+// whether one is. Control records advance positions without counting.
+func (r *reader) drain(b *sources.Batch, lim sources.Limits) bool {
+	full := func() bool {
+		return lim.MaxRows > 0 && len(b.Records) >= lim.MaxRows ||
+			lim.MaxBytes > 0 && b.Bytes >= lim.MaxBytes
+	}
+	for r.head < len(r.pending) {
+		rec := r.pending[r.head]
+		if rec.Attrs.IsControl() {
+			r.next[rec.Partition] = rec.Offset + 1
+			r.pop()
+			continue
+		}
+		size := int64(len(rec.Key) + len(rec.Value))
+		if full() || lim.MaxBytes > 0 && len(b.Records) > 0 && b.Bytes+size > lim.MaxBytes {
+			return true
+		}
+		b.Records = append(b.Records, sources.Record{
+			Partition: rec.Partition,
+			Offset:    rec.Offset,
+			Key:       rec.Key,
+			Value:     rec.Value,
+			Timestamp: rec.Timestamp,
+		})
+		b.Bytes += size
+		r.next[rec.Partition] = rec.Offset + 1
+		r.pop()
+	}
+	return full()
+}
+
+func (r *reader) pop() {
+	r.pending[r.head] = nil
+	r.head++
+	if r.head == len(r.pending) {
+		r.pending, r.head = r.pending[:0], 0
+	}
+}
+
+// absorb takes a poll's records into pending and turns its errors into the
+// sticky r.err, or logs and drops them when they are transient.
+func (r *reader) absorb(ctx context.Context, fs kgo.Fetches) {
+	var oor []int32
+	for _, fe := range fs.Errors() {
+		err := fe.Err
+		switch {
+		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+			// our own poll deadline or the caller's ctx
+		case errors.Is(err, kgo.ErrClientClosed):
+			r.setErr(fmt.Errorf("kafka: read: %w", err))
+		case errors.Is(err, kerr.OffsetOutOfRange):
+			oor = append(oor, fe.Partition)
+		case isAuthErr(err):
+			r.setErr(&sources.ConfigError{Field: "kafka.properties",
+				Err: fmt.Errorf("kafka: fetch %s[%d]: %w", fe.Topic, fe.Partition, err)})
+		case errors.Is(err, kerr.UnknownTopicID):
+			r.setErr(&sources.ConfigError{Field: "kafka.topic",
+				Err: fmt.Errorf("kafka: fetch %s: topic was deleted or recreated: %w", fe.Topic, err)})
+		case kerr.IsRetriable(err):
+			r.logger.Debug("kafka: retriable fetch error", "partition", fe.Partition, "err", err)
+		default:
+			r.setErr(fmt.Errorf("kafka: fetch %s[%d]: %w", fe.Topic, fe.Partition, err))
+		}
+	}
+	fs.EachRecord(func(rec *kgo.Record) {
+		if rec.Topic != r.topic {
+			return
+		}
+		if _, ok := r.fetched[rec.Partition]; !ok {
+			return
+		}
+		r.pending = append(r.pending, rec)
+		r.fetched[rec.Partition] = rec.Offset + 1
+	})
+	if len(oor) > 0 && r.err == nil {
+		slices.Sort(oor)
+		p := oor[0]
+		e := &sources.OutOfRangeError{Partition: p, Offset: r.fetched[p], LogStart: -1, LogEnd: -1}
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), boundsTimeout)
+		defer cancel()
+		if lo, hi, err := r.cluster.Bounds(bctx, r.topic); err == nil {
+			if v, ok := lo[p]; ok {
+				e.LogStart = v
+			}
+			if v, ok := hi[p]; ok {
+				e.LogEnd = v
+			}
+		} else {
+			r.logger.Warn("kafka: list bounds for out-of-range error", "partition", p, "err", err)
+		}
+		r.setErr(e)
+	}
+}
+
+func (r *reader) setErr(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+func (r *reader) Close() {
+	if r.closed {
+		return
+	}
+	r.closed = true
+	r.cl.Close()
+	r.pending, r.head = nil, 0
+}
+
+// health watches the reader's broker connections through franz-go hooks
+// (called from franz-go goroutines) to tell "no data" from "no broker".
+type health struct {
+	mu        sync.Mutex
+	lastOK    time.Time // last fetch or metadata response read
+	lastErr   error     // last failed connection attempt
+	lastErrAt time.Time
+	authErr   error // last auth or TLS failure, cleared by a response
+}
+
+var (
+	_ kgo.HookBrokerConnect = (*health)(nil)
+	_ kgo.HookBrokerRead    = (*health)(nil)
+)
+
+// Request keys that prove an authenticated, working connection.
+const (
+	keyFetch    = 1
+	keyMetadata = 3
+)
+
+func (h *health) OnBrokerConnect(_ kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	if err == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lastErr, h.lastErrAt = err, time.Now()
+	if isAuthErr(err) {
+		h.authErr = err
+	}
+}
+
+func (h *health) OnBrokerRead(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if err != nil || key != keyFetch && key != keyMetadata {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lastOK, h.authErr = time.Now(), nil
+}
+
+// failure is the error for a Read since start that returned nothing: a
+// *sources.ConfigError if connections fail authentication, a
+// *sources.UnreachableError if no broker answered and connecting failed, nil
+// otherwise.
+func (h *health) failure(since time.Time) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.lastOK.After(since) {
+		return nil
+	}
+	if h.authErr != nil {
+		return &sources.ConfigError{Field: "kafka.properties", Err: fmt.Errorf("kafka: connect: %w", h.authErr)}
+	}
+	if h.lastErr != nil && h.lastErrAt.After(since) {
+		return &sources.UnreachableError{Err: fmt.Errorf("kafka: no broker answered since %s: %w",
+			since.Format(time.RFC3339), h.lastErr)}
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package sources
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Record is one data record read from a source. Control records (Kafka
+// transaction markers) are never returned as Records; they only advance
+// Batch.Next.
+type Record struct {
+	Partition int32
+	Offset    int64
+	Key       []byte
+	Value     []byte
+	Timestamp time.Time
+}
+
+// Size is the record's payload size in bytes (key + value), the unit of
+// Limits.MaxBytes and Batch.Bytes.
+func (r *Record) Size() int64 { return int64(len(r.Key) + len(r.Value)) }
+
+// Batch is what one Read returns.
+type Batch struct {
+	// Records in offset order within each partition; partitions interleave.
+	Records []Record
+	// Next is the position (next offset to read) after this batch for EVERY
+	// partition the Reader reads, including partitions without records in
+	// this batch (their position is then unchanged, or advanced past
+	// control records).
+	//
+	// INVARIANT: for every partition p, the Records of p are exactly the
+	// data records in [previous Next[p], Next[p]).
+	Next map[int32]int64
+	// Bytes is the sum of Record.Size over Records.
+	Bytes int64
+}
+
+// Limits bound one Read. A zero MaxRows or MaxBytes means no limit of that
+// kind.
+type Limits struct {
+	// MaxRows is the most data records a Read returns.
+	MaxRows int
+	// MaxBytes bounds the sum of record sizes (key + value). A Read stops
+	// before a record that would exceed it, except that it always returns
+	// at least one record when one is available, so that a record larger
+	// than MaxBytes still makes progress.
+	MaxBytes int64
+	// MaxWait is how long a Read waits for MaxRows / MaxBytes to be reached
+	// before it returns what it has. Zero or less: return what is already
+	// buffered without waiting.
+	MaxWait time.Duration
+}
+
+// Reader reads a fixed set of partitions from given start positions. It is
+// not safe for concurrent use: one goroutine at a time.
+type Reader interface {
+	// Read blocks until a limit is reached (rows or bytes), MaxWait has
+	// elapsed or ctx is done, and returns what it has, possibly nothing
+	// (Next then equals the previous positions). The returned Batch is
+	// never nil and always consistent with its Next, even when the error
+	// is not nil: a caller may commit it before acting on the error.
+	//
+	// After a Read whose Batch the caller does not commit, or after any
+	// error, the caller must Close the Reader and open a new one from its
+	// committed positions.
+	Read(ctx context.Context, lim Limits) (*Batch, error)
+	// Close releases the Reader's connections and buffers. It is
+	// idempotent.
+	Close()
+}
+
+// OutOfRangeError says the data a job needs is no longer in the source
+// (deleted by retention) or its position is beyond the end of the partition.
+// The job must pause; it must never skip.
+type OutOfRangeError struct {
+	Partition int32
+	// Offset is the position the job needs next for Partition.
+	Offset int64
+	// LogStart and LogEnd are the partition's bounds when the error was
+	// found, -1 when they could not be listed.
+	LogStart, LogEnd int64
+}
+
+func (e *OutOfRangeError) Error() string {
+	return fmt.Sprintf("sources: partition %d: offset %d is out of range [%d, %d]",
+		e.Partition, e.Offset, e.LogStart, e.LogEnd)
+}
+
+// ConfigError is a failure that retrying cannot fix: a bad property, failed
+// authentication or authorization, an unknown topic or partition.
+type ConfigError struct {
+	// Field names the spec field at fault when it is known, for example
+	// "kafka.properties.sasl.mechanism" or "kafka.topic"; empty otherwise.
+	Field string
+	Err   error
+}
+
+func (e *ConfigError) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("sources: configuration: %s: %v", e.Field, e.Err)
+	}
+	return fmt.Sprintf("sources: configuration: %v", e.Err)
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// UnreachableError is a transient failure to reach the source: brokers down,
+// network partition, a leader election that did not settle.
+type UnreachableError struct{ Err error }
+
+func (e *UnreachableError) Error() string { return fmt.Sprintf("sources: unreachable: %v", e.Err) }
+
+func (e *UnreachableError) Unwrap() error { return e.Err }

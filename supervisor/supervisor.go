@@ -1,0 +1,145 @@
+// Package supervisor decides what happens to a failed actor: it maps typed
+// failures to protoactor directives and restarts with a real exponential
+// back-off (with jitter and a cap) inside a restart budget.
+//
+// protoactor-go's bundled "exponential" strategy grows linearly and never
+// gives up; Strategy replaces it. A Strategy is shared by all children of one
+// parent and is safe for concurrent use: the only state it keeps is the
+// child's RestartStatistics, which protoactor owns, and a mutex-guarded
+// random source for jitter.
+package supervisor
+
+import (
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// Permanent marks a failure that restarting cannot fix (bad configuration,
+// authorization). The decider stops the actor instead of restarting it.
+type Permanent struct{ Err error }
+
+func (e *Permanent) Error() string { return "supervisor: permanent failure: " + e.Err.Error() }
+func (e *Permanent) Unwrap() error { return e.Err }
+
+// Policy is a restart budget and back-off.
+type Policy struct {
+	// MaxRestarts within Window before the child is stopped. Default 10.
+	MaxRestarts int
+	// Window over which restarts are counted. Default 30s.
+	Window time.Duration
+	// InitialBackoff before the first restart. Default 100ms.
+	InitialBackoff time.Duration
+	// MaxBackoff caps the delay. Default 10s.
+	MaxBackoff time.Duration
+	// Jitter is the fraction of the delay drawn at random, 0..1. Default 0.2.
+	Jitter float64
+}
+
+// DefaultPolicy returns the defaults documented on Policy.
+func DefaultPolicy() Policy {
+	return Policy{MaxRestarts: 10, Window: 30 * time.Second, InitialBackoff: 100 * time.Millisecond, MaxBackoff: 10 * time.Second, Jitter: 0.2}
+}
+
+// Decide maps a failure reason to a directive: a *Permanent error stops the
+// actor; everything else (transient errors, panics) restarts it.
+func Decide(reason any) actor.Directive {
+	if err, ok := reason.(error); ok {
+		var p *Permanent
+		if errors.As(err, &p) {
+			return actor.StopDirective
+		}
+	}
+	return actor.RestartDirective
+}
+
+// Strategy is a one-for-one supervisor strategy with exponential back-off.
+type Strategy struct {
+	policy Policy
+	decide actor.DeciderFunc
+	mu     struct {
+		sync.Mutex
+		rnd *rand.Rand
+	}
+}
+
+var _ actor.SupervisorStrategy = (*Strategy)(nil)
+
+// NewStrategy returns a strategy for p; decide may be nil (Decide is used).
+func NewStrategy(p Policy, decide actor.DeciderFunc, seed uint64) *Strategy {
+	d := DefaultPolicy()
+	if p.MaxRestarts > 0 {
+		d.MaxRestarts = p.MaxRestarts
+	}
+	if p.Window > 0 {
+		d.Window = p.Window
+	}
+	if p.InitialBackoff > 0 {
+		d.InitialBackoff = p.InitialBackoff
+	}
+	if p.MaxBackoff > 0 {
+		d.MaxBackoff = p.MaxBackoff
+	}
+	if p.Jitter > 0 && p.Jitter <= 1 {
+		d.Jitter = p.Jitter
+	}
+	if decide == nil {
+		decide = Decide
+	}
+	s := &Strategy{policy: d, decide: decide}
+	s.mu.rnd = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	return s
+}
+
+// Backoff returns the delay before restart number n (1-based) without
+// jitter: InitialBackoff * 2^(n-1), capped at MaxBackoff.
+func (p Policy) Backoff(n int) time.Duration {
+	d := p.InitialBackoff
+	for i := 1; i < n && d < p.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, p.MaxBackoff)
+}
+
+func (s *Strategy) jittered(d time.Duration) time.Duration {
+	s.mu.Lock()
+	f := s.mu.rnd.Float64()
+	s.mu.Unlock()
+	// d * (1 - jitter/2 + jitter*f): centred on d.
+	return time.Duration(float64(d) * (1 - s.policy.Jitter/2 + s.policy.Jitter*f))
+}
+
+// HandleFailure implements actor.SupervisorStrategy.
+func (s *Strategy) HandleFailure(system *actor.ActorSystem, sup actor.Supervisor, child *actor.PID, rs *actor.RestartStatistics, reason any, message any) {
+	switch s.decide(reason) {
+	case actor.ResumeDirective:
+		sup.ResumeChildren(child)
+	case actor.StopDirective:
+		publish(system, child, reason, actor.StopDirective)
+		sup.StopChildren(child)
+	case actor.EscalateDirective:
+		sup.EscalateFailure(reason, message)
+	default:
+		if rs.NumberOfFailures(s.policy.Window) == 0 {
+			rs.Reset()
+		}
+		rs.Fail()
+		n := rs.NumberOfFailures(s.policy.Window)
+		if n > s.policy.MaxRestarts {
+			rs.Reset()
+			publish(system, child, reason, actor.StopDirective)
+			sup.StopChildren(child)
+			return
+		}
+		delay := s.jittered(s.policy.Backoff(n))
+		publish(system, child, reason, actor.RestartDirective)
+		time.AfterFunc(delay, func() { sup.RestartChildren(child) })
+	}
+}
+
+func publish(system *actor.ActorSystem, child *actor.PID, reason any, d actor.Directive) {
+	system.EventStream.Publish(&actor.SupervisorEvent{Child: child, Reason: reason, Directive: d})
+}

@@ -1,0 +1,206 @@
+package table
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/loadnode/loadnode/api"
+	"google.golang.org/protobuf/proto"
+)
+
+func TestValueRoundTrip(t *testing.T) {
+	s := testSchema(t)
+	pos := Pos{JobID: 42, Partition: -3, Offset: -17}
+	rows := [][]Value{
+		{vI(1), vF(2.5), vS("bob"), vB(true), vI(1709296245123456), vS("hi")},
+		{vN, vN, vN, vN, vN, vN},
+		{vI(math.MinInt64), vF(math.Inf(-1)), vS(""), vB(false), vI(minTimestampMicros), vS(strings.Repeat("x", 300))},
+		{vI(math.MaxInt64), vF(-0.0), vS("é世😀\x00\xff"), vN, vI(maxTimestampMicros), vN},
+		{vI(-1), vF(math.SmallestNonzeroFloat64), vN, vB(true), vI(-1), vS("\"")},
+		{vI(0), vF(math.NaN()), vS("a"), vB(false), vI(0), vS("")},
+	}
+	for _, p := range []Pos{pos, {}, {JobID: math.MaxUint64, Partition: math.MinInt32, Offset: math.MaxInt64}, {Partition: math.MaxInt32, Offset: math.MinInt64}} {
+		for i, row := range rows {
+			b := AppendValue([]byte("prefix"), s, p, row)
+			if !bytes.HasPrefix(b, []byte("prefix")) {
+				t.Fatalf("AppendValue dropped dst")
+			}
+			got, gotPos, err := DecodeValue(s, b[len("prefix"):], []Value{{Str: "junk"}})
+			if err != nil {
+				t.Fatalf("row %d: DecodeValue: %v", i, err)
+			}
+			if gotPos != p || !equalRows(got, row) {
+				t.Errorf("row %d: round trip\n got %+v %+v\nwant %+v %+v", i, gotPos, got, p, row)
+			}
+		}
+	}
+}
+
+func TestDecodeValueCorrupt(t *testing.T) {
+	s := testSchema(t)
+	good := AppendValue(nil, s, Pos{JobID: 1, Partition: 2, Offset: 3}, []Value{vI(1), vF(2.5), vS("bob"), vB(true), vI(5), vS("hi")})
+	other, _ := NewSchema(spec("t", col("a", api.ColumnType_INT64)))
+	if _, _, err := DecodeValue(other, good, nil); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("column count mismatch: err = %v", err)
+	}
+	if _, _, err := DecodeValue(s, nil, nil); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("empty: err = %v", err)
+	}
+	bad := slices.Clone(good)
+	bad[0] = 9
+	if _, _, err := DecodeValue(s, bad, nil); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("format byte: err = %v", err)
+	}
+	if _, _, err := DecodeValue(s, append(slices.Clone(good), 0), nil); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("trailing byte: err = %v", err)
+	}
+	// Every truncation and every single-byte change must be an error or a
+	// value, never a panic.
+	for n := range len(good) {
+		if _, _, err := DecodeValue(s, good[:n], nil); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("truncated to %d: err = %v", n, err)
+		}
+	}
+	for i := range good {
+		for _, c := range []byte{0, 1, 2, 0x7f, 0x80, 0xff} {
+			b := slices.Clone(good)
+			b[i] = c
+			DecodeValue(s, b, nil)
+		}
+	}
+}
+
+func TestKeyOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	t.Logf("seed 1,2")
+	edgesJ := []uint64{0, 1, 2, math.MaxUint32, 1 << 63, math.MaxUint64}
+	edgesP := []int32{math.MinInt32, -2, -1, 0, 1, math.MaxInt32}
+	edgesO := []int64{math.MinInt64, -1 << 40, -2, -1, 0, 1, 255, 256, 1 << 40, math.MaxInt64}
+	var pos []Pos
+	for _, j := range edgesJ {
+		for _, p := range edgesP {
+			for _, o := range edgesO {
+				pos = append(pos, Pos{j, p, o})
+			}
+		}
+	}
+	for range 1000 {
+		pos = append(pos, Pos{rng.Uint64() >> rng.IntN(64), int32(rng.Uint32()) >> rng.IntN(32), int64(rng.Uint64()) >> rng.IntN(64)})
+	}
+	cmpPos := func(a, b Pos) int {
+		switch {
+		case a.JobID != b.JobID:
+			return cmpOrd(a.JobID, b.JobID)
+		case a.Partition != b.Partition:
+			return cmpOrd(a.Partition, b.Partition)
+		}
+		return cmpOrd(a.Offset, b.Offset)
+	}
+	keys := make([][]byte, len(pos))
+	for i, p := range pos {
+		keys[i] = AppendKey(nil, api.TableModel_DUPLICATE, p, nil)
+		if len(keys[i]) != KeyLen {
+			t.Fatalf("key of %d bytes", len(keys[i]))
+		}
+		got, err := DecodeKey(api.TableModel_DUPLICATE, keys[i])
+		if err != nil || got != p {
+			t.Fatalf("DecodeKey = %+v, %v; want %+v", got, err, p)
+		}
+	}
+	for i := range pos {
+		for j := range pos {
+			if g, w := bytes.Compare(keys[i], keys[j]), cmpPos(pos[i], pos[j]); g != w {
+				t.Fatalf("key order of %+v vs %+v = %d, want %d", pos[i], pos[j], g, w)
+			}
+		}
+	}
+	if _, err := DecodeKey(api.TableModel_DUPLICATE, keys[0][:5]); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("short key: err = %v", err)
+	}
+}
+
+func cmpOrd[T int32 | int64 | uint64](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func TestToProto(t *testing.T) {
+	s := testSchema(t)
+	row := ToProto(s, []Value{vI(-1), vF(2.5), vS("bad\xff"), vB(true), vI(1000), vN}, Pos{JobID: 7, Partition: 1, Offset: 99})
+	want := &api.Row{JobId: 7, Partition: 1, Offset: 99, Values: []*api.Value{
+		{Kind: &api.Value_Int64{Int64: -1}},
+		{Kind: &api.Value_Float64{Float64: 2.5}},
+		{Kind: &api.Value_String_{String_: "bad\uFFFD"}},
+		{Kind: &api.Value_Bool{Bool: true}},
+		{Kind: &api.Value_TimestampMicros{TimestampMicros: 1000}},
+		{Kind: &api.Value_Null{Null: true}},
+	}}
+	if !proto.Equal(row, want) {
+		t.Errorf("ToProto = %v\nwant %v", row, want)
+	}
+	if _, err := proto.Marshal(row); err != nil {
+		t.Errorf("Marshal: %v", err)
+	}
+}
+
+func TestAppendJSON(t *testing.T) {
+	s := testSchema(t)
+	tests := []struct {
+		row  []Value
+		want string
+	}{
+		{[]Value{vI(1), vF(2.5), vS("bob"), vB(true), vT("2024-03-01T12:30:45.123456Z"), vS("hi")},
+			`{"id":1,"amount":2.5,"name":"bob","ok":true,"ts":"2024-03-01T12:30:45.123456Z","note":"hi"}`},
+		{[]Value{vN, vN, vN, vN, vN, vN},
+			`{"id":null,"amount":null,"name":null,"ok":null,"ts":null,"note":null}`},
+		{[]Value{vI(-5), vF(1e21), vS("a\"b\\c\n\t\x01<>&\u2028é\xff"), vB(false), vI(0), vS("")},
+			`{"id":-5,"amount":1e+21,"name":"a\"b\\c\n\t\u0001<>&\u2028é\ufffd","ok":false,"ts":"1970-01-01T00:00:00Z","note":""}`},
+		{[]Value{vI(0), vF(1e-7), vN, vN, vT("1969-12-31T23:59:59.9Z"), vN},
+			`{"id":0,"amount":1e-7,"name":null,"ok":null,"ts":"1969-12-31T23:59:59.9Z","note":null}`},
+		{[]Value{vI(0), vF(math.NaN()), vN, vN, vN, vN},
+			`{"id":0,"amount":null,"name":null,"ok":null,"ts":null,"note":null}`},
+		{[]Value{vI(0), vF(1234567.125), vN, vN, vN, vN},
+			`{"id":0,"amount":1234567.125,"name":null,"ok":null,"ts":null,"note":null}`},
+	}
+	for _, tt := range tests {
+		got := string(AppendJSON(nil, s, tt.row))
+		if got != tt.want {
+			t.Errorf("AppendJSON\n got %s\nwant %s", got, tt.want)
+		}
+		if !json.Valid([]byte(got)) {
+			t.Errorf("AppendJSON output is not valid JSON: %s", got)
+		}
+	}
+}
+
+func TestFormatValue(t *testing.T) {
+	tests := []struct {
+		t    api.ColumnType
+		v    Value
+		want string
+	}{
+		{api.ColumnType_INT64, vI(-12), "-12"},
+		{api.ColumnType_INT64, vN, "NULL"},
+		{api.ColumnType_FLOAT64, vF(1234567.5), "1234567.5"},
+		{api.ColumnType_FLOAT64, vF(0.1), "0.1"},
+		{api.ColumnType_STRING, vS("a b"), "a b"},
+		{api.ColumnType_BOOL, vB(true), "true"},
+		{api.ColumnType_TIMESTAMP, vT("2024-03-01T12:30:45.1Z"), "2024-03-01T12:30:45.1Z"},
+	}
+	for _, tt := range tests {
+		if got := FormatValue(col("c", tt.t), tt.v); got != tt.want {
+			t.Errorf("FormatValue(%v, %+v) = %q, want %q", tt.t, tt.v, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,145 @@
+package table
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/loadnode/loadnode/api"
+)
+
+// parseCSV splits p.raw into fields and parses each into its column.
+//
+// A record is one line: a trailing "\n" or "\r\n" is dropped. A field that
+// starts with a quote runs to the closing quote ("" is a literal quote) and
+// must be followed by the separator or the end; elsewhere quotes are
+// literal. An unquoted empty field is NULL except in STRING columns (the
+// empty string); an unquoted \N is NULL in every column.
+func (p *Parser) parseCSV() error {
+	rec := p.raw
+	if n := len(rec); n > 0 && rec[n-1] == '\n' {
+		rec = rec[:n-1]
+		if n > 1 && rec[n-2] == '\r' {
+			rec = rec[:n-2]
+		}
+	}
+	ncols := len(p.types)
+	col, pos := 0, 0
+	for {
+		if col == ncols {
+			return &ParseError{Reason: "csv: " + plural(col+p.countFields(rec, pos), "field") + ", table has " + plural(ncols, "column")}
+		}
+		last := false
+		if pos < len(rec) && rec[pos] == '"' {
+			end, err := p.quotedField(col, rec, pos)
+			if err != nil {
+				return err
+			}
+			pos = end
+			if pos == len(rec) {
+				last = true
+			} else {
+				pos += len(p.sep)
+			}
+		} else {
+			var j int
+			if len(p.sep) == 1 {
+				j = bytes.IndexByte(rec[pos:], p.sepByte)
+			} else {
+				j = bytes.Index(rec[pos:], p.sep)
+			}
+			end := pos + j
+			if j < 0 {
+				end, last = len(rec), true
+			}
+			p.plainField(col, rec[pos:end], pos)
+			pos = end + len(p.sep)
+		}
+		col++
+		if last {
+			break
+		}
+	}
+	if col != ncols {
+		return &ParseError{Reason: "csv: " + plural(col, "field") + ", table has " + plural(ncols, "column")}
+	}
+	if p.colErr != nil {
+		return p.colErr
+	}
+	return nil
+}
+
+// plainField parses an unquoted field.
+func (p *Parser) plainField(col int, b []byte, off int) {
+	switch {
+	case len(b) == 0:
+		if p.types[col] == api.ColumnType_STRING {
+			p.dst[col] = Value{}
+		} else {
+			p.dst[col] = Value{Null: true}
+		}
+	case len(b) == 2 && b[0] == '\\' && b[1] == 'N':
+		p.dst[col] = Value{Null: true}
+	default:
+		p.setText(col, b, off)
+	}
+}
+
+// quotedField parses the quoted field starting at rec[pos] == '"' and returns
+// the offset just after its closing quote, which is the end of rec or the
+// start of a separator.
+func (p *Parser) quotedField(col int, rec []byte, pos int) (int, error) {
+	start := pos + 1
+	i := start
+	escaped := false
+	for {
+		j := bytes.IndexByte(rec[i:], '"')
+		if j < 0 {
+			return 0, &ParseError{Column: p.s.cols[col].GetName(), Reason: "csv: column " + p.s.cols[col].GetName() + ": unterminated quoted field starting at byte " + strconv.Itoa(pos)}
+		}
+		i += j
+		if i+1 < len(rec) && rec[i+1] == '"' {
+			escaped = true
+			i += 2
+			continue
+		}
+		break
+	}
+	end := i + 1 // after the closing quote
+	if end != len(rec) && !bytes.HasPrefix(rec[end:], p.sep) {
+		return 0, &ParseError{Column: p.s.cols[col].GetName(), Reason: "csv: column " + p.s.cols[col].GetName() + ": unexpected text after closing quote at byte " + strconv.Itoa(end)}
+	}
+	b := rec[start:i]
+	if len(b) == 0 {
+		p.plainField(col, b, start)
+		return end, nil
+	}
+	if !escaped {
+		p.setText(col, b, start)
+		return end, nil
+	}
+	buf := p.buf[:0]
+	for k := 0; k < len(b); k++ {
+		buf = append(buf, b[k])
+		if b[k] == '"' {
+			k++ // skip the second quote of ""
+		}
+	}
+	p.buf = buf
+	p.setText(col, buf, -1)
+	return end, nil
+}
+
+// countFields counts the fields of rec from pos on, for an error message.
+func (p *Parser) countFields(rec []byte, pos int) int {
+	if pos > len(rec) {
+		return 0
+	}
+	return bytes.Count(rec[pos:], p.sep) + 1
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}

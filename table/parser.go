@@ -1,0 +1,386 @@
+package table
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/loadnode/loadnode/api"
+)
+
+// Format says how source records are laid out.
+type Format struct {
+	// Kind is "csv" or "json" (case-insensitive); empty means csv.
+	Kind string
+	// ColumnSeparator separates csv fields; empty means ",". It may be
+	// several bytes; "\t" (tab), the two characters `\t`, and `\xHH` escapes
+	// are accepted. Ignored for json.
+	ColumnSeparator string
+	// JSONPaths, json only, has one path per column: "$.a.b", "$.a[0]",
+	// "$['a']"; "$" is the whole record. Empty means top-level keys match the
+	// column names. A single element holding a JSON array of paths (the Doris
+	// spelling `["$.a","$.b"]`) is accepted too.
+	JSONPaths []string
+}
+
+// ParseError is why one record did not parse. Its message is a human reason
+// for an error row, without a package prefix (it describes the data, not
+// this package), e.g. `column amount: "abc" is not an INT64`.
+type ParseError struct {
+	Column string // the column at fault; empty when the record as a whole is bad
+	Reason string
+}
+
+func (e *ParseError) Error() string { return e.Reason }
+
+// Parser turns one source record into one row. It is not safe for concurrent
+// use: it reuses buffers. Use one per task.
+type Parser struct {
+	s     *Schema
+	types []api.ColumnType
+	json  bool
+
+	// csv
+	sep     []byte
+	sepByte byte // sep[0] when len(sep) == 1
+
+	// json
+	root *jnode
+
+	// per record
+	raw    []byte
+	rawStr string // string(raw), made on demand to slice STRING values from
+	hasStr bool
+	dst    []Value
+	colErr *ParseError
+	buf    []byte // unescape scratch
+}
+
+// NewParser validates f against s and returns a parser. Errors are
+// *FieldError naming format, column_separator or jsonpaths.
+func NewParser(s *Schema, f Format) (*Parser, error) {
+	p := &Parser{s: s, types: s.types}
+	switch strings.ToLower(f.Kind) {
+	case "", "csv":
+		if len(f.JSONPaths) > 0 {
+			return nil, fieldErr("jsonpaths", "jsonpaths apply to the json format only")
+		}
+		sep, err := parseSeparator(f.ColumnSeparator)
+		if err != nil {
+			return nil, fieldErr("column_separator", "%s", err)
+		}
+		p.sep = sep
+		p.sepByte = sep[0]
+	case "json":
+		p.json = true
+		root, err := compilePaths(s, f.JSONPaths)
+		if err != nil {
+			return nil, err
+		}
+		p.root = root
+	default:
+		return nil, fieldErr("format", "unknown format %q (want csv or json)", f.Kind)
+	}
+	return p, nil
+}
+
+// parseSeparator decodes a column separator: empty means ",", `\t` is a tab,
+// `\\` a backslash and `\xHH` a byte.
+func parseSeparator(s string) ([]byte, error) {
+	if s == "" {
+		return []byte{','}, nil
+	}
+	var out []byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			out = append(out, c)
+			continue
+		}
+		switch s[i+1] {
+		case 't':
+			out = append(out, '\t')
+			i++
+		case '\\':
+			out = append(out, '\\')
+			i++
+		case 'x', 'X':
+			if i+3 < len(s) {
+				v, err := strconv.ParseUint(s[i+2:i+4], 16, 8)
+				if err == nil {
+					out = append(out, byte(v))
+					i += 3
+					continue
+				}
+			}
+			return nil, fmt.Errorf("bad escape in %q: want \\xHH", s)
+		default:
+			out = append(out, c)
+		}
+	}
+	for _, c := range out {
+		if c == '"' || c == '\n' || c == '\r' {
+			return nil, fmt.Errorf("separator %q may not contain a quote or a line break", s)
+		}
+	}
+	return out, nil
+}
+
+// Parse parses raw into dst (resized to the number of columns) and returns
+// it. Errors are *ParseError. STRING values may share one copy of raw; raw
+// itself is not retained.
+func (p *Parser) Parse(raw []byte, dst []Value) ([]Value, error) {
+	n := len(p.types)
+	if cap(dst) < n {
+		dst = make([]Value, n)
+	}
+	dst = dst[:n]
+	p.raw, p.rawStr, p.hasStr, p.dst, p.colErr = raw, "", false, dst, nil
+	var err error
+	if p.json {
+		err = p.parseJSON()
+	} else {
+		err = p.parseCSV()
+	}
+	p.raw, p.rawStr, p.dst = nil, "", nil
+	if err != nil {
+		return dst, err
+	}
+	return dst, nil
+}
+
+// str returns raw[i:j] as a string, slicing one copy of the record.
+func (p *Parser) str(i, j int) string {
+	if !p.hasStr {
+		p.rawStr, p.hasStr = string(p.raw), true
+	}
+	return p.rawStr[i:j]
+}
+
+// setErr records the first column error of a record.
+func (p *Parser) setErr(col int, format string, args ...any) {
+	if p.colErr == nil {
+		name := p.s.cols[col].GetName()
+		p.colErr = &ParseError{Column: name, Reason: "column " + name + ": " + fmt.Sprintf(format, args...)}
+	}
+}
+
+// setText parses text b into column col. When off >= 0, b is raw[off:off+len(b)]
+// and a STRING value slices the record copy; otherwise b is scratch and is
+// copied.
+func (p *Parser) setText(col int, b []byte, off int) {
+	v := &p.dst[col]
+	*v = Value{}
+	switch p.types[col] {
+	case api.ColumnType_INT64:
+		n, e := parseInt(b)
+		if e != numOK {
+			p.textErr(col, b, e)
+			return
+		}
+		v.Int = n
+	case api.ColumnType_FLOAT64:
+		f, e := parseFloat(b)
+		if e != numOK {
+			p.textErr(col, b, e)
+			return
+		}
+		v.Float = f
+	case api.ColumnType_STRING:
+		if !utf8.Valid(b) {
+			p.setErr(col, "%s is not valid UTF-8", quote(b))
+			return
+		}
+		if off >= 0 {
+			v.Str = p.str(off, off+len(b))
+		} else {
+			v.Str = string(b)
+		}
+	case api.ColumnType_BOOL:
+		t, ok := parseBool(b)
+		if !ok {
+			p.textErr(col, b, numSyntax)
+			return
+		}
+		v.Bool = t
+	case api.ColumnType_TIMESTAMP:
+		t, e := parseTimestamp(b)
+		if e != numOK {
+			p.textErr(col, b, e)
+			return
+		}
+		v.Int = t
+	}
+}
+
+func (p *Parser) textErr(col int, b []byte, e numError) {
+	t := p.types[col]
+	if e == numRange {
+		p.setErr(col, "%s is out of range for %s", quote(b), t)
+		return
+	}
+	p.setErr(col, "%s is not %s", quote(b), article(t))
+}
+
+// article is "an INT64", "a FLOAT64", ...
+func article(t api.ColumnType) string {
+	if t == api.ColumnType_INT64 {
+		return "an " + t.String()
+	}
+	return "a " + t.String()
+}
+
+// maxQuoted bounds how much of a bad value an error message repeats.
+const maxQuoted = 64
+
+func quote(b []byte) string {
+	if len(b) > maxQuoted {
+		return strconv.Quote(string(b[:maxQuoted])) + "..."
+	}
+	return strconv.Quote(string(b))
+}
+
+// ---------------------------------------------------------------- json paths
+
+// jnode is one step of the compiled jsonpaths: the columns that take the
+// value found here, and the keys or array elements to descend into.
+type jnode struct {
+	cols  []int
+	names []string // object keys, in first-seen order
+	kids  []*jnode // kids[i] follows names[i]
+	index map[string]int
+	elems map[int]*jnode // array elements
+}
+
+func (n *jnode) key(name string) *jnode {
+	if i, ok := n.index[name]; ok {
+		return n.kids[i]
+	}
+	if n.index == nil {
+		n.index = make(map[string]int)
+	}
+	k := &jnode{}
+	n.index[name] = len(n.names)
+	n.names = append(n.names, name)
+	n.kids = append(n.kids, k)
+	return k
+}
+
+func (n *jnode) elem(i int) *jnode {
+	if k, ok := n.elems[i]; ok {
+		return k
+	}
+	if n.elems == nil {
+		n.elems = make(map[int]*jnode)
+	}
+	k := &jnode{}
+	n.elems[i] = k
+	return k
+}
+
+// lookup finds the child for key b, trying names[hint] first (records
+// usually list keys in column order). It returns the child and its index.
+func (n *jnode) lookup(b []byte, hint int) (*jnode, int) {
+	if hint < len(n.names) && n.names[hint] == string(b) {
+		return n.kids[hint], hint
+	}
+	if i, ok := n.index[string(b)]; ok {
+		return n.kids[i], i
+	}
+	return nil, -1
+}
+
+func (n *jnode) hasChildren() bool { return len(n.names) > 0 || len(n.elems) > 0 }
+
+// compilePaths builds the path tree: one top-level key per column when paths
+// is empty, else one path per column.
+func compilePaths(s *Schema, paths []string) (*jnode, error) {
+	root := &jnode{}
+	if len(paths) == 0 {
+		for i, c := range s.cols {
+			k := root.key(c.GetName())
+			k.cols = append(k.cols, i)
+		}
+		return root, nil
+	}
+	if len(paths) == 1 && strings.HasPrefix(strings.TrimSpace(paths[0]), "[") {
+		var list []string
+		if err := json.Unmarshal([]byte(paths[0]), &list); err != nil {
+			return nil, fieldErr("jsonpaths", "not a JSON array of strings: %v", err)
+		}
+		paths = list
+	}
+	if len(paths) != len(s.cols) {
+		return nil, fieldErr("jsonpaths", "%d paths for %d columns: want one path per column", len(paths), len(s.cols))
+	}
+	for i, path := range paths {
+		n, err := compilePath(root, path)
+		if err != nil {
+			return nil, fieldErr(fmt.Sprintf("jsonpaths[%d]", i), "%q: %s", path, err)
+		}
+		if n == root && s.types[i] != api.ColumnType_STRING {
+			return nil, fieldErr(fmt.Sprintf("jsonpaths[%d]", i), "%q is the whole record, which only a STRING column can take (column %s is %s)", path, s.cols[i].GetName(), s.types[i])
+		}
+		n.cols = append(n.cols, i)
+	}
+	return root, nil
+}
+
+// compilePath adds one path to the tree and returns its node. Syntax: "$"
+// then any of .key, ['key'], ["key"], [n].
+func compilePath(root *jnode, path string) (*jnode, error) {
+	if !strings.HasPrefix(path, "$") {
+		return nil, fmt.Errorf("must start with $")
+	}
+	n := root
+	rest := path[1:]
+	for len(rest) > 0 {
+		switch rest[0] {
+		case '.':
+			rest = rest[1:]
+			end := strings.IndexAny(rest, ".[")
+			if end < 0 {
+				end = len(rest)
+			}
+			key := rest[:end]
+			if key == "" || key == "*" {
+				return nil, fmt.Errorf("empty or wildcard key")
+			}
+			n = n.key(key)
+			rest = rest[end:]
+		case '[':
+			if len(rest) > 1 && (rest[1] == '\'' || rest[1] == '"') {
+				q := rest[1]
+				end := strings.Index(rest[2:], string(q)+"]")
+				if end < 0 {
+					return nil, fmt.Errorf("unclosed [%c", q)
+				}
+				if end == 0 {
+					return nil, fmt.Errorf("empty key")
+				}
+				n = n.key(rest[2 : 2+end])
+				rest = rest[2+end+2:]
+				continue
+			}
+			end := strings.IndexByte(rest, ']')
+			if end < 0 {
+				return nil, fmt.Errorf("unclosed [")
+			}
+			in := rest[1:end]
+			if n == root {
+				return nil, fmt.Errorf("a record is an object, not an array")
+			}
+			i, err := strconv.Atoi(in)
+			if err != nil || i < 0 || in[0] == '+' {
+				return nil, fmt.Errorf("bad array index %q", in)
+			}
+			n = n.elem(i)
+			rest = rest[end+1:]
+		default:
+			return nil, fmt.Errorf("unexpected %q", rest[0])
+		}
+	}
+	return n, nil
+}

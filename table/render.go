@@ -1,0 +1,192 @@
+package table
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/loadnode/loadnode/api"
+)
+
+// ToProto converts a row to its wire form: each api.Value's kind follows the
+// column type, NULL is Value_Null{true}. Invalid UTF-8 in a STRING becomes
+// U+FFFD (protobuf strings must be UTF-8; the parsers never produce it).
+//
+// REQUIRES: len(vals) == s.NumColumns().
+func ToProto(s *Schema, vals []Value, pos Pos) *api.Row {
+	row := &api.Row{
+		Values:    make([]*api.Value, len(vals)),
+		JobId:     pos.JobID,
+		Partition: pos.Partition,
+		Offset:    pos.Offset,
+	}
+	// One allocation for all the values of the row.
+	backing := make([]api.Value, len(vals))
+	for i := range vals {
+		v, pv := &vals[i], &backing[i]
+		switch {
+		case v.Null:
+			pv.Kind = &api.Value_Null{Null: true}
+		case s.types[i] == api.ColumnType_INT64:
+			pv.Kind = &api.Value_Int64{Int64: v.Int}
+		case s.types[i] == api.ColumnType_FLOAT64:
+			pv.Kind = &api.Value_Float64{Float64: v.Float}
+		case s.types[i] == api.ColumnType_STRING:
+			str := v.Str
+			if !utf8.ValidString(str) {
+				str = strings.ToValidUTF8(str, "\uFFFD")
+			}
+			pv.Kind = &api.Value_String_{String_: str}
+		case s.types[i] == api.ColumnType_BOOL:
+			pv.Kind = &api.Value_Bool{Bool: v.Bool}
+		case s.types[i] == api.ColumnType_TIMESTAMP:
+			pv.Kind = &api.Value_TimestampMicros{TimestampMicros: v.Int}
+		}
+		row.Values[i] = pv
+	}
+	return row
+}
+
+// AppendJSON appends the row as one JSON object keyed by column name, in
+// column order (for `table scan --format jsonl`). TIMESTAMP is an RFC 3339
+// string in UTC with up to microsecond precision, NULL is null, a non-finite
+// FLOAT64 (which the parsers never produce) is null.
+//
+// REQUIRES: len(vals) == s.NumColumns().
+func AppendJSON(dst []byte, s *Schema, vals []Value) []byte {
+	dst = append(dst, '{')
+	for i := range vals {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		// Column names are identifiers: no escaping needed.
+		dst = append(dst, '"')
+		dst = append(dst, s.cols[i].GetName()...)
+		dst = append(dst, '"', ':')
+		dst = appendJSONValue(dst, s.types[i], vals[i])
+	}
+	return append(dst, '}')
+}
+
+func appendJSONValue(dst []byte, t api.ColumnType, v Value) []byte {
+	if v.Null {
+		return append(dst, "null"...)
+	}
+	switch t {
+	case api.ColumnType_INT64:
+		return strconv.AppendInt(dst, v.Int, 10)
+	case api.ColumnType_FLOAT64:
+		return appendFloat(dst, v.Float)
+	case api.ColumnType_STRING:
+		return appendJSONString(dst, v.Str)
+	case api.ColumnType_BOOL:
+		return strconv.AppendBool(dst, v.Bool)
+	case api.ColumnType_TIMESTAMP:
+		dst = append(dst, '"')
+		dst = appendTimestamp(dst, v.Int)
+		return append(dst, '"')
+	}
+	return append(dst, "null"...)
+}
+
+// appendFloat formats like encoding/json: shortest representation, 'e'
+// notation only for very small or large magnitudes.
+func appendFloat(dst []byte, f float64) []byte {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return append(dst, "null"...)
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		n := len(dst)
+		if n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst
+}
+
+func appendTimestamp(dst []byte, micros int64) []byte {
+	return time.UnixMicro(micros).UTC().AppendFormat(dst, time.RFC3339Nano)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
+// U+2028 and U+2029 are escaped so the output is also valid JavaScript.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// FormatValue renders one cell for table output: NULL as "NULL", TIMESTAMP
+// as RFC 3339 in UTC, FLOAT64 as in JSON, STRING as is.
+func FormatValue(col *api.Column, v Value) string {
+	if v.Null {
+		return "NULL"
+	}
+	switch col.GetType() {
+	case api.ColumnType_INT64:
+		return strconv.FormatInt(v.Int, 10)
+	case api.ColumnType_FLOAT64:
+		return string(appendFloat(nil, v.Float))
+	case api.ColumnType_STRING:
+		return v.Str
+	case api.ColumnType_BOOL:
+		return strconv.FormatBool(v.Bool)
+	case api.ColumnType_TIMESTAMP:
+		return string(appendTimestamp(nil, v.Int))
+	}
+	return "?"
+}

@@ -1,0 +1,190 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/client"
+)
+
+type position struct {
+	partition int32
+	offset    int64
+}
+
+// ledger remembers which id the broker stored at which position.
+type ledger struct {
+	mu  sync.Mutex
+	ids map[position]int64
+}
+
+func (l *ledger) produce(t *testing.T, b *broker, topic string, from, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, 1)
+	for i := from; i < from+n; i++ {
+		wg.Add(1)
+		id := int64(i)
+		rec := &kgo.Record{Topic: topic, Key: []byte(strconv.Itoa(i)), Value: fmt.Appendf(nil, `{"id":%d,"note":"record %d"}`, i, i)}
+		b.cl.Produce(ctx, rec, func(r *kgo.Record, err error) {
+			defer wg.Done()
+			if err != nil {
+				select {
+				case errs <- err:
+				default:
+				}
+				return
+			}
+			l.mu.Lock()
+			l.ids[position{r.Partition, r.Offset}] = id
+			l.mu.Unlock()
+		})
+	}
+	wg.Wait()
+	select {
+	case err := <-errs:
+		t.Fatalf("produce: %v", err)
+	default:
+	}
+}
+
+func showJob(t *testing.T, c *client.Client, name string) *api.JobInfo {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	info, err := c.ShowJob(ctx, name)
+	if err != nil {
+		t.Fatalf("show %s: %v", name, err)
+	}
+	return info
+}
+
+// waitDrained waits until the job's progress equals the broker's end
+// offsets on every partition.
+func waitDrained(t *testing.T, c *client.Client, b *broker, name, topic string, d time.Duration) {
+	t.Helper()
+	ends := b.endOffsets(t, topic)
+	waitFor(t, d, "progress = end offsets", func() (bool, string) {
+		info := showJob(t, c, name)
+		got := map[int32]int64{}
+		for _, p := range info.Partitions {
+			got[p.Partition] = p.CommittedOffset
+		}
+		for p, end := range ends {
+			if got[p] != end {
+				return false, fmt.Sprintf("state %s (%s: %s), progress %v, ends %v", info.Summary.State, info.Summary.Reason, info.Summary.ReasonMessage, got, ends)
+			}
+		}
+		return true, ""
+	})
+}
+
+// checkExactlyOnce reads the whole table and checks every produced record is
+// there exactly once, at its position, with its payload; and that the job's
+// loaded-rows statistic (committed with the rows) equals the record count,
+// which a batch committed twice would inflate even though its rows overwrite
+// themselves.
+func checkExactlyOnce(t *testing.T, c *client.Client, l *ledger, jobName, tableName string) {
+	t.Helper()
+	rows := scanAll(t, c, tableName)
+	seen := map[position]bool{}
+	dups, wrong := 0, 0
+	for _, r := range rows {
+		pos := position{r.Partition, r.Offset}
+		if seen[pos] {
+			dups++
+		}
+		seen[pos] = true
+		want, ok := l.ids[pos]
+		if !ok || r.Values[0].GetInt64() != want {
+			wrong++
+		}
+	}
+	lost := 0
+	for pos := range l.ids {
+		if !seen[pos] {
+			lost++
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	count, err := c.Count(ctx, tableName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := showJob(t, c, jobName)
+	t.Logf("records=%d rows=%d count=%d loaded_rows=%d lost=%d duplicated=%d inconsistent=%d batches=%d",
+		len(l.ids), len(rows), count, info.Stats.LoadedRows, lost, dups, wrong, info.Stats.CommittedBatches)
+	if lost != 0 || dups != 0 || wrong != 0 || int(count) != len(l.ids) || len(rows) != len(l.ids) {
+		t.Fatalf("not exactly once: records=%d rows=%d count=%d lost=%d duplicated=%d inconsistent=%d", len(l.ids), len(rows), count, lost, dups, wrong)
+	}
+	if info.Stats.LoadedRows != int64(len(l.ids)) {
+		t.Fatalf("loaded_rows statistic = %d, want %d: some batch was committed twice", info.Stats.LoadedRows, len(l.ids))
+	}
+}
+
+func records(t *testing.T) int {
+	if s := os.Getenv("LOADNODE_E2E_RECORDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("LOADNODE_E2E_RECORDS: %v", err)
+		}
+		return n
+	}
+	return 200_000
+}
+
+// TestRestartMidLoad kills a loading node with SIGKILL several times and
+// restarts it on the same data directory; the table must end with every
+// record exactly once and progress equal to the end offsets.
+func TestRestartMidLoad(t *testing.T) {
+	const topic, name, tbl = "orders", "orders_load", "orders"
+	total := records(t)
+	const waves = 4
+	per := total / waves
+	b := startBroker(t, 4, topic)
+	l := &ledger{ids: map[position]int64{}}
+	dir := t.TempDir()
+
+	l.produce(t, b, topic, 0, per)
+	p := startNode(t, dir)
+	c := p.client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	if _, err := c.CreateJob(ctx, jsonSpec(name, tbl, topic, b.addrs)); err != nil {
+		t.Fatalf("create: %v\n%s", err, p.out.String())
+	}
+	cancel()
+	produced := per
+	for kill := 1; kill < waves; kill++ {
+		// Kill mid-wave: once at least half of the current wave is loaded.
+		target := int64(produced - per/2)
+		waitFor(t, 90*time.Second, "loading before kill", func() (bool, string) {
+			info := showJob(t, c, name)
+			return info.Stats.LoadedRows >= target, fmt.Sprintf("loaded %d of %d, state %s %s", info.Stats.LoadedRows, target, info.Summary.State, info.Summary.ReasonMessage)
+		})
+		c.Close()
+		p.kill()
+		t.Logf("kill %d: SIGKILL with %d records produced", kill, produced)
+		// The broker keeps taking records while the node is down.
+		l.produce(t, b, topic, produced, per)
+		produced += per
+		p = startNode(t, dir)
+		c = p.client(t)
+		info := showJob(t, c, name)
+		if info.Summary.State == api.JobState_PAUSED || info.Summary.State == api.JobState_STOPPED {
+			t.Fatalf("after restart the job is %s (%s)", info.Summary.State, info.Summary.ReasonMessage)
+		}
+	}
+	waitDrained(t, c, b, name, topic, 120*time.Second)
+	checkExactlyOnce(t, c, l, name, tbl)
+}
