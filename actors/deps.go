@@ -24,7 +24,7 @@ type Store interface {
 	CommitBatch(c *persistence.Commit) error
 	ErrorRows(id uint64, limit int) ([]*api.ErrorRow, error)
 	CountRows(table string) (int64, error)
-	ScanRows(table string, limit int, fn func(key, value []byte) error) error
+	ScanRowsAfter(table string, after []byte, limit int, fn func(key, value []byte) error) error
 }
 
 var _ Store = (*persistence.Store)(nil)

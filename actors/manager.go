@@ -17,6 +17,10 @@ import (
 	"github.com/loadnode/loadnode/table"
 )
 
+// maxScanPage bounds the rows of one scan answer, so that an answer stays
+// well below gRPC's message size limit.
+const maxScanPage = 10000
+
 // ManagerName is the manager's well-known actor name; clients address
 // requests to it.
 const ManagerName = "manager"
@@ -395,9 +399,11 @@ func (m *manager) tableScan(ctx actor.Context, req *api.TableScanRequest) {
 		if limit <= 0 {
 			limit = 1000
 		}
+		limit = min(limit, maxScanPage)
 		resp.Schema = spec
 		vals := make([]table.Value, len(spec.GetColumns()))
-		err = st.ScanRows(req.GetTable(), limit, func(_, v []byte) error {
+		var last []byte
+		err = st.ScanRowsAfter(req.GetTable(), req.GetAfter(), limit, func(k, v []byte) error {
 			var pos table.Pos
 			var err error
 			vals, pos, err = table.DecodeValue(schema, v, vals)
@@ -405,11 +411,16 @@ func (m *manager) tableScan(ctx actor.Context, req *api.TableScanRequest) {
 				return err
 			}
 			resp.Rows = append(resp.Rows, table.ToProto(schema, vals, pos))
+			last = k
 			return nil
 		})
 		if err != nil {
 			resp.Error = storeErr(err)
 			resp.Rows = nil
+			return
+		}
+		if len(resp.Rows) == limit {
+			resp.Next = last
 		}
 	}()
 }
