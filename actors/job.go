@@ -198,7 +198,7 @@ func (j *job) start(ctx actor.Context) {
 		j.transition(ctx, api.JobState_PAUSED, api.Reason_SOURCE_CONFIG_ERROR, err.Error())
 		return
 	}
-	j.scheduleTimer(ctx, j.deps.Settings.WatermarkInterval, &watermarkTick{})
+	j.refreshWatermarks(ctx) // and every WatermarkInterval after
 	if j.state == api.JobState_NEED_SCHEDULE {
 		ctx.Request(j.sch, &JobReady{JobID: j.id})
 	}

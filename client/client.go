@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -38,11 +39,15 @@ type Client struct {
 
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close
+	// closing mutes protoactor's logs once Close has begun: the connections
+	// it then reports lost are the ones we are closing.
+	closing atomic.Bool
 }
 
 // Dial starts the client's actor system and endpoint and checks that the
 // node at addr (host:port) answers (a ListJobsRequest) before returning.
-// ctx bounds the whole of Dial.
+// ctx bounds the whole of Dial; each of its steps (a TCP connection, the
+// check) is also bounded by the per-request timeout.
 func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 	o := buildOptions(opts)
 	if err := o.validate(); err != nil {
@@ -54,19 +59,24 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 	// A plain TCP connection first: an address nobody listens on is an
 	// immediate, clear error instead of protoactor's connect retries. Its
 	// local address is also the interface the node can reach us on.
-	var d net.Dialer
+	d := net.Dialer{Timeout: o.timeout}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, errorf("cannot reach node at %s: %w", addr, err)
 	}
 	host := listenHost(conn.LocalAddr())
+	// The manager's PID must carry the address the node knows itself by
+	// (its listener's ip:port): a node treats any other address as a remote
+	// one and forwards the message there. So "localhost:7070" becomes
+	// "127.0.0.1:7070".
+	nodeAddr := conn.RemoteAddr().String()
 	conn.Close()
 
 	c := &Client{addr: addr, opts: o, logger: o.logger, done: make(chan struct{})}
 	if err := c.start(host); err != nil {
 		return nil, err
 	}
-	c.manager = actor.NewPID(addr, ManagerName)
+	c.manager = actor.NewPID(nodeAddr, ManagerName)
 	if _, err := c.ListJobs(ctx); err != nil {
 		c.Close()
 		return nil, err
@@ -92,7 +102,7 @@ func listenHost(a net.Addr) string {
 // start creates the actor system and its remote endpoint on host:0.
 // protoactor panics when it cannot listen; that becomes an error.
 func (c *Client) start(host string) (err error) {
-	quiet := slog.New(&minLevel{h: c.logger.Handler(), min: slog.LevelWarn}).With("component", "protoactor")
+	quiet := slog.New(&minLevel{h: c.logger.Handler(), min: slog.LevelWarn, mute: &c.closing}).With("component", "protoactor")
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
 	r := remote.NewRemote(system, remote.Configure(host, 0,
 		remote.WithServerOptions(grpc.MaxRecvMsgSize(maxReplyBytes)),
@@ -116,6 +126,7 @@ func (c *Client) Addr() string { return c.addr }
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.done)
+		c.closing.Store(true)
 		if c.remote != nil {
 			c.shutdownRemote()
 		}
@@ -338,22 +349,28 @@ func (c *Client) Scan(ctx context.Context, table string, limit int) (*api.TableS
 }
 
 // minLevel passes on records at min and above (protoactor logs much at
-// INFO).
+// INFO), and none once mute is set.
 type minLevel struct {
-	h   slog.Handler
-	min slog.Level
+	h    slog.Handler
+	min  slog.Level
+	mute *atomic.Bool
 }
 
 func (m *minLevel) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= m.min && m.h.Enabled(ctx, l)
+	return l >= m.min && !m.mute.Load() && m.h.Enabled(ctx, l)
 }
 
-func (m *minLevel) Handle(ctx context.Context, r slog.Record) error { return m.h.Handle(ctx, r) }
+func (m *minLevel) Handle(ctx context.Context, r slog.Record) error {
+	if m.mute.Load() {
+		return nil
+	}
+	return m.h.Handle(ctx, r)
+}
 
 func (m *minLevel) WithAttrs(a []slog.Attr) slog.Handler {
-	return &minLevel{h: m.h.WithAttrs(a), min: m.min}
+	return &minLevel{h: m.h.WithAttrs(a), min: m.min, mute: m.mute}
 }
 
 func (m *minLevel) WithGroup(g string) slog.Handler {
-	return &minLevel{h: m.h.WithGroup(g), min: m.min}
+	return &minLevel{h: m.h.WithGroup(g), min: m.min, mute: m.mute}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"testing"
 	"time"
 
@@ -196,5 +197,19 @@ func TestContextCancel(t *testing.T) {
 	cancel()
 	if _, err := c.ListJobs(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled ctx: %v", err)
+	}
+}
+
+// TestDialByName: a host name reaches the node, whose actors know it by its
+// IP address.
+func TestDialByName(t *testing.T) {
+	n := startNode(t)
+	_, port, err := net.SplitHostPort(n.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, net.JoinHostPort("localhost", port))
+	if _, err := c.ListJobs(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }

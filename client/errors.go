@@ -24,16 +24,17 @@ type Error struct {
 	Field string
 }
 
-// Error renders "CODE: field: message", e.g.
-// "INVALID_ARGUMENT: kafka.topic: required". When the message already
-// names the field ("config: kafka.topic: required"), what precedes the
-// field is dropped instead of repeating it.
+// Error renders "CODE: message"; for INVALID_ARGUMENT, "CODE: field:
+// message", e.g. "INVALID_ARGUMENT: kafka.topic: required". When the message
+// already names the field ("config: kafka.topic: required"), what precedes
+// the field is dropped instead of repeating it. (Other codes' messages name
+// their subject already: `NOT_FOUND: job "x" not found`.)
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Code.String())
 	b.WriteString(": ")
 	msg := e.Message
-	if e.Field != "" {
+	if e.Field != "" && e.Code == api.ErrorCode_INVALID_ARGUMENT {
 		if i := strings.Index(msg, e.Field+": "); i >= 0 && (i == 0 || msg[i-1] == ' ') {
 			msg = msg[i:]
 		} else {

@@ -19,7 +19,7 @@ func TestErrorString(t *testing.T) {
 		{"message starts with the field", Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "name", Message: "name: required"}, "INVALID_ARGUMENT: name: required"},
 		{"field inside a word is not a match", Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "name", Message: "table.name: required"}, "INVALID_ARGUMENT: name: table.name: required"},
 		{"no field", Error{Code: api.ErrorCode_FAILED_PRECONDITION, Message: "job x is STOPPED"}, "FAILED_PRECONDITION: job x is STOPPED"},
-		{"field without its name in the message", Error{Code: api.ErrorCode_NOT_FOUND, Field: "name", Message: `job "x" not found`}, `NOT_FOUND: name: job "x" not found`},
+		{"field of another code is not shown", Error{Code: api.ErrorCode_NOT_FOUND, Field: "name", Message: `job "x" not found`}, `NOT_FOUND: job "x" not found`},
 		{"empty message", Error{Code: api.ErrorCode_INTERNAL}, "INTERNAL: (no message)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

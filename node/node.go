@@ -8,7 +8,6 @@ package node
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -57,6 +56,7 @@ type Node struct {
 	manager   *actor.PID
 	scheduler *actor.PID
 	addr      string
+	closed    bool
 }
 
 // Start opens the store, starts the actors and the remote endpoint, and
@@ -188,8 +188,13 @@ func (n *Node) Scheduler() *actor.PID { return n.scheduler }
 // Store is the node's store (read-only use in tests and tools).
 func (n *Node) Store() *persistence.Store { return n.store }
 
-// Close stops the actors, the remote endpoint and the store.
+// Close stops the actors, the remote endpoint and the store. Calling it
+// again does nothing.
 func (n *Node) Close() error {
+	if n.closed {
+		return nil
+	}
+	n.closed = true
 	if n.system != nil && n.manager != nil {
 		_ = n.system.Root.StopFuture(n.manager).Wait()
 	}
@@ -260,12 +265,17 @@ type minLevel struct {
 func (m *minLevel) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= m.min && m.h.Enabled(ctx, l)
 }
-func (m *minLevel) Handle(ctx context.Context, r slog.Record) error { return m.h.Handle(ctx, r) }
+func (m *minLevel) Handle(ctx context.Context, r slog.Record) error {
+	// A peer that goes away (every client that closes) is not an error of
+	// ours; protoactor reports it at ERROR.
+	if r.Message == "EndpointWriter lost connection" || r.Message == "EndpointReader failed to read" {
+		return nil
+	}
+	return m.h.Handle(ctx, r)
+}
 func (m *minLevel) WithAttrs(a []slog.Attr) slog.Handler {
 	return &minLevel{h: m.h.WithAttrs(a), min: m.min}
 }
 func (m *minLevel) WithGroup(g string) slog.Handler {
 	return &minLevel{h: m.h.WithGroup(g), min: m.min}
 }
-
-var errClosed = errors.New("node: closed")

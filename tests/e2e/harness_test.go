@@ -266,22 +266,14 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() (bool, stri
 	}
 }
 
-// scanAll reads every row of a table through the client, page by page.
+// scanAll reads every row of a table through the client (which pages).
 func scanAll(t *testing.T, c *client.Client, tableName string) []*api.Row {
 	t.Helper()
-	var rows []*api.Row
-	var after []byte
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		page, err := c.ScanPage(ctx, tableName, 10000, after)
-		cancel()
-		if err != nil {
-			t.Fatalf("scan %s: %v", tableName, err)
-		}
-		rows = append(rows, page.Rows...)
-		if len(page.Next) == 0 {
-			return rows
-		}
-		after = page.Next
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, rows, err := c.Scan(ctx, tableName, 0)
+	if err != nil {
+		t.Fatalf("scan %s: %v", tableName, err)
 	}
+	return rows
 }

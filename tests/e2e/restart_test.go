@@ -28,6 +28,13 @@ type ledger struct {
 
 func (l *ledger) produce(t *testing.T, b *broker, topic string, from, n int) {
 	t.Helper()
+	if err := l.tryProduce(b, topic, from, n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tryProduce is produce for goroutines other than the test's.
+func (l *ledger) tryProduce(b *broker, topic string, from, n int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -53,8 +60,9 @@ func (l *ledger) produce(t *testing.T, b *broker, topic string, from, n int) {
 	wg.Wait()
 	select {
 	case err := <-errs:
-		t.Fatalf("produce: %v", err)
+		return fmt.Errorf("produce: %w", err)
 	default:
+		return nil
 	}
 }
 
@@ -144,47 +152,66 @@ func records(t *testing.T) int {
 	return 200_000
 }
 
-// TestRestartMidLoad kills a loading node with SIGKILL several times and
-// restarts it on the same data directory; the table must end with every
-// record exactly once and progress equal to the end offsets.
+// TestRestartMidLoad kills a loading node with SIGKILL several times while
+// a producer keeps writing, and restarts it on the same data directory; the
+// table must end with every record exactly once and progress equal to the
+// end offsets.
 func TestRestartMidLoad(t *testing.T) {
 	const topic, name, tbl = "orders", "orders_load", "orders"
+	const kills = 3
 	total := records(t)
-	const waves = 4
-	per := total / waves
 	b := startBroker(t, 4, topic)
 	l := &ledger{ids: map[position]int64{}}
 	dir := t.TempDir()
 
-	l.produce(t, b, topic, 0, per)
+	// A quarter up front, the rest while the node loads and dies.
+	first := total / 4
+	l.produce(t, b, topic, 0, first)
 	p := startNode(t, dir)
 	c := p.client(t)
+	spec := jsonSpec(name, tbl, topic, b.addrs)
+	spec.MaxBatchRows = 2000 // many commits, so kills land between and inside them
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	if _, err := c.CreateJob(ctx, jsonSpec(name, tbl, topic, b.addrs)); err != nil {
+	if _, err := c.CreateJob(ctx, spec); err != nil {
 		t.Fatalf("create: %v\n%s", err, p.out.String())
 	}
 	cancel()
-	produced := per
-	for kill := 1; kill < waves; kill++ {
-		// Kill mid-wave: once at least half of the current wave is loaded.
-		target := int64(produced - per/2)
+	producing := make(chan struct{})
+	go func() {
+		defer close(producing)
+		const chunk = 2000
+		for at := first; at < total; at += chunk {
+			if err := l.tryProduce(b, topic, at, min(chunk, total-at)); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(5 * time.Millisecond) // pace the producer; nothing waits on this
+		}
+	}()
+	step := int64(total / (kills + 2))
+	var loaded int64
+	for kill := 1; kill <= kills; kill++ {
+		target := loaded + step/2
+		var lag int64
 		waitFor(t, 90*time.Second, "loading before kill", func() (bool, string) {
 			info := showJob(t, c, name)
-			return info.Stats.LoadedRows >= target, fmt.Sprintf("loaded %d of %d, state %s %s", info.Stats.LoadedRows, target, info.Summary.State, info.Summary.ReasonMessage)
+			loaded, lag = info.Stats.LoadedRows, info.TotalLag
+			return loaded >= target, fmt.Sprintf("loaded %d of %d, state %s %s", loaded, target, info.Summary.State, info.Summary.ReasonMessage)
 		})
 		c.Close()
 		p.kill()
-		t.Logf("kill %d: SIGKILL with %d records produced", kill, produced)
-		// The broker keeps taking records while the node is down.
-		l.produce(t, b, topic, produced, per)
-		produced += per
+		t.Logf("kill %d: SIGKILL at %d rows loaded (lag %d when last shown)", kill, loaded, lag)
 		p = startNode(t, dir)
 		c = p.client(t)
 		info := showJob(t, c, name)
 		if info.Summary.State == api.JobState_PAUSED || info.Summary.State == api.JobState_STOPPED {
 			t.Fatalf("after restart the job is %s (%s)", info.Summary.State, info.Summary.ReasonMessage)
 		}
+		if info.Stats.LoadedRows < loaded {
+			t.Fatalf("loaded rows went back from %d to %d across a restart", loaded, info.Stats.LoadedRows)
+		}
 	}
+	<-producing
 	waitDrained(t, c, b, name, topic, 120*time.Second)
 	checkExactlyOnce(t, c, l, name, tbl)
 }

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/loadnode/loadnode/client"
+	"github.com/loadnode/loadnode/node"
+)
+
+// Main is the loadnode program: ParseFlags picks a command, Run runs it,
+// Close releases what it opened (a client connection, a node), Report turns
+// the outcome into stderr text and an exit code. Tests drive Main with their
+// own writers and environment.
+type Main struct {
+	Stdin  io.Reader // `job create -f -`
+	Stdout io.Writer
+	Stderr io.Writer
+	// Getenv reads the environment (LOADNODE_ADDR).
+	Getenv func(string) string
+
+	cmd    command
+	client *client.Client
+	node   *node.Node
+}
+
+// command is one parsed subcommand.
+type command interface {
+	run(ctx context.Context, m *Main) error
+}
+
+// NewMain returns a Main wired to the process.
+func NewMain() *Main {
+	return &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
+}
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+const (
+	defaultAddr = "127.0.0.1:7070"
+	envAddr     = "LOADNODE_ADDR"
+)
+
+// errHelp is returned by ParseFlags after it printed help on request.
+var errHelp = errors.New("loadnode: help shown")
+
+// usageError is a wrong command line (exit code 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+const mainUsage = `loadnode runs routine loads from Kafka into an embedded store.
+
+Usage:
+  loadnode serve [--config FILE] [--data DIR] [--listen HOST:PORT] [--log-level LEVEL]
+  loadnode job create -f SPEC.yaml
+  loadnode job list
+  loadnode job show NAME [-o text|json|yaml]
+  loadnode job pause NAME
+  loadnode job resume NAME
+  loadnode job stop NAME
+  loadnode table count NAME
+  loadnode table scan NAME [--limit N] [--format jsonl|table]
+  loadnode dev ...
+  loadnode help [COMMAND]
+
+Every job and table command takes --addr HOST:PORT (default 127.0.0.1:7070,
+or $LOADNODE_ADDR) and --timeout DURATION (per request, default 10s).
+Run "loadnode COMMAND -h" for a command's flags.
+`
+
+// ParseFlags parses the command line (without the program name) into the
+// command that Run runs.
+func (m *Main) ParseFlags(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return usagef("no command given")
+	}
+	name, rest := args[0], args[1:]
+	var err error
+	switch name {
+	case "help", "-h", "-help", "--help":
+		return m.help(rest)
+	case "serve":
+		m.cmd, err = m.parseServe(rest)
+	case "job":
+		m.cmd, err = m.parseJob(rest)
+	case "table":
+		m.cmd, err = m.parseTable(rest)
+	case "dev":
+		m.cmd = devCmd{args: rest}
+	default:
+		return usagef("unknown command %q", name)
+	}
+	return err
+}
+
+// help prints the usage of the whole program or of one command group.
+func (m *Main) help(args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(m.Stdout, mainUsage)
+		return errHelp
+	}
+	// "help job", "help job show": the same as "-h" on that command.
+	if err := m.ParseFlags(context.Background(), append(append([]string{}, args...), "-h")); !errors.Is(err, errHelp) {
+		if err == nil {
+			return usagef("no help for %q", strings.Join(args, " "))
+		}
+		return err
+	}
+	return errHelp
+}
+
+// Run runs the parsed command.
+func (m *Main) Run(ctx context.Context) error {
+	if m.cmd == nil {
+		return nil
+	}
+	return m.cmd.run(ctx, m)
+}
+
+// Close releases the client connection or the node that Run opened.
+func (m *Main) Close() error {
+	var errs []error
+	if m.client != nil {
+		errs = append(errs, m.client.Close())
+		m.client = nil
+	}
+	if m.node != nil {
+		errs = append(errs, m.node.Close())
+		m.node = nil
+	}
+	return errors.Join(errs...)
+}
+
+// Report prints err (if any) to Stderr as "loadnode: ..." and returns the
+// process exit code: 0 for success and help, 2 for a wrong command line, 1
+// otherwise.
+func (m *Main) Report(err error) int {
+	var ue *usageError
+	var ce *client.Error
+	switch {
+	case err == nil, errors.Is(err, errHelp):
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(m.Stderr, "loadnode: %s\nRun 'loadnode help' for usage.\n", ue.msg)
+		return exitUsage
+	case errors.As(err, &ce):
+		// What the node answered: "INVALID_ARGUMENT: kafka.topic: required".
+		fmt.Fprintf(m.Stderr, "loadnode: %s\n", ce.Error())
+		return exitError
+	default:
+		fmt.Fprintf(m.Stderr, "loadnode: %s\n", err)
+		return exitError
+	}
+}
+
+// flagSet is a subcommand's flags and its usage line.
+type flagSet struct {
+	*flag.FlagSet
+	name   string // "job show"
+	usage  string // the line after "Usage: loadnode "
+	stdout io.Writer
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting and
+// prints nothing itself; -h prints the usage to Stdout (see parseArgs).
+func (m *Main) newFlagSet(name, usage string) *flagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flagSet{FlagSet: fs, name: name, usage: usage, stdout: m.Stdout}
+}
+
+func (fs *flagSet) printUsage() {
+	fmt.Fprintf(fs.stdout, "Usage: loadnode %s\n", fs.usage)
+	var flags strings.Builder
+	fs.SetOutput(&flags)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	if flags.Len() > 0 {
+		fmt.Fprintf(fs.stdout, "\nFlags:\n%s", flags.String())
+	}
+}
+
+// parseArgs parses flags that may come before, between or after the
+// positional arguments ("job show NAME -o json") and returns the positional
+// arguments. Everything after "--" is positional. -h prints the usage and
+// returns errHelp.
+func parseArgs(fs *flagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.printUsage()
+				return nil, errHelp
+			}
+			return nil, usagef("%s: %s", fs.name, err)
+		}
+		rest := fs.Args()
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// exactArgs checks the number of positional arguments.
+func exactArgs(fs *flagSet, pos []string, names ...string) error {
+	if len(pos) == len(names) {
+		return nil
+	}
+	if len(pos) < len(names) {
+		return usagef("%s: missing %s", fs.name, strings.Join(names[len(pos):], " "))
+	}
+	return usagef("%s: unexpected argument %q", fs.name, pos[len(names)])
+}
+
+// connFlags are the flags of every command that talks to a node.
+type connFlags struct {
+	addr    string
+	timeout time.Duration
+}
+
+func (m *Main) addConnFlags(fs *flagSet, c *connFlags) {
+	def := defaultAddr
+	if env := m.Getenv(envAddr); env != "" {
+		def = env
+	}
+	fs.StringVar(&c.addr, "addr", def, "node address `HOST:PORT` ($"+envAddr+" sets the default)")
+	fs.DurationVar(&c.timeout, "timeout", client.DefaultTimeout, "per-request `timeout`")
+}
+
+func (c connFlags) validate(fs *flagSet) error {
+	if c.addr == "" {
+		return usagef("%s: --addr is empty", fs.name)
+	}
+	if c.timeout <= 0 {
+		return usagef("%s: --timeout must be > 0", fs.name)
+	}
+	return nil
+}
+
+// dial connects to the node; Close closes the connection.
+func (m *Main) dial(ctx context.Context, c connFlags) (*client.Client, error) {
+	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cl, err := client.Dial(ctx, c.addr, client.WithTimeout(c.timeout), client.WithLogger(logger))
+	if err != nil {
+		return nil, err
+	}
+	m.client = cl
+	return cl, nil
+}
+
+// devCmd is `loadnode dev ...`: its arguments go to runDev (dev.go) as they
+// are.
+type devCmd struct{ args []string }
+
+func (c devCmd) run(ctx context.Context, m *Main) error {
+	return runDev(ctx, c.args, m.Stdout, m.Stderr)
+}

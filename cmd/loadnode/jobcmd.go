@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/config"
+)
+
+const jobUsage = `job COMMAND
+
+Commands:
+  create -f SPEC.yaml           create a job from a spec file ("-" reads stdin)
+  list                          list jobs
+  show NAME [-o text|json|yaml] show a job's state, history, progress, statistics
+  pause NAME                    pause a job
+  resume NAME                   resume a paused job
+  stop NAME                     stop a job for good`
+
+type (
+	jobCreateCmd struct {
+		conn connFlags
+		file string
+	}
+	jobListCmd struct{ conn connFlags }
+	jobShowCmd struct {
+		conn   connFlags
+		name   string
+		output string
+	}
+	// jobActionCmd is pause, resume and stop.
+	jobActionCmd struct {
+		conn   connFlags
+		action string
+		name   string
+	}
+)
+
+func (m *Main) parseJob(args []string) (command, error) {
+	if len(args) == 0 {
+		return nil, usagef("job: missing command (create, list, show, pause, resume, stop)")
+	}
+	sub, args := args[0], args[1:]
+	switch sub {
+	case "-h", "-help", "--help":
+		fmt.Fprintf(m.Stdout, "Usage: loadnode %s\n", jobUsage)
+		return nil, errHelp
+	case "create":
+		c := jobCreateCmd{}
+		fs := m.newFlagSet("job create", "job create -f SPEC.yaml [--addr HOST:PORT] [--timeout D]")
+		fs.StringVar(&c.file, "f", "", "job spec `FILE` (YAML; - reads stdin)")
+		m.addConnFlags(fs, &c.conn)
+		pos, err := parseArgs(fs, args)
+		if err != nil {
+			return nil, err
+		}
+		if err := exactArgs(fs, pos); err != nil {
+			return nil, err
+		}
+		if c.file == "" {
+			return nil, usagef("job create: -f SPEC.yaml is required")
+		}
+		return c, c.conn.validate(fs)
+	case "list":
+		c := jobListCmd{}
+		fs := m.newFlagSet("job list", "job list [--addr HOST:PORT] [--timeout D]")
+		m.addConnFlags(fs, &c.conn)
+		pos, err := parseArgs(fs, args)
+		if err != nil {
+			return nil, err
+		}
+		if err := exactArgs(fs, pos); err != nil {
+			return nil, err
+		}
+		return c, c.conn.validate(fs)
+	case "show":
+		c := jobShowCmd{}
+		fs := m.newFlagSet("job show", "job show NAME [-o text|json|yaml] [--addr HOST:PORT] [--timeout D]")
+		fs.StringVar(&c.output, "o", "text", "output `format`: text, json or yaml")
+		m.addConnFlags(fs, &c.conn)
+		pos, err := parseArgs(fs, args)
+		if err != nil {
+			return nil, err
+		}
+		if err := exactArgs(fs, pos, "NAME"); err != nil {
+			return nil, err
+		}
+		c.name = pos[0]
+		switch c.output {
+		case "text", "json", "yaml":
+		default:
+			return nil, usagef("job show: -o %q must be text, json or yaml", c.output)
+		}
+		return c, c.conn.validate(fs)
+	case "pause", "resume", "stop":
+		c := jobActionCmd{action: sub}
+		fs := m.newFlagSet("job "+sub, "job "+sub+" NAME [--addr HOST:PORT] [--timeout D]")
+		m.addConnFlags(fs, &c.conn)
+		pos, err := parseArgs(fs, args)
+		if err != nil {
+			return nil, err
+		}
+		if err := exactArgs(fs, pos, "NAME"); err != nil {
+			return nil, err
+		}
+		c.name = pos[0]
+		return c, c.conn.validate(fs)
+	}
+	return nil, usagef("job: unknown command %q", sub)
+}
+
+// readSpec reads and checks a spec file before anything is sent, so that a
+// mistake is reported with its line.
+func readSpec(path string, stdin io.Reader) (*api.JobSpec, error) {
+	var (
+		data []byte
+		err  error
+	)
+	if path == "-" {
+		data, err = io.ReadAll(stdin)
+		path = "stdin"
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("job create: %w", err)
+	}
+	spec, err := config.ParseJobSpec(data)
+	if err != nil {
+		return nil, fmt.Errorf("job create: %s: %w", path, err)
+	}
+	return spec, nil
+}
+
+func (c jobCreateCmd) run(ctx context.Context, m *Main) error {
+	spec, err := readSpec(c.file, m.Stdin)
+	if err != nil {
+		return err
+	}
+	cl, err := m.dial(ctx, c.conn)
+	if err != nil {
+		return err
+	}
+	info, err := cl.CreateJob(ctx, spec)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(m.Stdout, "created job %s (id %d)\n", info.GetSummary().GetName(), info.GetSummary().GetId())
+	return nil
+}
+
+func (c jobListCmd) run(ctx context.Context, m *Main) error {
+	cl, err := m.dial(ctx, c.conn)
+	if err != nil {
+		return err
+	}
+	jobs, err := cl.ListJobs(ctx)
+	if err != nil {
+		return err
+	}
+	return printJobList(m.Stdout, jobs)
+}
+
+func (c jobShowCmd) run(ctx context.Context, m *Main) error {
+	cl, err := m.dial(ctx, c.conn)
+	if err != nil {
+		return err
+	}
+	info, err := cl.ShowJob(ctx, c.name)
+	if err != nil {
+		return err
+	}
+	switch c.output {
+	case "json":
+		return printJobJSON(m.Stdout, info)
+	case "yaml":
+		return printJobYAML(m.Stdout, info)
+	}
+	return printJobText(m.Stdout, info)
+}
+
+func (c jobActionCmd) run(ctx context.Context, m *Main) error {
+	cl, err := m.dial(ctx, c.conn)
+	if err != nil {
+		return err
+	}
+	var info *api.JobInfo
+	switch c.action {
+	case "pause":
+		info, err = cl.PauseJob(ctx, c.name)
+	case "resume":
+		info, err = cl.ResumeJob(ctx, c.name)
+	case "stop":
+		info, err = cl.StopJob(ctx, c.name)
+	default:
+		return fmt.Errorf("job: unknown action %q", c.action)
+	}
+	if err != nil {
+		return err
+	}
+	s := info.GetSummary()
+	fmt.Fprintf(m.Stdout, "job %s: %s\n", s.GetName(), stateText(s))
+	return nil
+}
+
+// stateText is "PAUSED (USER_PAUSE: paused by user)".
+func stateText(s *api.JobSummary) string {
+	var b strings.Builder
+	b.WriteString(s.GetState().String())
+	if s.GetReason() != api.Reason_REASON_UNSPECIFIED || s.GetReasonMessage() != "" {
+		b.WriteString(" (")
+		b.WriteString(s.GetReason().String())
+		if msg := s.GetReasonMessage(); msg != "" && msg != strings.ToLower(s.GetReason().String()) {
+			b.WriteString(": ")
+			b.WriteString(msg)
+		}
+		b.WriteString(")")
+	}
+	return b.String()
+}

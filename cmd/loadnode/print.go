@@ -1,0 +1,335 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/config"
+)
+
+// maxRawShown is how many bytes of an error row's raw input `job show`
+// prints.
+const maxRawShown = 200
+
+// timeLayout renders times in `job show`: UTC, milliseconds.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+func newTable(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+}
+
+// printJobList prints NAME STATE REASON TABLE SOURCE, one job a line.
+func printJobList(w io.Writer, jobs []*api.JobSummary) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "NAME\tSTATE\tREASON\tTABLE\tSOURCE")
+	for _, j := range jobs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cell(j.GetName()), j.GetState(), reasonText(j.GetReason()), cell(j.GetTable()), cell(j.GetSource()))
+	}
+	return tw.Flush()
+}
+
+func reasonText(r api.Reason) string {
+	if r == api.Reason_REASON_UNSPECIFIED {
+		return "-"
+	}
+	return r.String()
+}
+
+// msTime renders a Unix time in milliseconds; 0 is "-".
+func msTime(ms int64) string {
+	if ms == 0 {
+		return "-"
+	}
+	return time.UnixMilli(ms).UTC().Format(timeLayout)
+}
+
+// watermark renders an offset or lag where -1 means unknown.
+func watermark(v int64) string {
+	if v < 0 {
+		return "?"
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// printJobText prints `job show -o text`.
+func printJobText(w io.Writer, info *api.JobInfo) error {
+	bw := bufio.NewWriter(w)
+	s := info.GetSummary()
+	tw := newTable(bw)
+	fmt.Fprintf(tw, "Job:\t%s (id %d)\n", cell(s.GetName()), s.GetId())
+	fmt.Fprintf(tw, "State:\t%s\n", cell(stateText(s)))
+	fmt.Fprintf(tw, "Table:\t%s\n", cell(s.GetTable()))
+	fmt.Fprintf(tw, "Source:\t%s\n", cell(s.GetSource()))
+	if f := info.GetSpec().GetFormat(); f != "" {
+		fmt.Fprintf(tw, "Format:\t%s\n", cell(f))
+	}
+	fmt.Fprintf(tw, "Created:\t%s\n", msTime(info.GetCreatedUnixMs()))
+	fmt.Fprintf(tw, "Running tasks:\t%d\n", info.GetRunningTasks())
+	fmt.Fprintf(tw, "Total lag:\t%s\n", watermark(info.GetTotalLag()))
+	tw.Flush()
+
+	if h := info.GetHistory(); len(h) > 0 {
+		fmt.Fprintln(bw, "\nHistory:")
+		tw = newTable(bw)
+		fmt.Fprintln(tw, "  SEQ\tTIME\tFROM\tTO\tREASON\tMESSAGE")
+		for _, t := range h {
+			from := "-"
+			if t.GetFrom() != api.JobState_JOB_STATE_UNSPECIFIED {
+				from = t.GetFrom().String()
+			}
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\n", t.GetSeq(), msTime(t.GetTimeUnixMs()), from, t.GetTo(), reasonText(t.GetReason()), cell(t.GetMessage()))
+		}
+		tw.Flush()
+	}
+
+	if ps := info.GetPartitions(); len(ps) > 0 {
+		fmt.Fprintln(bw, "\nPartitions:")
+		tw = newTable(bw)
+		fmt.Fprintln(tw, "  PARTITION\tCOMMITTED\tHIGH WATERMARK\tLAG")
+		for _, p := range ps {
+			fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\n", p.GetPartition(), p.GetCommittedOffset(), watermark(p.GetHighWatermark()), watermark(p.GetLag()))
+		}
+		tw.Flush()
+	}
+
+	st := info.GetStats()
+	fmt.Fprintln(bw, "\nStats:")
+	tw = newTable(bw)
+	fmt.Fprintf(tw, "  loaded rows\t%d\n", st.GetLoadedRows())
+	fmt.Fprintf(tw, "  error rows\t%d\n", st.GetErrorRows())
+	fmt.Fprintf(tw, "  received bytes\t%d\n", st.GetReceivedBytes())
+	fmt.Fprintf(tw, "  committed batches\t%d\n", st.GetCommittedBatches())
+	fmt.Fprintf(tw, "  aborted batches\t%d\n", st.GetAbortedBatches())
+	fmt.Fprintf(tw, "  error window\t%d error rows in %d rows\n", st.GetWindowErrorRows(), st.GetWindowRows())
+	fmt.Fprintf(tw, "  last commit\t%s\n", msTime(st.GetLastCommitUnixMs()))
+	tw.Flush()
+
+	if rows := info.GetErrorRows(); len(rows) > 0 {
+		fmt.Fprintf(bw, "\nLast error rows (%d):\n", len(rows))
+		for _, r := range rows {
+			fmt.Fprintf(bw, "  partition %d offset %d at %s: %s\n", r.GetPartition(), r.GetOffset(), msTime(r.GetTimeUnixMs()), cell(r.GetReason()))
+			fmt.Fprintf(bw, "    raw: %s\n", quoteRaw(r.GetRaw()))
+		}
+	}
+	return bw.Flush()
+}
+
+// quoteRaw quotes raw input, cut to maxRawShown bytes.
+func quoteRaw(raw []byte) string {
+	if len(raw) <= maxRawShown {
+		return strconv.Quote(string(raw))
+	}
+	return fmt.Sprintf("%s... (%d bytes, first %d shown)", strconv.Quote(string(raw[:maxRawShown])), len(raw), maxRawShown)
+}
+
+// printJobJSON prints `job show -o json`: the JobInfo in protojson.
+func printJobJSON(w io.Writer, info *api.JobInfo) error {
+	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(info)
+	if err != nil {
+		return fmt.Errorf("job show: %w", err)
+	}
+	b = append(b, '\n')
+	_, err = w.Write(b)
+	return err
+}
+
+// printJobYAML prints `job show -o yaml`: the spec as a spec file (which
+// `job create -f` reads back), preceded by the job's status as comments.
+func printJobYAML(w io.Writer, info *api.JobInfo) error {
+	if info.GetSpec() == nil {
+		return errors.New("job show: the node sent no spec")
+	}
+	spec, err := config.MarshalJobSpec(info.GetSpec())
+	if err != nil {
+		return fmt.Errorf("job show: %w", err)
+	}
+	s := info.GetSummary()
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# job %s (id %d)\n", oneLine(s.GetName()), s.GetId())
+	fmt.Fprintf(&b, "# state: %s\n", oneLine(stateText(s)))
+	fmt.Fprintf(&b, "# created: %s\n", msTime(info.GetCreatedUnixMs()))
+	fmt.Fprintf(&b, "# loaded rows: %d, error rows: %d, total lag: %s\n",
+		info.GetStats().GetLoadedRows(), info.GetStats().GetErrorRows(), watermark(info.GetTotalLag()))
+	b.Write(spec)
+	_, err = w.Write(b.Bytes())
+	return err
+}
+
+// oneLine keeps a comment on one line.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// cell makes s safe for one aligned cell: quoted when it is empty, has
+// control characters (tabs and newlines would break the alignment) or
+// leading or trailing spaces.
+func cell(s string) string {
+	if s == "" {
+		return `""`
+	}
+	if needsQuote(s) {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+func needsQuote(s string) bool {
+	if s == "" || s[0] == ' ' || s[len(s)-1] == ' ' {
+		return true
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || r == '\uFFFD' {
+			return true
+		}
+	}
+	return false
+}
+
+// columnNames are the scan's column names; a row with more values than
+// columns (which a node does not send) gets "_N" names for the extra ones.
+func columnNames(schema *api.TableSpec, rows []*api.Row) []string {
+	names := make([]string, 0, len(schema.GetColumns()))
+	for _, c := range schema.GetColumns() {
+		names = append(names, c.GetName())
+	}
+	for _, r := range rows {
+		for i := len(names); i < len(r.GetValues()); i++ {
+			names = append(names, "_"+strconv.Itoa(i))
+		}
+	}
+	return names
+}
+
+// printRowsJSONL prints one JSON object per row, keyed by column name in
+// column order: NULL is null, INT64 a JSON number, TIMESTAMP an RFC 3339
+// string in UTC, a non-finite FLOAT64 null.
+func printRowsJSONL(w io.Writer, schema *api.TableSpec, rows []*api.Row) error {
+	names := columnNames(schema, rows)
+	keys := make([][]byte, len(names))
+	for i, n := range names {
+		keys[i] = appendJSONString(nil, n)
+	}
+	bw := bufio.NewWriter(w)
+	var line []byte
+	for _, r := range rows {
+		line = append(line[:0], '{')
+		for i, k := range keys {
+			if i > 0 {
+				line = append(line, ',')
+			}
+			line = append(line, k...)
+			line = append(line, ':')
+			var v *api.Value
+			if i < len(r.GetValues()) {
+				v = r.GetValues()[i]
+			}
+			line = appendJSONValue(line, v)
+		}
+		line = append(line, '}', '\n')
+		if _, err := bw.Write(line); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+func appendJSONValue(dst []byte, v *api.Value) []byte {
+	switch k := v.GetKind().(type) {
+	case *api.Value_Int64:
+		return strconv.AppendInt(dst, k.Int64, 10)
+	case *api.Value_Float64:
+		if math.IsNaN(k.Float64) || math.IsInf(k.Float64, 0) {
+			return append(dst, "null"...)
+		}
+		b, _ := json.Marshal(k.Float64) // encoding/json's float format
+		return append(dst, b...)
+	case *api.Value_String_:
+		return appendJSONString(dst, k.String_)
+	case *api.Value_Bool:
+		return strconv.AppendBool(dst, k.Bool)
+	case *api.Value_TimestampMicros:
+		dst = append(dst, '"')
+		dst = time.UnixMicro(k.TimestampMicros).UTC().AppendFormat(dst, time.RFC3339Nano)
+		return append(dst, '"')
+	}
+	return append(dst, "null"...) // Null, or no value
+}
+
+// appendJSONString appends s as a JSON string, without HTML escaping.
+func appendJSONString(dst []byte, s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return append(dst, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
+}
+
+// printRowsTable prints rows as aligned columns under a header of column
+// names: NULL is NULL, strings that would break the alignment are quoted.
+func printRowsTable(w io.Writer, schema *api.TableSpec, rows []*api.Row) error {
+	names := columnNames(schema, rows)
+	tw := newTable(w)
+	for i, n := range names {
+		if i > 0 {
+			io.WriteString(tw, "\t")
+		}
+		io.WriteString(tw, cell(n))
+	}
+	io.WriteString(tw, "\n")
+	for _, r := range rows {
+		for i := range names {
+			if i > 0 {
+				io.WriteString(tw, "\t")
+			}
+			var v *api.Value
+			if i < len(r.GetValues()) {
+				v = r.GetValues()[i]
+			}
+			io.WriteString(tw, formatValue(v))
+		}
+		io.WriteString(tw, "\n")
+	}
+	return tw.Flush()
+}
+
+// formatValue renders one cell of `table scan --format table`.
+func formatValue(v *api.Value) string {
+	switch k := v.GetKind().(type) {
+	case *api.Value_Int64:
+		return strconv.FormatInt(k.Int64, 10)
+	case *api.Value_Float64:
+		if math.IsNaN(k.Float64) || math.IsInf(k.Float64, 0) {
+			return strconv.FormatFloat(k.Float64, 'g', -1, 64)
+		}
+		b, _ := json.Marshal(k.Float64)
+		return string(b)
+	case *api.Value_String_:
+		if k.String_ == "NULL" {
+			return `"NULL"` // not to be read as a NULL
+		}
+		return cell(k.String_)
+	case *api.Value_Bool:
+		return strconv.FormatBool(k.Bool)
+	case *api.Value_TimestampMicros:
+		return time.UnixMicro(k.TimestampMicros).UTC().Format(time.RFC3339Nano)
+	}
+	return "NULL"
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/loadnode/loadnode/config"
+	"github.com/loadnode/loadnode/node"
+)
+
+// serveCmd is `loadnode serve`. Empty flag values leave the file's (or the
+// default) setting alone.
+type serveCmd struct {
+	configFile string
+	dataDir    string
+	listen     string
+	logLevel   string
+}
+
+func (m *Main) parseServe(args []string) (command, error) {
+	var c serveCmd
+	fs := m.newFlagSet("serve", "serve [--config FILE] [--data DIR] [--listen HOST:PORT] [--log-level LEVEL]\n\n"+
+		"Runs a node until SIGINT or SIGTERM. Flags override the config file;\n"+
+		"defaults: data ./loadnode-data, listen 127.0.0.1:7070, log level info.")
+	fs.StringVar(&c.configFile, "config", "", "node config `FILE` (YAML)")
+	fs.StringVar(&c.dataDir, "data", "", "data `DIR` (the Pebble store)")
+	fs.StringVar(&c.listen, "listen", "", "client endpoint `HOST:PORT` (port 0 picks one)")
+	fs.StringVar(&c.logLevel, "log-level", "", "log `LEVEL`: debug, info, warn or error")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if err := exactArgs(fs, pos); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// nodeConfig is the file (or the defaults) with the flags applied.
+func (c serveCmd) nodeConfig() (config.Node, error) {
+	cfg := config.DefaultNode()
+	if c.configFile != "" {
+		data, err := os.ReadFile(c.configFile)
+		if err != nil {
+			return config.Node{}, fmt.Errorf("serve: %w", err)
+		}
+		if cfg, err = config.LoadNode(data); err != nil {
+			return config.Node{}, fmt.Errorf("serve: %s: %w", c.configFile, err)
+		}
+	}
+	if c.dataDir != "" {
+		cfg.DataDir = c.dataDir
+	}
+	if c.listen != "" {
+		cfg.Listen = c.listen
+	}
+	if c.logLevel != "" {
+		cfg.LogLevel = c.logLevel
+	}
+	if err := cfg.Validate(); err != nil {
+		return config.Node{}, fmt.Errorf("serve: %w", err)
+	}
+	return cfg, nil
+}
+
+func (c serveCmd) run(ctx context.Context, m *Main) error {
+	cfg, err := c.nodeConfig()
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: cfg.SlogLevel()}))
+	hooks, err := node.CrashHooks(m.Getenv(node.CrashEnv))
+	if err != nil {
+		return err
+	}
+	if m.Getenv(node.CrashEnv) != "" {
+		logger.Warn("loadnode: crash point armed", "point", m.Getenv(node.CrashEnv))
+	}
+	n, err := node.Start(ctx, node.Config{Node: cfg, Logger: logger, Hooks: hooks})
+	if err != nil {
+		return err
+	}
+	m.node = n
+	logger.Info("loadnode: serving", "addr", n.Addr(), "data", cfg.DataDir)
+	<-ctx.Done()
+	logger.Info("loadnode: shutting down", "addr", n.Addr())
+	m.node = nil
+	if err := n.Close(); err != nil {
+		return fmt.Errorf("serve: close: %w", err)
+	}
+	logger.Info("loadnode: stopped")
+	return nil
+}
