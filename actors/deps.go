@@ -77,6 +77,20 @@ type Settings struct {
 	MaxRecordBytes int
 	// ErrorRowRawBytes bounds the raw bytes kept per error row. Default 1 KiB.
 	ErrorRowRawBytes int
+	// SourceRetryBase is the first back-off after a transient source error;
+	// it doubles per consecutive error up to 30s. Default 500ms.
+	SourceRetryBase time.Duration
+	// SourceRetryLimit is how many consecutive transient source errors a
+	// job rides out before it pauses with SOURCE_UNREACHABLE (and is then
+	// auto-resumed). Default 8 (about 90 s with the default base).
+	SourceRetryLimit int
+	// AutoResumeBase and AutoResumeMax shape the auto-resume back-off of a
+	// job paused for a transient reason: min(base * 2^n, max), where n is
+	// the number of auto-resumes within AutoResumeQuiet. Defaults 10s, 300s
+	// and 30m (as Doris: the counter resets after a quiet period).
+	AutoResumeBase  time.Duration
+	AutoResumeMax   time.Duration
+	AutoResumeQuiet time.Duration
 }
 
 func (s *Settings) applyDefaults() {
@@ -94,6 +108,21 @@ func (s *Settings) applyDefaults() {
 	}
 	if s.ErrorRowRawBytes <= 0 {
 		s.ErrorRowRawBytes = 1024
+	}
+	if s.SourceRetryBase <= 0 {
+		s.SourceRetryBase = 500 * time.Millisecond
+	}
+	if s.SourceRetryLimit <= 0 {
+		s.SourceRetryLimit = 8
+	}
+	if s.AutoResumeBase <= 0 {
+		s.AutoResumeBase = 10 * time.Second
+	}
+	if s.AutoResumeMax <= 0 {
+		s.AutoResumeMax = 300 * time.Second
+	}
+	if s.AutoResumeQuiet <= 0 {
+		s.AutoResumeQuiet = 30 * time.Minute
 	}
 }
 

@@ -64,13 +64,18 @@ type harness struct {
 
 func newHarness(t *testing.T, fs vfs.FS) *harness {
 	t.Helper()
+	return newHarnessWith(t, fs, &quietSource{parts: []int32{0, 1}}, Settings{})
+}
+
+func newHarnessWith(t *testing.T, fs vfs.FS, src Source, set Settings) *harness {
+	t.Helper()
 	st, err := persistence.Open(persistence.Options{Dir: "db", FS: fs, OnFatal: func(error) {}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
-	deps := &Deps{Store: st, Logger: logger, Sources: func(*api.JobSpec) (Source, error) { return &quietSource{parts: []int32{0, 1}}, nil }}
+	deps := &Deps{Store: st, Logger: logger, Settings: set, Sources: func(*api.JobSpec) (Source, error) { return src, nil }}
 	sch, _ := system.Root.SpawnNamed(NewSchedulerProps(4, logger), SchedulerName)
 	mgr, _ := system.Root.SpawnNamed(NewManagerProps(deps, sch), ManagerName)
 	h := &harness{t: t, system: system, store: st, mgr: mgr}

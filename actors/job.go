@@ -54,6 +54,7 @@ type (
 	topologyTick  struct{ epoch uint64 }
 	watermarkTick struct{}
 	respawnTasks  struct{ epoch uint64 }
+	autoResume    struct{ epoch uint64 }
 	retrySchedule struct{ epoch uint64 }
 )
 
@@ -78,16 +79,17 @@ type job struct {
 
 	// epoch changes whenever the job leaves RUNNING or NEED_SCHEDULE, so
 	// that results of look-ups started before are recognised as stale.
-	epoch      uint64
-	generation uint64
-	tasks      map[string]int // task PID id -> index, current generation only
-	stopping   bool           // the actor is stopping itself (final state)
-	retries    int            // consecutive task or topology failures
-	topoBusy   bool
-	markBusy   bool
-	timers     []*time.Timer
-	cancel     context.CancelFunc
-	rowsWindow []rateSample
+	epoch       uint64
+	generation  uint64
+	tasks       map[string]int // task PID id -> index, current generation only
+	stopping    bool           // the actor is stopping itself (final state)
+	retries     int            // consecutive task or topology failures
+	autoResumeN int            // the attempt number of the planned auto-resume
+	topoBusy    bool
+	markBusy    bool
+	timers      []*time.Timer
+	cancel      context.CancelFunc
+	rowsWindow  []rateSample
 }
 
 type rateSample struct {
@@ -141,6 +143,8 @@ func (j *job) Receive(ctx actor.Context) {
 		j.onTaskFailed(ctx, msg)
 	case *actor.Terminated:
 		j.onTaskTerminated(ctx, msg.Who)
+	case *autoResume:
+		j.onAutoResume(ctx, msg)
 	case *respawnTasks:
 		if msg.epoch == j.epoch && j.state == api.JobState_RUNNING {
 			j.spawnTasks(ctx)
@@ -199,6 +203,7 @@ func (j *job) start(ctx actor.Context) {
 		return
 	}
 	j.refreshWatermarks(ctx) // and every WatermarkInterval after
+	j.planAutoResume(ctx)
 	if j.state == api.JobState_NEED_SCHEDULE {
 		ctx.Request(j.sch, &JobReady{JobID: j.id})
 	}
@@ -260,6 +265,9 @@ func (j *job) transition(ctx actor.Context, to api.JobState, reason api.Reason, 
 	}
 	j.log().Info("job state", "from", leaving.String(), "to", to.String(), "reason", reason.String(), "message", message)
 	j.notify(ctx)
+	if to == api.JobState_PAUSED {
+		j.planAutoResume(ctx)
+	}
 	return true
 }
 
@@ -404,9 +412,15 @@ func (j *job) onSourceError(ctx actor.Context, err error) {
 	case errors.As(err, &cfg):
 		j.transition(ctx, api.JobState_PAUSED, api.Reason_SOURCE_CONFIG_ERROR, cfg.Error())
 	default:
-		// Transient: stay where we are and try again with back-off.
+		// Transient: stay where we are and try again with back-off; after
+		// SourceRetryLimit failures in a row, pause (and auto-resume later).
 		j.retries++
-		delay := backoff(j.retries)
+		if j.retries > j.deps.Settings.SourceRetryLimit {
+			j.transition(ctx, api.JobState_PAUSED, api.Reason_SOURCE_UNREACHABLE,
+				fmt.Sprintf("%d source errors in a row; last: %v", j.retries-1, err))
+			return
+		}
+		delay := j.retryDelay(j.retries)
 		j.message = fmt.Sprintf("source error (retry %d in %s): %v", j.retries, delay, err)
 		j.log().Warn("source error", "err", err, "retry_in", delay)
 		if j.state == api.JobState_NEED_SCHEDULE {
@@ -428,12 +442,81 @@ func (j *job) onStoreError(ctx actor.Context, err error) {
 	}
 }
 
-func backoff(n int) time.Duration {
-	d := 500 * time.Millisecond
-	for i := 1; i < n && d < 30*time.Second; i++ {
+// retryDelay is the back-off before retry n (1-based) of a transient
+// source failure: SourceRetryBase doubled per retry, at most 30s.
+func (j *job) retryDelay(n int) time.Duration {
+	return doubling(j.deps.Settings.SourceRetryBase, n-1, 30*time.Second)
+}
+
+// doubling returns min(base * 2^n, limit).
+func doubling(base time.Duration, n int, limit time.Duration) time.Duration {
+	d := base
+	for i := 0; i < n && d < limit; i++ {
 		d *= 2
 	}
-	return min(d, 30*time.Second)
+	return min(d, limit)
+}
+
+// ---------------------------------------------------------------- auto-resume
+
+// transient reports whether a pause reason is resumed automatically. User
+// pauses, the error-row budget, data loss and configuration errors never
+// are: they need a person.
+func transient(r api.Reason) bool {
+	switch r {
+	case api.Reason_SOURCE_UNREACHABLE, api.Reason_INTERNAL_ERROR, api.Reason_STORE_FAILURE, api.Reason_RESTART_BUDGET_EXHAUSTED:
+		return true
+	}
+	return false
+}
+
+// planAutoResume schedules the auto-resume of a job paused for a transient
+// reason, min(AutoResumeBase * 2^n, AutoResumeMax) after the pause, where n
+// counts the auto-resumes journaled within AutoResumeQuiet. Both come from
+// the journal, so the plan survives a restart.
+func (j *job) planAutoResume(ctx actor.Context) {
+	if j.state != api.JobState_PAUSED || !transient(j.reason) {
+		return
+	}
+	hist, err := j.deps.Store.Journal(j.id)
+	if err != nil || len(hist) == 0 {
+		j.log().Error("auto-resume: read journal", "err", err)
+		return
+	}
+	now := j.deps.Now()
+	n := 0
+	for _, t := range hist {
+		if t.Reason == api.Reason_AUTO_RESUME && now.Sub(time.UnixMilli(t.TimeUnixMs)) < j.deps.Settings.AutoResumeQuiet {
+			n++
+		}
+	}
+	set := j.deps.Settings
+	delay := doubling(set.AutoResumeBase, n, set.AutoResumeMax)
+	pausedAt := time.UnixMilli(hist[len(hist)-1].TimeUnixMs)
+	wait := max(pausedAt.Add(delay).Sub(now), 0)
+	j.autoResumeN = n + 1
+	j.log().Info("auto-resume planned", "reason", j.reason.String(), "attempt", n+1, "in", wait)
+	j.scheduleTimer(ctx, wait, &autoResume{epoch: j.epoch})
+}
+
+func (j *job) onAutoResume(ctx actor.Context, msg *autoResume) {
+	if msg.epoch != j.epoch || j.state != api.JobState_PAUSED || !transient(j.reason) {
+		return
+	}
+	if j.src == nil {
+		src, err := j.deps.Sources(j.rec.GetSpec())
+		if err != nil {
+			j.transition(ctx, api.JobState_PAUSED, api.Reason_SOURCE_CONFIG_ERROR, err.Error())
+			return
+		}
+		j.src = src
+	}
+	if !j.transition(ctx, api.JobState_NEED_SCHEDULE, api.Reason_AUTO_RESUME,
+		fmt.Sprintf("auto-resume %d after %s", j.autoResumeN, j.reason)) {
+		return
+	}
+	j.retries = 0
+	ctx.Request(j.sch, &JobReady{JobID: j.id})
 }
 
 // ---------------------------------------------------------------- tasks
@@ -502,7 +585,7 @@ func (j *job) onTaskTerminated(ctx actor.Context, who *actor.PID) {
 	// generation from durable progress after a back-off.
 	j.retries++
 	j.stopTasks(ctx)
-	j.scheduleTimer(ctx, backoff(j.retries)/5, &respawnTasks{epoch: j.epoch})
+	j.scheduleTimer(ctx, j.retryDelay(j.retries)/5, &respawnTasks{epoch: j.epoch})
 }
 
 // ---------------------------------------------------------------- commits

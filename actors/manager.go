@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"google.golang.org/protobuf/proto"
@@ -97,6 +98,8 @@ func (m *manager) Receive(ctx actor.Context) {
 		}
 	case *actor.Terminated:
 		m.onJobTerminated(ctx, msg.Who)
+	case *respawnJob:
+		m.onRespawn(ctx, msg)
 	case *actor.Stopping, *actor.Restarting:
 		// Children are stopped with us; their Terminated must not be
 		// mistaken for a supervisor giving up on them.
@@ -333,7 +336,32 @@ func (m *manager) onJobTerminated(ctx actor.Context, who *actor.PID) {
 		return
 	}
 	e.summary = summaryOf(e.rec, t.To, t.Reason, t.Message)
-	m.log().Warn("job paused: restart budget exhausted", "job", e.rec.GetId())
+	// Bring the job back after the auto-resume back-off; the new job actor
+	// finds it PAUSED for a transient reason and resumes it.
+	n := 0
+	if hist, err := m.deps.Store.Journal(e.rec.GetId()); err == nil {
+		for _, h := range hist {
+			if h.Reason == api.Reason_RESTART_BUDGET_EXHAUSTED && m.deps.Now().Sub(time.UnixMilli(h.TimeUnixMs)) < m.deps.Settings.AutoResumeQuiet {
+				n++
+			}
+		}
+	}
+	delay := doubling(m.deps.Settings.AutoResumeBase, n-1, m.deps.Settings.AutoResumeMax)
+	self, system, name := ctx.Self(), ctx.ActorSystem(), e.rec.GetName()
+	time.AfterFunc(delay, func() { system.Root.Send(self, &respawnJob{name: name}) })
+	m.log().Warn("job paused: restart budget exhausted", "job", e.rec.GetId(), "respawn_in", delay)
+}
+
+// respawnJob asks the manager (itself) to bring back a job whose actor the
+// supervisor stopped.
+type respawnJob struct{ name string }
+
+func (m *manager) onRespawn(ctx actor.Context, msg *respawnJob) {
+	e := m.byName[msg.name]
+	if e == nil || e.pid != nil || isFinal(e.summary.GetState()) || m.stopping {
+		return
+	}
+	m.spawn(ctx, e)
 }
 
 // tableCount and tableScan read in a goroutine so that a large table does

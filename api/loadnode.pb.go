@@ -274,6 +274,7 @@ const (
 	Reason_RESTART_BUDGET_EXHAUSTED Reason = 11
 	Reason_SOURCE_CONFIG_ERROR      Reason = 12 // authorization, unknown topic: never auto-resumed
 	Reason_STORE_FAILURE            Reason = 13
+	Reason_AUTO_RESUME              Reason = 14 // PAUSED -> NEED_SCHEDULE after a transient pause
 )
 
 // Enum value maps for Reason.
@@ -293,6 +294,7 @@ var (
 		11: "RESTART_BUDGET_EXHAUSTED",
 		12: "SOURCE_CONFIG_ERROR",
 		13: "STORE_FAILURE",
+		14: "AUTO_RESUME",
 	}
 	Reason_value = map[string]int32{
 		"REASON_UNSPECIFIED":       0,
@@ -309,6 +311,7 @@ var (
 		"RESTART_BUDGET_EXHAUSTED": 11,
 		"SOURCE_CONFIG_ERROR":      12,
 		"STORE_FAILURE":            13,
+		"AUTO_RESUME":              14,
 	}
 )
 
@@ -2302,7 +2305,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\n" +
 	"\x06PAUSED\x10\x03\x12\v\n" +
 	"\aSTOPPED\x10\x04\x12\r\n" +
-	"\tCANCELLED\x10\x05*\xa3\x02\n" +
+	"\tCANCELLED\x10\x05*\xb4\x02\n" +
 	"\x06Reason\x12\x16\n" +
 	"\x12REASON_UNSPECIFIED\x10\x00\x12\v\n" +
 	"\aCREATED\x10\x01\x12\r\n" +
@@ -2319,7 +2322,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x12\x1c\n" +
 	"\x18RESTART_BUDGET_EXHAUSTED\x10\v\x12\x17\n" +
 	"\x13SOURCE_CONFIG_ERROR\x10\f\x12\x11\n" +
-	"\rSTORE_FAILURE\x10\rB&Z$github.com/loadnode/loadnode/api;apib\x06proto3"
+	"\rSTORE_FAILURE\x10\r\x12\x0f\n" +
+	"\vAUTO_RESUME\x10\x0eB&Z$github.com/loadnode/loadnode/api;apib\x06proto3"
 
 var (
 	file_api_loadnode_proto_rawDescOnce sync.Once

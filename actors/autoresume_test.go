@@ -1,0 +1,116 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/loadnode/loadnode/api"
+)
+
+// flakySource fails its look-ups while failing is set.
+type flakySource struct {
+	quietSource
+	failing atomic.Bool
+}
+
+func (s *flakySource) Partitions(ctx context.Context) ([]int32, error) {
+	if s.failing.Load() {
+		return nil, errors.New("dial tcp 127.0.0.1:9: connection refused")
+	}
+	return s.quietSource.Partitions(ctx)
+}
+
+func (h *harness) journal(id uint64) []*api.Transition {
+	h.t.Helper()
+	j, err := h.store.Journal(id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return j
+}
+
+func count(hist []*api.Transition, r api.Reason) int {
+	n := 0
+	for _, t := range hist {
+		if t.Reason == r {
+			n++
+		}
+	}
+	return n
+}
+
+// TestAutoResume: a source that stays unreachable pauses the job with
+// SOURCE_UNREACHABLE; the job is resumed automatically with a doubling
+// back-off, and runs once the source is back. A user pause is never
+// resumed automatically.
+func TestAutoResume(t *testing.T) {
+	src := &flakySource{quietSource: quietSource{parts: []int32{0}}}
+	src.failing.Store(true)
+	h := newHarnessWith(t, vfs.NewMem(), src, Settings{
+		SourceRetryBase: 5 * time.Millisecond, SourceRetryLimit: 2,
+		AutoResumeBase: 100 * time.Millisecond, AutoResumeMax: 2 * time.Second, AutoResumeQuiet: time.Minute,
+	})
+	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec("flaky")}).(*api.JobResponse)
+	if resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	id := resp.Job.Summary.Id
+	deadline := time.Now().Add(20 * time.Second)
+	for count(h.journal(id), api.Reason_AUTO_RESUME) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no second auto-resume: %v", h.journal(id))
+		}
+		time.Sleep(10 * time.Millisecond) // poll with a deadline
+	}
+	src.failing.Store(false)
+	h.waitState(h.jobPID(id), api.JobState_RUNNING)
+
+	// The journal tells the story, and the back-off doubles.
+	var pauses, resumes []time.Time
+	for _, tr := range h.journal(id) {
+		switch {
+		case tr.To == api.JobState_PAUSED:
+			if tr.Reason != api.Reason_SOURCE_UNREACHABLE {
+				t.Fatalf("pause reason %s, want SOURCE_UNREACHABLE", tr.Reason)
+			}
+			pauses = append(pauses, time.UnixMilli(tr.TimeUnixMs))
+		case tr.Reason == api.Reason_AUTO_RESUME:
+			resumes = append(resumes, time.UnixMilli(tr.TimeUnixMs))
+		}
+	}
+	if len(pauses) < 2 || len(resumes) < 2 {
+		t.Fatalf("pauses %d, resumes %d", len(pauses), len(resumes))
+	}
+	first, second := resumes[0].Sub(pauses[0]), resumes[1].Sub(pauses[1])
+	if first < 90*time.Millisecond || second < 190*time.Millisecond {
+		t.Fatalf("auto-resume delays %s then %s; want >= 100ms then >= 200ms", first, second)
+	}
+
+	// A user pause stays.
+	h.ask(h.mgr, &api.PauseJobRequest{Name: "flaky"})
+	time.Sleep(500 * time.Millisecond) // observe that nothing happens for 5x the base back-off
+	if in := h.ask(h.jobPID(id), &inspectJob{}).(*jobInspection); in.state != api.JobState_PAUSED {
+		t.Fatalf("a user pause was resumed: %s", in.state)
+	}
+	if n := count(h.journal(id), api.Reason_AUTO_RESUME); n != len(resumes) {
+		t.Fatalf("auto-resumes after a user pause: %d, before %d", n, len(resumes))
+	}
+}
+
+func TestTransientReasons(t *testing.T) {
+	for r, want := range map[api.Reason]bool{
+		api.Reason_SOURCE_UNREACHABLE: true, api.Reason_INTERNAL_ERROR: true,
+		api.Reason_STORE_FAILURE: true, api.Reason_RESTART_BUDGET_EXHAUSTED: true,
+		api.Reason_USER_PAUSE: false, api.Reason_ERROR_ROWS_EXCEEDED: false,
+		api.Reason_OFFSET_OUT_OF_RANGE: false, api.Reason_SOURCE_CONFIG_ERROR: false,
+	} {
+		if transient(r) != want {
+			t.Errorf("transient(%s) = %v, want %v", r, !want, want)
+		}
+	}
+}
