@@ -135,14 +135,20 @@ func quoteRaw(raw []byte) string {
 	return fmt.Sprintf("%s... (%d bytes, first %d shown)", strconv.Quote(string(raw[:maxRawShown])), len(raw), maxRawShown)
 }
 
-// printJobJSON prints `job show -o json`: the JobInfo in protojson.
+// printJobJSON prints `job show -o json`: the JobInfo in protojson,
+// re-indented with encoding/json because protojson's spacing is deliberately
+// unstable and scripts diff this output.
 func printJobJSON(w io.Writer, info *api.JobInfo) error {
-	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(info)
+	b, err := protojson.Marshal(info)
 	if err != nil {
 		return fmt.Errorf("job show: %w", err)
 	}
-	b = append(b, '\n')
-	_, err = w.Write(b)
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return fmt.Errorf("job show: %w", err)
+	}
+	out.WriteByte('\n')
+	_, err = w.Write(out.Bytes())
 	return err
 }
 
