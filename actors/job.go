@@ -111,6 +111,7 @@ func newJobProps(id uint64, deps *Deps, sch *actor.PID) *actor.Props {
 func (j *job) log() *slog.Logger { return j.deps.Logger.With("job", j.id) }
 
 func (j *job) Receive(ctx actor.Context) {
+	crashOn(ctx.Message())
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		j.start(ctx)
@@ -157,6 +158,12 @@ func (j *job) Receive(ctx actor.Context) {
 		ctx.Respond(j.userStop(ctx))
 	case *api.ShowJobRequest:
 		ctx.Respond(j.show())
+	case *InspectJob:
+		p := make(map[int32]int64, len(j.progress))
+		for k, v := range j.progress {
+			p[k] = v
+		}
+		ctx.Respond(&JobRuntime{State: j.state.String(), Generation: j.generation, Progress: p, Tasks: ctx.Children()})
 	case *inspectJob:
 		p := make(map[int32]int64, len(j.progress))
 		for k, v := range j.progress {

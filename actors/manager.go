@@ -70,6 +70,7 @@ func NewManagerProps(deps *Deps, scheduler *actor.PID) *actor.Props {
 func (m *manager) log() *slog.Logger { return m.deps.Logger }
 
 func (m *manager) Receive(ctx actor.Context) {
+	crashOn(ctx.Message())
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		m.recover(ctx)

@@ -79,6 +79,7 @@ func NewSchedulerProps(slots int, logger *slog.Logger) *actor.Props {
 }
 
 func (s *scheduler) Receive(ctx actor.Context) {
+	crashOn(ctx.Message())
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		s.logger.Debug("scheduler started", "slots", s.slots)

@@ -86,6 +86,7 @@ type task struct {
 	// pendingErr is a read error to report once the records read before it
 	// are committed.
 	pendingErr error
+	asks       uint64 // slot requests sent, to match their time-outs
 }
 
 func newTaskProps(cfg taskConfig) *actor.Props {
@@ -99,6 +100,7 @@ func newTaskProps(cfg taskConfig) *actor.Props {
 }
 
 func (t *task) Receive(ctx actor.Context) {
+	crashOn(ctx.Message())
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		r, err := t.cfg.source.NewReader(t.pos)
@@ -116,6 +118,10 @@ func (t *task) Receive(ctx actor.Context) {
 		t.ask(ctx)
 	case *requestSlot:
 		t.ask(ctx)
+	case *slotTimeout:
+		if msg.ask == t.asks && !t.inFlight && !t.holding {
+			t.ask(ctx)
+		}
 	case *SlotGrant:
 		if t.inFlight || t.reader == nil {
 			return
@@ -151,7 +157,17 @@ func (t *task) Receive(ctx actor.Context) {
 
 func (t *task) ask(ctx actor.Context) {
 	ctx.Request(t.cfg.scheduler, &SlotRequest{JobID: t.cfg.jobID})
+	// A restarted scheduler forgets who waits: ask again if no grant comes.
+	t.asks++
+	n, self, system := t.asks, ctx.Self(), ctx.ActorSystem()
+	time.AfterFunc(slotRetry, func() { system.Root.Send(self, &slotTimeout{ask: n}) })
 }
+
+// slotRetry is how long a task waits for a grant before asking again.
+const slotRetry = 5 * time.Second
+
+// slotTimeout fires slotRetry after the ask-th slot request.
+type slotTimeout struct{ ask uint64 }
 
 func (t *task) release(ctx actor.Context) {
 	if t.holding {

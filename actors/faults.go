@@ -1,0 +1,27 @@
+package actors
+
+import "github.com/asynkron/protoactor-go/actor"
+
+// Crash makes the receiving actor (manager, scheduler, job or task) panic
+// with Reason, as a fault-injection point for chaos tests. It is not a
+// protobuf message, so only code in the node's own process can send it.
+type Crash struct{ Reason string }
+
+// InspectJob asks a job actor for its runtime view; it answers
+// *JobRuntime. In-process only, like Crash.
+type InspectJob struct{}
+
+// JobRuntime answers InspectJob.
+type JobRuntime struct {
+	State      string
+	Generation uint64
+	Progress   map[int32]int64
+	Tasks      []*actor.PID
+}
+
+// crashOn panics if msg is a *Crash. Every actor calls it first.
+func crashOn(msg any) {
+	if c, ok := msg.(*Crash); ok {
+		panic("actors: injected crash: " + c.Reason)
+	}
+}
