@@ -14,7 +14,7 @@ import (
 // Store is what the actors need of the durable store.
 type Store interface {
 	LastJobID() (uint64, error)
-	CreateJob(rec *api.JobRecord, first *api.Transition, newTable *api.TableSpec) error
+	CreateJobs(jobs []persistence.NewJob) []error
 	Table(name string) (*api.TableSpec, error)
 	JobRecords() ([]*api.JobRecord, error)
 	LoadJob(id uint64) (*persistence.JobState, error)

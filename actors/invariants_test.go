@@ -469,3 +469,45 @@ func TestBadInput(t *testing.T) {
 	produce(t, cl, "good", 300, 10, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
 	n.waitLoaded(t, "good", 310)
 }
+
+// TestConcurrentCreates: creates that arrive together are written together
+// (group commit) and still each get their own answer: distinct names all
+// succeed on one shared new table, and of several creates of one name
+// exactly one does.
+func TestConcurrentCreates(t *testing.T) {
+	_, cl := kafka(t, "many", 1, 0)
+	brokers := cl.OptValue(kgo.SeedBrokers).([]string)
+	n := startNode(t, nil, t.TempDir(), actors.Hooks{})
+	var wg sync.WaitGroup
+	errs := make([]error, 40)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("job%02d", i)
+			if i >= 30 {
+				name = "same" // ten creates of one name
+			}
+			_, errs[i] = n.c.CreateJob(ctx10(t), spec(name, "shared", "many", brokers))
+		}()
+	}
+	wg.Wait()
+	same := 0
+	for i, err := range errs {
+		switch {
+		case i < 30 && err != nil:
+			t.Fatalf("create job%02d: %v", i, err)
+		case i >= 30 && err == nil:
+			same++
+		case i >= 30 && code(err) != api.ErrorCode_ALREADY_EXISTS:
+			t.Fatalf("duplicate create: %v, want ALREADY_EXISTS", err)
+		}
+	}
+	if same != 1 {
+		t.Fatalf("%d creates of one name succeeded, want 1", same)
+	}
+	jobs, err := n.c.ListJobs(ctx10(t))
+	if err != nil || len(jobs) != 31 {
+		t.Fatalf("list = %d jobs, %v; want 31", len(jobs), err)
+	}
+}

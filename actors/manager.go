@@ -55,6 +55,13 @@ type manager struct {
 	lastID    uint64
 	recovered RecoveryDone
 	stopping  bool
+
+	// Creates in flight: names reserved and tables being made by queued or
+	// writing creates; queue waits while a grouped write is in flight.
+	reserved  map[string]bool
+	newTables map[string]*api.TableSpec
+	queue     []*pendingCreate
+	writing   bool
 }
 
 // NewManagerProps returns the props of a node's manager. Spawn it with
@@ -78,7 +85,11 @@ func (m *manager) Receive(ctx actor.Context) {
 		r := m.recovered
 		ctx.Respond(&r)
 	case *api.CreateJobRequest:
-		ctx.Respond(m.create(ctx, msg))
+		if resp := m.create(ctx, msg); resp != nil {
+			ctx.Respond(resp)
+		}
+	case *createsWritten:
+		m.onCreatesWritten(ctx, msg)
 	case *api.PauseJobRequest:
 		m.route(ctx, msg.GetName())
 	case *api.ResumeJobRequest:
@@ -122,6 +133,7 @@ func (m *manager) Receive(ctx actor.Context) {
 func (m *manager) recover(ctx actor.Context) {
 	m.stopping = false
 	m.byName, m.byPID = map[string]*entry{}, map[string]*entry{}
+	m.reserved, m.newTables, m.queue, m.writing = map[string]bool{}, map[string]*api.TableSpec{}, nil, false
 	m.recovered = RecoveryDone{}
 	last, err := m.deps.Store.LastJobID()
 	if err != nil {
@@ -175,7 +187,9 @@ func invalid(field, msg string) *api.JobResponse {
 	return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: field, Message: msg}}
 }
 
-// create validates, persists with a synced write, and only then spawns.
+// create validates a create request and queues it for its durable write;
+// it returns an answer only when the request is refused. The job actor is
+// spawned when the write is done (onCreatesWritten).
 func (m *manager) create(ctx actor.Context, req *api.CreateJobRequest) *api.JobResponse {
 	if req.GetSpec() == nil {
 		return invalid("spec", "spec: required")
@@ -208,11 +222,17 @@ func (m *manager) create(ctx actor.Context, req *api.CreateJobRequest) *api.JobR
 		return invalid("kafka.properties", err.Error())
 	}
 	name := spec.GetName()
-	if _, ok := m.byName[name]; ok {
+	if _, ok := m.byName[name]; ok || m.reserved[name] {
 		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_ALREADY_EXISTS, Field: "name", Message: fmt.Sprintf("job %q already exists", name)}}
 	}
 	var newTable *api.TableSpec
 	existing, err := m.deps.Store.Table(spec.GetTable().GetName())
+	if pending := m.newTables[spec.GetTable().GetName()]; errors.Is(err, persistence.ErrNotFound) && pending != nil {
+		// Another queued create makes this table: match it, and ask for
+		// it too (the store keeps one identical schema).
+		existing, err = pending, nil
+		newTable = spec.GetTable()
+	}
 	switch {
 	case errors.Is(err, persistence.ErrNotFound):
 		newTable = spec.GetTable()
@@ -224,26 +244,109 @@ func (m *manager) create(ctx actor.Context, req *api.CreateJobRequest) *api.JobR
 		}
 	}
 	id := m.lastID + 1
+	m.lastID = id // an id whose write fails is skipped, never reused
 	rec := &api.JobRecord{Id: id, Name: name, Spec: spec, CreatedUnixMs: m.deps.nowMs()}
 	first := &api.Transition{Seq: 1, TimeUnixMs: rec.CreatedUnixMs, To: api.JobState_NEED_SCHEDULE, Reason: api.Reason_CREATED, Message: "created"}
-	// INVARIANT (durable before visible): the snapshot is synced before the
-	// job actor exists. If the write fails, nothing is spawned.
-	if err := m.deps.Store.CreateJob(rec, first, newTable); err != nil {
-		if errors.Is(err, persistence.ErrNameTaken) {
-			return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_ALREADY_EXISTS, Field: "name", Message: err.Error()}}
+	m.reserved[name] = true
+	if newTable != nil {
+		m.newTables[newTable.GetName()] = newTable
+	}
+	m.queue = append(m.queue, &pendingCreate{sender: ctx.Sender(), job: persistence.NewJob{Record: rec, First: first, NewTable: newTable}})
+	m.flushCreates(ctx)
+	return nil
+}
+
+// pendingCreate is a validated create waiting for its durable write.
+type pendingCreate struct {
+	sender *actor.PID
+	job    persistence.NewJob
+}
+
+// createsWritten carries the result of one grouped create write back to
+// the manager.
+type createsWritten struct {
+	batch []*pendingCreate
+	errs  []error
+}
+
+// flushCreates writes the queued creates in one synced batch, in a
+// goroutine, unless a write is already in flight: creates that arrive
+// meanwhile wait and go together in the next batch, so a burst of creates
+// shares its fsyncs (group commit).
+func (m *manager) flushCreates(ctx actor.Context) {
+	if m.writing || len(m.queue) == 0 {
+		return
+	}
+	batch := m.queue
+	m.queue = nil
+	m.writing = true
+	jobs := make([]persistence.NewJob, len(batch))
+	for i, pc := range batch {
+		jobs[i] = pc.job
+	}
+	self, system, st := ctx.Self(), ctx.ActorSystem(), m.deps.Store
+	go func() {
+		res := &createsWritten{batch: batch}
+		defer func() {
+			if r := recover(); r != nil {
+				res.errs = nil
+				for range batch {
+					res.errs = append(res.errs, fmt.Errorf("actors: create write panicked: %v", r))
+				}
+			}
+			system.Root.Send(self, res)
+		}()
+		res.errs = st.CreateJobs(jobs)
+	}()
+}
+
+// onCreatesWritten spawns the jobs whose snapshots are now durable and
+// answers every waiting client.
+func (m *manager) onCreatesWritten(ctx actor.Context, msg *createsWritten) {
+	m.writing = false
+	for i, pc := range msg.batch {
+		rec := pc.job.Record
+		name := rec.GetName()
+		delete(m.reserved, name)
+		if t := pc.job.NewTable; t != nil && m.newTables[t.GetName()] == t {
+			delete(m.newTables, t.GetName())
 		}
-		m.log().Error("create job: durable write failed", "name", name, "err", err)
-		return &api.JobResponse{Error: storeErr(err)}
+		if err := msg.errs[i]; err != nil {
+			var resp *api.JobResponse
+			if errors.Is(err, persistence.ErrNameTaken) {
+				resp = &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_ALREADY_EXISTS, Field: "name", Message: err.Error()}}
+			} else if errors.Is(err, persistence.ErrTableExists) {
+				resp = invalid("table", err.Error())
+			} else {
+				m.log().Error("create job: durable write failed", "name", name, "err", err)
+				resp = &api.JobResponse{Error: storeErr(err)}
+			}
+			m.reply(ctx, pc.sender, resp)
+			continue
+		}
+		if e := m.byName[name]; e != nil && e.rec.GetId() == rec.GetId() {
+			// A restarted manager already respawned it from the store.
+			m.reply(ctx, pc.sender, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: rec.GetSpec(), CreatedUnixMs: rec.GetCreatedUnixMs()}})
+			continue
+		}
+		// INVARIANT (durable before visible): the snapshot is synced; only
+		// now does the job actor exist.
+		if h := m.deps.Hooks.AfterCreateSynced; h != nil {
+			h(rec.GetId())
+		}
+		e := &entry{rec: rec, summary: summaryOf(rec, api.JobState_NEED_SCHEDULE, api.Reason_CREATED, "created")}
+		m.byName[name] = e
+		m.spawn(ctx, e)
+		m.log().Info("job created", "job", rec.GetId(), "name", name)
+		m.reply(ctx, pc.sender, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: rec.GetSpec(), CreatedUnixMs: rec.GetCreatedUnixMs()}})
 	}
-	m.lastID = id
-	if h := m.deps.Hooks.AfterCreateSynced; h != nil {
-		h(id)
+	m.flushCreates(ctx)
+}
+
+func (m *manager) reply(ctx actor.Context, to *actor.PID, msg any) {
+	if to != nil {
+		ctx.Send(to, msg)
 	}
-	e := &entry{rec: rec, summary: summaryOf(rec, api.JobState_NEED_SCHEDULE, api.Reason_CREATED, "created")}
-	m.byName[name] = e
-	m.spawn(ctx, e)
-	m.log().Info("job created", "job", id, "name", name)
-	return &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: spec, CreatedUnixMs: rec.CreatedUnixMs}}
 }
 
 // route forwards a job command to its job actor, which answers the original

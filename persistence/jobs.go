@@ -37,94 +37,182 @@ func (s *Store) LastJobID() (id uint64, err error) {
 	return id, nil
 }
 
+// NewJob is one job for CreateJobs: its record, its first journal entry
+// (stored with seq 1; Seq must be 0 or 1) and, if the job creates its
+// table, the table's schema.
+type NewJob struct {
+	Record   *api.JobRecord
+	First    *api.Transition
+	NewTable *api.TableSpec
+}
+
 // CreateJob writes, in one batch committed with pebble.Sync: the name index,
 // the JobRecord snapshot, the first journal entry (stored with seq 1; first.Seq
 // must be 0 or 1), m/last_job_id = max(stored, rec.Id), and the table schema
 // if newTable != nil.
 //
 // It writes nothing and returns an error wrapping ErrNameTaken if the name is
-// in the index, ErrTableExists if newTable exists, or a plain error if the id
-// is already used or an argument is invalid.
+// in the index, ErrTableExists if a table of that name exists with another
+// schema (an identical one is kept as is), or a plain error if the id is
+// already used or an argument is invalid.
 //
 // INVARIANT: when CreateJob returns nil the job's snapshot, journal head and
 // name are durable; when it returns an error, none of them was acknowledged.
-func (s *Store) CreateJob(rec *api.JobRecord, first *api.Transition, newTable *api.TableSpec) (err error) {
+func (s *Store) CreateJob(rec *api.JobRecord, first *api.Transition, newTable *api.TableSpec) error {
+	return s.CreateJobs([]NewJob{{Record: rec, First: first, NewTable: newTable}})[0]
+}
+
+// CreateJobs is CreateJob for many jobs at once: every job that passes its
+// checks is written in ONE batch committed with pebble.Sync, so that a burst
+// of creates costs one fsync. It returns one error per job (nil: durable).
+// A job that fails its checks (name or id taken, also within the call; its
+// table existing, or given earlier in the call, with another schema) is left
+// out and gets its error; if the commit fails, every job that was in it gets that error.
+func (s *Store) CreateJobs(jobs []NewJob) (errs []error) {
+	errs = make([]error, len(jobs))
 	if err := s.usable(); err != nil {
-		return err
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
 	}
+	type prepared struct {
+		i                            int
+		rec                          *api.JobRecord
+		recBytes, firstBytes, tblBin []byte
+		table                        string
+	}
+	var ok []prepared
+	for i, j := range jobs {
+		p, err := prepareJob(j)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		ok = append(ok, prepared{i: i, rec: j.Record, recBytes: p.rec, firstBytes: p.first, tblBin: p.table, table: j.NewTable.GetName()})
+	}
+	if len(ok) == 0 {
+		return errs
+	}
+
+	s.createMu.Lock()
+	defer s.createMu.Unlock()
+	var err error
+	defer func() {
+		if err != nil {
+			for _, p := range ok {
+				if errs[p.i] == nil {
+					errs[p.i] = err
+				}
+			}
+		}
+	}()
+	defer s.recoverFatal(&err)
+
+	last, _, err := s.getUint64([]byte(lastJobIDKey))
+	if err != nil {
+		err = fmt.Errorf("persistence: create jobs: %w", err)
+		return errs
+	}
+	names, ids, tables := map[string]bool{}, map[uint64]bool{}, map[string]bool{}
+	tableBin := map[string][]byte{}
+	b := s.db.NewBatch()
+	written := 0
+	for _, p := range ok {
+		rec := p.rec
+		fail := func(e error) { errs[p.i] = e }
+		if names[rec.GetName()] {
+			fail(fmt.Errorf("persistence: create job %q: name given twice: %w", rec.GetName(), ErrNameTaken))
+			continue
+		}
+		if owner, found, gerr := s.getUint64(nameKey(rec.GetName())); gerr != nil {
+			fail(fmt.Errorf("persistence: create job %q: %w", rec.GetName(), gerr))
+			continue
+		} else if found {
+			fail(fmt.Errorf("persistence: create job %q: name used by job %d: %w", rec.GetName(), owner, ErrNameTaken))
+			continue
+		}
+		if _, found, gerr := s.get(jobKey(rec.GetId(), jobRecordSuffix)); gerr != nil {
+			fail(fmt.Errorf("persistence: create job %q: %w", rec.GetName(), gerr))
+			continue
+		} else if found || ids[rec.GetId()] {
+			fail(fmt.Errorf("persistence: create job %q: id %d is already used", rec.GetName(), rec.GetId()))
+			continue
+		}
+		if p.tblBin != nil && !tables[p.table] {
+			// Create the table if absent; an identical stored schema is
+			// fine (creates race for a new table), a different one is not.
+			if cur, found, gerr := s.get(tableSpecKey(p.table)); gerr != nil {
+				fail(fmt.Errorf("persistence: create job %q: %w", rec.GetName(), gerr))
+				continue
+			} else if found && !bytes.Equal(cur, p.tblBin) {
+				fail(fmt.Errorf("persistence: create job %q: table %q: %w", rec.GetName(), p.table, ErrTableExists))
+				continue
+			} else if !found {
+				_ = b.Set(tableSpecKey(p.table), p.tblBin, nil)
+			}
+			tables[p.table] = true
+			tableBin[p.table] = p.tblBin
+		} else if p.tblBin != nil && !bytes.Equal(tableBin[p.table], p.tblBin) {
+			fail(fmt.Errorf("persistence: create job %q: table %q given twice with different schemas: %w", rec.GetName(), p.table, ErrTableExists))
+			continue
+		}
+		names[rec.GetName()], ids[rec.GetId()] = true, true
+		_ = b.Set(nameKey(rec.GetName()), encodeUint64(rec.GetId()), nil)
+		_ = b.Set(jobKey(rec.GetId(), jobRecordSuffix), p.recBytes, nil)
+		_ = b.Set(journalKey(rec.GetId(), 1), p.firstBytes, nil)
+		last = max(last, rec.GetId())
+		written++
+	}
+	if written == 0 {
+		_ = b.Close()
+		return errs
+	}
+	_ = b.Set([]byte(lastJobIDKey), encodeUint64(last), nil)
+	err = s.commit(b, fmt.Sprintf("create %d job(s)", written))
+	return errs
+}
+
+type preparedBytes struct{ rec, first, table []byte }
+
+// prepareJob checks one NewJob's arguments and marshals its records.
+func prepareJob(j NewJob) (preparedBytes, error) {
+	var p preparedBytes
+	rec, first, newTable := j.Record, j.First, j.NewTable
 	switch {
 	case rec == nil:
-		return errors.New("persistence: create job: nil record")
+		return p, errors.New("persistence: create job: nil record")
 	case rec.GetId() == 0:
-		return errors.New("persistence: create job: id 0")
+		return p, errors.New("persistence: create job: id 0")
 	case rec.GetName() == "":
-		return fmt.Errorf("persistence: create job %d: empty name", rec.GetId())
+		return p, fmt.Errorf("persistence: create job %d: empty name", rec.GetId())
 	case first == nil:
-		return fmt.Errorf("persistence: create job %q: nil first transition", rec.GetName())
+		return p, fmt.Errorf("persistence: create job %q: nil first transition", rec.GetName())
 	case first.GetSeq() > 1:
-		return fmt.Errorf("persistence: create job %q: first transition seq %d, want 1", rec.GetName(), first.GetSeq())
+		return p, fmt.Errorf("persistence: create job %q: first transition seq %d, want 1", rec.GetName(), first.GetSeq())
 	}
 	if newTable != nil {
 		if err := validateTableName(newTable.GetName()); err != nil {
-			return fmt.Errorf("persistence: create job %q: %w", rec.GetName(), err)
+			return p, fmt.Errorf("persistence: create job %q: %w", rec.GetName(), err)
 		}
 	}
 	if first.GetSeq() != 1 {
 		first = proto.CloneOf(first)
 		first.Seq = 1
 	}
-	recBytes, err := proto.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("persistence: create job %q: marshal record: %w", rec.GetName(), err)
+	var err error
+	if p.rec, err = proto.Marshal(rec); err != nil {
+		return p, fmt.Errorf("persistence: create job %q: marshal record: %w", rec.GetName(), err)
 	}
-	firstBytes, err := proto.Marshal(first)
-	if err != nil {
-		return fmt.Errorf("persistence: create job %q: marshal transition: %w", rec.GetName(), err)
+	if p.first, err = proto.Marshal(first); err != nil {
+		return p, fmt.Errorf("persistence: create job %q: marshal transition: %w", rec.GetName(), err)
 	}
-	var tableBytes []byte
 	if newTable != nil {
-		if tableBytes, err = proto.Marshal(newTable); err != nil {
-			return fmt.Errorf("persistence: create job %q: marshal table: %w", rec.GetName(), err)
+		if p.table, err = proto.Marshal(newTable); err != nil {
+			return p, fmt.Errorf("persistence: create job %q: marshal table: %w", rec.GetName(), err)
 		}
 	}
-
-	s.createMu.Lock()
-	defer s.createMu.Unlock()
-	unlock := s.jobs.lock(rec.GetId())
-	defer unlock()
-	defer s.recoverFatal(&err)
-
-	if owner, ok, err := s.getUint64(nameKey(rec.GetName())); err != nil {
-		return fmt.Errorf("persistence: create job %q: %w", rec.GetName(), err)
-	} else if ok {
-		return fmt.Errorf("persistence: create job %q: name used by job %d: %w", rec.GetName(), owner, ErrNameTaken)
-	}
-	if _, ok, err := s.get(jobKey(rec.GetId(), jobRecordSuffix)); err != nil {
-		return fmt.Errorf("persistence: create job %q: %w", rec.GetName(), err)
-	} else if ok {
-		return fmt.Errorf("persistence: create job %q: id %d is already used", rec.GetName(), rec.GetId())
-	}
-	if newTable != nil {
-		if _, ok, err := s.get(tableSpecKey(newTable.GetName())); err != nil {
-			return fmt.Errorf("persistence: create job %q: %w", rec.GetName(), err)
-		} else if ok {
-			return fmt.Errorf("persistence: create job %q: table %q: %w", rec.GetName(), newTable.GetName(), ErrTableExists)
-		}
-	}
-	last, _, err := s.getUint64([]byte(lastJobIDKey))
-	if err != nil {
-		return fmt.Errorf("persistence: create job %q: %w", rec.GetName(), err)
-	}
-
-	b := s.db.NewBatch()
-	_ = b.Set(nameKey(rec.GetName()), encodeUint64(rec.GetId()), nil)
-	_ = b.Set(jobKey(rec.GetId(), jobRecordSuffix), recBytes, nil)
-	_ = b.Set(journalKey(rec.GetId(), 1), firstBytes, nil)
-	_ = b.Set([]byte(lastJobIDKey), encodeUint64(max(last, rec.GetId())), nil)
-	if newTable != nil {
-		_ = b.Set(tableSpecKey(newTable.GetName()), tableBytes, nil)
-	}
-	return s.commit(b, fmt.Sprintf("create job %q", rec.GetName()))
+	return p, nil
 }
 
 // Table returns a table's schema, or an error wrapping ErrNotFound.

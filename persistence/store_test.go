@@ -224,7 +224,7 @@ func TestCreateJobRefusals(t *testing.T) {
 	}{
 		{"duplicate name", testRecord(2, "a"), createdTransition(), testTable("fresh"), ErrNameTaken},
 		{"duplicate name, no table", testRecord(2, "a"), createdTransition(), nil, ErrNameTaken},
-		{"table exists", testRecord(2, "b"), createdTransition(), rec.Spec.Table, ErrTableExists},
+		{"table exists with another schema", testRecord(2, "b"), createdTransition(), otherSchema(rec.Spec.Table), ErrTableExists},
 		{"id used", testRecord(1, "b"), createdTransition(), nil, nil},
 		{"nil record", nil, createdTransition(), nil, nil},
 		{"id 0", testRecord(0, "b"), createdTransition(), nil, nil},
@@ -540,4 +540,15 @@ func TestOptionsValidate(t *testing.T) {
 			t.Errorf("%s: Validate = %v", tt.name, err)
 		}
 	}
+}
+
+// otherSchema returns t with its first column's type changed.
+func otherSchema(t *api.TableSpec) *api.TableSpec {
+	o := proto.CloneOf(t)
+	if o.Columns[0].Type == api.ColumnType_STRING {
+		o.Columns[0].Type = api.ColumnType_INT64
+	} else {
+		o.Columns[0].Type = api.ColumnType_STRING
+	}
+	return o
 }
