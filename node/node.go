@@ -85,7 +85,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("node: open store: %w", err)
 	}
 	n.store = st
-	n.sources = newKafkaSources(logger)
+	// Watermarks fresher than half the refresh interval are shared between
+	// jobs on one topic.
+	n.sources = newKafkaSources(logger, cfg.Node.WatermarkInterval/2)
 
 	host, portStr, err := net.SplitHostPort(cfg.Node.Listen)
 	if err != nil {

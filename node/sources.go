@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/loadnode/loadnode/actors"
 	"github.com/loadnode/loadnode/api"
@@ -18,8 +19,9 @@ import (
 // (brokers, properties) between the jobs that use it, so that many jobs on
 // one cluster do not each hold their own connections.
 type kafkaSources struct {
-	logger *slog.Logger
-	mu     struct {
+	logger     *slog.Logger
+	marksFresh time.Duration
+	mu         struct {
 		sync.Mutex
 		clusters map[string]*sharedCluster
 	}
@@ -28,10 +30,14 @@ type kafkaSources struct {
 type sharedCluster struct {
 	c    *kafka.Cluster
 	refs int
+	// marks caches high watermarks per topic, so that many jobs on one
+	// topic (and many refreshes) cost one broker request per freshness
+	// window.
+	marks *watermarkCache
 }
 
-func newKafkaSources(logger *slog.Logger) *kafkaSources {
-	k := &kafkaSources{logger: logger}
+func newKafkaSources(logger *slog.Logger, marksFresh time.Duration) *kafkaSources {
+	k := &kafkaSources{logger: logger, marksFresh: marksFresh}
 	k.mu.clusters = map[string]*sharedCluster{}
 	return k
 }
@@ -67,11 +73,11 @@ func (k *kafkaSources) open(spec *api.JobSpec) (actors.Source, error) {
 		if err != nil {
 			return nil, err
 		}
-		sc = &sharedCluster{c: c}
+		sc = &sharedCluster{c: c, marks: newWatermarkCache(k.marksFresh)}
 		k.mu.clusters[key] = sc
 	}
 	sc.refs++
-	return &kafkaSource{owner: k, key: key, c: sc.c, topic: ks.GetTopic()}, nil
+	return &kafkaSource{owner: k, key: key, c: sc.c, marks: sc.marks, topic: ks.GetTopic()}, nil
 }
 
 func (k *kafkaSources) release(key string) {
@@ -102,6 +108,7 @@ type kafkaSource struct {
 	owner  *kafkaSources
 	key    string
 	c      *kafka.Cluster
+	marks  *watermarkCache
 	topic  string
 	closed sync.Once
 }
@@ -117,7 +124,73 @@ func (s *kafkaSource) ResolveOffsets(ctx context.Context, want map[int32]string)
 }
 
 func (s *kafkaSource) Watermarks(ctx context.Context) (map[int32]int64, error) {
-	return s.c.Watermarks(ctx, s.topic)
+	return s.marks.get(ctx, s.topic, func(ctx context.Context) (map[int32]int64, error) {
+		return s.c.Watermarks(ctx, s.topic)
+	})
+}
+
+// watermarkCache keeps the latest high watermarks per topic for a freshness
+// window; concurrent callers for one topic share one look-up.
+type watermarkCache struct {
+	fresh time.Duration
+	mu    struct {
+		sync.Mutex
+		topics map[string]*topicMarks
+	}
+}
+
+type topicMarks struct {
+	at    time.Time
+	marks map[int32]int64
+	err   error
+	wait  chan struct{} // closed when the look-up in flight ends; nil if none
+}
+
+func newWatermarkCache(fresh time.Duration) *watermarkCache {
+	c := &watermarkCache{fresh: fresh}
+	c.mu.topics = map[string]*topicMarks{}
+	return c
+}
+
+// get returns cached marks younger than the freshness window, or looks them
+// up once for all callers. The map returned is shared: callers must not
+// modify it.
+func (c *watermarkCache) get(ctx context.Context, topic string, look func(context.Context) (map[int32]int64, error)) (map[int32]int64, error) {
+	for {
+		c.mu.Lock()
+		tm := c.mu.topics[topic]
+		if tm == nil {
+			tm = &topicMarks{}
+			c.mu.topics[topic] = tm
+		}
+		if tm.marks != nil && time.Since(tm.at) < c.fresh {
+			m := tm.marks
+			c.mu.Unlock()
+			return m, nil
+		}
+		if w := tm.wait; w != nil {
+			c.mu.Unlock()
+			select {
+			case <-w:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		w := make(chan struct{})
+		tm.wait = w
+		c.mu.Unlock()
+
+		marks, err := look(ctx)
+		c.mu.Lock()
+		tm.wait = nil
+		if err == nil {
+			tm.marks, tm.at = marks, time.Now()
+		}
+		c.mu.Unlock()
+		close(w)
+		return marks, err
+	}
 }
 
 func (s *kafkaSource) NewReader(start map[int32]int64) (sources.Reader, error) {
