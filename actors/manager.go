@@ -357,21 +357,23 @@ func (m *manager) route(ctx actor.Context, name string) {
 		ctx.Respond(&api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "name", Message: fmt.Sprintf("job %q not found", name)}})
 		return
 	}
-	if e.pid == nil && !isFinal(e.summary.GetState()) {
+	if isFinal(e.summary.GetState()) {
+		// A final job's actor is stopping or gone: answer from the store,
+		// never forward (a message to a stopping actor is lost).
+		switch ctx.Message().(type) {
+		case *api.ShowJobRequest:
+			ctx.Respond(m.showStored(e))
+		default:
+			ctx.Respond(&api.JobResponse{Error: precondition("job %s is %s", name, e.summary.GetState())})
+		}
+		return
+	}
+	if e.pid == nil {
 		// The job actor gave up (restart budget) and the job is PAUSED:
 		// a command brings it back, reloaded from the store.
 		m.spawn(ctx, e)
 	}
-	if e.pid != nil {
-		ctx.Forward(e.pid)
-		return
-	}
-	switch ctx.Message().(type) {
-	case *api.ShowJobRequest:
-		ctx.Respond(m.showStored(e))
-	default:
-		ctx.Respond(&api.JobResponse{Error: precondition("job %s is %s", name, e.summary.GetState())})
-	}
+	ctx.Forward(e.pid)
 }
 
 func (m *manager) showStored(e *entry) *api.JobResponse {
