@@ -87,6 +87,10 @@ func (s *Store) CommitBatch(c *Commit) (err error) {
 		}
 	}
 
+	if s.afterCommitCheck != nil {
+		s.afterCommitCheck()
+	}
+
 	size := 0
 	for _, kv := range c.Rows {
 		size += len(kv.Key) + len(kv.Value) + len(c.Table) + 16

@@ -259,8 +259,13 @@ func TestCommitBatchErrorRowsBounded(t *testing.T) {
 }
 
 // Concurrent commits from the same start position: exactly one may win.
+// A delay between the progress check and the commit widens the window in
+// which a missing lock would let two commits pass the same check. (Pebble
+// makes a commit visible before its WAL sync finishes, so slowing the disk
+// would not widen it.)
 func TestCommitBatchConcurrentSameJob(t *testing.T) {
 	s := openStore(t, vfs.NewMem(), Options{})
+	s.afterCommitCheck = func() { time.Sleep(2 * time.Millisecond) } // simulated work, not a wait
 	rec := mustCreate(t, s, 1, "a")
 	if err := s.InitProgress(rec.Id, map[int32]int64{0: 0}); err != nil {
 		t.Fatal(err)

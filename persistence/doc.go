@@ -18,24 +18,32 @@
 // "persistence: fatal store error, the process must stop: ..." at ERROR,
 // calls Options.OnFatal (default: exit the process with status 70) and then
 // panics with a private value. Every Store method recovers only that value and
-// returns an error wrapping ErrStoreFailed; any other panic is re-raised. Once
-// failed, every call (reads included) returns the failure at once. A Fatalf raised on a Pebble
-// background goroutine (flush, compaction) is not recovered and stops the
-// process, after the message has been logged: that is the intended stop.
+// returns an error wrapping ErrStoreFailed; any other panic is re-raised.
+// Once failed, every call (reads included) returns the failure at once. A
+// Fatalf raised on a Pebble background goroutine (flush, compaction) is not
+// recovered and stops the process, after the message has been logged: that
+// is the intended stop.
 //
 // Reads are refused too, because after a failed WAL sync Pebble has already
 // applied the batch to its memtable: a read could return a write that was
 // never durable. A failed Store is only good for Close; restart recovers the
 // durable state.
 //
+// Pebble publishes a synced commit to readers before its WAL sync has
+// finished (the committer then waits for the sync). So a concurrent reader
+// can see a write a moment before the writing call returns; it is durable
+// once that call returns nil, and if the sync fails the process stops. No
+// decision that must be durable may rest on such a read: that is why the
+// read-check-write methods below hold a lock across their own commit.
+//
 // # Concurrency
 //
 // A Store is safe for concurrent use. Read methods read Pebble directly.
-// Methods that read, check and then write (CreateJob, AppendTransition,
-// InitProgress, CommitBatch) hold a per-job mutex for the duration, taken from
-// a reference-counted map so that unrelated jobs never contend and idle jobs
-// cost nothing; CreateJob also holds a store-wide create mutex so that the
-// name check and the id bookkeeping are atomic. The single-writer discipline
+// Methods that read, check and then write (AppendTransition, InitProgress,
+// CommitBatch) hold a per-job mutex until their commit has returned, taken
+// from a reference-counted map so that unrelated jobs never contend and idle
+// jobs cost nothing; CreateJob and CreateJobs hold a store-wide create mutex
+// so that the name, id and table checks and the id bookkeeping are atomic. The single-writer discipline
 // for a job's progress remains the caller's (its job actor); the per-job mutex
 // only makes CommitBatch's fence check safe on its own. Close must not run
 // concurrently with other calls.

@@ -110,6 +110,10 @@ type Store struct {
 	createMu sync.Mutex
 
 	jobs jobLocks
+
+	// afterCommitCheck, if set (tests only), runs in CommitBatch between the
+	// progress check and the commit.
+	afterCommitCheck func()
 }
 
 // Open opens (creating if needed) the database in opts.Dir.
