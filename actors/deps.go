@@ -9,6 +9,7 @@ import (
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/persistence"
 	"github.com/loadnode/loadnode/sources"
+	"github.com/loadnode/loadnode/supervisor"
 )
 
 // Store is what the actors need of the durable store.
@@ -91,6 +92,10 @@ type Settings struct {
 	AutoResumeBase  time.Duration
 	AutoResumeMax   time.Duration
 	AutoResumeQuiet time.Duration
+	// JobSupervision is the restart budget and back-off of job actors.
+	// Zero fields take supervisor.DefaultPolicy (10 restarts in 30s,
+	// 100ms doubling to 10s, 20% jitter).
+	JobSupervision supervisor.Policy
 }
 
 func (s *Settings) applyDefaults() {

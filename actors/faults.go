@@ -1,6 +1,10 @@
 package actors
 
-import "github.com/asynkron/protoactor-go/actor"
+import (
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
 
 // Crash makes the receiving actor (manager, scheduler, job or task) panic
 // with Reason, as a fault-injection point for chaos tests. It is not a
@@ -24,4 +28,16 @@ func crashOn(msg any) {
 	if c, ok := msg.(*Crash); ok {
 		panic("actors: injected crash: " + c.Reason)
 	}
+}
+
+// PanicError is a panic recovered in a goroutine an actor started (a source
+// read, a look-up), reported to the actor as a failure.
+type PanicError struct {
+	Where string
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("actors: %s panicked: %v", e.Where, e.Value)
 }

@@ -324,7 +324,7 @@ func (j *job) resolveTopology(ctx actor.Context) {
 		res := &topologyResolved{epoch: epoch}
 		defer func() {
 			if r := recover(); r != nil {
-				res = &topologyResolved{epoch: epoch, err: fmt.Errorf("topology look-up panicked: %v\n%s", r, debug.Stack())}
+				res = &topologyResolved{epoch: epoch, err: &PanicError{Where: "topology look-up", Value: r, Stack: debug.Stack()}}
 			}
 			system.Root.Send(self, res)
 		}()
@@ -423,8 +423,13 @@ func (j *job) onSourceError(ctx actor.Context, err error) {
 		// SourceRetryLimit failures in a row, pause (and auto-resume later).
 		j.retries++
 		if j.retries > j.deps.Settings.SourceRetryLimit {
-			j.transition(ctx, api.JobState_PAUSED, api.Reason_SOURCE_UNREACHABLE,
-				fmt.Sprintf("%d source errors in a row; last: %v", j.retries-1, err))
+			reason := api.Reason_SOURCE_UNREACHABLE
+			var pe *PanicError
+			if errors.As(err, &pe) {
+				reason = api.Reason_INTERNAL_ERROR
+			}
+			j.transition(ctx, api.JobState_PAUSED, reason,
+				fmt.Sprintf("%d failures in a row; last: %v", j.retries-1, err))
 			return
 		}
 		delay := j.retryDelay(j.retries)
@@ -589,8 +594,14 @@ func (j *job) onTaskTerminated(ctx actor.Context, who *actor.PID) {
 		return
 	}
 	// A current task died (a panic, a refused commit): replace the whole
-	// generation from durable progress after a back-off.
+	// generation from durable progress after a back-off, or pause when it
+	// keeps happening.
 	j.retries++
+	if j.retries > j.deps.Settings.SourceRetryLimit {
+		j.transition(ctx, api.JobState_PAUSED, api.Reason_INTERNAL_ERROR,
+			fmt.Sprintf("tasks stopped %d times in a row", j.retries-1))
+		return
+	}
 	j.stopTasks(ctx)
 	j.scheduleTimer(ctx, j.retryDelay(j.retries)/5, &respawnTasks{epoch: j.epoch})
 }
@@ -680,7 +691,7 @@ func (j *job) refreshWatermarks(ctx actor.Context) {
 		res := &watermarksRefreshed{}
 		defer func() {
 			if r := recover(); r != nil {
-				res = &watermarksRefreshed{err: fmt.Errorf("watermarks panicked: %v", r)}
+				res = &watermarksRefreshed{err: &PanicError{Where: "watermark look-up", Value: r, Stack: debug.Stack()}}
 			}
 			system.Root.Send(self, res)
 		}()

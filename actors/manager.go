@@ -68,7 +68,7 @@ type manager struct {
 // SpawnNamed(props, ManagerName) after the scheduler.
 func NewManagerProps(deps *Deps, scheduler *actor.PID) *actor.Props {
 	deps.init()
-	strategy := supervisor.NewStrategy(supervisor.DefaultPolicy(), nil, uint64(deps.Now().UnixNano()))
+	strategy := supervisor.NewStrategy(deps.Settings.JobSupervision, nil, uint64(deps.Now().UnixNano()))
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &manager{deps: deps, scheduler: scheduler}
 	}, actor.WithSupervisor(strategy))

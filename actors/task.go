@@ -87,6 +87,7 @@ type task struct {
 	// are committed.
 	pendingErr error
 	asks       uint64 // slot requests sent, to match their time-outs
+	failed     bool   // reported a failure; waits for its job to stop it
 }
 
 func newTaskProps(cfg taskConfig) *actor.Props {
@@ -119,11 +120,15 @@ func (t *task) Receive(ctx actor.Context) {
 	case *requestSlot:
 		t.ask(ctx)
 	case *slotTimeout:
-		if msg.ask == t.asks && !t.inFlight && !t.holding {
+		if msg.ask == t.asks && !t.inFlight && !t.holding && !t.failed {
 			t.ask(ctx)
 		}
 	case *SlotGrant:
-		if t.inFlight || t.reader == nil {
+		if t.inFlight || t.reader == nil || t.failed {
+			if !t.inFlight {
+				// Not ours to use: give it back at once.
+				ctx.Request(t.cfg.scheduler, &SlotRelease{})
+			}
 			return
 		}
 		t.holding = true
@@ -176,10 +181,17 @@ func (t *task) release(ctx actor.Context) {
 	}
 }
 
+// fail reports err to the job and stops reading. The task does not stop
+// itself: the job decides (pause, or a new generation) and stops it; a
+// Terminated arriving before taskFailed would hide the failure's kind.
 func (t *task) fail(ctx actor.Context, err error) {
 	t.release(ctx)
+	t.failed = true
+	if t.reader != nil {
+		t.reader.Close()
+		t.reader = nil
+	}
 	ctx.Send(t.cfg.job, &taskFailed{generation: t.cfg.generation, task: t.cfg.index, err: err})
-	ctx.Stop(ctx.Self())
 }
 
 // read starts the goroutine that reads and parses one batch. The goroutine
@@ -201,7 +213,7 @@ func (t *task) read(ctx actor.Context) {
 		func() {
 			defer func() {
 				if r := recover(); r != nil {
-					out = batchCollected{err: fmt.Errorf("task %d: read panicked: %v\n%s", cfg.index, r, debug.Stack())}
+					out = batchCollected{err: &PanicError{Where: fmt.Sprintf("task %d read", cfg.index), Value: r, Stack: debug.Stack()}}
 				}
 			}()
 			out = collect(rctx, cfg, reader, parser, start)

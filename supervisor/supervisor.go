@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/loadnode/loadnode/sources"
 )
 
 // Permanent marks a failure that restarting cannot fix (bad configuration,
@@ -44,12 +46,14 @@ func DefaultPolicy() Policy {
 	return Policy{MaxRestarts: 10, Window: 30 * time.Second, InitialBackoff: 100 * time.Millisecond, MaxBackoff: 10 * time.Second, Jitter: 0.2}
 }
 
-// Decide maps a failure reason to a directive: a *Permanent error stops the
+// Decide maps a failure reason to a directive: a *Permanent error or a
+// source configuration/authorization error (*sources.ConfigError) stops the
 // actor; everything else (transient errors, panics) restarts it.
 func Decide(reason any) actor.Directive {
 	if err, ok := reason.(error); ok {
 		var p *Permanent
-		if errors.As(err, &p) {
+		var c *sources.ConfigError
+		if errors.As(err, &p) || errors.As(err, &c) {
 			return actor.StopDirective
 		}
 	}

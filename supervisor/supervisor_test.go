@@ -2,11 +2,14 @@ package supervisor
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/loadnode/loadnode/sources"
 )
 
 func TestBackoffDoublesAndCaps(t *testing.T) {
@@ -37,6 +40,8 @@ func TestDecide(t *testing.T) {
 		{&Permanent{Err: errors.New("bad password")}, actor.StopDirective},
 		{errors.Join(errors.New("ctx"), &Permanent{Err: errors.New("x")}), actor.StopDirective},
 		{errors.New("broker down"), actor.RestartDirective},
+		{fmt.Errorf("task: %w", &sources.ConfigError{Err: errors.New("SASL authentication failed")}), actor.StopDirective},
+		{&sources.UnreachableError{Err: errors.New("dial")}, actor.RestartDirective},
 		{"a panic value", actor.RestartDirective},
 	}
 	for _, c := range cases {

@@ -1,0 +1,120 @@
+package actors
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/sources"
+	"github.com/loadnode/loadnode/supervisor"
+)
+
+func (h *harness) waitJournal(id uint64, what string, cond func([]*api.Transition) bool) []*api.Transition {
+	h.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		j := h.journal(id)
+		if cond(j) {
+			return j
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out waiting for %s; journal: %v", what, j)
+		}
+		time.Sleep(10 * time.Millisecond) // poll with a deadline
+	}
+}
+
+func last(j []*api.Transition) *api.Transition { return j[len(j)-1] }
+
+// TestRestartBudget: a job actor that keeps crashing is restarted (each time
+// reloading from the store) until its budget is spent; it then does not
+// vanish: the manager durably pauses the job with RESTART_BUDGET_EXHAUSTED,
+// and the job is auto-resumed and runs again.
+func TestRestartBudget(t *testing.T) {
+	h := newHarnessWith(t, vfs.NewMem(), &quietSource{parts: []int32{0}}, Settings{
+		JobSupervision: supervisor.Policy{MaxRestarts: 3, Window: time.Minute, InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond},
+		AutoResumeBase: 200 * time.Millisecond, AutoResumeMax: time.Second, AutoResumeQuiet: time.Minute,
+	})
+	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec("crashy")}).(*api.JobResponse)
+	if resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	id := resp.Job.Summary.Id
+	pid := h.jobPID(id)
+	h.waitState(pid, api.JobState_RUNNING)
+	for range 4 {
+		h.system.Root.Send(pid, &Crash{Reason: "test"})
+	}
+	j := h.waitJournal(id, "pause with RESTART_BUDGET_EXHAUSTED", func(j []*api.Transition) bool {
+		return count(j, api.Reason_RESTART_BUDGET_EXHAUSTED) == 1
+	})
+	j = h.waitJournal(id, "auto-resume and RUNNING", func(j []*api.Transition) bool {
+		return count(j, api.Reason_AUTO_RESUME) == 1 && last(j).To == api.JobState_RUNNING
+	})
+	// Restarts of the actor reloaded RUNNING from the store and turned it
+	// into NEED_SCHEDULE each time: never RUNNING without tasks.
+	if n := count(j, api.Reason_RECOVERED); n < 1 {
+		t.Fatalf("%d RECOVERED transitions, want the restart that found RUNNING to journal it: %v", n, j)
+	}
+	in := h.waitState(h.jobPID(id), api.JobState_RUNNING)
+	if in.generation == 0 {
+		t.Fatal("no tasks after auto-resume")
+	}
+}
+
+// panicSource's readers panic while panicking is set.
+type panicSource struct {
+	quietSource
+	panicking atomic.Bool
+	reads     atomic.Int32
+}
+
+func (s *panicSource) NewReader(start map[int32]int64) (sources.Reader, error) {
+	return &panicReader{s: s}, nil
+}
+
+type panicReader struct{ s *panicSource }
+
+func (r *panicReader) Read(ctx context.Context, lim sources.Limits) (*sources.Batch, error) {
+	r.s.reads.Add(1)
+	if r.s.panicking.Load() {
+		panic("decoder bug")
+	}
+	<-ctx.Done()
+	return &sources.Batch{}, ctx.Err()
+}
+func (r *panicReader) Close() {}
+
+// TestReadPanicIsAFailure: a panic in a task's read goroutine is recovered
+// and reported to the job as a failure; the node survives, the job retries,
+// pauses with INTERNAL_ERROR when it keeps happening, and auto-resumes.
+func TestReadPanicIsAFailure(t *testing.T) {
+	src := &panicSource{quietSource: quietSource{parts: []int32{0}}}
+	src.panicking.Store(true)
+	h := newHarnessWith(t, vfs.NewMem(), src, Settings{
+		SourceRetryBase: time.Millisecond, SourceRetryLimit: 2,
+		AutoResumeBase: 100 * time.Millisecond, AutoResumeMax: time.Second, AutoResumeQuiet: time.Minute,
+	})
+	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec("panicky")}).(*api.JobResponse)
+	if resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	id := resp.Job.Summary.Id
+	j := h.waitJournal(id, "pause with INTERNAL_ERROR", func(j []*api.Transition) bool {
+		return last(j).To == api.JobState_PAUSED
+	})
+	if r := last(j).Reason; r != api.Reason_INTERNAL_ERROR {
+		t.Fatalf("paused with %s, want INTERNAL_ERROR: %v", r, j)
+	}
+	if src.reads.Load() < 3 {
+		t.Fatalf("%d reads, want >= 3 (retries)", src.reads.Load())
+	}
+	src.panicking.Store(false)
+	h.waitJournal(id, "auto-resume and RUNNING", func(j []*api.Transition) bool {
+		return count(j, api.Reason_AUTO_RESUME) >= 1 && last(j).To == api.JobState_RUNNING
+	})
+}
