@@ -646,6 +646,11 @@ func (j *job) commit(ctx actor.Context, c *commitBatch) error {
 	if err != nil {
 		j.stats.AbortedBatches++
 		if errors.Is(err, persistence.ErrStaleCommit) {
+			// The store disagrees with memory: trust the store, so that the
+			// next generation starts from durable progress.
+			if st, lerr := j.deps.Store.LoadJob(j.id); lerr == nil {
+				j.progress = st.Progress
+			}
 			return fmt.Errorf("%w: %v", ErrStaleCommit, err)
 		}
 		j.onStoreError(ctx, err)
