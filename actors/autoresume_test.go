@@ -114,3 +114,32 @@ func TestTransientReasons(t *testing.T) {
 		}
 	}
 }
+
+func TestHealth(t *testing.T) {
+	now := time.UnixMilli(1_000_000)
+	info := func(state api.JobState, reason api.Reason, lag int64, lastMs int64) *api.JobInfo {
+		return &api.JobInfo{Summary: &api.JobSummary{State: state, Reason: reason}, TotalLag: lag, LastProgressUnixMs: lastMs}
+	}
+	cases := []struct {
+		in   *api.JobInfo
+		want string
+	}{
+		{info(api.JobState_RUNNING, api.Reason_SCHEDULED, 0, 0), "healthy"},
+		{info(api.JobState_RUNNING, api.Reason_SCHEDULED, -1, 0), "healthy"},
+		{info(api.JobState_RUNNING, api.Reason_SCHEDULED, 50, 999_000), "healthy"},
+		{info(api.JobState_RUNNING, api.Reason_SCHEDULED, 5000, 999_000), "lagging"},
+		{info(api.JobState_RUNNING, api.Reason_SCHEDULED, 5, 900_000), "stalled"},
+		{info(api.JobState_NEED_SCHEDULE, api.Reason_RECOVERED, 5, 900_000), "stalled"},
+		{info(api.JobState_PAUSED, api.Reason_USER_PAUSE, 5, 0), "paused"},
+		{info(api.JobState_PAUSED, api.Reason_SOURCE_UNREACHABLE, 5, 0), "paused"},
+		{info(api.JobState_PAUSED, api.Reason_OFFSET_OUT_OF_RANGE, 5, 0), "failed"},
+		{info(api.JobState_PAUSED, api.Reason_ERROR_ROWS_EXCEEDED, 5, 0), "failed"},
+		{info(api.JobState_STOPPED, api.Reason_USER_STOP, 0, 0), "stopped"},
+		{info(api.JobState_CANCELLED, api.Reason_INTERNAL_ERROR, 0, 0), "failed"},
+	}
+	for _, c := range cases {
+		if got := health(c.in, now, time.Minute, 1000); got != c.want {
+			t.Errorf("health(%s %s lag=%d last=%d) = %s, want %s", c.in.Summary.State, c.in.Summary.Reason, c.in.TotalLag, c.in.LastProgressUnixMs, got, c.want)
+		}
+	}
+}

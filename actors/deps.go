@@ -92,6 +92,9 @@ type Settings struct {
 	AutoResumeBase  time.Duration
 	AutoResumeMax   time.Duration
 	AutoResumeQuiet time.Duration
+	// StallAfter: a RUNNING job with lag above zero whose progress has not
+	// moved for this long is reported "stalled". Default 60s.
+	StallAfter time.Duration
 	// JobSupervision is the restart budget and back-off of job actors.
 	// Zero fields take supervisor.DefaultPolicy (10 restarts in 30s,
 	// 100ms doubling to 10s, 20% jitter).
@@ -125,6 +128,9 @@ func (s *Settings) applyDefaults() {
 	}
 	if s.AutoResumeMax <= 0 {
 		s.AutoResumeMax = 300 * time.Second
+	}
+	if s.StallAfter <= 0 {
+		s.StallAfter = time.Minute
 	}
 	if s.AutoResumeQuiet <= 0 {
 		s.AutoResumeQuiet = 30 * time.Minute

@@ -79,17 +79,18 @@ type job struct {
 
 	// epoch changes whenever the job leaves RUNNING or NEED_SCHEDULE, so
 	// that results of look-ups started before are recognised as stale.
-	epoch       uint64
-	generation  uint64
-	tasks       map[string]int // task PID id -> index, current generation only
-	stopping    bool           // the actor is stopping itself (final state)
-	retries     int            // consecutive task or topology failures
-	autoResumeN int            // the attempt number of the planned auto-resume
-	topoBusy    bool
-	markBusy    bool
-	timers      []*time.Timer
-	cancel      context.CancelFunc
-	rowsWindow  []rateSample
+	epoch          uint64
+	generation     uint64
+	tasks          map[string]int // task PID id -> index, current generation only
+	stopping       bool           // the actor is stopping itself (final state)
+	retries        int            // consecutive task or topology failures
+	autoResumeN    int            // the attempt number of the planned auto-resume
+	runningSinceMs int64          // when the job last entered RUNNING
+	topoBusy       bool
+	markBusy       bool
+	timers         []*time.Timer
+	cancel         context.CancelFunc
+	rowsWindow     []rateSample
 }
 
 type rateSample struct {
@@ -269,6 +270,9 @@ func (j *job) transition(ctx actor.Context, to api.JobState, reason api.Reason, 
 	}
 	if to != leaving {
 		j.epoch++
+	}
+	if to == api.JobState_RUNNING {
+		j.runningSinceMs = t.TimeUnixMs
 	}
 	j.log().Info("job state", "from", leaving.String(), "to", to.String(), "reason", reason.String(), "message", message)
 	j.notify(ctx)
@@ -774,7 +778,41 @@ func (j *job) show() *api.JobResponse {
 		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
 	}
 	info.RunningTasks = int32(len(j.tasks))
+	now := j.deps.Now()
+	info.LastProgressUnixMs = max(j.stats.GetLastCommitUnixMs(), j.runningSinceMs)
+	var rows int64
+	for _, r := range j.rowsWindow {
+		if r.atMs >= now.UnixMilli()-60_000 {
+			rows += r.rows
+		}
+	}
+	info.RowsPerSecond = float64(rows) / 60
+	info.Health = health(info, now, j.deps.Settings.StallAfter, j.rec.GetSpec().GetMaxBatchRows())
 	return &api.JobResponse{Job: info}
+}
+
+// health is a job's verdict at a glance.
+func health(info *api.JobInfo, now time.Time, stallAfter time.Duration, batchRows int64) string {
+	s := info.GetSummary()
+	switch s.GetState() {
+	case api.JobState_STOPPED:
+		return "stopped"
+	case api.JobState_CANCELLED:
+		return "failed"
+	case api.JobState_PAUSED:
+		if s.GetReason() == api.Reason_USER_PAUSE || transient(s.GetReason()) {
+			return "paused"
+		}
+		return "failed" // error-row budget, data loss, configuration: a person must act
+	}
+	lag := info.GetTotalLag()
+	if lag > 0 && now.Sub(time.UnixMilli(info.GetLastProgressUnixMs())) > stallAfter {
+		return "stalled"
+	}
+	if lag > max(batchRows, 1) {
+		return "lagging"
+	}
+	return "healthy"
 }
 
 // buildInfo assembles a JobInfo from in-memory state plus the journal and

@@ -1158,8 +1158,14 @@ type JobInfo struct {
 	CreatedUnixMs int64                  `protobuf:"varint,7,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
 	RunningTasks  int32                  `protobuf:"varint,8,opt,name=running_tasks,json=runningTasks,proto3" json:"running_tasks,omitempty"`
 	TotalLag      int64                  `protobuf:"varint,9,opt,name=total_lag,json=totalLag,proto3" json:"total_lag,omitempty"` // -1 when unknown
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// health verdict: healthy | lagging | stalled (lag > 0 and no progress for
+	// the node's stall_after) | paused | failed (paused for a reason that needs
+	// a person, or cancelled) | stopped
+	Health             string  `protobuf:"bytes,10,opt,name=health,proto3" json:"health,omitempty"`
+	RowsPerSecond      float64 `protobuf:"fixed64,11,opt,name=rows_per_second,json=rowsPerSecond,proto3" json:"rows_per_second,omitempty"`                 // loaded rows/s over the last minute
+	LastProgressUnixMs int64   `protobuf:"varint,12,opt,name=last_progress_unix_ms,json=lastProgressUnixMs,proto3" json:"last_progress_unix_ms,omitempty"` // last commit, or when the job last started running
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *JobInfo) Reset() {
@@ -1251,6 +1257,27 @@ func (x *JobInfo) GetRunningTasks() int32 {
 func (x *JobInfo) GetTotalLag() int64 {
 	if x != nil {
 		return x.TotalLag
+	}
+	return 0
+}
+
+func (x *JobInfo) GetHealth() string {
+	if x != nil {
+		return x.Health
+	}
+	return ""
+}
+
+func (x *JobInfo) GetRowsPerSecond() float64 {
+	if x != nil {
+		return x.RowsPerSecond
+	}
+	return 0
+}
+
+func (x *JobInfo) GetLastProgressUnixMs() int64 {
+	if x != nil {
+		return x.LastProgressUnixMs
 	}
 	return 0
 }
@@ -2212,7 +2239,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x06reason\x18\x04 \x01(\x0e2\x13.loadnode.v1.ReasonR\x06reason\x12%\n" +
 	"\x0ereason_message\x18\x05 \x01(\tR\rreasonMessage\x12\x14\n" +
 	"\x05table\x18\x06 \x01(\tR\x05table\x12\x16\n" +
-	"\x06source\x18\a \x01(\tR\x06source\"\xa2\x03\n" +
+	"\x06source\x18\a \x01(\tR\x06source\"\x95\x04\n" +
 	"\aJobInfo\x121\n" +
 	"\asummary\x18\x01 \x01(\v2\x17.loadnode.v1.JobSummaryR\asummary\x12(\n" +
 	"\x04spec\x18\x02 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12:\n" +
@@ -2225,7 +2252,11 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"error_rows\x18\x06 \x03(\v2\x15.loadnode.v1.ErrorRowR\terrorRows\x12&\n" +
 	"\x0fcreated_unix_ms\x18\a \x01(\x03R\rcreatedUnixMs\x12#\n" +
 	"\rrunning_tasks\x18\b \x01(\x05R\frunningTasks\x12\x1b\n" +
-	"\ttotal_lag\x18\t \x01(\x03R\btotalLag\"<\n" +
+	"\ttotal_lag\x18\t \x01(\x03R\btotalLag\x12\x16\n" +
+	"\x06health\x18\n" +
+	" \x01(\tR\x06health\x12&\n" +
+	"\x0frows_per_second\x18\v \x01(\x01R\rrowsPerSecond\x121\n" +
+	"\x15last_progress_unix_ms\x18\f \x01(\x03R\x12lastProgressUnixMs\"<\n" +
 	"\x10CreateJobRequest\x12(\n" +
 	"\x04spec\x18\x01 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\"%\n" +
 	"\x0fPauseJobRequest\x12\x12\n" +

@@ -71,6 +71,9 @@ func printJobText(w io.Writer, info *api.JobInfo) error {
 	tw := newTable(bw)
 	fmt.Fprintf(tw, "Job:\t%s (id %d)\n", cell(s.GetName()), s.GetId())
 	fmt.Fprintf(tw, "State:\t%s\n", cell(stateText(s)))
+	if h := info.GetHealth(); h != "" {
+		fmt.Fprintf(tw, "Health:\t%s\n", h)
+	}
 	fmt.Fprintf(tw, "Table:\t%s\n", cell(s.GetTable()))
 	fmt.Fprintf(tw, "Source:\t%s\n", cell(s.GetSource()))
 	if f := info.GetSpec().GetFormat(); f != "" {
@@ -79,6 +82,12 @@ func printJobText(w io.Writer, info *api.JobInfo) error {
 	fmt.Fprintf(tw, "Created:\t%s\n", msTime(info.GetCreatedUnixMs()))
 	fmt.Fprintf(tw, "Running tasks:\t%d\n", info.GetRunningTasks())
 	fmt.Fprintf(tw, "Total lag:\t%s\n", watermark(info.GetTotalLag()))
+	if info.GetHealth() != "" {
+		fmt.Fprintf(tw, "Rows/s (1 min):\t%.0f\n", info.GetRowsPerSecond())
+		if ms := info.GetLastProgressUnixMs(); ms > 0 {
+			fmt.Fprintf(tw, "Last progress:\t%s\n", msTime(ms))
+		}
+	}
 	tw.Flush()
 
 	if h := info.GetHistory(); len(h) > 0 {
