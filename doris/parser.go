@@ -1,0 +1,418 @@
+package doris
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/loadnode/loadnode/api"
+)
+
+// Statement is one parsed statement. Exactly one of CreateTable,
+// CreateRoutineLoad, Pause, Resume, Stop, Alter and Show is set.
+type Statement struct {
+	// CreateTable is CREATE TABLE: the table's name, its columns with their
+	// loadnode types, and model DUPLICATE.
+	CreateTable *api.TableSpec
+	// IfNotExists is set by CREATE TABLE IF NOT EXISTS.
+	IfNotExists bool
+
+	// CreateRoutineLoad is CREATE ROUTINE LOAD. Its Table has only a Name
+	// and, when the statement has COLUMNS (...), one column per listed name,
+	// in order, with Type COLUMN_TYPE_UNSPECIFIED: the column types belong
+	// to the existing table, and the caller fills them in (and checks the
+	// names against the table) before config.ApplyDefaults and
+	// config.ValidateJobSpec. Fields the statement does not set are zero,
+	// so that ApplyDefaults gives them loadnode's defaults, except
+	// ColumnSeparator, which is "\t" for csv without COLUMNS TERMINATED BY,
+	// as in Doris.
+	CreateRoutineLoad *api.JobSpec
+
+	// Pause, Resume and Stop name the job of PAUSE, RESUME and STOP
+	// ROUTINE LOAD; JobRef.All is set by PAUSE ALL and RESUME ALL, which
+	// name no job.
+	Pause, Resume, Stop *JobRef
+	// Alter is ALTER ROUTINE LOAD.
+	Alter *Alter
+	// Show is SHOW [ALL] ROUTINE LOAD [FOR name].
+	Show *Show
+
+	// DB is the database qualifier of the created table or routine load
+	// ("db" in CREATE TABLE db.t), or "". loadnode has one namespace per
+	// node and ignores it.
+	DB string
+}
+
+// JobRef names the job of PAUSE, RESUME or STOP. All is set, and DB and
+// Name are empty, for PAUSE ALL ROUTINE LOAD and RESUME ALL ROUTINE LOAD.
+// DB is the database qualifier, if any (ignored by loadnode).
+type JobRef struct {
+	DB, Name string
+	All      bool
+}
+
+// Show is SHOW [ALL] ROUTINE LOAD [FOR [db.]name]. Name is empty when the
+// statement names no job (list every job). All asks for STOPPED and
+// CANCELLED jobs too, as in Doris.
+type Show struct {
+	DB, Name string
+	All      bool
+}
+
+// Error is a statement that does not parse or that loadnode refuses. Clause
+// names the clause or property at fault (`WHERE`, `PROPERTIES "strict_mode"`,
+// `column "k1"`), or is empty for a plain syntax error; Line and Col (1-based,
+// columns in characters) are where it starts in the statement.
+type Error struct {
+	Line, Col int
+	Clause    string
+	Msg       string
+}
+
+// Error renders `doris: line 1 col 48: PROPERTIES "strict_mode": not
+// supported by loadnode`.
+func (e *Error) Error() string {
+	if e.Clause == "" {
+		return fmt.Sprintf("doris: line %d col %d: %s", e.Line, e.Col, e.Msg)
+	}
+	return fmt.Sprintf("doris: line %d col %d: %s: %s", e.Line, e.Col, e.Clause, e.Msg)
+}
+
+// errAt builds an *Error at byte offset pos of src.
+func errAt(src string, pos int, clause, msg string) *Error {
+	line, col := 1, 1
+	for i := 0; i < pos && i < len(src); {
+		r, n := utf8.DecodeRuneInString(src[i:])
+		if r == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+		i += n
+	}
+	return &Error{Line: line, Col: col, Clause: clause, Msg: msg}
+}
+
+// Parse parses one statement (a trailing ";" is allowed). Keywords are
+// case-insensitive; identifiers may be `backquoted`; strings are single- or
+// double-quoted with MySQL escapes; `-- ...`, `# ...` and `/* ... */`
+// comments are skipped. Every error is an *Error.
+func Parse(sql string) (*Statement, error) {
+	st, err := parse(sql)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func parse(sql string) (*Statement, *Error) {
+	if len(sql) > maxStatementBytes {
+		return nil, &Error{Line: 1, Col: 1, Msg: fmt.Sprintf("statement longer than %d bytes", maxStatementBytes)}
+	}
+	toks, err := lex(sql)
+	if err != nil {
+		return nil, err
+	}
+	p := &parser{src: sql, toks: toks}
+	st, err := p.statement()
+	if err != nil {
+		return nil, err
+	}
+	p.acceptSym(";")
+	if t := p.peek(); t.kind != tokEOF {
+		return nil, p.errf(t, "", "unexpected %s after the statement (one statement at a time)", t.describe())
+	}
+	return st, nil
+}
+
+// parser walks the tokens of one statement.
+type parser struct {
+	src  string
+	toks []token // INVARIANT: ends with tokEOF
+	i    int
+}
+
+func (p *parser) peek() token { return p.toks[p.i] }
+
+// peekAt returns the token n after the next one (peekAt(0) == peek()).
+func (p *parser) peekAt(n int) token {
+	if p.i+n >= len(p.toks) {
+		return p.toks[len(p.toks)-1]
+	}
+	return p.toks[p.i+n]
+}
+
+func (p *parser) next() token {
+	t := p.toks[p.i]
+	if t.kind != tokEOF {
+		p.i++
+	}
+	return t
+}
+
+// accept consumes the next token if it is the keyword kw.
+func (p *parser) accept(kw string) bool {
+	if p.peek().is(kw) {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// acceptSym consumes the next token if it is the symbol s.
+func (p *parser) acceptSym(s string) bool {
+	if p.peek().isSym(s) {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *parser) errf(t token, clause, format string, args ...any) *Error {
+	return errAt(p.src, t.pos, clause, fmt.Sprintf(format, args...))
+}
+
+// expect consumes the keyword kw or fails naming clause.
+func (p *parser) expect(clause, kw string) *Error {
+	if t := p.peek(); !t.is(kw) {
+		return p.errf(t, clause, "expected %s, found %s", kw, t.describe())
+	}
+	p.i++
+	return nil
+}
+
+// expectSym consumes the symbol s or fails naming clause.
+func (p *parser) expectSym(clause, s string) *Error {
+	if t := p.peek(); !t.isSym(s) {
+		return p.errf(t, clause, "expected %q, found %s", s, t.describe())
+	}
+	p.i++
+	return nil
+}
+
+// ident reads an identifier (bare or backquoted); what says what it names.
+func (p *parser) ident(clause, what string) (token, *Error) {
+	t := p.peek()
+	if t.kind != tokIdent && t.kind != tokQuoted {
+		return t, p.errf(t, clause, "expected %s, found %s", what, t.describe())
+	}
+	p.i++
+	return t, nil
+}
+
+// qualifiedName reads [db.]name.
+func (p *parser) qualifiedName(clause, what string) (db, name string, at token, err *Error) {
+	t, err := p.ident(clause, what)
+	if err != nil {
+		return "", "", t, err
+	}
+	if !p.acceptSym(".") {
+		return "", t.text, t, nil
+	}
+	n, err := p.ident(clause, what)
+	if err != nil {
+		return "", "", n, err
+	}
+	return t.text, n.text, n, nil
+}
+
+// identList reads "(" ident {"," ident} ")".
+func (p *parser) identList(clause, what string) ([]token, *Error) {
+	if err := p.expectSym(clause, "("); err != nil {
+		return nil, err
+	}
+	var list []token
+	for {
+		t, err := p.ident(clause, what)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, t)
+		if p.acceptSym(",") {
+			continue
+		}
+		if err := p.expectSym(clause, ")"); err != nil {
+			return nil, err
+		}
+		return list, nil
+	}
+}
+
+// property is one "key" = "value" of a PROPERTIES or FROM KAFKA list.
+type property struct {
+	key, val       string // key in lower case
+	rawKey         string // key as written
+	keyTok, valTok token
+}
+
+// properties reads "(" ["key" = "value" {"," "key" = "value"}] ")". Keys are
+// strings (or bare words); values are strings or numbers. A key given twice
+// (case-insensitively) is an error.
+func (p *parser) properties(clause string) ([]property, *Error) {
+	if err := p.expectSym(clause, "("); err != nil {
+		return nil, err
+	}
+	var list []property
+	if p.acceptSym(")") {
+		return list, nil
+	}
+	seen := make(map[string]bool)
+	for {
+		k := p.peek()
+		if k.kind != tokString && k.kind != tokIdent && k.kind != tokQuoted {
+			return nil, p.errf(k, clause, "expected a property name such as \"key\", found %s", k.describe())
+		}
+		p.i++
+		if err := p.expectSym(clause+" "+quote(k.text), "="); err != nil {
+			return nil, err
+		}
+		v := p.peek()
+		if v.kind != tokString && v.kind != tokNumber {
+			return nil, p.errf(v, clause+" "+quote(k.text), "expected a \"value\", found %s", v.describe())
+		}
+		p.i++
+		key := strings.ToLower(k.text)
+		if seen[key] {
+			return nil, p.errf(k, clause+" "+quote(k.text), "given twice")
+		}
+		seen[key] = true
+		list = append(list, property{key: key, val: v.text, rawKey: k.text, keyTok: k, valTok: v})
+		if p.acceptSym(",") {
+			continue
+		}
+		if err := p.expectSym(clause, ")"); err != nil {
+			return nil, err
+		}
+		return list, nil
+	}
+}
+
+// statementsHelp lists what Parse understands, for the error about any other
+// statement.
+const statementsHelp = "loadnode understands CREATE TABLE, CREATE ROUTINE LOAD, ALTER ROUTINE LOAD, PAUSE, RESUME and STOP ROUTINE LOAD, and SHOW ROUTINE LOAD"
+
+func (p *parser) statement() (*Statement, *Error) {
+	t := p.next()
+	switch {
+	case t.kind == tokEOF:
+		return nil, p.errf(t, "", "empty statement")
+	case t.is("CREATE"):
+		switch n := p.peek(); {
+		case n.is("TABLE"):
+			p.next()
+			return p.createTable()
+		case n.is("ROUTINE"):
+			p.next()
+			if err := p.expect("CREATE ROUTINE LOAD", "LOAD"); err != nil {
+				return nil, err
+			}
+			return p.createRoutineLoad(t)
+		default:
+			what := "CREATE " + strings.ToUpper(n.text)
+			if n.kind != tokIdent {
+				what = "CREATE"
+			}
+			return nil, p.errf(n, what, "statement not supported; %s", statementsHelp)
+		}
+	case t.is("ALTER"):
+		if n := p.peek(); !n.is("ROUTINE") {
+			return nil, p.errf(n, "ALTER "+strings.ToUpper(n.text), "statement not supported; %s", statementsHelp)
+		}
+		p.next()
+		if err := p.expect("ALTER ROUTINE LOAD", "LOAD"); err != nil {
+			return nil, err
+		}
+		return p.alterRoutineLoad()
+	case t.is("PAUSE"), t.is("RESUME"), t.is("STOP"):
+		return p.jobCommand(strings.ToUpper(t.text))
+	case t.is("SHOW"):
+		return p.show()
+	}
+	what := strings.ToUpper(t.text)
+	if t.kind != tokIdent {
+		return nil, p.errf(t, "", "expected a statement, found %s; %s", t.describe(), statementsHelp)
+	}
+	return nil, p.errf(t, what, "statement not supported; %s", statementsHelp)
+}
+
+// jobCommand parses the rest of PAUSE [ALL] ROUTINE LOAD [FOR [db.]name],
+// RESUME (the same) and STOP ROUTINE LOAD FOR [db.]name.
+func (p *parser) jobCommand(verb string) (*Statement, *Error) {
+	clause := verb + " ROUTINE LOAD"
+	ref := &JobRef{}
+	if t := p.peek(); t.is("ALL") {
+		if verb == "STOP" {
+			return nil, p.errf(t, "STOP ALL", "not supported; stop jobs one at a time (STOP ROUTINE LOAD FOR name)")
+		}
+		p.next()
+		ref.All = true
+		clause = verb + " ALL ROUTINE LOAD"
+	}
+	if err := p.expect(clause, "ROUTINE"); err != nil {
+		return nil, err
+	}
+	if err := p.expect(clause, "LOAD"); err != nil {
+		return nil, err
+	}
+	if ref.All {
+		if t := p.peek(); t.is("FOR") {
+			return nil, p.errf(t, clause, "ALL names no job; use %s ROUTINE LOAD FOR name", verb)
+		}
+	} else {
+		if err := p.expect(clause, "FOR"); err != nil {
+			return nil, err
+		}
+		db, name, _, err := p.qualifiedName(clause, "a job name")
+		if err != nil {
+			return nil, err
+		}
+		ref.DB, ref.Name = db, name
+	}
+	switch verb {
+	case "PAUSE":
+		return &Statement{Pause: ref}, nil
+	case "RESUME":
+		return &Statement{Resume: ref}, nil
+	}
+	return &Statement{Stop: ref}, nil
+}
+
+// show parses the rest of SHOW [ALL] ROUTINE LOAD [FOR [db.]name].
+func (p *parser) show() (*Statement, *Error) {
+	sh := &Show{}
+	if t := p.peek(); !t.is("ALL") && !t.is("ROUTINE") {
+		what := "SHOW " + strings.ToUpper(t.text)
+		if t.kind != tokIdent {
+			what = "SHOW"
+		}
+		return nil, p.errf(t, what, "statement not supported; %s", statementsHelp)
+	}
+	clause := "SHOW ROUTINE LOAD"
+	if p.accept("ALL") {
+		sh.All = true
+		clause = "SHOW ALL ROUTINE LOAD"
+	}
+	if err := p.expect(clause, "ROUTINE"); err != nil {
+		return nil, err
+	}
+	if err := p.expect(clause, "LOAD"); err != nil {
+		return nil, err
+	}
+	switch t := p.peek(); {
+	case t.is("TASK"):
+		return nil, p.errf(t, "SHOW ROUTINE LOAD TASK", "not supported; SHOW ROUTINE LOAD FOR name shows a job's tasks and partitions")
+	case t.is("LIKE"):
+		return nil, p.errf(t, "LIKE", "not supported by loadnode; use SHOW ROUTINE LOAD FOR name")
+	case t.is("WHERE"):
+		return nil, p.errf(t, "WHERE", "not supported by loadnode; use SHOW ROUTINE LOAD FOR name")
+	case t.is("FOR"):
+		p.next()
+		db, name, _, err := p.qualifiedName(clause, "a job name")
+		if err != nil {
+			return nil, err
+		}
+		sh.DB, sh.Name = db, name
+	}
+	return &Statement{Show: sh}, nil
+}

@@ -1,0 +1,936 @@
+package doris
+
+import (
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/config"
+)
+
+// Statements marked "Doris docs" are taken as they are from Apache Doris's
+// documentation (CREATE ROUTINE LOAD, ALTER ROUTINE LOAD, SHOW ROUTINE LOAD,
+// CREATE TABLE reference pages and the Routine Load manual); "adapted" ones
+// drop the parts loadnode refuses, which other cases check.
+
+func cols(names ...string) []*api.Column {
+	out := make([]*api.Column, len(names))
+	for i, n := range names {
+		out[i] = &api.Column{Name: n}
+	}
+	return out
+}
+
+func TestParseCreateRoutineLoad(t *testing.T) {
+	tests := []struct {
+		name string
+		sql  string
+		db   string
+		want *api.JobSpec
+	}{
+		{
+			name: "Doris docs: quick start csv",
+			sql: `CREATE ROUTINE LOAD testdb.example_routine_load_csv ON test_routineload_tbl
+    COLUMNS TERMINATED BY ",",
+    COLUMNS(user_id, name, age)
+    FROM KAFKA(
+        "kafka_broker_list" = "192.168.88.62:9092",
+        "kafka_topic" = "test-routine-load-csv",
+        "property.kafka_default_offsets" = "OFFSET_BEGINNING"
+    );`,
+			db: "testdb",
+			want: &api.JobSpec{
+				Name:            "example_routine_load_csv",
+				Table:           &api.TableSpec{Name: "test_routineload_tbl", Columns: cols("user_id", "name", "age")},
+				ColumnSeparator: ",",
+				Kafka: &api.KafkaSpec{
+					Brokers:       []string{"192.168.88.62:9092"},
+					Topic:         "test-routine-load-csv",
+					DefaultOffset: "OFFSET_BEGINNING",
+				},
+			},
+		},
+		{
+			name: "Doris docs: quick start json with jsonpaths (topic added)",
+			sql: `CREATE ROUTINE LOAD testdb.example_routine_load_json ON test_routineload_tbl
+    COLUMNS(user_id, name, age)
+    PROPERTIES(
+        "format"="json",
+        "jsonpaths"="[\"$.user_id\",\"$.name\",\"$.age\"]"
+    )
+    FROM KAFKA(
+        "kafka_broker_list" = "192.168.88.62:9092",
+        "kafka_topic" = "test-routine-load-json"
+    );`,
+			db: "testdb",
+			want: &api.JobSpec{
+				Name:      "example_routine_load_json",
+				Table:     &api.TableSpec{Name: "test_routineload_tbl", Columns: cols("user_id", "name", "age")},
+				Format:    "json",
+				Jsonpaths: []string{"$.user_id", "$.name", "$.age"},
+				Kafka: &api.KafkaSpec{
+					Brokers: []string{"192.168.88.62:9092"},
+					Topic:   "test-routine-load-json",
+				},
+			},
+		},
+		{
+			name: "Doris docs: json with partitions and offsets (adapted: strict_mode true)",
+			sql: `CREATE ROUTINE LOAD example_db.test_json_label_1 ON table1
+   COLUMNS(category,price,author)
+   PROPERTIES
+   (
+       "desired_concurrent_number"="3",
+       "max_batch_interval" = "20",
+       "max_batch_rows" = "300000",
+       "max_batch_size" = "209715200",
+       "strict_mode" = "true",
+       "format" = "json"
+   )
+   FROM KAFKA
+   (
+       "kafka_broker_list" = "broker1:9092,broker2:9092,broker3:9092",
+       "kafka_topic" = "my_topic",
+       "kafka_partitions" = "0,1,2",
+       "kafka_offsets" = "0,0,0"
+   );`,
+			db: "example_db",
+			want: &api.JobSpec{
+				Name:                    "test_json_label_1",
+				Table:                   &api.TableSpec{Name: "table1", Columns: cols("category", "price", "author")},
+				Format:                  "json",
+				DesiredConcurrentNumber: 3,
+				MaxBatchIntervalMs:      20_000,
+				MaxBatchRows:            300_000,
+				MaxBatchSize:            209_715_200,
+				Kafka: &api.KafkaSpec{
+					Brokers:    []string{"broker1:9092", "broker2:9092", "broker3:9092"},
+					Topic:      "my_topic",
+					Partitions: []int32{0, 1, 2},
+					Offsets:    map[int32]string{0: "0", 1: "0", 2: "0"},
+				},
+			},
+		},
+		{
+			name: "Doris docs: offsets, OFFSET_BEGINNING and OFFSET_END per partition",
+			sql: `CREATE ROUTINE LOAD example_db.test_job ON example_tbl
+   PROPERTIES
+   (
+       "desired_concurrent_number"="3",
+       "max_batch_interval" = "30",
+       "max_batch_rows" = "300000",
+       "max_batch_size" = "209715200"
+   ) FROM KAFKA
+   (
+       "kafka_broker_list" = "broker1:9092,broker2:9092",
+       "kafka_topic" = "my_topic",
+       "kafka_partitions" = "0,1,2,3",
+       "kafka_offsets" = "101,0,OFFSET_BEGINNING,OFFSET_END"
+   );`,
+			db: "example_db",
+			want: &api.JobSpec{
+				Name:                    "test_job",
+				Table:                   &api.TableSpec{Name: "example_tbl"},
+				ColumnSeparator:         "\t",
+				DesiredConcurrentNumber: 3,
+				MaxBatchIntervalMs:      30_000,
+				MaxBatchRows:            300_000,
+				MaxBatchSize:            209_715_200,
+				Kafka: &api.KafkaSpec{
+					Brokers:    []string{"broker1:9092", "broker2:9092"},
+					Topic:      "my_topic",
+					Partitions: []int32{0, 1, 2, 3},
+					Offsets:    map[int32]string{0: "101", 1: "0", 2: "OFFSET_BEGINNING", 3: "OFFSET_END"},
+				},
+			},
+		},
+		{
+			name: "Doris docs: SASL PLAIN properties and client.id (adapted)",
+			sql: `CREATE ROUTINE LOAD demo.kafka_job03 ON routine_test03
+        COLUMNS TERMINATED BY ",",
+        COLUMNS(id, name, age)
+        PROPERTIES
+        (
+            "desired_concurrent_number"="1",
+            "strict_mode" = "true",
+            "timezone" = "UTC"
+        )
+        FROM KAFKA
+        (
+            "kafka_broker_list" = "10.16.10.6:9092",
+            "kafka_topic" = "routineLoad01",
+            "property.security.protocol"="SASL_PLAINTEXT",
+            "property.sasl.mechanism"="PLAIN",
+            "property.sasl.username"="admin",
+            "property.sasl.password"="admin_passwd",
+            "property.client.id" = "kafka_client_03",
+            "property.kafka_default_offsets" = "OFFSET_BEGINNING"
+        );`,
+			db: "demo",
+			want: &api.JobSpec{
+				Name:                    "kafka_job03",
+				Table:                   &api.TableSpec{Name: "routine_test03", Columns: cols("id", "name", "age")},
+				ColumnSeparator:         ",",
+				DesiredConcurrentNumber: 1,
+				Kafka: &api.KafkaSpec{
+					Brokers:       []string{"10.16.10.6:9092"},
+					Topic:         "routineLoad01",
+					DefaultOffset: "OFFSET_BEGINNING",
+					Properties: map[string]string{
+						"security.protocol": "SASL_PLAINTEXT",
+						"sasl.mechanism":    "PLAIN",
+						"sasl.username":     "admin",
+						"sasl.password":     "admin_passwd",
+						"client.id":         "kafka_client_03",
+					},
+				},
+			},
+		},
+		{
+			name: "Doris docs: one partition from an offset, group.id passed to the source",
+			sql: `CREATE ROUTINE LOAD demo.kafka_job02 ON routine_test02
+        COLUMNS TERMINATED BY ",",
+        COLUMNS(id, name, age)
+        PROPERTIES
+        (
+            "desired_concurrent_number"="1"
+        )
+        FROM KAFKA
+        (
+            "kafka_broker_list" = "10.16.10.6:9092",
+            "kafka_topic" = "routineLoad02",
+            "property.group.id" = "kafka_job",
+            "kafka_partitions" = "0",
+            "kafka_offsets" = "3"
+        );`,
+			db: "demo",
+			want: &api.JobSpec{
+				Name:                    "kafka_job02",
+				Table:                   &api.TableSpec{Name: "routine_test02", Columns: cols("id", "name", "age")},
+				ColumnSeparator:         ",",
+				DesiredConcurrentNumber: 1,
+				Kafka: &api.KafkaSpec{
+					Brokers:    []string{"10.16.10.6:9092"},
+					Topic:      "routineLoad02",
+					Partitions: []int32{0},
+					Offsets:    map[int32]string{0: "3"},
+					Properties: map[string]string{"group.id": "kafka_job"},
+				},
+			},
+		},
+		{
+			name: "Doris-style spellings: case, backquotes, comments, escapes, units, no db",
+			sql: "-- a comment\ncreate routine load `job-1` on `t1` with append\n" +
+				"columns terminated by '\\x01' /* SOH */\n" +
+				"properties ('MAX_BATCH_INTERVAL' = '500ms', 'max_batch_size' = '64MiB', 'max_error_number' = 0,\n" +
+				"  'format' = 'CSV', 'strip_outer_array' = 'False', 'max_filter_ratio' = '1.0')\n" +
+				"from kafka ('kafka_broker_list' = ' k1:9092 , k2:9092 ', 'kafka_topic' = 'clicks',\n" +
+				"  'kafka_partitions' = '2, 0', 'kafka_offsets' = 'offset_end, 0010',\n" +
+				"  'kafka_default_offsets' = 'offset_beginning', 'property.ssl.ca.location' = '/etc/ca.pem')\n" +
+				"comment 'clicks job';",
+			want: &api.JobSpec{
+				Name:               "job-1",
+				Table:              &api.TableSpec{Name: "t1"},
+				Format:             "csv",
+				ColumnSeparator:    "\x01",
+				MaxBatchIntervalMs: 500,
+				MaxBatchSize:       64 << 20,
+				Kafka: &api.KafkaSpec{
+					Brokers:       []string{"k1:9092", "k2:9092"},
+					Topic:         "clicks",
+					Partitions:    []int32{2, 0},
+					Offsets:       map[int32]string{2: "OFFSET_END", 0: "10"},
+					DefaultOffset: "OFFSET_BEGINNING",
+					Properties:    map[string]string{"ssl.ca.location": "/etc/ca.pem"},
+				},
+			},
+		},
+		{
+			name: "tab separator written as an escape",
+			sql:  `CREATE ROUTINE LOAD j ON t COLUMNS TERMINATED BY "\t" FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
+			want: &api.JobSpec{
+				Name: "j", Table: &api.TableSpec{Name: "t"}, ColumnSeparator: "\t",
+				Kafka: &api.KafkaSpec{Brokers: []string{"b:1"}, Topic: "x"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := mustParse(t, tt.sql)
+			if st.CreateRoutineLoad == nil {
+				t.Fatalf("not a CREATE ROUTINE LOAD: %+v", st)
+			}
+			if !proto.Equal(st.CreateRoutineLoad, tt.want) {
+				t.Errorf("spec:\n got %v\nwant %v", st.CreateRoutineLoad, tt.want)
+			}
+			if st.DB != tt.db {
+				t.Errorf("DB = %q, want %q", st.DB, tt.db)
+			}
+		})
+	}
+}
+
+// TestCreateRoutineLoadCompletes checks the column contract: once the caller
+// fills the column types from the stored table, ApplyDefaults and
+// ValidateJobSpec accept the spec.
+func TestCreateRoutineLoadCompletes(t *testing.T) {
+	st := mustParse(t, `CREATE ROUTINE LOAD example_db.test1 ON example_tbl
+   COLUMNS(category, author, price)
+   PROPERTIES ("format" = "json", "desired_concurrent_number" = "3")
+   FROM KAFKA ("kafka_broker_list" = "broker1:9092", "kafka_topic" = "my_topic")`)
+	spec := st.CreateRoutineLoad
+	for _, c := range spec.Table.Columns {
+		if c.Type != api.ColumnType_COLUMN_TYPE_UNSPECIFIED {
+			t.Fatalf("column %s has type %v", c.Name, c.Type)
+		}
+		c.Type = api.ColumnType_STRING
+	}
+	config.ApplyDefaults(spec)
+	if err := config.ValidateJobSpec(spec); err != nil {
+		t.Fatalf("ValidateJobSpec: %v", err)
+	}
+	if want := []string{"$.category", "$.author", "$.price"}; !slices.Equal(spec.Jsonpaths, want) {
+		t.Errorf("jsonpaths = %q, want %q", spec.Jsonpaths, want)
+	}
+}
+
+func TestParseCreateTable(t *testing.T) {
+	tests := []struct {
+		name        string
+		sql         string
+		db          string
+		ifNotExists bool
+		want        *api.TableSpec
+	}{
+		{
+			name: "Doris docs: colocation table t1",
+			sql: `CREATE TABLE t1 (
+        id int(11) COMMENT "",
+        value varchar(8) COMMENT ""
+    )
+    DUPLICATE KEY(id)
+    DISTRIBUTED BY HASH(id) BUCKETS 10
+    PROPERTIES (
+        "colocate_with" = "group1"
+    );`,
+			want: &api.TableSpec{Name: "t1", Columns: []*api.Column{
+				{Name: "id", Type: api.ColumnType_INT64},
+				{Name: "value", Type: api.ColumnType_STRING},
+			}},
+		},
+		{
+			name: "Doris docs: colocation table t2 with backquotes",
+			sql: `CREATE TABLE t2 (
+        id int(11) COMMENT "",
+        value1 varchar(8) COMMENT "",
+        value2 varchar(8) COMMENT ""
+    )
+    DUPLICATE KEY(` + "`id`" + `)
+    DISTRIBUTED BY HASH(` + "`id`" + `) BUCKETS 10
+    PROPERTIES (
+        "colocate_with" = "group1"
+    );`,
+			want: &api.TableSpec{Name: "t2", Columns: []*api.Column{
+				{Name: "id", Type: api.ColumnType_INT64},
+				{Name: "value1", Type: api.ColumnType_STRING},
+				{Name: "value2", Type: api.ColumnType_STRING},
+			}},
+		},
+		{
+			name: "Doris docs: detailed model table (adapted: no DEFAULT, no NOT NULL)",
+			sql: `CREATE TABLE example_db.table_hash
+    (
+        k1 TINYINT,
+        k2 DECIMAL(10, 2),
+        k3 CHAR(10) COMMENT "string column",
+        k4 INT COMMENT "int column"
+    )
+    COMMENT "my first table"
+    DISTRIBUTED BY HASH(k1) BUCKETS 32`,
+			db: "example_db",
+			want: &api.TableSpec{Name: "table_hash", Columns: []*api.Column{
+				{Name: "k1", Type: api.ColumnType_INT64},
+				{Name: "k2", Type: api.ColumnType_FLOAT64},
+				{Name: "k3", Type: api.ColumnType_STRING},
+				{Name: "k4", Type: api.ColumnType_INT64},
+			}},
+		},
+		{
+			name: "Doris docs: routine load manual table (adapted: no NOT NULL)",
+			sql: `CREATE TABLE demo.routine_test06 (
+        id      INT                      COMMENT "id",
+        name    VARCHAR(30)              COMMENT "name",
+        age     INT                      COMMENT "age",
+        date    DATETIME                 COMMENT "date"
+    )
+    DUPLICATE KEY(id)
+    DISTRIBUTED BY HASH(id) BUCKETS 1;`,
+			db: "demo",
+			want: &api.TableSpec{Name: "routine_test06", Columns: []*api.Column{
+				{Name: "id", Type: api.ColumnType_INT64},
+				{Name: "name", Type: api.ColumnType_STRING},
+				{Name: "age", Type: api.ColumnType_INT64},
+				{Name: "date", Type: api.ColumnType_TIMESTAMP},
+			}},
+		},
+		{
+			name:        "every accepted type and clause",
+			sql:         "create table if not exists `db`.`all` (a tinyint key null, b smallint, c integer, d bigint(20), e float, f double, g decimal, h decimalv3(15,15), i char, j string, k text, l boolean, m bool, n date, o datev2, p datetime(6), q datetimev2, r varchar default null) engine = olap duplicate key(a, b) comment 'x' distributed by random buckets auto properties ('replication_num' = '1', 'compression' = 'zstd');",
+			db:          "db",
+			ifNotExists: true,
+			want: &api.TableSpec{Name: "all", Columns: []*api.Column{
+				{Name: "a", Type: api.ColumnType_INT64},
+				{Name: "b", Type: api.ColumnType_INT64},
+				{Name: "c", Type: api.ColumnType_INT64},
+				{Name: "d", Type: api.ColumnType_INT64},
+				{Name: "e", Type: api.ColumnType_FLOAT64},
+				{Name: "f", Type: api.ColumnType_FLOAT64},
+				{Name: "g", Type: api.ColumnType_FLOAT64},
+				{Name: "h", Type: api.ColumnType_FLOAT64},
+				{Name: "i", Type: api.ColumnType_STRING},
+				{Name: "j", Type: api.ColumnType_STRING},
+				{Name: "k", Type: api.ColumnType_STRING},
+				{Name: "l", Type: api.ColumnType_BOOL},
+				{Name: "m", Type: api.ColumnType_BOOL},
+				{Name: "n", Type: api.ColumnType_TIMESTAMP},
+				{Name: "o", Type: api.ColumnType_TIMESTAMP},
+				{Name: "p", Type: api.ColumnType_TIMESTAMP},
+				{Name: "q", Type: api.ColumnType_TIMESTAMP},
+				{Name: "r", Type: api.ColumnType_STRING},
+			}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := mustParse(t, tt.sql)
+			if st.CreateTable == nil {
+				t.Fatalf("not a CREATE TABLE: %+v", st)
+			}
+			if !proto.Equal(st.CreateTable, tt.want) {
+				t.Errorf("table:\n got %v\nwant %v", st.CreateTable, tt.want)
+			}
+			if st.DB != tt.db || st.IfNotExists != tt.ifNotExists {
+				t.Errorf("DB, IfNotExists = %q, %v; want %q, %v", st.DB, st.IfNotExists, tt.db, tt.ifNotExists)
+			}
+		})
+	}
+}
+
+func TestParseJobCommands(t *testing.T) {
+	tests := []struct {
+		sql  string
+		want Statement
+	}{
+		// Doris docs
+		{"PAUSE ROUTINE LOAD FOR test1;", Statement{Pause: &JobRef{Name: "test1"}}},
+		{"PAUSE ALL ROUTINE LOAD;", Statement{Pause: &JobRef{All: true}}},
+		{"RESUME ROUTINE LOAD FOR test1;", Statement{Resume: &JobRef{Name: "test1"}}},
+		{"RESUME ALL ROUTINE LOAD;", Statement{Resume: &JobRef{All: true}}},
+		{"STOP ROUTINE LOAD FOR test1;", Statement{Stop: &JobRef{Name: "test1"}}},
+		{"PAUSE ROUTINE LOAD FOR testdb.example_routine_load_csv;", Statement{Pause: &JobRef{DB: "testdb", Name: "example_routine_load_csv"}}},
+		{"RESUME ROUTINE LOAD FOR testdb.example_routine_load_csv;", Statement{Resume: &JobRef{DB: "testdb", Name: "example_routine_load_csv"}}},
+		{"STOP ROUTINE LOAD FOR testdb.example_routine_load_csv;", Statement{Stop: &JobRef{DB: "testdb", Name: "example_routine_load_csv"}}},
+		{"SHOW ALL ROUTINE LOAD FOR test1;", Statement{Show: &Show{Name: "test1", All: true}}},
+		{"SHOW ROUTINE LOAD FOR test1;", Statement{Show: &Show{Name: "test1"}}},
+		{"SHOW ALL ROUTINE LOAD;", Statement{Show: &Show{All: true}}},
+		{"SHOW ROUTINE LOAD;", Statement{Show: &Show{}}},
+		{"SHOW ROUTINE LOAD FOR example_db.test1;", Statement{Show: &Show{DB: "example_db", Name: "test1"}}},
+		{"SHOW ALL ROUTINE LOAD FOR example_db.test1;", Statement{Show: &Show{DB: "example_db", Name: "test1", All: true}}},
+		// spellings
+		{"  show routine load for `my job` -- trailing comment", Statement{Show: &Show{Name: "my job"}}},
+		{"Pause Routine Load For j/*x*/;  ", Statement{Pause: &JobRef{Name: "j"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sql, func(t *testing.T) {
+			st := mustParse(t, tt.sql)
+			check := func(what string, got, want any) {
+				t.Helper()
+				switch g := got.(type) {
+				case *JobRef:
+					w := want.(*JobRef)
+					if (g == nil) != (w == nil) || g != nil && *g != *w {
+						t.Errorf("%s = %+v, want %+v", what, g, w)
+					}
+				case *Show:
+					w := want.(*Show)
+					if (g == nil) != (w == nil) || g != nil && *g != *w {
+						t.Errorf("%s = %+v, want %+v", what, g, w)
+					}
+				}
+			}
+			check("Pause", st.Pause, tt.want.Pause)
+			check("Resume", st.Resume, tt.want.Resume)
+			check("Stop", st.Stop, tt.want.Stop)
+			check("Show", st.Show, tt.want.Show)
+			if n := setFields(st); n != 1 {
+				t.Errorf("%d fields set", n)
+			}
+		})
+	}
+}
+
+// baseSpec is a complete, valid spec to alter.
+func baseSpec() *api.JobSpec {
+	s := &api.JobSpec{
+		Name: "label1",
+		Table: &api.TableSpec{Name: "t", Columns: []*api.Column{
+			{Name: "a", Type: api.ColumnType_INT64}, {Name: "b", Type: api.ColumnType_STRING},
+		}},
+		Format: "json",
+		Kafka: &api.KafkaSpec{
+			Brokers:    []string{"b1:9092"},
+			Topic:      "t1",
+			Partitions: []int32{0, 1, 2},
+			Offsets:    map[int32]string{0: "5"},
+			Properties: map[string]string{"client.id": "x"},
+		},
+	}
+	config.ApplyDefaults(s)
+	return s
+}
+
+func TestParseAlter(t *testing.T) {
+	tests := []struct {
+		name    string
+		sql     string
+		db      string
+		props   map[string]string
+		kafka   *api.KafkaSpec
+		changed []string
+		want    func(s *api.JobSpec) // applied to baseSpec() for the expected Spec result
+	}{
+		{
+			name:    "Doris docs: change desired_concurrent_number",
+			sql:     "ALTER ROUTINE LOAD FOR db1.label1\n   PROPERTIES\n   (\n       \"desired_concurrent_number\" = \"1\"\n   );",
+			db:      "db1",
+			props:   map[string]string{"desired_concurrent_number": "1"},
+			changed: []string{"desired_concurrent_number"},
+			want:    func(s *api.JobSpec) { s.DesiredConcurrentNumber = 1 },
+		},
+		{
+			name: "Doris docs: concurrency and partition offsets (adapted: no group.id)",
+			sql: `ALTER ROUTINE LOAD FOR db1.label1
+   PROPERTIES
+   (
+       "desired_concurrent_number" = "10"
+   )
+   FROM kafka
+   (
+       "kafka_partitions" = "0, 1, 2",
+       "kafka_offsets" = "100, 200, 100",
+       "property.client.id" = "new_client"
+   );`,
+			db:      "db1",
+			props:   map[string]string{"desired_concurrent_number": "10"},
+			kafka:   &api.KafkaSpec{Offsets: map[int32]string{0: "100", 1: "200", 2: "100"}, Properties: map[string]string{"client.id": "new_client"}},
+			changed: []string{"desired_concurrent_number", "kafka.offsets", "kafka.properties"},
+			want: func(s *api.JobSpec) {
+				s.DesiredConcurrentNumber = 10
+				s.Kafka.Offsets = map[int32]string{0: "100", 1: "200", 2: "100"}
+				s.Kafka.Properties["client.id"] = "new_client"
+			},
+		},
+		{
+			name: "Doris docs: concurrency and brokers and topic",
+			sql: `ALTER ROUTINE LOAD FOR testdb.label1
+PROPERTIES(
+    "desired_concurrent_number" = "3"
+)
+FROM KAFKA(
+    "kafka_broker_list" = "192.168.88.60:9092",
+    "kafka_topic" = "test-topic"
+);`,
+			db:      "testdb",
+			props:   map[string]string{"desired_concurrent_number": "3"},
+			kafka:   &api.KafkaSpec{Brokers: []string{"192.168.88.60:9092"}, Topic: "test-topic"},
+			changed: []string{"desired_concurrent_number", "kafka.brokers", "kafka.topic"},
+			want: func(s *api.JobSpec) {
+				s.DesiredConcurrentNumber = 3
+				s.Kafka.Brokers = []string{"192.168.88.60:9092"}
+				s.Kafka.Topic = "test-topic"
+			},
+		},
+		{
+			name: "every alterable property",
+			sql: `alter routine load for label1 properties ("max_batch_interval" = "5", "max_batch_rows" = "1000",
+				"max_batch_size" = "1048576", "max_error_number" = "7", "jsonpaths" = '["$.x", "$.y"]', "strict_mode" = "true")
+				from kafka ("property.kafka_default_offsets" = "OFFSET_BEGINNING")`,
+			props: map[string]string{"max_batch_interval": "5", "max_batch_rows": "1000", "max_batch_size": "1048576",
+				"max_error_number": "7", "jsonpaths": `["$.x", "$.y"]`, "strict_mode": "true"},
+			kafka:   &api.KafkaSpec{DefaultOffset: "OFFSET_BEGINNING"},
+			changed: []string{"max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "jsonpaths", "kafka.default_offset"},
+			want: func(s *api.JobSpec) {
+				s.MaxBatchIntervalMs = 5000
+				s.MaxBatchRows = 1000
+				s.MaxBatchSize = 1 << 20
+				s.MaxErrorNumber = 7
+				s.Jsonpaths = []string{"$.x", "$.y"}
+				s.Kafka.DefaultOffset = "OFFSET_BEGINNING"
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := mustParse(t, tt.sql)
+			a := st.Alter
+			if a == nil {
+				t.Fatalf("not an ALTER: %+v", st)
+			}
+			if a.DB != tt.db || a.Name != "label1" {
+				t.Errorf("DB, Name = %q, %q", a.DB, a.Name)
+			}
+			if !maps.Equal(a.Properties, tt.props) {
+				t.Errorf("Properties = %v, want %v", a.Properties, tt.props)
+			}
+			if (a.Kafka == nil) != (tt.kafka == nil) || !proto.Equal(a.Kafka, tt.kafka) {
+				t.Errorf("Kafka = %v, want %v", a.Kafka, tt.kafka)
+			}
+			if !slices.Equal(a.Changed, tt.changed) {
+				t.Errorf("Changed = %q, want %q", a.Changed, tt.changed)
+			}
+			old := baseSpec()
+			oldCopy := proto.Clone(old)
+			got, err := a.Spec(old)
+			if err != nil {
+				t.Fatalf("Spec: %v", err)
+			}
+			if !proto.Equal(old, oldCopy) {
+				t.Errorf("Spec modified old")
+			}
+			want := baseSpec()
+			tt.want(want)
+			if !proto.Equal(got, want) {
+				t.Errorf("Spec:\n got %v\nwant %v", got, want)
+			}
+		})
+	}
+}
+
+func TestAlterSpecErrors(t *testing.T) {
+	tests := []struct {
+		sql   string
+		field string // the *config.FieldError field, or "" for another error
+	}{
+		{`ALTER ROUTINE LOAD FOR label1 PROPERTIES ("max_batch_rows" = "99999999999")`, "max_batch_rows"},
+		{`ALTER ROUTINE LOAD FOR label1 FROM KAFKA ("kafka_partitions" = "7", "kafka_offsets" = "1")`, "kafka.offsets.7"},
+		{`ALTER ROUTINE LOAD FOR label1 FROM KAFKA ("kafka_broker_list" = "nohost")`, "kafka.brokers[0]"},
+		{`ALTER ROUTINE LOAD FOR other PROPERTIES ("max_batch_rows" = "10")`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sql, func(t *testing.T) {
+			st := mustParse(t, tt.sql)
+			got, err := st.Alter.Spec(baseSpec())
+			if err == nil {
+				t.Fatalf("Spec = %v, want an error", got)
+			}
+			if !strings.HasPrefix(err.Error(), "doris: ") {
+				t.Errorf("error without prefix: %v", err)
+			}
+			var fe *config.FieldError
+			if tt.field == "" {
+				if errors.As(err, &fe) {
+					t.Errorf("unexpected field error %v", err)
+				}
+				return
+			}
+			if !errors.As(err, &fe) || fe.Field != tt.field {
+				t.Errorf("error %v, want a config.FieldError for %s", err, tt.field)
+			}
+		})
+	}
+	st := mustParse(t, `ALTER ROUTINE LOAD FOR label1 PROPERTIES ("max_batch_rows" = "10")`)
+	if _, err := st.Alter.Spec(nil); err == nil {
+		t.Errorf("Spec(nil): no error")
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name      string
+		sql       string
+		clause    string
+		line, col int
+		msg       string // a part of Msg
+	}{
+		// CREATE ROUTINE LOAD: Doris docs statements loadnode refuses
+		{"Doris docs: column mapping expression", `CREATE ROUTINE LOAD example_db.test1 ON example_tbl
+   COLUMNS TERMINATED BY ",",
+   COLUMNS(k1, k2, k3, v1, v2, v3 = k1 * 100)
+   PROPERTIES ("desired_concurrent_number"="3")
+   FROM KAFKA ("kafka_broker_list" = "broker1:9092", "kafka_topic" = "my_topic");`,
+			`COLUMNS "v3"`, 3, 32, "column mapping expressions"},
+		{"Doris docs: multi-table load", `CREATE ROUTINE LOAD example_db.test1
+   PROPERTIES
+   (
+       "desired_concurrent_number"="3"
+   )
+   FROM KAFKA ("kafka_broker_list" = "broker1:9092", "kafka_topic" = "my_topic");`,
+			"ON", 2, 4, "target table is required"},
+		{"Doris docs: PRECEDING FILTER", `CREATE ROUTINE LOAD example_db.test1 ON example_tbl
+   COLUMNS(k1, k2, k3, v1, v2),
+   PRECEDING FILTER k1 = 1,
+   WHERE k1 > 100 and k2 like "%doris%"
+   PROPERTIES ("strict_mode" = "true")
+   FROM KAFKA ("kafka_broker_list" = "broker1:9092", "kafka_topic" = "my_topic");`,
+			"PRECEDING FILTER", 3, 4, "filtering"},
+		{"Doris docs: WHERE", `CREATE ROUTINE LOAD demo.kafka_job04 ON routine_test04
+        COLUMNS TERMINATED BY ",",
+        COLUMNS(id, name, age),
+        WHERE id >= 3
+        PROPERTIES ("desired_concurrent_number"="1")
+        FROM KAFKA ("kafka_broker_list" = "10.16.10.6:9092", "kafka_topic" = "routineLoad04");`,
+			"WHERE", 4, 9, "filtering"},
+		{"Doris docs: WITH MERGE", `CREATE ROUTINE LOAD example_db.test1 ON example_tbl
+   WITH MERGE
+   COLUMNS(k1, k2, k3, v1, v2, v3),
+   WHERE k1 > 100 and k2 like "%doris%",
+   DELETE ON v3 >100
+   PROPERTIES ("desired_concurrent_number"="3")
+   FROM KAFKA ("kafka_broker_list" = "broker1:9092", "kafka_topic" = "my_topic");`,
+			"WITH MERGE", 2, 9, "UNIQUE KEY"},
+		{"Doris docs: DELETE ON", "CREATE ROUTINE LOAD j ON t COLUMNS(k1, v3), DELETE ON v3 > 100 FROM KAFKA ()",
+			"DELETE ON", 1, 45, "UNIQUE KEY"},
+		{"Doris docs: ORDER BY", `CREATE ROUTINE LOAD example_db.test_job ON example_tbl
+   COLUMNS TERMINATED BY ",",
+   COLUMNS(k1,k2,source_sequence,v1,v2),
+   ORDER BY source_sequence
+   PROPERTIES ("desired_concurrent_number"="3")
+   FROM KAFKA ("kafka_broker_list" = "broker1:9092", "kafka_topic" = "my_topic");`,
+			"ORDER BY", 4, 4, "sequence columns"},
+		{"Doris docs: PARTITION", `CREATE ROUTINE LOAD demo.kafka_job05 ON routine_test05
+        COLUMNS TERMINATED BY ",",
+        COLUMNS(id, name, age, date),
+        PARTITION(p20240205)
+        FROM KAFKA ("kafka_broker_list" = "10.16.10.6:9092", "kafka_topic" = "routineLoad05");`,
+			"PARTITION", 4, 9, "partitioned"},
+		{"Doris docs: strict_mode false", `CREATE ROUTINE LOAD demo.kafka_job06 ON routine_test06
+        COLUMNS TERMINATED BY ",",
+        COLUMNS(id, name, age, date)
+        PROPERTIES
+        (
+            "desired_concurrent_number" = "1",
+            "strict_mode" = "false",
+            "timezone" = "Asia/Shanghai"
+        )
+        FROM KAFKA ("kafka_broker_list" = "10.16.10.6:9092", "kafka_topic" = "routineLoad06");`,
+			`PROPERTIES "strict_mode"`, 7, 29, "error row"},
+		{"Doris docs: timezone", `CREATE ROUTINE LOAD j ON t PROPERTIES ("strict_mode" = "true", "timezone" = "Asia/Shanghai") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
+			`PROPERTIES "timezone"`, 1, 77, "UTC"},
+		{"Doris docs: json_root", `CREATE ROUTINE LOAD j ON t PROPERTIES ("format" = "json", "json_root" = "$.RECORDS") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
+			`PROPERTIES "json_root"`, 1, 59, "not supported by loadnode"},
+		{"Doris docs: max_filter_ratio 0.5", `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_filter_ratio"="0.5") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
+			`PROPERTIES "max_filter_ratio"`, 1, 59, "max_error_number"},
+		{"exec_mem_limit", `CREATE ROUTINE LOAD j ON t PROPERTIES ("exec_mem_limit" = "4294967296") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
+			`PROPERTIES "exec_mem_limit"`, 1, 40, "not supported by loadnode"},
+		{"Doris docs: offsets by time", `CREATE ROUTINE LOAD example_db.test_job ON example_tbl
+   FROM KAFKA
+   (
+       "kafka_broker_list" = "broker1:9092,broker2:9092",
+       "kafka_topic" = "my_topic",
+       "kafka_default_offsets" = "2021-05-21 10:00:00"
+   );`,
+			`FROM KAFKA "kafka_default_offsets"`, 6, 34, "by time"},
+		{"Doris docs: partition offsets by time", `CREATE ROUTINE LOAD j ON t FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x",
+     "kafka_partitions" = "0,1", "kafka_offsets" = "2021-05-22 11:00:00,2021-05-22 11:00:00")`,
+			`FROM KAFKA "kafka_offsets"`, 2, 52, "by time"},
+		{"Doris docs: FILE: values", `CREATE ROUTINE LOAD j ON t FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x",
+       "property.security.protocol" = "ssl",
+       "property.ssl.ca.location" = "FILE:ca.pem")`,
+			`FROM KAFKA "property.ssl.ca.location"`, 3, 37, "CREATE FILE"},
+		{"FROM KINESIS", `CREATE ROUTINE LOAD j ON t FROM KINESIS ("stream" = "s")`, "FROM KINESIS", 1, 33, "not supported yet"},
+		{"FROM other", `CREATE ROUTINE LOAD j ON t FROM PULSAR ()`, "FROM PULSAR", 1, 33, "unknown data source"},
+		{"unknown kafka property", `CREATE ROUTINE LOAD j ON t FROM KAFKA ("kafka_brokers" = "b:1")`, `FROM KAFKA "kafka_brokers"`, 1, 40, "not supported by loadnode"},
+		{"offsets without partitions", `CREATE ROUTINE LOAD j ON t FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x", "kafka_offsets" = "1")`,
+			`FROM KAFKA "kafka_offsets"`, 1, 90, "requires kafka_partitions"},
+		{"offsets count", `CREATE ROUTINE LOAD j ON t FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x", "kafka_partitions" = "0,1", "kafka_offsets" = "1")`,
+			`FROM KAFKA "kafka_offsets"`, 1, 136, "1 offsets for 2 partitions"},
+		{"bad offset", `CREATE ROUTINE LOAD j ON t FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x", "kafka_partitions" = "0", "kafka_offsets" = "latest")`,
+			`FROM KAFKA "kafka_offsets"`, 1, 134, "OFFSET_BEGINNING"},
+		{"bad partitions", `CREATE ROUTINE LOAD j ON t FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x", "kafka_partitions" = "0,-1")`,
+			`FROM KAFKA "kafka_partitions"`, 1, 111, "partition numbers"},
+		{"duplicate partition", `CREATE ROUTINE LOAD j ON t FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x", "kafka_partitions" = "1,1")`,
+			`FROM KAFKA "kafka_partitions"`, 1, 111, "twice"},
+		{"missing topic", `CREATE ROUTINE LOAD j ON t FROM KAFKA ("kafka_broker_list" = "b:1")`, "FROM KAFKA", 1, 33, "kafka_topic is required"},
+		{"missing brokers", `CREATE ROUTINE LOAD j ON t FROM KAFKA ("kafka_topic" = "x")`, "FROM KAFKA", 1, 33, "kafka_broker_list is required"},
+		{"missing FROM", `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_batch_rows" = "10")`, "FROM", 1, 64, "expected FROM KAFKA"},
+		{"bad number", `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_batch_rows" = "ten") FROM KAFKA ()`, `PROPERTIES "max_batch_rows"`, 1, 59, "positive integer"},
+		{"zero rows", `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_batch_rows" = "0") FROM KAFKA ()`, `PROPERTIES "max_batch_rows"`, 1, 59, "positive integer"},
+		{"zero concurrency", `CREATE ROUTINE LOAD j ON t PROPERTIES ("desired_concurrent_number" = "0") FROM KAFKA ()`, `PROPERTIES "desired_concurrent_number"`, 1, 70, "positive integer"},
+		{"negative errors", `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_error_number" = "-1") FROM KAFKA ()`, `PROPERTIES "max_error_number"`, 1, 61, ">= 0"},
+		{"zero interval", `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_batch_interval" = "0") FROM KAFKA ()`, `PROPERTIES "max_batch_interval"`, 1, 63, "positive"},
+		{"negative duration", `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_batch_interval" = "-5s") FROM KAFKA ()`, `PROPERTIES "max_batch_interval"`, 1, 63, "positive"},
+		{"bad size", `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_batch_size" = "1.5GB") FROM KAFKA ()`, `PROPERTIES "max_batch_size"`, 1, 59, "64MiB"},
+		{"bad format", `CREATE ROUTINE LOAD j ON t PROPERTIES ("format" = "parquet") FROM KAFKA ()`, `PROPERTIES "format"`, 1, 51, "csv or json"},
+		{"bad jsonpaths", `CREATE ROUTINE LOAD j ON t PROPERTIES ("format" = "json", "jsonpaths" = "$.a") FROM KAFKA ()`, `PROPERTIES "jsonpaths"`, 1, 73, "JSON array"},
+		{"separator with json", `CREATE ROUTINE LOAD j ON t COLUMNS TERMINATED BY "," PROPERTIES ("format" = "json") FROM KAFKA ()`, "COLUMNS TERMINATED BY", 1, 50, "only with format csv"},
+		{"empty separator", `CREATE ROUTINE LOAD j ON t COLUMNS TERMINATED BY "" FROM KAFKA ()`, "COLUMNS TERMINATED BY", 1, 50, "empty"},
+		{"duplicate property", `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_batch_rows" = "1", "MAX_BATCH_ROWS" = "2") FROM KAFKA ()`, `PROPERTIES "MAX_BATCH_ROWS"`, 1, 64, "given twice"},
+		{"ROWS TERMINATED BY", `CREATE ROUTINE LOAD j ON t ROWS TERMINATED BY "\n" FROM KAFKA ()`, "ROWS TERMINATED BY", 1, 28, "row separator"},
+		{"doc typo: missing comma", `CREATE ROUTINE LOAD j ON t PROPERTIES ("json_root" = "$.RECORDS"
+       "strip_outer_array" = "true") FROM KAFKA ()`, "PROPERTIES", 2, 8, `expected ")"`},
+
+		// ALTER
+		{"alter format", `ALTER ROUTINE LOAD FOR j PROPERTIES ("format" = "csv")`, `PROPERTIES "format"`, 1, 38, "cannot be altered"},
+		{"alter partitions alone", `ALTER ROUTINE LOAD FOR j FROM KAFKA ("kafka_partitions" = "0,1")`, `FROM KAFKA "kafka_partitions"`, 1, 38, "cannot change the partitions"},
+		{"alter nothing", `ALTER ROUTINE LOAD FOR j;`, "ALTER ROUTINE LOAD", 1, 25, "expected PROPERTIES"},
+		{"alter unsupported property", `ALTER ROUTINE LOAD FOR j PROPERTIES ("num_as_string" = "true")`, `PROPERTIES "num_as_string"`, 1, 38, "not supported by loadnode"},
+		{"alter table", `ALTER TABLE t ADD COLUMN c INT`, "ALTER TABLE", 1, 7, "statement not supported"},
+
+		// job commands
+		{"stop all", `STOP ALL ROUTINE LOAD`, "STOP ALL", 1, 6, "not supported"},
+		{"pause without name", `PAUSE ROUTINE LOAD`, "PAUSE ROUTINE LOAD", 1, 19, "expected FOR"},
+		{"pause all for", `PAUSE ALL ROUTINE LOAD FOR j`, "PAUSE ALL ROUTINE LOAD", 1, 24, "ALL names no job"},
+		{"show task", `SHOW ROUTINE LOAD TASK WHERE JobName = "test1";`, "SHOW ROUTINE LOAD TASK", 1, 19, "not supported"},
+		{"show like", `SHOW ROUTINE LOAD LIKE "test%"`, "LIKE", 1, 19, "not supported"},
+		{"show create", `SHOW CREATE ROUTINE LOAD FOR j`, "SHOW CREATE", 1, 6, "statement not supported"},
+
+		// CREATE TABLE: Doris docs statements loadnode refuses
+		{"Doris docs: NOT NULL", `CREATE TABLE testdb.test_routineload_tbl(
+    user_id            BIGINT       NOT NULL COMMENT "User ID",
+    name               VARCHAR(20)           COMMENT "User Name",
+    age                INT                   COMMENT "User Age"
+)
+DUPLICATE KEY(user_id)
+DISTRIBUTED BY HASH(user_id) BUCKETS 10;`, `column "user_id" NOT NULL`, 2, 37, "nullable"},
+		{"Doris docs: DEFAULT", `CREATE TABLE example_db.table_hash
+(
+    k1 TINYINT,
+    k2 DECIMAL(10, 2) DEFAULT "10.5",
+    k3 CHAR(10) COMMENT "string column"
+)
+COMMENT "my first table"
+DISTRIBUTED BY HASH(k1) BUCKETS 32`, `column "k2" DEFAULT`, 4, 23, "NULL"},
+		{"Doris docs: UNIQUE KEY", `CREATE TABLE example_db.table_hash
+(
+    k1 BIGINT,
+    v1 VARCHAR(2048),
+    v2 SMALLINT
+)
+UNIQUE KEY(k1, k2)
+DISTRIBUTED BY HASH (k1, k2) BUCKETS 32
+PROPERTIES("storage_medium" = "SSD");`, "UNIQUE KEY", 7, 1, "table model not supported yet"},
+		{"Doris docs: LARGEINT", `CREATE TABLE example_db.table_hash (k1 BIGINT, k2 LARGEINT, v1 VARCHAR(2048)) UNIQUE KEY(k1, k2) DISTRIBUTED BY HASH (k1, k2) BUCKETS 32`,
+			`column "k2"`, 1, 51, "LARGEINT"},
+		{"Doris docs: aggregate column", `CREATE TABLE table_range (k1 DATE, k2 INT, v1 VARCHAR(2048) REPLACE, v2 INT SUM DEFAULT "1") AGGREGATE KEY(k1, k2)`,
+			`column "v1" REPLACE`, 1, 61, "AGGREGATE KEY"},
+		{"Doris docs: HLL", `CREATE TABLE example_db.example_table (k1 TINYINT, v1 HLL HLL_UNION) ENGINE=olap AGGREGATE KEY(k1) DISTRIBUTED BY HASH(k1) BUCKETS 32`,
+			`column "v1"`, 1, 55, "type HLL not supported"},
+		{"Doris docs: AGGREGATE KEY", `CREATE TABLE t (k1 DATE, k2 INT) AGGREGATE KEY(k1, k2) DISTRIBUTED BY HASH(k2) BUCKETS 32`,
+			"AGGREGATE KEY", 1, 34, "table model not supported yet"},
+		{"Doris docs: PARTITION BY RANGE", `CREATE TABLE example_db.dynamic_partition
+(
+    k1 DATE,
+    k2 INT
+)
+DUPLICATE KEY(k1, k2)
+PARTITION BY RANGE (k1) ()
+DISTRIBUTED BY HASH(k2) BUCKETS 32
+PROPERTIES("dynamic_partition.time_unit" = "DAY");`, "PARTITION BY RANGE", 7, 1, "partitioned tables"},
+		{"Doris docs: dynamic partition property", `CREATE TABLE t (k1 DATE) PROPERTIES ("replication_num" = "1", "dynamic_partition.enable" = "true")`,
+			`PROPERTIES "dynamic_partition.enable"`, 1, 63, "not supported by loadnode"},
+		{"Doris docs: ROLLUP", `CREATE TABLE t (event_day DATE, siteid INT) DUPLICATE KEY(event_day) DISTRIBUTED BY HASH(siteid) BUCKETS 10 ROLLUP (r1(event_day,siteid))`,
+			"ROLLUP", 1, 109, "materialized views"},
+		{"Doris docs: INDEX", `CREATE TABLE t (k1 TINYINT, INDEX k1_idx (k1) USING INVERTED COMMENT 'my first index')`,
+			"INDEX", 1, 29, "indexes"},
+		{"Doris docs: bloom filter", `CREATE TABLE t (k1 TINYINT) PROPERTIES ("bloom_filter_columns" = "k2")`,
+			`PROPERTIES "bloom_filter_columns"`, 1, 41, "not supported by loadnode"},
+		{"wide DECIMAL", `CREATE TABLE t (k DECIMAL(27, 9))`, `column "k"`, 1, 19, "precision above 15"},
+		{"ARRAY", `CREATE TABLE t (k ARRAY<INT>)`, `column "k"`, 1, 19, "type ARRAY not supported"},
+		{"engine", `CREATE TABLE t (k INT) ENGINE=mysql`, "ENGINE=mysql", 1, 31, "only OLAP"},
+		{"unknown key column", `CREATE TABLE t (k INT) DUPLICATE KEY(x)`, "DUPLICATE KEY", 1, 38, `unknown column "x"`},
+		{"unknown hash column", `CREATE TABLE t (k INT) DISTRIBUTED BY HASH(x) BUCKETS 1`, "DISTRIBUTED BY HASH", 1, 44, `unknown column "x"`},
+		{"bad buckets", `CREATE TABLE t (k INT) DISTRIBUTED BY RANDOM BUCKETS 0`, "BUCKETS", 1, 54, "positive"},
+		{"type params", `CREATE TABLE t (k DOUBLE(10))`, `column "k"`, 1, 25, "takes no parameters"},
+		{"ctas", `CREATE TABLE t AS SELECT * FROM u`, "CREATE TABLE AS SELECT", 1, 16, "not supported"},
+		{"no columns", `CREATE TABLE t ()`, "CREATE TABLE", 1, 17, "expected a column name"},
+		{"auto increment", "CREATE TABLE t (id BIGINT AUTO_INCREMENT)", `column "id" AUTO_INCREMENT`, 1, 27, "not supported"},
+
+		// lexing and statements
+		{"empty", "  -- nothing\n", "", 2, 1, "empty statement"},
+		{"two statements", "SHOW ROUTINE LOAD; SHOW ROUTINE LOAD", "", 1, 20, "one statement at a time"},
+		{"unterminated string", `SHOW ROUTINE LOAD FOR 'x`, "", 1, 23, "unterminated string"},
+		{"unterminated comment", "SHOW /* x", "", 1, 6, "unterminated comment"},
+		{"unterminated identifier", "SHOW ROUTINE LOAD FOR `x", "", 1, 23, "unterminated"},
+		{"select", "SELECT 1", "SELECT", 1, 1, "statement not supported"},
+		{"drop", "DROP TABLE t", "DROP", 1, 1, "statement not supported"},
+		{"create database", "CREATE DATABASE d", "CREATE DATABASE", 1, 8, "statement not supported"},
+		{"symbol", "; SHOW", "", 1, 1, "expected a statement"},
+		{"unicode column", "SELECT é", "SELECT", 1, 1, "statement not supported"},
+		{"col counts characters", "PAUSE ROUTINE LOAD FOR /*é*/ ", "PAUSE ROUTINE LOAD", 1, 30, "job name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, err := Parse(tt.sql)
+			if err == nil {
+				t.Fatalf("Parse = %+v, want an error", st)
+			}
+			if st != nil {
+				t.Errorf("statement and error")
+			}
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %T %v, want *Error", err, err)
+			}
+			if e.Clause != tt.clause || e.Line != tt.line || e.Col != tt.col || !strings.Contains(e.Msg, tt.msg) {
+				t.Errorf("got  %q\nwant clause %q at %d:%d with %q", err, tt.clause, tt.line, tt.col, tt.msg)
+			}
+		})
+	}
+}
+
+func TestErrorString(t *testing.T) {
+	e := &Error{Line: 1, Col: 48, Clause: `PROPERTIES "strict_mode"`, Msg: "not supported by loadnode"}
+	if got, want := e.Error(), `doris: line 1 col 48: PROPERTIES "strict_mode": not supported by loadnode`; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	e = &Error{Line: 2, Col: 1, Msg: "empty statement"}
+	if got, want := e.Error(), `doris: line 2 col 1: empty statement`; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestLexStrings(t *testing.T) {
+	tests := map[string]string{
+		`'a''b'`:       "a'b",
+		`"a""b"`:       `a"b`,
+		`'a\'b\\c'`:    `a'b\c`,
+		`'\n\t\r\0\Z'`: "\n\t\r\x00\x1a",
+		`'\x01\%'`:     `\x01\%`,
+		`"é"`:          "é",
+	}
+	for src, want := range tests {
+		toks, err := lex(src)
+		if err != nil {
+			t.Fatalf("lex(%s): %v", src, err)
+		}
+		if toks[0].kind != tokString || toks[0].text != want {
+			t.Errorf("lex(%s) = %q, want %q", src, toks[0].text, want)
+		}
+	}
+}
+
+func mustParse(t *testing.T, sql string) *Statement {
+	t.Helper()
+	st, err := Parse(sql)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return st
+}
+
+// setFields counts the statement fields set.
+func setFields(st *Statement) int {
+	n := 0
+	for _, set := range []bool{st.CreateTable != nil, st.CreateRoutineLoad != nil, st.Pause != nil,
+		st.Resume != nil, st.Stop != nil, st.Alter != nil, st.Show != nil} {
+		if set {
+			n++
+		}
+	}
+	return n
+}

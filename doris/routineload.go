@@ -1,0 +1,718 @@
+package doris
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/config"
+)
+
+// Alter is ALTER ROUTINE LOAD FOR [db.]name [PROPERTIES (...)] [FROM KAFKA
+// (...)].
+type Alter struct {
+	// DB (ignored by loadnode) and Name name the job.
+	DB, Name string
+	// Properties are the job PROPERTIES as written, keys in lower case,
+	// including the accepted no-op ones (strict_mode "true", ...).
+	Properties map[string]string
+	// Kafka holds the FROM KAFKA fields given, nil without FROM KAFKA:
+	// Brokers, Topic, DefaultOffset, Properties (property.X, merged into the
+	// job's), and Offsets (kafka_partitions paired with kafka_offsets: new
+	// start offsets for partitions the job already loads). Partitions is
+	// never set: ALTER cannot change which partitions a job loads.
+	Kafka *api.KafkaSpec
+	// Changed lists the spec fields the statement changes, by their job
+	// spec (YAML) names, in the order of config/SPEC.md:
+	// desired_concurrent_number, max_batch_interval, max_batch_rows,
+	// max_batch_size, max_error_number, jsonpaths, kafka.brokers,
+	// kafka.topic, kafka.offsets, kafka.default_offset, kafka.properties.
+	// A caller that allows some changes only while the job is PAUSED (such
+	// as kafka.offsets) decides from this list.
+	Changed []string
+	// Spec returns a copy of old with the changes applied, after
+	// config.ApplyDefaults and config.ValidateJobSpec; it never modifies
+	// old. A validation error wraps the *config.FieldError.
+	Spec func(old *api.JobSpec) (*api.JobSpec, error)
+}
+
+// Spec field names in Alter.Changed, in SPEC.md order.
+const (
+	fieldConcurrency   = "desired_concurrent_number"
+	fieldInterval      = "max_batch_interval"
+	fieldRows          = "max_batch_rows"
+	fieldSize          = "max_batch_size"
+	fieldErrors        = "max_error_number"
+	fieldJSONPaths     = "jsonpaths"
+	fieldBrokers       = "kafka.brokers"
+	fieldTopic         = "kafka.topic"
+	fieldOffsets       = "kafka.offsets"
+	fieldDefaultOffset = "kafka.default_offset"
+	fieldKafkaProps    = "kafka.properties"
+)
+
+var changeOrder = []string{
+	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldJSONPaths,
+	fieldBrokers, fieldTopic, fieldOffsets, fieldDefaultOffset, fieldKafkaProps,
+}
+
+// jobPropertiesHelp lists the job PROPERTIES that map onto the spec.
+const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, format, jsonpaths"
+
+// loadClauses are the load_properties of CREATE ROUTINE LOAD that loadnode
+// refuses, keyed by their first word, with the reason.
+var refusedLoadClauses = map[string]string{
+	"WHERE":     "filtering rows not supported by loadnode",
+	"PRECEDING": "filtering rows not supported by loadnode",
+	"PARTITION": "partitioned tables not supported yet",
+	"TEMPORARY": "partitioned tables not supported yet",
+	"DELETE":    "delete flags need the UNIQUE KEY model, not supported yet",
+	"ORDER":     "sequence columns need the UNIQUE KEY model, not supported yet",
+	"ROWS":      "records are Kafka messages; there is no row separator",
+}
+
+// createRoutineLoad parses the rest of
+// CREATE ROUTINE LOAD [db.]name ON table [WITH APPEND] [load_properties]
+// [PROPERTIES (...)] FROM KAFKA (...) [COMMENT '...'].
+func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
+	const clause = "CREATE ROUTINE LOAD"
+	db, name, _, err := p.qualifiedName(clause, "a job name")
+	if err != nil {
+		return nil, err
+	}
+	spec := &api.JobSpec{Name: name, Table: &api.TableSpec{}}
+	if t := p.peek(); !t.is("ON") {
+		return nil, p.errf(t, "ON", "a target table is required (loading several tables from one topic is not supported by loadnode)")
+	}
+	p.next()
+	_, table, _, err := p.qualifiedName("ON", "a table name")
+	if err != nil {
+		return nil, err
+	}
+	spec.Table.Name = table
+	if t := p.peek(); t.is("WITH") {
+		p.next()
+		m, err := p.ident("WITH", "APPEND")
+		if err != nil {
+			return nil, err
+		}
+		if !m.is("APPEND") {
+			return nil, p.errf(m, "WITH "+strings.ToUpper(m.text), "merge types other than APPEND need the UNIQUE KEY model, not supported yet")
+		}
+	}
+
+	// load_properties, separated by commas, in any order.
+	var sepTok token
+	hasSep := false
+	hasColumns := false
+	for {
+		t := p.peek()
+		if t.kind != tokIdent || t.is("PROPERTIES") || t.is("FROM") {
+			break
+		}
+		word := strings.ToUpper(t.text)
+		if reason, ok := refusedLoadClauses[word]; ok {
+			what := word
+			switch word {
+			case "PRECEDING":
+				what = "PRECEDING FILTER"
+			case "DELETE":
+				what = "DELETE ON"
+			case "ORDER":
+				what = "ORDER BY"
+			case "ROWS":
+				what = "ROWS TERMINATED BY"
+			case "TEMPORARY":
+				what = "TEMPORARY PARTITION"
+			}
+			return nil, p.errf(t, what, "%s", reason)
+		}
+		if !t.is("COLUMNS") {
+			return nil, p.errf(t, clause, "unexpected %s (expected COLUMNS, PROPERTIES or FROM)", t.describe())
+		}
+		p.next()
+		if p.accept("TERMINATED") {
+			if hasSep {
+				return nil, p.errf(t, "COLUMNS TERMINATED BY", "given twice")
+			}
+			if err := p.expect("COLUMNS TERMINATED BY", "BY"); err != nil {
+				return nil, err
+			}
+			sepTok = p.peek()
+			if sepTok.kind != tokString {
+				return nil, p.errf(sepTok, "COLUMNS TERMINATED BY", "expected a string, found %s", sepTok.describe())
+			}
+			p.next()
+			sep := decodeSeparator(sepTok.text)
+			if sep == "" {
+				return nil, p.errf(sepTok, "COLUMNS TERMINATED BY", "the separator must not be empty")
+			}
+			spec.ColumnSeparator = sep
+			hasSep = true
+		} else {
+			if hasColumns {
+				return nil, p.errf(t, "COLUMNS", "given twice")
+			}
+			cols, err := p.columnsMapping()
+			if err != nil {
+				return nil, err
+			}
+			spec.Table.Columns = cols
+			hasColumns = true
+		}
+		p.acceptSym(",")
+	}
+
+	jp := &jobProps{}
+	if p.accept("PROPERTIES") {
+		props, err := p.properties("PROPERTIES")
+		if err != nil {
+			return nil, err
+		}
+		for _, pr := range props {
+			if err := p.jobProperty(jp, pr, false); err != nil {
+				return nil, err
+			}
+		}
+	}
+	jp.apply(spec)
+	switch {
+	case spec.Format == "" || spec.Format == config.FormatCSV:
+		if !hasSep {
+			spec.ColumnSeparator = "\t" // the Doris default, unlike loadnode's ","
+		}
+	case hasSep:
+		return nil, p.errf(sepTok, "COLUMNS TERMINATED BY", "only with format csv")
+	}
+
+	k, err := p.fromSource(false)
+	if err != nil {
+		return nil, err
+	}
+	spec.Kafka = k.spec
+	if t := p.peek(); t.is("COMMENT") {
+		// A comment on the job: loadnode has nowhere to keep it.
+		p.next()
+		if v := p.peek(); v.kind != tokString {
+			return nil, p.errf(v, "COMMENT", "expected a string, found %s", v.describe())
+		}
+		p.next()
+	}
+	return &Statement{CreateRoutineLoad: spec, DB: db}, nil
+}
+
+// columnsMapping parses COLUMNS (c1, c2, ...) after the COLUMNS keyword. A
+// mapping expression (v3 = k1 * 100) is refused by name.
+func (p *parser) columnsMapping() ([]*api.Column, *Error) {
+	const clause = "COLUMNS"
+	if err := p.expectSym(clause, "("); err != nil {
+		return nil, err
+	}
+	var cols []*api.Column
+	for {
+		t, err := p.ident(clause, "a column name")
+		if err != nil {
+			return nil, err
+		}
+		if n := p.peek(); n.isSym("=") {
+			return nil, p.errf(t, "COLUMNS "+quote(t.text), "column mapping expressions (%s = ...) not supported by loadnode; list the table's columns in order", t.text)
+		}
+		cols = append(cols, &api.Column{Name: t.text})
+		if p.acceptSym(",") {
+			continue
+		}
+		if err := p.expectSym(clause, ")"); err != nil {
+			return nil, err
+		}
+		return cols, nil
+	}
+}
+
+// decodeSeparator turns Doris's `\xHH` escapes (written as the four
+// characters, e.g. "\x01") into the byte they stand for.
+func decodeSeparator(s string) string {
+	if !strings.Contains(s, `\x`) && !strings.Contains(s, `\X`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && (s[i+1] == 'x' || s[i+1] == 'X') {
+			if v, err := strconv.ParseUint(s[i+2:i+4], 16, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// jobProps collects the job PROPERTIES that map onto the spec.
+type jobProps struct {
+	given       map[string]bool // spec field names set
+	concurrency int32
+	intervalMs  int64
+	rows        int64
+	size        int64
+	errors      int64
+	format      string
+	jsonpaths   []string
+	raw         map[string]string
+}
+
+func (j *jobProps) set(field string) {
+	if j.given == nil {
+		j.given = make(map[string]bool)
+	}
+	j.given[field] = true
+}
+
+// apply copies the given properties into s.
+func (j *jobProps) apply(s *api.JobSpec) {
+	if j.given[fieldConcurrency] {
+		s.DesiredConcurrentNumber = j.concurrency
+	}
+	if j.given[fieldInterval] {
+		s.MaxBatchIntervalMs = j.intervalMs
+	}
+	if j.given[fieldRows] {
+		s.MaxBatchRows = j.rows
+	}
+	if j.given[fieldSize] {
+		s.MaxBatchSize = j.size
+	}
+	if j.given[fieldErrors] {
+		s.MaxErrorNumber = j.errors
+	}
+	if j.given["format"] {
+		s.Format = j.format
+	}
+	if j.given[fieldJSONPaths] {
+		s.Jsonpaths = slices.Clone(j.jsonpaths)
+	}
+}
+
+// noopProperties are Doris job properties accepted only with the value that
+// describes what loadnode does anyway; any other value is refused, with the
+// reason.
+var noopProperties = map[string]struct {
+	ok     func(v string) bool
+	reason string
+}{
+	"strict_mode": {isTrue, `only "true": a value that does not convert to its column's type makes the record an error row`},
+	"timezone": {func(v string) bool {
+		switch strings.ToUpper(strings.TrimSpace(v)) {
+		case "UTC", "ETC/UTC", "GMT", "ETC/GMT", "+00:00", "Z":
+			return true
+		}
+		return false
+	}, `only "UTC": loadnode reads timestamps without a zone as UTC`},
+	"strip_outer_array":     {isFalse, `only "false": each Kafka message is one row`},
+	"fuzzy_parse":           {isFalse, `only "false"`},
+	"load_to_single_tablet": {isFalse, `only "false": loadnode has no tablets`},
+	"partial_columns":       {isFalse, `only "false": partial updates need the UNIQUE KEY model, not supported yet`},
+	"max_filter_ratio": {func(v string) bool {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		return err == nil && f == 1
+	}, `only "1": loadnode limits error rows with max_error_number alone`},
+}
+
+func isTrue(v string) bool  { return strings.EqualFold(strings.TrimSpace(v), "true") }
+func isFalse(v string) bool { return strings.EqualFold(strings.TrimSpace(v), "false") }
+
+// jobProperty maps one job property into j.
+func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
+	clause := "PROPERTIES " + quote(pr.rawKey)
+	bad := func(format string, args ...any) *Error {
+		return p.errf(pr.valTok, clause, "%s %s", quote(pr.val), fmt.Sprintf(format, args...))
+	}
+	if j.raw == nil {
+		j.raw = make(map[string]string)
+	}
+	j.raw[pr.key] = pr.val
+	v := strings.TrimSpace(pr.val)
+	switch pr.key {
+	case fieldConcurrency:
+		n, ok := parseCount(v)
+		if !ok || n < 1 || n > math.MaxInt32 {
+			return bad("must be a positive integer")
+		}
+		j.concurrency = int32(n)
+	case fieldInterval:
+		ms, msg := parseInterval(v)
+		if msg != "" {
+			return bad("%s", msg)
+		}
+		j.intervalMs = ms
+	case fieldRows:
+		n, ok := parseCount(v)
+		if !ok || n < 1 {
+			return bad("must be a positive integer")
+		}
+		j.rows = n
+	case fieldSize:
+		n, msg := parseSize(v)
+		if msg != "" {
+			return bad("%s", msg)
+		}
+		j.size = n
+	case fieldErrors:
+		n, ok := parseCount(v)
+		if !ok {
+			return bad("must be an integer >= 0")
+		}
+		j.errors = n
+	case "format":
+		if alter {
+			return p.errf(pr.keyTok, clause, "cannot be altered")
+		}
+		f := strings.ToLower(v)
+		if f != config.FormatCSV && f != config.FormatJSON {
+			return bad("not supported by loadnode (csv or json)")
+		}
+		j.format = f
+		j.set("format")
+		return nil
+	case fieldJSONPaths:
+		var paths []string
+		if err := json.Unmarshal([]byte(pr.val), &paths); err != nil || len(paths) == 0 {
+			return bad("must be a JSON array of paths, such as [\"$.a\", \"$.b\"]")
+		}
+		j.jsonpaths = paths
+	default:
+		if np, ok := noopProperties[pr.key]; ok {
+			if !np.ok(pr.val) {
+				return p.errf(pr.valTok, clause, "%s not supported by loadnode (%s)", quote(pr.val), np.reason)
+			}
+			return nil
+		}
+		return p.errf(pr.keyTok, clause, "not supported by loadnode (%s)", jobPropertiesHelp)
+	}
+	j.set(pr.key)
+	return nil
+}
+
+// parseCount parses a non-negative decimal integer.
+func parseCount(s string) (int64, bool) {
+	if s == "" || strings.Trim(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}
+
+// parseInterval parses max_batch_interval: an integer number of seconds (as
+// in Doris) or a Go duration ("500ms"), positive, in whole milliseconds.
+func parseInterval(s string) (int64, string) {
+	if n, ok := parseCount(s); ok {
+		if n < 1 || n > math.MaxInt64/1000 {
+			return 0, "must be a positive number of seconds"
+		}
+		return n * 1000, ""
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, "must be a number of seconds or a duration such as 500ms"
+	}
+	if d <= 0 || d%time.Millisecond != 0 {
+		return 0, "must be positive, in whole milliseconds"
+	}
+	return d.Milliseconds(), ""
+}
+
+// sizeUnits are the units of max_batch_size, as in the job spec file.
+var sizeUnits = map[string]int64{
+	"": 1, "b": 1,
+	"kb": 1e3, "mb": 1e6, "gb": 1e9,
+	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30,
+}
+
+// parseSize parses max_batch_size: bytes, optionally with a unit (B, KB,
+// MB, GB, KiB, MiB, GiB), positive.
+func parseSize(s string) (int64, string) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	mult, ok := sizeUnits[strings.ToLower(strings.TrimSpace(s[i:]))]
+	n, err := strconv.ParseInt(s[:i], 10, 64)
+	if !ok || err != nil {
+		return 0, "must be a number of bytes or a size such as 64MiB"
+	}
+	if n < 1 || n > math.MaxInt64/mult {
+		return 0, "must be a positive number of bytes"
+	}
+	return n * mult, ""
+}
+
+// kafkaProps is the parsed FROM KAFKA list.
+type kafkaProps struct {
+	spec  *api.KafkaSpec
+	given map[string]bool // spec field names set
+	// kafka_partitions as given (for ALTER, only to pair with offsets)
+	partitions []int32
+}
+
+// fromSource parses FROM KAFKA (...). In ALTER, the FROM clause is optional
+// and kafka_partitions only names the partitions of kafka_offsets.
+func (p *parser) fromSource(alter bool) (*kafkaProps, *Error) {
+	t := p.peek()
+	if !t.is("FROM") {
+		return nil, p.errf(t, "FROM", "expected FROM KAFKA (...), found %s", t.describe())
+	}
+	p.next()
+	src, err := p.ident("FROM", "KAFKA")
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case src.is("KAFKA"):
+	case src.is("KINESIS"):
+		return nil, p.errf(src, "FROM KINESIS", "not supported yet")
+	default:
+		return nil, p.errf(src, "FROM "+strings.ToUpper(src.text), "unknown data source (only KAFKA)")
+	}
+	props, err := p.properties("FROM KAFKA")
+	if err != nil {
+		return nil, err
+	}
+	k := &kafkaProps{spec: &api.KafkaSpec{}, given: make(map[string]bool)}
+	var offsets *property
+	var partitions *property
+	for i := range props {
+		pr := &props[i]
+		clause := "FROM KAFKA " + quote(pr.rawKey)
+		v := strings.TrimSpace(pr.val)
+		bad := func(format string, args ...any) *Error {
+			return p.errf(pr.valTok, clause, "%s %s", quote(pr.val), fmt.Sprintf(format, args...))
+		}
+		switch {
+		case pr.key == "kafka_broker_list":
+			var brokers []string
+			for b := range strings.SplitSeq(v, ",") {
+				b = strings.TrimSpace(b)
+				if b == "" {
+					return nil, bad("must be a comma-separated list of host:port")
+				}
+				brokers = append(brokers, b)
+			}
+			k.spec.Brokers = brokers
+			k.given[fieldBrokers] = true
+		case pr.key == "kafka_topic":
+			if v == "" {
+				return nil, bad("must not be empty")
+			}
+			k.spec.Topic = v
+			k.given[fieldTopic] = true
+		case pr.key == "kafka_partitions":
+			list, msg := parsePartitions(v)
+			if msg != "" {
+				return nil, bad("%s", msg)
+			}
+			k.partitions = list
+			partitions = pr
+		case pr.key == "kafka_offsets":
+			offsets = pr
+		case pr.key == "kafka_default_offsets" || pr.key == "property.kafka_default_offsets":
+			off, msg := parseOffset(v)
+			if msg != "" {
+				return nil, bad("%s", msg)
+			}
+			k.spec.DefaultOffset = off
+			k.given[fieldDefaultOffset] = true
+		case strings.HasPrefix(pr.key, "property."):
+			name := pr.rawKey[len("property."):]
+			if name == "" {
+				return nil, p.errf(pr.keyTok, clause, "names no client property")
+			}
+			if len(v) >= 5 && strings.EqualFold(v[:5], "FILE:") {
+				return nil, bad("not supported: FILE: names a file created with Doris CREATE FILE; give the path of the file on the node")
+			}
+			if k.spec.Properties == nil {
+				k.spec.Properties = make(map[string]string)
+			}
+			k.spec.Properties[name] = pr.val
+			k.given[fieldKafkaProps] = true
+		default:
+			return nil, p.errf(pr.keyTok, clause, "not supported by loadnode (supported: kafka_broker_list, kafka_topic, kafka_partitions, kafka_offsets, property.kafka_default_offsets, property.<client setting>)")
+		}
+	}
+	switch {
+	case offsets != nil && partitions == nil:
+		return nil, p.errf(offsets.keyTok, "FROM KAFKA "+quote(offsets.rawKey), "requires kafka_partitions (one offset per partition)")
+	case offsets != nil:
+		clause := "FROM KAFKA " + quote(offsets.rawKey)
+		var list []string
+		for o := range strings.SplitSeq(offsets.val, ",") {
+			off, msg := parseOffset(strings.TrimSpace(o))
+			if msg != "" {
+				return nil, p.errf(offsets.valTok, clause, "%s %s", quote(strings.TrimSpace(o)), msg)
+			}
+			list = append(list, off)
+		}
+		if len(list) != len(k.partitions) {
+			return nil, p.errf(offsets.valTok, clause, "%d offsets for %d partitions; give one per partition of kafka_partitions", len(list), len(k.partitions))
+		}
+		k.spec.Offsets = make(map[int32]string, len(list))
+		for i, part := range k.partitions {
+			k.spec.Offsets[part] = list[i]
+		}
+		k.given[fieldOffsets] = true
+	case partitions != nil && alter:
+		return nil, p.errf(partitions.keyTok, "FROM KAFKA "+quote(partitions.rawKey), "ALTER cannot change the partitions a job loads; give kafka_offsets with it to set their start offsets")
+	}
+	if !alter {
+		k.spec.Partitions = k.partitions
+		if !k.given[fieldBrokers] {
+			return nil, p.errf(src, "FROM KAFKA", "kafka_broker_list is required")
+		}
+		if !k.given[fieldTopic] {
+			return nil, p.errf(src, "FROM KAFKA", "kafka_topic is required")
+		}
+	}
+	return k, nil
+}
+
+// parsePartitions parses "0, 1, 2".
+func parsePartitions(s string) ([]int32, string) {
+	var list []int32
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.TrimSpace(f)
+		n, ok := parseCount(f)
+		if !ok || n > math.MaxInt32 {
+			return nil, "must be a comma-separated list of partition numbers >= 0"
+		}
+		if slices.Contains(list, int32(n)) {
+			return nil, fmt.Sprintf("lists partition %d twice", n)
+		}
+		list = append(list, int32(n))
+	}
+	return list, ""
+}
+
+// parseOffset canonicalizes one start offset: a non-negative integer,
+// OFFSET_BEGINNING or OFFSET_END (any case). A date and time (Doris's
+// "2021-05-22 11:00:00") is refused by name.
+func parseOffset(s string) (string, string) {
+	switch strings.ToUpper(s) {
+	case config.OffsetBeginning:
+		return config.OffsetBeginning, ""
+	case config.OffsetEnd:
+		return config.OffsetEnd, ""
+	}
+	if n, ok := parseCount(s); ok {
+		return strconv.FormatInt(n, 10), ""
+	}
+	if strings.ContainsAny(s, "-:") {
+		return "", "not supported: start offsets by time are not supported by loadnode (use a number, OFFSET_BEGINNING or OFFSET_END)"
+	}
+	return "", "must be a non-negative integer, OFFSET_BEGINNING or OFFSET_END"
+}
+
+// alterRoutineLoad parses the rest of ALTER ROUTINE LOAD FOR [db.]name
+// [PROPERTIES (...)] [FROM KAFKA (...)].
+func (p *parser) alterRoutineLoad() (*Statement, *Error) {
+	const clause = "ALTER ROUTINE LOAD"
+	if err := p.expect(clause, "FOR"); err != nil {
+		return nil, err
+	}
+	db, name, nameTok, err := p.qualifiedName(clause, "a job name")
+	if err != nil {
+		return nil, err
+	}
+	a := &Alter{DB: db, Name: name}
+	jp := &jobProps{}
+	if p.accept("PROPERTIES") {
+		props, err := p.properties("PROPERTIES")
+		if err != nil {
+			return nil, err
+		}
+		for _, pr := range props {
+			if err := p.jobProperty(jp, pr, true); err != nil {
+				return nil, err
+			}
+		}
+		a.Properties = jp.raw
+		if a.Properties == nil {
+			a.Properties = map[string]string{}
+		}
+	}
+	var k *kafkaProps
+	if p.peek().is("FROM") {
+		if k, err = p.fromSource(true); err != nil {
+			return nil, err
+		}
+		a.Kafka = k.spec
+	}
+	if a.Properties == nil && a.Kafka == nil {
+		return nil, p.errf(p.peek(), clause, "expected PROPERTIES (...) or FROM KAFKA (...) after %s", nameTok.describe())
+	}
+	for _, f := range changeOrder {
+		if jp.given[f] || (k != nil && k.given[f]) {
+			a.Changed = append(a.Changed, f)
+		}
+	}
+	a.Spec = alterSpec(name, jp, k)
+	return &Statement{Alter: a}, nil
+}
+
+// alterSpec returns Alter.Spec for the changes in jp and k (k may be nil).
+// It captures copies, so the Alter's exported fields may be modified freely.
+func alterSpec(name string, jp *jobProps, k *kafkaProps) func(old *api.JobSpec) (*api.JobSpec, error) {
+	var ks *api.KafkaSpec
+	var kgiven map[string]bool
+	if k != nil {
+		ks = proto.Clone(k.spec).(*api.KafkaSpec)
+		kgiven = k.given
+	}
+	return func(old *api.JobSpec) (*api.JobSpec, error) {
+		if old == nil {
+			return nil, errors.New("doris: ALTER ROUTINE LOAD: no job spec to alter")
+		}
+		if old.GetName() != name {
+			return nil, fmt.Errorf("doris: ALTER ROUTINE LOAD FOR %s: given the spec of job %s", name, old.GetName())
+		}
+		s := proto.Clone(old).(*api.JobSpec)
+		jp.apply(s)
+		if ks != nil {
+			if s.Kafka == nil {
+				s.Kafka = &api.KafkaSpec{}
+			}
+			if kgiven[fieldBrokers] {
+				s.Kafka.Brokers = slices.Clone(ks.Brokers)
+			}
+			if kgiven[fieldTopic] {
+				s.Kafka.Topic = ks.Topic
+			}
+			if kgiven[fieldDefaultOffset] {
+				s.Kafka.DefaultOffset = ks.DefaultOffset
+			}
+			if len(ks.Offsets) > 0 && s.Kafka.Offsets == nil {
+				s.Kafka.Offsets = make(map[int32]string, len(ks.Offsets))
+			}
+			for part, off := range ks.Offsets {
+				s.Kafka.Offsets[part] = off
+			}
+			if len(ks.Properties) > 0 && s.Kafka.Properties == nil {
+				s.Kafka.Properties = make(map[string]string, len(ks.Properties))
+			}
+			for key, v := range ks.Properties {
+				s.Kafka.Properties[key] = v
+			}
+		}
+		config.ApplyDefaults(s)
+		if err := config.ValidateJobSpec(s); err != nil {
+			return nil, fmt.Errorf("doris: ALTER ROUTINE LOAD FOR %s: %w", name, err)
+		}
+		return s, nil
+	}
+}
