@@ -17,6 +17,7 @@ type Store interface {
 	LastJobID() (uint64, error)
 	CreateJobs(jobs []persistence.NewJob) []error
 	Table(name string) (*api.TableSpec, error)
+	CreateTable(spec *api.TableSpec) (created bool, err error)
 	JobRecords() ([]*api.JobRecord, error)
 	LoadJob(id uint64) (*persistence.JobState, error)
 	Journal(id uint64) ([]*api.Transition, error)

@@ -511,3 +511,66 @@ func TestConcurrentCreates(t *testing.T) {
 		t.Fatalf("list = %d jobs, %v; want 31", len(jobs), err)
 	}
 }
+
+// TestExecStatements: Doris statements map onto the same operations as the
+// YAML spec; unsupported clauses are refused by name and change nothing.
+func TestExecStatements(t *testing.T) {
+	_, cl := kafka(t, "sqltopic", 2, 200)
+	broker := cl.OptValue(kgo.SeedBrokers).([]string)[0]
+	n := startNode(t, nil, t.TempDir(), actors.Hooks{})
+	exec := func(stmt string) (*api.ExecResponse, error) { return n.c.Exec(ctx10(t), stmt) }
+
+	if _, err := exec("CREATE TABLE example_db.orders (id BIGINT, note VARCHAR(64)) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 4 PROPERTIES (\"replication_num\" = \"1\");"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec("CREATE TABLE orders (id BIGINT, note VARCHAR(64))"); code(err) != api.ErrorCode_ALREADY_EXISTS {
+		t.Fatalf("second CREATE TABLE: %v", err)
+	}
+	if _, err := exec("CREATE TABLE IF NOT EXISTS orders (id BIGINT, note VARCHAR(64))"); err != nil {
+		t.Fatalf("IF NOT EXISTS: %v", err)
+	}
+	// A clause loadnode does not support is refused by name; nothing is created.
+	_, err := exec(`CREATE ROUTINE LOAD example_db.bad ON orders WHERE id > 10
+		PROPERTIES ("format" = "json") FROM KAFKA ("kafka_broker_list" = "` + broker + `", "kafka_topic" = "sqltopic")`)
+	if code(err) != api.ErrorCode_INVALID_ARGUMENT || !strings.Contains(err.Error(), "WHERE") {
+		t.Fatalf("WHERE clause: %v", err)
+	}
+	if _, err := n.c.ShowJob(ctx10(t), "bad"); code(err) != api.ErrorCode_NOT_FOUND {
+		t.Fatalf("a refused statement created a job: %v", err)
+	}
+	res, err := exec(`CREATE ROUTINE LOAD example_db.orders_load ON orders
+		COLUMNS(id, note)
+		PROPERTIES ("desired_concurrent_number" = "2", "max_batch_interval" = "1", "format" = "json",
+		            "jsonpaths" = "[\"$.id\",\"$.note\"]")
+		FROM KAFKA ("kafka_broker_list" = "` + broker + `", "kafka_topic" = "sqltopic",
+		            "property.kafka_default_offsets" = "OFFSET_BEGINNING")`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.GetJob().GetSummary().GetName() != "orders_load" {
+		t.Fatalf("create answer: %v", res)
+	}
+	n.waitLoaded(t, "orders_load", 200)
+	if res, err := exec("PAUSE ROUTINE LOAD FOR example_db.orders_load"); err != nil || res.GetJob().GetSummary().GetState() != api.JobState_PAUSED {
+		t.Fatalf("PAUSE: %v, %v", res, err)
+	}
+	res, err = exec("SHOW ROUTINE LOAD")
+	if err != nil || len(res.GetJobs()) != 1 || res.GetJobs()[0].GetReason() != api.Reason_USER_PAUSE {
+		t.Fatalf("SHOW: %v, %v", res, err)
+	}
+	if res, err := exec("SHOW ROUTINE LOAD FOR orders_load"); err != nil || res.GetJob().GetStats().GetLoadedRows() != 200 {
+		t.Fatalf("SHOW FOR: %v, %v", res, err)
+	}
+	if _, err := exec("RESUME ROUTINE LOAD FOR orders_load"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec("STOP ROUTINE LOAD FOR orders_load"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec(`ALTER ROUTINE LOAD FOR orders_load PROPERTIES ("max_batch_rows" = "5000")`); code(err) != api.ErrorCode_FAILED_PRECONDITION {
+		t.Fatalf("ALTER: %v", err)
+	}
+	if _, err := exec(`CREATE ROUTINE LOAD other ON missing_table FROM KAFKA ("kafka_broker_list" = "` + broker + `", "kafka_topic" = "sqltopic")`); code(err) != api.ErrorCode_NOT_FOUND {
+		t.Fatalf("load into a missing table: %v", err)
+	}
+}

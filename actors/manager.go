@@ -85,7 +85,7 @@ func (m *manager) Receive(ctx actor.Context) {
 		r := m.recovered
 		ctx.Respond(&r)
 	case *api.CreateJobRequest:
-		if resp := m.create(ctx, msg); resp != nil {
+		if resp := m.createFor(ctx, msg, false); resp != nil {
 			ctx.Respond(resp)
 		}
 	case *createsWritten:
@@ -98,6 +98,8 @@ func (m *manager) Receive(ctx actor.Context) {
 		m.route(ctx, msg.GetName())
 	case *api.ShowJobRequest:
 		m.route(ctx, msg.GetName())
+	case *api.ExecRequest:
+		m.exec(ctx, msg)
 	case *api.ListJobsRequest:
 		ctx.Respond(m.list())
 	case *api.TableCountRequest:
@@ -190,7 +192,7 @@ func invalid(field, msg string) *api.JobResponse {
 // create validates a create request and queues it for its durable write;
 // it returns an answer only when the request is refused. The job actor is
 // spawned when the write is done (onCreatesWritten).
-func (m *manager) create(ctx actor.Context, req *api.CreateJobRequest) *api.JobResponse {
+func (m *manager) createFor(ctx actor.Context, req *api.CreateJobRequest, exec bool) *api.JobResponse {
 	if req.GetSpec() == nil {
 		return invalid("spec", "spec: required")
 	}
@@ -251,7 +253,7 @@ func (m *manager) create(ctx actor.Context, req *api.CreateJobRequest) *api.JobR
 	if newTable != nil {
 		m.newTables[newTable.GetName()] = newTable
 	}
-	m.queue = append(m.queue, &pendingCreate{sender: ctx.Sender(), job: persistence.NewJob{Record: rec, First: first, NewTable: newTable}})
+	m.queue = append(m.queue, &pendingCreate{sender: ctx.Sender(), exec: exec, job: persistence.NewJob{Record: rec, First: first, NewTable: newTable}})
 	m.flushCreates(ctx)
 	return nil
 }
@@ -259,6 +261,7 @@ func (m *manager) create(ctx actor.Context, req *api.CreateJobRequest) *api.JobR
 // pendingCreate is a validated create waiting for its durable write.
 type pendingCreate struct {
 	sender *actor.PID
+	exec   bool // answer with an ExecResponse (CREATE ROUTINE LOAD)
 	job    persistence.NewJob
 }
 
@@ -321,12 +324,12 @@ func (m *manager) onCreatesWritten(ctx actor.Context, msg *createsWritten) {
 				m.log().Error("create job: durable write failed", "name", name, "err", err)
 				resp = &api.JobResponse{Error: storeErr(err)}
 			}
-			m.reply(ctx, pc.sender, resp)
+			m.replyCreate(ctx, pc, resp)
 			continue
 		}
 		if e := m.byName[name]; e != nil && e.rec.GetId() == rec.GetId() {
 			// A restarted manager already respawned it from the store.
-			m.reply(ctx, pc.sender, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: rec.GetSpec(), CreatedUnixMs: rec.GetCreatedUnixMs()}})
+			m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: rec.GetSpec(), CreatedUnixMs: rec.GetCreatedUnixMs()}})
 			continue
 		}
 		// INVARIANT (durable before visible): the snapshot is synced; only
@@ -338,20 +341,31 @@ func (m *manager) onCreatesWritten(ctx actor.Context, msg *createsWritten) {
 		m.byName[name] = e
 		m.spawn(ctx, e)
 		m.log().Info("job created", "job", rec.GetId(), "name", name)
-		m.reply(ctx, pc.sender, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: rec.GetSpec(), CreatedUnixMs: rec.GetCreatedUnixMs()}})
+		m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: rec.GetSpec(), CreatedUnixMs: rec.GetCreatedUnixMs()}})
 	}
 	m.flushCreates(ctx)
 }
 
-func (m *manager) reply(ctx actor.Context, to *actor.PID, msg any) {
-	if to != nil {
-		ctx.Send(to, msg)
+func (m *manager) replyCreate(ctx actor.Context, pc *pendingCreate, resp *api.JobResponse) {
+	if pc.sender == nil {
+		return
 	}
+	if pc.exec {
+		ctx.Send(pc.sender, execResponse(resp, "routine load "+pc.job.Record.GetName()+" created"))
+		return
+	}
+	ctx.Send(pc.sender, resp)
 }
 
 // route forwards a job command to its job actor, which answers the original
 // sender. Jobs without an actor are answered here from the store.
 func (m *manager) route(ctx actor.Context, name string) {
+	m.routeMsg(ctx, name, ctx.Message())
+}
+
+// routeMsg sends msg (a job command) to the named job's actor with the
+// current sender as its sender, so the job answers the client directly.
+func (m *manager) routeMsg(ctx actor.Context, name string, msg any) {
 	e := m.byName[name]
 	if e == nil {
 		ctx.Respond(&api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "name", Message: fmt.Sprintf("job %q not found", name)}})
@@ -360,7 +374,7 @@ func (m *manager) route(ctx actor.Context, name string) {
 	if isFinal(e.summary.GetState()) {
 		// A final job's actor is stopping or gone: answer from the store,
 		// never forward (a message to a stopping actor is lost).
-		switch ctx.Message().(type) {
+		switch msg.(type) {
 		case *api.ShowJobRequest:
 			ctx.Respond(m.showStored(e))
 		default:
@@ -373,7 +387,7 @@ func (m *manager) route(ctx actor.Context, name string) {
 		// a command brings it back, reloaded from the store.
 		m.spawn(ctx, e)
 	}
-	ctx.Forward(e.pid)
+	ctx.RequestWithCustomSender(e.pid, msg, ctx.Sender())
 }
 
 func (m *manager) showStored(e *entry) *api.JobResponse {

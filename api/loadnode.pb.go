@@ -2082,6 +2082,130 @@ func (x *TableScanResponse) GetNext() []byte {
 	return nil
 }
 
+// ExecRequest runs one Doris-compatible statement (CREATE TABLE, CREATE /
+// PAUSE / RESUME / STOP / SHOW ROUTINE LOAD). PAUSE, RESUME, STOP and
+// SHOW ... FOR name are answered with a JobResponse; the others with an
+// ExecResponse.
+type ExecRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Statement     string                 `protobuf:"bytes,1,opt,name=statement,proto3" json:"statement,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecRequest) Reset() {
+	*x = ExecRequest{}
+	mi := &file_api_loadnode_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecRequest) ProtoMessage() {}
+
+func (x *ExecRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
+func (*ExecRequest) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ExecRequest) GetStatement() string {
+	if x != nil {
+		return x.Statement
+	}
+	return ""
+}
+
+type ExecResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Message       string                 `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"` // what was done, e.g. "table orders created"
+	Job           *JobInfo               `protobuf:"bytes,2,opt,name=job,proto3" json:"job,omitempty"`         // CREATE ROUTINE LOAD
+	Jobs          []*JobSummary          `protobuf:"bytes,3,rep,name=jobs,proto3" json:"jobs,omitempty"`       // SHOW ROUTINE LOAD
+	Table         *TableSpec             `protobuf:"bytes,4,opt,name=table,proto3" json:"table,omitempty"`     // CREATE TABLE
+	Error         *Error                 `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecResponse) Reset() {
+	*x = ExecResponse{}
+	mi := &file_api_loadnode_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecResponse) ProtoMessage() {}
+
+func (x *ExecResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
+func (*ExecResponse) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ExecResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *ExecResponse) GetJob() *JobInfo {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *ExecResponse) GetJobs() []*JobSummary {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *ExecResponse) GetTable() *TableSpec {
+	if x != nil {
+		return x.Table
+	}
+	return nil
+}
+
+func (x *ExecResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 // JobRecord is a job's create snapshot, written with pebble.Sync before the
 // job actor is spawned.
 type JobRecord struct {
@@ -2096,7 +2220,7 @@ type JobRecord struct {
 
 func (x *JobRecord) Reset() {
 	*x = JobRecord{}
-	mi := &file_api_loadnode_proto_msgTypes[25]
+	mi := &file_api_loadnode_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2108,7 +2232,7 @@ func (x *JobRecord) String() string {
 func (*JobRecord) ProtoMessage() {}
 
 func (x *JobRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[25]
+	mi := &file_api_loadnode_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2121,7 +2245,7 @@ func (x *JobRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobRecord.ProtoReflect.Descriptor instead.
 func (*JobRecord) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{25}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *JobRecord) GetId() uint64 {
@@ -2300,7 +2424,15 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x06schema\x18\x01 \x01(\v2\x16.loadnode.v1.TableSpecR\x06schema\x12$\n" +
 	"\x04rows\x18\x02 \x03(\v2\x10.loadnode.v1.RowR\x04rows\x12(\n" +
 	"\x05error\x18\x03 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\x12\x12\n" +
-	"\x04next\x18\x04 \x01(\fR\x04next\"\x81\x01\n" +
+	"\x04next\x18\x04 \x01(\fR\x04next\"+\n" +
+	"\vExecRequest\x12\x1c\n" +
+	"\tstatement\x18\x01 \x01(\tR\tstatement\"\xd5\x01\n" +
+	"\fExecResponse\x12\x18\n" +
+	"\amessage\x18\x01 \x01(\tR\amessage\x12&\n" +
+	"\x03job\x18\x02 \x01(\v2\x14.loadnode.v1.JobInfoR\x03job\x12+\n" +
+	"\x04jobs\x18\x03 \x03(\v2\x17.loadnode.v1.JobSummaryR\x04jobs\x12,\n" +
+	"\x05table\x18\x04 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12(\n" +
+	"\x05error\x18\x05 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\"\x81\x01\n" +
 	"\tJobRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
@@ -2369,7 +2501,7 @@ func file_api_loadnode_proto_rawDescGZIP() []byte {
 }
 
 var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_api_loadnode_proto_goTypes = []any{
 	(ErrorCode)(0),             // 0: loadnode.v1.ErrorCode
 	(ColumnType)(0),            // 1: loadnode.v1.ColumnType
@@ -2401,17 +2533,19 @@ var file_api_loadnode_proto_goTypes = []any{
 	(*Row)(nil),                // 27: loadnode.v1.Row
 	(*TableScanRequest)(nil),   // 28: loadnode.v1.TableScanRequest
 	(*TableScanResponse)(nil),  // 29: loadnode.v1.TableScanResponse
-	(*JobRecord)(nil),          // 30: loadnode.v1.JobRecord
-	nil,                        // 31: loadnode.v1.KafkaSpec.OffsetsEntry
-	nil,                        // 32: loadnode.v1.KafkaSpec.PropertiesEntry
+	(*ExecRequest)(nil),        // 30: loadnode.v1.ExecRequest
+	(*ExecResponse)(nil),       // 31: loadnode.v1.ExecResponse
+	(*JobRecord)(nil),          // 32: loadnode.v1.JobRecord
+	nil,                        // 33: loadnode.v1.KafkaSpec.OffsetsEntry
+	nil,                        // 34: loadnode.v1.KafkaSpec.PropertiesEntry
 }
 var file_api_loadnode_proto_depIdxs = []int32{
 	0,  // 0: loadnode.v1.Error.code:type_name -> loadnode.v1.ErrorCode
 	1,  // 1: loadnode.v1.Column.type:type_name -> loadnode.v1.ColumnType
 	6,  // 2: loadnode.v1.TableSpec.columns:type_name -> loadnode.v1.Column
 	2,  // 3: loadnode.v1.TableSpec.model:type_name -> loadnode.v1.TableModel
-	31, // 4: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	32, // 5: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	33, // 4: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	34, // 5: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
 	7,  // 6: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
 	8,  // 7: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
 	3,  // 8: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
@@ -2435,12 +2569,16 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	7,  // 26: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
 	27, // 27: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
 	5,  // 28: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
-	9,  // 29: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
-	30, // [30:30] is the sub-list for method output_type
-	30, // [30:30] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	15, // 29: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
+	14, // 30: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
+	7,  // 31: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
+	5,  // 32: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
+	9,  // 33: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
+	34, // [34:34] is the sub-list for method output_type
+	34, // [34:34] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }
@@ -2462,7 +2600,7 @@ func file_api_loadnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_loadnode_proto_rawDesc), len(file_api_loadnode_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   28,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -374,3 +374,28 @@ func (m *minLevel) WithAttrs(a []slog.Attr) slog.Handler {
 func (m *minLevel) WithGroup(g string) slog.Handler {
 	return &minLevel{h: m.h.WithGroup(g), min: m.min, mute: m.mute}
 }
+
+// Exec runs one Doris-compatible statement on the node: CREATE TABLE,
+// CREATE / PAUSE / RESUME / STOP / SHOW ROUTINE LOAD. A clause loadnode does
+// not support is refused with an *Error naming it (in Field), never ignored.
+// Statements about one job answer with that job in ExecResponse.Job; SHOW
+// ROUTINE LOAD without FOR lists every job in ExecResponse.Jobs.
+func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse, error) {
+	v, err := c.request(ctx, "exec", &api.ExecRequest{Statement: statement})
+	if err != nil {
+		return nil, err
+	}
+	switch r := v.(type) {
+	case *api.ExecResponse:
+		if err := fromAPI(r.GetError()); err != nil {
+			return nil, err
+		}
+		return r, nil
+	case *api.JobResponse:
+		if err := fromAPI(r.GetError()); err != nil {
+			return nil, err
+		}
+		return &api.ExecResponse{Job: r.GetJob()}, nil
+	}
+	return nil, errorf("exec: unexpected reply %T", v)
+}

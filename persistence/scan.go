@@ -3,6 +3,10 @@ package persistence
 import (
 	"bytes"
 	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
 )
 
 // ScanRowsAfter is ScanRows starting after the row key after (exclusive;
@@ -42,4 +46,39 @@ func (s *Store) ScanRowsAfter(table string, after []byte, limit int, fn func(key
 		return fmt.Errorf("persistence: scan rows of %q: %w", table, err)
 	}
 	return nil
+}
+
+// CreateTable stores a table's schema with pebble.Sync if the table does
+// not exist. An identical stored schema is not an error; a different one
+// returns an error wrapping ErrTableExists.
+func (s *Store) CreateTable(spec *api.TableSpec) (created bool, err error) {
+	if err := s.usable(); err != nil {
+		return false, err
+	}
+	if err := validateTableName(spec.GetName()); err != nil {
+		return false, fmt.Errorf("persistence: create table: %w", err)
+	}
+	bin, err := proto.Marshal(spec)
+	if err != nil {
+		return false, fmt.Errorf("persistence: create table %q: %w", spec.GetName(), err)
+	}
+	s.createMu.Lock()
+	defer s.createMu.Unlock()
+	defer s.recoverFatal(&err)
+	cur, found, err := s.get(tableSpecKey(spec.GetName()))
+	if err != nil {
+		return false, fmt.Errorf("persistence: create table %q: %w", spec.GetName(), err)
+	}
+	if found {
+		if bytes.Equal(cur, bin) {
+			return false, nil
+		}
+		return false, fmt.Errorf("persistence: create table %q: %w", spec.GetName(), ErrTableExists)
+	}
+	b := s.db.NewBatch()
+	_ = b.Set(tableSpecKey(spec.GetName()), bin, nil)
+	if err := s.commit(b, fmt.Sprintf("create table %q", spec.GetName())); err != nil {
+		return false, err
+	}
+	return true, nil
 }

@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"encoding/binary"
+	"errors"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -57,5 +58,28 @@ func TestScanRowsAfterPages(t *testing.T) {
 	}
 	if seen != n {
 		t.Fatalf("paged through %d rows, want %d", seen, n)
+	}
+}
+
+func TestCreateTable(t *testing.T) {
+	s, err := Open(Options{Dir: "db", FS: vfs.NewMem()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tbl := &api.TableSpec{Name: "t", Columns: []*api.Column{{Name: "v", Type: api.ColumnType_INT64}}}
+	if created, err := s.CreateTable(tbl); err != nil || !created {
+		t.Fatalf("create: %v, %v", created, err)
+	}
+	if created, err := s.CreateTable(tbl); err != nil || created {
+		t.Fatalf("identical again: %v, %v", created, err)
+	}
+	other := &api.TableSpec{Name: "t", Columns: []*api.Column{{Name: "v", Type: api.ColumnType_STRING}}}
+	if _, err := s.CreateTable(other); !errors.Is(err, ErrTableExists) {
+		t.Fatalf("different schema: %v", err)
+	}
+	got, err := s.Table("t")
+	if err != nil || got.Columns[0].Type != api.ColumnType_INT64 {
+		t.Fatalf("stored %v, %v", got, err)
 	}
 }

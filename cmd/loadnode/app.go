@@ -77,7 +77,10 @@ Usage:
   loadnode job stop NAME
   loadnode table count NAME
   loadnode table scan NAME [--limit N] [--format jsonl|table]
+  loadnode sql "STATEMENT"        (Doris: CREATE TABLE, CREATE/PAUSE/RESUME/STOP/SHOW ROUTINE LOAD)
   loadnode dev ...
+  loadnode kfake [--port N] [--partitions N] [--topic NAME ...] [--data-dir DIR] [--seed-records N --record-bytes B]
+  loadnode bench [--quick] [--json] [--brokers HOST:PORT,...] [--records N] [--runs N] [--scenarios LIST] [--out FILE] [--chart FILE]
   loadnode help [COMMAND]
 
 Every job and table command takes --addr HOST:PORT (default 127.0.0.1:7070,
@@ -102,8 +105,14 @@ func (m *Main) ParseFlags(ctx context.Context, args []string) error {
 		m.cmd, err = m.parseJob(rest)
 	case "table":
 		m.cmd, err = m.parseTable(rest)
+	case "sql":
+		m.cmd, err = m.parseSQL(rest)
 	case "dev":
 		m.cmd = devCmd{args: rest}
+	case "kfake":
+		m.cmd, err = m.parseKfake(rest)
+	case "bench":
+		m.cmd, err = m.parseBench(rest)
 	default:
 		return usagef("unknown command %q", name)
 	}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func TestParseKfakeAndBench(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want command
+	}{
+		{[]string{"kfake"}, kfakeCmd{partitions: 1, recordBytes: 200}},
+		{[]string{"kfake", "--port", "9092", "--partitions", "4", "--topic", "a,b", "--topic", "c", "--data-dir", "/d", "--seed-records", "10", "--record-bytes", "50"},
+			kfakeCmd{port: 9092, partitions: 4, topics: []string{"a", "b", "c"}, dataDir: "/d", seedRecords: 10, recordBytes: 50}},
+	} {
+		m, _, _ := testMain(nil)
+		if err := m.ParseFlags(context.Background(), tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(m.cmd, tc.want) {
+			t.Fatalf("%v: got %#v, want %#v", tc.args, m.cmd, tc.want)
+		}
+	}
+	m, _, _ := testMain(nil)
+	if err := m.ParseFlags(context.Background(), []string{"bench", "--quick", "--json", "--brokers", "h:1,h:2", "--partitions", "1,8", "--scenarios", "ceiling,e2e", "--runs", "5"}); err != nil {
+		t.Fatal(err)
+	}
+	b := m.cmd.(benchCmd)
+	if !b.opts.Quick || !b.json || !reflect.DeepEqual(b.opts.Brokers, []string{"h:1", "h:2"}) ||
+		!reflect.DeepEqual(b.opts.Partitions, []int{1, 8}) || !reflect.DeepEqual(b.opts.Scenarios, []string{"ceiling", "e2e"}) || b.opts.Runs != 5 {
+		t.Fatalf("bench flags: %+v", b)
+	}
+	for _, args := range [][]string{
+		{"kfake", "--partitions", "0"},
+		{"kfake", "--port", "70000"},
+		{"kfake", "--seed-records", "5"},
+		{"kfake", "extra"},
+		{"bench", "--scenarios", "nope"},
+		{"bench", "--partitions", "x"},
+	} {
+		m, _, _ := testMain(nil)
+		var ue *usageError
+		if err := m.ParseFlags(context.Background(), args); err == nil || !errorsAs(err, &ue) {
+			t.Errorf("%v: got %v, want a usage error", args, err)
+		}
+	}
+}
+
+func errorsAs(err error, ue **usageError) bool {
+	e, ok := err.(*usageError)
+	*ue = e
+	return ok
+}
+
+// TestKfake runs `loadnode kfake` with seed records, waits for its one
+// stdout line, reads the records back and stops it by cancelling.
+func TestKfake(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pr, pw := io.Pipe()
+	m, _, _ := testMain(nil)
+	m.Stdout = pw
+	if err := m.ParseFlags(ctx, []string{"kfake", "--topic", "seeded", "--partitions", "3", "--seed-records", "25", "--record-bytes", "10"}); err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- m.Run(runCtx); pw.Close() }()
+	sc := bufio.NewScanner(pr)
+	if !sc.Scan() {
+		t.Fatalf("no ready line: %v", <-done)
+	}
+	line := sc.Text()
+	addr, ok := strings.CutPrefix(line, kfakeReadyPrefix)
+	if !ok || !strings.HasPrefix(addr, "127.0.0.1:") {
+		t.Fatalf("ready line %q", line)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("seeded"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	n := 0
+	for n < 25 {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %d of 25 seed records", n)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if len(r.Value) != 10 {
+				t.Errorf("record of %d bytes, want 10", len(r.Value))
+			}
+			n++
+		})
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if sc.Scan() {
+		t.Fatalf("more stdout after the ready line: %q", sc.Text())
+	}
+}

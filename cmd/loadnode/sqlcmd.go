@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// sqlCmd is `loadnode sql "STATEMENT"`: one Doris-compatible statement.
+type sqlCmd struct {
+	conn      connFlags
+	statement string
+}
+
+func (m *Main) parseSQL(args []string) (command, error) {
+	c := sqlCmd{}
+	fs := m.newFlagSet("sql", `sql "STATEMENT" [--addr HOST:PORT] [--timeout D]
+
+Runs one Doris-compatible statement: CREATE TABLE, CREATE ROUTINE LOAD,
+PAUSE / RESUME / STOP ROUTINE LOAD FOR name, SHOW ROUTINE LOAD [FOR name].
+"-" reads the statement from standard input.`)
+	m.addConnFlags(fs, &c.conn)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if err := exactArgs(fs, pos, "STATEMENT"); err != nil {
+		return nil, err
+	}
+	c.statement = pos[0]
+	if c.statement == "-" {
+		in := m.Stdin
+		if in == nil {
+			in = os.Stdin
+		}
+		b, err := io.ReadAll(in)
+		if err != nil {
+			return nil, fmt.Errorf("sql: read statement: %w", err)
+		}
+		c.statement = string(b)
+	}
+	if strings.TrimSpace(c.statement) == "" {
+		return nil, usagef("sql: empty statement")
+	}
+	return c, c.conn.validate(fs)
+}
+
+func (c sqlCmd) run(ctx context.Context, m *Main) error {
+	cl, err := m.dial(ctx, c.conn)
+	if err != nil {
+		return err
+	}
+	res, err := cl.Exec(ctx, c.statement)
+	if err != nil {
+		return err
+	}
+	switch {
+	case res.GetJobs() != nil:
+		return printJobList(m.Stdout, res.GetJobs())
+	case res.GetJob() != nil && res.GetMessage() == "":
+		return printJobText(m.Stdout, res.GetJob())
+	}
+	msg := res.GetMessage()
+	if msg == "" {
+		msg = "ok"
+	}
+	fmt.Fprintln(m.Stdout, msg)
+	return nil
+}

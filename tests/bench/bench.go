@@ -1,0 +1,267 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Run runs the scenarios of o and returns what they measured. A scenario that
+// fails is recorded in Results.Errors and the others still run; the error
+// returned is for what stops the whole run (bad options, no broker).
+func Run(ctx context.Context, o Options) (*Results, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	o = o.withDefaults()
+	if o.has(ScenarioE2E) && !o.has(ScenarioCeiling) {
+		// Every e2e row carries its ratio to the ceiling of the same run.
+		o.Scenarios = append([]string{ScenarioCeiling}, o.Scenarios...)
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	res := &Results{
+		Started: time.Now(),
+		Host:    Host{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH},
+		Settings: Settings{Quick: o.Quick, Records: o.Records, RecordBytes: o.RecordBytes, Runs: o.Runs,
+			BatchRows: o.BatchRows, BatchIntervalMs: o.BatchInterval.Milliseconds(), Tasks: o.Tasks,
+			Creates: o.Creates, ScaleJobs: o.ScaleJobs, Scenarios: o.Scenarios},
+	}
+	defer func() { res.Seconds = time.Since(res.Started).Seconds() }()
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(o.Log, "bench: %s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+	}
+	fail := func(err error) {
+		logf("error: %v", err)
+		res.Errors = append(res.Errors, err.Error())
+	}
+
+	brokers := o.Brokers
+	if len(brokers) == 0 {
+		k, addr, err := startKfake(ctx, o.Binary, o.Log)
+		if err != nil {
+			return res, err
+		}
+		defer func() { _ = k.stop(10 * time.Second) }()
+		brokers = []string{addr}
+		res.Settings.Broker = "loadnode kfake child process at " + addr
+		logf("kfake broker at %s (pid %d)", addr, k.pid())
+	} else {
+		res.Settings.Broker = strings.Join(brokers, ",")
+	}
+	if o.has(ScenarioCreate) || o.has(ScenarioScale) {
+		if _, err := prepareTopic(ctx, brokers, idleTopic, "json", 1, 0, o.RecordBytes); err != nil {
+			return res, err
+		}
+	}
+
+	// 1 and 2: ceiling and end to end, side by side per topic.
+	if o.has(ScenarioCeiling) || o.has(ScenarioE2E) {
+		for _, format := range o.Formats {
+			for _, parts := range o.Partitions {
+				if ctx.Err() != nil {
+					break
+				}
+				topic := topicName(format, parts, o.Records, o.RecordBytes)
+				logf("topic %s: producing %d records", topic, o.Records)
+				ends, err := prepareTopic(ctx, brokers, topic, format, parts, o.Records, o.RecordBytes)
+				if err != nil {
+					fail(err)
+					continue
+				}
+				ceil := &Throughput{Scenario: ScenarioCeiling, Format: format, Partitions: parts, Topic: topic, Records: sum(ends)}
+				res.Throughput = append(res.Throughput, ceil)
+				ss, err := repeat(o.Runs, func(int) (sample, error) { return ceilingRun(ctx, brokers, topic, ends) })
+				if err != nil {
+					ceil.Error = err.Error()
+					fail(err)
+				} else {
+					summarize(ceil, ss)
+					logf("ceiling  %s p%-2d %10.0f records/s", format, parts, ceil.RecordsPerSec)
+				}
+				if !o.has(ScenarioE2E) {
+					continue
+				}
+				e2e := &Throughput{Scenario: ScenarioE2E, Format: format, Partitions: parts, Topic: topic, Records: sum(ends)}
+				res.Throughput = append(res.Throughput, e2e)
+				ss, err = repeat(o.Runs, func(run int) (sample, error) {
+					return e2eRun(ctx, o, brokers, topic, format, ends, run)
+				})
+				if err != nil {
+					e2e.Error = err.Error()
+					fail(err)
+					continue
+				}
+				summarize(e2e, ss)
+				if ceil.RecordsPerSec > 0 {
+					r := e2e.RecordsPerSec / ceil.RecordsPerSec
+					e2e.E2EToCeilingRatio = &r
+				}
+				logf("loadnode %s p%-2d %10.0f records/s", format, parts, e2e.RecordsPerSec)
+			}
+		}
+	}
+
+	// 3: store ceiling, batches of the job's max_batch_rows.
+	if o.has(ScenarioStore) && ctx.Err() == nil {
+		st := &Throughput{Scenario: ScenarioStore, Format: "encoded", Records: int64(o.Records)}
+		res.Throughput = append(res.Throughput, st)
+		rows, err := encodeRows(o.Records, o.RecordBytes)
+		if err == nil {
+			var ss []sample
+			ss, err = repeat(o.Runs, func(int) (sample, error) { return storeRun(rows, o.BatchRows) })
+			if err == nil {
+				summarize(st, ss)
+				logf("store    %10.0f records/s", st.RecordsPerSec)
+			}
+		}
+		if err != nil {
+			st.Error = err.Error()
+			fail(err)
+		}
+		for _, t := range res.Throughput {
+			if t.Scenario == ScenarioE2E && st.RecordsPerSec > 0 && t.RecordsPerSec > 0 {
+				r := t.RecordsPerSec / st.RecordsPerSec
+				t.CommitToStoreRatio = &r
+			}
+		}
+	}
+
+	// 4: create latency and throughput.
+	if o.has(ScenarioCreate) && ctx.Err() == nil {
+		c, err := runCreate(ctx, o, brokers, logf)
+		if err != nil {
+			fail(err)
+		}
+		res.Create = c
+	}
+
+	// 5: scale of idle jobs.
+	if o.has(ScenarioScale) {
+		for _, jobs := range o.ScaleJobs {
+			if ctx.Err() != nil {
+				fail(fmt.Errorf("bench: scale %d: %w", jobs, ctx.Err()))
+				break
+			}
+			logf("scale: %d idle jobs", jobs)
+			s, err := scaleRun(ctx, o, brokers, jobs)
+			if err != nil {
+				fail(err)
+			}
+			if s != nil {
+				res.Scale = append(res.Scale, s)
+				logf("scale: %d of %d created in %.1fs, %.1f KB RSS per job, restart %.2fs, all shown %.2fs",
+					s.Created, jobs, s.CreateSeconds, s.RSSPerJobKB, s.RestartReadySeconds, s.RestartAllShownSeconds)
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		fail(fmt.Errorf("bench: run stopped early (timeout %v or a signal): %w", o.Timeout, err))
+	}
+	res.Targets = targets(res)
+	return res, nil
+}
+
+// repeat runs f once as a discarded warm-up, then runs times.
+func repeat(runs int, f func(run int) (sample, error)) ([]sample, error) {
+	if _, err := f(0); err != nil {
+		return nil, err
+	}
+	out := make([]sample, 0, runs)
+	for i := 1; i <= runs; i++ {
+		s, err := f(i)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func runCreate(ctx context.Context, o Options, brokers []string, logf func(string, ...any)) (*Create, error) {
+	// Warm-up: a smaller run, discarded.
+	if _, _, _, err := createRun(ctx, o, brokers, max(o.Creates/10, 16), 0); err != nil {
+		return nil, err
+	}
+	var p50, p99, pb50, pb99, t1, t16 []float64
+	for run := 1; run <= o.Runs; run++ {
+		seq, tp1, tp16, err := createRun(ctx, o, brokers, o.Creates, run)
+		if err != nil {
+			return nil, err
+		}
+		pb, err := pebbleCommits(o.Creates)
+		if err != nil {
+			return nil, err
+		}
+		ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+		p50 = append(p50, ms(percentile(seq, 50)))
+		p99 = append(p99, ms(percentile(seq, 99)))
+		pb50 = append(pb50, ms(percentile(pb, 50)))
+		pb99 = append(pb99, ms(percentile(pb, 99)))
+		t1 = append(t1, tp1)
+		t16 = append(t16, tp16)
+		logf("create run %d: p50 %.2fms p99 %.2fms (pebble sync p99 %.2fms), %.0f/s with 1 client, %.0f/s with 16",
+			run, p50[len(p50)-1], p99[len(p99)-1], pb99[len(pb99)-1], tp1, tp16)
+	}
+	c := &Create{Jobs: o.Creates, Runs: o.Runs, CreateP50Ms: median(p50), CreateP99Ms: median(p99),
+		PebbleSyncP50Ms: median(pb50), PebbleSyncP99Ms: median(pb99),
+		CreatesPerSec1: median(t1), CreatesPerSec16: median(t16)}
+	if c.PebbleSyncP99Ms > 0 {
+		c.P99Ratio = c.CreateP99Ms / c.PebbleSyncP99Ms
+	}
+	if c.CreatesPerSec1 > 0 {
+		c.ConcurrencyFactor = c.CreatesPerSec16 / c.CreatesPerSec1
+	}
+	return c, nil
+}
+
+// targets compares the results with issue 5's targets.
+func targets(r *Results) []Target {
+	var out []Target
+	for _, t := range r.Throughput {
+		if t.Scenario != ScenarioE2E || t.Partitions != 8 || t.E2EToCeilingRatio == nil {
+			continue
+		}
+		out = append(out, Target{Name: fmt.Sprintf("e2e / ceiling, %s, 8 partitions", t.Format), Want: ">= 0.33",
+			Measured: *t.E2EToCeilingRatio, Unit: "x", Met: *t.E2EToCeilingRatio >= 0.33})
+	}
+	for _, t := range r.Throughput {
+		if t.Scenario != ScenarioE2E || t.Partitions != 8 || t.CommitToStoreRatio == nil {
+			continue
+		}
+		out = append(out, Target{Name: fmt.Sprintf("commit path / store ceiling, %s, 8 partitions", t.Format), Want: ">= 0.7",
+			Measured: *t.CommitToStoreRatio, Unit: "x", Met: *t.CommitToStoreRatio >= 0.7})
+	}
+	if c := r.Create; c != nil {
+		out = append(out,
+			Target{Name: "create p99 / bare synced commit p99", Want: "<= 2", Measured: c.P99Ratio, Unit: "x", Met: c.P99Ratio > 0 && c.P99Ratio <= 2},
+			Target{Name: "creates/s 16 clients / 1 client", Want: ">= 3", Measured: c.ConcurrencyFactor, Unit: "x", Met: c.ConcurrencyFactor >= 3})
+	}
+	if i := slices.IndexFunc(r.Scale, func(s *Scale) bool { return s.Jobs == slices.Max(jobCounts(r.Scale)) }); i >= 0 {
+		s := r.Scale[i]
+		note := ""
+		if s.Jobs < 100000 {
+			note = fmt.Sprintf("measured at %d jobs; the target is for 100,000", s.Jobs)
+		}
+		if s.Created < s.Jobs {
+			note = fmt.Sprintf("only %d of %d jobs created in time", s.Created, s.Jobs)
+		}
+		out = append(out,
+			Target{Name: fmt.Sprintf("RSS per idle job (%d jobs)", s.Jobs), Want: "<= 16", Measured: s.RSSPerJobKB, Unit: "KB",
+				Met: s.Created == s.Jobs && s.RSSPerJobKB <= 16, Note: note},
+			Target{Name: fmt.Sprintf("restart until every job answers show (%d jobs)", s.Jobs), Want: "<= 5", Measured: s.RestartAllShownSeconds, Unit: "s",
+				Met: s.Created == s.Jobs && s.Shown == s.Created && s.RestartAllShownSeconds <= 5, Note: note})
+	}
+	return out
+}
+
+func jobCounts(ss []*Scale) []int {
+	out := make([]int, len(ss))
+	for i, s := range ss {
+		out[i] = s.Jobs
+	}
+	return out
+}

@@ -1,0 +1,106 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/client"
+	"github.com/loadnode/loadnode/config"
+	"github.com/loadnode/loadnode/node"
+)
+
+// startNode starts an in-process node on a fresh data directory; cleanup
+// closes it and removes the directory.
+func startNode(ctx context.Context, o Options, prefix string) (*node.Node, func(), error) {
+	dir, err := tempDir(prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := config.DefaultNode()
+	cfg.DataDir = dir
+	cfg.Listen = "127.0.0.1:0"
+	n, err := node.Start(ctx, node.Config{Node: cfg, Logger: o.Logger})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, fmt.Errorf("bench: start node: %w", err)
+	}
+	return n, func() { n.Close(); os.RemoveAll(dir) }, nil
+}
+
+// e2eRun starts a node, creates a job loading topic through the client and
+// measures from the create until every partition's committed offset is its
+// end offset. It checks that the job loaded exactly the topic's records.
+func e2eRun(ctx context.Context, o Options, brokers []string, topic, format string, ends map[int32]int64, run int) (sample, error) {
+	n, cleanup, err := startNode(ctx, o, "e2e")
+	if err != nil {
+		return sample{}, err
+	}
+	defer cleanup()
+	c, err := client.Dial(ctx, n.Addr())
+	if err != nil {
+		return sample{}, fmt.Errorf("bench: dial: %w", err)
+	}
+	defer c.Close()
+	name := fmt.Sprintf("bench_%s_p%d_r%d", format, len(ends), run)
+	spec := o.jobSpec(name, name+"_t", format, topic, brokers)
+	want := sum(ends)
+	bytes := int64(0)
+
+	m := startMeter()
+	if _, err := c.CreateJob(ctx, spec); err != nil {
+		return sample{}, fmt.Errorf("bench: create %s: %w", name, err)
+	}
+	var info *api.JobInfo
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		info, err = c.ShowJob(ctx, name)
+		if err != nil {
+			return sample{}, fmt.Errorf("bench: show %s: %w", name, err)
+		}
+		if caughtUp(info, ends) {
+			break
+		}
+		if st := info.GetSummary().GetState(); st == api.JobState_PAUSED || st == api.JobState_CANCELLED {
+			return sample{}, fmt.Errorf("bench: job %s is %s: %s %s", name, st, info.GetSummary().GetReason(), info.GetSummary().GetReasonMessage())
+		}
+		select {
+		case <-ctx.Done():
+			return sample{}, fmt.Errorf("bench: job %s: loaded %d of %d: %w", name, info.GetStats().GetLoadedRows(), want, ctx.Err())
+		case <-tick.C:
+		}
+	}
+	bytes = info.GetStats().GetReceivedBytes()
+	s := m.stop(want, bytes)
+	s.batches = info.GetStats().GetCommittedBatches()
+	// Exactly once: the loaded-rows statistic is committed with the rows.
+	if got := info.GetStats().GetLoadedRows(); got != want || info.GetStats().GetErrorRows() != 0 {
+		return sample{}, fmt.Errorf("bench: job %s loaded %d rows (%d error rows) of %d records", name, got, info.GetStats().GetErrorRows(), want)
+	}
+	if bytes == 0 {
+		s.bytes = want * int64(o.RecordBytes)
+	}
+	return s, nil
+}
+
+// caughtUp reports whether every partition of ends is committed to its end.
+func caughtUp(info *api.JobInfo, ends map[int32]int64) bool {
+	if len(info.GetPartitions()) < len(ends) {
+		return false
+	}
+	seen := 0
+	for _, p := range info.GetPartitions() {
+		end, ok := ends[p.GetPartition()]
+		if !ok {
+			continue
+		}
+		if p.GetCommittedOffset() != end {
+			return false
+		}
+		seen++
+	}
+	return seen == len(ends)
+}

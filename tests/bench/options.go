@@ -1,0 +1,204 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Scenario names, as accepted by Options.Scenarios.
+const (
+	ScenarioCeiling = "ceiling" // raw franz-go consumer
+	ScenarioE2E     = "e2e"     // loadnode end to end
+	ScenarioStore   = "store"   // Pebble store ceiling
+	ScenarioCreate  = "create"  // create latency and throughput
+	ScenarioScale   = "scale"   // idle jobs: RSS per job, restart time
+)
+
+// AllScenarios is the default scenario list, in the order they run.
+var AllScenarios = []string{ScenarioCeiling, ScenarioE2E, ScenarioStore, ScenarioCreate, ScenarioScale}
+
+// Options configures Run. Zero fields take the defaults of Defaults (or
+// QuickDefaults when Quick is set).
+type Options struct {
+	// Quick selects small sizes (the whole run in under 2 minutes on 2 cores).
+	Quick bool
+	// Brokers is a real cluster (host:port each); empty starts a
+	// `loadnode kfake` child process.
+	Brokers []string
+	// Binary is the loadnode binary used for `kfake` and `serve` children.
+	// Required unless Brokers is set and the scale scenario is not run.
+	Binary string
+	// Records is the number of records per topic (N). Default 1,000,000;
+	// quick 50,000.
+	Records int
+	// RecordBytes is the approximate size of a record value. Default 200.
+	RecordBytes int
+	// Runs is the number of measured runs per scenario (median reported),
+	// after one discarded warm-up run. Default 3; at least 1.
+	Runs int
+	// Scenarios to run; empty means AllScenarios.
+	Scenarios []string
+	// Formats are the record formats of the end-to-end scenario. Default
+	// json and csv.
+	Formats []string
+	// Partitions are the partition counts of the end-to-end scenario.
+	// Default 1, 8, 64.
+	Partitions []int
+	// Tasks is the job's desired_concurrent_number; 0 is the spec default.
+	Tasks int
+	// BatchRows is the job's max_batch_rows and the store ceiling's batch
+	// size. Default 20,000.
+	BatchRows int
+	// BatchInterval is the job's max_batch_interval: a task's last batch of
+	// a pre-filled topic waits this long for more. Default 100ms (the least
+	// a spec allows), so that this tail weighs little in the measured time.
+	BatchInterval time.Duration
+	// Creates is the number of jobs created per create-latency run. Default
+	// 1,000; quick 200.
+	Creates int
+	// ScaleJobs are the idle-job counts of the scale scenario. Default
+	// 10,000 and 100,000; quick 1,000.
+	ScaleJobs []int
+	// ScaleTimeout bounds each scale size (create, settle, restart). Default
+	// 5m; quick 40s. What finished is reported with an extrapolation.
+	ScaleTimeout time.Duration
+	// ScaleSettle is the longest wait, after the creates, for the node's
+	// RSS to settle before it is read. Default 30s; quick 10s.
+	ScaleSettle time.Duration
+	// Timeout bounds the whole run. Default 1h; quick 3m.
+	Timeout time.Duration
+	// Log receives progress lines; nil discards them.
+	Log io.Writer
+	// Logger receives the in-process node's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.RecordBytes == 0 {
+		o.RecordBytes = 200
+	}
+	if o.Runs == 0 {
+		o.Runs = 3
+	}
+	if len(o.Scenarios) == 0 {
+		o.Scenarios = AllScenarios
+	}
+	if len(o.Formats) == 0 {
+		o.Formats = []string{"json", "csv"}
+	}
+	if len(o.Partitions) == 0 {
+		o.Partitions = []int{1, 8, 64}
+	}
+	if o.BatchRows == 0 {
+		o.BatchRows = 20000
+	}
+	if o.BatchInterval == 0 {
+		o.BatchInterval = 100 * time.Millisecond
+	}
+	if o.Quick {
+		if o.Records == 0 {
+			o.Records = 200000
+		}
+		if o.Creates == 0 {
+			o.Creates = 200
+		}
+		if len(o.ScaleJobs) == 0 {
+			o.ScaleJobs = []int{1000}
+		}
+		if o.ScaleTimeout == 0 {
+			o.ScaleTimeout = 40 * time.Second
+		}
+		if o.Timeout == 0 {
+			o.Timeout = 3 * time.Minute
+		}
+		if o.ScaleSettle == 0 {
+			o.ScaleSettle = 10 * time.Second
+		}
+	}
+	if o.Records == 0 {
+		o.Records = 1000000
+	}
+	if o.Creates == 0 {
+		o.Creates = 1000
+	}
+	if len(o.ScaleJobs) == 0 {
+		o.ScaleJobs = []int{10000, 100000}
+	}
+	if o.ScaleTimeout == 0 {
+		o.ScaleTimeout = 5 * time.Minute
+	}
+	if o.Timeout == 0 {
+		o.Timeout = time.Hour
+	}
+	if o.ScaleSettle == 0 {
+		o.ScaleSettle = 30 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if _, ok := o.Log.(*syncWriter); !ok {
+		// Child processes' output is copied to Log from other goroutines.
+		o.Log = &syncWriter{w: o.Log}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Validate reports a setting that cannot work.
+func (o Options) Validate() error {
+	o = o.withDefaults()
+	var errs []error
+	if o.Records < 1 || o.RecordBytes < 120 || o.Runs < 1 || o.BatchRows < 1 || o.Creates < 16 {
+		errs = append(errs, errors.New("bench: records >= 1, record bytes >= 120, runs >= 1, batch rows >= 1 and creates >= 16 are required"))
+	}
+	for _, s := range o.Scenarios {
+		if !slices.Contains(AllScenarios, s) {
+			errs = append(errs, fmt.Errorf("bench: unknown scenario %q (want %s)", s, strings.Join(AllScenarios, ",")))
+		}
+	}
+	for _, f := range o.Formats {
+		if f != "json" && f != "csv" {
+			errs = append(errs, fmt.Errorf("bench: unknown format %q", f))
+		}
+	}
+	for _, p := range o.Partitions {
+		if p < 1 {
+			errs = append(errs, fmt.Errorf("bench: partitions must be >= 1, got %d", p))
+		}
+	}
+	for _, n := range o.ScaleJobs {
+		if n < 1 {
+			errs = append(errs, fmt.Errorf("bench: scale jobs must be >= 1, got %d", n))
+		}
+	}
+	if o.BatchInterval < 100*time.Millisecond {
+		errs = append(errs, errors.New("bench: batch interval must be >= 100ms"))
+	}
+	needBinary := len(o.Brokers) == 0 || slices.Contains(o.Scenarios, ScenarioScale)
+	if needBinary && o.Binary == "" {
+		errs = append(errs, errors.New("bench: a loadnode binary is required (for kfake and serve children)"))
+	}
+	return errors.Join(errs...)
+}
+
+func (o Options) has(s string) bool { return slices.Contains(o.Scenarios, s) }
+
+// syncWriter serializes writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}

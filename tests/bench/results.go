@@ -1,0 +1,114 @@
+package bench
+
+import "time"
+
+// Results is everything one Run measured. It is what --json prints.
+type Results struct {
+	Started  time.Time `json:"started"`
+	Seconds  float64   `json:"seconds"`
+	Host     Host      `json:"host"`
+	Settings Settings  `json:"settings"`
+	// Throughput holds the ceiling, end-to-end and store rows.
+	Throughput []*Throughput `json:"throughput"`
+	Create     *Create       `json:"create,omitempty"`
+	Scale      []*Scale      `json:"scale,omitempty"`
+	Targets    []Target      `json:"targets"`
+	Errors     []string      `json:"errors,omitempty"`
+}
+
+// Host describes the machine.
+type Host struct {
+	CPUs      int    `json:"cpus"`
+	GoVersion string `json:"go_version"`
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+}
+
+// Settings are the sizes the run used.
+type Settings struct {
+	Quick           bool     `json:"quick"`
+	Broker          string   `json:"broker"` // "kfake child process" or the brokers
+	Records         int      `json:"records"`
+	RecordBytes     int      `json:"record_bytes"`
+	Runs            int      `json:"runs"`
+	BatchRows       int      `json:"batch_rows"`
+	BatchIntervalMs int64    `json:"batch_interval_ms"`
+	Tasks           int      `json:"tasks"`
+	Creates         int      `json:"creates"`
+	ScaleJobs       []int    `json:"scale_jobs"`
+	Scenarios       []string `json:"scenarios"`
+}
+
+// Throughput is one throughput scenario: the medians of Runs measured runs.
+type Throughput struct {
+	// Scenario is "ceiling" (raw franz-go), "e2e" (loadnode) or "store"
+	// (Pebble store ceiling).
+	Scenario   string  `json:"scenario"`
+	Format     string  `json:"format,omitempty"`
+	Partitions int     `json:"partitions,omitempty"`
+	Topic      string  `json:"topic,omitempty"`
+	Records    int64   `json:"records"`
+	Runs       int     `json:"runs"`
+	Seconds    float64 `json:"seconds"`
+	// RecordsPerSec, MBPerSec (source record bytes, 10^6), CPU seconds of
+	// the measuring process per million records, heap allocations per
+	// record in the measuring process.
+	RecordsPerSec    float64 `json:"records_per_sec"`
+	MBPerSec         float64 `json:"mb_per_sec"`
+	CPUSecPerMillion float64 `json:"cpu_sec_per_million"`
+	AllocsPerRecord  float64 `json:"allocs_per_record"`
+	// AvgBatchRows is rows per committed batch (e2e, store).
+	AvgBatchRows float64 `json:"avg_batch_rows,omitempty"`
+	// E2EToCeilingRatio is set on every e2e row: its records/s over the
+	// ceiling's on the same topic.
+	E2EToCeilingRatio *float64 `json:"e2e_to_ceiling_ratio,omitempty"`
+	// CommitToStoreRatio (e2e rows): records/s over the store ceiling's.
+	CommitToStoreRatio *float64 `json:"commit_to_store_ratio,omitempty"`
+	Error              string   `json:"error,omitempty"`
+}
+
+// Create is the create-latency scenario (medians over runs).
+type Create struct {
+	Jobs              int     `json:"jobs"`
+	Runs              int     `json:"runs"`
+	CreateP50Ms       float64 `json:"create_p50_ms"`
+	CreateP99Ms       float64 `json:"create_p99_ms"`
+	PebbleSyncP50Ms   float64 `json:"pebble_sync_1k_p50_ms"`
+	PebbleSyncP99Ms   float64 `json:"pebble_sync_1k_p99_ms"`
+	P99Ratio          float64 `json:"create_p99_to_pebble_p99_ratio"`
+	CreatesPerSec1    float64 `json:"creates_per_sec_1_client"`
+	CreatesPerSec16   float64 `json:"creates_per_sec_16_clients"`
+	ConcurrencyFactor float64 `json:"concurrency_16_to_1_ratio"`
+}
+
+// Scale is the scale-of-jobs scenario for one job count.
+type Scale struct {
+	Jobs                      int      `json:"jobs"`
+	Created                   int      `json:"created"`
+	CreateSeconds             float64  `json:"create_seconds"`
+	CreatesPerSec             float64  `json:"creates_per_sec"`
+	RSSBaseMB                 float64  `json:"rss_base_mb"`
+	RSSAfterMB                float64  `json:"rss_after_mb"`
+	RSSPerJobKB               float64  `json:"rss_per_job_kb"`
+	NodeCPUSeconds            float64  `json:"node_cpu_seconds"`
+	FDs                       int      `json:"fds"`
+	Threads                   int      `json:"threads"`
+	StopSeconds               float64  `json:"stop_seconds"`
+	RestartReadySeconds       float64  `json:"restart_ready_seconds"`
+	RestartAllShownSeconds    float64  `json:"restart_all_shown_seconds"`
+	Shown                     int      `json:"shown"`
+	RSSAfterRestartMB         float64  `json:"rss_after_restart_mb"`
+	ExtrapolatedCreateSeconds float64  `json:"extrapolated_create_seconds,omitempty"`
+	ExtrapolatedRSSMB         float64  `json:"extrapolated_rss_mb"`
+	Notes                     []string `json:"notes,omitempty"`
+}
+
+// Target is one of issue 5's targets and where this run stands.
+type Target struct {
+	Name     string  `json:"name"`
+	Want     string  `json:"want"`
+	Measured float64 `json:"measured"`
+	Unit     string  `json:"unit"`
+	Met      bool    `json:"met"`
+	Note     string  `json:"note,omitempty"`
+}

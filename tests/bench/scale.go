@@ -1,0 +1,190 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/loadnode/loadnode/client"
+)
+
+var serveAddr = regexp.MustCompile(`addr=(\S+)`)
+
+// startServe starts `loadnode serve` on dir and returns it with its address.
+func startServe(ctx context.Context, o Options, dir string, wait time.Duration) (*child, string, error) {
+	c, line, err := startChild(ctx, o.Binary, []string{"serve", "--data", dir, "--listen", "127.0.0.1:0", "--log-level", "info"}, true,
+		func(s string) bool { return strings.Contains(s, "loadnode: serving") }, o.Log, wait)
+	if err != nil {
+		return nil, "", err
+	}
+	m := serveAddr.FindStringSubmatch(line)
+	if m == nil {
+		_ = c.stop(10 * time.Second)
+		return nil, "", fmt.Errorf("bench: no addr in %q", line)
+	}
+	return c, strings.Trim(m[1], `"`), nil
+}
+
+// scaleRun creates jobs idle jobs on a `loadnode serve` child with 16
+// concurrent clients, measures its resident memory per job, restarts it and
+// measures the time until every job answers `job show`. Each phase is bounded
+// by o.ScaleTimeout; what finished is reported, with an extrapolation.
+func scaleRun(ctx context.Context, o Options, brokers []string, jobs int) (*Scale, error) {
+	res := &Scale{Jobs: jobs}
+	dir, err := tempDir("scale")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	srv, addr, err := startServe(ctx, o, dir, time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = srv.stop(time.Minute) }()
+	c, err := client.Dial(ctx, addr)
+	if err != nil {
+		return nil, fmt.Errorf("bench: dial: %w", err)
+	}
+	if _, err := c.ListJobs(ctx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("bench: list jobs: %w", err)
+	}
+	c.Close()
+	rss0, err := procRSS(srv.pid())
+	if err != nil {
+		return nil, err
+	}
+	cpu0, _ := procCPU(srv.pid())
+	res.RSSBaseMB = float64(rss0) / (1 << 20)
+
+	// 1. Create, bounded.
+	cctx, cancel := context.WithTimeout(ctx, o.ScaleTimeout)
+	lat, el, cerr := createJobs(cctx, addr, brokers, "idle", jobs, 16)
+	cancel()
+	res.Created = len(lat)
+	res.CreateSeconds = el.Seconds()
+	if res.Created > 0 {
+		res.CreatesPerSec = float64(res.Created) / el.Seconds()
+	}
+	if cerr != nil {
+		res.Notes = append(res.Notes, cerr.Error())
+	}
+	if res.Created < jobs {
+		res.Notes = append(res.Notes, fmt.Sprintf("created %d of %d jobs within %v", res.Created, jobs, o.ScaleTimeout))
+		if res.CreatesPerSec > 0 {
+			res.ExtrapolatedCreateSeconds = float64(jobs) / res.CreatesPerSec
+		}
+	}
+	if res.Created == 0 {
+		return res, errors.Join(cerr, fmt.Errorf("bench: scale %d: no job created", jobs))
+	}
+
+	// 2. Let the idle jobs settle (tasks spawned, slots cycled), then read RSS.
+	rss1 := settleRSS(ctx, srv.pid(), 3*time.Second, o.ScaleSettle)
+	cpu1, _ := procCPU(srv.pid())
+	res.RSSAfterMB = float64(rss1) / (1 << 20)
+	res.RSSPerJobKB = float64(rss1-rss0) / 1024 / float64(res.Created)
+	res.ExtrapolatedRSSMB = (float64(rss0) + float64(rss1-rss0)/float64(res.Created)*float64(jobs)) / (1 << 20)
+	res.NodeCPUSeconds = (cpu1 - cpu0).Seconds()
+	res.FDs = procFDs(srv.pid())
+	res.Threads = procThreads(srv.pid())
+
+	// 3. Restart: stop, start, then `job show` every job.
+	s := time.Now()
+	if err := srv.stop(o.ScaleTimeout); err != nil {
+		res.Notes = append(res.Notes, err.Error())
+	}
+	res.StopSeconds = time.Since(s).Seconds()
+	t0 := time.Now()
+	srv2, addr2, err := startServe(ctx, o, dir, o.ScaleTimeout)
+	if err != nil {
+		res.Notes = append(res.Notes, "restart: "+err.Error())
+		return res, nil
+	}
+	defer func() { _ = srv2.stop(time.Minute) }()
+	res.RestartReadySeconds = time.Since(t0).Seconds()
+	sctx, cancel := context.WithTimeout(ctx, o.ScaleTimeout)
+	shown, serr := showJobs(sctx, addr2, "idle", res.Created, 16)
+	cancel()
+	res.Shown = shown
+	res.RestartAllShownSeconds = time.Since(t0).Seconds()
+	if serr != nil {
+		res.Notes = append(res.Notes, serr.Error())
+	}
+	if rss, err := procRSS(srv2.pid()); err == nil {
+		res.RSSAfterRestartMB = float64(rss) / (1 << 20)
+	}
+	return res, nil
+}
+
+// settleRSS polls pid's RSS until it changed by less than 1% over quiet, or
+// until max passed, and returns the last reading.
+func settleRSS(ctx context.Context, pid int, quiet, maxWait time.Duration) int64 {
+	deadline := time.Now().Add(maxWait)
+	last, _ := procRSS(pid)
+	lastChange := time.Now()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return last
+		case <-tick.C:
+		}
+		r, err := procRSS(pid)
+		if err != nil {
+			return last
+		}
+		if diff := r - last; diff > last/100 || -diff > last/100 {
+			last, lastChange = r, time.Now()
+			continue
+		}
+		if time.Since(lastChange) >= quiet {
+			return r
+		}
+	}
+	return last
+}
+
+// showJobs asks `job show` for prefix_0 .. prefix_<jobs-1> with clients
+// concurrent clients and returns how many answered.
+func showJobs(ctx context.Context, addr, prefix string, jobs, clients int) (int, error) {
+	var shown atomic.Int64
+	var wg sync.WaitGroup
+	errc := make(chan error, clients)
+	for w := range clients {
+		wg.Go(func() {
+			c, err := client.Dial(ctx, addr, client.WithTimeout(time.Minute))
+			if err != nil {
+				errc <- err
+				return
+			}
+			defer c.Close()
+			for i := w; i < jobs; i += clients {
+				if _, err := c.ShowJob(ctx, fmt.Sprintf("%s_%d", prefix, i)); err != nil {
+					errc <- fmt.Errorf("bench: show %s_%d: %w", prefix, i, err)
+					return
+				}
+				shown.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	close(errc)
+	return int(shown.Load()), <-errc
+}
+
+// procThreads is the number of threads of process pid.
+func procThreads(pid int) int {
+	es, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return -1
+	}
+	return len(es)
+}
