@@ -87,6 +87,7 @@ type task struct {
 	// are committed.
 	pendingErr error
 	asks       uint64 // slot requests sent, to match their time-outs
+	empties    int    // empty reads in a row
 	failed     bool   // reported a failure; waits for its job to stop it
 }
 
@@ -104,32 +105,38 @@ func (t *task) Receive(ctx actor.Context) {
 	crashOn(ctx.Message())
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
-		r, err := t.cfg.source.NewReader(t.pos)
-		if err != nil {
-			t.fail(ctx, fmt.Errorf("task %d: open reader: %w", t.cfg.index, err))
-			return
-		}
-		t.reader = r
 		p, err := table.NewParser(t.cfg.schema, t.cfg.format)
 		if err != nil {
 			t.fail(ctx, fmt.Errorf("task %d: parser: %w", t.cfg.index, err))
 			return
 		}
 		t.parser = p
-		t.ask(ctx)
+		t.next(ctx)
 	case *requestSlot:
-		t.ask(ctx)
+		t.next(ctx)
+	case *marksChecked:
+		t.onMarks(ctx, msg)
 	case *slotTimeout:
 		if msg.ask == t.asks && !t.inFlight && !t.holding && !t.failed {
 			t.ask(ctx)
 		}
 	case *SlotGrant:
-		if t.inFlight || t.reader == nil || t.failed {
+		if t.inFlight || t.failed {
 			if !t.inFlight {
 				// Not ours to use: give it back at once.
 				ctx.Request(t.cfg.scheduler, &SlotRelease{})
 			}
 			return
+		}
+		if t.reader == nil {
+			// Readers are opened for work and closed when idle, so that an
+			// idle job holds no connection.
+			r, err := t.cfg.source.NewReader(t.pos)
+			if err != nil {
+				t.fail(ctx, fmt.Errorf("task %d: open reader: %w", t.cfg.index, err))
+				return
+			}
+			t.reader = r
 		}
 		t.holding = true
 		t.inFlight = true
@@ -146,7 +153,7 @@ func (t *task) Receive(ctx actor.Context) {
 			ctx.Stop(ctx.Self())
 			return
 		}
-		t.idle = 0
+		t.idle, t.empties = 0, 0
 		if err := t.pendingErr; err != nil {
 			t.pendingErr = nil
 			t.fail(ctx, err)
@@ -159,6 +166,70 @@ func (t *task) Receive(ctx actor.Context) {
 		t.shutdown()
 	}
 }
+
+// dormantAfter is the number of empty reads in a row after which a task
+// closes its reader.
+const dormantAfter = 2
+
+// marksChecked carries a dormant task's look at the high watermarks.
+type marksChecked struct {
+	lag bool
+}
+
+// next asks for a slot when the task has a reader (it is reading), and
+// otherwise first checks the cached high watermarks in a goroutine.
+func (t *task) next(ctx actor.Context) {
+	if t.failed {
+		return
+	}
+	if t.reader != nil {
+		t.ask(ctx)
+		return
+	}
+	self, system, src := ctx.Self(), ctx.ActorSystem(), t.cfg.source
+	pos := make(map[int32]int64, len(t.pos))
+	for p, o := range t.pos {
+		pos[p] = o
+	}
+	go func() {
+		lag := true // when in doubt, read
+		defer func() {
+			_ = recover() // a failed look-up means "read and see"
+			system.Root.Send(self, &marksChecked{lag: lag})
+		}()
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		marks, err := src.Watermarks(cctx)
+		if err != nil {
+			return
+		}
+		lag = false
+		for p, o := range pos {
+			if hw, ok := marks[p]; !ok || hw > o {
+				lag = true
+				return
+			}
+		}
+	}()
+}
+
+func (t *task) onMarks(ctx actor.Context, msg *marksChecked) {
+	if t.failed || t.inFlight {
+		return
+	}
+	if msg.lag {
+		t.ask(ctx)
+		return
+	}
+	// Nothing to read: look again later, backing off up to dormantPoll.
+	t.idle = min(max(t.idle*2, 50*time.Millisecond), dormantPoll)
+	self, system := ctx.Self(), ctx.ActorSystem()
+	time.AfterFunc(t.idle, func() { system.Root.Send(self, &requestSlot{}) })
+}
+
+// dormantPoll bounds how long a dormant task waits between looks at the
+// high watermarks (which are themselves cached for a few seconds).
+const dormantPoll = 2 * time.Second
 
 func (t *task) ask(ctx actor.Context) {
 	ctx.Request(t.cfg.scheduler, &SlotRequest{JobID: t.cfg.jobID})
@@ -292,10 +363,16 @@ func (t *task) onBatch(ctx actor.Context, msg *batchCollected) {
 	}
 	t.pendingErr = msg.err
 	if len(msg.commit.ranges) == 0 {
-		// Nothing new: give the slot back and ask again after a pause that
-		// grows while the source stays idle.
+		// Nothing new: give the slot back. After a few empty reads the task
+		// goes dormant: it closes its reader and asks for a slot again only
+		// when the (shared, cached) high watermarks show records to read.
 		t.inFlight = false
 		t.release(ctx)
+		t.empties++
+		if t.empties >= dormantAfter && t.reader != nil {
+			t.reader.Close()
+			t.reader = nil
+		}
 		t.idle = min(max(t.idle*2, 50*time.Millisecond), time.Second)
 		self, system := ctx.Self(), ctx.ActorSystem()
 		time.AfterFunc(t.idle, func() { system.Root.Send(self, &requestSlot{}) })
