@@ -322,6 +322,8 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 		}
 	}
 	vals := make([]table.Value, len(cfg.schema.Columns()))
+	c.rows = make([]persistence.KV, 0, len(b.Records))
+	arena := make([]byte, 0, int(b.Bytes)+len(b.Records)*(table.KeyLen+16))
 	model := cfg.schema.Spec().GetModel()
 	nowMs := time.Now().UnixMilli()
 	for i := range b.Records {
@@ -345,10 +347,14 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 			})
 			continue
 		}
-		c.rows = append(c.rows, persistence.KV{
-			Key:   table.AppendKey(nil, model, pos, vals),
-			Value: table.AppendValue(nil, cfg.schema, pos, vals),
-		})
+		// Keys and values share one arena per batch: two small allocations
+		// per row were most of the batch-building allocations.
+		start := len(arena)
+		arena = table.AppendKey(arena, model, pos, vals)
+		key := arena[start:len(arena):len(arena)]
+		start = len(arena)
+		arena = table.AppendValue(arena, cfg.schema, pos, vals)
+		c.rows = append(c.rows, persistence.KV{Key: key, Value: arena[start:len(arena):len(arena)]})
 		c.loaded++
 	}
 	return batchCollected{commit: c, next: b.Next, err: readErr}

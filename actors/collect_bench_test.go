@@ -1,0 +1,69 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/sources"
+	"github.com/loadnode/loadnode/table"
+)
+
+// fixedReader returns the same batch on every read.
+type fixedReader struct{ b *sources.Batch }
+
+func (r fixedReader) Read(context.Context, sources.Limits) (*sources.Batch, error) { return r.b, nil }
+func (r fixedReader) Close()                                                       {}
+
+// BenchmarkCollect measures batch building: parsing a batch of records into
+// typed rows and encoding their keys and values (the task's hot path
+// between the source and the commit).
+func BenchmarkCollect(b *testing.B) {
+	for _, format := range []string{"json", "csv"} {
+		b.Run(format, func(b *testing.B) {
+			spec := &api.TableSpec{Name: "bench", Columns: []*api.Column{
+				{Name: "id", Type: api.ColumnType_INT64},
+				{Name: "customer", Type: api.ColumnType_STRING},
+				{Name: "amount", Type: api.ColumnType_FLOAT64},
+				{Name: "paid", Type: api.ColumnType_BOOL},
+				{Name: "at", Type: api.ColumnType_TIMESTAMP},
+			}}
+			schema, err := table.NewSchema(spec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			f := table.Format{Kind: format, ColumnSeparator: ","}
+			if format == "json" {
+				f.JSONPaths = []string{"$.id", "$.customer", "$.amount", "$.paid", "$.at"}
+			}
+			parser, err := table.NewParser(schema, f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			const n = 1000
+			batch := &sources.Batch{Next: map[int32]int64{0: n}}
+			for i := range n {
+				v := fmt.Sprintf(`{"id":%d,"customer":"c%03d","amount":%d.5,"paid":true,"at":"2026-11-30T12:00:00Z"}`, i, i%997, i)
+				if format == "csv" {
+					v = fmt.Sprintf("%d,c%03d,%d.5,true,2026-11-30T12:00:00Z", i, i%997, i)
+				}
+				batch.Records = append(batch.Records, sources.Record{Partition: 0, Offset: int64(i), Value: []byte(v)})
+				batch.Bytes += int64(len(v))
+			}
+			set := Settings{}
+			set.applyDefaults()
+			cfg := taskConfig{jobID: 1, schema: schema, format: f, settings: set}
+			b.SetBytes(batch.Bytes)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				out := collect(context.Background(), cfg, fixedReader{batch}, parser, map[int32]int64{0: 0})
+				if out.err != nil || out.commit.loaded != n {
+					b.Fatalf("collect: %v, loaded %d", out.err, out.commit.loaded)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/record")
+		})
+	}
+}
