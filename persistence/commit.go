@@ -96,8 +96,12 @@ func (s *Store) CommitBatch(c *Commit) (err error) {
 		size += len(kv.Key) + len(kv.Value) + len(c.Table) + 16
 	}
 	b := s.db.NewBatchWithSize(size + 64*len(c.Ranges) + 256)
+	// Batch.Set copies key and value, so one key buffer serves every row.
+	prefix := tableRowPrefix(c.Table)
+	key := make([]byte, 0, len(prefix)+64)
 	for _, kv := range c.Rows {
-		_ = b.Set(tableRowKey(c.Table, kv.Key), kv.Value, nil)
+		key = append(append(key[:0], prefix...), kv.Key...)
+		_ = b.Set(key, kv.Value, nil)
 	}
 	for _, r := range c.Ranges {
 		_ = b.Set(progressKey(c.JobID, r.Partition), encodeInt64(r.To), nil)

@@ -83,12 +83,6 @@ func tableRowPrefix(name string) []byte {
 	return append(tableKeyPrefix(name), tableRowSuffix, '/')
 }
 
-func tableRowKey(name string, rowKey []byte) []byte {
-	p := tableRowPrefix(name)
-	k := make([]byte, 0, len(p)+len(rowKey))
-	return append(append(k, p...), rowKey...)
-}
-
 // prefixEnd returns the smallest key greater than every key with prefix p.
 // Every prefix used here ends in a byte below 0xff ('/' or 0), so incrementing
 // the last byte is enough.
