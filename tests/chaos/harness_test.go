@@ -1,0 +1,248 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/client"
+	"github.com/loadnode/loadnode/config"
+	"github.com/loadnode/loadnode/persistence"
+	"github.com/loadnode/loadnode/table"
+)
+
+// longRun reports whether LOADNODE_CHAOS_LONG asks for the long run.
+func longRun() bool {
+	v := os.Getenv("LOADNODE_CHAOS_LONG")
+	return v != "" && v != "0"
+}
+
+// seedFor returns LOADNODE_CHAOS_SEED, or a seed from the clock; it is
+// logged so that a failing schedule can be replayed.
+func seedFor(t *testing.T) int64 {
+	t.Helper()
+	seed := time.Now().UnixNano()
+	if s := os.Getenv("LOADNODE_CHAOS_SEED"); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatalf("LOADNODE_CHAOS_SEED: %v", err)
+		}
+		seed = v
+	}
+	t.Logf("seed %d (replay with LOADNODE_CHAOS_SEED=%d)", seed, seed)
+	return seed
+}
+
+// logRing keeps the last lines written to it, for failure reports.
+type logRing struct {
+	mu    sync.Mutex
+	lines []string
+	max   int
+	part  bytes.Buffer
+}
+
+func newLogRing(max int) *logRing { return &logRing{max: max} }
+
+func (r *logRing) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.part.Write(p)
+	for {
+		line, err := r.part.ReadString('\n')
+		if err != nil {
+			r.part.Reset()
+			r.part.WriteString(line)
+			break
+		}
+		r.lines = append(r.lines, strings.TrimRight(line, "\n"))
+		if len(r.lines) > r.max {
+			r.lines = r.lines[len(r.lines)-r.max:]
+		}
+	}
+	return len(p), nil
+}
+
+// Tail returns the last n lines.
+func (r *logRing) Tail(n int) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	from := max(len(r.lines)-n, 0)
+	return strings.Join(r.lines[from:], "\n")
+}
+
+// testLogger logs at INFO into ring, and to stderr too when
+// LOADNODE_TEST_LOG is set.
+func testLogger(ring *logRing) *slog.Logger {
+	var w io.Writer = ring
+	if os.Getenv("LOADNODE_TEST_LOG") != "" {
+		w = io.MultiWriter(ring, os.Stderr)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// chaosSpec is the spec of a chaos job: table columns w and seq (the
+// record's pad is not loaded), from the beginning of topic.
+func chaosSpec(name, tbl, topic string, brokers []string, concurrency int32, batchRows int64) *api.JobSpec {
+	s := &api.JobSpec{
+		Name: name,
+		Table: &api.TableSpec{Name: tbl, Columns: []*api.Column{
+			{Name: "w", Type: api.ColumnType_INT64},
+			{Name: "seq", Type: api.ColumnType_INT64},
+		}},
+		Format:                  "json",
+		DesiredConcurrentNumber: concurrency,
+		MaxBatchIntervalMs:      100,
+		MaxBatchRows:            batchRows,
+		MaxBatchSize:            4 << 20,
+		Kafka:                   &api.KafkaSpec{Brokers: brokers, Topic: topic, DefaultOffset: "OFFSET_BEGINNING"},
+	}
+	config.ApplyDefaults(s)
+	return s
+}
+
+// waitFor polls cond until it holds or d passes.
+func waitFor(d time.Duration, cond func() (bool, string)) (bool, string) {
+	deadline := time.Now().Add(d)
+	last := ""
+	for {
+		ok, s := cond()
+		if ok {
+			return true, s
+		}
+		if s != "" {
+			last = s
+		}
+		if time.Now().After(deadline) {
+			return false, last
+		}
+		time.Sleep(50 * time.Millisecond) // poll with a deadline
+	}
+}
+
+func ctxFor(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}
+
+// showAll returns `job show` of every listed job.
+func showAll(c *client.Client) (map[string]*api.JobInfo, error) {
+	ctx, cancel := ctxFor(10 * time.Second)
+	defer cancel()
+	jobs, err := c.ListJobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*api.JobInfo{}
+	for _, s := range jobs {
+		info, err := c.ShowJob(ctx, s.GetName())
+		if err != nil {
+			return nil, err
+		}
+		out[s.GetName()] = info
+	}
+	return out, nil
+}
+
+// scanRows reads a whole table through the client.
+func scanRows(c *client.Client, tbl string) ([]Row, error) {
+	ctx, cancel := ctxFor(120 * time.Second)
+	defer cancel()
+	_, rows, err := c.Scan(ctx, tbl, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Row, len(rows))
+	for i, r := range rows {
+		out[i] = RowFromAPI(r)
+	}
+	return out, nil
+}
+
+// drained reports whether the job's progress equals ends on every
+// partition.
+func drained(info *api.JobInfo, ends map[int32]int64) (bool, string) {
+	got := map[int32]int64{}
+	for _, p := range info.GetPartitions() {
+		got[p.GetPartition()] = p.GetCommittedOffset()
+	}
+	for p, end := range ends {
+		if got[p] != end {
+			return false, fmt.Sprintf("%s: %s (%s %q) progress %v, ends %v", info.GetSummary().GetName(), info.GetSummary().GetState(),
+				info.GetSummary().GetReason(), info.GetSummary().GetReasonMessage(), got, ends)
+		}
+	}
+	return true, ""
+}
+
+// storeView is a job as a store opened on a crash image holds it.
+type storeView struct {
+	name  string
+	table string
+	view  JobView
+	rows  []Row
+	last  *api.Transition
+}
+
+// readStore opens the store on fs (a crash image), reads every job's
+// progress, statistics and rows, and closes it.
+func readStore(fs vfs.FS, dir string) ([]storeView, error) {
+	st, err := persistence.Open(persistence.Options{Dir: dir, FS: fs, OnFatal: func(error) {}})
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	recs, err := st.JobRecords()
+	if err != nil {
+		return nil, err
+	}
+	var out []storeView
+	for _, rec := range recs {
+		js, err := st.LoadJob(rec.GetId())
+		if err != nil {
+			return nil, err
+		}
+		tspec := rec.GetSpec().GetTable()
+		schema, err := table.NewSchema(tspec)
+		if err != nil {
+			return nil, err
+		}
+		sv := storeView{name: rec.GetName(), table: tspec.GetName(), last: js.Last,
+			view: JobView{Name: rec.GetName(), ID: rec.GetId(), Progress: js.Progress, LoadedRows: js.Stats.GetLoadedRows()}}
+		var vals []table.Value
+		err = st.ScanRowsAfter(tspec.GetName(), nil, math.MaxInt, func(_, v []byte) error {
+			var pos table.Pos
+			var err error
+			vals, pos, err = table.DecodeValue(schema, v, vals)
+			if err != nil {
+				return err
+			}
+			if pos.JobID != rec.GetId() {
+				return nil
+			}
+			r := Row{Job: pos.JobID, Partition: pos.Partition, Offset: pos.Offset}
+			if len(vals) < 2 || vals[0].Null || vals[1].Null {
+				r.Bad = true
+			} else {
+				r.Payload = Payload{W: vals[0].Int, Seq: vals[1].Int}
+			}
+			sv.rows = append(sv.rows, r)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sv)
+	}
+	return out, nil
+}

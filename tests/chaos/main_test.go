@@ -1,0 +1,20 @@
+package chaos
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// TestMain runs the tests and prints the package's summary line last:
+// chaos: records=N lost=0 duplicated=0 regressions=0 faults=K restarts=R.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	totals.mu.Lock()
+	if totals.n > 0 {
+		fmt.Println(totals.sum.Line())
+	}
+	totals.mu.Unlock()
+	cleanupBinary()
+	os.Exit(code)
+}

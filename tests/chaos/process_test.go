@@ -1,0 +1,624 @@
+package chaos
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/client"
+	"github.com/loadnode/loadnode/node"
+)
+
+// procParams sizes TestChaosProcess.
+type procParams struct {
+	records   int // records produced to the main topic, at least
+	kills     int // SIGKILLs at random times (named crash points come on top)
+	pauses    int // SIGSTOP/SIGCONT pauses
+	brokers   int // broker stop/restarts
+	faultTime time.Duration
+}
+
+func procSize() procParams {
+	if longRun() {
+		return procParams{records: 400_000, kills: 50, pauses: 5, brokers: 4, faultTime: 5 * time.Minute}
+	}
+	return procParams{records: 100_000, kills: 10, pauses: 1, brokers: 1, faultTime: 40 * time.Second}
+}
+
+var binary struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// buildBinary builds cmd/loadnode once per package run.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	binary.once.Do(func() {
+		binary.dir, binary.err = os.MkdirTemp("", "loadnode-chaos-bin")
+		if binary.err != nil {
+			return
+		}
+		binary.path = filepath.Join(binary.dir, "loadnode")
+		out, err := exec.Command("go", "build", "-o", binary.path, "../../cmd/loadnode").CombinedOutput()
+		if err != nil {
+			binary.err = fmt.Errorf("build loadnode: %v\n%s", err, out)
+		}
+	})
+	if binary.err != nil {
+		t.Fatal(binary.err)
+	}
+	return binary.path
+}
+
+func cleanupBinary() {
+	if binary.dir != "" {
+		os.RemoveAll(binary.dir)
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// syncBuffer collects a process's output.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// proc is one `loadnode serve` process.
+type proc struct {
+	cmd  *exec.Cmd
+	addr string
+	out  *syncBuffer
+	done chan error
+	env  string
+}
+
+// exited reports whether the process has exited, without waiting.
+func (p *proc) exited() bool {
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return true
+	default:
+		return false
+	}
+}
+
+// wait waits up to d for the process to exit.
+func (p *proc) wait(d time.Duration) bool {
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+func (p *proc) signal(sig syscall.Signal) {
+	if p.cmd.Process != nil {
+		_ = p.cmd.Process.Signal(sig)
+	}
+}
+
+// cluster is the test's node processes on one data directory, restarted
+// as the test kills them.
+type cluster struct {
+	t      *testing.T
+	bin    string
+	data   string
+	config string
+
+	mu    sync.Mutex
+	cur   *proc
+	c     *client.Client
+	procs []*proc // every process started, for the failure report
+	n     int
+}
+
+// start runs `loadnode serve` with env and, unless env arms a crash point,
+// waits until a client can list jobs.
+func (cl *cluster) start(env string) *proc {
+	cl.t.Helper()
+	addr := "127.0.0.1:" + strconv.Itoa(freePort(cl.t))
+	out := &syncBuffer{}
+	cmd := exec.Command(cl.bin, "serve", "--data", cl.data, "--listen", addr, "--config", cl.config, "--log-level", "info")
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Env = os.Environ()
+	if env != "" {
+		cmd.Env = append(cmd.Env, node.CrashEnv+"="+env)
+	}
+	if err := cmd.Start(); err != nil {
+		cl.t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, addr: addr, out: out, done: make(chan error, 1), env: env}
+	go func() { p.done <- cmd.Wait() }()
+	cl.mu.Lock()
+	cl.procs = append(cl.procs, p)
+	cl.n++
+	cl.cur = p
+	cl.mu.Unlock()
+	cl.t.Cleanup(func() {
+		p.signal(syscall.SIGCONT)
+		p.signal(syscall.SIGKILL)
+		p.wait(10 * time.Second)
+	})
+	if env != "" {
+		return p
+	}
+	var c *client.Client
+	ok, last := waitFor(30*time.Second, func() (bool, string) {
+		if p.exited() {
+			return true, "exited"
+		}
+		ctx, cancel := ctxFor(2 * time.Second)
+		defer cancel()
+		var err error
+		c, err = client.Dial(ctx, addr, client.WithTimeout(10*time.Second))
+		if err != nil {
+			return false, err.Error()
+		}
+		if _, err := c.ListJobs(ctx); err != nil {
+			c.Close()
+			c = nil
+			return false, err.Error()
+		}
+		return true, ""
+	})
+	if !ok || c == nil {
+		cl.t.Fatalf("loadnode not ready at %s (%s; exited %v)\n%s", addr, last, p.exited(), out.String())
+	}
+	cl.mu.Lock()
+	cl.c = c
+	cl.mu.Unlock()
+	return p
+}
+
+// client returns the current process's client (nil between processes).
+func (cl *cluster) client() *client.Client {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.c
+}
+
+// kill SIGKILLs the current process and waits until it is gone.
+func (cl *cluster) kill() {
+	cl.mu.Lock()
+	p, c := cl.cur, cl.c
+	cl.c = nil
+	cl.mu.Unlock()
+	if c != nil {
+		c.Close()
+	}
+	p.signal(syscall.SIGCONT)
+	p.signal(syscall.SIGKILL)
+	if !p.wait(10 * time.Second) {
+		cl.t.Fatalf("loadnode did not die after SIGKILL")
+	}
+}
+
+// tail returns the end of every process's output.
+func (cl *cluster) tail(n int) string {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	var b bytes.Buffer
+	for i, p := range cl.procs {
+		out := p.out.String()
+		if len(out) > n {
+			out = "..." + out[len(out)-n:]
+		}
+		fmt.Fprintf(&b, "--- process %d (%s, crash point %q):\n%s\n", i+1, p.addr, p.env, out)
+	}
+	return b.String()
+}
+
+// broker is a kfake cluster with a data directory on a fixed port, so that
+// it can be stopped and restarted with its log.
+type broker struct {
+	t    *testing.T
+	port int
+	dir  string
+	c    *kfake.Cluster
+}
+
+func (b *broker) start(seed ...kfake.Opt) {
+	b.t.Helper()
+	opts := append([]kfake.Opt{kfake.NumBrokers(1), kfake.Ports(b.port), kfake.DataDir(b.dir)}, seed...)
+	var err error
+	ok, last := waitFor(20*time.Second, func() (bool, string) {
+		b.c, err = kfake.NewCluster(opts...)
+		if err != nil {
+			return false, err.Error() // the port may still be closing
+		}
+		return true, ""
+	})
+	if !ok {
+		b.t.Fatalf("start broker on port %d: %s", b.port, last)
+	}
+}
+
+func (b *broker) addrs() []string {
+	return []string{"127.0.0.1:" + strconv.Itoa(b.port)}
+}
+
+// TestChaosProcess runs real `loadnode serve` processes on one data
+// directory against a kfake broker with a data directory, while a producer
+// writes, and injects: SIGKILLs at random times, SIGKILLs at the named
+// crash points (after the create snapshot is synced, after a batch commit
+// before its acknowledgement, after a transition to RUNNING is journaled),
+// SIGSTOP/SIGCONT pauses, a broker stop and restart, and retention deleting
+// records past a paused job's progress (it must pause with
+// OFFSET_OUT_OF_RANGE and skip nothing). After the faults every job must
+// drain within 30 s and every anomaly count must be 0.
+func TestChaosProcess(t *testing.T) {
+	size := procSize()
+	bin := buildBinary(t)
+	seed := seedFor(t)
+	run := newChaosRun(t, seed)
+	rng := run.rng
+	const topic, retTopic, sideTopic = "orders", "ret", "side"
+
+	b := &broker{t: t, port: freePort(t), dir: t.TempDir()}
+	b.start(kfake.SeedTopics(4, topic), kfake.SeedTopics(1, retTopic), kfake.SeedTopics(2, sideTopic))
+	defer func() { b.c.Close() }()
+	brokers := b.addrs()
+
+	cfgFile := filepath.Join(t.TempDir(), "node.yaml")
+	if err := os.WriteFile(cfgFile, []byte("topology_interval: 300ms\nwatermark_interval: 200ms\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cl := &cluster{t: t, bin: bin, data: t.TempDir(), config: cfgFile}
+	failed := true
+	defer func() {
+		if failed {
+			t.Logf("node output:\n%s", cl.tail(6000))
+		}
+	}()
+	cl.start("")
+
+	create := func(spec *api.JobSpec) error {
+		ctx, cancel := ctxFor(10 * time.Second)
+		defer cancel()
+		c := cl.client()
+		if c == nil {
+			return fmt.Errorf("no node")
+		}
+		_, err := c.CreateJob(ctx, spec)
+		t.Logf("create %s: %s (%v)", spec.GetName(), run.registry.Created(spec.GetName(), err), err)
+		return err
+	}
+	for _, s := range []*api.JobSpec{
+		chaosSpec("p1", "pt1", topic, brokers, 2, 1000),
+		chaosSpec("p2", "pt2", topic, brokers, 3, 500),
+		chaosSpec("ret_load", "pt_ret", retTopic, brokers, 1, 1000),
+	} {
+		if err := create(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Retention first: the retention job loads 1000 records and is paused;
+	// 1000 more are written and retention deletes up to 1500, so 500 the
+	// job needs are gone. Resumed, it must pause with OFFSET_OUT_OF_RANGE
+	// at 1000, and stay there through every restart.
+	retProd, err := NewProducer(brokers, retTopic, run.ledger, 1_000_000, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	retProd.AddWriters(1, 0)
+	produceN := func(p *Producer, n int) {
+		ctx, cancel := ctxFor(30 * time.Second)
+		defer cancel()
+		if _, err := p.Produce(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produceN(retProd, 1000)
+	show := func(name string) (*api.JobInfo, error) {
+		c := cl.client()
+		if c == nil {
+			return nil, fmt.Errorf("no node")
+		}
+		ctx, cancel := ctxFor(5 * time.Second)
+		defer cancel()
+		return c.ShowJob(ctx, name)
+	}
+	waitJob := func(name, what string, cond func(*api.JobInfo) bool) *api.JobInfo {
+		var info *api.JobInfo
+		ok, last := waitFor(30*time.Second, func() (bool, string) {
+			var err error
+			if info, err = show(name); err != nil {
+				return false, err.Error()
+			}
+			return cond(info), fmt.Sprintf("%s %s %q progress %v", info.GetSummary().GetState(), info.GetSummary().GetReason(), info.GetSummary().GetReasonMessage(), JobViewFromInfo(info).Progress)
+		})
+		if !ok {
+			t.Fatalf("%s: %s: %s", name, what, last)
+		}
+		return info
+	}
+	waitJob("ret_load", "load 1000 records", func(i *api.JobInfo) bool { return JobViewFromInfo(i).Progress[0] == 1000 })
+	ctx, cancel := ctxFor(10 * time.Second)
+	if _, err := cl.client().PauseJob(ctx, "ret_load"); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	produceN(retProd, 1000)
+	retProd.Close()
+	if err := b.c.DeleteRecords(retTopic, 0, 1500); err != nil {
+		t.Fatalf("retention: %v", err)
+	}
+	ctx, cancel = ctxFor(10 * time.Second)
+	if _, err := cl.client().ResumeJob(ctx, "ret_load"); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	frozen := map[string]map[int32]int64{"ret_load": {0: 1000}}
+	checkFrozen := func(when string) {
+		info := waitJob("ret_load", "pause with OFFSET_OUT_OF_RANGE", func(i *api.JobInfo) bool {
+			return i.GetSummary().GetState() == api.JobState_PAUSED && i.GetSummary().GetReason() == api.Reason_OFFSET_OUT_OF_RANGE
+		})
+		if p := JobViewFromInfo(info).Progress[0]; p != 1000 || info.GetStats().GetLoadedRows() != 1000 {
+			run.violation("%s: ret_load moved after data loss: progress %d, loaded %d; want 1000, 1000", when, p, info.GetStats().GetLoadedRows())
+		}
+	}
+	checkFrozen("retention")
+	run.fault("retention past a paused job")
+
+	// The producer writes to the main topic throughout.
+	prod, err := NewProducer(brokers, topic, run.ledger, 0, 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { prod.Close() }()
+	prod.AddWriters(2, 0, 1, 2, 3)
+	sideProd, err := NewProducer(brokers, sideTopic, run.ledger, 2_000_000, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sideProd.AddWriters(1, 0, 1)
+	produceN(sideProd, 1500)
+	sideProd.Close()
+	began := time.Now()
+	pl := startProducing(prod, size.records, began.Add(size.faultTime*85/100))
+
+	// The monitor watches for jobs RUNNING without tasks, and samples
+	// progress for regressions.
+	stopMonitor := make(chan struct{})
+	monitorDone := make(chan struct{})
+	go func() {
+		defer close(monitorDone)
+		for {
+			select {
+			case <-stopMonitor:
+				return
+			case <-time.After(300 * time.Millisecond):
+			}
+			if c := cl.client(); c != nil {
+				_ = run.sample(c, "monitor") // a node being killed may not answer
+			}
+		}
+	}()
+
+	// afterRestart: the job registry, progress and frozen job are checked,
+	// and every active job must run again.
+	afterRestart := func(when string, since time.Time) {
+		c := cl.client()
+		run.stalls.Reset()
+		if err := run.sample(c, when); err != nil {
+			run.violation("%s: sample: %v", when, err)
+		}
+		checkFrozen(when)
+		run.awaitRecovery(c, since, when)
+	}
+	// crashPoint restarts the node with a named crash point armed, waits
+	// for it to kill itself there, and restarts it normally.
+	sides := 0
+	crashPoint := func(point string) {
+		start := time.Now()
+		cl.kill()
+		run.fault("SIGKILL (random time)")
+		armed := cl.start(point)
+		if point == "after-create-sync" {
+			// Once the node answers, create a job: the node dies after its
+			// snapshot is synced and before the job actor exists.
+			ok, last := waitFor(30*time.Second, func() (bool, string) {
+				ctx, cancel := ctxFor(5 * time.Second)
+				defer cancel()
+				c, err := client.Dial(ctx, armed.addr, client.WithTimeout(5*time.Second))
+				if err != nil {
+					return false, err.Error()
+				}
+				defer c.Close()
+				if _, err := c.ListJobs(ctx); err != nil {
+					return false, err.Error() // not recovered yet
+				}
+				sides++
+				name := fmt.Sprintf("side%d", sides)
+				_, err = c.CreateJob(ctx, chaosSpec(name, "pt_"+name, sideTopic, brokers, 2, 500))
+				t.Logf("create %s at the after-create-sync crash point: %s (%v)", name, run.registry.Created(name, err), err)
+				return true, ""
+			})
+			if !ok {
+				t.Fatalf("node with after-create-sync never answered: %s", last)
+			}
+		}
+		if !armed.wait(30 * time.Second) {
+			t.Fatalf("node armed with %s did not reach the crash point in 30 s", point)
+		}
+		if err := <-armed.done; err == nil {
+			t.Fatalf("node armed with %s exited cleanly", point)
+		}
+		armed.done <- nil
+		run.fault("SIGKILL at " + point)
+		cl.start("")
+		if point == "after-create-sync" {
+			name := fmt.Sprintf("side%d", sides)
+			info, err := show(name)
+			if err != nil {
+				run.violation("%s: the job whose snapshot was synced is missing: %v", point, err)
+			} else {
+				for _, tr := range info.GetHistory() {
+					if tr.GetReason() == api.Reason_RECOVERED {
+						run.violation("%s: %s was restored from RUNNING although it never ran: %v", point, name, info.GetHistory())
+					}
+				}
+			}
+		}
+		afterRestart("crash point "+point, start)
+	}
+
+	type event struct {
+		at   time.Duration
+		kind string
+	}
+	var events []event
+	jitter := func(d time.Duration) time.Duration { return time.Duration(rng.Int64N(int64(d))) }
+	kinds := []string{"after-commit:" + strconv.Itoa(1+rng.IntN(40)), "after-transition:RUNNING", "after-create-sync"}
+	for range size.kills {
+		kinds = append(kinds, "kill")
+	}
+	for range size.pauses {
+		kinds = append(kinds, "sigstop")
+	}
+	for range size.brokers {
+		kinds = append(kinds, "broker-restart")
+	}
+	for len(kinds) < size.kills+3+size.pauses+size.brokers {
+		kinds = append(kinds, "kill")
+	}
+	rng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
+	step := size.faultTime / time.Duration(len(kinds)+1)
+	for i, k := range kinds {
+		events = append(events, event{step*time.Duration(i+1) + jitter(step/2), k})
+	}
+
+	for _, ev := range events {
+		if d := time.Until(began.Add(ev.at)); d > 0 {
+			time.Sleep(d) // the schedule's pace; nothing waits on this
+		}
+		switch ev.kind {
+		case "kill":
+			start := time.Now()
+			cl.kill()
+			run.fault("SIGKILL (random time)")
+			cl.start("")
+			afterRestart("SIGKILL", start)
+		case "sigstop":
+			p := cl.cur
+			p.signal(syscall.SIGSTOP)
+			pause := time.Duration(1500+rng.IntN(2000)) * time.Millisecond
+			time.Sleep(pause) // the node is frozen this long; nothing waits on this
+			p.signal(syscall.SIGCONT)
+			run.fault("SIGSTOP/SIGCONT")
+			start := time.Now()
+			if p.exited() {
+				run.violation("the node exited after SIGSTOP/SIGCONT")
+				cl.start("")
+			}
+			afterRestart("SIGSTOP/SIGCONT", start)
+		case "broker-restart":
+			pl.gate.Lock()
+			prod.Close()
+			b.c.Close()
+			down := time.Duration(1000+rng.IntN(2000)) * time.Millisecond
+			time.Sleep(down) // the broker stays down this long; nothing waits on this
+			b.start()
+			if err := prod.Reconnect(brokers); err != nil {
+				t.Fatal(err)
+			}
+			pl.gate.Unlock()
+			run.fault("broker stop/restart")
+			afterRestart("broker restart", time.Now())
+		default:
+			crashPoint(ev.kind)
+		}
+	}
+	faultsEnd := time.Now()
+	if err := pl.stop(); err != nil {
+		t.Fatal(err)
+	}
+	close(stopMonitor)
+	<-monitorDone
+	t.Logf("faults done after %s; %d records acknowledged (%d failed)", faultsEnd.Sub(began).Round(time.Millisecond), run.ledger.Len(), run.ledger.Failed())
+
+	c := cl.client()
+	endsOf := map[string]map[int32]int64{}
+	for _, tp := range []string{topic, sideTopic} {
+		ctx, cancel := ctxFor(30 * time.Second)
+		ends, err := EndOffsets(ctx, brokers, tp)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		endsOf[tp] = ends
+	}
+	ok, last := waitFor(time.Until(faultsEnd.Add(30*time.Second)), func() (bool, string) {
+		infos, err := showAll(c)
+		if err != nil {
+			return false, err.Error()
+		}
+		for name, info := range infos {
+			if frozen[name] != nil {
+				continue
+			}
+			if ok, s := drained(info, endsOf[info.GetSpec().GetKafka().GetTopic()]); !ok {
+				return false, s
+			}
+		}
+		return true, ""
+	})
+	drain := time.Since(faultsEnd)
+	if !ok {
+		t.Fatalf("jobs did not drain within 30 s of the faults' end: %s", last)
+	}
+	checkFrozen("final")
+
+	run.mu.Lock()
+	run.restarts = cl.n - 1 // every process after the first
+	run.mu.Unlock()
+	sum := finalCheck(t, run, c, brokers, topic, frozen)
+	sum.Name, sum.Seed, sum.Drain = "process", seed, drain
+	report(t, run, sum)
+	kills := run.faultCount("SIGKILL")
+	if kills < size.kills {
+		t.Fatalf("only %d SIGKILLs, want %d", kills, size.kills)
+	}
+	if !sum.Pass() {
+		t.Fatalf("chaos found anomalies (seed %d)", seed)
+	}
+	failed = false
+}
