@@ -138,6 +138,13 @@ func (s *Settings) applyDefaults() {
 	}
 }
 
+// Observer receives measurements from the actors (for metrics). Its
+// methods are called inside actors and must not block.
+type Observer interface {
+	// CommitDone reports one synced batch commit of a job.
+	CommitDone(job string, rows int, d time.Duration)
+}
+
 // Deps is what every actor of a node shares. It is immutable once the
 // manager is spawned, except for the generation counter, which is atomic.
 type Deps struct {
@@ -146,6 +153,8 @@ type Deps struct {
 	Logger   *slog.Logger
 	Settings Settings
 	Hooks    Hooks
+	// Observer receives measurements; nil means none.
+	Observer Observer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 

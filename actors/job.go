@@ -643,10 +643,14 @@ func (j *job) commit(ctx actor.Context, c *commitBatch) error {
 	if !exceeded && stats.WindowRows >= max(spec.GetMaxBatchRows(), 1)*10 {
 		stats.WindowRows, stats.WindowErrorRows = 0, 0
 	}
+	began := time.Now()
 	err := j.deps.Store.CommitBatch(&persistence.Commit{
 		JobID: j.id, Table: spec.GetTable().GetName(),
 		Rows: c.rows, Ranges: c.ranges, Stats: stats, ErrorRows: c.errorRows,
 	})
+	if o := j.deps.Observer; o != nil && err == nil {
+		o.CommitDone(j.rec.GetName(), len(c.rows), time.Since(began))
+	}
 	if err != nil {
 		j.stats.AbortedBatches++
 		if errors.Is(err, persistence.ErrStaleCommit) {

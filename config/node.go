@@ -35,6 +35,10 @@ type Node struct {
 	// MaxErrorRowsKept is how many error rows are kept per job (the newest).
 	// Default 1000; >= 1.
 	MaxErrorRowsKept int `yaml:"max_error_rows_kept"`
+	// HTTP is the admin endpoint (/metrics, /healthz, /readyz, /v1/jobs),
+	// HOST:PORT. Default "" (off). Only a loopback address is accepted until
+	// the endpoint has authentication.
+	HTTP string `yaml:"http"`
 }
 
 // DefaultNode returns the node configuration with every default set.
@@ -50,7 +54,7 @@ func DefaultNode() Node {
 	}
 }
 
-var nodeKeys = []string{"data_dir", "listen", "max_concurrent_tasks", "topology_interval", "watermark_interval", "log_level", "max_error_rows_kept"}
+var nodeKeys = []string{"data_dir", "listen", "max_concurrent_tasks", "topology_interval", "watermark_interval", "log_level", "max_error_rows_kept", "http"}
 
 // LoadNode reads a node config file strictly (unknown and duplicate keys are
 // errors) over DefaultNode: absent or null keys keep their default. Durations
@@ -74,6 +78,8 @@ func LoadNode(data []byte) (Node, error) {
 			n.DataDir, err = str(v, key)
 		case "listen":
 			n.Listen, err = str(v, key)
+		case "http":
+			n.HTTP, err = str(v, key)
 		case "log_level":
 			n.LogLevel, err = str(v, key)
 		case "max_concurrent_tasks":
@@ -153,7 +159,28 @@ func (n Node) Validate() error {
 	if n.MaxErrorRowsKept < 1 {
 		return fieldErr("max_error_rows_kept", "%d must be >= 1", n.MaxErrorRowsKept)
 	}
+	if n.HTTP != "" {
+		host, port, err := net.SplitHostPort(n.HTTP)
+		if err != nil {
+			return fieldErr("http", "%q must be host:port", n.HTTP)
+		}
+		if p, err := strconv.Atoi(port); err != nil || !isDigits(port) || p > 65535 {
+			return fieldErr("http", "%q has an invalid port (must be 0-65535)", n.HTTP)
+		}
+		if !isLoopback(host) {
+			return fieldErr("http", "%q is not a loopback address: the admin endpoint has no authentication yet, so it binds 127.0.0.1, ::1 or localhost only", n.HTTP)
+		}
+	}
 	return nil
+}
+
+// isLoopback reports whether host names only this machine.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // SlogLevel returns LogLevel as a slog.Level (info when it is not valid).

@@ -69,11 +69,12 @@ topology_interval: 30s
 watermark_interval: 500ms
 log_level: debug
 max_error_rows_kept: 50
+http: 127.0.0.1:9090
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Node{"/var/lib/loadnode", "0.0.0.0:7171", 256, 30 * time.Second, 500 * time.Millisecond, "debug", 50}
+	want := Node{"/var/lib/loadnode", "0.0.0.0:7171", 256, 30 * time.Second, 500 * time.Millisecond, "debug", 50, "127.0.0.1:9090"}
 	if n != want {
 		t.Fatalf("got %+v, want %+v", n, want)
 	}
@@ -131,5 +132,19 @@ func TestLoadNodeErrors(t *testing.T) {
 	}
 	if _, err := LoadNode([]byte("listen: [\n")); err == nil || !strings.HasPrefix(err.Error(), "config: ") {
 		t.Fatalf("syntax error: %v", err)
+	}
+}
+
+func TestNodeHTTPLoopbackOnly(t *testing.T) {
+	for addr, ok := range map[string]bool{
+		"": true, "127.0.0.1:9090": true, "[::1]:9090": true, "localhost:0": true,
+		"0.0.0.0:9090": false, "10.1.2.3:9090": false, ":9090": false, "127.0.0.1": false,
+	} {
+		n := DefaultNode()
+		n.HTTP = addr
+		err := n.Validate()
+		if (err == nil) != ok {
+			t.Errorf("http %q: err = %v, want ok=%v", addr, err, ok)
+		}
 	}
 }

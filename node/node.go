@@ -14,6 +14,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -57,6 +58,16 @@ type Node struct {
 	scheduler *actor.PID
 	addr      string
 	closed    bool
+	admin     *admin
+	ready     atomic.Bool
+}
+
+// AdminAddr is the HTTP admin endpoint's host:port, "" when it is off.
+func (n *Node) AdminAddr() string {
+	if n.admin == nil {
+		return ""
+	}
+	return n.admin.addr
 }
 
 // Start opens the store, starts the actors and the remote endpoint, and
@@ -127,6 +138,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.remote.Start()
 	n.addr = net.JoinHostPort(host, strconv.Itoa(port))
 
+	var adm *admin
+	if cfg.Node.HTTP != "" {
+		adm = newAdmin(logger.With("component", "admin"))
+	}
 	deps := &actors.Deps{
 		Store:   st,
 		Sources: n.sources.open,
@@ -138,6 +153,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			WatermarkInterval:  cfg.Node.WatermarkInterval,
 		},
 	}
+	if adm != nil {
+		deps.Observer = adm // before any actor can read deps
+	}
 	n.scheduler, err = n.system.Root.SpawnNamed(actors.NewSchedulerProps(cfg.Node.MaxConcurrentTasks, logger), actors.SchedulerName)
 	if err != nil {
 		n.Close()
@@ -148,10 +166,19 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.Close()
 		return nil, fmt.Errorf("node: spawn manager: %w", err)
 	}
+	if adm != nil {
+		// /healthz answers from now on; /readyz once recovery is done.
+		if err := adm.start(cfg.Node.HTTP, n.system, n.manager, n.ready.Load); err != nil {
+			n.Close()
+			return nil, err
+		}
+		n.admin = adm
+	}
 	if err := n.awaitRecovery(ctx); err != nil {
 		n.Close()
 		return nil, err
 	}
+	n.ready.Store(true)
 	logger.Info("loadnode: node started", "addr", n.addr, "data", cfg.Node.DataDir)
 	return n, nil
 }
@@ -197,6 +224,9 @@ func (n *Node) Close() error {
 		return nil
 	}
 	n.closed = true
+	if n.admin != nil {
+		n.admin.stop()
+	}
 	if n.system != nil && n.manager != nil {
 		_ = n.system.Root.StopFuture(n.manager).Wait()
 	}

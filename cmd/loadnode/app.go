@@ -68,7 +68,7 @@ func usagef(format string, args ...any) error {
 const mainUsage = `loadnode runs routine loads from Kafka into an embedded store.
 
 Usage:
-  loadnode serve [--config FILE] [--data DIR] [--listen HOST:PORT] [--log-level LEVEL]
+  loadnode serve [--config FILE] [--data DIR] [--listen HOST:PORT] [--http HOST:PORT] [--log-level LEVEL]
   loadnode job create -f SPEC.yaml
   loadnode job list
   loadnode job show NAME [-o text|json|yaml]

@@ -17,17 +17,19 @@ type serveCmd struct {
 	dataDir    string
 	listen     string
 	logLevel   string
+	http       string
 }
 
 func (m *Main) parseServe(args []string) (command, error) {
 	var c serveCmd
-	fs := m.newFlagSet("serve", "serve [--config FILE] [--data DIR] [--listen HOST:PORT] [--log-level LEVEL]\n\n"+
+	fs := m.newFlagSet("serve", "serve [--config FILE] [--data DIR] [--listen HOST:PORT] [--http HOST:PORT] [--log-level LEVEL]\n\n"+
 		"Runs a node until SIGINT or SIGTERM. Flags override the config file;\n"+
 		"defaults: data ./loadnode-data, listen 127.0.0.1:7070, log level info.")
 	fs.StringVar(&c.configFile, "config", "", "node config `FILE` (YAML)")
 	fs.StringVar(&c.dataDir, "data", "", "data `DIR` (the Pebble store)")
 	fs.StringVar(&c.listen, "listen", "", "client endpoint `HOST:PORT` (port 0 picks one)")
 	fs.StringVar(&c.logLevel, "log-level", "", "log `LEVEL`: debug, info, warn or error")
+	fs.StringVar(&c.http, "http", "", "admin endpoint `HOST:PORT` (/metrics, /healthz, /readyz, /v1/jobs); loopback only; off by default")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return nil, err
@@ -59,6 +61,9 @@ func (c serveCmd) nodeConfig() (config.Node, error) {
 	if c.logLevel != "" {
 		cfg.LogLevel = c.logLevel
 	}
+	if c.http != "" {
+		cfg.HTTP = c.http
+	}
 	if err := cfg.Validate(); err != nil {
 		return config.Node{}, fmt.Errorf("serve: %w", err)
 	}
@@ -83,7 +88,7 @@ func (c serveCmd) run(ctx context.Context, m *Main) error {
 		return err
 	}
 	m.node = n
-	logger.Info("loadnode: serving", "addr", n.Addr(), "data", cfg.DataDir)
+	logger.Info("loadnode: serving", "addr", n.Addr(), "data", cfg.DataDir, "http", n.AdminAddr())
 	<-ctx.Done()
 	logger.Info("loadnode: shutting down", "addr", n.Addr())
 	m.node = nil

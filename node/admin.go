@@ -1,0 +1,208 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/actors"
+	"github.com/loadnode/loadnode/api"
+)
+
+// admin is the node's HTTP admin endpoint: /metrics (Prometheus), /healthz,
+// /readyz and /v1/jobs[/{name}] as JSON, on its own ServeMux. Handlers ask
+// the manager and job actors through their mailboxes, like any client.
+type admin struct {
+	system  *actor.ActorSystem
+	manager *actor.PID
+	logger  *slog.Logger
+	ready   func() bool
+	reg     *prometheus.Registry
+	commits *prometheus.HistogramVec
+	srv     *http.Server
+	addr    string
+}
+
+var _ actors.Observer = (*admin)(nil)
+
+func newAdmin(logger *slog.Logger) *admin {
+	a := &admin{logger: logger, reg: prometheus.NewRegistry()}
+	a.commits = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "loadnode_batch_commit_seconds",
+		Help:    "Latency of a job's synced batch commit (rows + progress + statistics).",
+		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16), // 100µs .. ~3.3s
+	}, []string{"job"})
+	a.reg.MustRegister(a.commits, &jobsCollector{a: a})
+	return a
+}
+
+// CommitDone implements actors.Observer.
+func (a *admin) CommitDone(job string, _ int, d time.Duration) {
+	a.commits.WithLabelValues(job).Observe(d.Seconds())
+}
+
+// start listens on addr (port 0 picks one) and serves until stop.
+func (a *admin) start(addr string, system *actor.ActorSystem, manager *actor.PID, ready func() bool) error {
+	a.system, a.manager, a.ready = system, manager, ready
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /readyz", a.readyz)
+	mux.HandleFunc("GET /v1/jobs", a.jobs)
+	mux.HandleFunc("GET /v1/jobs/{name}", a.job)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn)}))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("node: admin endpoint %s: %w", addr, err)
+	}
+	a.addr = l.Addr().String()
+	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := a.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.logger.Error("admin endpoint stopped", "err", err)
+		}
+	}()
+	return nil
+}
+
+func (a *admin) stop() {
+	if a.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = a.srv.Shutdown(ctx)
+	}
+}
+
+// ask sends a request to the manager and waits for the answer.
+func (a *admin) ask(ctx context.Context, req proto.Message) (any, error) {
+	timeout := 10 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	return a.system.Root.RequestFuture(a.manager, req, timeout).Result()
+}
+
+func (a *admin) readyz(w http.ResponseWriter, _ *http.Request) {
+	if a.ready == nil || !a.ready() {
+		http.Error(w, "recovering", http.StatusServiceUnavailable)
+		return
+	}
+	fmt.Fprintln(w, "ready")
+}
+
+func writeJSON(w http.ResponseWriter, m proto.Message) {
+	b, err := protojson.MarshalOptions{EmitUnpopulated: false}.Marshal(m)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
+}
+
+func httpStatus(e *api.Error) int {
+	switch e.GetCode() {
+	case api.ErrorCode_NOT_FOUND:
+		return http.StatusNotFound
+	case api.ErrorCode_INVALID_ARGUMENT:
+		return http.StatusBadRequest
+	case api.ErrorCode_UNAVAILABLE:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+func (a *admin) jobs(w http.ResponseWriter, r *http.Request) {
+	res, err := a.ask(r.Context(), &api.ListJobsRequest{})
+	if err != nil {
+		http.Error(w, "no answer from the manager: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	resp, ok := res.(*api.ListJobsResponse)
+	if !ok {
+		http.Error(w, fmt.Sprintf("unexpected answer %T", res), http.StatusInternalServerError)
+		return
+	}
+	writeJSON(w, resp)
+}
+
+func (a *admin) job(w http.ResponseWriter, r *http.Request) {
+	res, err := a.ask(r.Context(), &api.ShowJobRequest{Name: r.PathValue("name")})
+	if err != nil {
+		http.Error(w, "no answer: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	resp, ok := res.(*api.JobResponse)
+	if !ok {
+		http.Error(w, fmt.Sprintf("unexpected answer %T", res), http.StatusInternalServerError)
+		return
+	}
+	if e := resp.GetError(); e != nil {
+		http.Error(w, e.GetCode().String()+": "+e.GetMessage(), httpStatus(e))
+		return
+	}
+	writeJSON(w, resp.GetJob())
+}
+
+// jobsCollector turns every job's `job show` into metrics at scrape time.
+type jobsCollector struct{ a *admin }
+
+var (
+	descRows    = prometheus.NewDesc("loadnode_job_loaded_rows_total", "Rows loaded by the job (committed).", []string{"job", "table"}, nil)
+	descErrors  = prometheus.NewDesc("loadnode_job_error_rows_total", "Error rows of the job.", []string{"job"}, nil)
+	descBytes   = prometheus.NewDesc("loadnode_job_received_bytes_total", "Source bytes received by the job (committed).", []string{"job"}, nil)
+	descBatches = prometheus.NewDesc("loadnode_job_committed_batches_total", "Batches committed by the job.", []string{"job"}, nil)
+	descLag     = prometheus.NewDesc("loadnode_job_lag_records", "Records between the job's progress and the partition's high watermark.", []string{"job", "partition"}, nil)
+	descState   = prometheus.NewDesc("loadnode_job_state", "1 for the job's current state and reason.", []string{"job", "state", "reason"}, nil)
+	descHealth  = prometheus.NewDesc("loadnode_job_health", "1 for the job's health verdict.", []string{"job", "health"}, nil)
+)
+
+// Describe sends nothing: the job set changes, so this is an unchecked
+// collector.
+func (c *jobsCollector) Describe(chan<- *prometheus.Desc) {}
+
+func (c *jobsCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := c.a.ask(ctx, &api.ListJobsRequest{})
+	if err != nil {
+		c.a.logger.Warn("metrics: list jobs", "err", err)
+		return
+	}
+	list, _ := res.(*api.ListJobsResponse)
+	for _, s := range list.GetJobs() {
+		name := s.GetName()
+		ch <- prometheus.MustNewConstMetric(descState, prometheus.GaugeValue, 1, name, s.GetState().String(), s.GetReason().String())
+		res, err := c.a.ask(ctx, &api.ShowJobRequest{Name: name})
+		if err != nil {
+			continue
+		}
+		info := res.(*api.JobResponse).GetJob()
+		if info == nil {
+			continue
+		}
+		st := info.GetStats()
+		ch <- prometheus.MustNewConstMetric(descRows, prometheus.CounterValue, float64(st.GetLoadedRows()), name, s.GetTable())
+		ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, float64(st.GetErrorRows()), name)
+		ch <- prometheus.MustNewConstMetric(descBytes, prometheus.CounterValue, float64(st.GetReceivedBytes()), name)
+		ch <- prometheus.MustNewConstMetric(descBatches, prometheus.CounterValue, float64(st.GetCommittedBatches()), name)
+		if h := info.GetHealth(); h != "" {
+			ch <- prometheus.MustNewConstMetric(descHealth, prometheus.GaugeValue, 1, name, h)
+		}
+		for _, p := range info.GetPartitions() {
+			if p.GetLag() >= 0 {
+				ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(p.GetLag()), name, strconv.Itoa(int(p.GetPartition())))
+			}
+		}
+	}
+}

@@ -1,0 +1,102 @@
+package node_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/config"
+	"github.com/loadnode/loadnode/node"
+)
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestAdminEndpoint: /healthz, /readyz, /v1/jobs and /metrics on the node's
+// own mux, answering from the actors.
+func TestAdminEndpoint(t *testing.T) {
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	prod, _ := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.DefaultProduceTopic("m"))
+	defer prod.Close()
+	recs := []*kgo.Record{{Value: []byte(`{"v":1}`)}, {Value: []byte(`{"v":2}`)}, {Value: []byte(`{"v":"x"}`)}}
+	if err := prod.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg := config.DefaultNode()
+	cfg.DataDir, cfg.Listen, cfg.HTTP = t.TempDir(), "127.0.0.1:0", "127.0.0.1:0"
+	cfg.WatermarkInterval = 100 * time.Millisecond
+	n, err := node.Start(context.Background(), node.Config{Node: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	base := "http://" + n.AdminAddr()
+
+	if code, body := get(t, base+"/healthz"); code != 200 || !strings.Contains(body, "ok") {
+		t.Fatalf("/healthz = %d %q", code, body)
+	}
+	if code, _ := get(t, base+"/readyz"); code != 200 {
+		t.Fatalf("/readyz = %d after Start", code)
+	}
+	spec := &api.JobSpec{Name: "metered", Format: "json", MaxErrorNumber: 5,
+		Table: &api.TableSpec{Name: "mt", Columns: []*api.Column{{Name: "v", Type: api.ColumnType_INT64}}},
+		Kafka: &api.KafkaSpec{Brokers: kc.ListenAddrs(), Topic: "m", DefaultOffset: "OFFSET_BEGINNING"}}
+	config.ApplyDefaults(spec)
+	spec.MaxBatchIntervalMs = 100
+	res, err := n.System().Root.RequestFuture(n.Manager(), &api.CreateJobRequest{Spec: spec}, 5*time.Second).Result()
+	if err != nil || res.(*api.JobResponse).GetError() != nil {
+		t.Fatalf("create: %v %v", res, err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	var metrics string
+	for {
+		_, metrics = get(t, base+"/metrics")
+		if strings.Contains(metrics, `loadnode_job_loaded_rows_total{job="metered",table="mt"} 2`) &&
+			strings.Contains(metrics, `loadnode_job_lag_records{job="metered",partition=`) &&
+			strings.Contains(metrics, "loadnode_batch_commit_seconds_count") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("metrics never showed the job's rows, lag and commit latency:\n%s", metrics)
+		}
+		time.Sleep(50 * time.Millisecond) // poll with a deadline
+	}
+	for _, want := range []string{
+		`loadnode_job_error_rows_total{job="metered"} 1`,
+		`loadnode_job_state{job="metered",reason="SCHEDULED",state="RUNNING"} 1`,
+		`loadnode_job_health{health="healthy",job="metered"} 1`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if code, body := get(t, base+"/v1/jobs"); code != 200 || !strings.Contains(body, `"name":"metered"`) {
+		t.Fatalf("/v1/jobs = %d %s", code, body)
+	}
+	if code, body := get(t, base+"/v1/jobs/metered"); code != 200 || !strings.Contains(body, `"loadedRows":"2"`) {
+		t.Fatalf("/v1/jobs/metered = %d %s", code, body)
+	}
+	if code, _ := get(t, base+"/v1/jobs/nope"); code != http.StatusNotFound {
+		t.Fatalf("/v1/jobs/nope = %d, want 404", code)
+	}
+}
