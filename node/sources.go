@@ -34,6 +34,10 @@ type sharedCluster struct {
 	// topic (and many refreshes) cost one broker request per freshness
 	// window.
 	marks *watermarkCache
+	// parts caches the partition list per topic for a second, so that
+	// thousands of jobs on one topic starting together (a restart) ask the
+	// broker once.
+	parts *topicCache[[]int32]
 }
 
 func newKafkaSources(logger *slog.Logger, marksFresh time.Duration) *kafkaSources {
@@ -73,11 +77,11 @@ func (k *kafkaSources) open(spec *api.JobSpec) (actors.Source, error) {
 		if err != nil {
 			return nil, err
 		}
-		sc = &sharedCluster{c: c, marks: newWatermarkCache(k.marksFresh)}
+		sc = &sharedCluster{c: c, marks: newWatermarkCache(k.marksFresh), parts: newTopicCache[[]int32](time.Second)}
 		k.mu.clusters[key] = sc
 	}
 	sc.refs++
-	return &kafkaSource{owner: k, key: key, c: sc.c, marks: sc.marks, topic: ks.GetTopic()}, nil
+	return &kafkaSource{owner: k, key: key, c: sc.c, marks: sc.marks, parts: sc.parts, topic: ks.GetTopic()}, nil
 }
 
 func (k *kafkaSources) release(key string) {
@@ -109,6 +113,7 @@ type kafkaSource struct {
 	key    string
 	c      *kafka.Cluster
 	marks  *watermarkCache
+	parts  *topicCache[[]int32]
 	topic  string
 	closed sync.Once
 }
@@ -116,7 +121,9 @@ type kafkaSource struct {
 var _ actors.Source = (*kafkaSource)(nil)
 
 func (s *kafkaSource) Partitions(ctx context.Context) ([]int32, error) {
-	return s.c.Partitions(ctx, s.topic)
+	return s.parts.get(ctx, s.topic, func(ctx context.Context) ([]int32, error) {
+		return s.c.Partitions(ctx, s.topic)
+	})
 }
 
 func (s *kafkaSource) ResolveOffsets(ctx context.Context, want map[int32]string) (map[int32]int64, error) {
@@ -129,41 +136,49 @@ func (s *kafkaSource) Watermarks(ctx context.Context) (map[int32]int64, error) {
 	})
 }
 
-// watermarkCache keeps the latest high watermarks per topic for a freshness
-// window; concurrent callers for one topic share one look-up.
-type watermarkCache struct {
+// topicCache keeps the latest answer of a per-topic look-up (high
+// watermarks, the partition list) for a freshness window; concurrent
+// callers for one topic share one look-up.
+type topicCache[T any] struct {
 	fresh time.Duration
 	mu    struct {
 		sync.Mutex
-		topics map[string]*topicMarks
+		topics map[string]*topicEntry[T]
 	}
 }
 
-type topicMarks struct {
+type topicEntry[T any] struct {
 	at    time.Time
-	marks map[int32]int64
-	err   error
+	marks T
+	ok    bool
 	wait  chan struct{} // closed when the look-up in flight ends; nil if none
 }
 
+// watermarkCache caches high watermarks per topic.
+type watermarkCache = topicCache[map[int32]int64]
+
 func newWatermarkCache(fresh time.Duration) *watermarkCache {
-	c := &watermarkCache{fresh: fresh}
-	c.mu.topics = map[string]*topicMarks{}
+	return newTopicCache[map[int32]int64](fresh)
+}
+
+func newTopicCache[T any](fresh time.Duration) *topicCache[T] {
+	c := &topicCache[T]{fresh: fresh}
+	c.mu.topics = map[string]*topicEntry[T]{}
 	return c
 }
 
-// get returns cached marks younger than the freshness window, or looks them
-// up once for all callers. The map returned is shared: callers must not
-// modify it.
-func (c *watermarkCache) get(ctx context.Context, topic string, look func(context.Context) (map[int32]int64, error)) (map[int32]int64, error) {
+// get returns a cached answer younger than the freshness window, or looks
+// it up once for all callers. The value returned is shared: callers must
+// not modify it. Errors are not cached.
+func (c *topicCache[T]) get(ctx context.Context, topic string, look func(context.Context) (T, error)) (T, error) {
 	for {
 		c.mu.Lock()
 		tm := c.mu.topics[topic]
 		if tm == nil {
-			tm = &topicMarks{}
+			tm = &topicEntry[T]{}
 			c.mu.topics[topic] = tm
 		}
-		if tm.marks != nil && time.Since(tm.at) < c.fresh {
+		if tm.ok && time.Since(tm.at) < c.fresh {
 			m := tm.marks
 			c.mu.Unlock()
 			return m, nil
@@ -174,7 +189,8 @@ func (c *watermarkCache) get(ctx context.Context, topic string, look func(contex
 			case <-w:
 				continue
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				var zero T
+				return zero, ctx.Err()
 			}
 		}
 		w := make(chan struct{})
@@ -185,7 +201,7 @@ func (c *watermarkCache) get(ctx context.Context, topic string, look func(contex
 		c.mu.Lock()
 		tm.wait = nil
 		if err == nil {
-			tm.marks, tm.at = marks, time.Now()
+			tm.marks, tm.at, tm.ok = marks, time.Now(), true
 		}
 		c.mu.Unlock()
 		close(w)
