@@ -110,6 +110,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.closeStore()
 		return nil, fmt.Errorf("node: listen %q: bad port", cfg.Node.Listen)
 	}
+	if !loopback(host) {
+		// The client endpoint has no authentication or TLS yet: anyone who
+		// can reach it can create, pause and stop jobs.
+		n.closeStore()
+		return nil, fmt.Errorf("node: listen %q: not a loopback address; the client endpoint has no authentication or TLS yet, so it binds 127.0.0.1, ::1 or localhost only", cfg.Node.Listen)
+	}
 	// Find the port first so that a taken address is an error, not a panic
 	// inside protoactor's Start.
 	if port == 0 {
@@ -310,4 +316,13 @@ func (m *minLevel) WithAttrs(a []slog.Attr) slog.Handler {
 }
 func (m *minLevel) WithGroup(g string) slog.Handler {
 	return &minLevel{h: m.h.WithGroup(g), min: m.min}
+}
+
+// loopback reports whether host names only this machine.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

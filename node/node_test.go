@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,6 +105,23 @@ func TestUnknownRemoteMessage(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatalf("node stopped answering after an unknown message: %v", err)
 			}
+		}
+	}
+}
+
+// TestRefusesNonLoopback: with no authentication or TLS yet, the node does
+// not open its client endpoint beyond this machine.
+func TestRefusesNonLoopback(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
+		cfg := config.DefaultNode()
+		cfg.DataDir, cfg.Listen = t.TempDir(), addr
+		n, err := node.Start(context.Background(), node.Config{Node: cfg})
+		if err == nil {
+			n.Close()
+			t.Fatalf("listen %s: started, want a refusal", addr)
+		}
+		if !strings.Contains(err.Error(), "loopback") {
+			t.Fatalf("listen %s: %v", addr, err)
 		}
 	}
 }
