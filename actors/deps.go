@@ -25,6 +25,7 @@ type Store interface {
 	InitProgress(id uint64, positions map[int32]int64) error
 	CommitBatch(c *persistence.Commit) error
 	ErrorRows(id uint64, limit int) ([]*api.ErrorRow, error)
+	DeleteJob(id uint64, name string) error
 	CountRows(table string) (int64, error)
 	ScanRowsAfter(table string, after []byte, limit int, fn func(key, value []byte) error) error
 }

@@ -574,3 +574,33 @@ func TestExecStatements(t *testing.T) {
 		t.Fatalf("load into a missing table: %v", err)
 	}
 }
+
+// TestDeleteJob: only final jobs can be deleted; the table stays and the
+// name is free again.
+func TestDeleteJob(t *testing.T) {
+	_, cl := kafka(t, "del", 1, 50)
+	brokers := cl.OptValue(kgo.SeedBrokers).([]string)
+	n := startNode(t, nil, t.TempDir(), actors.Hooks{})
+	if _, err := n.c.CreateJob(ctx10(t), spec("gone", "del_rows", "del", brokers)); err != nil {
+		t.Fatal(err)
+	}
+	n.waitLoaded(t, "gone", 50)
+	if _, err := n.c.DeleteJob(ctx10(t), "gone"); code(err) != api.ErrorCode_FAILED_PRECONDITION {
+		t.Fatalf("delete of a running job: %v", err)
+	}
+	if _, err := n.c.StopJob(ctx10(t), "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.c.DeleteJob(ctx10(t), "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.c.ShowJob(ctx10(t), "gone"); code(err) != api.ErrorCode_NOT_FOUND {
+		t.Fatalf("show after delete: %v", err)
+	}
+	if c, err := n.c.Count(ctx10(t), "del_rows"); err != nil || c != 50 {
+		t.Fatalf("table after delete: %d, %v", c, err)
+	}
+	if _, err := n.c.CreateJob(ctx10(t), spec("gone", "del_rows", "del", brokers)); err != nil {
+		t.Fatalf("the name is not free after delete: %v", err)
+	}
+}

@@ -98,6 +98,8 @@ func (m *manager) Receive(ctx actor.Context) {
 		m.route(ctx, msg.GetName())
 	case *api.ShowJobRequest:
 		m.route(ctx, msg.GetName())
+	case *api.DeleteJobRequest:
+		ctx.Respond(m.deleteJob(msg.GetName()))
 	case *api.ExecRequest:
 		m.exec(ctx, msg)
 	case *api.ListJobsRequest:
@@ -388,6 +390,25 @@ func (m *manager) routeMsg(ctx actor.Context, name string, msg any) {
 		m.spawn(ctx, e)
 	}
 	ctx.RequestWithCustomSender(e.pid, msg, ctx.Sender())
+}
+
+// deleteJob removes a final job from the store and the registry; its
+// table stays. Only STOPPED and CANCELLED jobs can be deleted: a job that
+// may still write is never removed under its actor.
+func (m *manager) deleteJob(name string) *api.JobResponse {
+	e := m.byName[name]
+	if e == nil {
+		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "name", Message: fmt.Sprintf("job %q not found", name)}}
+	}
+	if !isFinal(e.summary.GetState()) {
+		return &api.JobResponse{Error: precondition("job %s is %s: stop it before deleting it", name, e.summary.GetState())}
+	}
+	if err := m.deps.Store.DeleteJob(e.rec.GetId(), name); err != nil {
+		return &api.JobResponse{Error: storeErr(err)}
+	}
+	delete(m.byName, name)
+	m.log().Info("job deleted", "job", e.rec.GetId(), "name", name)
+	return &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: e.rec.GetSpec()}}
 }
 
 func (m *manager) showStored(e *entry) *api.JobResponse {

@@ -399,3 +399,11 @@ func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse,
 	}
 	return nil, errorf("exec: unexpected reply %T", v)
 }
+
+// DeleteJob removes a STOPPED or CANCELLED job (its snapshot, journal,
+// progress, statistics and error rows); its table and rows stay, and the
+// name can be used again. A job that is not final is refused with
+// FAILED_PRECONDITION.
+func (c *Client) DeleteJob(ctx context.Context, name string) (*api.JobInfo, error) {
+	return c.job(ctx, "delete job", &api.DeleteJobRequest{Name: name})
+}

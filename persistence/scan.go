@@ -82,3 +82,30 @@ func (s *Store) CreateTable(spec *api.TableSpec) (created bool, err error) {
 	}
 	return true, nil
 }
+
+// DeleteJob removes a job: its name index entry, snapshot, journal,
+// progress, statistics and error rows, in one batch committed with
+// pebble.Sync. Its table and the table's rows stay. The caller (the
+// manager) allows it only for final jobs.
+func (s *Store) DeleteJob(id uint64, name string) (err error) {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	s.createMu.Lock()
+	defer s.createMu.Unlock()
+	unlock := s.jobs.lock(id)
+	defer unlock()
+	defer s.recoverFatal(&err)
+	owner, ok, err := s.getUint64(nameKey(name))
+	if err != nil {
+		return fmt.Errorf("persistence: delete job %q: %w", name, err)
+	}
+	if !ok || owner != id {
+		return fmt.Errorf("persistence: delete job %q (id %d): %w", name, id, ErrNotFound)
+	}
+	b := s.db.NewBatch()
+	_ = b.Delete(nameKey(name), nil)
+	p := jobKeyPrefix(id)
+	_ = b.DeleteRange(p, prefixEnd(p), nil)
+	return s.commit(b, fmt.Sprintf("delete job %q", name))
+}

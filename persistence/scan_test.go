@@ -83,3 +83,53 @@ func TestCreateTable(t *testing.T) {
 		t.Fatalf("stored %v, %v", got, err)
 	}
 }
+
+func TestDeleteJob(t *testing.T) {
+	mem := vfs.NewCrashableMem()
+	s, err := Open(Options{Dir: "db", FS: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := &api.TableSpec{Name: "t", Columns: []*api.Column{{Name: "v", Type: api.ColumnType_INT64}}}
+	for id, name := range map[uint64]string{1: "a", 2: "b"} {
+		if err := s.CreateJob(&api.JobRecord{Id: id, Name: name}, &api.Transition{To: api.JobState_NEED_SCHEDULE}, tbl); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.InitProgress(id, map[int32]int64{0: 0}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CommitBatch(&Commit{JobID: id, Table: "t", Rows: []KV{{Key: []byte{byte(id)}, Value: []byte("x")}},
+			Ranges: []Range{{Partition: 0, From: 0, To: 1}}, Stats: &api.JobStats{LoadedRows: 1},
+			ErrorRows: []*api.ErrorRow{{Offset: 0, Reason: "r"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteJob(1, "b"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("delete with the wrong name: %v", err)
+	}
+	if err := s.DeleteJob(1, "a"); err != nil {
+		t.Fatal(err)
+	}
+	clone := mem.CrashClone(vfs.CrashCloneCfg{})
+	s.Close()
+	s, err = Open(Options{Dir: "db", FS: clone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.LoadJob(1); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("deleted job loads: %v", err)
+	}
+	if rows, _ := s.ErrorRows(1, 10); len(rows) != 0 {
+		t.Fatalf("deleted job's error rows remain: %v", rows)
+	}
+	if st, err := s.LoadJob(2); err != nil || st.Progress[0] != 1 {
+		t.Fatalf("the other job was disturbed: %v %v", st, err)
+	}
+	if n, _ := s.CountRows("t"); n != 2 {
+		t.Fatalf("table rows = %d, want 2 (the table stays)", n)
+	}
+	if err := s.CreateJob(&api.JobRecord{Id: 3, Name: "a"}, &api.Transition{To: api.JobState_NEED_SCHEDULE}, nil); err != nil {
+		t.Fatalf("the name is not free after delete: %v", err)
+	}
+}

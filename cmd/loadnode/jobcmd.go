@@ -19,7 +19,8 @@ Commands:
   show NAME [-o text|json|yaml] show a job's state, history, progress, statistics
   pause NAME                    pause a job
   resume NAME                   resume a paused job
-  stop NAME                     stop a job for good`
+  stop NAME                     stop a job for good
+  delete NAME                   delete a STOPPED or CANCELLED job (the table stays)`
 
 type (
 	jobCreateCmd struct {
@@ -96,7 +97,7 @@ func (m *Main) parseJob(args []string) (command, error) {
 			return nil, usagef("job show: -o %q must be text, json or yaml", c.output)
 		}
 		return c, c.conn.validate(fs)
-	case "pause", "resume", "stop":
+	case "pause", "resume", "stop", "delete":
 		c := jobActionCmd{action: sub}
 		fs := m.newFlagSet("job "+sub, "job "+sub+" NAME [--addr HOST:PORT] [--timeout D]")
 		m.addConnFlags(fs, &c.conn)
@@ -196,6 +197,12 @@ func (c jobActionCmd) run(ctx context.Context, m *Main) error {
 		info, err = cl.ResumeJob(ctx, c.name)
 	case "stop":
 		info, err = cl.StopJob(ctx, c.name)
+	case "delete":
+		if _, err := cl.DeleteJob(ctx, c.name); err != nil {
+			return err
+		}
+		fmt.Fprintf(m.Stdout, "job %s deleted (its table stays)\n", c.name)
+		return nil
 	default:
 		return fmt.Errorf("job: unknown action %q", c.action)
 	}
