@@ -26,6 +26,7 @@ type Store interface {
 	CommitBatch(c *persistence.Commit) error
 	ErrorRows(id uint64, limit int) ([]*api.ErrorRow, error)
 	DeleteJob(id uint64, name string) error
+	AlterJob(rec *api.JobRecord, reset map[int32]int64, t *api.Transition) error
 	CountRows(table string) (int64, error)
 	ScanRowsAfter(table string, after []byte, limit int, fn func(key, value []byte) error) error
 }

@@ -57,8 +57,8 @@ func (m *manager) exec(ctx actor.Context, req *api.ExecRequest) {
 		}
 		ctx.Respond(&api.ExecResponse{Jobs: m.list().GetJobs()})
 	case st.Alter != nil:
-		ctx.Respond(execErr(api.ErrorCode_FAILED_PRECONDITION, "ALTER ROUTINE LOAD",
-			"ALTER ROUTINE LOAD: not supported by this node yet; pause, stop and create a new job instead"))
+		// The job actor applies it to its current spec.
+		m.routeMsg(ctx, st.Alter.Name, &alterStatement{alter: st.Alter})
 	default:
 		ctx.Respond(execErr(api.ErrorCode_INVALID_ARGUMENT, "statement", "unsupported statement"))
 	}
@@ -142,4 +142,24 @@ func (m *manager) execJobs(ctx actor.Context, ref *doris.JobRef, msg func(name s
 		}
 	}
 	ctx.Respond(&api.ExecResponse{Message: fmt.Sprintf("sent to %d jobs", n)})
+}
+
+// alterStatement carries a parsed ALTER ROUTINE LOAD to its job actor, which
+// applies it to the job's current spec (in-process only).
+type alterStatement struct{ alter *doris.Alter }
+
+// onAlterStatement turns ALTER ROUTINE LOAD into an AlterJobRequest: the
+// changed properties make the new spec, and new kafka_offsets become an
+// offset reset (which needs the job PAUSED).
+func (j *job) onAlterStatement(ctx actor.Context, msg *alterStatement) {
+	next, err := msg.alter.Spec(j.rec.GetSpec())
+	if err != nil {
+		ctx.Respond(j.reply(&api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "ALTER ROUTINE LOAD", Message: err.Error()}))
+		return
+	}
+	req := &api.AlterJobRequest{Name: j.rec.GetName(), Spec: next}
+	if slices.Contains(msg.alter.Changed, "kafka.offsets") {
+		req.ResetOffsets = msg.alter.Kafka.GetOffsets()
+	}
+	j.userAlter(ctx, req)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/actors"
 	"github.com/loadnode/loadnode/api"
@@ -561,6 +562,15 @@ func TestExecStatements(t *testing.T) {
 	if res, err := exec("SHOW ROUTINE LOAD FOR orders_load"); err != nil || res.GetJob().GetStats().GetLoadedRows() != 200 {
 		t.Fatalf("SHOW FOR: %v, %v", res, err)
 	}
+	// While PAUSED: ALTER with new offsets resets progress (journaled).
+	if _, err := exec(`ALTER ROUTINE LOAD FOR orders_load PROPERTIES ("max_batch_rows" = "5000")
+		FROM KAFKA ("kafka_partitions" = "0", "kafka_offsets" = "OFFSET_BEGINNING")`); err != nil {
+		t.Fatalf("ALTER: %v", err)
+	}
+	info := n.show(t, "orders_load")
+	if info.Spec.MaxBatchRows != 5000 || info.History[len(info.History)-1].Reason != api.Reason_USER_ALTER {
+		t.Fatalf("after ALTER: max_batch_rows %d, last %v", info.Spec.MaxBatchRows, info.History[len(info.History)-1])
+	}
 	if _, err := exec("RESUME ROUTINE LOAD FOR orders_load"); err != nil {
 		t.Fatal(err)
 	}
@@ -568,7 +578,7 @@ func TestExecStatements(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := exec(`ALTER ROUTINE LOAD FOR orders_load PROPERTIES ("max_batch_rows" = "5000")`); code(err) != api.ErrorCode_FAILED_PRECONDITION {
-		t.Fatalf("ALTER: %v", err)
+		t.Fatalf("ALTER of a stopped job: %v", err)
 	}
 	if _, err := exec(`CREATE ROUTINE LOAD other ON missing_table FROM KAFKA ("kafka_broker_list" = "` + broker + `", "kafka_topic" = "sqltopic")`); code(err) != api.ErrorCode_NOT_FOUND {
 		t.Fatalf("load into a missing table: %v", err)
@@ -602,5 +612,60 @@ func TestDeleteJob(t *testing.T) {
 	}
 	if _, err := n.c.CreateJob(ctx10(t), spec("gone", "del_rows", "del", brokers)); err != nil {
 		t.Fatalf("the name is not free after delete: %v", err)
+	}
+}
+
+// TestAlterJob: limits change on a running job; offsets move only while
+// PAUSED, journaled with old and new positions, and the reset is the only
+// way progress goes backwards — the records are then loaded again.
+func TestAlterJob(t *testing.T) {
+	_, cl := kafka(t, "alt", 1, 100)
+	brokers := cl.OptValue(kgo.SeedBrokers).([]string)
+	n := startNode(t, nil, t.TempDir(), actors.Hooks{})
+	sp := spec("alt", "alt_rows", "alt", brokers)
+	if _, err := n.c.CreateJob(ctx10(t), sp); err != nil {
+		t.Fatal(err)
+	}
+	n.waitLoaded(t, "alt", 100)
+
+	next := proto.Clone(sp).(*api.JobSpec)
+	next.MaxBatchRows = 7
+	next.MaxErrorNumber = 3
+	if _, err := n.c.AlterJob(ctx10(t), "alt", next, nil); err != nil {
+		t.Fatal(err)
+	}
+	bad := proto.Clone(sp).(*api.JobSpec)
+	bad.Kafka.Topic = "other"
+	if _, err := n.c.AlterJob(ctx10(t), "alt", bad, nil); code(err) != api.ErrorCode_INVALID_ARGUMENT {
+		t.Fatalf("alter of the topic: %v", err)
+	}
+	if _, err := n.c.AlterJob(ctx10(t), "alt", nil, map[int32]string{0: "OFFSET_BEGINNING"}); code(err) != api.ErrorCode_FAILED_PRECONDITION {
+		t.Fatalf("offset reset while RUNNING: %v", err)
+	}
+	produce(t, cl, "alt", 100, 20, func(i int) string { return fmt.Sprintf(`{"id":%d}`, i) })
+	info := n.waitLoaded(t, "alt", 120)
+	if info.Spec.MaxBatchRows != 7 || info.Stats.CommittedBatches < 4 {
+		t.Fatalf("new limits not in effect: max_batch_rows %d, batches %d", info.Spec.MaxBatchRows, info.Stats.CommittedBatches)
+	}
+	if _, err := n.c.PauseJob(ctx10(t), "alt"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.c.AlterJob(ctx10(t), "alt", nil, map[int32]string{0: "90"}); err != nil {
+		t.Fatal(err)
+	}
+	info = n.show(t, "alt")
+	last := info.History[len(info.History)-1]
+	if last.Reason != api.Reason_USER_ALTER || !strings.Contains(last.Message, "partition 0 offset 120->90") {
+		t.Fatalf("reset not journaled with old and new positions: %v", last)
+	}
+	if info.Partitions[0].CommittedOffset != 90 {
+		t.Fatalf("progress after reset = %d, want 90", info.Partitions[0].CommittedOffset)
+	}
+	if _, err := n.c.ResumeJob(ctx10(t), "alt"); err != nil {
+		t.Fatal(err)
+	}
+	info = n.waitLoaded(t, "alt", 150) // 30 records loaded again, as asked
+	if info.Partitions[0].CommittedOffset != 120 {
+		t.Fatalf("progress = %d, want 120", info.Partitions[0].CommittedOffset)
 	}
 }

@@ -81,11 +81,12 @@ type job struct {
 	// that results of look-ups started before are recognised as stale.
 	epoch          uint64
 	generation     uint64
-	tasks          map[string]int // task PID id -> index, current generation only
-	stopping       bool           // the actor is stopping itself (final state)
-	retries        int            // consecutive task or topology failures
-	autoResumeN    int            // the attempt number of the planned auto-resume
-	runningSinceMs int64          // when the job last entered RUNNING
+	tasks          map[string]int    // task PID id -> index, current generation only
+	stopping       bool              // the actor is stopping itself (final state)
+	retries        int               // consecutive task or topology failures
+	autoResumeN    int               // the attempt number of the planned auto-resume
+	runningSinceMs int64             // when the job last entered RUNNING
+	srcProps       map[string]string // the client settings j.src was opened with
 	topoBusy       bool
 	markBusy       bool
 	timers         []*time.Timer
@@ -159,6 +160,12 @@ func (j *job) Receive(ctx actor.Context) {
 		ctx.Respond(j.userStop(ctx))
 	case *api.ShowJobRequest:
 		ctx.Respond(j.show())
+	case *api.AlterJobRequest:
+		j.userAlter(ctx, msg)
+	case *alterResolved:
+		j.onAlterResolved(ctx, msg)
+	case *alterStatement:
+		j.onAlterStatement(ctx, msg)
 	case *InspectJob:
 		p := make(map[int32]int64, len(j.progress))
 		for k, v := range j.progress {
@@ -204,6 +211,7 @@ func (j *job) start(ctx actor.Context) {
 		j.schema = schema
 		j.format = table.Format{Kind: spec.GetFormat(), ColumnSeparator: spec.GetColumnSeparator(), JSONPaths: spec.GetJsonpaths()}
 		j.src, err = j.deps.Sources(spec)
+		j.srcProps = spec.GetKafka().GetProperties()
 	}
 	j.notify(ctx)
 	if err != nil && isFinal(j.state) == false {

@@ -98,6 +98,8 @@ func (m *manager) Receive(ctx actor.Context) {
 		m.route(ctx, msg.GetName())
 	case *api.ShowJobRequest:
 		m.route(ctx, msg.GetName())
+	case *api.AlterJobRequest:
+		m.route(ctx, msg.GetName())
 	case *api.DeleteJobRequest:
 		ctx.Respond(m.deleteJob(msg.GetName()))
 	case *api.ExecRequest:

@@ -275,6 +275,7 @@ const (
 	Reason_SOURCE_CONFIG_ERROR      Reason = 12 // authorization, unknown topic: never auto-resumed
 	Reason_STORE_FAILURE            Reason = 13
 	Reason_AUTO_RESUME              Reason = 14 // PAUSED -> NEED_SCHEDULE after a transient pause
+	Reason_USER_ALTER               Reason = 15 // properties or offsets changed by the user
 )
 
 // Enum value maps for Reason.
@@ -295,6 +296,7 @@ var (
 		12: "SOURCE_CONFIG_ERROR",
 		13: "STORE_FAILURE",
 		14: "AUTO_RESUME",
+		15: "USER_ALTER",
 	}
 	Reason_value = map[string]int32{
 		"REASON_UNSPECIFIED":       0,
@@ -312,6 +314,7 @@ var (
 		"SOURCE_CONFIG_ERROR":      12,
 		"STORE_FAILURE":            13,
 		"AUTO_RESUME":              14,
+		"USER_ALTER":               15,
 	}
 )
 
@@ -1502,6 +1505,74 @@ func (x *ShowJobRequest) GetName() string {
 	return ""
 }
 
+// AlterJobRequest changes a job. spec, if set, is the whole new spec (as
+// `job show -o yaml` prints it): only desired_concurrent_number,
+// max_batch_interval_ms, max_batch_rows, max_batch_size, max_error_number,
+// kafka.properties and kafka.default_offset may differ from the current
+// spec; kafka.offsets in it is ignored. reset_offsets moves the given
+// partitions' progress (a number, OFFSET_BEGINNING or OFFSET_END) and is
+// allowed only while the job is PAUSED; it is journaled with the old and new
+// positions. Answered with a JobResponse.
+type AlterJobRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Spec          *JobSpec               `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
+	ResetOffsets  map[int32]string       `protobuf:"bytes,3,rep,name=reset_offsets,json=resetOffsets,proto3" json:"reset_offsets,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AlterJobRequest) Reset() {
+	*x = AlterJobRequest{}
+	mi := &file_api_loadnode_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AlterJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AlterJobRequest) ProtoMessage() {}
+
+func (x *AlterJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AlterJobRequest.ProtoReflect.Descriptor instead.
+func (*AlterJobRequest) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *AlterJobRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AlterJobRequest) GetSpec() *JobSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+func (x *AlterJobRequest) GetResetOffsets() map[int32]string {
+	if x != nil {
+		return x.ResetOffsets
+	}
+	return nil
+}
+
 // DeleteJobRequest removes a STOPPED or CANCELLED job (its snapshot,
 // journal, progress, statistics and error rows); its table stays.
 type DeleteJobRequest struct {
@@ -1513,7 +1584,7 @@ type DeleteJobRequest struct {
 
 func (x *DeleteJobRequest) Reset() {
 	*x = DeleteJobRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[16]
+	mi := &file_api_loadnode_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1525,7 +1596,7 @@ func (x *DeleteJobRequest) String() string {
 func (*DeleteJobRequest) ProtoMessage() {}
 
 func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[16]
+	mi := &file_api_loadnode_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1538,7 +1609,7 @@ func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobRequest.ProtoReflect.Descriptor instead.
 func (*DeleteJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{16}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DeleteJobRequest) GetName() string {
@@ -1548,7 +1619,7 @@ func (x *DeleteJobRequest) GetName() string {
 	return ""
 }
 
-// JobResponse answers Create, Pause, Resume, Stop, Show and Delete.
+// JobResponse answers Create, Pause, Resume, Stop, Show, Alter and Delete.
 type JobResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Job           *JobInfo               `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
@@ -1559,7 +1630,7 @@ type JobResponse struct {
 
 func (x *JobResponse) Reset() {
 	*x = JobResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[17]
+	mi := &file_api_loadnode_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1571,7 +1642,7 @@ func (x *JobResponse) String() string {
 func (*JobResponse) ProtoMessage() {}
 
 func (x *JobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[17]
+	mi := &file_api_loadnode_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1584,7 +1655,7 @@ func (x *JobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobResponse.ProtoReflect.Descriptor instead.
 func (*JobResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{17}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *JobResponse) GetJob() *JobInfo {
@@ -1609,7 +1680,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[18]
+	mi := &file_api_loadnode_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1621,7 +1692,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[18]
+	mi := &file_api_loadnode_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1634,7 +1705,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{18}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{19}
 }
 
 type ListJobsResponse struct {
@@ -1647,7 +1718,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[19]
+	mi := &file_api_loadnode_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1659,7 +1730,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[19]
+	mi := &file_api_loadnode_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1672,7 +1743,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{19}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobSummary {
@@ -1698,7 +1769,7 @@ type TableCountRequest struct {
 
 func (x *TableCountRequest) Reset() {
 	*x = TableCountRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[20]
+	mi := &file_api_loadnode_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1710,7 +1781,7 @@ func (x *TableCountRequest) String() string {
 func (*TableCountRequest) ProtoMessage() {}
 
 func (x *TableCountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[20]
+	mi := &file_api_loadnode_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1723,7 +1794,7 @@ func (x *TableCountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableCountRequest.ProtoReflect.Descriptor instead.
 func (*TableCountRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{20}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *TableCountRequest) GetTable() string {
@@ -1743,7 +1814,7 @@ type TableCountResponse struct {
 
 func (x *TableCountResponse) Reset() {
 	*x = TableCountResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[21]
+	mi := &file_api_loadnode_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1755,7 +1826,7 @@ func (x *TableCountResponse) String() string {
 func (*TableCountResponse) ProtoMessage() {}
 
 func (x *TableCountResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[21]
+	mi := &file_api_loadnode_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1768,7 +1839,7 @@ func (x *TableCountResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableCountResponse.ProtoReflect.Descriptor instead.
 func (*TableCountResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{21}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *TableCountResponse) GetCount() int64 {
@@ -1802,7 +1873,7 @@ type Value struct {
 
 func (x *Value) Reset() {
 	*x = Value{}
-	mi := &file_api_loadnode_proto_msgTypes[22]
+	mi := &file_api_loadnode_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1814,7 +1885,7 @@ func (x *Value) String() string {
 func (*Value) ProtoMessage() {}
 
 func (x *Value) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[22]
+	mi := &file_api_loadnode_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1827,7 +1898,7 @@ func (x *Value) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Value.ProtoReflect.Descriptor instead.
 func (*Value) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{22}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Value) GetKind() isValue_Kind {
@@ -1944,7 +2015,7 @@ type Row struct {
 
 func (x *Row) Reset() {
 	*x = Row{}
-	mi := &file_api_loadnode_proto_msgTypes[23]
+	mi := &file_api_loadnode_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1956,7 +2027,7 @@ func (x *Row) String() string {
 func (*Row) ProtoMessage() {}
 
 func (x *Row) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[23]
+	mi := &file_api_loadnode_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1969,7 +2040,7 @@ func (x *Row) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Row.ProtoReflect.Descriptor instead.
 func (*Row) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{23}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Row) GetValues() []*Value {
@@ -2011,7 +2082,7 @@ type TableScanRequest struct {
 
 func (x *TableScanRequest) Reset() {
 	*x = TableScanRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[24]
+	mi := &file_api_loadnode_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2023,7 +2094,7 @@ func (x *TableScanRequest) String() string {
 func (*TableScanRequest) ProtoMessage() {}
 
 func (x *TableScanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[24]
+	mi := &file_api_loadnode_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2036,7 +2107,7 @@ func (x *TableScanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableScanRequest.ProtoReflect.Descriptor instead.
 func (*TableScanRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{24}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *TableScanRequest) GetTable() string {
@@ -2072,7 +2143,7 @@ type TableScanResponse struct {
 
 func (x *TableScanResponse) Reset() {
 	*x = TableScanResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[25]
+	mi := &file_api_loadnode_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2084,7 +2155,7 @@ func (x *TableScanResponse) String() string {
 func (*TableScanResponse) ProtoMessage() {}
 
 func (x *TableScanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[25]
+	mi := &file_api_loadnode_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2097,7 +2168,7 @@ func (x *TableScanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableScanResponse.ProtoReflect.Descriptor instead.
 func (*TableScanResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{25}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *TableScanResponse) GetSchema() *TableSpec {
@@ -2141,7 +2212,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[26]
+	mi := &file_api_loadnode_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2153,7 +2224,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[26]
+	mi := &file_api_loadnode_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2166,7 +2237,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{26}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ExecRequest) GetStatement() string {
@@ -2189,7 +2260,7 @@ type ExecResponse struct {
 
 func (x *ExecResponse) Reset() {
 	*x = ExecResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[27]
+	mi := &file_api_loadnode_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2201,7 +2272,7 @@ func (x *ExecResponse) String() string {
 func (*ExecResponse) ProtoMessage() {}
 
 func (x *ExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[27]
+	mi := &file_api_loadnode_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2214,7 +2285,7 @@ func (x *ExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
 func (*ExecResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{27}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ExecResponse) GetMessage() string {
@@ -2266,7 +2337,7 @@ type JobRecord struct {
 
 func (x *JobRecord) Reset() {
 	*x = JobRecord{}
-	mi := &file_api_loadnode_proto_msgTypes[28]
+	mi := &file_api_loadnode_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2278,7 +2349,7 @@ func (x *JobRecord) String() string {
 func (*JobRecord) ProtoMessage() {}
 
 func (x *JobRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[28]
+	mi := &file_api_loadnode_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2291,7 +2362,7 @@ func (x *JobRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobRecord.ProtoReflect.Descriptor instead.
 func (*JobRecord) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{28}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *JobRecord) GetId() uint64 {
@@ -2436,7 +2507,14 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x0eStopJobRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"$\n" +
 	"\x0eShowJobRequest\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"&\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\xe5\x01\n" +
+	"\x0fAlterJobRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
+	"\x04spec\x18\x02 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12S\n" +
+	"\rreset_offsets\x18\x03 \x03(\v2..loadnode.v1.AlterJobRequest.ResetOffsetsEntryR\fresetOffsets\x1a?\n" +
+	"\x11ResetOffsetsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"&\n" +
 	"\x10DeleteJobRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"_\n" +
 	"\vJobResponse\x12&\n" +
@@ -2516,7 +2594,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\n" +
 	"\x06PAUSED\x10\x03\x12\v\n" +
 	"\aSTOPPED\x10\x04\x12\r\n" +
-	"\tCANCELLED\x10\x05*\xb4\x02\n" +
+	"\tCANCELLED\x10\x05*\xc4\x02\n" +
 	"\x06Reason\x12\x16\n" +
 	"\x12REASON_UNSPECIFIED\x10\x00\x12\v\n" +
 	"\aCREATED\x10\x01\x12\r\n" +
@@ -2534,7 +2612,9 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x18RESTART_BUDGET_EXHAUSTED\x10\v\x12\x17\n" +
 	"\x13SOURCE_CONFIG_ERROR\x10\f\x12\x11\n" +
 	"\rSTORE_FAILURE\x10\r\x12\x0f\n" +
-	"\vAUTO_RESUME\x10\x0eB&Z$github.com/loadnode/loadnode/api;apib\x06proto3"
+	"\vAUTO_RESUME\x10\x0e\x12\x0e\n" +
+	"\n" +
+	"USER_ALTER\x10\x0fB&Z$github.com/loadnode/loadnode/api;apib\x06proto3"
 
 var (
 	file_api_loadnode_proto_rawDescOnce sync.Once
@@ -2549,7 +2629,7 @@ func file_api_loadnode_proto_rawDescGZIP() []byte {
 }
 
 var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_api_loadnode_proto_goTypes = []any{
 	(ErrorCode)(0),             // 0: loadnode.v1.ErrorCode
 	(ColumnType)(0),            // 1: loadnode.v1.ColumnType
@@ -2572,29 +2652,31 @@ var file_api_loadnode_proto_goTypes = []any{
 	(*ResumeJobRequest)(nil),   // 18: loadnode.v1.ResumeJobRequest
 	(*StopJobRequest)(nil),     // 19: loadnode.v1.StopJobRequest
 	(*ShowJobRequest)(nil),     // 20: loadnode.v1.ShowJobRequest
-	(*DeleteJobRequest)(nil),   // 21: loadnode.v1.DeleteJobRequest
-	(*JobResponse)(nil),        // 22: loadnode.v1.JobResponse
-	(*ListJobsRequest)(nil),    // 23: loadnode.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),   // 24: loadnode.v1.ListJobsResponse
-	(*TableCountRequest)(nil),  // 25: loadnode.v1.TableCountRequest
-	(*TableCountResponse)(nil), // 26: loadnode.v1.TableCountResponse
-	(*Value)(nil),              // 27: loadnode.v1.Value
-	(*Row)(nil),                // 28: loadnode.v1.Row
-	(*TableScanRequest)(nil),   // 29: loadnode.v1.TableScanRequest
-	(*TableScanResponse)(nil),  // 30: loadnode.v1.TableScanResponse
-	(*ExecRequest)(nil),        // 31: loadnode.v1.ExecRequest
-	(*ExecResponse)(nil),       // 32: loadnode.v1.ExecResponse
-	(*JobRecord)(nil),          // 33: loadnode.v1.JobRecord
-	nil,                        // 34: loadnode.v1.KafkaSpec.OffsetsEntry
-	nil,                        // 35: loadnode.v1.KafkaSpec.PropertiesEntry
+	(*AlterJobRequest)(nil),    // 21: loadnode.v1.AlterJobRequest
+	(*DeleteJobRequest)(nil),   // 22: loadnode.v1.DeleteJobRequest
+	(*JobResponse)(nil),        // 23: loadnode.v1.JobResponse
+	(*ListJobsRequest)(nil),    // 24: loadnode.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),   // 25: loadnode.v1.ListJobsResponse
+	(*TableCountRequest)(nil),  // 26: loadnode.v1.TableCountRequest
+	(*TableCountResponse)(nil), // 27: loadnode.v1.TableCountResponse
+	(*Value)(nil),              // 28: loadnode.v1.Value
+	(*Row)(nil),                // 29: loadnode.v1.Row
+	(*TableScanRequest)(nil),   // 30: loadnode.v1.TableScanRequest
+	(*TableScanResponse)(nil),  // 31: loadnode.v1.TableScanResponse
+	(*ExecRequest)(nil),        // 32: loadnode.v1.ExecRequest
+	(*ExecResponse)(nil),       // 33: loadnode.v1.ExecResponse
+	(*JobRecord)(nil),          // 34: loadnode.v1.JobRecord
+	nil,                        // 35: loadnode.v1.KafkaSpec.OffsetsEntry
+	nil,                        // 36: loadnode.v1.KafkaSpec.PropertiesEntry
+	nil,                        // 37: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
 }
 var file_api_loadnode_proto_depIdxs = []int32{
 	0,  // 0: loadnode.v1.Error.code:type_name -> loadnode.v1.ErrorCode
 	1,  // 1: loadnode.v1.Column.type:type_name -> loadnode.v1.ColumnType
 	6,  // 2: loadnode.v1.TableSpec.columns:type_name -> loadnode.v1.Column
 	2,  // 3: loadnode.v1.TableSpec.model:type_name -> loadnode.v1.TableModel
-	34, // 4: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	35, // 5: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	35, // 4: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	36, // 5: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
 	7,  // 6: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
 	8,  // 7: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
 	3,  // 8: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
@@ -2609,25 +2691,27 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	10, // 17: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
 	12, // 18: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
 	9,  // 19: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	15, // 20: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
-	5,  // 21: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
-	14, // 22: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
-	5,  // 23: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
-	5,  // 24: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
-	27, // 25: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
-	7,  // 26: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
-	28, // 27: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
-	5,  // 28: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
-	15, // 29: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
-	14, // 30: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
-	7,  // 31: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
-	5,  // 32: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
-	9,  // 33: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
-	34, // [34:34] is the sub-list for method output_type
-	34, // [34:34] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	9,  // 20: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	37, // 21: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	15, // 22: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
+	5,  // 23: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
+	14, // 24: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
+	5,  // 25: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
+	5,  // 26: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
+	28, // 27: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
+	7,  // 28: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
+	29, // 29: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
+	5,  // 30: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
+	15, // 31: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
+	14, // 32: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
+	7,  // 33: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
+	5,  // 34: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
+	9,  // 35: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
+	36, // [36:36] is the sub-list for method output_type
+	36, // [36:36] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }
@@ -2635,7 +2719,7 @@ func file_api_loadnode_proto_init() {
 	if File_api_loadnode_proto != nil {
 		return
 	}
-	file_api_loadnode_proto_msgTypes[22].OneofWrappers = []any{
+	file_api_loadnode_proto_msgTypes[23].OneofWrappers = []any{
 		(*Value_Null)(nil),
 		(*Value_Int64)(nil),
 		(*Value_Float64)(nil),
@@ -2649,7 +2733,7 @@ func file_api_loadnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_loadnode_proto_rawDesc), len(file_api_loadnode_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   31,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

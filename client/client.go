@@ -407,3 +407,13 @@ func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse,
 func (c *Client) DeleteJob(ctx context.Context, name string) (*api.JobInfo, error) {
 	return c.job(ctx, "delete job", &api.DeleteJobRequest{Name: name})
 }
+
+// AlterJob changes a job: spec (may be nil) is the whole new spec, of which
+// only the batch limits, concurrency, error budget, kafka.properties and
+// kafka.default_offset may differ; resetOffsets (may be nil) moves the
+// given partitions' progress to a number, OFFSET_BEGINNING or OFFSET_END and
+// is allowed only while the job is PAUSED. Every alter is journaled (reason
+// USER_ALTER, with old and new positions) before it is answered.
+func (c *Client) AlterJob(ctx context.Context, name string, spec *api.JobSpec, resetOffsets map[int32]string) (*api.JobInfo, error) {
+	return c.job(ctx, "alter job", &api.AlterJobRequest{Name: name, Spec: spec, ResetOffsets: resetOffsets})
+}

@@ -109,3 +109,49 @@ func (s *Store) DeleteJob(id uint64, name string) (err error) {
 	_ = b.DeleteRange(p, prefixEnd(p), nil)
 	return s.commit(b, fmt.Sprintf("delete job %q", name))
 }
+
+// AlterJob applies a user's alter of a job in one batch committed with
+// pebble.Sync: the new snapshot rec, the progress of the partitions in
+// reset overwritten (a journaled user reset is the only way progress may
+// move backwards), and the journal entry t, whose Seq must be the last + 1.
+func (s *Store) AlterJob(rec *api.JobRecord, reset map[int32]int64, t *api.Transition) (err error) {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if rec == nil || t == nil {
+		return fmt.Errorf("persistence: alter job: nil record or transition")
+	}
+	id := rec.GetId()
+	recBytes, err := proto.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("persistence: alter job %d: %w", id, err)
+	}
+	tBytes, err := proto.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("persistence: alter job %d: %w", id, err)
+	}
+	unlock := s.jobs.lock(id)
+	defer unlock()
+	defer s.recoverFatal(&err)
+	old, err := s.record(id)
+	if err != nil {
+		return fmt.Errorf("persistence: alter job %d: %w", id, err)
+	}
+	if old.GetName() != rec.GetName() {
+		return fmt.Errorf("persistence: alter job %d: name %q cannot change to %q", id, old.GetName(), rec.GetName())
+	}
+	last, err := s.lastTransition(id)
+	if err != nil {
+		return fmt.Errorf("persistence: alter job %d: %w", id, err)
+	}
+	if want := last.GetSeq() + 1; t.GetSeq() != want {
+		return fmt.Errorf("persistence: alter job %d: seq %d, want %d", id, t.GetSeq(), want)
+	}
+	b := s.db.NewBatch()
+	_ = b.Set(jobKey(id, jobRecordSuffix), recBytes, nil)
+	for p, o := range reset {
+		_ = b.Set(progressKey(id, p), encodeInt64(o), nil)
+	}
+	_ = b.Set(journalKey(id, t.GetSeq()), tBytes, nil)
+	return s.commit(b, fmt.Sprintf("alter job %d", id))
+}

@@ -75,6 +75,7 @@ Usage:
   loadnode job pause NAME
   loadnode job resume NAME
   loadnode job stop NAME
+  loadnode job alter NAME [-f SPEC.yaml] [--offset PARTITION=OFFSET ...]
   loadnode job delete NAME        (a STOPPED or CANCELLED job; its table stays)
   loadnode table count NAME
   loadnode table scan NAME [--limit N] [--format jsonl|table]

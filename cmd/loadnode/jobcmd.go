@@ -20,6 +20,7 @@ Commands:
   pause NAME                    pause a job
   resume NAME                   resume a paused job
   stop NAME                     stop a job for good
+  alter NAME [-f SPEC.yaml] [--offset P=OFFSET ...]  change limits/properties; reset offsets while PAUSED
   delete NAME                   delete a STOPPED or CANCELLED job (the table stays)`
 
 type (
@@ -66,6 +67,8 @@ func (m *Main) parseJob(args []string) (command, error) {
 			return nil, usagef("job create: -f SPEC.yaml is required")
 		}
 		return c, c.conn.validate(fs)
+	case "alter":
+		return m.parseJobAlter(args)
 	case "list":
 		c := jobListCmd{}
 		fs := m.newFlagSet("job list", "job list [--addr HOST:PORT] [--timeout D]")

@@ -1,0 +1,187 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/config"
+	"github.com/loadnode/loadnode/sources/kafka"
+)
+
+// alterResolved carries the positions an alter's reset_offsets resolved to
+// (looked up in a goroutine) back to the job actor.
+type alterResolved struct {
+	sender *actor.PID
+	req    *api.AlterJobRequest
+	spec   *api.JobSpec
+	reset  map[int32]int64
+	err    error
+}
+
+// alterable lists the spec fields an alter may change.
+var alterable = []string{"desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "kafka.properties", "kafka.default_offset"}
+
+// alterSpec returns the new spec of an alter, or an error naming the first
+// field that may not change.
+func alterSpec(old, in *api.JobSpec) (*api.JobSpec, []string, *api.Error) {
+	if in == nil {
+		return old, nil, nil
+	}
+	next := proto.Clone(in).(*api.JobSpec)
+	config.ApplyDefaults(next)
+	if err := config.ValidateJobSpec(next); err != nil {
+		return nil, nil, &api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "spec", Message: err.Error()}
+	}
+	// Fields that may not change: compare with them copied over.
+	probe := proto.Clone(next).(*api.JobSpec)
+	probe.DesiredConcurrentNumber, probe.MaxBatchIntervalMs = old.GetDesiredConcurrentNumber(), old.GetMaxBatchIntervalMs()
+	probe.MaxBatchRows, probe.MaxBatchSize, probe.MaxErrorNumber = old.GetMaxBatchRows(), old.GetMaxBatchSize(), old.GetMaxErrorNumber()
+	probe.Kafka.Properties, probe.Kafka.DefaultOffset, probe.Kafka.Offsets = old.GetKafka().GetProperties(), old.GetKafka().GetDefaultOffset(), old.GetKafka().GetOffsets()
+	if !proto.Equal(probe, old) {
+		return nil, nil, &api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "spec",
+			Message: "alter may change only " + strings.Join(alterable, ", ") + "; name, table, format and source stay (create a new job instead)"}
+	}
+	next.Kafka.Offsets = old.GetKafka().GetOffsets()
+	var changed []string
+	if next.GetDesiredConcurrentNumber() != old.GetDesiredConcurrentNumber() {
+		changed = append(changed, fmt.Sprintf("desired_concurrent_number %d->%d", old.GetDesiredConcurrentNumber(), next.GetDesiredConcurrentNumber()))
+	}
+	if next.GetMaxBatchIntervalMs() != old.GetMaxBatchIntervalMs() {
+		changed = append(changed, fmt.Sprintf("max_batch_interval %s->%s", time.Duration(old.GetMaxBatchIntervalMs())*time.Millisecond, time.Duration(next.GetMaxBatchIntervalMs())*time.Millisecond))
+	}
+	if next.GetMaxBatchRows() != old.GetMaxBatchRows() {
+		changed = append(changed, fmt.Sprintf("max_batch_rows %d->%d", old.GetMaxBatchRows(), next.GetMaxBatchRows()))
+	}
+	if next.GetMaxBatchSize() != old.GetMaxBatchSize() {
+		changed = append(changed, fmt.Sprintf("max_batch_size %d->%d", old.GetMaxBatchSize(), next.GetMaxBatchSize()))
+	}
+	if next.GetMaxErrorNumber() != old.GetMaxErrorNumber() {
+		changed = append(changed, fmt.Sprintf("max_error_number %d->%d", old.GetMaxErrorNumber(), next.GetMaxErrorNumber()))
+	}
+	if !maps.Equal(next.GetKafka().GetProperties(), old.GetKafka().GetProperties()) {
+		changed = append(changed, "kafka.properties")
+	}
+	if next.GetKafka().GetDefaultOffset() != old.GetKafka().GetDefaultOffset() {
+		changed = append(changed, fmt.Sprintf("kafka.default_offset %s->%s", old.GetKafka().GetDefaultOffset(), next.GetKafka().GetDefaultOffset()))
+	}
+	return next, changed, nil
+}
+
+// userAlter starts an alter: checks it, resolves reset offsets in a
+// goroutine when there are any, and finishes in onAlterResolved.
+func (j *job) userAlter(ctx actor.Context, req *api.AlterJobRequest) {
+	if isFinal(j.state) {
+		ctx.Respond(j.reply(precondition("job %s is %s and cannot be altered", j.rec.GetName(), j.state)))
+		return
+	}
+	next, _, aerr := alterSpec(j.rec.GetSpec(), req.GetSpec())
+	if aerr != nil {
+		ctx.Respond(j.reply(aerr))
+		return
+	}
+	if err := kafka.ValidateProperties(next.GetKafka().GetProperties()); err != nil {
+		ctx.Respond(j.reply(&api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "kafka.properties", Message: err.Error()}))
+		return
+	}
+	want := req.GetResetOffsets()
+	if len(want) == 0 {
+		j.onAlterResolved(ctx, &alterResolved{sender: ctx.Sender(), req: req, spec: next})
+		return
+	}
+	if j.state != api.JobState_PAUSED {
+		ctx.Respond(j.reply(precondition("job %s is %s: pause it before resetting offsets", j.rec.GetName(), j.state)))
+		return
+	}
+	for p, o := range want {
+		if _, ok := j.progress[p]; !ok {
+			ctx.Respond(j.reply(&api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: fmt.Sprintf("reset_offsets.%d", p), Message: fmt.Sprintf("the job does not read partition %d", p)}))
+			return
+		}
+		if err := kafka.ParseOffset(o); err != nil {
+			ctx.Respond(j.reply(&api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: fmt.Sprintf("reset_offsets.%d", p), Message: err.Error()}))
+			return
+		}
+	}
+	if j.src == nil {
+		ctx.Respond(j.reply(precondition("job %s has no source open; resume it once or fix its configuration first", j.rec.GetName())))
+		return
+	}
+	self, system, src, sender := ctx.Self(), ctx.ActorSystem(), j.src, ctx.Sender()
+	go func() {
+		res := &alterResolved{sender: sender, req: req, spec: next}
+		defer func() {
+			if r := recover(); r != nil {
+				res.err = &PanicError{Where: "alter offsets look-up", Value: r}
+			}
+			system.Root.Send(self, res)
+		}()
+		rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res.reset, res.err = src.ResolveOffsets(rctx, want)
+	}()
+}
+
+// onAlterResolved makes the alter durable (snapshot, reset progress and the
+// journal entry in one synced batch) and only then applies and answers it.
+func (j *job) onAlterResolved(ctx actor.Context, res *alterResolved) {
+	answer := func(r *api.JobResponse) {
+		if res.sender != nil {
+			ctx.Send(res.sender, r)
+		}
+	}
+	if res.err != nil {
+		answer(j.reply(&api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "reset_offsets", Message: res.err.Error()}))
+		return
+	}
+	if len(res.reset) > 0 && j.state != api.JobState_PAUSED {
+		answer(j.reply(precondition("job %s is %s: pause it before resetting offsets", j.rec.GetName(), j.state)))
+		return
+	}
+	_, changed, _ := alterSpec(j.rec.GetSpec(), res.req.GetSpec())
+	parts := slices.Sorted(maps.Keys(res.reset))
+	for _, p := range parts {
+		changed = append(changed, fmt.Sprintf("partition %d offset %d->%d", p, j.progress[p], res.reset[p]))
+	}
+	if len(changed) == 0 {
+		answer(j.reply(nil))
+		return
+	}
+	rec := proto.Clone(j.rec).(*api.JobRecord)
+	rec.Spec = res.spec
+	t := &api.Transition{Seq: j.lastSeq + 1, TimeUnixMs: j.deps.nowMs(), From: j.state, To: j.state,
+		Reason: api.Reason_USER_ALTER, Message: "altered: " + strings.Join(changed, ", ")}
+	if err := j.deps.Store.AlterJob(rec, res.reset, t); err != nil {
+		answer(j.reply(storeErr(err)))
+		return
+	}
+	j.lastSeq = t.Seq
+	j.rec = rec
+	j.reason, j.message = t.Reason, t.Message
+	for p, o := range res.reset {
+		j.progress[p] = o
+	}
+	j.log().Info("job altered", "changes", t.Message)
+	j.notify(ctx)
+	if !maps.Equal(rec.GetSpec().GetKafka().GetProperties(), j.srcProps) && j.src != nil {
+		// New client settings: a new source (and new tasks below).
+		j.stopTasks(ctx)
+		j.src.Close()
+		j.src = nil
+		if src, err := j.deps.Sources(rec.GetSpec()); err == nil {
+			j.src = src
+			j.srcProps = rec.GetSpec().GetKafka().GetProperties()
+		}
+	}
+	if j.state == api.JobState_RUNNING {
+		j.spawnTasks(ctx) // the new limits take effect with a new generation
+	}
+	answer(j.reply(nil))
+}
