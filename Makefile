@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 TEST_TIMEOUT ?= 14m
 
-.PHONY: all build test vet fmt proto fuzz-short clean
+.PHONY: all build test deps vet fmt proto fuzz-short clean
 
 all: build
 
@@ -14,6 +14,16 @@ build:
 # targets and environment variables (see README).
 test: deps vet
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+	$(MAKE) fuzz-short
+
+# A short pass of every fuzz target beyond its seed corpus (the seeds run in
+# the ordinary tests). FUZZTIME=1m for a longer one.
+FUZZTIME ?= 5s
+fuzz-short:
+	$(GO) test -run '^$$' -fuzz '^FuzzParseJobSpec$$' -fuzztime $(FUZZTIME) ./config
+	$(GO) test -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) ./table
+	$(GO) test -run '^$$' -fuzz '^FuzzParseCSV$$' -fuzztime $(FUZZTIME) ./table
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./doris
 
 deps:
 	$(GO) mod download

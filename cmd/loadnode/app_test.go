@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -141,5 +142,34 @@ func TestReport(t *testing.T) {
 		if errOut.String() != tc.want {
 			t.Errorf("Report(%v) printed %q, want %q", tc.err, errOut, tc.want)
 		}
+	}
+}
+
+// TestServeCheckConfig: the file, then LOADNODE_* variables, then flags;
+// --check-config prints the result and starts nothing.
+func TestServeCheckConfig(t *testing.T) {
+	dir := t.TempDir()
+	file := dir + "/node.yaml"
+	if err := os.WriteFile(file, []byte("listen: 127.0.0.1:7001\nhttp: 127.0.0.1:9001\nmax_concurrent_tasks: 8\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, out, _ := testMain(map[string]string{"LOADNODE_LISTEN": "127.0.0.1:7002", "LOADNODE_HTTP": "127.0.0.1:9002"})
+	if err := m.ParseFlags(context.Background(), []string{"serve", "--config", file, "--http", "127.0.0.1:9003", "--check-config"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`listen: "127.0.0.1:7002"`, `http: "127.0.0.1:9003"`, "max_concurrent_tasks: 8"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("check-config output lacks %s:\n%s", want, out.String())
+		}
+	}
+	m, _, _ = testMain(nil)
+	if err := m.ParseFlags(context.Background(), []string{"serve", "--http", "0.0.0.0:80", "--check-config"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "http") {
+		t.Fatalf("non-loopback http: %v", err)
 	}
 }

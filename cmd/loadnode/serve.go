@@ -18,6 +18,8 @@ type serveCmd struct {
 	listen     string
 	logLevel   string
 	http       string
+	check      bool
+	getenv     func(string) string
 }
 
 func (m *Main) parseServe(args []string) (command, error) {
@@ -29,6 +31,7 @@ func (m *Main) parseServe(args []string) (command, error) {
 	fs.StringVar(&c.dataDir, "data", "", "data `DIR` (the Pebble store)")
 	fs.StringVar(&c.listen, "listen", "", "client endpoint `HOST:PORT` (port 0 picks one)")
 	fs.StringVar(&c.logLevel, "log-level", "", "log `LEVEL`: debug, info, warn or error")
+	fs.BoolVar(&c.check, "check-config", false, "validate the configuration (file, environment, flags), print it and exit")
 	fs.StringVar(&c.http, "http", "", "admin endpoint `HOST:PORT` (/metrics, /healthz, /readyz, /v1/jobs); loopback only; off by default")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -37,6 +40,7 @@ func (m *Main) parseServe(args []string) (command, error) {
 	if err := exactArgs(fs, pos); err != nil {
 		return nil, err
 	}
+	c.getenv = m.Getenv
 	return c, nil
 }
 
@@ -50,6 +54,17 @@ func (c serveCmd) nodeConfig() (config.Node, error) {
 		}
 		if cfg, err = config.LoadNode(data); err != nil {
 			return config.Node{}, fmt.Errorf("serve: %s: %w", c.configFile, err)
+		}
+	}
+	// Environment variables override the file; flags override both.
+	if c.getenv != nil {
+		for env, dst := range map[string]*string{
+			"LOADNODE_DATA": &cfg.DataDir, "LOADNODE_LISTEN": &cfg.Listen,
+			"LOADNODE_HTTP": &cfg.HTTP, "LOADNODE_LOG_LEVEL": &cfg.LogLevel,
+		} {
+			if v := c.getenv(env); v != "" {
+				*dst = v
+			}
 		}
 	}
 	if c.dataDir != "" {
@@ -74,6 +89,12 @@ func (c serveCmd) run(ctx context.Context, m *Main) error {
 	cfg, err := c.nodeConfig()
 	if err != nil {
 		return err
+	}
+	if c.check {
+		fmt.Fprintf(m.Stdout, "data_dir: %q\nlisten: %q\nhttp: %q\nmax_concurrent_tasks: %d\ntopology_interval: %s\nwatermark_interval: %s\nlog_level: %s\nmax_error_rows_kept: %d\n",
+			cfg.DataDir, cfg.Listen, cfg.HTTP, cfg.MaxConcurrentTasks, cfg.TopologyInterval, cfg.WatermarkInterval, cfg.LogLevel, cfg.MaxErrorRowsKept)
+		fmt.Fprintln(m.Stderr, "loadnode: configuration is valid")
+		return nil
 	}
 	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: cfg.SlogLevel()}))
 	hooks, err := node.CrashHooks(m.Getenv(node.CrashEnv))
