@@ -132,6 +132,8 @@ func TestHealth(t *testing.T) {
 		{info(api.JobState_NEED_SCHEDULE, api.Reason_RECOVERED, 5, 900_000), "stalled"},
 		{info(api.JobState_PAUSED, api.Reason_USER_PAUSE, 5, 0), "paused"},
 		{info(api.JobState_PAUSED, api.Reason_SOURCE_UNREACHABLE, 5, 0), "paused"},
+		{info(api.JobState_PAUSED, api.Reason_USER_ALTER, 5, 0), "paused"},
+		{info(api.JobState_PAUSED, api.Reason_SOURCE_CONFIG_ERROR, 5, 0), "failed"},
 		{info(api.JobState_PAUSED, api.Reason_OFFSET_OUT_OF_RANGE, 5, 0), "failed"},
 		{info(api.JobState_PAUSED, api.Reason_ERROR_ROWS_EXCEEDED, 5, 0), "failed"},
 		{info(api.JobState_STOPPED, api.Reason_USER_STOP, 0, 0), "stopped"},

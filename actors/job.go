@@ -812,10 +812,11 @@ func health(info *api.JobInfo, now time.Time, stallAfter time.Duration, batchRow
 	case api.JobState_CANCELLED:
 		return "failed"
 	case api.JobState_PAUSED:
-		if s.GetReason() == api.Reason_USER_PAUSE || transient(s.GetReason()) {
-			return "paused"
+		switch s.GetReason() {
+		case api.Reason_ERROR_ROWS_EXCEEDED, api.Reason_OFFSET_OUT_OF_RANGE, api.Reason_SOURCE_CONFIG_ERROR:
+			return "failed" // error-row budget, data loss, configuration: a person must act
 		}
-		return "failed" // error-row budget, data loss, configuration: a person must act
+		return "paused"
 	}
 	lag := info.GetTotalLag()
 	if lag > 0 && now.Sub(time.UnixMilli(info.GetLastProgressUnixMs())) > stallAfter {

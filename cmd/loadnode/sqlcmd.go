@@ -56,11 +56,16 @@ func (c sqlCmd) run(ctx context.Context, m *Main) error {
 	if err != nil {
 		return err
 	}
+	isShow := strings.HasPrefix(strings.ToUpper(strings.TrimSpace(c.statement)), "SHOW")
 	switch {
-	case res.GetJobs() != nil:
+	case res.GetJobs() != nil || (isShow && res.GetJob() == nil):
 		return printJobList(m.Stdout, res.GetJobs())
-	case res.GetJob() != nil && res.GetMessage() == "":
+	case res.GetJob() != nil && isShow:
 		return printJobText(m.Stdout, res.GetJob())
+	case res.GetJob() != nil && res.GetMessage() == "":
+		s := res.GetJob().GetSummary()
+		fmt.Fprintf(m.Stdout, "job %s: %s\n", s.GetName(), stateText(s))
+		return nil
 	}
 	msg := res.GetMessage()
 	if msg == "" {
