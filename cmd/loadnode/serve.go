@@ -19,7 +19,6 @@ type serveCmd struct {
 	logLevel   string
 	http       string
 	check      bool
-	getenv     func(string) string
 }
 
 func (m *Main) parseServe(args []string) (command, error) {
@@ -40,12 +39,11 @@ func (m *Main) parseServe(args []string) (command, error) {
 	if err := exactArgs(fs, pos); err != nil {
 		return nil, err
 	}
-	c.getenv = m.Getenv
 	return c, nil
 }
 
 // nodeConfig is the file (or the defaults) with the flags applied.
-func (c serveCmd) nodeConfig() (config.Node, error) {
+func (c serveCmd) nodeConfig(getenv func(string) string) (config.Node, error) {
 	cfg := config.DefaultNode()
 	if c.configFile != "" {
 		data, err := os.ReadFile(c.configFile)
@@ -57,12 +55,12 @@ func (c serveCmd) nodeConfig() (config.Node, error) {
 		}
 	}
 	// Environment variables override the file; flags override both.
-	if c.getenv != nil {
+	if getenv != nil {
 		for env, dst := range map[string]*string{
 			"LOADNODE_DATA": &cfg.DataDir, "LOADNODE_LISTEN": &cfg.Listen,
 			"LOADNODE_HTTP": &cfg.HTTP, "LOADNODE_LOG_LEVEL": &cfg.LogLevel,
 		} {
-			if v := c.getenv(env); v != "" {
+			if v := getenv(env); v != "" {
 				*dst = v
 			}
 		}
@@ -86,7 +84,7 @@ func (c serveCmd) nodeConfig() (config.Node, error) {
 }
 
 func (c serveCmd) run(ctx context.Context, m *Main) error {
-	cfg, err := c.nodeConfig()
+	cfg, err := c.nodeConfig(m.Getenv)
 	if err != nil {
 		return err
 	}
