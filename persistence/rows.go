@@ -33,34 +33,6 @@ func (s *Store) CountRows(table string) (n int64, err error) {
 // <= 0) in row-key order; key is the row key as given to CommitBatch. fn may
 // keep key and value. An error from fn stops the scan and is returned as is.
 // An unknown table gives an error wrapping ErrNotFound.
-func (s *Store) ScanRows(table string, limit int, fn func(key, value []byte) error) (err error) {
-	if err := s.usable(); err != nil {
-		return err
-	}
-	if _, err := s.Table(table); err != nil {
-		return fmt.Errorf("persistence: scan rows: %w", err)
-	}
-	defer s.recoverFatal(&err)
-	lower := tableRowPrefix(table)
-	it, err := s.newIter(lower, prefixEnd(lower))
-	if err != nil {
-		return fmt.Errorf("persistence: scan rows of %q: %w", table, err)
-	}
-	defer closeIter(it, &err)
-	n := 0
-	for valid := it.First(); valid && (limit <= 0 || n < limit); valid = it.Next() {
-		v, err := it.ValueAndErr()
-		if err != nil {
-			return fmt.Errorf("persistence: scan rows of %q: %w", table, err)
-		}
-		key := append([]byte(nil), it.Key()[len(lower):]...)
-		if err := fn(key, append([]byte(nil), v...)); err != nil {
-			return err
-		}
-		n++
-	}
-	if err := it.Error(); err != nil {
-		return fmt.Errorf("persistence: scan rows of %q: %w", table, err)
-	}
-	return nil
+func (s *Store) ScanRows(table string, limit int, fn func(key, value []byte) error) error {
+	return s.ScanRowsAfter(table, nil, limit, fn)
 }
