@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -60,13 +61,9 @@ func TestAutoResume(t *testing.T) {
 		t.Fatal(resp.Error)
 	}
 	id := resp.Job.Summary.Id
-	deadline := time.Now().Add(20 * time.Second)
-	for count(h.journal(id), api.Reason_AUTO_RESUME) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no second auto-resume: %v", h.journal(id))
-		}
-		time.Sleep(10 * time.Millisecond) // poll with a deadline
-	}
+	h.waitJournal(id, "a second auto-resume", func(j []*api.Transition) bool {
+		return count(j, api.Reason_AUTO_RESUME) >= 2
+	})
 	src.failing.Store(false)
 	h.waitState(h.jobPID(id), api.JobState_RUNNING)
 
@@ -93,13 +90,14 @@ func TestAutoResume(t *testing.T) {
 
 	// A user pause stays.
 	h.ask(h.mgr, &api.PauseJobRequest{Name: "flaky"})
-	time.Sleep(500 * time.Millisecond) // observe that nothing happens for 5x the base back-off
-	if in := h.ask(h.jobPID(id), &inspectJob{}).(*jobInspection); in.state != api.JobState_PAUSED {
-		t.Fatalf("a user pause was resumed: %s", in.state)
-	}
-	if n := count(h.journal(id), api.Reason_AUTO_RESUME); n != len(resumes) {
-		t.Fatalf("auto-resumes after a user pause: %d, before %d", n, len(resumes))
-	}
+	// For 5x the base back-off, the job stays paused and no auto-resume is
+	// journaled.
+	holds(t, 500*time.Millisecond, func() (bool, string) {
+		in := h.ask(h.jobPID(id), &inspectJob{}).(*jobInspection)
+		n := count(h.journal(id), api.Reason_AUTO_RESUME)
+		return in.state == api.JobState_PAUSED && n == len(resumes),
+			fmt.Sprintf("a user pause was resumed: %s, %d auto-resumes (before %d)", in.state, n, len(resumes))
+	})
 }
 
 func TestTransientReasons(t *testing.T) {

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"testing"
@@ -118,16 +119,50 @@ func itoa(n uint64) string {
 
 func (h *harness) waitState(pid *actor.PID, want api.JobState) *jobInspection {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	var in *jobInspection
+	poll(h.t, 10*time.Second, func() (bool, string) {
+		in = h.ask(pid, &inspectJob{}).(*jobInspection)
+		return in.state == want, fmt.Sprintf("job state %s, want %s", in.state, want)
+	})
+	return in
+}
+
+// poll calls cond every 10ms until it holds, and fails the test with
+// cond's last description if d passes first.
+func poll(t *testing.T, d time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.After(d)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
 	for {
-		in := h.ask(pid, &inspectJob{}).(*jobInspection)
-		if in.state == want {
-			return in
+		ok, what := cond()
+		if ok {
+			return
 		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("job state %s, want %s", in.state, want)
+		select {
+		case <-deadline:
+			t.Fatalf("timed out: %s", what)
+		case <-tick.C:
 		}
-		time.Sleep(10 * time.Millisecond) // poll with a deadline
+	}
+}
+
+// holds checks cond every 10ms for all of d and fails the test as soon as
+// it does not hold: "nothing happens" observed, not slept through.
+func holds(t *testing.T, d time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	window := time.After(d)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if ok, what := cond(); !ok {
+			t.Fatal(what)
+		}
+		select {
+		case <-window:
+			return
+		case <-tick.C:
+		}
 	}
 }
 

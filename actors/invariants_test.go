@@ -128,18 +128,19 @@ func ctx10(t *testing.T) context.Context {
 
 func waitFor(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	last := ""
+	deadline := time.After(d)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
 	for {
-		ok, s := cond()
+		ok, last := cond()
 		if ok {
 			return
 		}
-		last = s
-		if time.Now().After(deadline) {
+		select {
+		case <-deadline:
 			t.Fatalf("timed out waiting for %s; last: %s", what, last)
+		case <-tick.C:
 		}
-		time.Sleep(20 * time.Millisecond) // poll with a deadline
 	}
 }
 

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,17 +16,12 @@ import (
 
 func (h *harness) waitJournal(id uint64, what string, cond func([]*api.Transition) bool) []*api.Transition {
 	h.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		j := h.journal(id)
-		if cond(j) {
-			return j
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %s; journal: %v", what, j)
-		}
-		time.Sleep(10 * time.Millisecond) // poll with a deadline
-	}
+	var j []*api.Transition
+	poll(h.t, 20*time.Second, func() (bool, string) {
+		j = h.journal(id)
+		return cond(j), fmt.Sprintf("waiting for %s; journal: %v", what, j)
+	})
+	return j
 }
 
 func last(j []*api.Transition) *api.Transition { return j[len(j)-1] }

@@ -67,7 +67,9 @@ func TestAdminEndpoint(t *testing.T) {
 	if err != nil || res.(*api.JobResponse).GetError() != nil {
 		t.Fatalf("create: %v %v", res, err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.After(20 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
 	var metrics string
 	for {
 		_, metrics = get(t, base+"/metrics")
@@ -76,10 +78,11 @@ func TestAdminEndpoint(t *testing.T) {
 			strings.Contains(metrics, "loadnode_batch_commit_seconds_count") {
 			break
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-deadline:
 			t.Fatalf("metrics never showed the job's rows, lag and commit latency:\n%s", metrics)
+		case <-tick.C:
 		}
-		time.Sleep(50 * time.Millisecond) // poll with a deadline
 	}
 	for _, want := range []string{
 		`loadnode_job_error_rows_total{job="metered"} 1`,

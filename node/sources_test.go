@@ -15,8 +15,11 @@ func TestWatermarkCacheShares(t *testing.T) {
 	c := newWatermarkCache(time.Hour)
 	var calls atomic.Int32
 	release := make(chan struct{})
+	started := make(chan struct{})
 	look := func(context.Context) (map[int32]int64, error) {
-		calls.Add(1)
+		if calls.Add(1) == 1 {
+			close(started)
+		}
 		<-release
 		return map[int32]int64{0: 42}, nil
 	}
@@ -31,10 +34,12 @@ func TestWatermarkCacheShares(t *testing.T) {
 			}
 		}()
 	}
-	// Let the callers pile up on the one look-up in flight, then finish it.
-	deadline := time.Now().Add(5 * time.Second)
-	for calls.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond) // poll with a deadline
+	// The first look-up is in flight; the other callers pile up on it
+	// (or arrive later and find the cached answer). Finish it.
+	select {
+	case <-started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no look-up started")
 	}
 	close(release)
 	wg.Wait()

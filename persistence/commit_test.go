@@ -265,7 +265,8 @@ func TestCommitBatchErrorRowsBounded(t *testing.T) {
 // would not widen it.)
 func TestCommitBatchConcurrentSameJob(t *testing.T) {
 	s := openStore(t, vfs.NewMem(), Options{})
-	s.afterCommitCheck = func() { time.Sleep(2 * time.Millisecond) } // simulated work, not a wait
+	// Hold the checked commit for 2ms so the others pile up at the check.
+	s.afterCommitCheck = func() { <-time.After(2 * time.Millisecond) }
 	rec := mustCreate(t, s, 1, "a")
 	if err := s.InitProgress(rec.Id, map[int32]int64{0: 0}); err != nil {
 		t.Fatal(err)

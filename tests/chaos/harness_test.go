@@ -115,6 +115,8 @@ func chaosSpec(name, tbl, topic string, brokers []string, concurrency int32, bat
 // waitFor polls cond until it holds or d passes.
 func waitFor(d time.Duration, cond func() (bool, string)) (bool, string) {
 	deadline := time.Now().Add(d)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
 	last := ""
 	for {
 		ok, s := cond()
@@ -127,7 +129,20 @@ func waitFor(d time.Duration, cond func() (bool, string)) (bool, string) {
 		if time.Now().After(deadline) {
 			return false, last
 		}
-		time.Sleep(50 * time.Millisecond) // poll with a deadline
+		<-tick.C
+	}
+}
+
+// hold keeps the schedule at a point for d (a fault's duration, or the
+// pace between faults); it returns false at once if ctx ends first.
+func hold(ctx context.Context, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 

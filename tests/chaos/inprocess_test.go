@@ -194,9 +194,13 @@ func startProducing(prod *Producer, records int, by time.Time) *producing {
 			switch {
 			case produced >= records:
 				perWriter = 1
-				time.Sleep(50 * time.Millisecond) // a trickle until the faults end; nothing waits on this
+				if !p.pace(50 * time.Millisecond) { // a trickle until the faults end
+					return
+				}
 			case float64(produced) > target:
-				time.Sleep(20 * time.Millisecond) // pacing; nothing waits on this
+				if !p.pace(20 * time.Millisecond) { // ahead of schedule
+					return
+				}
 				continue
 			}
 			p.gate.Lock()
@@ -212,6 +216,20 @@ func startProducing(prod *Producer, records int, by time.Time) *producing {
 		}
 	}()
 	return p
+}
+
+// pace waits d between batches; it returns false, having reported the
+// producer done, if the producer was told to quit meanwhile.
+func (p *producing) pace(d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-p.quit:
+		p.done <- nil
+		return false
+	}
 }
 
 // stop stops the producer and returns its error, if it failed.
@@ -567,7 +585,9 @@ func TestChaosInProcess(t *testing.T) {
 
 	for i, ev := range events {
 		if d := time.Until(began.Add(ev.at)); d > 0 {
-			time.Sleep(d) // the schedule's pace; nothing waits on this
+			if !hold(t.Context(), d) { // the schedule's pace
+				return
+			}
 		}
 		switch ev.kind {
 		case "actor":

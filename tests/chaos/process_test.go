@@ -528,7 +528,9 @@ func TestChaosProcess(t *testing.T) {
 
 	for _, ev := range events {
 		if d := time.Until(began.Add(ev.at)); d > 0 {
-			time.Sleep(d) // the schedule's pace; nothing waits on this
+			if !hold(t.Context(), d) { // the schedule's pace
+				return
+			}
 		}
 		switch ev.kind {
 		case "kill":
@@ -541,7 +543,7 @@ func TestChaosProcess(t *testing.T) {
 			p := cl.cur
 			p.signal(syscall.SIGSTOP)
 			pause := time.Duration(1500+rng.IntN(2000)) * time.Millisecond
-			time.Sleep(pause) // the node is frozen this long; nothing waits on this
+			hold(t.Context(), pause) // the node stays frozen this long
 			p.signal(syscall.SIGCONT)
 			run.fault("SIGSTOP/SIGCONT")
 			start := time.Now()
@@ -555,7 +557,7 @@ func TestChaosProcess(t *testing.T) {
 			prod.Close()
 			b.c.Close()
 			down := time.Duration(1000+rng.IntN(2000)) * time.Millisecond
-			time.Sleep(down) // the broker stays down this long; nothing waits on this
+			hold(t.Context(), down) // the broker stays down this long
 			b.start()
 			if err := prod.Reconnect(brokers); err != nil {
 				t.Fatal(err)

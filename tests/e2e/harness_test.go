@@ -103,7 +103,9 @@ func startNodeArgs(t *testing.T, dataDir string, args []string, env ...string) *
 	p := &proc{t: t, cmd: cmd, addr: addr, out: out, done: make(chan error, 1)}
 	go func() { p.done <- cmd.Wait() }()
 	t.Cleanup(func() { p.kill() })
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.After(30 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		c, err := client.Dial(ctx, addr, client.WithTimeout(2*time.Second))
@@ -116,12 +118,10 @@ func startNodeArgs(t *testing.T, dataDir string, args []string, env ...string) *
 		case werr := <-p.done:
 			p.done <- werr
 			t.Fatalf("loadnode exited before it was ready: %v\n%s", werr, out.String())
-		default:
-		}
-		if time.Now().After(deadline) {
+		case <-deadline:
 			t.Fatalf("loadnode not ready at %s: %v\n%s", addr, err, out.String())
+		case <-tick.C:
 		}
-		time.Sleep(50 * time.Millisecond) // poll with a deadline
 	}
 }
 
@@ -250,6 +250,8 @@ func jsonSpec(name, tableName, topic string, brokers []string) *api.JobSpec {
 func waitFor(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
 	deadline := time.Now().Add(d)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
 	last := ""
 	for {
 		ok, state := cond()
@@ -262,7 +264,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() (bool, stri
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %s waiting for %s; last: %s", d, what, last)
 		}
-		time.Sleep(50 * time.Millisecond) // poll with a deadline
+		<-tick.C
 	}
 }
 

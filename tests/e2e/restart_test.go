@@ -185,7 +185,12 @@ func TestRestartMidLoad(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			time.Sleep(5 * time.Millisecond) // pace the producer; nothing waits on this
+			// Pace the producer so that loading and producing overlap.
+			select {
+			case <-time.After(5 * time.Millisecond):
+			case <-t.Context().Done():
+				return
+			}
 		}
 	}()
 	step := int64(total / (kills + 2))

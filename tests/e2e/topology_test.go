@@ -93,9 +93,19 @@ func TestRetentionPauses(t *testing.T) {
 	if info.Stats.LoadedRows != 1000 {
 		t.Fatalf("loaded %d rows, want 1000", info.Stats.LoadedRows)
 	}
-	// Data loss never auto-resumes: still paused a while later.
-	time.Sleep(time.Second) // deliberately observe that nothing changes for a while
-	if again := showJob(t, c, name); again.Summary.State != api.JobState_PAUSED || again.Partitions[0].CommittedOffset != 1000 {
-		t.Fatalf("job moved on after data loss: %s at %d", again.Summary.State, again.Partitions[0].CommittedOffset)
+	// Data loss never auto-resumes: the job stays paused at 1000 for a
+	// whole second of checks.
+	window := time.After(time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for stay := true; stay; {
+		if again := showJob(t, c, name); again.Summary.State != api.JobState_PAUSED || again.Partitions[0].CommittedOffset != 1000 {
+			t.Fatalf("job moved on after data loss: %s at %d", again.Summary.State, again.Partitions[0].CommittedOffset)
+		}
+		select {
+		case <-window:
+			stay = false
+		case <-tick.C:
+		}
 	}
 }
