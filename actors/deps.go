@@ -21,6 +21,7 @@ type Store interface {
 	JobRecords() ([]*api.JobRecord, error)
 	LoadJob(id uint64) (*persistence.JobState, error)
 	Journal(id uint64) ([]*api.Transition, error)
+	LastTransition(id uint64) (*api.Transition, error)
 	AppendTransition(id uint64, t *api.Transition) error
 	InitProgress(id uint64, positions map[int32]int64) error
 	CommitBatch(c *persistence.Commit) error

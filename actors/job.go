@@ -82,7 +82,6 @@ type job struct {
 	epoch          uint64
 	generation     uint64
 	tasks          map[string]int    // task PID id -> index, current generation only
-	stopping       bool              // the actor is stopping itself (final state)
 	retries        int               // consecutive task or topology failures
 	autoResumeN    int               // the attempt number of the planned auto-resume
 	runningSinceMs int64             // when the job last entered RUNNING
@@ -779,7 +778,6 @@ func (j *job) userStop(ctx actor.Context) *api.JobResponse {
 	}
 	resp := j.reply(nil)
 	// A final job needs no actor: the manager answers for it from the store.
-	j.stopping = true
 	ctx.Stop(ctx.Self())
 	return resp
 }

@@ -156,15 +156,13 @@ func (m *manager) recover(ctx actor.Context) {
 	}
 	for _, rec := range recs {
 		m.lastID = max(m.lastID, rec.GetId())
-		st, err := m.deps.Store.LoadJob(rec.GetId())
+		// Only the journal head: the job actor loads the rest itself.
+		last, err := m.deps.Store.LastTransition(rec.GetId())
 		if err != nil {
 			m.log().Error("recover job", "job", rec.GetId(), "err", err)
 			continue
 		}
-		e := &entry{rec: rec, summary: summaryOf(rec, api.JobState_NEED_SCHEDULE, api.Reason_CREATED, "")}
-		if st.Last != nil {
-			e.summary = summaryOf(rec, st.Last.To, st.Last.Reason, st.Last.Message)
-		}
+		e := &entry{rec: rec, summary: summaryOf(rec, last.To, last.Reason, last.Message)}
 		m.byName[rec.GetName()] = e
 		if isFinal(e.summary.State) {
 			continue

@@ -155,3 +155,21 @@ func (s *Store) AlterJob(rec *api.JobRecord, reset map[int32]int64, t *api.Trans
 	_ = b.Set(journalKey(id, t.GetSeq()), tBytes, nil)
 	return s.commit(b, fmt.Sprintf("alter job %d", id))
 }
+
+// LastTransition returns a job's newest journal entry (its current state
+// and reason), or an error wrapping ErrNotFound. Recovery reads only this
+// for the registry; the job actor loads the rest.
+func (s *Store) LastTransition(id uint64) (t *api.Transition, err error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	defer s.recoverFatal(&err)
+	t, err = s.lastTransition(id)
+	if err != nil {
+		return nil, fmt.Errorf("persistence: last transition of job %d: %w", id, err)
+	}
+	if t == nil {
+		return nil, fmt.Errorf("persistence: last transition of job %d: %w", id, ErrNotFound)
+	}
+	return t, nil
+}

@@ -133,3 +133,23 @@ func TestDeleteJob(t *testing.T) {
 		t.Fatalf("the name is not free after delete: %v", err)
 	}
 }
+
+func TestLastTransition(t *testing.T) {
+	s, err := Open(Options{Dir: "db", FS: vfs.NewMem()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.LastTransition(9); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown job: %v", err)
+	}
+	if err := s.CreateJob(&api.JobRecord{Id: 1, Name: "a"}, &api.Transition{To: api.JobState_NEED_SCHEDULE}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendTransition(1, &api.Transition{Seq: 2, To: api.JobState_PAUSED, Reason: api.Reason_USER_PAUSE}); err != nil {
+		t.Fatal(err)
+	}
+	if last, err := s.LastTransition(1); err != nil || last.Seq != 2 || last.Reason != api.Reason_USER_PAUSE {
+		t.Fatalf("last = %v, %v", last, err)
+	}
+}
