@@ -605,6 +605,130 @@ func (x *KafkaSpec) GetProperties() map[string]string {
 	return nil
 }
 
+// KinesisSpec is an AWS Kinesis (or Kinesis-compatible) stream source.
+type KinesisSpec struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Stream string                 `protobuf:"bytes,1,opt,name=stream,proto3" json:"stream,omitempty"`
+	Region string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	// endpoint overrides the service URL (tests, Kinesis-compatible services).
+	Endpoint string `protobuf:"bytes,3,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
+	// Credentials: empty access_key_id and profile mean the default AWS chain.
+	AccessKeyId     string `protobuf:"bytes,4,opt,name=access_key_id,json=accessKeyId,proto3" json:"access_key_id,omitempty"`
+	SecretAccessKey string `protobuf:"bytes,5,opt,name=secret_access_key,json=secretAccessKey,proto3" json:"secret_access_key,omitempty"`
+	SessionToken    string `protobuf:"bytes,6,opt,name=session_token,json=sessionToken,proto3" json:"session_token,omitempty"`
+	Profile         string `protobuf:"bytes,7,opt,name=profile,proto3" json:"profile,omitempty"`
+	// shards to load (shard ids); empty means all. Children of a chosen
+	// shard (after a split or merge) are followed.
+	Shards []string `protobuf:"bytes,8,rep,name=shards,proto3" json:"shards,omitempty"`
+	// start position per shard id: TRIM_HORIZON, LATEST,
+	// AT_TIMESTAMP:<RFC3339> or a sequence number (read after it).
+	Positions map[string]string `protobuf:"bytes,9,rep,name=positions,proto3" json:"positions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// start position for shards without an entry in positions.
+	DefaultPosition string `protobuf:"bytes,10,opt,name=default_position,json=defaultPosition,proto3" json:"default_position,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *KinesisSpec) Reset() {
+	*x = KinesisSpec{}
+	mi := &file_api_loadnode_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KinesisSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KinesisSpec) ProtoMessage() {}
+
+func (x *KinesisSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KinesisSpec.ProtoReflect.Descriptor instead.
+func (*KinesisSpec) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *KinesisSpec) GetStream() string {
+	if x != nil {
+		return x.Stream
+	}
+	return ""
+}
+
+func (x *KinesisSpec) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+func (x *KinesisSpec) GetEndpoint() string {
+	if x != nil {
+		return x.Endpoint
+	}
+	return ""
+}
+
+func (x *KinesisSpec) GetAccessKeyId() string {
+	if x != nil {
+		return x.AccessKeyId
+	}
+	return ""
+}
+
+func (x *KinesisSpec) GetSecretAccessKey() string {
+	if x != nil {
+		return x.SecretAccessKey
+	}
+	return ""
+}
+
+func (x *KinesisSpec) GetSessionToken() string {
+	if x != nil {
+		return x.SessionToken
+	}
+	return ""
+}
+
+func (x *KinesisSpec) GetProfile() string {
+	if x != nil {
+		return x.Profile
+	}
+	return ""
+}
+
+func (x *KinesisSpec) GetShards() []string {
+	if x != nil {
+		return x.Shards
+	}
+	return nil
+}
+
+func (x *KinesisSpec) GetPositions() map[string]string {
+	if x != nil {
+		return x.Positions
+	}
+	return nil
+}
+
+func (x *KinesisSpec) GetDefaultPosition() string {
+	if x != nil {
+		return x.DefaultPosition
+	}
+	return ""
+}
+
 type JobSpec struct {
 	state                   protoimpl.MessageState `protogen:"open.v1"`
 	Name                    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -617,14 +741,16 @@ type JobSpec struct {
 	MaxBatchRows            int64                  `protobuf:"varint,8,opt,name=max_batch_rows,json=maxBatchRows,proto3" json:"max_batch_rows,omitempty"`
 	MaxBatchSize            int64                  `protobuf:"varint,9,opt,name=max_batch_size,json=maxBatchSize,proto3" json:"max_batch_size,omitempty"` // bytes
 	MaxErrorNumber          int64                  `protobuf:"varint,10,opt,name=max_error_number,json=maxErrorNumber,proto3" json:"max_error_number,omitempty"`
-	Kafka                   *KafkaSpec             `protobuf:"bytes,11,opt,name=kafka,proto3" json:"kafka,omitempty"` // 12 is reserved for kinesis.
-	unknownFields           protoimpl.UnknownFields
-	sizeCache               protoimpl.SizeCache
+	// Exactly one source.
+	Kafka         *KafkaSpec   `protobuf:"bytes,11,opt,name=kafka,proto3" json:"kafka,omitempty"`
+	Kinesis       *KinesisSpec `protobuf:"bytes,12,opt,name=kinesis,proto3" json:"kinesis,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobSpec) Reset() {
 	*x = JobSpec{}
-	mi := &file_api_loadnode_proto_msgTypes[4]
+	mi := &file_api_loadnode_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -636,7 +762,7 @@ func (x *JobSpec) String() string {
 func (*JobSpec) ProtoMessage() {}
 
 func (x *JobSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[4]
+	mi := &file_api_loadnode_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -649,7 +775,7 @@ func (x *JobSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSpec.ProtoReflect.Descriptor instead.
 func (*JobSpec) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{4}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *JobSpec) GetName() string {
@@ -729,6 +855,13 @@ func (x *JobSpec) GetKafka() *KafkaSpec {
 	return nil
 }
 
+func (x *JobSpec) GetKinesis() *KinesisSpec {
+	if x != nil {
+		return x.Kinesis
+	}
+	return nil
+}
+
 type Transition struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Seq           uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
@@ -743,7 +876,7 @@ type Transition struct {
 
 func (x *Transition) Reset() {
 	*x = Transition{}
-	mi := &file_api_loadnode_proto_msgTypes[5]
+	mi := &file_api_loadnode_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -755,7 +888,7 @@ func (x *Transition) String() string {
 func (*Transition) ProtoMessage() {}
 
 func (x *Transition) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[5]
+	mi := &file_api_loadnode_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -768,7 +901,7 @@ func (x *Transition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Transition.ProtoReflect.Descriptor instead.
 func (*Transition) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{5}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Transition) GetSeq() uint64 {
@@ -830,7 +963,7 @@ type JobStats struct {
 
 func (x *JobStats) Reset() {
 	*x = JobStats{}
-	mi := &file_api_loadnode_proto_msgTypes[6]
+	mi := &file_api_loadnode_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -842,7 +975,7 @@ func (x *JobStats) String() string {
 func (*JobStats) ProtoMessage() {}
 
 func (x *JobStats) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[6]
+	mi := &file_api_loadnode_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -855,7 +988,7 @@ func (x *JobStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStats.ProtoReflect.Descriptor instead.
 func (*JobStats) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{6}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *JobStats) GetLoadedRows() int64 {
@@ -927,7 +1060,7 @@ type ErrorRow struct {
 
 func (x *ErrorRow) Reset() {
 	*x = ErrorRow{}
-	mi := &file_api_loadnode_proto_msgTypes[7]
+	mi := &file_api_loadnode_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -939,7 +1072,7 @@ func (x *ErrorRow) String() string {
 func (*ErrorRow) ProtoMessage() {}
 
 func (x *ErrorRow) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[7]
+	mi := &file_api_loadnode_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -952,7 +1085,7 @@ func (x *ErrorRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorRow.ProtoReflect.Descriptor instead.
 func (*ErrorRow) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{7}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ErrorRow) GetPartition() int32 {
@@ -996,13 +1129,19 @@ type PartitionInfo struct {
 	CommittedOffset int64                  `protobuf:"varint,2,opt,name=committed_offset,json=committedOffset,proto3" json:"committed_offset,omitempty"` // next offset to read
 	HighWatermark   int64                  `protobuf:"varint,3,opt,name=high_watermark,json=highWatermark,proto3" json:"high_watermark,omitempty"`       // -1 when unknown
 	Lag             int64                  `protobuf:"varint,4,opt,name=lag,proto3" json:"lag,omitempty"`                                                // -1 when unknown
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Checkpointed sources (Kinesis) only:
+	ShardId       string  `protobuf:"bytes,5,opt,name=shard_id,json=shardId,proto3" json:"shard_id,omitempty"`
+	ShardState    string  `protobuf:"bytes,6,opt,name=shard_state,json=shardState,proto3" json:"shard_state,omitempty"`        // open | closed | finished
+	Sequence      string  `protobuf:"bytes,7,opt,name=sequence,proto3" json:"sequence,omitempty"`                              // last committed sequence number (or start position)
+	MillisBehind  int64   `protobuf:"varint,8,opt,name=millis_behind,json=millisBehind,proto3" json:"millis_behind,omitempty"` // MillisBehindLatest; -1 when unknown
+	Parents       []int32 `protobuf:"varint,9,rep,packed,name=parents,proto3" json:"parents,omitempty"`                        // partitions read to their end before this one
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PartitionInfo) Reset() {
 	*x = PartitionInfo{}
-	mi := &file_api_loadnode_proto_msgTypes[8]
+	mi := &file_api_loadnode_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1014,7 +1153,7 @@ func (x *PartitionInfo) String() string {
 func (*PartitionInfo) ProtoMessage() {}
 
 func (x *PartitionInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[8]
+	mi := &file_api_loadnode_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1027,7 +1166,7 @@ func (x *PartitionInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionInfo.ProtoReflect.Descriptor instead.
 func (*PartitionInfo) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{8}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PartitionInfo) GetPartition() int32 {
@@ -1058,6 +1197,41 @@ func (x *PartitionInfo) GetLag() int64 {
 	return 0
 }
 
+func (x *PartitionInfo) GetShardId() string {
+	if x != nil {
+		return x.ShardId
+	}
+	return ""
+}
+
+func (x *PartitionInfo) GetShardState() string {
+	if x != nil {
+		return x.ShardState
+	}
+	return ""
+}
+
+func (x *PartitionInfo) GetSequence() string {
+	if x != nil {
+		return x.Sequence
+	}
+	return ""
+}
+
+func (x *PartitionInfo) GetMillisBehind() int64 {
+	if x != nil {
+		return x.MillisBehind
+	}
+	return 0
+}
+
+func (x *PartitionInfo) GetParents() []int32 {
+	if x != nil {
+		return x.Parents
+	}
+	return nil
+}
+
 type JobSummary struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -1073,7 +1247,7 @@ type JobSummary struct {
 
 func (x *JobSummary) Reset() {
 	*x = JobSummary{}
-	mi := &file_api_loadnode_proto_msgTypes[9]
+	mi := &file_api_loadnode_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1085,7 +1259,7 @@ func (x *JobSummary) String() string {
 func (*JobSummary) ProtoMessage() {}
 
 func (x *JobSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[9]
+	mi := &file_api_loadnode_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1098,7 +1272,7 @@ func (x *JobSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSummary.ProtoReflect.Descriptor instead.
 func (*JobSummary) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{9}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *JobSummary) GetId() uint64 {
@@ -1173,7 +1347,7 @@ type JobInfo struct {
 
 func (x *JobInfo) Reset() {
 	*x = JobInfo{}
-	mi := &file_api_loadnode_proto_msgTypes[10]
+	mi := &file_api_loadnode_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1185,7 +1359,7 @@ func (x *JobInfo) String() string {
 func (*JobInfo) ProtoMessage() {}
 
 func (x *JobInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[10]
+	mi := &file_api_loadnode_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1198,7 +1372,7 @@ func (x *JobInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobInfo.ProtoReflect.Descriptor instead.
 func (*JobInfo) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{10}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *JobInfo) GetSummary() *JobSummary {
@@ -1294,7 +1468,7 @@ type CreateJobRequest struct {
 
 func (x *CreateJobRequest) Reset() {
 	*x = CreateJobRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[11]
+	mi := &file_api_loadnode_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1306,7 +1480,7 @@ func (x *CreateJobRequest) String() string {
 func (*CreateJobRequest) ProtoMessage() {}
 
 func (x *CreateJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[11]
+	mi := &file_api_loadnode_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1319,7 +1493,7 @@ func (x *CreateJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJobRequest.ProtoReflect.Descriptor instead.
 func (*CreateJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{11}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CreateJobRequest) GetSpec() *JobSpec {
@@ -1338,7 +1512,7 @@ type PauseJobRequest struct {
 
 func (x *PauseJobRequest) Reset() {
 	*x = PauseJobRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[12]
+	mi := &file_api_loadnode_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1350,7 +1524,7 @@ func (x *PauseJobRequest) String() string {
 func (*PauseJobRequest) ProtoMessage() {}
 
 func (x *PauseJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[12]
+	mi := &file_api_loadnode_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1363,7 +1537,7 @@ func (x *PauseJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseJobRequest.ProtoReflect.Descriptor instead.
 func (*PauseJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{12}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *PauseJobRequest) GetName() string {
@@ -1382,7 +1556,7 @@ type ResumeJobRequest struct {
 
 func (x *ResumeJobRequest) Reset() {
 	*x = ResumeJobRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[13]
+	mi := &file_api_loadnode_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1394,7 +1568,7 @@ func (x *ResumeJobRequest) String() string {
 func (*ResumeJobRequest) ProtoMessage() {}
 
 func (x *ResumeJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[13]
+	mi := &file_api_loadnode_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1407,7 +1581,7 @@ func (x *ResumeJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeJobRequest.ProtoReflect.Descriptor instead.
 func (*ResumeJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{13}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ResumeJobRequest) GetName() string {
@@ -1426,7 +1600,7 @@ type StopJobRequest struct {
 
 func (x *StopJobRequest) Reset() {
 	*x = StopJobRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[14]
+	mi := &file_api_loadnode_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1438,7 +1612,7 @@ func (x *StopJobRequest) String() string {
 func (*StopJobRequest) ProtoMessage() {}
 
 func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[14]
+	mi := &file_api_loadnode_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1451,7 +1625,7 @@ func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobRequest.ProtoReflect.Descriptor instead.
 func (*StopJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{14}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *StopJobRequest) GetName() string {
@@ -1470,7 +1644,7 @@ type ShowJobRequest struct {
 
 func (x *ShowJobRequest) Reset() {
 	*x = ShowJobRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[15]
+	mi := &file_api_loadnode_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1482,7 +1656,7 @@ func (x *ShowJobRequest) String() string {
 func (*ShowJobRequest) ProtoMessage() {}
 
 func (x *ShowJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[15]
+	mi := &file_api_loadnode_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1495,7 +1669,7 @@ func (x *ShowJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowJobRequest.ProtoReflect.Descriptor instead.
 func (*ShowJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{15}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ShowJobRequest) GetName() string {
@@ -1514,17 +1688,20 @@ func (x *ShowJobRequest) GetName() string {
 // allowed only while the job is PAUSED; it is journaled with the old and new
 // positions. Answered with a JobResponse.
 type AlterJobRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Spec          *JobSpec               `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
-	ResetOffsets  map[int32]string       `protobuf:"bytes,3,rep,name=reset_offsets,json=resetOffsets,proto3" json:"reset_offsets,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Name         string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Spec         *JobSpec               `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
+	ResetOffsets map[int32]string       `protobuf:"bytes,3,rep,name=reset_offsets,json=resetOffsets,proto3" json:"reset_offsets,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Kinesis: new start positions per shard id (TRIM_HORIZON, LATEST,
+	// AT_TIMESTAMP:<RFC3339>, a sequence number), only while PAUSED.
+	ResetPositions map[string]string `protobuf:"bytes,4,rep,name=reset_positions,json=resetPositions,proto3" json:"reset_positions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *AlterJobRequest) Reset() {
 	*x = AlterJobRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[16]
+	mi := &file_api_loadnode_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1536,7 +1713,7 @@ func (x *AlterJobRequest) String() string {
 func (*AlterJobRequest) ProtoMessage() {}
 
 func (x *AlterJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[16]
+	mi := &file_api_loadnode_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1549,7 +1726,7 @@ func (x *AlterJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AlterJobRequest.ProtoReflect.Descriptor instead.
 func (*AlterJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{16}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AlterJobRequest) GetName() string {
@@ -1573,6 +1750,13 @@ func (x *AlterJobRequest) GetResetOffsets() map[int32]string {
 	return nil
 }
 
+func (x *AlterJobRequest) GetResetPositions() map[string]string {
+	if x != nil {
+		return x.ResetPositions
+	}
+	return nil
+}
+
 // DeleteJobRequest removes a STOPPED or CANCELLED job (its snapshot,
 // journal, progress, statistics and error rows); its table stays.
 type DeleteJobRequest struct {
@@ -1584,7 +1768,7 @@ type DeleteJobRequest struct {
 
 func (x *DeleteJobRequest) Reset() {
 	*x = DeleteJobRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[17]
+	mi := &file_api_loadnode_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1596,7 +1780,7 @@ func (x *DeleteJobRequest) String() string {
 func (*DeleteJobRequest) ProtoMessage() {}
 
 func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[17]
+	mi := &file_api_loadnode_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1609,7 +1793,7 @@ func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobRequest.ProtoReflect.Descriptor instead.
 func (*DeleteJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{17}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DeleteJobRequest) GetName() string {
@@ -1630,7 +1814,7 @@ type JobResponse struct {
 
 func (x *JobResponse) Reset() {
 	*x = JobResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[18]
+	mi := &file_api_loadnode_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1642,7 +1826,7 @@ func (x *JobResponse) String() string {
 func (*JobResponse) ProtoMessage() {}
 
 func (x *JobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[18]
+	mi := &file_api_loadnode_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1655,7 +1839,7 @@ func (x *JobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobResponse.ProtoReflect.Descriptor instead.
 func (*JobResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{18}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *JobResponse) GetJob() *JobInfo {
@@ -1680,7 +1864,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[19]
+	mi := &file_api_loadnode_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1692,7 +1876,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[19]
+	mi := &file_api_loadnode_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1705,7 +1889,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{19}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{20}
 }
 
 type ListJobsResponse struct {
@@ -1718,7 +1902,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[20]
+	mi := &file_api_loadnode_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1730,7 +1914,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[20]
+	mi := &file_api_loadnode_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1743,7 +1927,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{20}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobSummary {
@@ -1769,7 +1953,7 @@ type TableCountRequest struct {
 
 func (x *TableCountRequest) Reset() {
 	*x = TableCountRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[21]
+	mi := &file_api_loadnode_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1781,7 +1965,7 @@ func (x *TableCountRequest) String() string {
 func (*TableCountRequest) ProtoMessage() {}
 
 func (x *TableCountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[21]
+	mi := &file_api_loadnode_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1794,7 +1978,7 @@ func (x *TableCountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableCountRequest.ProtoReflect.Descriptor instead.
 func (*TableCountRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{21}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *TableCountRequest) GetTable() string {
@@ -1814,7 +1998,7 @@ type TableCountResponse struct {
 
 func (x *TableCountResponse) Reset() {
 	*x = TableCountResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[22]
+	mi := &file_api_loadnode_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1826,7 +2010,7 @@ func (x *TableCountResponse) String() string {
 func (*TableCountResponse) ProtoMessage() {}
 
 func (x *TableCountResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[22]
+	mi := &file_api_loadnode_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1839,7 +2023,7 @@ func (x *TableCountResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableCountResponse.ProtoReflect.Descriptor instead.
 func (*TableCountResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{22}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *TableCountResponse) GetCount() int64 {
@@ -1873,7 +2057,7 @@ type Value struct {
 
 func (x *Value) Reset() {
 	*x = Value{}
-	mi := &file_api_loadnode_proto_msgTypes[23]
+	mi := &file_api_loadnode_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1885,7 +2069,7 @@ func (x *Value) String() string {
 func (*Value) ProtoMessage() {}
 
 func (x *Value) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[23]
+	mi := &file_api_loadnode_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1898,7 +2082,7 @@ func (x *Value) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Value.ProtoReflect.Descriptor instead.
 func (*Value) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{23}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Value) GetKind() isValue_Kind {
@@ -2015,7 +2199,7 @@ type Row struct {
 
 func (x *Row) Reset() {
 	*x = Row{}
-	mi := &file_api_loadnode_proto_msgTypes[24]
+	mi := &file_api_loadnode_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2027,7 +2211,7 @@ func (x *Row) String() string {
 func (*Row) ProtoMessage() {}
 
 func (x *Row) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[24]
+	mi := &file_api_loadnode_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2040,7 +2224,7 @@ func (x *Row) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Row.ProtoReflect.Descriptor instead.
 func (*Row) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{24}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Row) GetValues() []*Value {
@@ -2082,7 +2266,7 @@ type TableScanRequest struct {
 
 func (x *TableScanRequest) Reset() {
 	*x = TableScanRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[25]
+	mi := &file_api_loadnode_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2094,7 +2278,7 @@ func (x *TableScanRequest) String() string {
 func (*TableScanRequest) ProtoMessage() {}
 
 func (x *TableScanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[25]
+	mi := &file_api_loadnode_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2107,7 +2291,7 @@ func (x *TableScanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableScanRequest.ProtoReflect.Descriptor instead.
 func (*TableScanRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{25}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *TableScanRequest) GetTable() string {
@@ -2143,7 +2327,7 @@ type TableScanResponse struct {
 
 func (x *TableScanResponse) Reset() {
 	*x = TableScanResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[26]
+	mi := &file_api_loadnode_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2155,7 +2339,7 @@ func (x *TableScanResponse) String() string {
 func (*TableScanResponse) ProtoMessage() {}
 
 func (x *TableScanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[26]
+	mi := &file_api_loadnode_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2168,7 +2352,7 @@ func (x *TableScanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableScanResponse.ProtoReflect.Descriptor instead.
 func (*TableScanResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{26}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *TableScanResponse) GetSchema() *TableSpec {
@@ -2212,7 +2396,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[27]
+	mi := &file_api_loadnode_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2224,7 +2408,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[27]
+	mi := &file_api_loadnode_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2237,7 +2421,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{27}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ExecRequest) GetStatement() string {
@@ -2260,7 +2444,7 @@ type ExecResponse struct {
 
 func (x *ExecResponse) Reset() {
 	*x = ExecResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[28]
+	mi := &file_api_loadnode_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2272,7 +2456,7 @@ func (x *ExecResponse) String() string {
 func (*ExecResponse) ProtoMessage() {}
 
 func (x *ExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[28]
+	mi := &file_api_loadnode_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2285,7 +2469,7 @@ func (x *ExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
 func (*ExecResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{28}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ExecResponse) GetMessage() string {
@@ -2337,7 +2521,7 @@ type JobRecord struct {
 
 func (x *JobRecord) Reset() {
 	*x = JobRecord{}
-	mi := &file_api_loadnode_proto_msgTypes[29]
+	mi := &file_api_loadnode_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2349,7 +2533,7 @@ func (x *JobRecord) String() string {
 func (*JobRecord) ProtoMessage() {}
 
 func (x *JobRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[29]
+	mi := &file_api_loadnode_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2362,7 +2546,7 @@ func (x *JobRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobRecord.ProtoReflect.Descriptor instead.
 func (*JobRecord) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{29}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *JobRecord) GetId() uint64 {
@@ -2425,7 +2609,22 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a=\n" +
 	"\x0fPropertiesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xbf\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb0\x03\n" +
+	"\vKinesisSpec\x12\x16\n" +
+	"\x06stream\x18\x01 \x01(\tR\x06stream\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\x12\x1a\n" +
+	"\bendpoint\x18\x03 \x01(\tR\bendpoint\x12\"\n" +
+	"\raccess_key_id\x18\x04 \x01(\tR\vaccessKeyId\x12*\n" +
+	"\x11secret_access_key\x18\x05 \x01(\tR\x0fsecretAccessKey\x12#\n" +
+	"\rsession_token\x18\x06 \x01(\tR\fsessionToken\x12\x18\n" +
+	"\aprofile\x18\a \x01(\tR\aprofile\x12\x16\n" +
+	"\x06shards\x18\b \x03(\tR\x06shards\x12E\n" +
+	"\tpositions\x18\t \x03(\v2'.loadnode.v1.KinesisSpec.PositionsEntryR\tpositions\x12)\n" +
+	"\x10default_position\x18\n" +
+	" \x01(\tR\x0fdefaultPosition\x1a<\n" +
+	"\x0ePositionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf3\x03\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x05table\x18\x02 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12\x16\n" +
@@ -2438,7 +2637,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x0emax_batch_size\x18\t \x01(\x03R\fmaxBatchSize\x12(\n" +
 	"\x10max_error_number\x18\n" +
 	" \x01(\x03R\x0emaxErrorNumber\x12,\n" +
-	"\x05kafka\x18\v \x01(\v2\x16.loadnode.v1.KafkaSpecR\x05kafka\"\xd9\x01\n" +
+	"\x05kafka\x18\v \x01(\v2\x16.loadnode.v1.KafkaSpecR\x05kafka\x122\n" +
+	"\akinesis\x18\f \x01(\v2\x18.loadnode.v1.KinesisSpecR\akinesis\"\xd9\x01\n" +
 	"\n" +
 	"Transition\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12 \n" +
@@ -2466,12 +2666,18 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x03raw\x18\x03 \x01(\fR\x03raw\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12 \n" +
 	"\ftime_unix_ms\x18\x05 \x01(\x03R\n" +
-	"timeUnixMs\"\x91\x01\n" +
+	"timeUnixMs\"\xa8\x02\n" +
 	"\rPartitionInfo\x12\x1c\n" +
 	"\tpartition\x18\x01 \x01(\x05R\tpartition\x12)\n" +
 	"\x10committed_offset\x18\x02 \x01(\x03R\x0fcommittedOffset\x12%\n" +
 	"\x0ehigh_watermark\x18\x03 \x01(\x03R\rhighWatermark\x12\x10\n" +
-	"\x03lag\x18\x04 \x01(\x03R\x03lag\"\xdf\x01\n" +
+	"\x03lag\x18\x04 \x01(\x03R\x03lag\x12\x19\n" +
+	"\bshard_id\x18\x05 \x01(\tR\ashardId\x12\x1f\n" +
+	"\vshard_state\x18\x06 \x01(\tR\n" +
+	"shardState\x12\x1a\n" +
+	"\bsequence\x18\a \x01(\tR\bsequence\x12#\n" +
+	"\rmillis_behind\x18\b \x01(\x03R\fmillisBehind\x12\x18\n" +
+	"\aparents\x18\t \x03(\x05R\aparents\"\xdf\x01\n" +
 	"\n" +
 	"JobSummary\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
@@ -2507,13 +2713,17 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x0eStopJobRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"$\n" +
 	"\x0eShowJobRequest\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"\xe5\x01\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x83\x03\n" +
 	"\x0fAlterJobRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
 	"\x04spec\x18\x02 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12S\n" +
-	"\rreset_offsets\x18\x03 \x03(\v2..loadnode.v1.AlterJobRequest.ResetOffsetsEntryR\fresetOffsets\x1a?\n" +
+	"\rreset_offsets\x18\x03 \x03(\v2..loadnode.v1.AlterJobRequest.ResetOffsetsEntryR\fresetOffsets\x12Y\n" +
+	"\x0freset_positions\x18\x04 \x03(\v20.loadnode.v1.AlterJobRequest.ResetPositionsEntryR\x0eresetPositions\x1a?\n" +
 	"\x11ResetOffsetsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aA\n" +
+	"\x13ResetPositionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"&\n" +
 	"\x10DeleteJobRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"_\n" +
@@ -2629,7 +2839,7 @@ func file_api_loadnode_proto_rawDescGZIP() []byte {
 }
 
 var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_api_loadnode_proto_goTypes = []any{
 	(ErrorCode)(0),             // 0: loadnode.v1.ErrorCode
 	(ColumnType)(0),            // 1: loadnode.v1.ColumnType
@@ -2640,78 +2850,84 @@ var file_api_loadnode_proto_goTypes = []any{
 	(*Column)(nil),             // 6: loadnode.v1.Column
 	(*TableSpec)(nil),          // 7: loadnode.v1.TableSpec
 	(*KafkaSpec)(nil),          // 8: loadnode.v1.KafkaSpec
-	(*JobSpec)(nil),            // 9: loadnode.v1.JobSpec
-	(*Transition)(nil),         // 10: loadnode.v1.Transition
-	(*JobStats)(nil),           // 11: loadnode.v1.JobStats
-	(*ErrorRow)(nil),           // 12: loadnode.v1.ErrorRow
-	(*PartitionInfo)(nil),      // 13: loadnode.v1.PartitionInfo
-	(*JobSummary)(nil),         // 14: loadnode.v1.JobSummary
-	(*JobInfo)(nil),            // 15: loadnode.v1.JobInfo
-	(*CreateJobRequest)(nil),   // 16: loadnode.v1.CreateJobRequest
-	(*PauseJobRequest)(nil),    // 17: loadnode.v1.PauseJobRequest
-	(*ResumeJobRequest)(nil),   // 18: loadnode.v1.ResumeJobRequest
-	(*StopJobRequest)(nil),     // 19: loadnode.v1.StopJobRequest
-	(*ShowJobRequest)(nil),     // 20: loadnode.v1.ShowJobRequest
-	(*AlterJobRequest)(nil),    // 21: loadnode.v1.AlterJobRequest
-	(*DeleteJobRequest)(nil),   // 22: loadnode.v1.DeleteJobRequest
-	(*JobResponse)(nil),        // 23: loadnode.v1.JobResponse
-	(*ListJobsRequest)(nil),    // 24: loadnode.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),   // 25: loadnode.v1.ListJobsResponse
-	(*TableCountRequest)(nil),  // 26: loadnode.v1.TableCountRequest
-	(*TableCountResponse)(nil), // 27: loadnode.v1.TableCountResponse
-	(*Value)(nil),              // 28: loadnode.v1.Value
-	(*Row)(nil),                // 29: loadnode.v1.Row
-	(*TableScanRequest)(nil),   // 30: loadnode.v1.TableScanRequest
-	(*TableScanResponse)(nil),  // 31: loadnode.v1.TableScanResponse
-	(*ExecRequest)(nil),        // 32: loadnode.v1.ExecRequest
-	(*ExecResponse)(nil),       // 33: loadnode.v1.ExecResponse
-	(*JobRecord)(nil),          // 34: loadnode.v1.JobRecord
-	nil,                        // 35: loadnode.v1.KafkaSpec.OffsetsEntry
-	nil,                        // 36: loadnode.v1.KafkaSpec.PropertiesEntry
-	nil,                        // 37: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	(*KinesisSpec)(nil),        // 9: loadnode.v1.KinesisSpec
+	(*JobSpec)(nil),            // 10: loadnode.v1.JobSpec
+	(*Transition)(nil),         // 11: loadnode.v1.Transition
+	(*JobStats)(nil),           // 12: loadnode.v1.JobStats
+	(*ErrorRow)(nil),           // 13: loadnode.v1.ErrorRow
+	(*PartitionInfo)(nil),      // 14: loadnode.v1.PartitionInfo
+	(*JobSummary)(nil),         // 15: loadnode.v1.JobSummary
+	(*JobInfo)(nil),            // 16: loadnode.v1.JobInfo
+	(*CreateJobRequest)(nil),   // 17: loadnode.v1.CreateJobRequest
+	(*PauseJobRequest)(nil),    // 18: loadnode.v1.PauseJobRequest
+	(*ResumeJobRequest)(nil),   // 19: loadnode.v1.ResumeJobRequest
+	(*StopJobRequest)(nil),     // 20: loadnode.v1.StopJobRequest
+	(*ShowJobRequest)(nil),     // 21: loadnode.v1.ShowJobRequest
+	(*AlterJobRequest)(nil),    // 22: loadnode.v1.AlterJobRequest
+	(*DeleteJobRequest)(nil),   // 23: loadnode.v1.DeleteJobRequest
+	(*JobResponse)(nil),        // 24: loadnode.v1.JobResponse
+	(*ListJobsRequest)(nil),    // 25: loadnode.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),   // 26: loadnode.v1.ListJobsResponse
+	(*TableCountRequest)(nil),  // 27: loadnode.v1.TableCountRequest
+	(*TableCountResponse)(nil), // 28: loadnode.v1.TableCountResponse
+	(*Value)(nil),              // 29: loadnode.v1.Value
+	(*Row)(nil),                // 30: loadnode.v1.Row
+	(*TableScanRequest)(nil),   // 31: loadnode.v1.TableScanRequest
+	(*TableScanResponse)(nil),  // 32: loadnode.v1.TableScanResponse
+	(*ExecRequest)(nil),        // 33: loadnode.v1.ExecRequest
+	(*ExecResponse)(nil),       // 34: loadnode.v1.ExecResponse
+	(*JobRecord)(nil),          // 35: loadnode.v1.JobRecord
+	nil,                        // 36: loadnode.v1.KafkaSpec.OffsetsEntry
+	nil,                        // 37: loadnode.v1.KafkaSpec.PropertiesEntry
+	nil,                        // 38: loadnode.v1.KinesisSpec.PositionsEntry
+	nil,                        // 39: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	nil,                        // 40: loadnode.v1.AlterJobRequest.ResetPositionsEntry
 }
 var file_api_loadnode_proto_depIdxs = []int32{
 	0,  // 0: loadnode.v1.Error.code:type_name -> loadnode.v1.ErrorCode
 	1,  // 1: loadnode.v1.Column.type:type_name -> loadnode.v1.ColumnType
 	6,  // 2: loadnode.v1.TableSpec.columns:type_name -> loadnode.v1.Column
 	2,  // 3: loadnode.v1.TableSpec.model:type_name -> loadnode.v1.TableModel
-	35, // 4: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	36, // 5: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
-	7,  // 6: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
-	8,  // 7: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
-	3,  // 8: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
-	3,  // 9: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
-	4,  // 10: loadnode.v1.Transition.reason:type_name -> loadnode.v1.Reason
-	3,  // 11: loadnode.v1.JobSummary.state:type_name -> loadnode.v1.JobState
-	4,  // 12: loadnode.v1.JobSummary.reason:type_name -> loadnode.v1.Reason
-	14, // 13: loadnode.v1.JobInfo.summary:type_name -> loadnode.v1.JobSummary
-	9,  // 14: loadnode.v1.JobInfo.spec:type_name -> loadnode.v1.JobSpec
-	13, // 15: loadnode.v1.JobInfo.partitions:type_name -> loadnode.v1.PartitionInfo
-	11, // 16: loadnode.v1.JobInfo.stats:type_name -> loadnode.v1.JobStats
-	10, // 17: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
-	12, // 18: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
-	9,  // 19: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	9,  // 20: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	37, // 21: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	15, // 22: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
-	5,  // 23: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
-	14, // 24: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
-	5,  // 25: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
-	5,  // 26: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
-	28, // 27: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
-	7,  // 28: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
-	29, // 29: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
-	5,  // 30: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
-	15, // 31: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
-	14, // 32: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
-	7,  // 33: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
-	5,  // 34: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
-	9,  // 35: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
-	36, // [36:36] is the sub-list for method output_type
-	36, // [36:36] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	36, // 4: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	37, // 5: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	38, // 6: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
+	7,  // 7: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
+	8,  // 8: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
+	9,  // 9: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
+	3,  // 10: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
+	3,  // 11: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
+	4,  // 12: loadnode.v1.Transition.reason:type_name -> loadnode.v1.Reason
+	3,  // 13: loadnode.v1.JobSummary.state:type_name -> loadnode.v1.JobState
+	4,  // 14: loadnode.v1.JobSummary.reason:type_name -> loadnode.v1.Reason
+	15, // 15: loadnode.v1.JobInfo.summary:type_name -> loadnode.v1.JobSummary
+	10, // 16: loadnode.v1.JobInfo.spec:type_name -> loadnode.v1.JobSpec
+	14, // 17: loadnode.v1.JobInfo.partitions:type_name -> loadnode.v1.PartitionInfo
+	12, // 18: loadnode.v1.JobInfo.stats:type_name -> loadnode.v1.JobStats
+	11, // 19: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
+	13, // 20: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
+	10, // 21: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	10, // 22: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	39, // 23: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	40, // 24: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	16, // 25: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
+	5,  // 26: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
+	15, // 27: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
+	5,  // 28: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
+	5,  // 29: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
+	29, // 30: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
+	7,  // 31: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
+	30, // 32: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
+	5,  // 33: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
+	16, // 34: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
+	15, // 35: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
+	7,  // 36: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
+	5,  // 37: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
+	10, // 38: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
+	39, // [39:39] is the sub-list for method output_type
+	39, // [39:39] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }
@@ -2719,7 +2935,7 @@ func file_api_loadnode_proto_init() {
 	if File_api_loadnode_proto != nil {
 		return
 	}
-	file_api_loadnode_proto_msgTypes[23].OneofWrappers = []any{
+	file_api_loadnode_proto_msgTypes[24].OneofWrappers = []any{
 		(*Value_Null)(nil),
 		(*Value_Int64)(nil),
 		(*Value_Float64)(nil),
@@ -2733,7 +2949,7 @@ func file_api_loadnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_loadnode_proto_rawDesc), len(file_api_loadnode_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   33,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -11,7 +11,13 @@ import (
 // Batch.Next.
 type Record struct {
 	Partition int32
-	Offset    int64
+	// Offset is the record's position in its partition: the Kafka offset,
+	// or for Kinesis the record's ordinal in its shard as counted by the
+	// job (0, 1, 2, ... from the job's first position in the shard).
+	Offset int64
+	// Seq is the source's own identifier of the record where it is not
+	// Offset (the Kinesis sequence number); empty for Kafka.
+	Seq       string
 	Key       []byte
 	Value     []byte
 	Timestamp time.Time
@@ -35,6 +41,20 @@ type Batch struct {
 	Next map[int32]int64
 	// Bytes is the sum of Record.Size over Records.
 	Bytes int64
+	// Checkpoints holds, for a source whose position is more than an
+	// offset (Kinesis: the shard, its parents, the last sequence number,
+	// whether the shard's end was reached), the new opaque checkpoint of
+	// every partition whose checkpoint changed in this batch. It is
+	// committed with Next in the same synced write and handed back to the
+	// next Reader. Nil for Kafka.
+	//
+	// A partition may appear here with Next unchanged (a shard's end
+	// reached without new records): the batch must still be committed.
+	Checkpoints map[int32][]byte
+	// BehindMs is, where the source reports it (Kinesis
+	// MillisBehindLatest), how far each partition's read position is
+	// behind the newest record, in milliseconds.
+	BehindMs map[int32]int64
 }
 
 // Limits bound one Read. A zero MaxRows or MaxBytes means no limit of that
@@ -69,6 +89,29 @@ type Reader interface {
 	// Close releases the Reader's connections and buffers. It is
 	// idempotent.
 	Close()
+}
+
+// Start is where a partition begins for a job: the first offset to read and,
+// for a checkpointed source, the opaque checkpoint a Reader starts from.
+type Start struct {
+	Offset     int64
+	Checkpoint []byte
+}
+
+// PartitionState describes one partition of a checkpointed source for
+// `job show`.
+type PartitionState struct {
+	// ID is the source's name of the partition (a Kinesis shard id).
+	ID string
+	// State is "open", "closed" (the source closed it, the job has not
+	// read it to its end) or "finished" (read and committed to its end).
+	State string
+	// Parents are the partitions that must be finished before this one is
+	// read.
+	Parents []int32
+	// Seq is the last committed sequence number, or the starting position
+	// when nothing was committed yet.
+	Seq string
 }
 
 // OutOfRangeError says the data a job needs is no longer in the source
