@@ -13,6 +13,7 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/config"
+	"github.com/loadnode/loadnode/sources"
 	"github.com/loadnode/loadnode/sources/kafka"
 )
 
@@ -22,7 +23,7 @@ type alterResolved struct {
 	sender *actor.PID
 	req    *api.AlterJobRequest
 	spec   *api.JobSpec
-	reset  map[int32]int64
+	reset  map[int32]sources.Start
 	err    error
 }
 
@@ -92,12 +93,20 @@ func (j *job) userAlter(ctx actor.Context, req *api.AlterJobRequest) {
 		return
 	}
 	want := req.GetResetOffsets()
-	if len(want) == 0 {
+	if len(want) == 0 && len(req.GetResetPositions()) == 0 {
 		j.onAlterResolved(ctx, &alterResolved{sender: ctx.Sender(), req: req, spec: next})
 		return
 	}
 	if j.state != api.JobState_PAUSED {
 		ctx.Respond(j.reply(precondition("job %s is %s: pause it before resetting offsets", j.rec.GetName(), j.state)))
+		return
+	}
+	if len(req.GetResetPositions()) > 0 {
+		j.alterPositions(ctx, req, next)
+		return
+	}
+	if next.GetKafka() == nil {
+		ctx.Respond(j.reply(&api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "reset_offsets", Message: "a Kinesis job's positions are reset by shard id (reset_positions)"}))
 		return
 	}
 	for p, o := range want {
@@ -125,7 +134,53 @@ func (j *job) userAlter(ctx actor.Context, req *api.AlterJobRequest) {
 		}()
 		rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		res.reset, res.err = src.ResolveOffsets(rctx, want)
+		res.reset, res.err = src.ResolveStarts(rctx, want, true)
+	}()
+}
+
+// alterPositions starts the reset of a Kinesis job's shard positions. A
+// shard's ordinal (its progress) does not move back: records read again
+// after a reset get new ordinals, so no row is overwritten by another.
+func (j *job) alterPositions(ctx actor.Context, req *api.AlterJobRequest, next *api.JobSpec) {
+	lin, ok := j.src.(Lineage)
+	if !ok || next.GetKinesis() == nil {
+		ctx.Respond(j.reply(&api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "reset_positions", Message: "only a Kinesis job has shard positions; use reset_offsets"}))
+		return
+	}
+	byID := map[string]int32{}
+	for p, c := range j.checkpoints {
+		byID[lin.Describe(p, c).ID] = p
+	}
+	want := map[int32]string{}
+	for id, pos := range req.GetResetPositions() {
+		p, ok := byID[id]
+		if !ok {
+			ctx.Respond(j.reply(&api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "reset_positions." + id, Message: fmt.Sprintf("the job does not read shard %s", id)}))
+			return
+		}
+		if pos == "" {
+			ctx.Respond(j.reply(&api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "reset_positions." + id, Message: "empty position"}))
+			return
+		}
+		want[p] = pos
+	}
+	self, system, src, sender := ctx.Self(), ctx.ActorSystem(), j.src, ctx.Sender()
+	progress := maps.Clone(j.progress)
+	go func() {
+		res := &alterResolved{sender: sender, req: req, spec: next}
+		defer func() {
+			if r := recover(); r != nil {
+				res.err = &PanicError{Where: "alter positions look-up", Value: r}
+			}
+			system.Root.Send(self, res)
+		}()
+		rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res.reset, res.err = src.ResolveStarts(rctx, want, true)
+		for p, s := range res.reset {
+			s.Offset = progress[p]
+			res.reset[p] = s
+		}
 	}()
 }
 
@@ -147,8 +202,14 @@ func (j *job) onAlterResolved(ctx actor.Context, res *alterResolved) {
 	}
 	_, changed, _ := alterSpec(j.rec.GetSpec(), res.req.GetSpec())
 	parts := slices.Sorted(maps.Keys(res.reset))
+	lin, _ := j.src.(Lineage)
 	for _, p := range parts {
-		changed = append(changed, fmt.Sprintf("partition %d offset %d->%d", p, j.progress[p], res.reset[p]))
+		if lin != nil && res.reset[p].Checkpoint != nil {
+			was, now := lin.Describe(p, j.checkpoints[p]), lin.Describe(p, res.reset[p].Checkpoint)
+			changed = append(changed, fmt.Sprintf("shard %s position %s->%s", was.ID, was.Seq, now.Seq))
+			continue
+		}
+		changed = append(changed, fmt.Sprintf("partition %d offset %d->%d", p, j.progress[p], res.reset[p].Offset))
 	}
 	if len(changed) == 0 {
 		answer(j.reply(nil))
@@ -158,15 +219,25 @@ func (j *job) onAlterResolved(ctx actor.Context, res *alterResolved) {
 	rec.Spec = res.spec
 	t := &api.Transition{Seq: j.lastSeq + 1, TimeUnixMs: j.deps.nowMs(), From: j.state, To: j.state,
 		Reason: api.Reason_USER_ALTER, Message: "altered: " + strings.Join(changed, ", ")}
-	if err := j.deps.Store.AlterJob(rec, res.reset, t); err != nil {
+	reset, cks := map[int32]int64{}, map[int32][]byte{}
+	for p, s := range res.reset {
+		reset[p] = s.Offset
+		if s.Checkpoint != nil {
+			cks[p] = s.Checkpoint
+		}
+	}
+	if err := j.deps.Store.AlterJobStarts(rec, reset, cks, t); err != nil {
 		answer(j.reply(storeErr(err)))
 		return
 	}
 	j.lastSeq = t.Seq
 	j.rec = rec
 	j.reason, j.message = t.Reason, t.Message
-	for p, o := range res.reset {
+	for p, o := range reset {
 		j.progress[p] = o
+	}
+	for p, c := range cks {
+		j.checkpoints[p] = c
 	}
 	j.log().Info("job altered", "changes", t.Message)
 	j.notify(ctx)

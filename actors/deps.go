@@ -23,31 +23,48 @@ type Store interface {
 	Journal(id uint64) ([]*api.Transition, error)
 	LastTransition(id uint64) (*api.Transition, error)
 	AppendTransition(id uint64, t *api.Transition) error
-	InitProgress(id uint64, positions map[int32]int64) error
+	InitStarts(id uint64, positions map[int32]int64, checkpoints map[int32][]byte) error
 	CommitBatch(c *persistence.Commit) error
 	ErrorRows(id uint64, limit int) ([]*api.ErrorRow, error)
 	DeleteJob(id uint64, name string) error
-	AlterJob(rec *api.JobRecord, reset map[int32]int64, t *api.Transition) error
+	AlterJobStarts(rec *api.JobRecord, reset map[int32]int64, checkpoints map[int32][]byte, t *api.Transition) error
 	CountRows(table string) (int64, error)
 	ScanRowsAfter(table string, after []byte, limit int, fn func(key, value []byte) error) error
 }
 
 var _ Store = (*persistence.Store)(nil)
 
-// Source is one job's view of its source (a Kafka topic today). Its methods
-// block on the network and are called from goroutines, never from Receive.
+// Source is one job's view of its source (a Kafka topic or a Kinesis
+// stream). Its methods block on the network and are called from goroutines,
+// never from Receive.
 type Source interface {
-	// Partitions lists the source's partitions (sorted).
+	// Partitions lists the source's partitions (sorted): Kafka partitions,
+	// or Kinesis shard indices.
 	Partitions(ctx context.Context) ([]int32, error)
-	// ResolveOffsets turns offset specs (a number, OFFSET_BEGINNING,
-	// OFFSET_END) into concrete next positions.
-	ResolveOffsets(ctx context.Context, want map[int32]string) (map[int32]int64, error)
-	// Watermarks returns the latest position per partition.
+	// ResolveStarts turns start specs into concrete starts. For Kafka a spec
+	// is an offset (a number, OFFSET_BEGINNING, OFFSET_END); a Kinesis
+	// source is given "" and uses its spec's positions. initial is true for
+	// a job's first look at its topology, false for partitions discovered
+	// later (which a Kinesis source reads from their beginning).
+	ResolveStarts(ctx context.Context, want map[int32]string, initial bool) (map[int32]sources.Start, error)
+	// Watermarks returns the latest position per partition (empty where the
+	// source has no such notion, as Kinesis).
 	Watermarks(ctx context.Context) (map[int32]int64, error)
-	// NewReader reads the given partitions from the given positions.
-	NewReader(start map[int32]int64) (sources.Reader, error)
+	// NewReader reads the given partitions from the given starts.
+	NewReader(start map[int32]sources.Start) (sources.Reader, error)
 	// Close releases the source.
 	Close()
+}
+
+// Lineage is implemented by a source whose partitions are read in an order
+// (Kinesis: a child shard only after its parents were read to their end).
+// Its methods are pure functions of the checkpoints and cached metadata and
+// may be called from Receive.
+type Lineage interface {
+	// Readable returns, of parts, the partitions a task may read now.
+	Readable(parts []int32, checkpoints map[int32][]byte) []int32
+	// Describe describes one partition for `job show`.
+	Describe(p int32, checkpoint []byte) sources.PartitionState
 }
 
 // SourceFactory opens the source of a job spec. It is called inside a job

@@ -25,15 +25,15 @@ type quietSource struct {
 }
 
 func (s *quietSource) Partitions(context.Context) ([]int32, error) { return s.parts, nil }
-func (s *quietSource) ResolveOffsets(_ context.Context, want map[int32]string) (map[int32]int64, error) {
-	out := map[int32]int64{}
+func (s *quietSource) ResolveStarts(_ context.Context, want map[int32]string, _ bool) (map[int32]sources.Start, error) {
+	out := map[int32]sources.Start{}
 	for p := range want {
-		out[p] = 0
+		out[p] = sources.Start{}
 	}
 	return out, nil
 }
 func (s *quietSource) Watermarks(context.Context) (map[int32]int64, error) { return nil, nil }
-func (s *quietSource) NewReader(start map[int32]int64) (sources.Reader, error) {
+func (s *quietSource) NewReader(start map[int32]sources.Start) (sources.Reader, error) {
 	return quietReader{}, nil
 }
 func (s *quietSource) Close() {}

@@ -28,7 +28,7 @@ type jobStateChanged struct {
 type topologyResolved struct {
 	epoch      uint64
 	partitions []int32
-	initial    map[int32]int64 // positions for partitions without progress
+	initial    map[int32]sources.Start // starts of partitions without progress
 	err        error
 }
 
@@ -74,6 +74,15 @@ type job struct {
 	message  string
 	lastSeq  uint64
 	progress map[int32]int64
+	// checkpoints are the partitions' opaque source checkpoints (Kinesis),
+	// moved with progress.
+	checkpoints map[int32][]byte
+	// behind is the source's MillisBehindLatest per partition, from the
+	// newest commit that reported it.
+	behind map[int32]int64
+	// readable is the set of partitions the current tasks read (a lineage
+	// source reads a child only after its parents ended).
+	readable []int32
 	stats    *api.JobStats
 	marks    map[int32]int64
 
@@ -141,6 +150,10 @@ func (j *job) Receive(ctx actor.Context) {
 		}
 	case *commitBatch:
 		ctx.Respond(&commitResult{err: j.commit(ctx, msg)})
+		if j.state == api.JobState_RUNNING && j.lineageMoved(msg) {
+			// A partition reached its end: its children may be readable now.
+			j.spawnTasks(ctx)
+		}
 	case *taskFailed:
 		j.onTaskFailed(ctx, msg)
 	case *actor.Terminated:
@@ -191,6 +204,8 @@ func (j *job) start(ctx actor.Context) {
 	}
 	j.rec = st.Record
 	j.progress = st.Progress
+	j.checkpoints = st.Checkpoints
+	j.behind = map[int32]int64{}
 	j.stats = st.Stats
 	j.marks = map[int32]int64{}
 	j.tasks = map[string]int{}
@@ -321,10 +336,13 @@ func (j *job) resolveTopology(ctx actor.Context) {
 	j.topoBusy = true
 	self, system := ctx.Self(), ctx.ActorSystem()
 	src, epoch := j.src, j.epoch
+	// A Kafka job chooses partitions and their offsets here; a Kinesis
+	// source applies its own shard choice and positions (want is "").
 	kafka := j.rec.GetSpec().GetKafka()
 	wanted := kafka.GetPartitions()
 	offsets := kafka.GetOffsets()
 	def := kafka.GetDefaultOffset()
+	initial := len(j.progress) == 0
 	known := make(map[int32]bool, len(j.progress))
 	for p := range j.progress {
 		known[p] = true
@@ -372,7 +390,7 @@ func (j *job) resolveTopology(ctx actor.Context) {
 		}
 		res.partitions = parts
 		if len(want) > 0 {
-			res.initial, res.err = src.ResolveOffsets(rctx, want)
+			res.initial, res.err = src.ResolveStarts(rctx, want, initial)
 		}
 	}()
 }
@@ -387,20 +405,31 @@ func (j *job) onTopology(ctx actor.Context, msg *topologyResolved) {
 		return
 	}
 	fresh := map[int32]int64{}
-	for p, o := range msg.initial {
+	var cks map[int32][]byte
+	for p, s := range msg.initial {
 		if _, ok := j.progress[p]; !ok {
-			fresh[p] = o
+			fresh[p] = s.Offset
+			if s.Checkpoint != nil {
+				if cks == nil {
+					cks = map[int32][]byte{}
+				}
+				cks[p] = s.Checkpoint
+			}
 		}
 	}
 	if len(fresh) > 0 {
 		// INVARIANT (topology follows progress): a new partition's initial
-		// position is durable before any task is given the partition.
-		if err := j.deps.Store.InitProgress(j.id, fresh); err != nil {
+		// position (and, for Kinesis, its lineage and start position) is
+		// durable before any task is given the partition.
+		if err := j.deps.Store.InitStarts(j.id, fresh, cks); err != nil {
 			j.onStoreError(ctx, fmt.Errorf("persist initial positions: %w", err))
 			return
 		}
 		for p, o := range fresh {
 			j.progress[p] = o
+		}
+		for p, c := range cks {
+			j.checkpoints[p] = c
 		}
 		j.log().Info("new partitions", "positions", fmt.Sprint(fresh))
 	}
@@ -553,6 +582,11 @@ func (j *job) spawnTasks(ctx actor.Context) {
 		parts = append(parts, p)
 	}
 	slices.Sort(parts)
+	lin, keep := j.src.(Lineage)
+	if keep {
+		parts = lin.Readable(parts, j.checkpoints)
+	}
+	j.readable = parts
 	if len(parts) == 0 {
 		return
 	}
@@ -565,14 +599,14 @@ func (j *job) spawnTasks(ctx actor.Context) {
 		MaxWait:  time.Duration(spec.GetMaxBatchIntervalMs()) * time.Millisecond,
 	}
 	for i := 0; i < n; i++ {
-		start := map[int32]int64{}
+		start := map[int32]sources.Start{}
 		for k := i; k < len(parts); k += n {
-			start[parts[k]] = j.progress[parts[k]]
+			start[parts[k]] = sources.Start{Offset: j.progress[parts[k]], Checkpoint: j.checkpoints[parts[k]]}
 		}
 		pid := ctx.Spawn(newTaskProps(taskConfig{
 			jobID: j.id, generation: j.generation, index: i,
 			job: ctx.Self(), scheduler: j.sch, source: j.src,
-			schema: j.schema, format: j.format, limits: limits, start: start,
+			schema: j.schema, format: j.format, limits: limits, start: start, keepReader: keep,
 			settings: j.deps.Settings, logger: j.deps.Logger,
 		}))
 		j.tasks[pid.Id] = i
@@ -664,7 +698,7 @@ func (j *job) commit(ctx actor.Context, c *commitBatch) error {
 			// The store disagrees with memory: trust the store, so that the
 			// next generation starts from durable progress.
 			if st, lerr := j.deps.Store.LoadJob(j.id); lerr == nil {
-				j.progress = st.Progress
+				j.progress, j.checkpoints = st.Progress, st.Checkpoints
 			}
 			return fmt.Errorf("%w: %v", ErrStaleCommit, err)
 		}
@@ -678,6 +712,12 @@ func (j *job) commit(ctx actor.Context, c *commitBatch) error {
 	}
 	for _, r := range c.ranges {
 		j.progress[r.Partition] = r.To
+		if r.Checkpoint != nil {
+			j.checkpoints[r.Partition] = r.Checkpoint
+		}
+	}
+	for p, ms := range c.behind {
+		j.behind[p] = ms
 	}
 	j.stats = stats
 	j.retries = 0
@@ -687,6 +727,31 @@ func (j *job) commit(ctx actor.Context, c *commitBatch) error {
 			fmt.Sprintf("%d error rows in the current window exceed max_error_number %d", windowErrors, spec.GetMaxErrorNumber()))
 	}
 	return nil
+}
+
+// lineageMoved reports whether the committed batch c changed which
+// partitions are readable (a Kinesis shard was read to its end).
+func (j *job) lineageMoved(c *commitBatch) bool {
+	lin, ok := j.src.(Lineage)
+	if !ok || c.generation != j.generation {
+		return false
+	}
+	moved := false
+	for _, r := range c.ranges {
+		if r.Checkpoint != nil {
+			moved = true
+			break
+		}
+	}
+	if !moved {
+		return false
+	}
+	parts := make([]int32, 0, len(j.progress))
+	for p := range j.progress {
+		parts = append(parts, p)
+	}
+	slices.Sort(parts)
+	return !slices.Equal(lin.Readable(parts, j.checkpoints), j.readable)
 }
 
 func (j *job) noteRate(atMs, rows int64) {
@@ -783,7 +848,11 @@ func (j *job) userStop(ctx actor.Context) *api.JobResponse {
 }
 
 func (j *job) show() *api.JobResponse {
+	lin, _ := j.src.(Lineage)
 	info, err := buildInfo(j.deps.Store, j.rec, j.summary(), j.progress, j.marks, proto.Clone(j.stats).(*api.JobStats))
+	if err == nil {
+		addShardInfo(info, j.checkpoints, j.behind, lin)
+	}
 	if err != nil {
 		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
 	}
@@ -817,6 +886,13 @@ func health(info *api.JobInfo, now time.Time, stallAfter time.Duration, batchRow
 		return "paused"
 	}
 	lag := info.GetTotalLag()
+	for _, p := range info.GetPartitions() {
+		// A checkpointed source's lag is in time: count a partition more
+		// than a second behind as one batch of lag, for the verdict.
+		if p.GetMillisBehind() > 1000 {
+			lag = max(lag, 0) + max(batchRows, 1) + 1
+		}
+	}
 	if lag > 0 && now.Sub(time.UnixMilli(info.GetLastProgressUnixMs())) > stallAfter {
 		return "stalled"
 	}
@@ -824,6 +900,35 @@ func health(info *api.JobInfo, now time.Time, stallAfter time.Duration, batchRow
 		return "lagging"
 	}
 	return "healthy"
+}
+
+// addShardInfo fills the Kinesis fields of info's partitions from the job's
+// checkpoints, as the source describes them; without the source (a final
+// job) only the position is known. MillisBehindLatest is the lag of a
+// checkpointed source: its total is the largest of the partitions'.
+func addShardInfo(info *api.JobInfo, cks map[int32][]byte, behind map[int32]int64, lin Lineage) {
+	if len(cks) == 0 {
+		return
+	}
+	info.TotalLag = -1
+	for _, pi := range info.Partitions {
+		ck, ok := cks[pi.Partition]
+		if !ok {
+			continue
+		}
+		pi.MillisBehind = -1
+		if ms, ok := behind[pi.Partition]; ok {
+			pi.MillisBehind = ms
+		}
+		if lin == nil {
+			continue
+		}
+		d := lin.Describe(pi.Partition, ck)
+		pi.ShardId, pi.ShardState, pi.Sequence, pi.Parents = d.ID, d.State, d.Seq, d.Parents
+		if d.State == "finished" {
+			pi.MillisBehind = 0
+		}
+	}
 }
 
 // buildInfo assembles a JobInfo from in-memory state plus the journal and

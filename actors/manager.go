@@ -417,6 +417,9 @@ func (m *manager) showStored(e *entry) *api.JobResponse {
 		return &api.JobResponse{Error: storeErr(err)}
 	}
 	info, err := buildInfo(m.deps.Store, e.rec, proto.Clone(e.summary).(*api.JobSummary), st.Progress, nil, st.Stats)
+	if err == nil {
+		addShardInfo(info, st.Checkpoints, nil, nil)
+	}
 	if err != nil {
 		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
 	}

@@ -69,7 +69,7 @@ type panicSource struct {
 	reads     atomic.Int32
 }
 
-func (s *panicSource) NewReader(start map[int32]int64) (sources.Reader, error) {
+func (s *panicSource) NewReader(start map[int32]sources.Start) (sources.Reader, error) {
 	return &panicReader{s: s}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"runtime/debug"
 	"time"
 
@@ -27,7 +28,10 @@ type taskConfig struct {
 	schema     *table.Schema
 	format     table.Format
 	limits     sources.Limits
-	start      map[int32]int64
+	start      map[int32]sources.Start
+	// keepReader: the source has no watermarks to wake a dormant task
+	// (Kinesis), so the task keeps its reader open between empty reads.
+	keepReader bool
 	settings   Settings
 	logger     *slog.Logger
 }
@@ -43,6 +47,8 @@ type commitBatch struct {
 	loaded     int64
 	bytes      int64
 	records    int64
+	// behind is the source's MillisBehindLatest per partition, where known.
+	behind map[int32]int64
 }
 
 // commitResult answers a commitBatch. err is nil when the batch is durable.
@@ -77,7 +83,7 @@ type task struct {
 	cfg      taskConfig
 	reader   sources.Reader
 	parser   *table.Parser
-	pos      map[int32]int64
+	pos      map[int32]sources.Start
 	cancel   context.CancelFunc
 	done     chan struct{}
 	holding  bool
@@ -93,11 +99,7 @@ type task struct {
 
 func newTaskProps(cfg taskConfig) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
-		pos := make(map[int32]int64, len(cfg.start))
-		for p, o := range cfg.start {
-			pos[p] = o
-		}
-		return &task{cfg: cfg, pos: pos}
+		return &task{cfg: cfg, pos: maps.Clone(cfg.start)}
 	})
 }
 
@@ -189,7 +191,7 @@ func (t *task) next(ctx actor.Context) {
 	self, system, src := ctx.Self(), ctx.ActorSystem(), t.cfg.source
 	pos := make(map[int32]int64, len(t.pos))
 	for p, o := range t.pos {
-		pos[p] = o
+		pos[p] = o.Offset
 	}
 	go func() {
 		lag := true // when in doubt, read
@@ -276,7 +278,7 @@ func (t *task) read(ctx actor.Context) {
 	reader, parser, cfg := t.reader, t.parser, t.cfg
 	start := make(map[int32]int64, len(t.pos))
 	for p, o := range t.pos {
-		start[p] = o
+		start[p] = o.Offset
 	}
 	go func() {
 		defer close(done)
@@ -317,10 +319,17 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 		if next < from {
 			return batchCollected{err: fmt.Errorf("task %d: source moved partition %d backwards from %d to %d", cfg.index, p, from, next)}
 		}
-		if next > from {
-			c.ranges = append(c.ranges, persistence.Range{Partition: p, From: from, To: next})
+		ck := b.Checkpoints[p]
+		if next > from || ck != nil {
+			c.ranges = append(c.ranges, persistence.Range{Partition: p, From: from, To: next, Checkpoint: ck})
 		}
 	}
+	for p := range b.Checkpoints {
+		if _, ok := b.Next[p]; !ok {
+			return batchCollected{err: fmt.Errorf("task %d: source returned a checkpoint for partition %d without its position", cfg.index, p)}
+		}
+	}
+	c.behind = b.BehindMs
 	vals := make([]table.Value, len(cfg.schema.Columns()))
 	c.rows = make([]persistence.KV, 0, len(b.Records))
 	arena := make([]byte, 0, int(b.Bytes)+len(b.Records)*(table.KeyLen+16))
@@ -375,7 +384,7 @@ func (t *task) onBatch(ctx actor.Context, msg *batchCollected) {
 		t.inFlight = false
 		t.release(ctx)
 		t.empties++
-		if t.empties >= dormantAfter && t.reader != nil {
+		if t.empties >= dormantAfter && t.reader != nil && !t.cfg.keepReader {
 			t.reader.Close()
 			t.reader = nil
 		}
@@ -385,7 +394,12 @@ func (t *task) onBatch(ctx actor.Context, msg *batchCollected) {
 		return
 	}
 	for _, r := range msg.commit.ranges {
-		t.pos[r.Partition] = r.To
+		s := t.pos[r.Partition]
+		s.Offset = r.To
+		if r.Checkpoint != nil {
+			s.Checkpoint = r.Checkpoint
+		}
+		t.pos[r.Partition] = s
 	}
 	ctx.Request(t.cfg.job, msg.commit)
 }

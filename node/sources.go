@@ -126,8 +126,16 @@ func (s *kafkaSource) Partitions(ctx context.Context) ([]int32, error) {
 	})
 }
 
-func (s *kafkaSource) ResolveOffsets(ctx context.Context, want map[int32]string) (map[int32]int64, error) {
-	return s.c.ResolveOffsets(ctx, s.topic, want)
+func (s *kafkaSource) ResolveStarts(ctx context.Context, want map[int32]string, _ bool) (map[int32]sources.Start, error) {
+	offs, err := s.c.ResolveOffsets(ctx, s.topic, want)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int32]sources.Start, len(offs))
+	for p, o := range offs {
+		out[p] = sources.Start{Offset: o}
+	}
+	return out, nil
 }
 
 func (s *kafkaSource) Watermarks(ctx context.Context) (map[int32]int64, error) {
@@ -209,8 +217,12 @@ func (c *topicCache[T]) get(ctx context.Context, topic string, look func(context
 	}
 }
 
-func (s *kafkaSource) NewReader(start map[int32]int64) (sources.Reader, error) {
-	return s.c.NewReader(s.topic, start)
+func (s *kafkaSource) NewReader(start map[int32]sources.Start) (sources.Reader, error) {
+	offs := make(map[int32]int64, len(start))
+	for p, st := range start {
+		offs[p] = st.Offset
+	}
+	return s.c.NewReader(s.topic, offs)
 }
 
 func (s *kafkaSource) Close() {

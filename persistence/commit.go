@@ -20,6 +20,10 @@ type KV struct{ Key, Value []byte }
 type Range struct {
 	Partition int32
 	From, To  int64
+	// Checkpoint, when not nil, is the partition's new opaque source
+	// checkpoint (Kinesis: shard, last sequence number, end reached),
+	// written with the progress in the same batch.
+	Checkpoint []byte
 }
 
 // Commit is one batch of a job: its rows, the partitions it covers and the
@@ -105,6 +109,9 @@ func (s *Store) CommitBatch(c *Commit) (err error) {
 	}
 	for _, r := range c.Ranges {
 		_ = b.Set(progressKey(c.JobID, r.Partition), encodeInt64(r.To), nil)
+		if r.Checkpoint != nil {
+			_ = b.Set(checkpointKey(c.JobID, r.Partition), r.Checkpoint, nil)
+		}
 	}
 	if c.Stats != nil {
 		v, err := proto.Marshal(c.Stats)

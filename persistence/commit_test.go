@@ -71,13 +71,13 @@ func TestCommitBatch(t *testing.T) {
 	}
 
 	stats := &api.JobStats{LoadedRows: 5, ErrorRows: 1, CommittedBatches: 1, LastCommitUnixMs: 7}
-	c := commitOf(rec, stats, []*api.ErrorRow{errRow(1)}, Range{0, 0, 3}, Range{1, 100, 102})
+	c := commitOf(rec, stats, []*api.ErrorRow{errRow(1)}, Range{Partition: 0, From: 0, To: 3}, Range{Partition: 1, From: 100, To: 102})
 	if err := s.CommitBatch(c); err != nil {
 		t.Fatalf("CommitBatch: %v", err)
 	}
 	// An empty range (a poll that returned only control records) moves progress.
 	stats2 := &api.JobStats{LoadedRows: 5, ErrorRows: 1, CommittedBatches: 2, LastCommitUnixMs: 8}
-	if err := s.CommitBatch(&Commit{JobID: rec.Id, Table: table, Ranges: []Range{{0, 3, 6}}, Stats: stats2}); err != nil {
+	if err := s.CommitBatch(&Commit{JobID: rec.Id, Table: table, Ranges: []Range{{Partition: 0, From: 3, To: 6}}, Stats: stats2}); err != nil {
 		t.Fatalf("CommitBatch without rows: %v", err)
 	}
 
@@ -130,7 +130,7 @@ func TestCommitBatchRefusedChangesNothing(t *testing.T) {
 	if err := s.InitProgress(rec.Id, map[int32]int64{0: 0, 1: 100}); err != nil {
 		t.Fatal(err)
 	}
-	first := commitOf(rec, &api.JobStats{LoadedRows: 3}, []*api.ErrorRow{errRow(0)}, Range{0, 0, 3})
+	first := commitOf(rec, &api.JobStats{LoadedRows: 3}, []*api.ErrorRow{errRow(0)}, Range{Partition: 0, From: 0, To: 3})
 	if err := s.CommitBatch(first); err != nil {
 		t.Fatal(err)
 	}
@@ -142,17 +142,17 @@ func TestCommitBatchRefusedChangesNothing(t *testing.T) {
 		wantStale bool
 		mention   string
 	}{
-		{"from too old", commitOf(rec, newStats, newErrs, Range{0, 0, 5}), true, "partition 0: stored progress 3, commit from 0"},
-		{"from too new", commitOf(rec, newStats, newErrs, Range{0, 4, 6}), true, "partition 0: stored progress 3, commit from 4"},
-		{"partition without progress", commitOf(rec, newStats, newErrs, Range{2, 0, 1}), true, "partition 2"},
-		{"one good range, one stale", commitOf(rec, newStats, newErrs, Range{0, 3, 5}, Range{1, 99, 101}), true, "partition 1"},
-		{"to before from", commitOf(rec, newStats, newErrs, Range{0, 3, 2}), false, ""},
-		{"partition twice", commitOf(rec, newStats, newErrs, Range{0, 3, 4}, Range{0, 3, 4}), false, ""},
-		{"no ranges", &Commit{JobID: rec.Id, Table: rec.Spec.Table.Name, Rows: rangeRows(rec.Id, Range{0, 3, 4}), Stats: newStats}, false, ""},
-		{"unknown table", &Commit{JobID: rec.Id, Table: "nope", Rows: rangeRows(rec.Id, Range{0, 3, 4}), Ranges: []Range{{0, 3, 4}}}, false, ""},
-		{"rows without table", &Commit{JobID: rec.Id, Rows: rangeRows(rec.Id, Range{0, 3, 4}), Ranges: []Range{{0, 3, 4}}}, false, ""},
-		{"nil error row", commitOf(rec, newStats, []*api.ErrorRow{nil}, Range{0, 3, 4}), false, ""},
-		{"unknown job", &Commit{JobID: 77, Ranges: []Range{{0, 0, 1}}}, true, "job 77"},
+		{"from too old", commitOf(rec, newStats, newErrs, Range{Partition: 0, From: 0, To: 5}), true, "partition 0: stored progress 3, commit from 0"},
+		{"from too new", commitOf(rec, newStats, newErrs, Range{Partition: 0, From: 4, To: 6}), true, "partition 0: stored progress 3, commit from 4"},
+		{"partition without progress", commitOf(rec, newStats, newErrs, Range{Partition: 2, From: 0, To: 1}), true, "partition 2"},
+		{"one good range, one stale", commitOf(rec, newStats, newErrs, Range{Partition: 0, From: 3, To: 5}, Range{Partition: 1, From: 99, To: 101}), true, "partition 1"},
+		{"to before from", commitOf(rec, newStats, newErrs, Range{Partition: 0, From: 3, To: 2}), false, ""},
+		{"partition twice", commitOf(rec, newStats, newErrs, Range{Partition: 0, From: 3, To: 4}, Range{Partition: 0, From: 3, To: 4}), false, ""},
+		{"no ranges", &Commit{JobID: rec.Id, Table: rec.Spec.Table.Name, Rows: rangeRows(rec.Id, Range{Partition: 0, From: 3, To: 4}), Stats: newStats}, false, ""},
+		{"unknown table", &Commit{JobID: rec.Id, Table: "nope", Rows: rangeRows(rec.Id, Range{Partition: 0, From: 3, To: 4}), Ranges: []Range{{Partition: 0, From: 3, To: 4}}}, false, ""},
+		{"rows without table", &Commit{JobID: rec.Id, Rows: rangeRows(rec.Id, Range{Partition: 0, From: 3, To: 4}), Ranges: []Range{{Partition: 0, From: 3, To: 4}}}, false, ""},
+		{"nil error row", commitOf(rec, newStats, []*api.ErrorRow{nil}, Range{Partition: 0, From: 3, To: 4}), false, ""},
+		{"unknown job", &Commit{JobID: 77, Ranges: []Range{{Partition: 0, From: 0, To: 1}}}, true, "job 77"},
 		{"nil commit", nil, false, ""},
 	}
 	before := dump(t, s)
@@ -199,7 +199,7 @@ func TestCommitBatchErrorRowsBounded(t *testing.T) {
 			rows = append(rows, errRow(next))
 			next++
 		}
-		c := &Commit{JobID: rec.Id, Ranges: []Range{{0, next - int64(n), next}}, ErrorRows: rows}
+		c := &Commit{JobID: rec.Id, Ranges: []Range{{Partition: 0, From: next - int64(n), To: next}}, ErrorRows: rows}
 		if err := s.CommitBatch(c); err != nil {
 			t.Fatalf("CommitBatch: %v", err)
 		}
@@ -278,7 +278,7 @@ func TestCommitBatchConcurrentSameJob(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			// Distinct row keys per contender, so duplicates would show.
-			c := &Commit{JobID: rec.Id, Table: rec.Spec.Table.Name, Ranges: []Range{{0, 0, 10}}}
+			c := &Commit{JobID: rec.Id, Table: rec.Spec.Table.Name, Ranges: []Range{{Partition: 0, From: 0, To: 10}}}
 			for o := range int64(10) {
 				c.Rows = append(c.Rows, KV{Key: rowKey(uint64(i), 0, o), Value: []byte("v")})
 			}
@@ -342,7 +342,7 @@ func TestPowerLoss(t *testing.T) {
 						continue
 					}
 					n := int64(r.IntN(50))
-					ranges = append(ranges, Range{p, pos[p], pos[p] + n})
+					ranges = append(ranges, Range{Partition: p, From: pos[p], To: pos[p] + n})
 					loaded += n
 				}
 				if len(ranges) == 0 {
@@ -471,7 +471,7 @@ func BenchmarkCommitBatch(b *testing.B) {
 			b.SetBytes(rows * rowSize)
 			pos := int64(0)
 			for i := 0; b.Loop(); i++ {
-				c := &Commit{JobID: rec.Id, Table: rec.Spec.Table.Name, Ranges: []Range{{0, pos, pos + rows}},
+				c := &Commit{JobID: rec.Id, Table: rec.Spec.Table.Name, Ranges: []Range{{Partition: 0, From: pos, To: pos + rows}},
 					Stats: &api.JobStats{LoadedRows: pos + rows, CommittedBatches: int64(i + 1)}}
 				c.Rows = make([]KV, rows)
 				for o := range int64(rows) {
@@ -483,5 +483,39 @@ func BenchmarkCommitBatch(b *testing.B) {
 				pos += rows
 			}
 		})
+	}
+}
+
+// Checkpoints move with progress: written in the commit's batch, absent for
+// ranges without one, refused with the commit when it is stale.
+func TestCommitCheckpoints(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), Options{})
+	id := mustCreate(t, s, 1, "ck").Id
+	if err := s.InitStarts(id, map[int32]int64{0: 0, 1: 0}, map[int32][]byte{0: []byte("start-0")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InitStarts(id, nil, map[int32][]byte{2: []byte("x")}); err == nil {
+		t.Fatal("checkpoint without a position accepted")
+	}
+	st, err := s.LoadJob(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(st.Checkpoints[0]); got != "start-0" || len(st.Checkpoints) != 1 {
+		t.Fatalf("checkpoints after init = %q", st.Checkpoints)
+	}
+	if err := s.CommitBatch(&Commit{JobID: id, Ranges: []Range{{Partition: 0, From: 0, To: 3, Checkpoint: []byte("seq-3")}, {Partition: 1, From: 0, To: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	// Stale: refused, checkpoint unchanged.
+	if err := s.CommitBatch(&Commit{JobID: id, Ranges: []Range{{Partition: 0, From: 0, To: 5, Checkpoint: []byte("bad")}}}); !errors.Is(err, ErrStaleCommit) {
+		t.Fatalf("stale commit: %v", err)
+	}
+	st, err = s.LoadJob(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(st.Checkpoints[0]); got != "seq-3" || st.Progress[0] != 3 || st.Progress[1] != 1 || len(st.Checkpoints) != 1 {
+		t.Fatalf("after commit: progress %v checkpoints %q", st.Progress, st.Checkpoints)
 	}
 }

@@ -20,6 +20,9 @@ type JobState struct {
 	Last *api.Transition
 	// Progress maps partition to the next position to read. Never nil.
 	Progress map[int32]int64
+	// Checkpoints maps partition to its opaque source checkpoint, for the
+	// partitions of a checkpointed source (Kinesis). Never nil.
+	Checkpoints map[int32][]byte
 	// Stats is the job's statistics; zero until the first commit. Never nil.
 	Stats *api.JobStats
 }
@@ -298,6 +301,9 @@ func (s *Store) LoadJob(id uint64) (st *JobState, err error) {
 	if st.Progress, err = s.progress(id); err != nil {
 		return nil, fmt.Errorf("persistence: load job %d: %w", id, err)
 	}
+	if st.Checkpoints, err = s.checkpoints(id); err != nil {
+		return nil, fmt.Errorf("persistence: load job %d: %w", id, err)
+	}
 	return st, nil
 }
 
@@ -365,7 +371,14 @@ func (s *Store) AppendTransition(id uint64, t *api.Transition) (err error) {
 // with pebble.Sync. If any listed partition already has progress it writes
 // nothing and returns an error wrapping ErrProgressExists that names the
 // partition (the lowest such partition). An unknown job gives ErrNotFound.
-func (s *Store) InitProgress(id uint64, positions map[int32]int64) (err error) {
+func (s *Store) InitProgress(id uint64, positions map[int32]int64) error {
+	return s.InitStarts(id, positions, nil)
+}
+
+// InitStarts is InitProgress with, for a checkpointed source, each new
+// partition's initial checkpoint (a partition in checkpoints must be in
+// positions), written in the same synced batch.
+func (s *Store) InitStarts(id uint64, positions map[int32]int64, checkpoints map[int32][]byte) (err error) {
 	if err := s.usable(); err != nil {
 		return err
 	}
@@ -374,6 +387,11 @@ func (s *Store) InitProgress(id uint64, positions map[int32]int64) (err error) {
 	defer s.recoverFatal(&err)
 	if _, err := s.record(id); err != nil {
 		return fmt.Errorf("persistence: init progress of job %d: %w", id, err)
+	}
+	for p := range checkpoints {
+		if _, ok := positions[p]; !ok {
+			return fmt.Errorf("persistence: init progress of job %d: checkpoint for partition %d without a position", id, p)
+		}
 	}
 	if len(positions) == 0 {
 		return nil
@@ -392,6 +410,9 @@ func (s *Store) InitProgress(id uint64, positions map[int32]int64) (err error) {
 	b := s.db.NewBatch()
 	for _, p := range parts {
 		_ = b.Set(progressKey(id, p), encodeInt64(positions[p]), nil)
+		if c, ok := checkpoints[p]; ok {
+			_ = b.Set(checkpointKey(id, p), c, nil)
+		}
 	}
 	return s.commit(b, fmt.Sprintf("init progress of job %d", id))
 }
@@ -457,6 +478,29 @@ func (s *Store) progress(id uint64) (m map[int32]int64, err error) {
 			return nil, err
 		}
 		m[decodePartition(binary.BigEndian.Uint32(k[len(lower):]))] = pos
+	}
+	return m, it.Error()
+}
+
+// checkpoints reads all stored checkpoints of a job.
+func (s *Store) checkpoints(id uint64) (m map[int32][]byte, err error) {
+	lower := jobSubPrefix(id, jobCheckpointSuffix)
+	it, err := s.newIter(lower, prefixEnd(lower))
+	if err != nil {
+		return nil, err
+	}
+	defer closeIter(it, &err)
+	m = map[int32][]byte{}
+	for valid := it.First(); valid; valid = it.Next() {
+		k := it.Key()
+		if len(k) != len(lower)+4 {
+			return nil, fmt.Errorf("malformed checkpoint key %q", k)
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, err
+		}
+		m[decodePartition(binary.BigEndian.Uint32(k[len(lower):]))] = slices.Clone(v)
 	}
 	return m, it.Error()
 }

@@ -14,12 +14,13 @@ const (
 	jobPrefix    = "j/"
 	tablePrefix  = "t/"
 
-	jobRecordSuffix   = 's'
-	jobJournalSuffix  = 't'
-	jobProgressSuffix = 'p'
-	jobStatsSuffix    = 'x'
-	jobErrorSuffix    = 'e'
-	jobErrWinSuffix   = 'w'
+	jobRecordSuffix     = 's'
+	jobJournalSuffix    = 't'
+	jobProgressSuffix   = 'p'
+	jobStatsSuffix      = 'x'
+	jobErrorSuffix      = 'e'
+	jobErrWinSuffix     = 'w'
+	jobCheckpointSuffix = 'k'
 
 	tableSpecSuffix = 's'
 	tableRowSuffix  = 'r'
@@ -60,6 +61,10 @@ func errorRowKey(id, seq uint64) []byte {
 
 func progressKey(id uint64, partition int32) []byte {
 	return binary.BigEndian.AppendUint32(jobSubPrefix(id, jobProgressSuffix), encodePartition(partition))
+}
+
+func checkpointKey(id uint64, partition int32) []byte {
+	return binary.BigEndian.AppendUint32(jobSubPrefix(id, jobCheckpointSuffix), encodePartition(partition))
 }
 
 func encodePartition(p int32) uint32 { return uint32(p) ^ partitionFlip }

@@ -114,7 +114,13 @@ func (s *Store) DeleteJob(id uint64, name string) (err error) {
 // pebble.Sync: the new snapshot rec, the progress of the partitions in
 // reset overwritten (a journaled user reset is the only way progress may
 // move backwards), and the journal entry t, whose Seq must be the last + 1.
-func (s *Store) AlterJob(rec *api.JobRecord, reset map[int32]int64, t *api.Transition) (err error) {
+func (s *Store) AlterJob(rec *api.JobRecord, reset map[int32]int64, t *api.Transition) error {
+	return s.AlterJobStarts(rec, reset, nil, t)
+}
+
+// AlterJobStarts is AlterJob with, for a checkpointed source, the reset
+// partitions' new checkpoints, written in the same synced batch.
+func (s *Store) AlterJobStarts(rec *api.JobRecord, reset map[int32]int64, checkpoints map[int32][]byte, t *api.Transition) (err error) {
 	if err := s.usable(); err != nil {
 		return err
 	}
@@ -151,6 +157,9 @@ func (s *Store) AlterJob(rec *api.JobRecord, reset map[int32]int64, t *api.Trans
 	_ = b.Set(jobKey(id, jobRecordSuffix), recBytes, nil)
 	for p, o := range reset {
 		_ = b.Set(progressKey(id, p), encodeInt64(o), nil)
+		if c, ok := checkpoints[p]; ok {
+			_ = b.Set(checkpointKey(id, p), c, nil)
+		}
 	}
 	_ = b.Set(journalKey(id, t.GetSeq()), tBytes, nil)
 	return s.commit(b, fmt.Sprintf("alter job %d", id))
