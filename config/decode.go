@@ -133,9 +133,6 @@ func (d *decoder) mapping(n *yaml.Node, path string, known []string, fn func(key
 		}
 		seen[k.Value] = true
 		if known != nil {
-			if path == "" && k.Value == "kinesis" {
-				return errAt(k, field, "not supported yet")
-			}
 			if !contains(known, k.Value) {
 				return errAt(k, field, "unknown key (known: %s)", strings.Join(known, ", "))
 			}
@@ -266,7 +263,7 @@ func offsetText(n *yaml.Node) string {
 }
 
 var (
-	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "kafka"}
+	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "kafka", "kinesis"}
 	tableKeys = []string{"name", "columns", "model"}
 	colKeys   = []string{"name", "type"}
 	kafkaKeys = []string{"brokers", "topic", "partitions", "offsets", "default_offset", "properties"}
@@ -320,6 +317,8 @@ func (d *decoder) jobSpec(root *yaml.Node) (*api.JobSpec, error) {
 			}
 		case "kafka":
 			s.Kafka, err = d.kafka(v)
+		case "kinesis":
+			s.Kinesis, err = d.kinesis(v)
 		}
 		return err
 	})

@@ -230,7 +230,7 @@ func TestParseJobSpecErrors(t *testing.T) {
 		{"unknown kafka key", kafkaHead + "  brokerz: x\n", "kafka.brokerz", 10, "unknown key"},
 		{"unknown column key", strings.Replace(minimal, "{name: a, type: int64}", "{name: a, type: int64, null: true}", 1), "table.columns[0].null", 5, "unknown key"},
 		{"unknown table key", strings.Replace(minimal, "  name: t\n", "  name: t\n  key: [a]\n", 1), "table.key", 4, "unknown key"},
-		{"kinesis", minimal + "kinesis:\n  stream: s\n", "kinesis", 10, "not supported yet"},
+		{"kafka and kinesis", minimal + "kinesis:\n  stream: s\n  region: us-east-1\n", "kinesis", 0, "exactly one source"},
 		{"duplicate key", minimal + "name: k\n", "name", 10, "duplicate key"},
 		{"top not mapping", "- a\n", "", 1, "must be a mapping"},
 		{"empty", "", "", 0, "empty"},

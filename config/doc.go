@@ -43,8 +43,8 @@
 //	                           1KiB..10GiB. Default 100MiB (104857600).
 //	max_error_number           error rows allowed within a sampling window of max_batch_rows*10
 //	                           rows; >= 0. Default 0 (any error row pauses the job).
-//	kafka                      required; the only source today ("kinesis" is rejected as not
-//	                           supported yet).
+//	kafka                      the source, or kinesis: a job has exactly one (see SPEC.md
+//	                           for the kinesis section).
 //	kafka.brokers              required, host:port each (host a name or IP address, port
 //	                           1..65535; IPv6 as [::1]:9092). A list or a
 //	                           comma-separated string (Doris kafka_broker_list).

@@ -104,6 +104,9 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 		}
 		add(root, "kafka", kn)
 	}
+	if k := s.Kinesis; k != nil {
+		encodeKinesis(root, k)
+	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)

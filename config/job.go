@@ -155,6 +155,7 @@ func ApplyDefaults(s *api.JobSpec) {
 	if s.MaxBatchSize == 0 {
 		s.MaxBatchSize = DefaultMaxBatchSize
 	}
+	applyKinesisDefaults(s.Kinesis)
 	if k := s.Kafka; k != nil {
 		if k.DefaultOffset == "" {
 			k.DefaultOffset = DefaultKafkaOffset
@@ -199,6 +200,15 @@ func ValidateJobSpec(s *api.JobSpec) error {
 	}
 	if s.MaxErrorNumber < 0 {
 		return fieldErr("max_error_number", "must be >= 0")
+	}
+	switch {
+	case s.Kafka != nil && s.Kinesis != nil:
+		return fieldErr("kinesis", "a job has exactly one source: kafka or kinesis, not both")
+	case s.Kinesis != nil:
+		if err := validateKinesis(s.Kinesis); err != nil {
+			return err
+		}
+		return nil
 	}
 	if err := validateKafka(s.Kafka); err != nil {
 		return err
@@ -310,7 +320,7 @@ func checkSize(b int64) *FieldError {
 
 func validateKafka(k *api.KafkaSpec) *FieldError {
 	if k == nil {
-		return fieldErr("kafka", "required (the only source supported today)")
+		return fieldErr("kafka", "a source is required: kafka or kinesis")
 	}
 	if len(k.Brokers) == 0 {
 		return fieldErr("kafka.brokers", "required")
