@@ -45,12 +45,23 @@ func alterSpec(old, in *api.JobSpec) (*api.JobSpec, []string, *api.Error) {
 	probe := proto.Clone(next).(*api.JobSpec)
 	probe.DesiredConcurrentNumber, probe.MaxBatchIntervalMs = old.GetDesiredConcurrentNumber(), old.GetMaxBatchIntervalMs()
 	probe.MaxBatchRows, probe.MaxBatchSize, probe.MaxErrorNumber = old.GetMaxBatchRows(), old.GetMaxBatchSize(), old.GetMaxErrorNumber()
-	probe.Kafka.Properties, probe.Kafka.DefaultOffset, probe.Kafka.Offsets = old.GetKafka().GetProperties(), old.GetKafka().GetDefaultOffset(), old.GetKafka().GetOffsets()
+	if probe.Kafka != nil {
+		probe.Kafka.Properties, probe.Kafka.DefaultOffset, probe.Kafka.Offsets = old.GetKafka().GetProperties(), old.GetKafka().GetDefaultOffset(), old.GetKafka().GetOffsets()
+	}
+	if probe.Kinesis != nil {
+		// Start positions apply at creation only (reset_positions moves them).
+		probe.Kinesis.Positions = old.GetKinesis().GetPositions()
+	}
 	if !proto.Equal(probe, old) {
 		return nil, nil, &api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "spec",
 			Message: "alter may change only " + strings.Join(alterable, ", ") + "; name, table, format and source stay (create a new job instead)"}
 	}
-	next.Kafka.Offsets = old.GetKafka().GetOffsets()
+	if next.Kafka != nil {
+		next.Kafka.Offsets = old.GetKafka().GetOffsets()
+	}
+	if next.Kinesis != nil {
+		next.Kinesis.Positions = old.GetKinesis().GetPositions()
+	}
 	var changed []string
 	if next.GetDesiredConcurrentNumber() != old.GetDesiredConcurrentNumber() {
 		changed = append(changed, fmt.Sprintf("desired_concurrent_number %d->%d", old.GetDesiredConcurrentNumber(), next.GetDesiredConcurrentNumber()))

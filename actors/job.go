@@ -318,6 +318,8 @@ func summaryOf(rec *api.JobRecord, state api.JobState, reason api.Reason, messag
 	src := ""
 	if k := rec.GetSpec().GetKafka(); k != nil {
 		src = "kafka://" + k.GetTopic()
+	} else if k := rec.GetSpec().GetKinesis(); k != nil {
+		src = "kinesis://" + k.GetStream()
 	}
 	return &api.JobSummary{
 		Id: rec.GetId(), Name: rec.GetName(), State: state, Reason: reason,

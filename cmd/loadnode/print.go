@@ -104,7 +104,27 @@ func printJobText(w io.Writer, info *api.JobInfo) error {
 		tw.Flush()
 	}
 
-	if ps := info.GetPartitions(); len(ps) > 0 {
+	if ps := info.GetPartitions(); len(ps) > 0 && info.GetSpec().GetKinesis() != nil {
+		fmt.Fprintln(bw, "\nShards:")
+		tw = newTable(bw)
+		fmt.Fprintln(tw, "  SHARD\tSTATE\tRECORDS\tPOSITION\tBEHIND\tPARENTS")
+		for _, p := range ps {
+			behind := "-"
+			if ms := p.GetMillisBehind(); ms >= 0 {
+				behind = (time.Duration(ms) * time.Millisecond).String()
+			}
+			parents := make([]string, 0, len(p.GetParents()))
+			for _, q := range p.GetParents() {
+				parents = append(parents, strconv.Itoa(int(q)))
+			}
+			id := p.GetShardId()
+			if id == "" {
+				id = strconv.Itoa(int(p.GetPartition()))
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\n", id, orDash(p.GetShardState()), p.GetCommittedOffset(), orDash(p.GetSequence()), behind, orDash(strings.Join(parents, ",")))
+		}
+		tw.Flush()
+	} else if len(ps) > 0 {
 		fmt.Fprintln(bw, "\nPartitions:")
 		tw = newTable(bw)
 		fmt.Fprintln(tw, "  PARTITION\tCOMMITTED\tHIGH WATERMARK\tLAG")
@@ -196,6 +216,14 @@ func oneLine(s string) string {
 // cell makes s safe for one aligned cell: quoted when it is empty, has
 // control characters (tabs and newlines would break the alignment) or
 // leading or trailing spaces.
+// orDash is cell with "-" for an empty value.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return cell(s)
+}
+
 func cell(s string) string {
 	if s == "" {
 		return `""`
