@@ -25,8 +25,11 @@ fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCSV$$' -fuzztime $(FUZZTIME) ./table
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./doris
 
+# Go modules, and kinesalite (a local Kinesis, pinned by
+# tests/kinesalite/package-lock.json) for the Kinesis source's tests.
 deps:
 	$(GO) mod download
+	npm ci --prefix tests/kinesalite --no-audit --no-fund --loglevel=error >/dev/null
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
