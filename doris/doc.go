@@ -154,11 +154,16 @@
 //	               (k2 = k1 + 1), COLUMNS TERMINATED BY with format json, formats
 //	               other than csv and json, start offsets by time ("2021-05-22
 //	               11:00:00"), kafka_offsets without kafka_partitions, "FILE:"
-//	               property values (Doris CREATE FILE), FROM KINESIS ("not supported
-//	               yet"), every other job property (json_root, num_as_string,
+//	               property values (Doris CREATE FILE), every other job property (json_root, num_as_string,
 //	               exec_mem_limit, send_batch_parallelism, enclose, escape,
 //	               trim_double_quotes, workload_group, ...), every other
 //	               FROM KAFKA property
+//	FROM KINESIS   every property but kinesis_stream, kinesis_region | aws.region,
+//	               kinesis_endpoint | aws.endpoint, aws.access_key | aws.access_key_id,
+//	               aws.secret_key | aws.secret_access_key, aws.session_token,
+//	               aws.profile, kinesis_shards, kinesis_positions (one per shard,
+//	               needs kinesis_shards), property.kinesis_default_position; FROM
+//	               KINESIS in ALTER (reset positions with job alter --position)
 //	ALTER          "format", kafka_partitions without kafka_offsets
 //	SHOW           SHOW ROUTINE LOAD TASK, LIKE, WHERE
 //	STOP           STOP ALL

@@ -43,7 +43,8 @@ func FuzzParse(f *testing.F) {
 		switch {
 		case st.CreateRoutineLoad != nil:
 			s := st.CreateRoutineLoad
-			if s.Name == "" || s.Table.GetName() == "" || len(s.Kafka.GetBrokers()) == 0 || s.Kafka.GetTopic() == "" {
+			kafkaOK := len(s.Kafka.GetBrokers()) > 0 && s.Kafka.GetTopic() != ""
+			if s.Name == "" || s.Table.GetName() == "" || (s.Kafka == nil) == (s.Kinesis == nil) || (s.Kafka != nil && !kafkaOK) || (s.Kinesis != nil && s.Kinesis.GetStream() == "") {
 				t.Fatalf("incomplete spec %v", s)
 			}
 			if !proto.Equal(s, again.CreateRoutineLoad) {

@@ -278,6 +278,35 @@ func TestParseCreateRoutineLoad(t *testing.T) {
 // TestCreateRoutineLoadCompletes checks the column contract: once the caller
 // fills the column types from the stored table, ApplyDefaults and
 // ValidateJobSpec accept the spec.
+func TestCreateRoutineLoadKinesis(t *testing.T) {
+	st := mustParse(t, `CREATE ROUTINE LOAD example_db.k1 ON example_tbl
+   COLUMNS TERMINATED BY ","
+   COLUMNS(k1, k2)
+   PROPERTIES ("desired_concurrent_number" = "2")
+   FROM KINESIS (
+       "kinesis_stream" = "orders",
+       "aws.region" = "us-west-2",
+       "aws.access_key" = "AK", "aws.secret_key" = "SK",
+       "kinesis_shards" = "shardId-000000000000, shardId-000000000001",
+       "kinesis_positions" = "TRIM_HORIZON, 49590338271490256608559692538361571095921575989136588898",
+       "property.kinesis_default_position" = "latest")`)
+	spec := st.CreateRoutineLoad
+	want := &api.KinesisSpec{Stream: "orders", Region: "us-west-2", AccessKeyId: "AK", SecretAccessKey: "SK",
+		Shards:          []string{"shardId-000000000000", "shardId-000000000001"},
+		Positions:       map[string]string{"shardId-000000000000": "TRIM_HORIZON", "shardId-000000000001": "49590338271490256608559692538361571095921575989136588898"},
+		DefaultPosition: "LATEST"}
+	if !proto.Equal(spec.Kinesis, want) || spec.Kafka != nil {
+		t.Fatalf("kinesis = %v (kafka %v), want %v", spec.Kinesis, spec.Kafka, want)
+	}
+	for _, c := range spec.Table.Columns {
+		c.Type = api.ColumnType_STRING
+	}
+	config.ApplyDefaults(spec)
+	if err := config.ValidateJobSpec(spec); err != nil {
+		t.Fatalf("ValidateJobSpec: %v", err)
+	}
+}
+
 func TestCreateRoutineLoadCompletes(t *testing.T) {
 	st := mustParse(t, `CREATE ROUTINE LOAD example_db.test1 ON example_tbl
    COLUMNS(category, author, price)
@@ -742,7 +771,11 @@ func TestParseErrors(t *testing.T) {
        "property.security.protocol" = "ssl",
        "property.ssl.ca.location" = "FILE:ca.pem")`,
 			`FROM KAFKA "property.ssl.ca.location"`, 3, 37, "CREATE FILE"},
-		{"FROM KINESIS", `CREATE ROUTINE LOAD j ON t FROM KINESIS ("stream" = "s")`, "FROM KINESIS", 1, 33, "not supported yet"},
+		{"unknown kinesis property", `CREATE ROUTINE LOAD j ON t FROM KINESIS ("stream" = "s")`, `FROM KINESIS "stream"`, 1, 42, "not supported by loadnode"},
+		{"kinesis without stream", `CREATE ROUTINE LOAD j ON t FROM KINESIS ("aws.region" = "us-east-1")`, "FROM KINESIS", 1, 33, "kinesis_stream is required"},
+		{"kinesis positions without shards", `CREATE ROUTINE LOAD j ON t FROM KINESIS ("kinesis_stream" = "s", "kinesis_positions" = "LATEST")`, `FROM KINESIS "kinesis_positions"`, 1, 66, "requires kinesis_shards"},
+		{"kinesis bad position", `CREATE ROUTINE LOAD j ON t FROM KINESIS ("kinesis_stream" = "s", "kinesis_shards" = "shardId-000000000000", "kinesis_positions" = "OFFSET_END")`, `FROM KINESIS "kinesis_positions"`, 1, 131, "TRIM_HORIZON"},
+		{"alter from kinesis", `ALTER ROUTINE LOAD FOR j FROM KINESIS ("kinesis_stream" = "s")`, "FROM KINESIS", 1, 31, "not supported in ALTER"},
 		{"FROM other", `CREATE ROUTINE LOAD j ON t FROM PULSAR ()`, "FROM PULSAR", 1, 33, "unknown data source"},
 		{"unknown kafka property", `CREATE ROUTINE LOAD j ON t FROM KAFKA ("kafka_brokers" = "b:1")`, `FROM KAFKA "kafka_brokers"`, 1, 40, "not supported by loadnode"},
 		{"offsets without partitions", `CREATE ROUTINE LOAD j ON t FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x", "kafka_offsets" = "1")`,

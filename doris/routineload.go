@@ -197,7 +197,11 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 	if err != nil {
 		return nil, err
 	}
-	spec.Kafka = k.spec
+	if k.kinesis != nil {
+		spec.Kinesis = k.kinesis
+	} else {
+		spec.Kafka = k.spec
+	}
 	if t := p.peek(); t.is("COMMENT") {
 		// A comment on the job: loadnode has nowhere to keep it.
 		p.next()
@@ -456,7 +460,9 @@ func parseSize(s string) (int64, string) {
 
 // kafkaProps is the parsed FROM KAFKA list.
 type kafkaProps struct {
-	spec  *api.KafkaSpec
+	spec *api.KafkaSpec
+	// kinesis is set instead of spec by FROM KINESIS.
+	kinesis *api.KinesisSpec
 	given map[string]bool // spec field names set
 	// kafka_partitions as given (for ALTER, only to pair with offsets)
 	partitions []int32
@@ -477,9 +483,12 @@ func (p *parser) fromSource(alter bool) (*kafkaProps, *Error) {
 	switch {
 	case src.is("KAFKA"):
 	case src.is("KINESIS"):
-		return nil, p.errf(src, "FROM KINESIS", "not supported yet")
+		if alter {
+			return nil, p.errf(src, "FROM KINESIS", "not supported in ALTER: a Kinesis job's shard positions are reset with `loadnode job alter NAME --position SHARD=POSITION`")
+		}
+		return p.fromKinesis(src)
 	default:
-		return nil, p.errf(src, "FROM "+strings.ToUpper(src.text), "unknown data source (only KAFKA)")
+		return nil, p.errf(src, "FROM "+strings.ToUpper(src.text), "unknown data source (KAFKA or KINESIS)")
 	}
 	props, err := p.properties("FROM KAFKA")
 	if err != nil {
@@ -715,4 +724,105 @@ func alterSpec(name string, jp *jobProps, k *kafkaProps) func(old *api.JobSpec) 
 		}
 		return s, nil
 	}
+}
+
+// fromKinesis parses the property list of FROM KINESIS (...):
+//
+//	"kinesis_stream"                     stream name (required)
+//	"kinesis_region" | "aws.region"      region (required unless an endpoint)
+//	"kinesis_endpoint" | "aws.endpoint"  service URL override
+//	"aws.access_key" | "aws.access_key_id", "aws.secret_key" |
+//	"aws.secret_access_key", "aws.session_token", "aws.profile"
+//	                                     credentials (default: the AWS chain)
+//	"kinesis_shards"                     "shardId-000000000000, ..."
+//	"kinesis_positions"                  one position per shard of kinesis_shards
+//	"property.kinesis_default_position"  TRIM_HORIZON, LATEST, AT_TIMESTAMP:<RFC3339>
+//
+// Anything else is refused by name.
+func (p *parser) fromKinesis(src token) (*kafkaProps, *Error) {
+	props, err := p.properties("FROM KINESIS")
+	if err != nil {
+		return nil, err
+	}
+	k := &api.KinesisSpec{}
+	var shards, positions *property
+	for i := range props {
+		pr := &props[i]
+		clause := "FROM KINESIS " + quote(pr.rawKey)
+		v := strings.TrimSpace(pr.val)
+		bad := func(format string, args ...any) *Error {
+			return p.errf(pr.valTok, clause, "%s %s", quote(pr.val), fmt.Sprintf(format, args...))
+		}
+		nonEmpty := func(dst *string) *Error {
+			if v == "" {
+				return bad("must not be empty")
+			}
+			*dst = v
+			return nil
+		}
+		var e *Error
+		switch pr.key {
+		case "kinesis_stream":
+			e = nonEmpty(&k.Stream)
+		case "kinesis_region", "aws.region":
+			e = nonEmpty(&k.Region)
+		case "kinesis_endpoint", "aws.endpoint":
+			e = nonEmpty(&k.Endpoint)
+		case "aws.access_key", "aws.access_key_id":
+			e = nonEmpty(&k.AccessKeyId)
+		case "aws.secret_key", "aws.secret_access_key":
+			e = nonEmpty(&k.SecretAccessKey)
+		case "aws.session_token":
+			e = nonEmpty(&k.SessionToken)
+		case "aws.profile":
+			e = nonEmpty(&k.Profile)
+		case "kinesis_shards":
+			for s := range strings.SplitSeq(v, ",") {
+				s = strings.TrimSpace(s)
+				if s == "" {
+					return nil, bad("must be a comma-separated list of shard ids")
+				}
+				k.Shards = append(k.Shards, s)
+			}
+			shards = pr
+		case "kinesis_positions":
+			positions = pr
+		case "kinesis_default_position", "property.kinesis_default_position":
+			pos, ok := config.CanonicalPosition(v)
+			if !ok {
+				return nil, bad("must be TRIM_HORIZON, LATEST, AT_TIMESTAMP:<RFC3339 time> or a sequence number")
+			}
+			k.DefaultPosition = pos
+		default:
+			return nil, p.errf(pr.keyTok, clause, "not supported by loadnode (supported: kinesis_stream, kinesis_region, kinesis_endpoint, aws.access_key, aws.secret_key, aws.session_token, aws.profile, kinesis_shards, kinesis_positions, property.kinesis_default_position)")
+		}
+		if e != nil {
+			return nil, e
+		}
+	}
+	if positions != nil {
+		clause := "FROM KINESIS " + quote(positions.rawKey)
+		if shards == nil {
+			return nil, p.errf(positions.keyTok, clause, "requires kinesis_shards (one position per shard)")
+		}
+		var list []string
+		for s := range strings.SplitSeq(positions.val, ",") {
+			pos, ok := config.CanonicalPosition(strings.TrimSpace(s))
+			if !ok {
+				return nil, p.errf(positions.valTok, clause, "%s must be TRIM_HORIZON, LATEST, AT_TIMESTAMP:<RFC3339 time> or a sequence number", quote(strings.TrimSpace(s)))
+			}
+			list = append(list, pos)
+		}
+		if len(list) != len(k.Shards) {
+			return nil, p.errf(positions.valTok, clause, "%d positions for %d shards; give one per shard of kinesis_shards", len(list), len(k.Shards))
+		}
+		k.Positions = make(map[string]string, len(list))
+		for i, s := range k.Shards {
+			k.Positions[s] = list[i]
+		}
+	}
+	if k.Stream == "" {
+		return nil, p.errf(src, "FROM KINESIS", "kinesis_stream is required")
+	}
+	return &kafkaProps{kinesis: k, given: map[string]bool{}}, nil
 }
