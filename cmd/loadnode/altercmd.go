@@ -15,6 +15,22 @@ type jobAlterCmd struct {
 	name    string
 	file    string
 	offsets offsetFlags
+	// positions are Kinesis shard positions by shard id.
+	positions positionFlags
+}
+
+// positionFlags collects repeated --position SHARD=POSITION flags.
+type positionFlags map[string]string
+
+func (o positionFlags) String() string { return fmt.Sprint(map[string]string(o)) }
+
+func (o positionFlags) Set(v string) error {
+	s, pos, ok := strings.Cut(v, "=")
+	if !ok || strings.TrimSpace(s) == "" || strings.TrimSpace(pos) == "" {
+		return fmt.Errorf("%q: want SHARD=POSITION", v)
+	}
+	o[strings.TrimSpace(s)] = strings.TrimSpace(pos)
+	return nil
 }
 
 // offsetFlags collects repeated --offset PARTITION=OFFSET flags.
@@ -36,7 +52,7 @@ func (o offsetFlags) Set(v string) error {
 }
 
 func (m *Main) parseJobAlter(args []string) (command, error) {
-	c := jobAlterCmd{offsets: offsetFlags{}}
+	c := jobAlterCmd{offsets: offsetFlags{}, positions: positionFlags{}}
 	fs := m.newFlagSet("job alter", `job alter NAME [-f SPEC.yaml] [--offset PARTITION=OFFSET ...] [--addr HOST:PORT] [--timeout D]
 
 Changes a job. -f gives the whole new spec (edit what "job show NAME -o yaml"
@@ -44,9 +60,12 @@ prints): only desired_concurrent_number, max_batch_interval, max_batch_rows,
 max_batch_size, max_error_number, kafka.properties and kafka.default_offset
 may change. --offset moves a partition's progress to a number,
 OFFSET_BEGINNING or OFFSET_END; it needs the job PAUSED and is journaled
-with the old and new positions.`)
+with the old and new positions. --position does the same for a Kinesis job's
+shard (by shard id) with TRIM_HORIZON, LATEST, AT_TIMESTAMP:<RFC3339> or a
+sequence number to read after.`)
 	fs.StringVar(&c.file, "f", "", "new job spec `FILE` (YAML; - reads stdin)")
 	fs.Var(c.offsets, "offset", "reset a partition's progress: `PARTITION=OFFSET` (repeatable)")
+	fs.Var(c.positions, "position", "reset a Kinesis shard's position: `SHARD=POSITION` (repeatable)")
 	m.addConnFlags(fs, &c.conn)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -56,8 +75,11 @@ with the old and new positions.`)
 		return nil, err
 	}
 	c.name = pos[0]
-	if c.file == "" && len(c.offsets) == 0 {
-		return nil, usagef("job alter: give -f SPEC.yaml and/or --offset PARTITION=OFFSET")
+	if c.file == "" && len(c.offsets) == 0 && len(c.positions) == 0 {
+		return nil, usagef("job alter: give -f SPEC.yaml and/or --offset PARTITION=OFFSET or --position SHARD=POSITION")
+	}
+	if len(c.offsets) > 0 && len(c.positions) > 0 {
+		return nil, usagef("job alter: --offset is for Kafka jobs, --position for Kinesis jobs; not both")
 	}
 	return c, c.conn.validate(fs)
 }
@@ -74,7 +96,12 @@ func (c jobAlterCmd) run(ctx context.Context, m *Main) error {
 	if err != nil {
 		return err
 	}
-	info, err := cl.AlterJob(ctx, c.name, spec, c.offsets)
+	var info *api.JobInfo
+	if len(c.positions) > 0 {
+		info, err = cl.ResetPositions(ctx, c.name, spec, c.positions)
+	} else {
+		info, err = cl.AlterJob(ctx, c.name, spec, c.offsets)
+	}
 	if err != nil {
 		return err
 	}
