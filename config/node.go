@@ -36,9 +36,28 @@ type Node struct {
 	// Default 1000; >= 1.
 	MaxErrorRowsKept int `yaml:"max_error_rows_kept"`
 	// HTTP is the admin endpoint (/metrics, /healthz, /readyz, /v1/jobs),
-	// HOST:PORT. Default "" (off). Only a loopback address is accepted until
-	// the endpoint has authentication.
+	// HOST:PORT. Default "" (off). Like Listen, a host that is not loopback
+	// requires a token and TLS.
 	HTTP string `yaml:"http"`
+	// AuthTokenFile is a file holding the token that every client command
+	// and every HTTP request but /healthz must present ("Authorization:
+	// Bearer TOKEN"). Its content is trimmed of surrounding white space and
+	// must be at least MinTokenLen printable ASCII characters without
+	// spaces. Default "" (no token). $LOADNODE_AUTH_TOKEN (AuthToken)
+	// overrides it. Required, with TLS, when Listen or HTTP is not a loopback
+	// address; honoured on loopback too when set.
+	AuthTokenFile string `yaml:"auth_token_file"`
+	// AuthToken is the token itself. It is never read from a config file or
+	// a flag (process listings would show it): `loadnode serve` sets it from
+	// $LOADNODE_AUTH_TOKEN, and a program embedding a node may set it. When
+	// set, it overrides AuthTokenFile.
+	AuthToken string `yaml:"-"`
+	// TLSCertFile and TLSKeyFile are a PEM certificate (chain) and its
+	// private key; when set, both endpoints serve TLS only. Default "" (no
+	// TLS). Both or neither. Required, with a token, when Listen or HTTP is
+	// not a loopback address.
+	TLSCertFile string `yaml:"tls_cert_file"`
+	TLSKeyFile  string `yaml:"tls_key_file"`
 }
 
 // DefaultNode returns the node configuration with every default set.
@@ -54,13 +73,16 @@ func DefaultNode() Node {
 	}
 }
 
-var nodeKeys = []string{"data_dir", "listen", "max_concurrent_tasks", "topology_interval", "watermark_interval", "log_level", "max_error_rows_kept", "http"}
+var nodeKeys = []string{"data_dir", "listen", "max_concurrent_tasks", "topology_interval", "watermark_interval", "log_level", "max_error_rows_kept", "http", "auth_token_file", "tls_cert_file", "tls_key_file"}
 
 // LoadNode reads a node config file strictly (unknown and duplicate keys are
 // errors) over DefaultNode: absent or null keys keep their default. Durations
 // are Go duration strings ("10s", "500ms"); a bare number is an error. An
-// empty file gives the defaults. The result is validated; on error the
-// returned Node is the zero value.
+// empty file gives the defaults. Every field is validated; on error the
+// returned Node is the zero value. The rule that a non-loopback address
+// needs a token and TLS is left to Validate, which the caller runs once the
+// environment and flags are applied (the token may come from
+// $LOADNODE_AUTH_TOKEN).
 func LoadNode(data []byte) (Node, error) {
 	n := DefaultNode()
 	root, err := parseDocument(data)
@@ -80,6 +102,12 @@ func LoadNode(data []byte) (Node, error) {
 			n.Listen, err = str(v, key)
 		case "http":
 			n.HTTP, err = str(v, key)
+		case "auth_token_file":
+			n.AuthTokenFile, err = str(v, key)
+		case "tls_cert_file":
+			n.TLSCertFile, err = str(v, key)
+		case "tls_key_file":
+			n.TLSKeyFile, err = str(v, key)
 		case "log_level":
 			n.LogLevel, err = str(v, key)
 		case "max_concurrent_tasks":
@@ -96,7 +124,7 @@ func LoadNode(data []byte) (Node, error) {
 	if err != nil {
 		return Node{}, err
 	}
-	if err := n.Validate(); err != nil {
+	if err := n.validateFields(); err != nil {
 		var fe *FieldError
 		if errors.As(err, &fe) {
 			fe.Line = d.line(fe.Field)
@@ -128,9 +156,18 @@ func duration(v *yaml.Node, field string) (time.Duration, error) {
 	return d, nil
 }
 
-// Validate checks every field and returns a *FieldError for the first
-// problem.
+// Validate checks every field, then that an endpoint bound beyond this
+// machine has a token and TLS, and returns a *FieldError for the first
+// problem. It does not read the token, certificate or key files (Token and
+// LoadTLS do).
 func (n Node) Validate() error {
+	if err := n.validateFields(); err != nil {
+		return err
+	}
+	return n.validateExposure()
+}
+
+func (n Node) validateFields() error {
 	if n.DataDir == "" {
 		return fieldErr("data_dir", "required")
 	}
@@ -167,11 +204,55 @@ func (n Node) Validate() error {
 		if p, err := strconv.Atoi(port); err != nil || !isDigits(port) || p > 65535 {
 			return fieldErr("http", "%q has an invalid port (must be 0-65535)", n.HTTP)
 		}
-		if !isLoopback(host) {
-			return fieldErr("http", "%q is not a loopback address: the admin endpoint has no authentication yet, so it binds 127.0.0.1, ::1 or localhost only", n.HTTP)
+		if strings.ContainsAny(host, " \t\r\n,") {
+			return fieldErr("http", "%q has an invalid host", n.HTTP)
+		}
+	}
+	if n.TLSCertFile != "" && n.TLSKeyFile == "" {
+		return fieldErr("tls_key_file", "required when tls_cert_file is set")
+	}
+	if n.TLSKeyFile != "" && n.TLSCertFile == "" {
+		return fieldErr("tls_cert_file", "required when tls_key_file is set")
+	}
+	return nil
+}
+
+// validateExposure: a listen or http address that is not loopback (an
+// empty host is every interface) requires a token and TLS.
+func (n Node) validateExposure() error {
+	for _, ep := range []struct{ field, addr string }{{"listen", n.Listen}, {"http", n.HTTP}} {
+		if ep.addr == "" {
+			continue
+		}
+		host, _, _ := net.SplitHostPort(ep.addr)
+		if isLoopback(host) {
+			continue
+		}
+		var missing []string
+		if n.AuthToken == "" && n.AuthTokenFile == "" {
+			missing = append(missing, "a token (auth_token_file, --auth-token-file or $LOADNODE_AUTH_TOKEN)")
+		}
+		if n.TLSCertFile == "" {
+			missing = append(missing, "TLS (tls_cert_file and tls_key_file, or --tls-cert and --tls-key)")
+		}
+		if len(missing) > 0 {
+			return fieldErr(ep.field, "%q is not a loopback address: binding it requires %s; without them bind 127.0.0.1, ::1 or localhost", ep.addr, strings.Join(missing, " and "))
 		}
 	}
 	return nil
+}
+
+// Exposed reports whether Listen or HTTP is bound beyond loopback.
+func (n Node) Exposed() bool {
+	for _, addr := range []string{n.Listen, n.HTTP} {
+		if addr == "" {
+			continue
+		}
+		if host, _, err := net.SplitHostPort(addr); err != nil || !isLoopback(host) {
+			return true
+		}
+	}
+	return false
 }
 
 // isLoopback reports whether host names only this machine.

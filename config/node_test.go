@@ -42,7 +42,12 @@ func TestNodeValidate(t *testing.T) {
 		{"listen bad port", func(n *Node) { n.Listen = "127.0.0.1:70000" }, "listen"},
 		{"listen port name", func(n *Node) { n.Listen = "127.0.0.1:http" }, "listen"},
 		{"listen port 0", func(n *Node) { n.Listen = "127.0.0.1:0" }, ""},
-		{"listen any host", func(n *Node) { n.Listen = ":7070" }, ""},
+		{"listen any host", func(n *Node) { n.Listen = ":7070" }, "listen"},
+		{"listen any host with token and TLS", func(n *Node) {
+			n.Listen, n.AuthTokenFile, n.TLSCertFile, n.TLSKeyFile = ":7070", "/t", "/c", "/k"
+		}, ""},
+		{"cert without key", func(n *Node) { n.TLSCertFile = "/c" }, "tls_key_file"},
+		{"key without cert", func(n *Node) { n.TLSKeyFile = "/k" }, "tls_cert_file"},
 		{"listen ipv6", func(n *Node) { n.Listen = "[::1]:7070" }, ""},
 		{"tasks", func(n *Node) { n.MaxConcurrentTasks = 0 }, "max_concurrent_tasks"},
 		{"topology", func(n *Node) { n.TopologyInterval = 0 }, "topology_interval"},
@@ -70,16 +75,39 @@ watermark_interval: 500ms
 log_level: debug
 max_error_rows_kept: 50
 http: 127.0.0.1:9090
+auth_token_file: /etc/loadnode/token
+tls_cert_file: /etc/loadnode/cert.pem
+tls_key_file: /etc/loadnode/key.pem
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Node{"/var/lib/loadnode", "0.0.0.0:7171", 256, 30 * time.Second, 500 * time.Millisecond, "debug", 50, "127.0.0.1:9090"}
+	want := Node{DataDir: "/var/lib/loadnode", Listen: "0.0.0.0:7171", MaxConcurrentTasks: 256,
+		TopologyInterval: 30 * time.Second, WatermarkInterval: 500 * time.Millisecond, LogLevel: "debug",
+		MaxErrorRowsKept: 50, HTTP: "127.0.0.1:9090", AuthTokenFile: "/etc/loadnode/token",
+		TLSCertFile: "/etc/loadnode/cert.pem", TLSKeyFile: "/etc/loadnode/key.pem"}
 	if n != want {
 		t.Fatalf("got %+v, want %+v", n, want)
 	}
 	if n.SlogLevel() != slog.LevelDebug {
 		t.Fatal(n.SlogLevel())
+	}
+	if err := n.Validate(); err != nil {
+		t.Fatalf("0.0.0.0 with a token file and TLS: %v", err)
+	}
+	// The file alone may bind 0.0.0.0 without a token (it may come from
+	// $LOADNODE_AUTH_TOKEN); Validate, after the environment, refuses.
+	n, err = LoadNode([]byte("listen: 0.0.0.0:7171\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Validate(); err == nil {
+		t.Fatal("0.0.0.0 without a token or TLS is valid")
+	}
+	n.AuthToken = "from-the-environment"
+	n.TLSCertFile, n.TLSKeyFile = "/c", "/k"
+	if err := n.Validate(); err != nil {
+		t.Fatalf("0.0.0.0 with $LOADNODE_AUTH_TOKEN and TLS: %v", err)
 	}
 
 	for _, empty := range []string{"", "# only a comment\n", "~\n"} {
@@ -112,6 +140,8 @@ func TestLoadNodeErrors(t *testing.T) {
 		{"int zero", "max_concurrent_tasks: 0\n", "max_concurrent_tasks", 1, ">= 1"},
 		{"bad listen", "listen: nowhere\n", "listen", 1, "host:port"},
 		{"bad level", "log_level: loud\n", "log_level", 1, "debug, info"},
+		{"cert without key", "tls_cert_file: /c\n", "tls_key_file", 0, "required when tls_cert_file"},
+		{"token file list", "auth_token_file: [a]\n", "auth_token_file", 1, "string"},
 		{"not mapping", "[a]\n", "", 1, "mapping"},
 		{"string list", "data_dir: [a]\n", "data_dir", 1, "string"},
 	}
@@ -135,10 +165,54 @@ func TestLoadNodeErrors(t *testing.T) {
 	}
 }
 
-func TestNodeHTTPLoopbackOnly(t *testing.T) {
+// TestNodeExposure: an address beyond loopback (listen or http) needs a
+// token and TLS, and the error names what is missing.
+func TestNodeExposure(t *testing.T) {
+	for _, tc := range []struct {
+		listen, http        string
+		token, cert         bool
+		field, want1, want2 string
+	}{
+		{listen: "127.0.0.1:7070"},
+		{listen: "[::1]:7070", http: "localhost:0"},
+		{listen: "127.0.0.1:7070", token: true, cert: true},
+		{listen: "0.0.0.0:7070", field: "listen", want1: "a token", want2: "TLS"},
+		{listen: ":7070", token: true, field: "listen", want1: "TLS (tls_cert_file"},
+		{listen: "10.1.2.3:7070", cert: true, field: "listen", want1: "a token (auth_token_file"},
+		{listen: "0.0.0.0:7070", token: true, cert: true},
+		{listen: "127.0.0.1:7070", http: "0.0.0.0:9090", field: "http", want1: "a token", want2: "TLS"},
+		{listen: "127.0.0.1:7070", http: ":9090", token: true, cert: true},
+		{listen: "myhost.example:7070", token: true, field: "listen", want1: "TLS"},
+	} {
+		n := DefaultNode()
+		n.Listen, n.HTTP = tc.listen, tc.http
+		if tc.token {
+			n.AuthTokenFile = "/run/secrets/token"
+		}
+		if tc.cert {
+			n.TLSCertFile, n.TLSKeyFile = "/c.pem", "/k.pem"
+		}
+		err := n.Validate()
+		if tc.field == "" {
+			if err != nil {
+				t.Errorf("%+v: %v", tc, err)
+			}
+			continue
+		}
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(err.Error(), tc.want1) || !strings.Contains(err.Error(), tc.want2) || !strings.Contains(err.Error(), "not a loopback address") {
+			t.Errorf("%+v: got %v", tc, err)
+		}
+		if tc.want2 == "" && strings.Contains(err.Error(), "and TLS") {
+			t.Errorf("%+v: names TLS, which is there: %v", tc, err)
+		}
+	}
+}
+
+func TestNodeHTTPAddress(t *testing.T) {
 	for addr, ok := range map[string]bool{
 		"": true, "127.0.0.1:9090": true, "[::1]:9090": true, "localhost:0": true,
-		"0.0.0.0:9090": false, "10.1.2.3:9090": false, ":9090": false, "127.0.0.1": false,
+		"0.0.0.0:9090": false, "10.1.2.3:9090": false, ":9090": false, "127.0.0.1": false, "127.0.0.1:x": false,
 	} {
 		n := DefaultNode()
 		n.HTTP = addr
