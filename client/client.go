@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,9 +15,15 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/remote"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/internal/remoteauth"
 )
 
 // ManagerName is the well-known name of a node's manager actor.
@@ -37,6 +45,14 @@ type Client struct {
 	remote  *remote.Remote
 	manager *actor.PID
 
+	// creds are the per-RPC credentials of every call to the node (token,
+	// reply endpoint); transport is TLS or plaintext; peers are the node
+	// certificates seen on verified connections to the node, the only ones
+	// the client's endpoint accepts replies from.
+	creds     *remoteauth.TokenCreds
+	transport credentials.TransportCredentials
+	peers     remoteauth.PeerSet
+
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close
 	// closing mutes protoactor's logs once Close has begun: the connections
@@ -47,7 +63,14 @@ type Client struct {
 // Dial starts the client's actor system and endpoint and checks that the
 // node at addr (host:port) answers (a ListJobsRequest) before returning.
 // ctx bounds the whole of Dial; each of its steps (a TCP connection, the
-// check) is also bounded by the per-request timeout.
+// authentication check, the ListJobs check) is also bounded by the
+// per-request timeout.
+//
+// Before anything reaches the node's actors, Dial asks the node whether it
+// accepts the client's token (WithToken) over the client's transport
+// (WithTLS): a refusal is an error matching ErrUnauthenticated that says
+// why ("no token", "wrong token"), and a TLS mismatch is an error naming
+// TLS, instead of a timeout.
 func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 	o := buildOptions(opts)
 	if err := o.validate(); err != nil {
@@ -71,8 +94,16 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 	// "127.0.0.1:7070".
 	nodeAddr := conn.RemoteAddr().String()
 	conn.Close()
+	if o.token != "" && o.tls == nil && !loopbackAddr(conn.RemoteAddr()) {
+		return nil, errorf("refusing to send the token to %s in plaintext: the node is not on this machine; give WithTLS", addr)
+	}
 
 	c := &Client{addr: addr, opts: o, logger: o.logger, done: make(chan struct{})}
+	c.creds = &remoteauth.TokenCreds{Token: o.token, Secure: o.tls != nil}
+	c.transport = c.transportCreds(addr)
+	if err := c.checkAuth(ctx, nodeAddr); err != nil {
+		return nil, err
+	}
 	if err := c.start(host); err != nil {
 		return nil, err
 	}
@@ -99,13 +130,103 @@ func listenHost(a net.Addr) string {
 	return "[" + ta.IP.String() + "]"
 }
 
+// loopbackAddr reports whether a is a loopback TCP address.
+func loopbackAddr(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
+// transportCreds are the credentials of the connections to the node: TLS
+// (verified with the caller's configuration, the server name defaulting to
+// the host in addr) recording the node's certificate, or plaintext.
+func (c *Client) transportCreds(addr string) credentials.TransportCredentials {
+	if c.opts.tls == nil {
+		return insecure.NewCredentials()
+	}
+	cfg := c.opts.tls.Clone()
+	if cfg.MinVersion == 0 {
+		cfg.MinVersion = tls.VersionTLS12
+	}
+	if cfg.ServerName == "" {
+		// The connections go to the resolved address (the node's own
+		// ip:port), but the certificate names what the user dialed.
+		cfg.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	verify := cfg.VerifyConnection
+	cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+		if verify != nil {
+			if err := verify(cs); err != nil {
+				return err
+			}
+		}
+		if len(cs.PeerCertificates) > 0 {
+			c.peers.Add(cs.PeerCertificates[0].Raw)
+		}
+		return nil
+	}
+	return credentials.NewTLS(cfg)
+}
+
+// checkAuth asks the node (remoteauth.CheckMethod) whether it takes the
+// client's token over the client's transport. A protoactor endpoint that is
+// not a loadnode node answers Unimplemented, which passes.
+func (c *Client) checkAuth(ctx context.Context, nodeAddr string) error {
+	cc, err := grpc.NewClient("passthrough:///"+nodeAddr, grpc.WithTransportCredentials(c.transport), grpc.WithPerRPCCredentials(c.creds))
+	if err != nil {
+		return errorf("connect to %s: %w", c.addr, err)
+	}
+	defer cc.Close()
+	cctx, cancel := context.WithTimeout(ctx, c.opts.timeout)
+	defer cancel()
+	err = cc.Invoke(cctx, remoteauth.CheckMethod, &emptypb.Empty{}, &emptypb.Empty{})
+	st := status.Convert(err)
+	switch st.Code() {
+	case codes.OK, codes.Unimplemented:
+		return nil
+	case codes.Unauthenticated:
+		return &authError{addr: c.addr, msg: st.Message(), noToken: c.opts.token == ""}
+	case codes.DeadlineExceeded, codes.Canceled:
+		if ctx.Err() != nil {
+			return fmt.Errorf("client: connect to %s: %w", c.addr, ctx.Err())
+		}
+		return &noAnswerError{addr: c.addr, timeout: c.opts.timeout}
+	}
+	if c.opts.tls == nil {
+		return errorf("node at %s did not take a plaintext connection (%s); if it serves TLS, give WithTLS", c.addr, st.Message())
+	}
+	return errorf("TLS with node at %s failed: %s", c.addr, st.Message())
+}
+
 // start creates the actor system and its remote endpoint on host:0.
-// protoactor panics when it cannot listen; that becomes an error.
+// protoactor panics when it cannot listen; that becomes an error. With TLS,
+// the endpoint serves a throwaway certificate, named to the node in every
+// call's metadata, and takes connections only from the node's certificate.
 func (c *Client) start(host string) (err error) {
 	quiet := slog.New(&minLevel{h: c.logger.Handler(), min: slog.LevelWarn, mute: &c.closing}).With("component", "protoactor")
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
+	serverOpts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxReplyBytes)}
+	fingerprint := ""
+	if c.opts.tls != nil {
+		cert, fp, err := remoteauth.EphemeralCert()
+		if err != nil {
+			return errorf("endpoint certificate: %w", err)
+		}
+		fingerprint = fp
+		serverOpts = append(serverOpts, grpc.Creds(credentials.NewTLS(&tls.Config{
+			MinVersion:   tls.VersionTLS13,
+			Certificates: []tls.Certificate{cert},
+			ClientAuth:   tls.RequireAnyClientCert,
+			VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+				if len(raw) == 0 || !c.peers.Has(raw[0]) {
+					return errors.New("loadnode client: the peer's certificate is not the node's")
+				}
+				return nil
+			},
+		})))
+	}
 	r := remote.NewRemote(system, remote.Configure(host, 0,
-		remote.WithServerOptions(grpc.MaxRecvMsgSize(maxReplyBytes)),
+		remote.WithServerOptions(serverOpts...),
+		remote.WithDialOptions(grpc.WithTransportCredentials(c.transport), grpc.WithPerRPCCredentials(c.creds)),
 	))
 	defer func() {
 		if p := recover(); p != nil {
@@ -114,6 +235,7 @@ func (c *Client) start(host string) (err error) {
 		}
 	}()
 	r.Start()
+	c.creds.SetReply(system.Address(), fingerprint)
 	c.system, c.remote = system, r
 	return nil
 }

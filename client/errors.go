@@ -68,7 +68,28 @@ var (
 	// node's endpoint could not deliver (no manager at the address, or the
 	// connection was lost).
 	ErrUnreachable = errors.New("client: node unreachable")
+	// ErrUnauthenticated matches (errors.Is) the error of Dial when the node
+	// refused the client's token (or its lack of one). Nothing was sent to
+	// the node's actors.
+	ErrUnauthenticated = errors.New("client: authentication failed")
 )
+
+// authError is a node's refusal of the client's token.
+type authError struct {
+	addr    string
+	msg     string // the node's reason: "authentication failed: wrong token"
+	noToken bool
+}
+
+func (e *authError) Error() string {
+	s := fmt.Sprintf("client: node %s refused the connection: %s", e.addr, e.msg)
+	if e.noToken {
+		s += " (this client has no token)"
+	}
+	return s
+}
+
+func (e *authError) Is(target error) bool { return target == ErrUnauthenticated }
 
 // noAnswerError is a request that timed out.
 type noAnswerError struct {

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"crypto/tls"
 	"log/slog"
 	"time"
 )
@@ -17,6 +18,11 @@ type options struct {
 	// logger receives the client's logs and protoactor's warnings. Default:
 	// discarded.
 	logger *slog.Logger
+	// token is presented to the node on every call; "" presents none.
+	token string
+	// tls, when not nil, is the TLS configuration of the connection to the
+	// node (and makes the client's own endpoint serve TLS).
+	tls *tls.Config
 }
 
 func defaultOptions() options {
@@ -40,6 +46,11 @@ func (o options) validate() error {
 	if o.logger == nil {
 		return errorf("logger must not be nil")
 	}
+	for i := 0; i < len(o.token); i++ {
+		if c := o.token[i]; c <= ' ' || c > '~' {
+			return errorf("token has a character at byte %d that is not printable ASCII (or is a space)", i)
+		}
+	}
 	return nil
 }
 
@@ -53,4 +64,26 @@ func WithTimeout(d time.Duration) Option {
 // on at WARN and above only.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger = l }
+}
+
+// WithToken presents token to the node ("authorization: Bearer TOKEN" on
+// every gRPC call). Dial refuses to send it in plaintext to a node that is
+// not on this machine: give WithTLS too.
+func WithToken(token string) Option {
+	return func(o *options) { o.token = token }
+}
+
+// WithTLS talks TLS to the node, verifying its certificate with cfg (a nil
+// RootCAs is the system's roots; ServerName defaults to the host dialed).
+// The client's own endpoint, where the node's replies arrive, then serves
+// TLS too, with a throwaway certificate the client names to the node over
+// the verified connection, and it accepts only the node's certificate. cfg
+// is cloned; a nil cfg is an empty one.
+func WithTLS(cfg *tls.Config) Option {
+	return func(o *options) {
+		if cfg == nil {
+			cfg = &tls.Config{}
+		}
+		o.tls = cfg.Clone()
+	}
 }

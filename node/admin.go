@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,11 +14,13 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/actors"
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/internal/remoteauth"
 )
 
 // admin is the node's HTTP admin endpoint: /metrics (Prometheus), /healthz,
@@ -32,12 +35,14 @@ type admin struct {
 	commits *prometheus.HistogramVec
 	srv     *http.Server
 	addr    string
+	token   string      // "" is no authentication
+	tls     *tls.Config // nil is plain HTTP
 }
 
 var _ actors.Observer = (*admin)(nil)
 
-func newAdmin(logger *slog.Logger) *admin {
-	a := &admin{logger: logger, reg: prometheus.NewRegistry()}
+func newAdmin(logger *slog.Logger, token string, tlsCfg *tls.Config) *admin {
+	a := &admin{logger: logger, reg: prometheus.NewRegistry(), token: token, tls: tlsCfg}
 	a.commits = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "loadnode_batch_commit_seconds",
 		Help:    "Latency of a job's synced batch commit (rows + progress + statistics).",
@@ -66,13 +71,36 @@ func (a *admin) start(addr string, system *actor.ActorSystem, manager *actor.PID
 		return fmt.Errorf("node: admin endpoint %s: %w", addr, err)
 	}
 	a.addr = l.Addr().String()
-	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if a.tls != nil {
+		l = tls.NewListener(l, a.tls)
+	}
+	a.srv = &http.Server{Handler: a.authenticate(mux), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(a.logger.Handler(), slog.LevelDebug)}
 	go func() {
 		if err := a.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.logger.Error("admin endpoint stopped", "err", err)
 		}
 	}()
 	return nil
+}
+
+// authenticate requires the token ("Authorization: Bearer TOKEN") on every
+// path but /healthz, which says only that the process is up.
+func (a *admin) authenticate(next http.Handler) http.Handler {
+	if a.token == "" {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" {
+			if err := remoteauth.CheckHeader(r.Header.Get("Authorization"), a.token); err != nil {
+				a.logger.Warn("admin: refused a request", "peer", r.RemoteAddr, "path", r.URL.Path, "reason", status.Convert(err).Message())
+				w.Header().Set("WWW-Authenticate", `Bearer realm="loadnode"`)
+				http.Error(w, "loadnode: "+status.Convert(err).Message()+` (send "Authorization: Bearer TOKEN")`, http.StatusUnauthorized)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (a *admin) stop() {

@@ -81,6 +81,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	n := &Node{cfg: cfg, logger: logger}
+	sec, err := loadSecurity(cfg.Node, logger)
+	if err != nil {
+		return nil, err
+	}
 	onFatal := cfg.OnStoreFatal
 	if onFatal == nil {
 		onFatal = func(err error) {
@@ -110,11 +114,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.closeStore()
 		return nil, fmt.Errorf("node: listen %q: bad port", cfg.Node.Listen)
 	}
-	if !loopback(host) {
-		// The client endpoint has no authentication or TLS yet: anyone who
-		// can reach it can create, pause and stop jobs.
+	if !loopback(host) && (sec.token == "" || sec.cert == nil) {
+		// Validate refuses this already; a second lock on the same door.
 		n.closeStore()
-		return nil, fmt.Errorf("node: listen %q: not a loopback address; the client endpoint has no authentication or TLS yet, so it binds 127.0.0.1, ::1 or localhost only", cfg.Node.Listen)
+		return nil, fmt.Errorf("node: listen %q: not a loopback address; binding it requires a token and TLS", cfg.Node.Listen)
 	}
 	// Find the port first so that a taken address is an error, not a panic
 	// inside protoactor's Start.
@@ -136,17 +139,18 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return QuietLogger(logger)
 	}))
-	rcfg := remote.Configure(host, port, remote.WithServerOptions(
-		grpc.ChainStreamInterceptor(RecoverStream(logger)),
-		grpc.ChainUnaryInterceptor(RecoverUnary(logger)),
-	))
+	ropts := []remote.ConfigOption{remote.WithServerOptions(sec.serverOptions()...)}
+	if d := sec.dialOptions(); d != nil {
+		ropts = append(ropts, remote.WithDialOptions(d...))
+	}
+	rcfg := remote.Configure(host, port, ropts...)
 	n.remote = remote.NewRemote(n.system, rcfg)
 	n.remote.Start()
 	n.addr = net.JoinHostPort(host, strconv.Itoa(port))
 
 	var adm *admin
 	if cfg.Node.HTTP != "" {
-		adm = newAdmin(logger.With("component", "admin"))
+		adm = newAdmin(logger.With("component", "admin"), sec.token, sec.serverTLS())
 	}
 	deps := &actors.Deps{
 		Store:   st,
@@ -185,7 +189,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.ready.Store(true)
-	logger.Info("loadnode: node started", "addr", n.addr, "data", cfg.Node.DataDir)
+	logger.Info("loadnode: node started", "addr", n.addr, "data", cfg.Node.DataDir, "tls", sec.cert != nil, "token", sec.token != "")
 	return n, nil
 }
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/loadnode/loadnode/client"
+	"github.com/loadnode/loadnode/config"
 	"github.com/loadnode/loadnode/node"
 )
 
@@ -51,6 +54,7 @@ const (
 const (
 	defaultAddr = "127.0.0.1:7070"
 	envAddr     = "LOADNODE_ADDR"
+	envTLSCA    = "LOADNODE_TLS_CA"
 )
 
 // errHelp is returned by ParseFlags after it printed help on request.
@@ -69,6 +73,7 @@ const mainUsage = `loadnode runs routine loads from Kafka into an embedded store
 
 Usage:
   loadnode serve [--config FILE] [--data DIR] [--listen HOST:PORT] [--http HOST:PORT] [--log-level LEVEL]
+                 [--auth-token-file FILE] [--tls-cert FILE --tls-key FILE]
   loadnode job create -f SPEC.yaml
   loadnode job list
   loadnode job show NAME [-o text|json|yaml]
@@ -85,8 +90,10 @@ Usage:
   loadnode bench [--quick] [--json] [--brokers HOST:PORT,...] [--records N] [--runs N] [--scenarios LIST] [--out FILE] [--chart FILE]
   loadnode help [COMMAND]
 
-Every job and table command takes --addr HOST:PORT (default 127.0.0.1:7070,
-or $LOADNODE_ADDR) and --timeout DURATION (per request, default 10s).
+Every job, table and sql command takes --addr HOST:PORT (default
+127.0.0.1:7070, or $LOADNODE_ADDR), --timeout DURATION (per request, default
+10s), and for a node that requires them: the token from --token-file FILE or
+$LOADNODE_AUTH_TOKEN, and TLS with --tls-ca FILE (or $LOADNODE_TLS_CA).
 Run "loadnode COMMAND -h" for a command's flags.
 `
 
@@ -171,6 +178,9 @@ func (m *Main) Report(err error) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(m.Stderr, "loadnode: %s\nRun 'loadnode help' for usage.\n", ue.msg)
 		return exitUsage
+	case errors.Is(err, client.ErrUnauthenticated):
+		fmt.Fprintf(m.Stderr, "loadnode: %s\nGive the node's token with --token-file FILE or $%s.\n", err, config.TokenEnv)
+		return exitError
 	case errors.As(err, &ce):
 		// What the node answered: "INVALID_ARGUMENT: kafka.topic: required".
 		fmt.Fprintf(m.Stderr, "loadnode: %s\n", ce.Error())
@@ -248,8 +258,11 @@ func exactArgs(fs *flagSet, pos []string, names ...string) error {
 
 // connFlags are the flags of every command that talks to a node.
 type connFlags struct {
-	addr    string
-	timeout time.Duration
+	addr        string
+	timeout     time.Duration
+	tokenFile   string
+	tlsCA       string
+	tlsInsecure bool
 }
 
 func (m *Main) addConnFlags(fs *flagSet, c *connFlags) {
@@ -259,6 +272,9 @@ func (m *Main) addConnFlags(fs *flagSet, c *connFlags) {
 	}
 	fs.StringVar(&c.addr, "addr", def, "node address `HOST:PORT` ($"+envAddr+" sets the default)")
 	fs.DurationVar(&c.timeout, "timeout", client.DefaultTimeout, "per-request `timeout`")
+	fs.StringVar(&c.tokenFile, "token-file", "", "`FILE` holding the node's token (default: $"+config.TokenEnv+")")
+	fs.StringVar(&c.tlsCA, "tls-ca", m.Getenv(envTLSCA), "talk TLS to the node, verifying it with the PEM CA `FILE` ($"+envTLSCA+" sets the default)")
+	fs.BoolVar(&c.tlsInsecure, "tls-insecure", false, "talk TLS to the node WITHOUT verifying its certificate (tests only)")
 }
 
 func (c connFlags) validate(fs *flagSet) error {
@@ -268,13 +284,55 @@ func (c connFlags) validate(fs *flagSet) error {
 	if c.timeout <= 0 {
 		return usagef("%s: --timeout must be > 0", fs.name)
 	}
+	if c.tlsCA != "" && c.tlsInsecure {
+		return usagef("%s: --tls-ca and --tls-insecure exclude each other", fs.name)
+	}
 	return nil
+}
+
+// authOptions are the token and TLS options of c: the token from
+// --token-file, else $LOADNODE_AUTH_TOKEN; TLS from --tls-ca or
+// --tls-insecure.
+func (m *Main) authOptions(c connFlags) ([]client.Option, error) {
+	var opts []client.Option
+	tok := m.Getenv(config.TokenEnv)
+	if c.tokenFile != "" {
+		var err error
+		if tok, err = config.ReadTokenFile(c.tokenFile); err != nil {
+			return nil, err
+		}
+	}
+	if tok != "" {
+		if err := config.CheckToken(tok); err != nil {
+			return nil, fmt.Errorf("$%s: %w", config.TokenEnv, err)
+		}
+		opts = append(opts, client.WithToken(tok))
+	}
+	switch {
+	case c.tlsCA != "":
+		pem, err := os.ReadFile(c.tlsCA)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--tls-ca %s: no PEM certificate in it", c.tlsCA)
+		}
+		opts = append(opts, client.WithTLS(&tls.Config{RootCAs: pool}))
+	case c.tlsInsecure:
+		opts = append(opts, client.WithTLS(&tls.Config{InsecureSkipVerify: true}))
+	}
+	return opts, nil
 }
 
 // dial connects to the node; Close closes the connection.
 func (m *Main) dial(ctx context.Context, c connFlags) (*client.Client, error) {
 	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cl, err := client.Dial(ctx, c.addr, client.WithTimeout(c.timeout), client.WithLogger(logger))
+	auth, err := m.authOptions(c)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := client.Dial(ctx, c.addr, append([]client.Option{client.WithTimeout(c.timeout), client.WithLogger(logger)}, auth...)...)
 	if err != nil {
 		return nil, err
 	}

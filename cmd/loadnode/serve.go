@@ -18,20 +18,29 @@ type serveCmd struct {
 	listen     string
 	logLevel   string
 	http       string
+	tokenFile  string
+	tlsCert    string
+	tlsKey     string
 	check      bool
 }
 
 func (m *Main) parseServe(args []string) (command, error) {
 	var c serveCmd
-	fs := m.newFlagSet("serve", "serve [--config FILE] [--data DIR] [--listen HOST:PORT] [--http HOST:PORT] [--log-level LEVEL]\n\n"+
-		"Runs a node until SIGINT or SIGTERM. Flags override the config file;\n"+
-		"defaults: data ./loadnode-data, listen 127.0.0.1:7070, log level info.")
+	fs := m.newFlagSet("serve", "serve [--config FILE] [--data DIR] [--listen HOST:PORT] [--http HOST:PORT] [--log-level LEVEL]\n"+
+		"             [--auth-token-file FILE] [--tls-cert FILE --tls-key FILE]\n\n"+
+		"Runs a node until SIGINT or SIGTERM. Flags override the environment, which\n"+
+		"overrides the config file; defaults: data ./loadnode-data, listen\n"+
+		"127.0.0.1:7070, log level info. An address that is not loopback requires a\n"+
+		"token (a file, or $"+config.TokenEnv+"; never a flag value) and TLS.")
 	fs.StringVar(&c.configFile, "config", "", "node config `FILE` (YAML)")
 	fs.StringVar(&c.dataDir, "data", "", "data `DIR` (the Pebble store)")
 	fs.StringVar(&c.listen, "listen", "", "client endpoint `HOST:PORT` (port 0 picks one)")
 	fs.StringVar(&c.logLevel, "log-level", "", "log `LEVEL`: debug, info, warn or error")
 	fs.BoolVar(&c.check, "check-config", false, "validate the configuration (file, environment, flags), print it and exit")
-	fs.StringVar(&c.http, "http", "", "admin endpoint `HOST:PORT` (/metrics, /healthz, /readyz, /v1/jobs); loopback only; off by default")
+	fs.StringVar(&c.http, "http", "", "admin endpoint `HOST:PORT` (/metrics, /healthz, /readyz, /v1/jobs); off by default")
+	fs.StringVar(&c.tokenFile, "auth-token-file", "", "`FILE` holding the token clients must present (overrides $"+config.TokenEnv+")")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate `FILE`: both endpoints serve TLS")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return nil, err
@@ -64,6 +73,8 @@ func (c serveCmd) nodeConfig(getenv func(string) string) (config.Node, error) {
 				*dst = v
 			}
 		}
+		// The token itself, only ever from the environment.
+		cfg.AuthToken = getenv(config.TokenEnv)
 	}
 	if c.dataDir != "" {
 		cfg.DataDir = c.dataDir
@@ -77,6 +88,15 @@ func (c serveCmd) nodeConfig(getenv func(string) string) (config.Node, error) {
 	if c.http != "" {
 		cfg.HTTP = c.http
 	}
+	if c.tokenFile != "" {
+		cfg.AuthTokenFile, cfg.AuthToken = c.tokenFile, ""
+	}
+	if c.tlsCert != "" {
+		cfg.TLSCertFile = c.tlsCert
+	}
+	if c.tlsKey != "" {
+		cfg.TLSKeyFile = c.tlsKey
+	}
 	if err := cfg.Validate(); err != nil {
 		return config.Node{}, fmt.Errorf("serve: %w", err)
 	}
@@ -89,8 +109,18 @@ func (c serveCmd) run(ctx context.Context, m *Main) error {
 		return err
 	}
 	if c.check {
+		// Read the token and the certificate as Start will, so that a bad
+		// file fails the check; print where the token comes from, never it.
+		if _, err := cfg.Token(); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		if _, err := cfg.LoadTLS(); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
 		fmt.Fprintf(m.Stdout, "data_dir: %q\nlisten: %q\nhttp: %q\nmax_concurrent_tasks: %d\ntopology_interval: %s\nwatermark_interval: %s\nlog_level: %s\nmax_error_rows_kept: %d\n",
 			cfg.DataDir, cfg.Listen, cfg.HTTP, cfg.MaxConcurrentTasks, cfg.TopologyInterval, cfg.WatermarkInterval, cfg.LogLevel, cfg.MaxErrorRowsKept)
+		fmt.Fprintf(m.Stdout, "auth_token_file: %q\ntls_cert_file: %q\ntls_key_file: %q\n# token from: %s\n",
+			cfg.AuthTokenFile, cfg.TLSCertFile, cfg.TLSKeyFile, cfg.TokenSource())
 		fmt.Fprintln(m.Stderr, "loadnode: configuration is valid")
 		return nil
 	}
