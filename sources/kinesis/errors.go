@@ -82,6 +82,10 @@ func kindOf(err error) errKind {
 			return kindAuth
 		}
 	}
+	var se *smithyhttp.RequestSendError
+	if errors.As(err, &se) {
+		return kindTransport
+	}
 	var re *smithyhttp.ResponseError
 	if errors.As(err, &re) {
 		switch s := re.HTTPStatusCode(); {
@@ -91,10 +95,6 @@ func kindOf(err error) errKind {
 			return kindAuth
 		}
 		return kindOther
-	}
-	var se *smithyhttp.RequestSendError
-	if errors.As(err, &se) {
-		return kindTransport
 	}
 	var ipe smithy.InvalidParamsError
 	var de *smithy.DeserializationError
