@@ -291,3 +291,39 @@ func TestNewSourceConfigErrors(t *testing.T) {
 }
 
 type specT = api.KinesisSpec
+
+// TestExpiredIteratorReacquire: records fetched but cut off by MaxRows are
+// returned before any new fetch; an iterator that expires is re-acquired
+// after the last returned record, and reading goes on exactly once.
+func TestExpiredIteratorReacquire(t *testing.T) {
+	ep := kinesistest.Start(t)
+	c := kinesistest.NewClient(ep)
+	kinesistest.CreateStream(t, c, "s", 1)
+	want := putN(t, c, "s", 0, 10)
+	faults := &Faults{}
+	j := newJob(t, newTestSource(t, testSpec(ep, "s"), faults))
+	j.topology(true)
+	lim := sources.Limits{MaxRows: 5, MaxWait: 300 * time.Millisecond}
+	if b, err := j.read(lim); err != nil || len(b.Records) != 5 {
+		t.Fatalf("first read: %d records, %v", len(b.Records), err)
+	}
+	// Every GetRecords now expires (no reader goroutine runs between
+	// Reads, so the rate can change here).
+	faults.ExpireRate = 1
+	if b, err := j.read(lim); err != nil || len(b.Records) != 5 {
+		t.Fatalf("buffered read: %d records, %v", len(b.Records), err)
+	}
+	if b, err := j.read(lim); err != nil || len(b.Records) != 0 {
+		t.Fatalf("read under expiry: %d records, %v", len(b.Records), err)
+	}
+	if faults.Stats().Expired == 0 {
+		t.Fatalf("no expiry injected: %+v", faults.Stats())
+	}
+	faults.ExpireRate = 0
+	want = append(want, putN(t, c, "s", 10, 13)...)
+	j.readUntil(lim, 10*time.Second, func() bool { return len(j.got) >= 13 })
+	if b, err := j.read(sources.Limits{MaxRows: 10, MaxWait: 100 * time.Millisecond}); err != nil || len(b.Records) != 0 {
+		t.Fatalf("extra read: %d records, %v", len(b.Records), err)
+	}
+	checkExactlyOnce(t, j.values(), want)
+}
