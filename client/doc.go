@@ -10,4 +10,10 @@
 //
 // An error that the node answered is returned as *Error, with a stable
 // api.ErrorCode; branch on it with errors.As.
+//
+// A node bound beyond loopback requires a token and TLS: give WithToken and
+// WithTLS. Dial checks the token before anything reaches the node's actors
+// and fails with an error matching ErrUnauthenticated when the node refuses
+// it. With TLS, the client's own endpoint serves TLS too and accepts only
+// the node it verified (see package internal/remoteauth for the protocol).
 package client
