@@ -169,11 +169,13 @@ func (j *job) alterPositions(ctx actor.Context, req *api.AlterJobRequest, next *
 			ctx.Respond(j.reply(&api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "reset_positions." + id, Message: fmt.Sprintf("the job does not read shard %s", id)}))
 			return
 		}
-		if pos == "" {
-			ctx.Respond(j.reply(&api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "reset_positions." + id, Message: "empty position"}))
+		canon, ok := config.CanonicalPosition(pos)
+		if !ok {
+			ctx.Respond(j.reply(&api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "reset_positions." + id,
+				Message: fmt.Sprintf("%q must be TRIM_HORIZON, LATEST, AT_TIMESTAMP:<RFC3339 time> or a sequence number", pos)}))
 			return
 		}
-		want[p] = pos
+		want[p] = canon
 	}
 	self, system, src, sender := ctx.Self(), ctx.ActorSystem(), j.src, ctx.Sender()
 	progress := maps.Clone(j.progress)

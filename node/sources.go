@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/sources"
 	"github.com/loadnode/loadnode/sources/kafka"
+	"github.com/loadnode/loadnode/sources/kinesis"
 )
 
 // kafkaSources shares one kafka.Cluster (admin connections, metadata) per
@@ -21,7 +23,11 @@ import (
 type kafkaSources struct {
 	logger     *slog.Logger
 	marksFresh time.Duration
-	mu         struct {
+	// kinesisFaults injects errors into every Kinesis job's SDK calls
+	// (tests and chaos only; see KinesisFaultsEnv).
+	kinesisFaults *kinesis.Faults
+	stopFaultLog  chan struct{}
+	mu            struct {
 		sync.Mutex
 		clusters map[string]*sharedCluster
 	}
@@ -40,8 +46,24 @@ type sharedCluster struct {
 	parts *topicCache[[]int32]
 }
 
+// KinesisFaultsEnv arms Kinesis fault injection in a node, for tests and
+// chaos runs: "throttle=0.2,expire=0.01,fail=0.01,seed=7,trim=SHARD:SEQ"
+// (see kinesis.ParseFaults). Never set it in production.
+const KinesisFaultsEnv = "LOADNODE_KINESIS_FAULTS"
+
 func newKafkaSources(logger *slog.Logger, marksFresh time.Duration) *kafkaSources {
 	k := &kafkaSources{logger: logger, marksFresh: marksFresh}
+	if v := os.Getenv(KinesisFaultsEnv); v != "" {
+		f, err := kinesis.ParseFaults(v)
+		if err != nil {
+			logger.Error("node: ignoring "+KinesisFaultsEnv, "err", err)
+		} else {
+			logger.Warn("node: Kinesis fault injection armed", "faults", v)
+			k.kinesisFaults = f
+			k.stopFaultLog = make(chan struct{})
+			go k.logFaults(f, k.stopFaultLog)
+		}
+	}
 	k.mu.clusters = map[string]*sharedCluster{}
 	return k
 }
@@ -64,6 +86,11 @@ func clusterKey(spec *api.KafkaSpec) string {
 
 // open implements actors.SourceFactory.
 func (k *kafkaSources) open(spec *api.JobSpec) (actors.Source, error) {
+	if kin := spec.GetKinesis(); kin != nil {
+		// A Kinesis source is the job's own: its client is cheap and its
+		// shard listing is per stream and job.
+		return kinesis.NewSource(kin, kinesis.Options{Logger: k.logger, Faults: k.kinesisFaults})
+	}
 	ks := spec.GetKafka()
 	if ks == nil {
 		return nil, &sources.ConfigError{Err: fmt.Errorf("node: job %s has no source", spec.GetName())}
@@ -98,7 +125,31 @@ func (k *kafkaSources) release(key string) {
 	}
 }
 
+// logFaults reports the injected faults every second while they change, so
+// that a test driving a real process can see that they fired.
+func (k *kafkaSources) logFaults(f *kinesis.Faults, stop <-chan struct{}) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var last kinesis.FaultStats
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		if st := f.Stats(); st != last {
+			last = st
+			k.logger.Warn("node: Kinesis faults injected", "calls", st.Calls, "throttled", st.Throttled,
+				"expired", st.Expired, "failed", st.Failed, "trimmed", st.Trimmed)
+		}
+	}
+}
+
 func (k *kafkaSources) closeAll() {
+	if k.stopFaultLog != nil {
+		close(k.stopFaultLog)
+		k.stopFaultLog = nil
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for key, sc := range k.mu.clusters {

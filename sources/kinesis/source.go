@@ -305,7 +305,8 @@ func (s *Source) Partitions(ctx context.Context) ([]int32, error) {
 }
 
 // ResolveStarts returns the start (ordinal 0 and an encoded Checkpoint) of
-// each wanted partition; the spec strings in want are ignored. When
+// each wanted partition. A non-empty spec string in want is an explicit
+// position for that shard (an alter); "" means the spec decides. When
 // initial (the job's first topology) a shard starts at its position in the
 // spec (positions, else default_position, else TRIM_HORIZON); a shard
 // found later (a child of a split or merge) starts at TRIM_HORIZON so that
@@ -357,9 +358,16 @@ func (s *Source) ResolveStarts(ctx context.Context, want map[int32]string, initi
 			if pos, ok := s.positions[m.id]; ok {
 				cp.Start = pos
 			}
-			if cp.Start == Latest && m.closed {
-				cp.Ended = true
+		}
+		if w := want[p]; w != "" {
+			// An explicit position (job alter --position) wins.
+			if _, err := parsePosition(w); err != nil {
+				return nil, &sources.ConfigError{Field: "reset_positions." + m.id, Err: err}
 			}
+			cp.Start = w
+		}
+		if (initial || want[p] != "") && cp.Start == Latest && m.closed {
+			cp.Ended = true
 		}
 		out[p] = sources.Start{Offset: 0, Checkpoint: EncodeCheckpoint(cp)}
 	}
