@@ -124,9 +124,17 @@ type OutOfRangeError struct {
 	// LogStart and LogEnd are the partition's bounds when the error was
 	// found, -1 when they could not be listed.
 	LogStart, LogEnd int64
+	// Shard and Position name the partition and the position in the
+	// source's own terms where offsets are not its positions (Kinesis: the
+	// shard id and the last committed sequence number or start position).
+	Shard, Position string
 }
 
 func (e *OutOfRangeError) Error() string {
+	if e.Shard != "" {
+		return fmt.Sprintf("sources: data loss: shard %s: position %s (record %d of the shard) is no longer in the stream (trimmed by retention)",
+			e.Shard, e.Position, e.Offset)
+	}
 	return fmt.Sprintf("sources: partition %d: offset %d is out of range [%d, %d]",
 		e.Partition, e.Offset, e.LogStart, e.LogEnd)
 }

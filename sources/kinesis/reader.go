@@ -342,7 +342,11 @@ func (r *reader) fetch(ctx context.Context, s *shard, limit int32) {
 }
 
 func (r *reader) outOfRange(s *shard) error {
-	return &sources.OutOfRangeError{Partition: s.p, Offset: s.next, LogStart: -1, LogEnd: -1}
+	pos := s.cp.Last
+	if pos == "" {
+		pos = s.cp.Start
+	}
+	return &sources.OutOfRangeError{Partition: s.p, Offset: s.next, LogStart: -1, LogEnd: -1, Shard: s.cp.Shard, Position: pos}
 }
 
 // open opens s's iterator. The first open of a shard with a committed
