@@ -31,7 +31,7 @@ func TestParseKinesis(t *testing.T) {
 			&api.KinesisSpec{Stream: "s", Endpoint: "http://127.0.0.1:4567", AccessKeyId: "AK", SecretAccessKey: "SK", DefaultPosition: "LATEST"}},
 		{"shards and positions", "  stream: s\n  region: eu-west-1\n  credentials: {profile: loader}\n  shards: [shardId-000000000000, shardId-000000000001]\n  positions:\n    shardId-000000000000: AT_TIMESTAMP:2026-11-30T10:00:00Z\n    shardId-000000000001: \"49590338271490256608559692538361571095921575989136588898\"\n",
 			&api.KinesisSpec{Stream: "s", Region: "eu-west-1", Profile: "loader", Shards: []string{"shardId-000000000000", "shardId-000000000001"},
-				Positions: map[string]string{"shardId-000000000000": "AT_TIMESTAMP:2026-11-30T10:00:00Z", "shardId-000000000001": "49590338271490256608559692538361571095921575989136588898"},
+				Positions:       map[string]string{"shardId-000000000000": "AT_TIMESTAMP:2026-11-30T10:00:00Z", "shardId-000000000001": "49590338271490256608559692538361571095921575989136588898"},
 				DefaultPosition: "TRIM_HORIZON"}},
 	}
 	for _, tc := range cases {
