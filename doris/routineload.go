@@ -463,7 +463,7 @@ type kafkaProps struct {
 	spec *api.KafkaSpec
 	// kinesis is set instead of spec by FROM KINESIS.
 	kinesis *api.KinesisSpec
-	given map[string]bool // spec field names set
+	given   map[string]bool // spec field names set
 	// kafka_partitions as given (for ALTER, only to pair with offsets)
 	partitions []int32
 }
