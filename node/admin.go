@@ -191,6 +191,7 @@ var (
 	descBytes   = prometheus.NewDesc("loadnode_job_received_bytes_total", "Source bytes received by the job (committed).", []string{"job"}, nil)
 	descBatches = prometheus.NewDesc("loadnode_job_committed_batches_total", "Batches committed by the job.", []string{"job"}, nil)
 	descLag     = prometheus.NewDesc("loadnode_job_lag_records", "Records between the job's progress and the partition's high watermark.", []string{"job", "partition"}, nil)
+	descBehind  = prometheus.NewDesc("loadnode_job_millis_behind", "Kinesis: MillisBehindLatest of the shard's reads.", []string{"job", "partition", "shard"}, nil)
 	descState   = prometheus.NewDesc("loadnode_job_state", "1 for the job's current state and reason.", []string{"job", "state", "reason"}, nil)
 	descHealth  = prometheus.NewDesc("loadnode_job_health", "1 for the job's health verdict.", []string{"job", "health"}, nil)
 )
@@ -230,6 +231,9 @@ func (c *jobsCollector) Collect(ch chan<- prometheus.Metric) {
 		for _, p := range info.GetPartitions() {
 			if p.GetLag() >= 0 {
 				ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(p.GetLag()), name, strconv.Itoa(int(p.GetPartition())))
+			}
+			if p.GetShardId() != "" && p.GetMillisBehind() >= 0 {
+				ch <- prometheus.MustNewConstMetric(descBehind, prometheus.GaugeValue, float64(p.GetMillisBehind()), name, strconv.Itoa(int(p.GetPartition())), p.GetShardId())
 			}
 		}
 	}

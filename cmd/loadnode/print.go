@@ -81,7 +81,19 @@ func printJobText(w io.Writer, info *api.JobInfo) error {
 	}
 	fmt.Fprintf(tw, "Created:\t%s\n", msTime(info.GetCreatedUnixMs()))
 	fmt.Fprintf(tw, "Running tasks:\t%d\n", info.GetRunningTasks())
-	fmt.Fprintf(tw, "Total lag:\t%s\n", watermark(info.GetTotalLag()))
+	if info.GetSpec().GetKinesis() != nil {
+		behind := int64(-1)
+		for _, p := range info.GetPartitions() {
+			behind = max(behind, p.GetMillisBehind())
+		}
+		lag := "?"
+		if behind >= 0 {
+			lag = (time.Duration(behind) * time.Millisecond).String() + " behind (the slowest shard)"
+		}
+		fmt.Fprintf(tw, "Lag:\t%s\n", lag)
+	} else {
+		fmt.Fprintf(tw, "Total lag:\t%s\n", watermark(info.GetTotalLag()))
+	}
 	if info.GetHealth() != "" {
 		fmt.Fprintf(tw, "Rows/s (1 min):\t%.0f\n", info.GetRowsPerSecond())
 		if ms := info.GetLastProgressUnixMs(); ms > 0 {
