@@ -384,7 +384,8 @@ var faultLine = regexp.MustCompile(`Kinesis faults injected.* calls=(\d+) thrott
 
 // TestKinesisThrottlingAndExpiry: throttling on 20% of GetRecords calls and
 // expired iterators on 1% neither fail nor pause the job, and lose or
-// duplicate nothing.
+// duplicate nothing. Records keep arriving until the node has reported
+// several injected expiries, so the test does not depend on luck.
 func TestKinesisThrottlingAndExpiry(t *testing.T) {
 	endpoint := kinesistest.Start(t)
 	kc := kinesistest.NewClient(endpoint)
@@ -392,12 +393,30 @@ func TestKinesisThrottlingAndExpiry(t *testing.T) {
 	kinesistest.CreateStream(t, kc, stream, 4)
 	l := newKinesisLedger(stream, 32)
 	l.put(t, kc, 10000)
-	p := startNode(t, t.TempDir(), "LOADNODE_KINESIS_FAULTS=throttle=0.2,expire=0.01,seed=11")
+	p := startNode(t, t.TempDir(), "LOADNODE_KINESIS_FAULTS=throttle=0.2,expire=0.01")
 	c := p.client(t)
 	spec := kinesisSpec(name, tbl, stream, endpoint)
 	spec.MaxBatchRows = 500 // many reads, so that the faults fire often
 	createJob(t, c, spec)
-	l.put(t, kc, 10000)
+
+	var calls, throttled, expired int
+	report := func() string {
+		m := faultLine.FindAllStringSubmatch(p.out.String(), -1)
+		if len(m) == 0 {
+			return "no fault report yet"
+		}
+		last := m[len(m)-1]
+		calls, _ = strconv.Atoi(last[1])
+		throttled, _ = strconv.Atoi(last[2])
+		expired, _ = strconv.Atoi(last[3])
+		return last[0]
+	}
+	waitFor(t, 2*time.Minute, "several injected expiries while records arrive", func() (bool, string) {
+		l.put(t, kc, 100)
+		state := report()
+		return expired >= 3 && calls >= 300, state
+	})
+	l.put(t, kc, 2000)
 	info := waitKinesisLoaded(t, c, name, l.total(), 3*time.Minute)
 	for _, tr := range info.History {
 		if tr.To == api.JobState_PAUSED || tr.To == api.JobState_CANCELLED {
@@ -405,18 +424,7 @@ func TestKinesisThrottlingAndExpiry(t *testing.T) {
 		}
 	}
 	l.check(t, c, name, tbl, nil)
-	var calls, throttled, expired int
-	waitFor(t, 5*time.Second, "the node to report the injected faults", func() (bool, string) {
-		m := faultLine.FindAllStringSubmatch(p.out.String(), -1)
-		if len(m) == 0 {
-			return false, "no fault report yet"
-		}
-		last := m[len(m)-1]
-		calls, _ = strconv.Atoi(last[1])
-		throttled, _ = strconv.Atoi(last[2])
-		expired, _ = strconv.Atoi(last[3])
-		return throttled > 0 && expired > 0, last[0]
-	})
+	report()
 	t.Logf("faults: calls=%d throttled=%d expired=%d", calls, throttled, expired)
 	if float64(throttled) < 0.1*float64(calls) {
 		t.Fatalf("only %d of %d calls throttled", throttled, calls)
