@@ -33,10 +33,13 @@
 // closed when a job starts it at LATEST has nothing to read: its checkpoint
 // is ended at once.
 //
-// LATEST is resolved by the service when the first iterator is opened, so
-// until the first record of such a shard is committed, a new Reader (after
-// a task restart, or an expired iterator) opens LATEST anew and records put
-// in between are not read. Use AT_TIMESTAMP for a start that does not move.
+// LATEST is pinned by ResolveStarts: an open shard's start is stored as
+// AT_TIMESTAMP of the moment the job first saw it, minus 5 s for clock skew,
+// so that a new Reader opened before the shard's first record is committed
+// (a restart, an expired iterator) skips nothing that arrived in between.
+// kinesalite never answers AT_TIMESTAMP while no record is that new; after
+// 2 s without an answer the Reader opens LATEST, which then starts at the
+// same place.
 //
 // # Lineage
 //

@@ -381,7 +381,7 @@ func (r *reader) open(ctx, cctx context.Context, s *shard) bool {
 			fromUser = true
 		}
 	}
-	out, err := r.client.GetShardIterator(cctx, in)
+	out, err := r.getIterator(ctx, cctx, s, in)
 	if err != nil {
 		if kindOf(err) == kindInvalidArg && in.StartingSequenceNumber != nil {
 			// The service refuses the sequence number: not of this shard
@@ -405,6 +405,31 @@ func (r *reader) open(ctx, cctx context.Context, s *shard) bool {
 	r.logger.Debug("kinesis: iterator opened", "shard", s.cp.Shard, "type", in.ShardIteratorType,
 		"seq", aws.ToString(in.StartingSequenceNumber))
 	return true
+}
+
+// atTimestampWait bounds an AT_TIMESTAMP GetShardIterator. Kinesis answers
+// at once; kinesalite never answers while no record is as new as the
+// timestamp.
+const atTimestampWait = 2 * time.Second
+
+// getIterator calls GetShardIterator. An AT_TIMESTAMP call that gets no
+// answer within atTimestampWait (kinesalite, when no record is that new
+// yet) is asked again at LATEST: with no record at or after the timestamp,
+// LATEST starts at the same place.
+func (r *reader) getIterator(ctx, cctx context.Context, s *shard, in *kinesis.GetShardIteratorInput) (*kinesis.GetShardIteratorOutput, error) {
+	if in.ShardIteratorType != types.ShardIteratorTypeAtTimestamp {
+		return r.client.GetShardIterator(cctx, in)
+	}
+	tctx, cancel := context.WithTimeout(cctx, atTimestampWait)
+	out, err := r.client.GetShardIterator(tctx, in)
+	cancel()
+	if err == nil || ctx.Err() != nil || cctx.Err() != nil || tctx.Err() == nil {
+		return out, err
+	}
+	r.logger.Debug("kinesis: no answer at the timestamp; opening at LATEST", "shard", s.cp.Shard, "at", in.Timestamp)
+	latest := *in
+	latest.ShardIteratorType, latest.Timestamp = types.ShardIteratorTypeLatest, nil
+	return r.client.GetShardIterator(cctx, &latest)
 }
 
 // fail handles a failed call of s: back off on throttling, server errors and

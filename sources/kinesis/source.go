@@ -366,13 +366,25 @@ func (s *Source) ResolveStarts(ctx context.Context, want map[int32]string, initi
 			}
 			cp.Start = w
 		}
-		if (initial || want[p] != "") && cp.Start == Latest && m.closed {
-			cp.Ended = true
+		if (initial || want[p] != "") && cp.Start == Latest {
+			if m.closed {
+				cp.Ended = true
+			} else {
+				// Pin LATEST to now, so that a reader reopened before its
+				// first record is committed (a restart, an expired iterator)
+				// does not skip what arrived in between. The margin covers
+				// clock skew with the service: a few older records rather
+				// than a lost one.
+				cp.Start = atTimestamp + time.Now().Add(-latestSkew).UTC().Format(time.RFC3339Nano)
+			}
 		}
 		out[p] = sources.Start{Offset: 0, Checkpoint: EncodeCheckpoint(cp)}
 	}
 	return out, nil
 }
+
+// latestSkew is how far before now a LATEST start is pinned.
+const latestSkew = 5 * time.Second
 
 // Watermarks returns an empty map: Kinesis has no record-count watermark
 // (a reader reports MillisBehindLatest in Batch.BehindMs instead).
