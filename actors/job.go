@@ -85,6 +85,14 @@ type job struct {
 	readable []int32
 	stats    *api.JobStats
 	marks    map[int32]int64
+	// idle: RUNNING without tasks, because the cached high watermarks
+	// showed nothing to read; the next watermark refresh that shows data
+	// spawns them. An idle job costs its actor and its snapshot only.
+	idle bool
+	// batchesAtMark is CommittedBatches at the previous watermark refresh:
+	// tasks that committed nothing since and have nothing to read are
+	// stopped.
+	batchesAtMark int64
 
 	// epoch changes whenever the job leaves RUNNING or NEED_SCHEDULE, so
 	// that results of look-ups started before are recognised as stale.
@@ -147,6 +155,20 @@ func (j *job) Receive(ctx actor.Context) {
 		j.markBusy = false
 		if msg.err == nil {
 			j.marks = msg.marks
+			quiet := j.stats.GetCommittedBatches() == j.batchesAtMark
+			j.batchesAtMark = j.stats.GetCommittedBatches()
+			switch {
+			case j.state != api.JobState_RUNNING:
+			case j.idle && !j.nothingToRead():
+				j.spawnTasks(ctx)
+			case !j.idle && quiet && len(j.tasks) > 0 && j.nothingToRead():
+				if _, lineage := j.src.(Lineage); !lineage {
+					// Nothing committed since the last look and nothing to
+					// read: the tasks go; data arriving brings them back.
+					j.stopTasks(ctx)
+					j.idle = true
+				}
+			}
 		}
 	case *commitBatch:
 		ctx.Respond(&commitResult{err: j.commit(ctx, msg)})
@@ -589,7 +611,8 @@ func (j *job) spawnTasks(ctx actor.Context) {
 		parts = lin.Readable(parts, j.checkpoints)
 	}
 	j.readable = parts
-	if len(parts) == 0 {
+	j.idle = !keep && j.nothingToRead()
+	if len(parts) == 0 || j.idle {
 		return
 	}
 	spec := j.rec.GetSpec()
@@ -729,6 +752,21 @@ func (j *job) commit(ctx actor.Context, c *commitBatch) error {
 			fmt.Sprintf("%d error rows in the current window exceed max_error_number %d", windowErrors, spec.GetMaxErrorNumber()))
 	}
 	return nil
+}
+
+// nothingToRead reports whether the cached high watermarks show every
+// partition's progress at its end. Unknown watermarks (none fetched yet, a
+// partition missing, a watermark below progress) mean "read and see".
+func (j *job) nothingToRead() bool {
+	if len(j.marks) == 0 {
+		return false
+	}
+	for p, o := range j.progress {
+		if hw, ok := j.marks[p]; !ok || hw != o {
+			return false
+		}
+	}
+	return true
 }
 
 // lineageMoved reports whether the committed batch c changed which
