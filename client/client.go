@@ -227,6 +227,8 @@ func (c *Client) start(host string) (err error) {
 	r := remote.NewRemote(system, remote.Configure(host, 0,
 		remote.WithServerOptions(serverOpts...),
 		remote.WithDialOptions(grpc.WithTransportCredentials(c.transport), grpc.WithPerRPCCredentials(c.creds)),
+		// The defaults start at 1,000,000 slots (16 MB); the queues grow.
+		remote.WithEndpointWriterQueueSize(1024), remote.WithEndpointManagerQueueSize(1024),
 	))
 	defer func() {
 		if p := recover(); p != nil {

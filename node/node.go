@@ -143,6 +143,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if d := sec.dialOptions(); d != nil {
 		ropts = append(ropts, remote.WithDialOptions(d...))
 	}
+	// protoactor's default endpoint queues start at 1,000,000 slots (16 MB
+	// per connected client); they grow on demand, so start them small.
+	ropts = append(ropts, remote.WithEndpointWriterQueueSize(endpointQueueSize), remote.WithEndpointManagerQueueSize(endpointQueueSize))
 	rcfg := remote.Configure(host, port, ropts...)
 	n.remote = remote.NewRemote(n.system, rcfg)
 	n.remote.Start()
@@ -321,6 +324,10 @@ func (m *minLevel) WithAttrs(a []slog.Attr) slog.Handler {
 func (m *minLevel) WithGroup(g string) slog.Handler {
 	return &minLevel{h: m.h.WithGroup(g), min: m.min}
 }
+
+// endpointQueueSize is the initial size of protoactor remote's endpoint
+// queues, which grow as needed.
+const endpointQueueSize = 1024
 
 // loopback reports whether host names only this machine.
 func loopback(host string) bool {
