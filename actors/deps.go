@@ -23,6 +23,7 @@ type Store interface {
 	Journal(id uint64) ([]*api.Transition, error)
 	LastTransition(id uint64) (*api.Transition, error)
 	AppendTransition(id uint64, t *api.Transition) error
+	AppendTransitions(ts []persistence.JobTransition) error
 	InitStarts(id uint64, positions map[int32]int64, checkpoints map[int32][]byte) error
 	CommitBatch(c *persistence.Commit) error
 	ErrorRows(id uint64, limit int) ([]*api.ErrorRow, error)

@@ -215,6 +215,9 @@ func (j *job) Receive(ctx actor.Context) {
 	}
 }
 
+// recoveredMessage is the message of a RECOVERED transition.
+const recoveredMessage = "restored from RUNNING at start"
+
 // start loads the job from the store. A restarted job actor comes here too:
 // its in-memory state was rebuilt by the producer, so everything is
 // reloaded from Pebble.
@@ -237,7 +240,7 @@ func (j *job) start(ctx actor.Context) {
 	}
 	if j.state == api.JobState_RUNNING {
 		// RUNNING means "has live tasks" and is never restored.
-		if !j.transition(ctx, api.JobState_NEED_SCHEDULE, api.Reason_RECOVERED, "restored from RUNNING at start") {
+		if !j.transition(ctx, api.JobState_NEED_SCHEDULE, api.Reason_RECOVERED, recoveredMessage) {
 			return
 		}
 	}

@@ -154,6 +154,9 @@ func (m *manager) recover(ctx actor.Context) {
 		m.log().Error("recovery failed", "err", err)
 		return
 	}
+	var spawn []*entry
+	var recovered []persistence.JobTransition
+	now := m.deps.nowMs()
 	for _, rec := range recs {
 		m.lastID = max(m.lastID, rec.GetId())
 		// Only the journal head: the job actor loads the rest itself.
@@ -170,7 +173,23 @@ func (m *manager) recover(ctx actor.Context) {
 		// Listing shows what the job actor will restore: never RUNNING.
 		if e.summary.State == api.JobState_RUNNING {
 			e.summary.State, e.summary.Reason = api.JobState_NEED_SCHEDULE, api.Reason_RECOVERED
+			e.summary.ReasonMessage = recoveredMessage
+			recovered = append(recovered, persistence.JobTransition{JobID: rec.GetId(), T: &api.Transition{
+				Seq: last.GetSeq() + 1, TimeUnixMs: now, From: api.JobState_RUNNING, To: api.JobState_NEED_SCHEDULE,
+				Reason: api.Reason_RECOVERED, Message: recoveredMessage}})
 		}
+		spawn = append(spawn, e)
+	}
+	// Every stored RUNNING becomes NEED_SCHEDULE in one synced write, not
+	// one per job actor. If it fails, each job actor journals its own.
+	if err := m.deps.Store.AppendTransitions(recovered); err != nil {
+		m.log().Warn("recover: journal RECOVERED transitions together", "jobs", len(recovered), "err", err)
+	} else if h := m.deps.Hooks.AfterTransition; h != nil {
+		for _, jt := range recovered {
+			h(jt.JobID, jt.T)
+		}
+	}
+	for _, e := range spawn {
 		m.spawn(ctx, e)
 	}
 	m.recovered.Jobs = len(recs)

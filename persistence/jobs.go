@@ -367,6 +367,59 @@ func (s *Store) AppendTransition(id uint64, t *api.Transition) (err error) {
 	return s.commit(b, fmt.Sprintf("append transition %d to job %d", t.GetSeq(), id))
 }
 
+// JobTransition is one journal entry for AppendTransitions.
+type JobTransition struct {
+	JobID uint64
+	T     *api.Transition
+}
+
+// AppendTransitions journals one transition for each of several jobs in ONE
+// synced batch (recovery turns every stored RUNNING job into NEED_SCHEDULE
+// this way). Each must have its job's next seq; on any mismatch or unknown
+// job nothing is written. A job may appear once.
+func (s *Store) AppendTransitions(ts []JobTransition) (err error) {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if len(ts) == 0 {
+		return nil
+	}
+	b := s.db.NewBatch()
+	seen := make(map[uint64]bool, len(ts))
+	for _, jt := range ts {
+		if jt.T == nil || seen[jt.JobID] {
+			_ = b.Close()
+			return fmt.Errorf("persistence: append transitions: job %d: nil or repeated transition", jt.JobID)
+		}
+		seen[jt.JobID] = true
+		unlock := s.jobs.lock(jt.JobID)
+		defer unlock()
+	}
+	defer s.recoverFatal(&err)
+	for _, jt := range ts {
+		last, err := s.lastTransition(jt.JobID)
+		if err != nil {
+			_ = b.Close()
+			return fmt.Errorf("persistence: append transitions: job %d: %w", jt.JobID, err)
+		}
+		if last == nil {
+			_ = b.Close()
+			return fmt.Errorf("persistence: append transitions: job %d: %w", jt.JobID, ErrNotFound)
+		}
+		if want := last.GetSeq() + 1; jt.T.GetSeq() != want {
+			_ = b.Close()
+			return fmt.Errorf("persistence: append transitions: job %d: seq %d, want %d", jt.JobID, jt.T.GetSeq(), want)
+		}
+		v, err := proto.Marshal(jt.T)
+		if err != nil {
+			_ = b.Close()
+			return fmt.Errorf("persistence: append transitions: job %d: %w", jt.JobID, err)
+		}
+		_ = b.Set(journalKey(jt.JobID, jt.T.GetSeq()), v, nil)
+	}
+	return s.commit(b, fmt.Sprintf("append %d transitions", len(ts)))
+}
+
 // InitProgress persists initial positions for partitions that have none,
 // with pebble.Sync. If any listed partition already has progress it writes
 // nothing and returns an error wrapping ErrProgressExists that names the

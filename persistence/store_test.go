@@ -552,3 +552,28 @@ func otherSchema(t *api.TableSpec) *api.TableSpec {
 	}
 	return o
 }
+
+// AppendTransitions writes all or nothing: one stale seq refuses the batch.
+func TestAppendTransitions(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), Options{})
+	a, b := mustCreate(t, s, 1, "a"), mustCreate(t, s, 2, "b")
+	tr := func(seq uint64) *api.Transition {
+		return &api.Transition{Seq: seq, From: api.JobState_RUNNING, To: api.JobState_NEED_SCHEDULE, Reason: api.Reason_RECOVERED}
+	}
+	if err := s.AppendTransitions([]JobTransition{{JobID: a.Id, T: tr(2)}, {JobID: b.Id, T: tr(3)}}); err == nil {
+		t.Fatal("a stale seq was accepted")
+	}
+	for _, id := range []uint64{a.Id, b.Id} {
+		if last, _ := s.LastTransition(id); last.Seq != 1 {
+			t.Fatalf("job %d: refused batch wrote seq %d", id, last.Seq)
+		}
+	}
+	if err := s.AppendTransitions([]JobTransition{{JobID: a.Id, T: tr(2)}, {JobID: b.Id, T: tr(2)}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []uint64{a.Id, b.Id} {
+		if last, _ := s.LastTransition(id); last.Seq != 2 || last.Reason != api.Reason_RECOVERED {
+			t.Fatalf("job %d: last %v", id, last)
+		}
+	}
+}
