@@ -19,6 +19,7 @@ type Store interface {
 	Table(name string) (*api.TableSpec, error)
 	CreateTable(spec *api.TableSpec) (created bool, err error)
 	JobRecords() ([]*api.JobRecord, error)
+	LoadAllJobs(fn func(st *persistence.JobState) error) error
 	LoadJob(id uint64) (*persistence.JobState, error)
 	Journal(id uint64) ([]*api.Transition, error)
 	LastTransition(id uint64) (*api.Transition, error)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -64,6 +65,8 @@ type job struct {
 	id   uint64
 	deps *Deps
 	sch  *actor.PID
+	// preload is the state recovery read for this job (first start only).
+	preload *persistence.JobState
 
 	rec      *api.JobRecord
 	schema   *table.Schema
@@ -115,9 +118,13 @@ type rateSample struct {
 	rows int64
 }
 
-func newJobProps(id uint64, deps *Deps, sch *actor.PID) *actor.Props {
+func newJobProps(id uint64, deps *Deps, sch *actor.PID, preload *persistence.JobState) *actor.Props {
+	// The recovery scan's state serves the first start only: a restarted
+	// actor reloads from the store.
+	var pre atomic.Pointer[persistence.JobState]
+	pre.Store(preload)
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &job{id: id, deps: deps, sch: sch}
+		return &job{id: id, deps: deps, sch: sch, preload: pre.Swap(nil)}
 	}, actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, func(any) actor.Directive {
 		// A failed task is stopped, never restarted in place: its positions
 		// may be stale. The job notices the Terminated and respawns a new
@@ -222,10 +229,14 @@ const recoveredMessage = "restored from RUNNING at start"
 // its in-memory state was rebuilt by the producer, so everything is
 // reloaded from Pebble.
 func (j *job) start(ctx actor.Context) {
-	st, err := j.deps.Store.LoadJob(j.id)
-	if err != nil {
-		// Without its snapshot the job cannot run; the supervisor decides.
-		panic(fmt.Errorf("actors: job %d: load: %w", j.id, err))
+	st := j.preload
+	j.preload = nil
+	if st == nil {
+		var err error
+		if st, err = j.deps.Store.LoadJob(j.id); err != nil {
+			// Without its snapshot the job cannot run; the supervisor decides.
+			panic(fmt.Errorf("actors: job %d: load: %w", j.id, err))
+		}
 	}
 	j.rec = st.Record
 	j.progress = st.Progress

@@ -42,6 +42,9 @@ type entry struct {
 	rec     *api.JobRecord
 	pid     *actor.PID // nil when the job has no actor (final, or gave up)
 	summary *api.JobSummary
+	// preload is the state recovery read, handed to the job actor's first
+	// start and then dropped.
+	preload *persistence.JobState
 }
 
 // manager is the node's job registry: it creates jobs (validate, persist
@@ -148,24 +151,28 @@ func (m *manager) recover(ctx actor.Context) {
 		return
 	}
 	m.lastID = last
-	recs, err := m.deps.Store.JobRecords()
-	if err != nil {
-		m.recovered.Err = fmt.Errorf("actors: recover: job records: %w", err)
+	// One pass over the job key space reads every job's state; each job
+	// actor starts from it instead of reading its own.
+	var states []*persistence.JobState
+	if err := m.deps.Store.LoadAllJobs(func(st *persistence.JobState) error {
+		states = append(states, st)
+		return nil
+	}); err != nil {
+		m.recovered.Err = fmt.Errorf("actors: recover: load jobs: %w", err)
 		m.log().Error("recovery failed", "err", err)
 		return
 	}
 	var spawn []*entry
 	var recovered []persistence.JobTransition
 	now := m.deps.nowMs()
-	for _, rec := range recs {
+	for _, st := range states {
+		rec, last := st.Record, st.Last
 		m.lastID = max(m.lastID, rec.GetId())
-		// Only the journal head: the job actor loads the rest itself.
-		last, err := m.deps.Store.LastTransition(rec.GetId())
-		if err != nil {
-			m.log().Error("recover job", "job", rec.GetId(), "err", err)
+		if last == nil {
+			m.log().Error("recover job", "job", rec.GetId(), "err", "empty journal")
 			continue
 		}
-		e := &entry{rec: rec, summary: summaryOf(rec, last.To, last.Reason, last.Message)}
+		e := &entry{rec: rec, preload: st, summary: summaryOf(rec, last.To, last.Reason, last.Message)}
 		m.byName[rec.GetName()] = e
 		if isFinal(e.summary.State) {
 			continue
@@ -184,23 +191,36 @@ func (m *manager) recover(ctx actor.Context) {
 	// one per job actor. If it fails, each job actor journals its own.
 	if err := m.deps.Store.AppendTransitions(recovered); err != nil {
 		m.log().Warn("recover: journal RECOVERED transitions together", "jobs", len(recovered), "err", err)
-	} else if h := m.deps.Hooks.AfterTransition; h != nil {
+	} else {
+		byID := make(map[uint64]*api.Transition, len(recovered))
 		for _, jt := range recovered {
-			h(jt.JobID, jt.T)
+			byID[jt.JobID] = jt.T
+		}
+		for _, e := range spawn {
+			if t, ok := byID[e.rec.GetId()]; ok && e.preload != nil {
+				e.preload.Last = t
+			}
+		}
+		if h := m.deps.Hooks.AfterTransition; h != nil {
+			for _, jt := range recovered {
+				h(jt.JobID, jt.T)
+			}
 		}
 	}
 	for _, e := range spawn {
 		m.spawn(ctx, e)
 	}
-	m.recovered.Jobs = len(recs)
-	m.log().Info("recovered jobs", "jobs", len(recs))
+	m.recovered.Jobs = len(states)
+	m.log().Info("recovered jobs", "jobs", len(states))
 }
 
 func (m *manager) spawn(ctx actor.Context, e *entry) {
-	pid, err := ctx.SpawnNamed(newJobProps(e.rec.GetId(), m.deps, m.scheduler), fmt.Sprintf("job-%d", e.rec.GetId()))
+	pre := e.preload
+	e.preload = nil
+	pid, err := ctx.SpawnNamed(newJobProps(e.rec.GetId(), m.deps, m.scheduler, pre), fmt.Sprintf("job-%d", e.rec.GetId()))
 	if err != nil {
 		// The name is taken by an actor still stopping; try an unnamed one.
-		pid = ctx.Spawn(newJobProps(e.rec.GetId(), m.deps, m.scheduler))
+		pid = ctx.Spawn(newJobProps(e.rec.GetId(), m.deps, m.scheduler, nil))
 	}
 	e.pid = pid
 	m.byPID[pid.Id] = e

@@ -396,17 +396,23 @@ func (s *Store) AppendTransitions(ts []JobTransition) (err error) {
 		defer unlock()
 	}
 	defer s.recoverFatal(&err)
+	// One iterator for all the journal heads (an iterator per job was most
+	// of a 100,000-job recovery).
+	lower := []byte(jobPrefix)
+	it, err := s.newIter(lower, prefixEnd(lower))
+	if err != nil {
+		_ = b.Close()
+		return fmt.Errorf("persistence: append transitions: %w", err)
+	}
+	defer closeIter(it, &err)
 	for _, jt := range ts {
-		last, err := s.lastTransition(jt.JobID)
-		if err != nil {
-			_ = b.Close()
-			return fmt.Errorf("persistence: append transitions: job %d: %w", jt.JobID, err)
-		}
-		if last == nil {
+		jp := jobSubPrefix(jt.JobID, jobJournalSuffix)
+		if !it.SeekLT(prefixEnd(jp)) || !bytes.HasPrefix(it.Key(), jp) || len(it.Key()) != len(jp)+8 {
 			_ = b.Close()
 			return fmt.Errorf("persistence: append transitions: job %d: %w", jt.JobID, ErrNotFound)
 		}
-		if want := last.GetSeq() + 1; jt.T.GetSeq() != want {
+		lastSeq := binary.BigEndian.Uint64(it.Key()[len(jp):])
+		if want := lastSeq + 1; jt.T.GetSeq() != want {
 			_ = b.Close()
 			return fmt.Errorf("persistence: append transitions: job %d: seq %d, want %d", jt.JobID, jt.T.GetSeq(), want)
 		}

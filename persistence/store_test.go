@@ -1,6 +1,7 @@
 package persistence
 
 import (
+	"fmt"
 	"errors"
 	"math/rand/v2"
 	"strings"
@@ -574,6 +575,44 @@ func TestAppendTransitions(t *testing.T) {
 	for _, id := range []uint64{a.Id, b.Id} {
 		if last, _ := s.LastTransition(id); last.Seq != 2 || last.Reason != api.Reason_RECOVERED {
 			t.Fatalf("job %d: last %v", id, last)
+		}
+	}
+}
+
+// LoadAllJobs returns, for every job, exactly what LoadJob does.
+func TestLoadAllJobs(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), Options{MaxErrorRowsKept: 5})
+	for id := uint64(1); id <= 4; id++ {
+		mustCreate(t, s, id, fmt.Sprintf("j%d", id))
+	}
+	if err := s.InitStarts(2, map[int32]int64{0: 0, 3: 7}, map[int32][]byte{3: []byte("ck")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendTransition(2, &api.Transition{Seq: 2, To: api.JobState_RUNNING, Reason: api.Reason_SCHEDULED}); err != nil {
+		t.Fatal(err)
+	}
+	rows := []*api.ErrorRow{{Reason: "a"}, {Reason: "b"}, {Reason: "c"}}
+	if err := s.CommitBatch(&Commit{JobID: 2, Ranges: []Range{{Partition: 0, From: 0, To: 9}}, Stats: &api.JobStats{LoadedRows: 6}, ErrorRows: rows}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendTransition(3, &api.Transition{Seq: 2, To: api.JobState_PAUSED, Reason: api.Reason_USER_PAUSE}); err != nil {
+		t.Fatal(err)
+	}
+	var got []*JobState
+	if err := s.LoadAllJobs(func(st *JobState) error { got = append(got, st); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 {
+		t.Fatalf("%d jobs loaded, want 4", len(got))
+	}
+	for _, st := range got {
+		want, err := s.LoadJob(st.Record.Id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(st.Record, want.Record) || !proto.Equal(st.Last, want.Last) || !proto.Equal(st.Stats, want.Stats) ||
+			fmt.Sprint(st.Progress) != fmt.Sprint(want.Progress) || fmt.Sprint(st.Checkpoints) != fmt.Sprint(want.Checkpoints) {
+			t.Fatalf("job %d: LoadAllJobs %v, LoadJob %v", st.Record.Id, st, want)
 		}
 	}
 }

@@ -1,0 +1,111 @@
+package persistence
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
+)
+
+// LoadAllJobs reads every job's durable state in one pass over the job key
+// space, in job id order, and calls fn with each (what LoadJob returns for
+// it). It is what recovery uses: one iterator for all jobs instead of a
+// handful of reads per job. Error rows are skipped (a seek past them); a
+// job whose create snapshot is missing is skipped too. fn's error stops the
+// scan and is returned.
+func (s *Store) LoadAllJobs(fn func(st *JobState) error) (err error) {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	defer s.recoverFatal(&err)
+	lower := []byte(jobPrefix)
+	it, err := s.newIter(lower, prefixEnd(lower))
+	if err != nil {
+		return fmt.Errorf("persistence: load jobs: %w", err)
+	}
+	defer closeIter(it, &err)
+
+	var cur *JobState
+	var curID uint64
+	var lastRaw []byte
+	flush := func() error {
+		if cur == nil || cur.Record == nil {
+			cur, lastRaw = nil, lastRaw[:0]
+			return nil
+		}
+		st := cur
+		cur = nil
+		if len(lastRaw) > 0 {
+			t, err := decodeTransition(lastRaw, nil)
+			if err != nil {
+				return fmt.Errorf("persistence: load jobs: job %d: %w", curID, err)
+			}
+			st.Last = t
+			lastRaw = lastRaw[:0]
+		}
+		return fn(st)
+	}
+	head := len(jobPrefix) + 8 + 1 // "j/<id8>/"
+	for valid := it.First(); valid; {
+		k := it.Key()
+		if len(k) < head+1 {
+			return fmt.Errorf("persistence: load jobs: malformed key %q", k)
+		}
+		id := binary.BigEndian.Uint64(k[len(jobPrefix):])
+		if cur == nil || id != curID {
+			if err := flush(); err != nil {
+				return err
+			}
+			curID = id
+			cur = &JobState{Progress: map[int32]int64{}, Checkpoints: map[int32][]byte{}, Stats: &api.JobStats{}}
+		}
+		suffix := k[head]
+		if suffix == jobErrorSuffix {
+			// Error rows can be many: jump past them.
+			valid = it.SeekGE(jobKey(id, jobErrorSuffix+1))
+			continue
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return fmt.Errorf("persistence: load jobs: job %d: %w", id, err)
+		}
+		switch suffix {
+		case jobRecordSuffix:
+			rec := &api.JobRecord{}
+			if err := proto.Unmarshal(v, rec); err != nil {
+				return fmt.Errorf("persistence: load jobs: corrupt record of job %d: %w", id, err)
+			}
+			cur.Record = rec
+		case jobJournalSuffix:
+			// Ascending seqs: the last one seen is the head; only it is
+			// decoded (at flush).
+			lastRaw = append(lastRaw[:0], v...)
+		case jobStatsSuffix:
+			if err := proto.Unmarshal(v, cur.Stats); err != nil {
+				return fmt.Errorf("persistence: load jobs: corrupt stats of job %d: %w", id, err)
+			}
+		case jobProgressSuffix, jobCheckpointSuffix:
+			if len(k) != head+2+4 {
+				return fmt.Errorf("persistence: load jobs: malformed key %q", k)
+			}
+			p := decodePartition(binary.BigEndian.Uint32(k[head+2:]))
+			if suffix == jobProgressSuffix {
+				pos, err := decodeInt64(v)
+				if err != nil {
+					return fmt.Errorf("persistence: load jobs: job %d partition %d: %w", id, p, err)
+				}
+				cur.Progress[p] = pos
+			} else {
+				cur.Checkpoints[p] = slices.Clone(v)
+			}
+		}
+		valid = it.Next()
+	}
+	if err := it.Error(); err != nil {
+		return fmt.Errorf("persistence: load jobs: %w", err)
+	}
+	return flush()
+}
