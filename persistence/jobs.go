@@ -352,19 +352,27 @@ func (s *Store) AppendTransition(id uint64, t *api.Transition) (err error) {
 	unlock := s.jobs.lock(id)
 	defer unlock()
 	defer s.recoverFatal(&err)
-	if _, err := s.record(id); err != nil {
-		return fmt.Errorf("persistence: append transition to job %d: %w", id, err)
+	lastSeq, ok := s.head(id)
+	if !ok {
+		if _, err := s.record(id); err != nil {
+			return fmt.Errorf("persistence: append transition to job %d: %w", id, err)
+		}
+		last, err := s.lastTransition(id)
+		if err != nil {
+			return fmt.Errorf("persistence: append transition to job %d: %w", id, err)
+		}
+		lastSeq = last.GetSeq()
 	}
-	last, err := s.lastTransition(id)
-	if err != nil {
-		return fmt.Errorf("persistence: append transition to job %d: %w", id, err)
-	}
-	if want := last.GetSeq() + 1; t.GetSeq() != want {
+	if want := lastSeq + 1; t.GetSeq() != want {
 		return fmt.Errorf("persistence: append transition to job %d: seq %d, want %d", id, t.GetSeq(), want)
 	}
 	b := s.db.NewBatch()
 	_ = b.Set(journalKey(id, t.GetSeq()), v, nil)
-	return s.commit(b, fmt.Sprintf("append transition %d to job %d", t.GetSeq(), id))
+	if err := s.commit(b, fmt.Sprintf("append transition %d to job %d", t.GetSeq(), id)); err != nil {
+		return err
+	}
+	s.setHead(id, t.GetSeq())
+	return nil
 }
 
 // JobTransition is one journal entry for AppendTransitions.
@@ -423,7 +431,13 @@ func (s *Store) AppendTransitions(ts []JobTransition) (err error) {
 		}
 		_ = b.Set(journalKey(jt.JobID, jt.T.GetSeq()), v, nil)
 	}
-	return s.commit(b, fmt.Sprintf("append %d transitions", len(ts)))
+	if err := s.commit(b, fmt.Sprintf("append %d transitions", len(ts))); err != nil {
+		return err
+	}
+	for _, jt := range ts {
+		s.setHead(jt.JobID, jt.T.GetSeq())
+	}
+	return nil
 }
 
 // InitProgress persists initial positions for partitions that have none,

@@ -107,7 +107,11 @@ func (s *Store) DeleteJob(id uint64, name string) (err error) {
 	_ = b.Delete(nameKey(name), nil)
 	p := jobKeyPrefix(id)
 	_ = b.DeleteRange(p, prefixEnd(p), nil)
-	return s.commit(b, fmt.Sprintf("delete job %q", name))
+	if err := s.commit(b, fmt.Sprintf("delete job %q", name)); err != nil {
+		return err
+	}
+	s.setHead(id, 0)
+	return nil
 }
 
 // AlterJob applies a user's alter of a job in one batch committed with
@@ -162,7 +166,11 @@ func (s *Store) AlterJobStarts(rec *api.JobRecord, reset map[int32]int64, checkp
 		}
 	}
 	_ = b.Set(journalKey(id, t.GetSeq()), tBytes, nil)
-	return s.commit(b, fmt.Sprintf("alter job %d", id))
+	if err := s.commit(b, fmt.Sprintf("alter job %d", id)); err != nil {
+		return err
+	}
+	s.setHead(id, t.GetSeq())
+	return nil
 }
 
 // LastTransition returns a job's newest journal entry (its current state
