@@ -22,6 +22,7 @@ type Store interface {
 	LoadAllJobs(fn func(st *persistence.JobState) error) error
 	LoadJob(id uint64) (*persistence.JobState, error)
 	Journal(id uint64) ([]*api.Transition, error)
+	ShowData(id uint64, maxTransitions, maxErrorRows int) ([]*api.Transition, []*api.ErrorRow, error)
 	LastTransition(id uint64) (*api.Transition, error)
 	AppendTransition(id uint64, t *api.Transition) error
 	AppendTransitions(ts []persistence.JobTransition) error

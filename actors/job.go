@@ -985,16 +985,15 @@ func addShardInfo(info *api.JobInfo, cks map[int32][]byte, behind map[int32]int6
 	}
 }
 
+// showTransitions bounds the history `job show` returns (the newest).
+const showTransitions = 200
+
 // buildInfo assembles a JobInfo from in-memory state plus the journal and
 // error rows read from the store.
 func buildInfo(st Store, rec *api.JobRecord, sum *api.JobSummary, progress, marks map[int32]int64, stats *api.JobStats) (*api.JobInfo, error) {
-	hist, err := st.Journal(rec.GetId())
+	hist, errRows, err := st.ShowData(rec.GetId(), showTransitions, 20)
 	if err != nil {
-		return nil, fmt.Errorf("actors: job %d: journal: %w", rec.GetId(), err)
-	}
-	errRows, err := st.ErrorRows(rec.GetId(), 20)
-	if err != nil {
-		return nil, fmt.Errorf("actors: job %d: error rows: %w", rec.GetId(), err)
+		return nil, fmt.Errorf("actors: job %d: journal and error rows: %w", rec.GetId(), err)
 	}
 	info := &api.JobInfo{
 		Summary: sum, Spec: rec.GetSpec(), Stats: stats, History: hist,

@@ -1,6 +1,7 @@
 package persistence
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -108,4 +109,49 @@ func (s *Store) LoadAllJobs(fn func(st *JobState) error) (err error) {
 		return fmt.Errorf("persistence: load jobs: %w", err)
 	}
 	return flush()
+}
+
+// ShowData reads what `job show` needs from the store: the newest
+// maxTransitions journal entries and the newest maxErrorRows error rows,
+// both oldest first, with one iterator over the job's keys and no separate
+// existence check (the caller holds the job's snapshot). An unknown job has
+// an empty journal.
+func (s *Store) ShowData(id uint64, maxTransitions, maxErrorRows int) (hist []*api.Transition, rows []*api.ErrorRow, err error) {
+	if err := s.usable(); err != nil {
+		return nil, nil, err
+	}
+	defer s.recoverFatal(&err)
+	lower := jobSubPrefix(id, jobErrorSuffix)
+	upper := prefixEnd(jobSubPrefix(id, jobJournalSuffix))
+	it, err := s.newIter(lower, upper)
+	if err != nil {
+		return nil, nil, fmt.Errorf("persistence: show job %d: %w", id, err)
+	}
+	defer closeIter(it, &err)
+	jp := jobSubPrefix(id, jobJournalSuffix)
+	for valid := it.SeekLT(upper); valid && len(hist) < maxTransitions && bytes.HasPrefix(it.Key(), jp); valid = it.Prev() {
+		t, err := decodeTransition(it.ValueAndErr())
+		if err != nil {
+			return nil, nil, fmt.Errorf("persistence: show job %d: %w", id, err)
+		}
+		hist = append(hist, t)
+	}
+	ep := jobSubPrefix(id, jobErrorSuffix)
+	for valid := it.SeekLT(prefixEnd(ep)); valid && len(rows) < maxErrorRows && bytes.HasPrefix(it.Key(), ep); valid = it.Prev() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, nil, fmt.Errorf("persistence: show job %d: %w", id, err)
+		}
+		r := &api.ErrorRow{}
+		if err := proto.Unmarshal(v, r); err != nil {
+			return nil, nil, fmt.Errorf("persistence: show job %d: corrupt error row: %w", id, err)
+		}
+		rows = append(rows, r)
+	}
+	if err := it.Error(); err != nil {
+		return nil, nil, fmt.Errorf("persistence: show job %d: %w", id, err)
+	}
+	slices.Reverse(hist)
+	slices.Reverse(rows)
+	return hist, rows, nil
 }

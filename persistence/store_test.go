@@ -1,8 +1,8 @@
 package persistence
 
 import (
-	"fmt"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -614,5 +614,43 @@ func TestLoadAllJobs(t *testing.T) {
 			fmt.Sprint(st.Progress) != fmt.Sprint(want.Progress) || fmt.Sprint(st.Checkpoints) != fmt.Sprint(want.Checkpoints) {
 			t.Fatalf("job %d: LoadAllJobs %v, LoadJob %v", st.Record.Id, st, want)
 		}
+	}
+}
+
+// ShowData returns the newest transitions and error rows, oldest first,
+// exactly as Journal and ErrorRows do.
+func TestShowData(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), Options{MaxErrorRowsKept: 50})
+	mustCreate(t, s, 1, "a")
+	mustCreate(t, s, 2, "b")
+	for seq := uint64(2); seq <= 9; seq++ {
+		if err := s.AppendTransition(1, &api.Transition{Seq: seq, To: api.JobState_PAUSED}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rows []*api.ErrorRow
+	for i := range 30 {
+		rows = append(rows, &api.ErrorRow{Reason: fmt.Sprint(i)})
+	}
+	if err := s.InitProgress(1, map[int32]int64{0: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CommitBatch(&Commit{JobID: 1, Ranges: []Range{{Partition: 0, From: 0, To: 30}}, ErrorRows: rows}); err != nil {
+		t.Fatal(err)
+	}
+	hist, errs, err := s.ShowData(1, 5, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHist, _ := s.Journal(1)
+	wantErrs, _ := s.ErrorRows(1, 20)
+	if len(hist) != 5 || hist[0].Seq != 5 || hist[4].Seq != 9 || !proto.Equal(hist[4], wantHist[8]) {
+		t.Fatalf("history %v", hist)
+	}
+	if len(errs) != 20 || !proto.Equal(errs[0], wantErrs[0]) || !proto.Equal(errs[19], wantErrs[19]) {
+		t.Fatalf("error rows %v, want %v", errs, wantErrs)
+	}
+	if hist, errs, err := s.ShowData(2, 5, 20); err != nil || len(hist) != 1 || len(errs) != 0 {
+		t.Fatalf("job 2: %v %v %v", hist, errs, err)
 	}
 }
