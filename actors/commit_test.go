@@ -1,7 +1,9 @@
 package actors
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/persistence"
+	"github.com/loadnode/loadnode/sources"
 	"github.com/loadnode/loadnode/table"
 )
 
@@ -21,6 +24,9 @@ type gateStore struct {
 	release chan struct{}
 	calls   chan *persistence.Commit
 	first   bool
+	// refuseFirst: the first commit, once released, fails as stale
+	// without writing anything.
+	refuseFirst bool
 }
 
 func (g *gateStore) CommitBatch(c *persistence.Commit) error {
@@ -28,6 +34,10 @@ func (g *gateStore) CommitBatch(c *persistence.Commit) error {
 		g.first = true // only the job's commit goroutine calls, one at a time
 		g.held <- c
 		<-g.release
+		if g.refuseFirst {
+			g.calls <- c
+			return fmt.Errorf("gate: %w", persistence.ErrStaleCommit)
+		}
 	}
 	err := g.Store.CommitBatch(c)
 	g.calls <- c
@@ -149,8 +159,9 @@ func TestGroupCommitDefersStateChanges(t *testing.T) {
 	if err := commitAnswer(t, a); err != nil {
 		t.Fatalf("commit a: %v", err)
 	}
-	if res, err := pause.Result(); err != nil || res.(*api.JobResponse).Error != nil {
-		t.Fatalf("pause: %v %v", res, err)
+	got := <-paused
+	if got.err != nil || got.res.(*api.JobResponse).Error != nil {
+		t.Fatalf("pause: %v %v", got.res, got.err)
 	}
 	if err := commitAnswer(t, b); !errors.Is(err, ErrStaleCommit) {
 		t.Fatalf("commit b after the pause: %v, want ErrStaleCommit", err)
@@ -168,15 +179,159 @@ func TestGroupCommitDefersStateChanges(t *testing.T) {
 	}
 }
 
-// answered is closed once f has an answer or times out.
-func answered(f *actor.Future) <-chan struct{} {
-	ch := make(chan struct{})
-	go func() { _, _ = f.Result(); close(ch) }()
+type answer struct {
+	res any
+	err error
+}
+
+// answered delivers f's answer (or time-out) once it has one. It is f's
+// only reader: a Future must not be waited on twice at the same time.
+func answered(f *actor.Future) <-chan answer {
+	ch := make(chan answer, 1)
+	go func() {
+		res, err := f.Result()
+		ch <- answer{res, err}
+	}()
 	return ch
 }
 
 func in2id(h *harness, pid *actor.PID) uint64 {
 	h.t.Helper()
 	resp := h.ask(pid, &api.ShowJobRequest{Name: "group"}).(*api.JobResponse)
+	return resp.GetJob().GetSummary().GetId()
+}
+
+// countSource has one partition holding records 0..n-1 (csv "7"); its
+// readers report the position every Read starts from.
+type countSource struct {
+	quietSource
+	n     int64
+	reads chan int64
+}
+
+func (s *countSource) NewReader(start map[int32]sources.Start) (sources.Reader, error) {
+	return &countReader{src: s, next: start[0].Offset}, nil
+}
+
+type countReader struct {
+	src  *countSource
+	next int64
+}
+
+func (r *countReader) Read(ctx context.Context, lim sources.Limits) (*sources.Batch, error) {
+	select {
+	case r.src.reads <- r.next:
+	default:
+	}
+	b := &sources.Batch{}
+	for r.next < r.src.n && len(b.Records) < lim.MaxRows {
+		b.Records = append(b.Records, sources.Record{Partition: 0, Offset: r.next, Value: []byte("7")})
+		b.Bytes++
+		r.next++
+	}
+	if len(b.Records) == 0 {
+		t := time.NewTimer(lim.MaxWait)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+	}
+	b.Next = map[int32]int64{0: r.next}
+	return b, nil
+}
+
+func (r *countReader) Close() {}
+
+// pipelineHarness runs a job reading 30 records in batches of 10 through a
+// gated store.
+func pipelineHarness(t *testing.T, refuseFirst bool) (*harness, *gateStore, *countSource, *actor.PID) {
+	t.Helper()
+	src := &countSource{quietSource: quietSource{parts: []int32{0}}, n: 30, reads: make(chan int64, 1024)}
+	gate := &gateStore{held: make(chan *persistence.Commit, 1), release: make(chan struct{}),
+		calls: make(chan *persistence.Commit, 1024), refuseFirst: refuseFirst}
+	h := newHarnessStore(t, vfs.NewMem(), src, Settings{}, func(st *persistence.Store) Store {
+		gate.Store = st
+		return gate
+	})
+	spec := testSpec("pipe")
+	spec.MaxBatchRows, spec.MaxBatchIntervalMs = 10, 100
+	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: spec}).(*api.JobResponse)
+	if resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	return h, gate, src, h.jobPID(resp.Job.Summary.Id)
+}
+
+// waitRead waits until a Read starts at offset want.
+func waitRead(t *testing.T, src *countSource, want int64) {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case got := <-src.reads:
+			if got == want {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no read from offset %d", want)
+		}
+	}
+}
+
+// waitLoaded waits until the job's durable progress is 30 and checks that
+// every record is in the table exactly once.
+func waitLoaded(t *testing.T, h *harness, pid *actor.PID) {
+	t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(10 * time.Second)
+	for {
+		if in := h.ask(pid, &inspectJob{}).(*jobInspection); in.progress[0] == 30 {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatal("the job did not load its 30 records")
+		}
+	}
+	st, err := h.store.LoadJob(in2idName(h, pid, "pipe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := h.store.CountRows("t_pipe"); err != nil || n != 30 || st.Stats.LoadedRows != 30 {
+		t.Fatalf("rows %d (%v), loaded_rows %d; want 30 and 30", n, err, st.Stats.LoadedRows)
+	}
+}
+
+// TestTaskReadsAheadDuringCommit: while a batch's commit is being synced,
+// its task reads the next batch from the batch's end.
+func TestTaskReadsAheadDuringCommit(t *testing.T) {
+	h, gate, src, pid := pipelineHarness(t, false)
+	first := <-gate.held
+	if r := first.Ranges[0]; r.From != 0 || r.To != 10 {
+		t.Fatalf("first commit %+v", r)
+	}
+	waitRead(t, src, 10) // the read-ahead, while the commit is held
+	close(gate.release)
+	waitLoaded(t, h, pid)
+}
+
+// TestRefusedCommitDropsReadAhead: when a commit is refused, the task stops
+// and its read-ahead is discarded; the next generation reads again from
+// durable progress and every record is loaded exactly once.
+func TestRefusedCommitDropsReadAhead(t *testing.T) {
+	h, gate, src, pid := pipelineHarness(t, true)
+	<-gate.held
+	waitRead(t, src, 10)
+	close(gate.release)
+	waitRead(t, src, 0) // a new task, from durable progress
+	waitLoaded(t, h, pid)
+}
+
+func in2idName(h *harness, pid *actor.PID, name string) uint64 {
+	h.t.Helper()
+	resp := h.ask(pid, &api.ShowJobRequest{Name: name}).(*api.JobResponse)
 	return resp.GetJob().GetSummary().GetId()
 }
