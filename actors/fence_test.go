@@ -70,9 +70,20 @@ func newHarness(t *testing.T, fs vfs.FS) *harness {
 
 func newHarnessWith(t *testing.T, fs vfs.FS, src Source, set Settings) *harness {
 	t.Helper()
+	return newHarnessStore(t, fs, src, set, nil)
+}
+
+// newHarnessStore is newHarnessWith whose actors see the store through
+// wrap (nil: the store itself).
+func newHarnessStore(t *testing.T, fs vfs.FS, src Source, set Settings, wrap func(*persistence.Store) Store) *harness {
+	t.Helper()
 	st, err := persistence.Open(persistence.Options{Dir: "db", FS: fs, OnFatal: func(error) {}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	var as Store = st
+	if wrap != nil {
+		as = wrap(st)
 	}
 	level := slog.LevelWarn
 	if os.Getenv("LOADNODE_TEST_LOG") != "" {
@@ -80,7 +91,7 @@ func newHarnessWith(t *testing.T, fs vfs.FS, src Source, set Settings) *harness 
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
-	deps := &Deps{Store: st, Logger: logger, Settings: set, Sources: func(*api.JobSpec) (Source, error) { return src, nil }}
+	deps := &Deps{Store: as, Logger: logger, Settings: set, Sources: func(*api.JobSpec) (Source, error) { return src, nil }}
 	sch, _ := system.Root.SpawnNamed(NewSchedulerProps(4, logger), SchedulerName)
 	mgr, _ := system.Root.SpawnNamed(NewManagerProps(deps, sch), ManagerName)
 	h := &harness{t: t, system: system, store: st, mgr: mgr}

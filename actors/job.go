@@ -111,6 +111,15 @@ type job struct {
 	timers         []*time.Timer
 	cancel         context.CancelFunc
 	rowsWindow     []rateSample
+
+	// Group commit: inflight is the group being made durable in a
+	// goroutine, commitWait the batches that arrived since (they go
+	// together in the next group), deferred the messages that wait for the
+	// in-flight group to finish.
+	inflight   *commitGroup
+	commitWait []queuedCommit
+	commitSeq  uint64
+	deferred   []deferredMsg
 }
 
 type rateSample struct {
@@ -137,6 +146,17 @@ func (j *job) log() *slog.Logger { return j.deps.Logger.With("job", j.id) }
 
 func (j *job) Receive(ctx actor.Context) {
 	crashOn(ctx.Message())
+	if j.inflight != nil && !commitSafe(ctx.Message()) {
+		// A group commit is in flight: whatever may change the job's state
+		// waits until it is durable (or failed), so that no transition,
+		// alter or respawn interleaves with it.
+		j.deferred = append(j.deferred, deferredMsg{msg: ctx.Message(), sender: ctx.Sender()})
+		return
+	}
+	j.handle(ctx)
+}
+
+func (j *job) handle(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		j.start(ctx)
@@ -165,7 +185,8 @@ func (j *job) Receive(ctx actor.Context) {
 			quiet := j.stats.GetCommittedBatches() == j.batchesAtMark
 			j.batchesAtMark = j.stats.GetCommittedBatches()
 			switch {
-			case j.state != api.JobState_RUNNING:
+			case j.state != api.JobState_RUNNING, j.inflight != nil:
+				// Tasks change only between group commits.
 			case j.idle && !j.nothingToRead():
 				j.spawnTasks(ctx)
 			case !j.idle && quiet && len(j.tasks) > 0 && j.nothingToRead():
@@ -178,11 +199,9 @@ func (j *job) Receive(ctx actor.Context) {
 			}
 		}
 	case *commitBatch:
-		ctx.Respond(&commitResult{err: j.commit(ctx, msg)})
-		if j.state == api.JobState_RUNNING && j.lineageMoved(msg) {
-			// A partition reached its end: its children may be readable now.
-			j.spawnTasks(ctx)
-		}
+		j.onCommitBatch(ctx, msg)
+	case *groupCommitted:
+		j.onGroupCommitted(ctx, msg)
 	case *taskFailed:
 		j.onTaskFailed(ctx, msg)
 	case *actor.Terminated:
@@ -276,6 +295,12 @@ func (j *job) start(ctx actor.Context) {
 }
 
 func (j *job) teardown() {
+	if g := j.inflight; g != nil {
+		// The store must not be closed under the commit, and a restarted
+		// actor must load what it made durable.
+		<-g.done
+		j.inflight = nil
+	}
 	for _, t := range j.timers {
 		t.Stop()
 	}
@@ -692,82 +717,6 @@ func (j *job) onTaskTerminated(ctx actor.Context, who *actor.PID) {
 
 // ---------------------------------------------------------------- commits
 
-// commit makes one batch durable. It is the only place progress moves
-// forward.
-func (j *job) commit(ctx actor.Context, c *commitBatch) error {
-	if c.generation != j.generation || j.state != api.JobState_RUNNING {
-		j.stats.AbortedBatches++
-		return fmt.Errorf("%w: generation %d is not current (%d) or job is %s", ErrStaleCommit, c.generation, j.generation, j.state)
-	}
-	// INVARIANT (fencing): the batch must start exactly where the job's
-	// progress is, for every partition it covers.
-	for _, r := range c.ranges {
-		cur, ok := j.progress[r.Partition]
-		if !ok || cur != r.From || r.To < r.From {
-			j.stats.AbortedBatches++
-			return fmt.Errorf("%w: partition %d starts at %d, progress is %d", ErrStaleCommit, r.Partition, r.From, cur)
-		}
-	}
-	spec := j.rec.GetSpec()
-	stats := proto.Clone(j.stats).(*api.JobStats)
-	nErr := int64(len(c.errorRows))
-	stats.LoadedRows += c.loaded
-	stats.ErrorRows += nErr
-	stats.ReceivedBytes += c.bytes
-	stats.CommittedBatches++
-	stats.WindowRows += c.loaded + nErr
-	stats.WindowErrorRows += nErr
-	stats.LastCommitUnixMs = j.deps.nowMs()
-	exceeded := stats.WindowErrorRows > spec.GetMaxErrorNumber()
-	windowErrors := stats.WindowErrorRows
-	if !exceeded && stats.WindowRows >= max(spec.GetMaxBatchRows(), 1)*10 {
-		stats.WindowRows, stats.WindowErrorRows = 0, 0
-	}
-	began := time.Now()
-	err := j.deps.Store.CommitBatch(&persistence.Commit{
-		JobID: j.id, Table: spec.GetTable().GetName(),
-		Rows: c.rows, Ranges: c.ranges, Stats: stats, ErrorRows: c.errorRows,
-	})
-	if o := j.deps.Observer; o != nil && err == nil {
-		o.CommitDone(j.rec.GetName(), len(c.rows), time.Since(began))
-	}
-	if err != nil {
-		j.stats.AbortedBatches++
-		if errors.Is(err, persistence.ErrStaleCommit) {
-			// The store disagrees with memory: trust the store, so that the
-			// next generation starts from durable progress.
-			if st, lerr := j.deps.Store.LoadJob(j.id); lerr == nil {
-				j.progress, j.checkpoints = st.Progress, st.Checkpoints
-			}
-			return fmt.Errorf("%w: %v", ErrStaleCommit, err)
-		}
-		j.onStoreError(ctx, err)
-		return err
-	}
-	// INVARIANT (rows and progress move together): only now, after the
-	// synced commit, does memory move and the task hear "done".
-	if h := j.deps.Hooks.AfterCommit; h != nil {
-		h(j.id)
-	}
-	for _, r := range c.ranges {
-		j.progress[r.Partition] = r.To
-		if r.Checkpoint != nil {
-			j.checkpoints[r.Partition] = r.Checkpoint
-		}
-	}
-	for p, ms := range c.behind {
-		j.behind[p] = ms
-	}
-	j.stats = stats
-	j.retries = 0
-	j.noteRate(stats.LastCommitUnixMs, c.loaded)
-	if exceeded {
-		j.transition(ctx, api.JobState_PAUSED, api.Reason_ERROR_ROWS_EXCEEDED,
-			fmt.Sprintf("%d error rows in the current window exceed max_error_number %d", windowErrors, spec.GetMaxErrorNumber()))
-	}
-	return nil
-}
-
 // nothingToRead reports whether the cached high watermarks show every
 // partition's progress at its end. Unknown watermarks (none fetched yet, a
 // partition missing, a watermark below progress) mean "read and see".
@@ -783,18 +732,17 @@ func (j *job) nothingToRead() bool {
 	return true
 }
 
-// lineageMoved reports whether the committed batch c changed which
+// lineageMoved reports whether the committed group g changed which
 // partitions are readable (a Kinesis shard was read to its end).
-func (j *job) lineageMoved(c *commitBatch) bool {
+func (j *job) lineageMoved(g *commitGroup) bool {
 	lin, ok := j.src.(Lineage)
-	if !ok || c.generation != j.generation {
+	if !ok || g.generation != j.generation {
 		return false
 	}
 	moved := false
-	for _, r := range c.ranges {
-		if r.Checkpoint != nil {
-			moved = true
-			break
+	for _, q := range g.members {
+		for _, r := range q.c.ranges {
+			moved = moved || r.Checkpoint != nil
 		}
 	}
 	if !moved {

@@ -77,20 +77,36 @@ type requestSlot struct{}
 // current or whose start positions differ from the job's progress.
 var ErrStaleCommit = errors.New("actors: stale commit refused")
 
-// task reads one partition group: per slot grant it reads one batch, parses
-// it, asks its job to commit, and gives the slot back.
+// task reads one partition group: per slot grant it reads one batch and
+// parses it, gives the slot back and asks its job to commit the batch.
+//
+// Reads are pipelined with commits: while a batch's commit is in flight
+// the task asks for a slot again and reads the next batch from the
+// batch's Next positions (the read-ahead). It sends that batch only when
+// the previous commit was acknowledged, so that it has at most one commit
+// outstanding and every commit starts at the job's durable progress. If a
+// commit is refused, the task stops: the read-ahead is cancelled and
+// discarded with the reader, and the job's next generation reads again
+// from durable progress.
 type task struct {
-	cfg      taskConfig
-	reader   sources.Reader
-	parser   *table.Parser
-	pos      map[int32]sources.Start
-	cancel   context.CancelFunc
-	done     chan struct{}
-	holding  bool
-	idle     time.Duration
-	inFlight bool
+	cfg     taskConfig
+	reader  sources.Reader
+	parser  *table.Parser
+	pos     map[int32]sources.Start // after the last batch read (committed or not)
+	cancel  context.CancelFunc
+	done    chan struct{}
+	holding bool
+	idle    time.Duration
+	// reading: a read goroutine is running (it was started under a slot).
+	reading bool
+	// committing: a commit request is outstanding.
+	committing bool
+	// ready is a read batch waiting for the outstanding commit.
+	ready *commitBatch
+	// napping: a requestSlot timer is pending (the last read was empty).
+	napping bool
 	// pendingErr is a read error to report once the records read before it
-	// are committed.
+	// are committed; no read starts after it.
 	pendingErr error
 	asks       uint64 // slot requests sent, to match their time-outs
 	empties    int    // empty reads in a row
@@ -115,16 +131,17 @@ func (t *task) Receive(ctx actor.Context) {
 		t.parser = p
 		t.next(ctx)
 	case *requestSlot:
+		t.napping = false
 		t.next(ctx)
 	case *marksChecked:
 		t.onMarks(ctx, msg)
 	case *slotTimeout:
-		if msg.ask == t.asks && !t.inFlight && !t.holding && !t.failed {
+		if msg.ask == t.asks && t.wantsRead() && !t.holding {
 			t.ask(ctx)
 		}
 	case *SlotGrant:
-		if t.inFlight || t.failed {
-			if !t.inFlight {
+		if !t.wantsRead() {
+			if !t.holding {
 				// Not ours to use: give it back at once.
 				ctx.Request(t.cfg.scheduler, &SlotRelease{})
 			}
@@ -141,13 +158,12 @@ func (t *task) Receive(ctx actor.Context) {
 			t.reader = r
 		}
 		t.holding = true
-		t.inFlight = true
+		t.reading = true
 		t.read(ctx)
 	case *batchCollected:
 		t.onBatch(ctx, msg)
 	case *commitResult:
-		t.inFlight = false
-		t.release(ctx)
+		t.committing = false
 		if msg.err != nil {
 			// The job refused the batch (stale, paused) or could not make
 			// it durable: this task's positions can no longer be trusted.
@@ -156,12 +172,22 @@ func (t *task) Receive(ctx actor.Context) {
 			return
 		}
 		t.idle, t.empties = 0, 0
+		if c := t.ready; c != nil {
+			t.ready = nil
+			t.send(ctx, c)
+			return
+		}
+		if t.reading {
+			return // the read-ahead goes on
+		}
 		if err := t.pendingErr; err != nil {
 			t.pendingErr = nil
 			t.fail(ctx, err)
 			return
 		}
-		t.ask(ctx)
+		if !t.napping && !t.holding {
+			t.ask(ctx)
+		}
 	case *actor.Stopping:
 		t.shutdown()
 	case *actor.Restarting:
@@ -181,7 +207,7 @@ type marksChecked struct {
 // next asks for a slot when the task has a reader (it is reading), and
 // otherwise first checks the cached high watermarks in a goroutine.
 func (t *task) next(ctx actor.Context) {
-	if t.failed {
+	if !t.wantsRead() {
 		return
 	}
 	if t.reader != nil {
@@ -216,7 +242,7 @@ func (t *task) next(ctx actor.Context) {
 }
 
 func (t *task) onMarks(ctx actor.Context, msg *marksChecked) {
-	if t.failed || t.inFlight {
+	if !t.wantsRead() {
 		return
 	}
 	if msg.lag {
@@ -371,24 +397,29 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 
 func (t *task) onBatch(ctx actor.Context, msg *batchCollected) {
 	t.cancel, t.done = nil, nil
+	t.reading = false
+	t.release(ctx)
 	if msg.err != nil && (msg.commit == nil || len(msg.commit.ranges) == 0) {
-		t.inFlight = false
+		if t.committing {
+			// Report it once the batch before it is committed.
+			t.pendingErr = msg.err
+			return
+		}
 		t.fail(ctx, msg.err)
 		return
 	}
 	t.pendingErr = msg.err
 	if len(msg.commit.ranges) == 0 {
-		// Nothing new: give the slot back. After a few empty reads the task
-		// goes dormant: it closes its reader and asks for a slot again only
-		// when the (shared, cached) high watermarks show records to read.
-		t.inFlight = false
-		t.release(ctx)
+		// Nothing new. After a few empty reads the task goes dormant: it
+		// closes its reader and asks for a slot again only when the
+		// (shared, cached) high watermarks show records to read.
 		t.empties++
 		if t.empties >= dormantAfter && t.reader != nil && !t.cfg.keepReader {
 			t.reader.Close()
 			t.reader = nil
 		}
 		t.idle = min(max(t.idle*2, 50*time.Millisecond), time.Second)
+		t.napping = true
 		self, system := ctx.Self(), ctx.ActorSystem()
 		time.AfterFunc(t.idle, func() { system.Root.Send(self, &requestSlot{}) })
 		return
@@ -401,7 +432,28 @@ func (t *task) onBatch(ctx actor.Context, msg *batchCollected) {
 		}
 		t.pos[r.Partition] = s
 	}
-	ctx.Request(t.cfg.job, msg.commit)
+	if t.committing {
+		t.ready = msg.commit
+		return
+	}
+	t.send(ctx, msg.commit)
+}
+
+// send asks the job to commit c and, unless the read failed, asks for a
+// slot to read the next batch meanwhile.
+func (t *task) send(ctx actor.Context, c *commitBatch) {
+	t.committing = true
+	ctx.Request(t.cfg.job, c)
+	if t.wantsRead() && !t.holding && !t.napping {
+		t.ask(ctx)
+	}
+}
+
+// wantsRead reports whether the task may start a read now: it is healthy,
+// not reading, has no batch waiting for a commit and no read error to
+// report.
+func (t *task) wantsRead() bool {
+	return !t.failed && !t.reading && t.ready == nil && t.pendingErr == nil
 }
 
 func (t *task) shutdown() {

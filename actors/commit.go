@@ -1,0 +1,301 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/persistence"
+)
+
+// Group commit.
+//
+// A job's commits are made durable in a goroutine, one group at a time.
+// Batches that arrive while a group is being synced wait in commitWait and
+// go together, as ONE persistence.Commit (one synced Pebble batch: all of
+// their rows, progress, checkpoints and the job's statistics after the
+// last of them), in the next group. One fsync and one commit-pipeline pass
+// then serve every task of the job that finished a batch meanwhile, and
+// the job actor stays free to queue them.
+//
+// INVARIANTS kept:
+//   - fencing: every member's ranges start at the job's durable progress
+//     when its group is formed (a task has at most one commit outstanding,
+//     so a queued batch never depends on another queued one), and the store
+//     checks the same From positions again under the job's lock;
+//   - rows and progress move together: a group is one batch, all or
+//     nothing, and memory moves (and tasks hear "done") only after it is
+//     durable;
+//   - no state change interleaves with a commit: while a group is in
+//     flight, every message that could change the job's state is deferred
+//     (see commitSafe) and handled, in arrival order, after the group.
+
+// maxGroupBytes bounds the row bytes of one group. The store's memtable is
+// 64 MiB and Pebble turns a batch of half of it into a flushable batch
+// (which forces a flush); a quarter keeps groups ordinary. A larger single
+// batch still goes alone.
+const maxGroupBytes = 16 << 20
+
+type queuedCommit struct {
+	c      *commitBatch
+	sender *actor.PID
+}
+
+type deferredMsg struct {
+	msg    any
+	sender *actor.PID
+}
+
+// commitGroup is a group commit in flight.
+type commitGroup struct {
+	seq        uint64
+	generation uint64
+	members    []queuedCommit
+	stats      *api.JobStats // the job's statistics after the group
+	loaded     int64
+	rows       int
+	// exceeded: the last member took the error rows of the window over
+	// max_error_number; the job pauses once the group is durable.
+	exceeded     bool
+	windowErrors int64
+	done         chan struct{} // closed when the goroutine has finished
+}
+
+// groupCommitted is the goroutine's answer for group seq.
+type groupCommitted struct {
+	seq  uint64
+	err  error
+	took time.Duration
+}
+
+// commitSafe reports whether msg may be handled while a group commit is in
+// flight: commits (queued), the group's result, and read-only requests.
+func commitSafe(msg any) bool {
+	switch msg.(type) {
+	case *commitBatch, *groupCommitted, *api.ShowJobRequest, *InspectJob, *inspectJob,
+		*watermarkTick, *watermarksRefreshed,
+		*actor.Stopping, *actor.Stopped, *actor.Restarting, *actor.Started:
+		return true
+	}
+	return false
+}
+
+// replayCtx hands a deferred message to handle with its original sender.
+type replayCtx struct {
+	actor.Context
+	msg    any
+	sender *actor.PID
+}
+
+func (r replayCtx) Message() any       { return r.msg }
+func (r replayCtx) Sender() *actor.PID { return r.sender }
+func (r replayCtx) Respond(response any) {
+	if r.sender != nil {
+		r.Context.Send(r.sender, response)
+	}
+}
+
+// refuse answers a commit request that cannot be committed.
+func (j *job) refuse(ctx actor.Context, to *actor.PID, err error) {
+	j.stats.AbortedBatches++
+	if to != nil {
+		ctx.Send(to, &commitResult{err: err})
+	}
+}
+
+// stale returns why c cannot be committed now, or nil.
+func (j *job) stale(c *commitBatch) error {
+	if c.generation != j.generation || j.state != api.JobState_RUNNING {
+		return fmt.Errorf("%w: generation %d is not current (%d) or job is %s", ErrStaleCommit, c.generation, j.generation, j.state)
+	}
+	// INVARIANT (fencing): the batch must start exactly where the job's
+	// progress is, for every partition it covers.
+	for _, r := range c.ranges {
+		cur, ok := j.progress[r.Partition]
+		if !ok || cur != r.From || r.To < r.From {
+			return fmt.Errorf("%w: partition %d starts at %d, progress is %d", ErrStaleCommit, r.Partition, r.From, cur)
+		}
+	}
+	return nil
+}
+
+func (j *job) onCommitBatch(ctx actor.Context, c *commitBatch) {
+	if err := j.stale(c); err != nil {
+		j.refuse(ctx, ctx.Sender(), err)
+		return
+	}
+	j.commitWait = append(j.commitWait, queuedCommit{c: c, sender: ctx.Sender()})
+	j.startGroup(ctx)
+}
+
+// startGroup makes the waiting batches durable as one group, unless a group
+// is in flight already.
+func (j *job) startGroup(ctx actor.Context) {
+	if j.inflight != nil || len(j.commitWait) == 0 {
+		return
+	}
+	wait := j.commitWait
+	j.commitWait = nil
+	// Refusals first: they count in the statistics the group writes.
+	ok := wait[:0]
+	for _, q := range wait {
+		if err := j.stale(q.c); err != nil {
+			j.refuse(ctx, q.sender, err)
+			continue
+		}
+		ok = append(ok, q)
+	}
+	if len(ok) == 0 {
+		return
+	}
+	spec := j.rec.GetSpec()
+	g := &commitGroup{generation: j.generation, stats: proto.Clone(j.stats).(*api.JobStats)}
+	stats := g.stats
+	claimed := map[int32]bool{}
+	bytes := 0
+	for _, q := range ok {
+		c := q.c
+		size := 0
+		for _, kv := range c.rows {
+			size += len(kv.Key) + len(kv.Value)
+		}
+		overlaps := false
+		for _, r := range c.ranges {
+			overlaps = overlaps || claimed[r.Partition]
+		}
+		if g.exceeded || overlaps || len(g.members) > 0 && bytes+size > maxGroupBytes {
+			j.commitWait = append(j.commitWait, q)
+			continue
+		}
+		for _, r := range c.ranges {
+			claimed[r.Partition] = true
+		}
+		bytes += size
+		nErr := int64(len(c.errorRows))
+		stats.LoadedRows += c.loaded
+		stats.ErrorRows += nErr
+		stats.ReceivedBytes += c.bytes
+		stats.CommittedBatches++
+		stats.WindowRows += c.loaded + nErr
+		stats.WindowErrorRows += nErr
+		g.exceeded = stats.WindowErrorRows > spec.GetMaxErrorNumber()
+		g.windowErrors = stats.WindowErrorRows
+		if !g.exceeded && stats.WindowRows >= max(spec.GetMaxBatchRows(), 1)*10 {
+			stats.WindowRows, stats.WindowErrorRows = 0, 0
+		}
+		g.members = append(g.members, q)
+		g.loaded += c.loaded
+		g.rows += len(c.rows)
+	}
+	stats.LastCommitUnixMs = j.deps.nowMs()
+	commit := &persistence.Commit{JobID: j.id, Table: spec.GetTable().GetName(), Stats: stats}
+	if len(g.members) == 1 {
+		c := g.members[0].c
+		commit.Rows, commit.Ranges, commit.ErrorRows = c.rows, c.ranges, c.errorRows
+	} else {
+		commit.Rows = make([]persistence.KV, 0, g.rows)
+		for _, q := range g.members {
+			commit.Rows = append(commit.Rows, q.c.rows...)
+			commit.Ranges = append(commit.Ranges, q.c.ranges...)
+			commit.ErrorRows = append(commit.ErrorRows, q.c.errorRows...)
+		}
+	}
+	j.commitSeq++
+	g.seq = j.commitSeq
+	g.done = make(chan struct{})
+	j.inflight = g
+	self, system, store := ctx.Self(), ctx.ActorSystem(), j.deps.Store
+	go func() {
+		defer close(g.done)
+		res := &groupCommitted{seq: g.seq}
+		began := time.Now()
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					res.err = &PanicError{Where: "commit", Value: r, Stack: debug.Stack()}
+				}
+			}()
+			res.err = store.CommitBatch(commit)
+		}()
+		res.took = time.Since(began)
+		system.Root.Send(self, res)
+	}()
+}
+
+// onGroupCommitted applies a durable group to memory and answers its
+// tasks, or answers them with the failure; then it handles the deferred
+// messages and starts the next group.
+func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
+	g := j.inflight
+	if g == nil || msg.seq != g.seq {
+		return
+	}
+	j.inflight = nil
+	err := msg.err
+	if err != nil {
+		j.stats.AbortedBatches += int64(len(g.members))
+		if errors.Is(err, persistence.ErrStaleCommit) {
+			// The store disagrees with memory: trust the store, so that the
+			// next generation starts from durable progress.
+			if st, lerr := j.deps.Store.LoadJob(j.id); lerr == nil {
+				j.progress, j.checkpoints = st.Progress, st.Checkpoints
+			}
+			err = fmt.Errorf("%w: %v", ErrStaleCommit, err)
+		} else {
+			j.onStoreError(ctx, err)
+		}
+	} else {
+		if o := j.deps.Observer; o != nil {
+			o.CommitDone(j.rec.GetName(), g.rows, msg.took)
+		}
+		// INVARIANT (rows and progress move together): only now, after the
+		// synced commit, does memory move and the tasks hear "done".
+		if h := j.deps.Hooks.AfterCommit; h != nil {
+			h(j.id)
+		}
+		for _, q := range g.members {
+			for _, r := range q.c.ranges {
+				j.progress[r.Partition] = r.To
+				if r.Checkpoint != nil {
+					j.checkpoints[r.Partition] = r.Checkpoint
+				}
+			}
+			for p, ms := range q.c.behind {
+				j.behind[p] = ms
+			}
+		}
+		// Batches refused while the group was in flight counted in j.stats.
+		g.stats.AbortedBatches = j.stats.AbortedBatches
+		j.stats = g.stats
+		j.retries = 0
+		j.noteRate(g.stats.LastCommitUnixMs, g.loaded)
+		if g.exceeded {
+			spec := j.rec.GetSpec()
+			j.transition(ctx, api.JobState_PAUSED, api.Reason_ERROR_ROWS_EXCEEDED,
+				fmt.Sprintf("%d error rows in the current window exceed max_error_number %d", g.windowErrors, spec.GetMaxErrorNumber()))
+		}
+	}
+	for _, q := range g.members {
+		if q.sender != nil {
+			ctx.Send(q.sender, &commitResult{err: err})
+		}
+	}
+	if err == nil && j.state == api.JobState_RUNNING && j.lineageMoved(g) {
+		// A partition reached its end: its children may be readable now.
+		j.spawnTasks(ctx)
+	}
+	for len(j.deferred) > 0 && j.inflight == nil {
+		d := j.deferred[0]
+		j.deferred = j.deferred[1:]
+		j.handle(replayCtx{Context: ctx, msg: d.msg, sender: d.sender})
+	}
+	if len(j.deferred) == 0 {
+		j.deferred = nil
+	}
+	j.startGroup(ctx)
+}

@@ -1,0 +1,337 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/persistence"
+	"github.com/loadnode/loadnode/sources"
+	"github.com/loadnode/loadnode/table"
+)
+
+// gateStore holds the first CommitBatch until release is closed, and
+// reports every CommitBatch it is given.
+type gateStore struct {
+	*persistence.Store
+	held    chan *persistence.Commit // the first commit, once it is held
+	release chan struct{}
+	calls   chan *persistence.Commit
+	first   bool
+	// refuseFirst: the first commit, once released, fails as stale
+	// without writing anything.
+	refuseFirst bool
+}
+
+func (g *gateStore) CommitBatch(c *persistence.Commit) error {
+	if !g.first {
+		g.first = true // only the job's commit goroutine calls, one at a time
+		g.held <- c
+		<-g.release
+		if g.refuseFirst {
+			g.calls <- c
+			return fmt.Errorf("gate: %w", persistence.ErrStaleCommit)
+		}
+	}
+	err := g.Store.CommitBatch(c)
+	g.calls <- c
+	return err
+}
+
+// groupHarness starts a job over partitions 0, 1 and 2 whose tasks never
+// commit, with a gated store; it returns the job, its generation and a
+// row maker.
+func groupHarness(t *testing.T) (*harness, *gateStore, *actor.PID, *jobInspection, func(p int32, off int64) persistence.KV) {
+	gate := &gateStore{held: make(chan *persistence.Commit, 1), release: make(chan struct{}), calls: make(chan *persistence.Commit, 16)}
+	h := newHarnessStore(t, vfs.NewMem(), &quietSource{parts: []int32{0, 1, 2}}, Settings{}, func(st *persistence.Store) Store {
+		gate.Store = st
+		return gate
+	})
+	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec("group")}).(*api.JobResponse)
+	if resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	id := resp.Job.Summary.Id
+	pid := h.jobPID(id)
+	in := h.waitState(pid, api.JobState_RUNNING)
+	schema, _ := table.NewSchema(testSpec("group").Table)
+	row := func(p int32, off int64) persistence.KV {
+		return oneRow(t, schema, table.Pos{JobID: id, Partition: p, Offset: off}, off)
+	}
+	return h, gate, pid, in, row
+}
+
+func commitOf(gen uint64, p int32, from, to int64, row func(int32, int64) persistence.KV) *commitBatch {
+	c := &commitBatch{generation: gen, ranges: []persistence.Range{{Partition: p, From: from, To: to}}}
+	for o := from; o < to; o++ {
+		c.rows = append(c.rows, row(p, o))
+	}
+	c.loaded = to - from
+	return c
+}
+
+func commitAnswer(t *testing.T, f *actor.Future) error {
+	t.Helper()
+	res, err := f.Result()
+	if err != nil {
+		t.Fatalf("commit answer: %v", err)
+	}
+	return res.(*commitResult).err
+}
+
+// TestGroupCommit: batches that arrive while a commit is being synced go
+// together in the next one (one CommitBatch, one synced batch), each is
+// acknowledged only after it, and the statistics count every batch once.
+func TestGroupCommit(t *testing.T) {
+	h, gate, pid, in, row := groupHarness(t)
+	root := h.system.Root
+	a := root.RequestFuture(pid, commitOf(in.generation, 0, 0, 2, row), 5*time.Second)
+	<-gate.held
+	// While a is being synced: two other tasks' batches (b, c), and the
+	// batch after a on a's partition (d), which is refused: a task sends a
+	// batch only once the one before is durable, so a commit never starts
+	// at a position that is not durable yet.
+	b := root.RequestFuture(pid, commitOf(in.generation, 1, 0, 3, row), 5*time.Second)
+	c := root.RequestFuture(pid, commitOf(in.generation, 2, 0, 2, row), 5*time.Second)
+	if err := commitAnswer(t, root.RequestFuture(pid, commitOf(in.generation, 0, 2, 4, row), 5*time.Second)); !errors.Is(err, ErrStaleCommit) {
+		t.Fatalf("commit d, chained to a commit in flight: %v, want ErrStaleCommit", err)
+	}
+	// show is answered while the commit is in flight, with durable progress.
+	if got := h.ask(pid, &inspectJob{}).(*jobInspection); got.progress[0] != 0 || got.progress[1] != 0 {
+		t.Fatalf("progress moved before the commit was durable: %v", got.progress)
+	}
+	close(gate.release)
+	for name, f := range map[string]*actor.Future{"a": a, "b": b, "c": c} {
+		if err := commitAnswer(t, f); err != nil {
+			t.Fatalf("commit %s: %v", name, err)
+		}
+	}
+	first, second := <-gate.calls, <-gate.calls
+	if len(first.Ranges) != 1 || len(second.Ranges) != 2 || len(second.Rows) != 5 {
+		t.Fatalf("groups: first %d ranges, second %d ranges and %d rows; want 1, then 2 and 5", len(first.Ranges), len(second.Ranges), len(second.Rows))
+	}
+	st, err := h.store.LoadJob(in2id(h, pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Progress[0] != 2 || st.Progress[1] != 3 || st.Progress[2] != 2 || st.Stats.LoadedRows != 7 ||
+		st.Stats.CommittedBatches != 3 || st.Stats.AbortedBatches != 1 {
+		t.Fatalf("stored progress %v, loaded %d, batches %d, aborted %d; want {0:2 1:3 2:2}, 7, 3, 1",
+			st.Progress, st.Stats.LoadedRows, st.Stats.CommittedBatches, st.Stats.AbortedBatches)
+	}
+	if n, err := h.store.CountRows("t_group"); err != nil || n != 7 {
+		t.Fatalf("rows %d, %v; want 7", n, err)
+	}
+}
+
+// TestGroupCommitDefersStateChanges: a pause that arrives while a commit is
+// being synced is handled after it; the batches queued behind the commit
+// are then refused as stale and nothing else is written.
+func TestGroupCommitDefersStateChanges(t *testing.T) {
+	h, gate, pid, in, row := groupHarness(t)
+	root := h.system.Root
+	a := root.RequestFuture(pid, commitOf(in.generation, 0, 0, 2, row), 5*time.Second)
+	<-gate.held
+	b := root.RequestFuture(pid, commitOf(in.generation, 1, 0, 1, row), 5*time.Second)
+	pause := root.RequestFuture(h.mgr, &api.PauseJobRequest{Name: "group"}, 5*time.Second)
+	paused := answered(pause)
+	// The pause is not answered while the commit is held (checked over the
+	// whole window).
+	early := root.RequestFuture(h.mgr, &api.ShowJobRequest{Name: "group"}, 5*time.Second)
+	if _, err := early.Result(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := actor.NewFuture(h.system, 100*time.Millisecond).Result(); !errors.Is(err, actor.ErrTimeout) {
+		t.Fatalf("window: %v", err)
+	}
+	select {
+	case <-paused:
+		t.Fatal("pause answered while a commit was in flight")
+	default:
+	}
+	close(gate.release)
+	if err := commitAnswer(t, a); err != nil {
+		t.Fatalf("commit a: %v", err)
+	}
+	got := <-paused
+	if got.err != nil || got.res.(*api.JobResponse).Error != nil {
+		t.Fatalf("pause: %v %v", got.res, got.err)
+	}
+	if err := commitAnswer(t, b); !errors.Is(err, ErrStaleCommit) {
+		t.Fatalf("commit b after the pause: %v, want ErrStaleCommit", err)
+	}
+	<-gate.calls
+	st, err := h.store.LoadJob(in2id(h, pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Progress[0] != 2 || st.Progress[1] != 0 || st.Stats.LoadedRows != 2 {
+		t.Fatalf("stored progress %v, loaded %d; want {0:2 1:0}, 2", st.Progress, st.Stats.LoadedRows)
+	}
+	if st.Last.To != api.JobState_PAUSED {
+		t.Fatalf("last transition to %s, want PAUSED", st.Last.To)
+	}
+}
+
+type answer struct {
+	res any
+	err error
+}
+
+// answered delivers f's answer (or time-out) once it has one. It is f's
+// only reader: a Future must not be waited on twice at the same time.
+func answered(f *actor.Future) <-chan answer {
+	ch := make(chan answer, 1)
+	go func() {
+		res, err := f.Result()
+		ch <- answer{res, err}
+	}()
+	return ch
+}
+
+func in2id(h *harness, pid *actor.PID) uint64 {
+	h.t.Helper()
+	resp := h.ask(pid, &api.ShowJobRequest{Name: "group"}).(*api.JobResponse)
+	return resp.GetJob().GetSummary().GetId()
+}
+
+// countSource has one partition holding records 0..n-1 (csv "7"); its
+// readers report the position every Read starts from.
+type countSource struct {
+	quietSource
+	n     int64
+	reads chan int64
+}
+
+func (s *countSource) NewReader(start map[int32]sources.Start) (sources.Reader, error) {
+	return &countReader{src: s, next: start[0].Offset}, nil
+}
+
+type countReader struct {
+	src  *countSource
+	next int64
+}
+
+func (r *countReader) Read(ctx context.Context, lim sources.Limits) (*sources.Batch, error) {
+	select {
+	case r.src.reads <- r.next:
+	default:
+	}
+	b := &sources.Batch{}
+	for r.next < r.src.n && len(b.Records) < lim.MaxRows {
+		b.Records = append(b.Records, sources.Record{Partition: 0, Offset: r.next, Value: []byte("7")})
+		b.Bytes++
+		r.next++
+	}
+	if len(b.Records) == 0 {
+		t := time.NewTimer(lim.MaxWait)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+	}
+	b.Next = map[int32]int64{0: r.next}
+	return b, nil
+}
+
+func (r *countReader) Close() {}
+
+// pipelineHarness runs a job reading 30 records in batches of 10 through a
+// gated store.
+func pipelineHarness(t *testing.T, refuseFirst bool) (*harness, *gateStore, *countSource, *actor.PID) {
+	t.Helper()
+	src := &countSource{quietSource: quietSource{parts: []int32{0}}, n: 30, reads: make(chan int64, 1024)}
+	gate := &gateStore{held: make(chan *persistence.Commit, 1), release: make(chan struct{}),
+		calls: make(chan *persistence.Commit, 1024), refuseFirst: refuseFirst}
+	h := newHarnessStore(t, vfs.NewMem(), src, Settings{}, func(st *persistence.Store) Store {
+		gate.Store = st
+		return gate
+	})
+	spec := testSpec("pipe")
+	spec.MaxBatchRows, spec.MaxBatchIntervalMs = 10, 100
+	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: spec}).(*api.JobResponse)
+	if resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	return h, gate, src, h.jobPID(resp.Job.Summary.Id)
+}
+
+// waitRead waits until a Read starts at offset want.
+func waitRead(t *testing.T, src *countSource, want int64) {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case got := <-src.reads:
+			if got == want {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no read from offset %d", want)
+		}
+	}
+}
+
+// waitLoaded waits until the job's durable progress is 30 and checks that
+// every record is in the table exactly once.
+func waitLoaded(t *testing.T, h *harness, pid *actor.PID) {
+	t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(10 * time.Second)
+	for {
+		if in := h.ask(pid, &inspectJob{}).(*jobInspection); in.progress[0] == 30 {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatal("the job did not load its 30 records")
+		}
+	}
+	st, err := h.store.LoadJob(in2idName(h, pid, "pipe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := h.store.CountRows("t_pipe"); err != nil || n != 30 || st.Stats.LoadedRows != 30 {
+		t.Fatalf("rows %d (%v), loaded_rows %d; want 30 and 30", n, err, st.Stats.LoadedRows)
+	}
+}
+
+// TestTaskReadsAheadDuringCommit: while a batch's commit is being synced,
+// its task reads the next batch from the batch's end.
+func TestTaskReadsAheadDuringCommit(t *testing.T) {
+	h, gate, src, pid := pipelineHarness(t, false)
+	first := <-gate.held
+	if r := first.Ranges[0]; r.From != 0 || r.To != 10 {
+		t.Fatalf("first commit %+v", r)
+	}
+	waitRead(t, src, 10) // the read-ahead, while the commit is held
+	close(gate.release)
+	waitLoaded(t, h, pid)
+}
+
+// TestRefusedCommitDropsReadAhead: when a commit is refused, the task stops
+// and its read-ahead is discarded; the next generation reads again from
+// durable progress and every record is loaded exactly once.
+func TestRefusedCommitDropsReadAhead(t *testing.T) {
+	h, gate, src, pid := pipelineHarness(t, true)
+	<-gate.held
+	waitRead(t, src, 10)
+	close(gate.release)
+	waitRead(t, src, 0) // a new task, from durable progress
+	waitLoaded(t, h, pid)
+}
+
+func in2idName(h *harness, pid *actor.PID, name string) uint64 {
+	h.t.Helper()
+	resp := h.ask(pid, &api.ShowJobRequest{Name: name}).(*api.JobResponse)
+	return resp.GetJob().GetSummary().GetId()
+}
