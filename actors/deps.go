@@ -18,12 +18,10 @@ type Store interface {
 	CreateJobs(jobs []persistence.NewJob) []error
 	Table(name string) (*api.TableSpec, error)
 	CreateTable(spec *api.TableSpec) (created bool, err error)
-	JobRecords() ([]*api.JobRecord, error)
 	LoadAllJobs(fn func(st *persistence.JobState) error) error
 	LoadJob(id uint64) (*persistence.JobState, error)
 	Journal(id uint64) ([]*api.Transition, error)
 	ShowData(id uint64, maxTransitions, maxErrorRows int) ([]*api.Transition, []*api.ErrorRow, error)
-	LastTransition(id uint64) (*api.Transition, error)
 	AppendTransition(id uint64, t *api.Transition) error
 	AppendTransitions(ts []persistence.JobTransition) error
 	InitStarts(id uint64, positions map[int32]int64, checkpoints map[int32][]byte) error

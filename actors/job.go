@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"runtime/debug"
 	"slices"
 	"sync/atomic"
@@ -640,11 +641,7 @@ func (j *job) onAutoResume(ctx actor.Context, msg *autoResume) {
 // job's durable progress.
 func (j *job) spawnTasks(ctx actor.Context) {
 	j.stopTasks(ctx)
-	parts := make([]int32, 0, len(j.progress))
-	for p := range j.progress {
-		parts = append(parts, p)
-	}
-	slices.Sort(parts)
+	parts := slices.Sorted(maps.Keys(j.progress))
 	lin, keep := j.src.(Lineage)
 	if keep {
 		parts = lin.Readable(parts, j.checkpoints)
@@ -748,12 +745,7 @@ func (j *job) lineageMoved(g *commitGroup) bool {
 	if !moved {
 		return false
 	}
-	parts := make([]int32, 0, len(j.progress))
-	for p := range j.progress {
-		parts = append(parts, p)
-	}
-	slices.Sort(parts)
-	return !slices.Equal(lin.Readable(parts, j.checkpoints), j.readable)
+	return !slices.Equal(lin.Readable(slices.Sorted(maps.Keys(j.progress)), j.checkpoints), j.readable)
 }
 
 func (j *job) noteRate(atMs, rows int64) {

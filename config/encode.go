@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,16 +92,7 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 			add(kn, "default_offset", strNode(k.DefaultOffset))
 		}
 		if len(k.Properties) > 0 {
-			pn := mapNode(0)
-			keys := make([]string, 0, len(k.Properties))
-			for key := range k.Properties {
-				keys = append(keys, key)
-			}
-			slices.Sort(keys)
-			for _, key := range keys {
-				add(pn, key, strNode(k.Properties[key]))
-			}
-			add(kn, "properties", pn)
+			add(kn, "properties", strMapNode(k.Properties))
 		}
 		add(root, "kafka", kn)
 	}
@@ -117,6 +109,15 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 		return nil, fmt.Errorf("config: marshal job spec: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// strMapNode is a block mapping of m's entries in key order.
+func strMapNode(m map[string]string) *yaml.Node {
+	n := mapNode(0)
+	for _, key := range slices.Sorted(maps.Keys(m)) {
+		add(n, key, strNode(m[key]))
+	}
+	return n
 }
 
 func mapNode(style yaml.Style) *yaml.Node {

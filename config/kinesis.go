@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -167,14 +168,7 @@ func validateKinesis(k *api.KinesisSpec) *FieldError {
 			return fieldErr(f, "duplicate shard %s (also kinesis.shards[%d])", s, j)
 		}
 	}
-	shards := slices.Sorted(func(yield func(string) bool) {
-		for s := range k.Positions {
-			if !yield(s) {
-				return
-			}
-		}
-	})
-	for _, s := range shards {
+	for _, s := range slices.Sorted(maps.Keys(k.Positions)) {
 		f := "kinesis.positions." + s
 		if _, ok := CanonicalPosition(k.Positions[s]); !ok {
 			return fieldErr(f, "%q %s", k.Positions[s], positionHelp)
@@ -212,16 +206,7 @@ func encodeKinesis(root *yaml.Node, k *api.KinesisSpec) {
 		add(kn, "shards", strList(k.Shards))
 	}
 	if len(k.Positions) > 0 {
-		pn := mapNode(0)
-		keys := make([]string, 0, len(k.Positions))
-		for s := range k.Positions {
-			keys = append(keys, s)
-		}
-		slices.Sort(keys)
-		for _, s := range keys {
-			add(pn, s, strNode(k.Positions[s]))
-		}
-		add(kn, "positions", pn)
+		add(kn, "positions", strMapNode(k.Positions))
 	}
 	if k.DefaultPosition != "" {
 		add(kn, "default_position", strNode(k.DefaultPosition))

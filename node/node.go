@@ -53,7 +53,7 @@ type Node struct {
 	store     *persistence.Store
 	system    *actor.ActorSystem
 	remote    *remote.Remote
-	sources   *kafkaSources
+	sources   *sourceSet
 	manager   *actor.PID
 	scheduler *actor.PID
 	addr      string
@@ -102,7 +102,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.store = st
 	// Watermarks fresher than half the refresh interval are shared between
 	// jobs on one topic.
-	n.sources = newKafkaSources(logger, cfg.Node.WatermarkInterval/2)
+	n.sources = newSourceSet(logger, cfg.Node.WatermarkInterval/2)
 
 	host, portStr, err := net.SplitHostPort(cfg.Node.Listen)
 	if err != nil {

@@ -17,10 +17,11 @@ import (
 	"github.com/loadnode/loadnode/sources/kinesis"
 )
 
-// kafkaSources shares one kafka.Cluster (admin connections, metadata) per
-// (brokers, properties) between the jobs that use it, so that many jobs on
-// one cluster do not each hold their own connections.
-type kafkaSources struct {
+// sourceSet opens the node's job sources. Kafka jobs share one
+// kafka.Cluster (admin connections, metadata) per (brokers, properties), so
+// that many jobs on one cluster do not each hold their own connections; a
+// Kinesis job gets its own source.
+type sourceSet struct {
 	logger     *slog.Logger
 	marksFresh time.Duration
 	// kinesisFaults injects errors into every Kinesis job's SDK calls
@@ -51,8 +52,8 @@ type sharedCluster struct {
 // (see kinesis.ParseFaults). Never set it in production.
 const KinesisFaultsEnv = "LOADNODE_KINESIS_FAULTS"
 
-func newKafkaSources(logger *slog.Logger, marksFresh time.Duration) *kafkaSources {
-	k := &kafkaSources{logger: logger, marksFresh: marksFresh}
+func newSourceSet(logger *slog.Logger, marksFresh time.Duration) *sourceSet {
+	k := &sourceSet{logger: logger, marksFresh: marksFresh}
 	if v := os.Getenv(KinesisFaultsEnv); v != "" {
 		f, err := kinesis.ParseFaults(v)
 		if err != nil {
@@ -85,7 +86,7 @@ func clusterKey(spec *api.KafkaSpec) string {
 }
 
 // open implements actors.SourceFactory.
-func (k *kafkaSources) open(spec *api.JobSpec) (actors.Source, error) {
+func (k *sourceSet) open(spec *api.JobSpec) (actors.Source, error) {
 	if kin := spec.GetKinesis(); kin != nil {
 		// A Kinesis source is the job's own: its client is cheap and its
 		// shard listing is per stream and job.
@@ -111,7 +112,7 @@ func (k *kafkaSources) open(spec *api.JobSpec) (actors.Source, error) {
 	return &kafkaSource{owner: k, key: key, c: sc.c, marks: sc.marks, parts: sc.parts, topic: ks.GetTopic()}, nil
 }
 
-func (k *kafkaSources) release(key string) {
+func (k *sourceSet) release(key string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	sc := k.mu.clusters[key]
@@ -127,7 +128,7 @@ func (k *kafkaSources) release(key string) {
 
 // logFaults reports the injected faults every second while they change, so
 // that a test driving a real process can see that they fired.
-func (k *kafkaSources) logFaults(f *kinesis.Faults, stop <-chan struct{}) {
+func (k *sourceSet) logFaults(f *kinesis.Faults, stop <-chan struct{}) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	var last kinesis.FaultStats
@@ -145,7 +146,7 @@ func (k *kafkaSources) logFaults(f *kinesis.Faults, stop <-chan struct{}) {
 	}
 }
 
-func (k *kafkaSources) closeAll() {
+func (k *sourceSet) closeAll() {
 	if k.stopFaultLog != nil {
 		close(k.stopFaultLog)
 		k.stopFaultLog = nil
@@ -160,7 +161,7 @@ func (k *kafkaSources) closeAll() {
 
 // kafkaSource is one job's handle on a shared cluster.
 type kafkaSource struct {
-	owner  *kafkaSources
+	owner  *sourceSet
 	key    string
 	c      *kafka.Cluster
 	marks  *watermarkCache

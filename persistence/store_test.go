@@ -654,3 +654,28 @@ func TestShowData(t *testing.T) {
 		t.Fatalf("job 2: %v %v %v", hist, errs, err)
 	}
 }
+
+// The journal head the store caches after its own writes follows alters
+// and deletes: a stale seq is still refused, a deleted job is unknown.
+func TestJournalHeadFollowsAlterAndDelete(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), Options{})
+	rec := mustCreate(t, s, 1, "a")
+	if err := s.AppendTransition(1, &api.Transition{Seq: 2, To: api.JobState_PAUSED}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AlterJob(rec, nil, &api.Transition{Seq: 3, From: api.JobState_PAUSED, To: api.JobState_PAUSED, Reason: api.Reason_USER_ALTER}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendTransition(1, &api.Transition{Seq: 3}); err == nil {
+		t.Fatal("seq 3 accepted after an alter wrote seq 3")
+	}
+	if err := s.AppendTransition(1, &api.Transition{Seq: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteJob(1, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendTransition(1, &api.Transition{Seq: 5}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("append to a deleted job: %v", err)
+	}
+}
