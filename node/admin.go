@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"time"
 
@@ -24,7 +25,7 @@ import (
 )
 
 // admin is the node's HTTP admin endpoint: /metrics (Prometheus), /healthz,
-// /readyz and /v1/jobs[/{name}] as JSON, on its own ServeMux. Handlers ask
+// /readyz, /v1/jobs[/{name}] as JSON and /debug/pprof, on its own ServeMux. Handlers ask
 // the manager and job actors through their mailboxes, like any client.
 type admin struct {
 	system  *actor.ActorSystem
@@ -66,6 +67,13 @@ func (a *admin) start(addr string, system *actor.ActorSystem, manager *actor.PID
 	mux.HandleFunc("GET /v1/jobs", a.jobs)
 	mux.HandleFunc("GET /v1/jobs/{name}", a.job)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn)}))
+	// Go profiles, behind the same token as everything but /healthz:
+	// /debug/pprof/profile?seconds=N, heap, goroutine, ...
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("node: admin endpoint %s: %w", addr, err)

@@ -58,6 +58,9 @@ func TestAdminEndpoint(t *testing.T) {
 	if code, _ := get(t, base+"/readyz"); code != 200 {
 		t.Fatalf("/readyz = %d after Start", code)
 	}
+	if code, body := get(t, base+"/debug/pprof/goroutine?debug=1"); code != 200 || !strings.Contains(body, "goroutine profile:") {
+		t.Fatalf("/debug/pprof/goroutine = %d %.80q", code, body)
+	}
 	spec := &api.JobSpec{Name: "metered", Format: "json", MaxErrorNumber: 5,
 		Table: &api.TableSpec{Name: "mt", Columns: []*api.Column{{Name: "v", Type: api.ColumnType_INT64}}},
 		Kafka: &api.KafkaSpec{Brokers: kc.ListenAddrs(), Topic: "m", DefaultOffset: "OFFSET_BEGINNING"}}

@@ -251,7 +251,7 @@ func TestAdminAuth(t *testing.T) {
 	if code, body := get("/healthz", ""); code != 200 || !strings.Contains(body, "ok") {
 		t.Fatalf("/healthz without a token = %d %q", code, body)
 	}
-	for _, path := range []string{"/metrics", "/v1/jobs", "/v1/jobs/x", "/readyz", "/nope"} {
+	for _, path := range []string{"/metrics", "/v1/jobs", "/v1/jobs/x", "/readyz", "/debug/pprof/heap", "/nope"} {
 		for auth, want := range map[string]string{
 			"":                              "no token",
 			"Bearer wrong-wrong-wrong-0000": "wrong token",
