@@ -107,6 +107,8 @@ func (m *manager) Receive(ctx actor.Context) {
 		ctx.Respond(m.deleteJob(msg.GetName()))
 	case *api.ExecRequest:
 		m.exec(ctx, msg)
+	case *api.PingRequest:
+		ctx.Respond(&api.PingResponse{Jobs: int64(len(m.byName))})
 	case *api.ListJobsRequest:
 		ctx.Respond(m.list())
 	case *api.TableCountRequest:

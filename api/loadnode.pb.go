@@ -1856,6 +1856,89 @@ func (x *JobResponse) GetError() *Error {
 	return nil
 }
 
+// PingRequest checks that the node's manager answers; cheap at any number
+// of jobs (Dial sends it).
+type PingRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PingRequest) Reset() {
+	*x = PingRequest{}
+	mi := &file_api_loadnode_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PingRequest) ProtoMessage() {}
+
+func (x *PingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PingRequest.ProtoReflect.Descriptor instead.
+func (*PingRequest) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{20}
+}
+
+type PingResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// jobs is the number of jobs the node knows.
+	Jobs          int64 `protobuf:"varint,1,opt,name=jobs,proto3" json:"jobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PingResponse) Reset() {
+	*x = PingResponse{}
+	mi := &file_api_loadnode_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PingResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PingResponse) ProtoMessage() {}
+
+func (x *PingResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PingResponse.ProtoReflect.Descriptor instead.
+func (*PingResponse) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *PingResponse) GetJobs() int64 {
+	if x != nil {
+		return x.Jobs
+	}
+	return 0
+}
+
 type ListJobsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1864,7 +1947,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[20]
+	mi := &file_api_loadnode_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1876,7 +1959,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[20]
+	mi := &file_api_loadnode_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1889,7 +1972,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{20}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{22}
 }
 
 type ListJobsResponse struct {
@@ -1902,7 +1985,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[21]
+	mi := &file_api_loadnode_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1914,7 +1997,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[21]
+	mi := &file_api_loadnode_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1927,7 +2010,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{21}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobSummary {
@@ -1953,7 +2036,7 @@ type TableCountRequest struct {
 
 func (x *TableCountRequest) Reset() {
 	*x = TableCountRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[22]
+	mi := &file_api_loadnode_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1965,7 +2048,7 @@ func (x *TableCountRequest) String() string {
 func (*TableCountRequest) ProtoMessage() {}
 
 func (x *TableCountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[22]
+	mi := &file_api_loadnode_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1978,7 +2061,7 @@ func (x *TableCountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableCountRequest.ProtoReflect.Descriptor instead.
 func (*TableCountRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{22}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *TableCountRequest) GetTable() string {
@@ -1998,7 +2081,7 @@ type TableCountResponse struct {
 
 func (x *TableCountResponse) Reset() {
 	*x = TableCountResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[23]
+	mi := &file_api_loadnode_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2010,7 +2093,7 @@ func (x *TableCountResponse) String() string {
 func (*TableCountResponse) ProtoMessage() {}
 
 func (x *TableCountResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[23]
+	mi := &file_api_loadnode_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2023,7 +2106,7 @@ func (x *TableCountResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableCountResponse.ProtoReflect.Descriptor instead.
 func (*TableCountResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{23}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *TableCountResponse) GetCount() int64 {
@@ -2057,7 +2140,7 @@ type Value struct {
 
 func (x *Value) Reset() {
 	*x = Value{}
-	mi := &file_api_loadnode_proto_msgTypes[24]
+	mi := &file_api_loadnode_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2069,7 +2152,7 @@ func (x *Value) String() string {
 func (*Value) ProtoMessage() {}
 
 func (x *Value) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[24]
+	mi := &file_api_loadnode_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2082,7 +2165,7 @@ func (x *Value) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Value.ProtoReflect.Descriptor instead.
 func (*Value) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{24}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Value) GetKind() isValue_Kind {
@@ -2199,7 +2282,7 @@ type Row struct {
 
 func (x *Row) Reset() {
 	*x = Row{}
-	mi := &file_api_loadnode_proto_msgTypes[25]
+	mi := &file_api_loadnode_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2211,7 +2294,7 @@ func (x *Row) String() string {
 func (*Row) ProtoMessage() {}
 
 func (x *Row) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[25]
+	mi := &file_api_loadnode_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2224,7 +2307,7 @@ func (x *Row) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Row.ProtoReflect.Descriptor instead.
 func (*Row) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{25}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Row) GetValues() []*Value {
@@ -2266,7 +2349,7 @@ type TableScanRequest struct {
 
 func (x *TableScanRequest) Reset() {
 	*x = TableScanRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[26]
+	mi := &file_api_loadnode_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2278,7 +2361,7 @@ func (x *TableScanRequest) String() string {
 func (*TableScanRequest) ProtoMessage() {}
 
 func (x *TableScanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[26]
+	mi := &file_api_loadnode_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2291,7 +2374,7 @@ func (x *TableScanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableScanRequest.ProtoReflect.Descriptor instead.
 func (*TableScanRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{26}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *TableScanRequest) GetTable() string {
@@ -2327,7 +2410,7 @@ type TableScanResponse struct {
 
 func (x *TableScanResponse) Reset() {
 	*x = TableScanResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[27]
+	mi := &file_api_loadnode_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2339,7 +2422,7 @@ func (x *TableScanResponse) String() string {
 func (*TableScanResponse) ProtoMessage() {}
 
 func (x *TableScanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[27]
+	mi := &file_api_loadnode_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2352,7 +2435,7 @@ func (x *TableScanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableScanResponse.ProtoReflect.Descriptor instead.
 func (*TableScanResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{27}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *TableScanResponse) GetSchema() *TableSpec {
@@ -2396,7 +2479,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[28]
+	mi := &file_api_loadnode_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2408,7 +2491,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[28]
+	mi := &file_api_loadnode_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2421,7 +2504,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{28}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ExecRequest) GetStatement() string {
@@ -2444,7 +2527,7 @@ type ExecResponse struct {
 
 func (x *ExecResponse) Reset() {
 	*x = ExecResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[29]
+	mi := &file_api_loadnode_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2456,7 +2539,7 @@ func (x *ExecResponse) String() string {
 func (*ExecResponse) ProtoMessage() {}
 
 func (x *ExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[29]
+	mi := &file_api_loadnode_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2469,7 +2552,7 @@ func (x *ExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
 func (*ExecResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{29}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ExecResponse) GetMessage() string {
@@ -2521,7 +2604,7 @@ type JobRecord struct {
 
 func (x *JobRecord) Reset() {
 	*x = JobRecord{}
-	mi := &file_api_loadnode_proto_msgTypes[30]
+	mi := &file_api_loadnode_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2533,7 +2616,7 @@ func (x *JobRecord) String() string {
 func (*JobRecord) ProtoMessage() {}
 
 func (x *JobRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[30]
+	mi := &file_api_loadnode_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2546,7 +2629,7 @@ func (x *JobRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobRecord.ProtoReflect.Descriptor instead.
 func (*JobRecord) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{30}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *JobRecord) GetId() uint64 {
@@ -2729,7 +2812,10 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"_\n" +
 	"\vJobResponse\x12&\n" +
 	"\x03job\x18\x01 \x01(\v2\x14.loadnode.v1.JobInfoR\x03job\x12(\n" +
-	"\x05error\x18\x02 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\"\x11\n" +
+	"\x05error\x18\x02 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\"\r\n" +
+	"\vPingRequest\"\"\n" +
+	"\fPingResponse\x12\x12\n" +
+	"\x04jobs\x18\x01 \x01(\x03R\x04jobs\"\x11\n" +
 	"\x0fListJobsRequest\"i\n" +
 	"\x10ListJobsResponse\x12+\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x17.loadnode.v1.JobSummaryR\x04jobs\x12(\n" +
@@ -2839,7 +2925,7 @@ func file_api_loadnode_proto_rawDescGZIP() []byte {
 }
 
 var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_api_loadnode_proto_goTypes = []any{
 	(ErrorCode)(0),             // 0: loadnode.v1.ErrorCode
 	(ColumnType)(0),            // 1: loadnode.v1.ColumnType
@@ -2866,31 +2952,33 @@ var file_api_loadnode_proto_goTypes = []any{
 	(*AlterJobRequest)(nil),    // 22: loadnode.v1.AlterJobRequest
 	(*DeleteJobRequest)(nil),   // 23: loadnode.v1.DeleteJobRequest
 	(*JobResponse)(nil),        // 24: loadnode.v1.JobResponse
-	(*ListJobsRequest)(nil),    // 25: loadnode.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),   // 26: loadnode.v1.ListJobsResponse
-	(*TableCountRequest)(nil),  // 27: loadnode.v1.TableCountRequest
-	(*TableCountResponse)(nil), // 28: loadnode.v1.TableCountResponse
-	(*Value)(nil),              // 29: loadnode.v1.Value
-	(*Row)(nil),                // 30: loadnode.v1.Row
-	(*TableScanRequest)(nil),   // 31: loadnode.v1.TableScanRequest
-	(*TableScanResponse)(nil),  // 32: loadnode.v1.TableScanResponse
-	(*ExecRequest)(nil),        // 33: loadnode.v1.ExecRequest
-	(*ExecResponse)(nil),       // 34: loadnode.v1.ExecResponse
-	(*JobRecord)(nil),          // 35: loadnode.v1.JobRecord
-	nil,                        // 36: loadnode.v1.KafkaSpec.OffsetsEntry
-	nil,                        // 37: loadnode.v1.KafkaSpec.PropertiesEntry
-	nil,                        // 38: loadnode.v1.KinesisSpec.PositionsEntry
-	nil,                        // 39: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	nil,                        // 40: loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	(*PingRequest)(nil),        // 25: loadnode.v1.PingRequest
+	(*PingResponse)(nil),       // 26: loadnode.v1.PingResponse
+	(*ListJobsRequest)(nil),    // 27: loadnode.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),   // 28: loadnode.v1.ListJobsResponse
+	(*TableCountRequest)(nil),  // 29: loadnode.v1.TableCountRequest
+	(*TableCountResponse)(nil), // 30: loadnode.v1.TableCountResponse
+	(*Value)(nil),              // 31: loadnode.v1.Value
+	(*Row)(nil),                // 32: loadnode.v1.Row
+	(*TableScanRequest)(nil),   // 33: loadnode.v1.TableScanRequest
+	(*TableScanResponse)(nil),  // 34: loadnode.v1.TableScanResponse
+	(*ExecRequest)(nil),        // 35: loadnode.v1.ExecRequest
+	(*ExecResponse)(nil),       // 36: loadnode.v1.ExecResponse
+	(*JobRecord)(nil),          // 37: loadnode.v1.JobRecord
+	nil,                        // 38: loadnode.v1.KafkaSpec.OffsetsEntry
+	nil,                        // 39: loadnode.v1.KafkaSpec.PropertiesEntry
+	nil,                        // 40: loadnode.v1.KinesisSpec.PositionsEntry
+	nil,                        // 41: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	nil,                        // 42: loadnode.v1.AlterJobRequest.ResetPositionsEntry
 }
 var file_api_loadnode_proto_depIdxs = []int32{
 	0,  // 0: loadnode.v1.Error.code:type_name -> loadnode.v1.ErrorCode
 	1,  // 1: loadnode.v1.Column.type:type_name -> loadnode.v1.ColumnType
 	6,  // 2: loadnode.v1.TableSpec.columns:type_name -> loadnode.v1.Column
 	2,  // 3: loadnode.v1.TableSpec.model:type_name -> loadnode.v1.TableModel
-	36, // 4: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	37, // 5: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
-	38, // 6: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
+	38, // 4: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	39, // 5: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	40, // 6: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
 	7,  // 7: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
 	8,  // 8: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
 	9,  // 9: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
@@ -2907,16 +2995,16 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	13, // 20: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
 	10, // 21: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
 	10, // 22: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	39, // 23: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	40, // 24: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	41, // 23: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	42, // 24: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
 	16, // 25: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
 	5,  // 26: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
 	15, // 27: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
 	5,  // 28: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
 	5,  // 29: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
-	29, // 30: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
+	31, // 30: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
 	7,  // 31: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
-	30, // 32: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
+	32, // 32: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
 	5,  // 33: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
 	16, // 34: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
 	15, // 35: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
@@ -2935,7 +3023,7 @@ func file_api_loadnode_proto_init() {
 	if File_api_loadnode_proto != nil {
 		return
 	}
-	file_api_loadnode_proto_msgTypes[24].OneofWrappers = []any{
+	file_api_loadnode_proto_msgTypes[26].OneofWrappers = []any{
 		(*Value_Null)(nil),
 		(*Value_Int64)(nil),
 		(*Value_Float64)(nil),
@@ -2949,7 +3037,7 @@ func file_api_loadnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_loadnode_proto_rawDesc), len(file_api_loadnode_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   36,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

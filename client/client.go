@@ -61,9 +61,9 @@ type Client struct {
 }
 
 // Dial starts the client's actor system and endpoint and checks that the
-// node at addr (host:port) answers (a ListJobsRequest) before returning.
+// node at addr (host:port) answers (a PingRequest) before returning.
 // ctx bounds the whole of Dial; each of its steps (a TCP connection, the
-// authentication check, the ListJobs check) is also bounded by the
+// authentication check, the ping) is also bounded by the
 // per-request timeout.
 //
 // Before anything reaches the node's actors, Dial asks the node whether it
@@ -108,7 +108,7 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	c.manager = actor.NewPID(nodeAddr, ManagerName)
-	if _, err := c.ListJobs(ctx); err != nil {
+	if _, err := c.Ping(ctx); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -405,6 +405,16 @@ func (c *Client) StopJob(ctx context.Context, name string) (*api.JobInfo, error)
 // ShowJob returns a job's state, history, progress and statistics.
 func (c *Client) ShowJob(ctx context.Context, name string) (*api.JobInfo, error) {
 	return c.job(ctx, "show job", &api.ShowJobRequest{Name: name})
+}
+
+// Ping checks that the node's manager answers and returns the number of
+// jobs the node knows. It costs the node the same at any number of jobs.
+func (c *Client) Ping(ctx context.Context) (int64, error) {
+	resp, err := call[*api.PingResponse](ctx, c, "ping", &api.PingRequest{})
+	if err != nil {
+		return 0, err
+	}
+	return resp.GetJobs(), nil
 }
 
 // ListJobs returns a summary of every job the node knows, by name.

@@ -84,6 +84,9 @@ func TestClientAgainstNode(t *testing.T) {
 	if len(jobs) != 0 {
 		t.Fatalf("fresh node lists %d jobs", len(jobs))
 	}
+	if n, err := c.Ping(ctx); err != nil || n != 0 {
+		t.Fatalf("Ping on a fresh node = %d, %v; want 0 jobs", n, err)
+	}
 
 	_, err = c.ShowJob(ctx, "nope")
 	wantCode(t, err, api.ErrorCode_NOT_FOUND, "")
@@ -102,6 +105,9 @@ func TestClientAgainstNode(t *testing.T) {
 	info, err := c.CreateJob(ctx, validSpec("orders_load"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if n, perr := c.Ping(ctx); perr != nil || n != 1 {
+		t.Fatalf("Ping after a create = %d, %v; want 1 job", n, perr)
 	}
 	if info.GetSummary().GetName() != "orders_load" || info.GetSummary().GetId() == 0 {
 		t.Fatalf("created %v", info.GetSummary())

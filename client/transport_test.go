@@ -32,12 +32,12 @@ func fakeNode(t *testing.T, receive actor.ReceiveFunc) string {
 	return sys.Address()
 }
 
-// TestTimeout: a manager that answers the dial check and then goes silent.
+// TestTimeout: a manager that answers the dial check (ping) and then goes silent.
 func TestTimeout(t *testing.T) {
 	addr := fakeNode(t, func(ctx actor.Context) {
 		switch m := ctx.Message().(type) {
-		case *api.ListJobsRequest:
-			ctx.Respond(&api.ListJobsResponse{})
+		case *api.PingRequest:
+			ctx.Respond(&api.PingResponse{})
 		case *api.ShowJobRequest:
 			_ = m // never answered
 		}
@@ -80,8 +80,8 @@ func TestTimeout(t *testing.T) {
 func TestUnexpectedAndErrorReplies(t *testing.T) {
 	addr := fakeNode(t, func(ctx actor.Context) {
 		switch ctx.Message().(type) {
-		case *api.ListJobsRequest:
-			ctx.Respond(&api.ListJobsResponse{})
+		case *api.PingRequest:
+			ctx.Respond(&api.PingResponse{})
 		case *api.TableCountRequest:
 			// An old node: the request type is unknown to its manager.
 			ctx.Respond(&api.JobResponse{Error: &api.Error{Code: api.ErrorCode_UNKNOWN_MESSAGE, Message: "unknown message"}})
@@ -121,8 +121,8 @@ func TestScanPages(t *testing.T) {
 	var asked []int64
 	addr := fakeNode(t, func(ctx actor.Context) {
 		switch m := ctx.Message().(type) {
-		case *api.ListJobsRequest:
-			ctx.Respond(&api.ListJobsResponse{})
+		case *api.PingRequest:
+			ctx.Respond(&api.PingResponse{})
 		case *api.TableScanRequest:
 			asked = append(asked, m.GetLimit())
 			start := 0
