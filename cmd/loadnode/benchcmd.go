@@ -48,6 +48,8 @@ func (m *Main) parseBench(args []string) (command, error) {
 	fs.IntVar(&c.opts.Creates, "creates", 0, "jobs created per create-latency run (default 1000; quick 200)")
 	fs.StringVar(&scaleJobs, "scale-jobs", "", "idle job counts `LIST` of the scale scenario (default 10000,100000; quick 1000)")
 	fs.DurationVar(&c.opts.ScaleTimeout, "scale-timeout", 0, "bound of each scale phase (default 5m; quick 40s)")
+	fs.StringVar(&c.opts.ScaleData, "scale-data", "", "keep the scale stores in `DIR`/<jobs>; a store left there by an earlier run is reused and only its restart measured")
+	fs.StringVar(&c.opts.ScaleCPUProfile, "scale-cpuprofile", "", "CPU profile `FILE` of the restarted scale node (recovery and shows)")
 	fs.DurationVar(&c.opts.Timeout, "timeout", 0, "bound of the whole run (default 1h; quick 3m)")
 	fs.StringVar(&c.out, "out", "", "write the results to `FILE` instead of stdout")
 	fs.StringVar(&c.chart, "chart", "", "write an SVG chart of records/s to `FILE`")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 
 	"github.com/loadnode/loadnode/config"
 	"github.com/loadnode/loadnode/node"
@@ -22,6 +23,7 @@ type serveCmd struct {
 	tlsCert    string
 	tlsKey     string
 	check      bool
+	cpuProfile string
 }
 
 func (m *Main) parseServe(args []string) (command, error) {
@@ -41,6 +43,7 @@ func (m *Main) parseServe(args []string) (command, error) {
 	fs.StringVar(&c.tokenFile, "auth-token-file", "", "`FILE` holding the token clients must present (overrides $"+config.TokenEnv+")")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate `FILE`: both endpoints serve TLS")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (recovery included) to `FILE` at shutdown")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return nil, err
@@ -125,6 +128,22 @@ func (c serveCmd) run(ctx context.Context, m *Main) error {
 		return nil
 	}
 	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: cfg.SlogLevel()}))
+	if c.cpuProfile != "" {
+		f, err := os.Create(c.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("serve: --cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("serve: --cpuprofile: %w", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				logger.Warn("loadnode: write CPU profile", "file", c.cpuProfile, "err", err)
+			}
+		}()
+	}
 	hooks, err := node.CrashHooks(m.Getenv(node.CrashEnv))
 	if err != nil {
 		return err

@@ -71,6 +71,14 @@ type Options struct {
 	// ScaleSettle is the longest wait, after the creates, for the node's
 	// RSS to settle before it is read. Default 30s; quick 10s.
 	ScaleSettle time.Duration
+	// ScaleData, when set, keeps each scale size's node store in
+	// ScaleData/<jobs> instead of a temporary directory. A store a previous
+	// run left there is reused: its creates and RSS are not measured again,
+	// only the restart (for iterating on restart time).
+	ScaleData string
+	// ScaleCPUProfile, when set, makes the restarted node write a CPU
+	// profile of its whole run (recovery and the shows) to this file.
+	ScaleCPUProfile string
 	// Timeout bounds the whole run. Default 1h; quick 3m.
 	Timeout time.Duration
 	// Log receives progress lines; nil discards them.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,8 +19,9 @@ import (
 var serveAddr = regexp.MustCompile(`addr=(\S+)`)
 
 // startServe starts `loadnode serve` on dir and returns it with its address.
-func startServe(ctx context.Context, o Options, dir string, wait time.Duration) (*child, string, error) {
-	c, line, err := startChild(ctx, o.Binary, []string{"serve", "--data", dir, "--listen", "127.0.0.1:0", "--log-level", "info"}, true,
+func startServe(ctx context.Context, o Options, dir string, wait time.Duration, extra ...string) (*child, string, error) {
+	args := append([]string{"serve", "--data", dir, "--listen", "127.0.0.1:0", "--log-level", "info"}, extra...)
+	c, line, err := startChild(ctx, o.Binary, args, true,
 		func(s string) bool { return strings.Contains(s, "loadnode: serving") }, o.Log, wait)
 	if err != nil {
 		return nil, "", err
@@ -37,11 +40,33 @@ func startServe(ctx context.Context, o Options, dir string, wait time.Duration) 
 // by o.ScaleTimeout; what finished is reported, with an extrapolation.
 func scaleRun(ctx context.Context, o Options, brokers []string, jobs int) (*Scale, error) {
 	res := &Scale{Jobs: jobs}
-	dir, err := tempDir("scale")
-	if err != nil {
-		return nil, err
+	var dir string
+	reused := 0
+	if o.ScaleData != "" {
+		dir = filepath.Join(o.ScaleData, strconv.Itoa(jobs))
+		if b, err := os.ReadFile(filepath.Join(dir, scaleMarker)); err == nil {
+			reused, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+		if reused == 0 {
+			_ = os.RemoveAll(dir)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		d, err := tempDir("scale")
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+		defer os.RemoveAll(dir)
 	}
-	defer os.RemoveAll(dir)
+	if reused > 0 {
+		res.Created = reused
+		res.Notes = append(res.Notes, fmt.Sprintf("reused the store of %d jobs in %s: create and RSS not measured", reused, dir))
+		restartScale(ctx, o, dir, res, nil)
+		return res, nil
+	}
 	srv, addr, err := startServe(ctx, o, dir, time.Minute)
 	if err != nil {
 		return nil, err
@@ -95,17 +120,38 @@ func scaleRun(ctx context.Context, o Options, brokers []string, jobs int) (*Scal
 	res.FDs = procFDs(srv.pid())
 	res.Threads = procThreads(srv.pid())
 
-	// 3. Restart: stop, start, then `job show` every job.
-	s := time.Now()
-	if err := srv.stop(o.ScaleTimeout); err != nil {
-		res.Notes = append(res.Notes, err.Error())
+	if o.ScaleData != "" && res.Created == jobs {
+		if err := os.WriteFile(filepath.Join(dir, scaleMarker), []byte(strconv.Itoa(jobs)), 0o644); err != nil {
+			return nil, err
+		}
 	}
-	res.StopSeconds = time.Since(s).Seconds()
+	// 3. Restart: stop, start, then `job show` every job.
+	restartScale(ctx, o, dir, res, srv)
+	return res, nil
+}
+
+// scaleMarker, in a kept scale store, holds the number of jobs created in it.
+const scaleMarker = "bench-scale-jobs"
+
+// restartScale stops srv (if any), starts a node on dir again, and measures
+// the time until it serves and until every job answered `job show`.
+func restartScale(ctx context.Context, o Options, dir string, res *Scale, srv *child) {
+	if srv != nil {
+		s := time.Now()
+		if err := srv.stop(o.ScaleTimeout); err != nil {
+			res.Notes = append(res.Notes, err.Error())
+		}
+		res.StopSeconds = time.Since(s).Seconds()
+	}
+	var extra []string
+	if o.ScaleCPUProfile != "" {
+		extra = []string{"--cpuprofile", o.ScaleCPUProfile}
+	}
 	t0 := time.Now()
-	srv2, addr2, err := startServe(ctx, o, dir, o.ScaleTimeout)
+	srv2, addr2, err := startServe(ctx, o, dir, o.ScaleTimeout, extra...)
 	if err != nil {
 		res.Notes = append(res.Notes, "restart: "+err.Error())
-		return res, nil
+		return
 	}
 	defer func() { _ = srv2.stop(time.Minute) }()
 	res.RestartReadySeconds = time.Since(t0).Seconds()
@@ -120,7 +166,6 @@ func scaleRun(ctx context.Context, o Options, brokers []string, jobs int) (*Scal
 	if rss, err := procRSS(srv2.pid()); err == nil {
 		res.RSSAfterRestartMB = float64(rss) / (1 << 20)
 	}
-	return res, nil
 }
 
 // settleRSS polls pid's RSS until it changed by less than 1% over quiet, or
