@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/loadnode/loadnode/api"
 	"google.golang.org/protobuf/proto"
 )
@@ -394,32 +395,43 @@ func (s *Store) AppendTransitions(ts []JobTransition) (err error) {
 	}
 	b := s.db.NewBatch()
 	seen := make(map[uint64]bool, len(ts))
+	unlocks := make([]func(), 0, len(ts))
+	defer func() {
+		for _, u := range unlocks {
+			u()
+		}
+	}()
 	for _, jt := range ts {
 		if jt.T == nil || seen[jt.JobID] {
 			_ = b.Close()
 			return fmt.Errorf("persistence: append transitions: job %d: nil or repeated transition", jt.JobID)
 		}
 		seen[jt.JobID] = true
-		unlock := s.jobs.lock(jt.JobID)
-		defer unlock()
+		unlocks = append(unlocks, s.jobs.lock(jt.JobID))
 	}
 	defer s.recoverFatal(&err)
-	// One iterator for all the journal heads (an iterator per job was most
+	// The journal heads come from the cache (recovery's LoadAllJobs seeds
+	// it); the rest from one iterator for all (an iterator per job was most
 	// of a 100,000-job recovery).
-	lower := []byte(jobPrefix)
-	it, err := s.newIter(lower, prefixEnd(lower))
-	if err != nil {
-		_ = b.Close()
-		return fmt.Errorf("persistence: append transitions: %w", err)
-	}
-	defer closeIter(it, &err)
+	var it *pebble.Iterator
 	for _, jt := range ts {
-		jp := jobSubPrefix(jt.JobID, jobJournalSuffix)
-		if !it.SeekLT(prefixEnd(jp)) || !bytes.HasPrefix(it.Key(), jp) || len(it.Key()) != len(jp)+8 {
-			_ = b.Close()
-			return fmt.Errorf("persistence: append transitions: job %d: %w", jt.JobID, ErrNotFound)
+		lastSeq, ok := s.head(jt.JobID)
+		if !ok {
+			if it == nil {
+				lower := []byte(jobPrefix)
+				if it, err = s.newIter(lower, prefixEnd(lower)); err != nil {
+					_ = b.Close()
+					return fmt.Errorf("persistence: append transitions: %w", err)
+				}
+				defer closeIter(it, &err)
+			}
+			jp := jobSubPrefix(jt.JobID, jobJournalSuffix)
+			if !it.SeekLT(prefixEnd(jp)) || !bytes.HasPrefix(it.Key(), jp) || len(it.Key()) != len(jp)+8 {
+				_ = b.Close()
+				return fmt.Errorf("persistence: append transitions: job %d: %w", jt.JobID, ErrNotFound)
+			}
+			lastSeq = binary.BigEndian.Uint64(it.Key()[len(jp):])
 		}
-		lastSeq := binary.BigEndian.Uint64(it.Key()[len(jp):])
 		if want := lastSeq + 1; jt.T.GetSeq() != want {
 			_ = b.Close()
 			return fmt.Errorf("persistence: append transitions: job %d: seq %d, want %d", jt.JobID, jt.T.GetSeq(), want)

@@ -46,6 +46,8 @@ func (s *Store) LoadAllJobs(fn func(st *JobState) error) (err error) {
 			}
 			st.Last = t
 			lastRaw = lastRaw[:0]
+			// What recovery appends next is checked against this head.
+			s.seedHead(curID, t.GetSeq())
 		}
 		return fn(st)
 	}

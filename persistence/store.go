@@ -113,9 +113,9 @@ type Store struct {
 
 	// heads caches each job's journal head seq as this Store last wrote
 	// it, so that AppendTransition need not read the journal back (at a
-	// restart of 100,000 jobs, that read was most of the work). Set only
-	// after a successful commit, under the job's lock; an absent entry
-	// means "read it".
+	// restart of 100,000 jobs, that read was most of the work). Set after
+	// a successful commit, under the job's lock, or seeded by LoadAllJobs
+	// where absent; an absent entry means "read it".
 	heads struct {
 		sync.Mutex
 		m map[uint64]uint64
@@ -379,6 +379,16 @@ func (s *Store) setHead(id, seq uint64) {
 		return
 	}
 	s.heads.m[id] = seq
+}
+
+// seedHead records job id's journal head as read from the store, unless a
+// commit has already recorded one (which is newer than any earlier read).
+func (s *Store) seedHead(id, seq uint64) {
+	s.heads.Lock()
+	defer s.heads.Unlock()
+	if _, ok := s.heads.m[id]; !ok && seq > 0 {
+		s.heads.m[id] = seq
+	}
 }
 
 // lock locks job id's mutex and returns its unlock function.

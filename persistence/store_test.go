@@ -556,7 +556,8 @@ func otherSchema(t *api.TableSpec) *api.TableSpec {
 
 // AppendTransitions writes all or nothing: one stale seq refuses the batch.
 func TestAppendTransitions(t *testing.T) {
-	s := openStore(t, vfs.NewMem(), Options{})
+	fs := vfs.NewMem()
+	s := openStore(t, fs, Options{})
 	a, b := mustCreate(t, s, 1, "a"), mustCreate(t, s, 2, "b")
 	tr := func(seq uint64) *api.Transition {
 		return &api.Transition{Seq: seq, From: api.JobState_RUNNING, To: api.JobState_NEED_SCHEDULE, Reason: api.Reason_RECOVERED}
@@ -576,6 +577,35 @@ func TestAppendTransitions(t *testing.T) {
 		if last, _ := s.LastTransition(id); last.Seq != 2 || last.Reason != api.Reason_RECOVERED {
 			t.Fatalf("job %d: last %v", id, last)
 		}
+	}
+	// After a restart the heads are read back: from the journal (cold
+	// cache), or from what LoadAllJobs seeded. A stale seq is refused in
+	// both cases.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, fs, Options{})
+	if err := s.AppendTransitions([]JobTransition{{JobID: a.Id, T: tr(2)}}); err == nil {
+		t.Fatal("cold cache: a stale seq was accepted")
+	}
+	if err := s.AppendTransitions([]JobTransition{{JobID: a.Id, T: tr(3)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, fs, Options{})
+	if err := s.LoadAllJobs(func(*JobState) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendTransitions([]JobTransition{{JobID: a.Id, T: tr(3)}, {JobID: b.Id, T: tr(3)}}); err == nil {
+		t.Fatal("seeded heads: a stale seq was accepted")
+	}
+	if err := s.AppendTransitions([]JobTransition{{JobID: a.Id, T: tr(4)}, {JobID: b.Id, T: tr(3)}}); err != nil {
+		t.Fatal(err)
+	}
+	if last, _ := s.LastTransition(a.Id); last.Seq != 4 {
+		t.Fatalf("job a: last seq %d, want 4", last.Seq)
 	}
 }
 
