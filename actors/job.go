@@ -58,6 +58,9 @@ type (
 	respawnTasks  struct{ epoch uint64 }
 	autoResume    struct{ epoch uint64 }
 	retrySchedule struct{ epoch uint64 }
+	// recoveryFinished: the manager has respawned every job; a job it
+	// respawned may now ask for admission.
+	recoveryFinished struct{}
 )
 
 // job is the only holder of one job's state. Everything about the job is
@@ -109,6 +112,7 @@ type job struct {
 	srcProps       map[string]string // the client settings j.src was opened with
 	topoBusy       bool
 	markBusy       bool
+	holdAdmission  bool // respawned by recovery: admission waits for *recoveryFinished
 	timers         []*time.Timer
 	cancel         context.CancelFunc
 	rowsWindow     []rateSample
@@ -130,11 +134,12 @@ type rateSample struct {
 
 func newJobProps(id uint64, deps *Deps, sch *actor.PID, preload *persistence.JobState) *actor.Props {
 	// The recovery scan's state serves the first start only: a restarted
-	// actor reloads from the store.
+	// actor reloads from the store and asks for admission at once.
 	var pre atomic.Pointer[persistence.JobState]
 	pre.Store(preload)
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &job{id: id, deps: deps, sch: sch, preload: pre.Swap(nil)}
+		st := pre.Swap(nil)
+		return &job{id: id, deps: deps, sch: sch, preload: st, holdAdmission: st != nil}
 	}, actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, func(any) actor.Directive {
 		// A failed task is stopped, never restarted in place: its positions
 		// may be stale. The job notices the Terminated and respawns a new
@@ -163,6 +168,11 @@ func (j *job) handle(ctx actor.Context) {
 		j.start(ctx)
 	case *actor.Restarting, *actor.Stopping:
 		j.teardown()
+	case *recoveryFinished:
+		if j.holdAdmission && j.state == api.JobState_NEED_SCHEDULE {
+			j.askAdmission(ctx)
+		}
+		j.holdAdmission = false
 	case *JobAdmitted:
 		if j.state == api.JobState_NEED_SCHEDULE {
 			j.resolveTopology(ctx)
@@ -276,13 +286,13 @@ func (j *job) start(ctx actor.Context) {
 		}
 	}
 	spec := j.rec.GetSpec()
-	schema, err := table.NewSchema(spec.GetTable())
-	if err == nil {
-		j.schema = schema
-		j.format = table.Format{Kind: spec.GetFormat(), ColumnSeparator: spec.GetColumnSeparator(), JSONPaths: spec.GetJsonpaths()}
-		j.src, err = j.deps.Sources(spec)
-		j.srcProps = spec.GetKafka().GetProperties()
-	}
+	// The table schema is built when tasks are first spawned: an idle job
+	// never needs it (a restart of 100,000 idle jobs builds none).
+	j.schema = nil
+	j.format = table.Format{Kind: spec.GetFormat(), ColumnSeparator: spec.GetColumnSeparator(), JSONPaths: spec.GetJsonpaths()}
+	var err error
+	j.src, err = j.deps.Sources(spec)
+	j.srcProps = spec.GetKafka().GetProperties()
 	j.notify(ctx)
 	if err != nil && isFinal(j.state) == false {
 		j.transition(ctx, api.JobState_PAUSED, api.Reason_SOURCE_CONFIG_ERROR, err.Error())
@@ -291,8 +301,20 @@ func (j *job) start(ctx actor.Context) {
 	j.refreshWatermarks(ctx) // and every WatermarkInterval after
 	j.planAutoResume(ctx)
 	if j.state == api.JobState_NEED_SCHEDULE {
-		ctx.Request(j.sch, &JobReady{JobID: j.id})
+		if j.holdAdmission {
+			// Respawned by recovery: ask for admission once every job is
+			// back (*recoveryFinished), so that scheduling does not slow
+			// the respawn of the rest.
+			return
+		}
+		j.askAdmission(ctx)
 	}
+}
+
+// askAdmission asks the scheduler to admit the job (*JobAdmitted).
+func (j *job) askAdmission(ctx actor.Context) {
+	j.holdAdmission = false
+	ctx.Request(j.sch, &JobReady{JobID: j.id})
 }
 
 func (j *job) teardown() {
@@ -358,7 +380,17 @@ func (j *job) transition(ctx actor.Context, to api.JobState, reason api.Reason, 
 	if to == api.JobState_RUNNING {
 		j.runningSinceMs = t.TimeUnixMs
 	}
-	j.log().Info("job state", "from", leaving.String(), "to", to.String(), "reason", reason.String(), "message", message)
+	// Routine steps (scheduled, recovered at restart) are debug: a restart
+	// of 100,000 jobs would otherwise log 200,000 lines; the manager logs
+	// the recovery as one line. Everything a user did or a failure caused
+	// is info.
+	lvl := slog.LevelInfo
+	if reason == api.Reason_SCHEDULED || reason == api.Reason_RECOVERED {
+		lvl = slog.LevelDebug
+	}
+	if j.deps.Logger.Enabled(context.Background(), lvl) {
+		j.log().Log(context.Background(), lvl, "job state", "from", leaving.String(), "to", to.String(), "reason", reason.String(), "message", message)
+	}
 	j.notify(ctx)
 	if to == api.JobState_PAUSED {
 		j.planAutoResume(ctx)
@@ -632,7 +664,7 @@ func (j *job) onAutoResume(ctx actor.Context, msg *autoResume) {
 		return
 	}
 	j.retries = 0
-	ctx.Request(j.sch, &JobReady{JobID: j.id})
+	j.askAdmission(ctx)
 }
 
 // ---------------------------------------------------------------- tasks
@@ -652,6 +684,14 @@ func (j *job) spawnTasks(ctx actor.Context) {
 		return
 	}
 	spec := j.rec.GetSpec()
+	if j.schema == nil {
+		schema, err := table.NewSchema(spec.GetTable())
+		if err != nil {
+			j.transition(ctx, api.JobState_PAUSED, api.Reason_SOURCE_CONFIG_ERROR, err.Error())
+			return
+		}
+		j.schema = schema
+	}
 	n := min(int(max(spec.GetDesiredConcurrentNumber(), 1)), len(parts))
 	j.generation = j.deps.nextGeneration()
 	limits := sources.Limits{
@@ -824,7 +864,7 @@ func (j *job) userResume(ctx actor.Context) *api.JobResponse {
 		return j.reply(storeErr(errors.New("journal write failed; the job was not resumed")))
 	}
 	j.retries = 0
-	ctx.Request(j.sch, &JobReady{JobID: j.id})
+	j.askAdmission(ctx)
 	return j.reply(nil)
 }
 

@@ -155,6 +155,7 @@ func (m *manager) recover(ctx actor.Context) {
 	m.lastID = last
 	// One pass over the job key space reads every job's state; each job
 	// actor starts from it instead of reading its own.
+	t0 := time.Now()
 	var states []*persistence.JobState
 	if err := m.deps.Store.LoadAllJobs(func(st *persistence.JobState) error {
 		states = append(states, st)
@@ -164,6 +165,7 @@ func (m *manager) recover(ctx actor.Context) {
 		m.log().Error("recovery failed", "err", err)
 		return
 	}
+	loaded := time.Since(t0)
 	var spawn []*entry
 	var recovered []persistence.JobTransition
 	now := m.deps.nowMs()
@@ -191,6 +193,7 @@ func (m *manager) recover(ctx actor.Context) {
 	}
 	// Every stored RUNNING becomes NEED_SCHEDULE in one synced write, not
 	// one per job actor. If it fails, each job actor journals its own.
+	t1 := time.Now()
 	if err := m.deps.Store.AppendTransitions(recovered); err != nil {
 		m.log().Warn("recover: journal RECOVERED transitions together", "jobs", len(recovered), "err", err)
 	} else {
@@ -209,11 +212,18 @@ func (m *manager) recover(ctx actor.Context) {
 			}
 		}
 	}
+	t2 := time.Now()
 	for _, e := range spawn {
 		m.spawn(ctx, e)
 	}
+	// Every job is back and answers; only now do they ask for admission
+	// (and journal RUNNING), so that scheduling does not slow the respawn.
+	for _, e := range spawn {
+		ctx.Send(e.pid, &recoveryFinished{})
+	}
 	m.recovered.Jobs = len(states)
-	m.log().Info("recovered jobs", "jobs", len(states))
+	m.log().Info("recovered jobs", "jobs", len(states), "load", loaded.Round(time.Millisecond),
+		"journal", t2.Sub(t1).Round(time.Millisecond), "spawn", time.Since(t2).Round(time.Millisecond))
 }
 
 func (m *manager) spawn(ctx actor.Context, e *entry) {
