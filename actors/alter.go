@@ -256,6 +256,7 @@ func (j *job) onAlterResolved(ctx actor.Context, res *alterResolved) {
 	j.notify(ctx)
 	if !maps.Equal(rec.GetSpec().GetKafka().GetProperties(), j.srcProps) && j.src != nil {
 		// New client settings: a new source (and new tasks below).
+		j.stopWatching(ctx)
 		j.stopTasks(ctx)
 		j.src.Close()
 		j.src = nil

@@ -57,6 +57,17 @@ type Source interface {
 	Close()
 }
 
+// Watcher is implemented by a source that can tell a job when its
+// watermarks or partitions change. An idle job (nothing to read, no tasks)
+// of such a source runs no timers and makes no look-ups of its own: 100,000
+// idle jobs on one topic cost one look-up per refresh, not 100,000.
+type Watcher interface {
+	// Watch calls fn with the watermarks of every partition soon after it
+	// is called and then whenever they change, until stop is called. fn
+	// must not block; it may run on any goroutine.
+	Watch(fn func(marks map[int32]int64)) (stop func())
+}
+
 // Lineage is implemented by a source whose partitions are read in an order
 // (Kinesis: a child shard only after its parents were read to their end).
 // Its methods are pure functions of the checkpoints and cached metadata and

@@ -40,6 +40,11 @@ type watermarksRefreshed struct {
 	err   error
 }
 
+// watermarksWatched carries watermarks a Watcher source reported changed.
+type watermarksWatched struct {
+	marks map[int32]int64
+}
+
 // inspectJob asks a job actor for its runtime state (in-process only: it
 // is not a protobuf message, so no remote peer can send it).
 type inspectJob struct{}
@@ -112,7 +117,8 @@ type job struct {
 	srcProps       map[string]string // the client settings j.src was opened with
 	topoBusy       bool
 	markBusy       bool
-	holdAdmission  bool // respawned by recovery: admission waits for *recoveryFinished
+	unwatch        func() // set while an idle job watches its source (Watcher)
+	holdAdmission  bool   // respawned by recovery: admission waits for *recoveryFinished
 	timers         []*time.Timer
 	cancel         context.CancelFunc
 	rowsWindow     []rateSample
@@ -184,7 +190,9 @@ func (j *job) handle(ctx actor.Context) {
 	case *topologyResolved:
 		j.onTopology(ctx, msg)
 	case *topologyTick:
-		if msg.epoch == j.epoch && j.state == api.JobState_RUNNING {
+		// A watching idle job learns of new partitions from its source;
+		// its ticks resume when it stops watching.
+		if msg.epoch == j.epoch && j.state == api.JobState_RUNNING && j.unwatch == nil {
 			j.resolveTopology(ctx)
 		}
 	case *watermarkTick:
@@ -192,20 +200,15 @@ func (j *job) handle(ctx actor.Context) {
 	case *watermarksRefreshed:
 		j.markBusy = false
 		if msg.err == nil {
-			j.marks = msg.marks
-			quiet := j.stats.GetCommittedBatches() == j.batchesAtMark
-			j.batchesAtMark = j.stats.GetCommittedBatches()
-			switch {
-			case j.state != api.JobState_RUNNING, j.inflight != nil:
-				// Tasks change only between group commits.
-			case j.idle && !j.nothingToRead():
-				j.spawnTasks(ctx)
-			case !j.idle && quiet && len(j.tasks) > 0 && j.nothingToRead():
-				if _, lineage := j.src.(Lineage); !lineage {
-					// Nothing committed since the last look and nothing to
-					// read: the tasks go; data arriving brings them back.
-					j.stopTasks(ctx)
-					j.idle = true
+			j.onMarks(ctx, msg.marks)
+		}
+	case *watermarksWatched:
+		if j.unwatch != nil {
+			j.onMarks(ctx, msg.marks)
+			for p := range msg.marks {
+				if _, ok := j.progress[p]; !ok {
+					j.resolveTopology(ctx) // a new partition, maybe ours
+					break
 				}
 			}
 		}
@@ -311,6 +314,57 @@ func (j *job) start(ctx actor.Context) {
 	}
 }
 
+// onMarks takes new high watermarks: an idle job with data to read spawns
+// tasks; a job whose tasks found nothing since the last look lets them go.
+func (j *job) onMarks(ctx actor.Context, marks map[int32]int64) {
+	j.marks = marks
+	quiet := j.stats.GetCommittedBatches() == j.batchesAtMark
+	j.batchesAtMark = j.stats.GetCommittedBatches()
+	switch {
+	case j.state != api.JobState_RUNNING, j.inflight != nil:
+		// Tasks change only between group commits.
+	case j.idle && !j.nothingToRead():
+		j.spawnTasks(ctx)
+	case !j.idle && quiet && len(j.tasks) > 0 && j.nothingToRead():
+		if _, lineage := j.src.(Lineage); !lineage {
+			// Nothing committed since the last look and nothing to
+			// read: the tasks go; data arriving brings them back.
+			j.stopTasks(ctx)
+			j.idle = true
+		}
+	}
+}
+
+// watchIfIdle makes an idle RUNNING job whose source is a Watcher watch
+// it instead of polling, and reports whether the job is watching. Any
+// other job stops watching and goes back to its timers.
+func (j *job) watchIfIdle(ctx actor.Context) bool {
+	w, ok := j.src.(Watcher)
+	if !ok || !j.idle || j.state != api.JobState_RUNNING || len(j.tasks) > 0 {
+		j.stopWatching(ctx)
+		return false
+	}
+	if j.unwatch == nil {
+		self, system := ctx.Self(), ctx.ActorSystem()
+		j.unwatch = w.Watch(func(marks map[int32]int64) {
+			system.Root.Send(self, &watermarksWatched{marks: marks})
+		})
+	}
+	return true
+}
+
+// stopWatching ends a watch and re-arms the job's watermark and topology
+// timers.
+func (j *job) stopWatching(ctx actor.Context) {
+	if j.unwatch == nil {
+		return
+	}
+	j.unwatch()
+	j.unwatch = nil
+	j.scheduleTimer(ctx, j.deps.Settings.TopologyInterval, &topologyTick{epoch: j.epoch})
+	j.refreshWatermarks(ctx)
+}
+
 // askAdmission asks the scheduler to admit the job (*JobAdmitted).
 func (j *job) askAdmission(ctx actor.Context) {
 	j.holdAdmission = false
@@ -323,6 +377,10 @@ func (j *job) teardown() {
 		// actor must load what it made durable.
 		<-g.done
 		j.inflight = nil
+	}
+	if j.unwatch != nil {
+		j.unwatch()
+		j.unwatch = nil
 	}
 	for _, t := range j.timers {
 		t.Stop()
@@ -373,6 +431,7 @@ func (j *job) transition(ctx actor.Context, to api.JobState, reason api.Reason, 
 	j.state, j.reason, j.message = to, reason, message
 	if to != api.JobState_RUNNING && leaving == api.JobState_RUNNING || to == api.JobState_PAUSED || isFinal(to) {
 		j.stopTasks(ctx)
+		j.stopWatching(ctx)
 	}
 	if to != leaving {
 		j.epoch++
@@ -680,6 +739,9 @@ func (j *job) spawnTasks(ctx actor.Context) {
 	}
 	j.readable = parts
 	j.idle = !keep && j.nothingToRead()
+	if !j.idle {
+		j.stopWatching(ctx)
+	}
 	if len(parts) == 0 || j.idle {
 		return
 	}
@@ -800,6 +862,9 @@ func (j *job) noteRate(atMs, rows int64) {
 // ---------------------------------------------------------------- watermarks
 
 func (j *job) refreshWatermarks(ctx actor.Context) {
+	if j.watchIfIdle(ctx) {
+		return
+	}
 	j.scheduleTimer(ctx, j.deps.Settings.WatermarkInterval, &watermarkTick{})
 	if j.markBusy || j.src == nil || isFinal(j.state) {
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -45,6 +46,95 @@ type sharedCluster struct {
 	// thousands of jobs on one topic starting together (a restart) ask the
 	// broker once.
 	parts *topicCache[[]int32]
+	// watches are the topics idle jobs watch (actors.Watcher), each polled
+	// by one goroutine while it has watchers.
+	wmu     sync.Mutex
+	watches map[string]*topicWatch
+	nextSub uint64
+}
+
+// topicWatch is one watched topic: its watchers and the watermarks they
+// were last told.
+type topicWatch struct {
+	subs map[uint64]func(map[int32]int64)
+	last map[int32]int64
+	stop chan struct{}
+}
+
+// watch adds fn to topic's watchers, starting the topic's poller (one
+// look-up every `every`) if it is the first. fn gets the last known
+// watermarks at once, if any, and then every change.
+func (sc *sharedCluster) watch(topic string, every time.Duration, fn func(map[int32]int64),
+	look func(context.Context) (map[int32]int64, error)) (stop func()) {
+	sc.wmu.Lock()
+	if sc.watches == nil {
+		sc.watches = map[string]*topicWatch{}
+	}
+	w := sc.watches[topic]
+	if w == nil {
+		w = &topicWatch{subs: map[uint64]func(map[int32]int64){}, stop: make(chan struct{})}
+		sc.watches[topic] = w
+		go sc.poll(w, every, look)
+	}
+	sc.nextSub++
+	id := sc.nextSub
+	w.subs[id] = fn
+	last := w.last
+	sc.wmu.Unlock()
+	if last != nil {
+		fn(last)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			sc.wmu.Lock()
+			defer sc.wmu.Unlock()
+			delete(w.subs, id)
+			if len(w.subs) == 0 && sc.watches[topic] == w {
+				close(w.stop)
+				delete(sc.watches, topic)
+			}
+		})
+	}
+}
+
+// poll looks up w's watermarks every `every` until w stops, and tells
+// every watcher when they changed. Failed look-ups tell nobody.
+func (sc *sharedCluster) poll(w *topicWatch, every time.Duration, look func(context.Context) (map[int32]int64, error)) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		marks, err := look(ctx)
+		cancel()
+		if err == nil {
+			var fns []func(map[int32]int64)
+			sc.wmu.Lock()
+			if w.last == nil || !maps.Equal(marks, w.last) {
+				w.last = marks
+				fns = slices.Collect(maps.Values(w.subs))
+			}
+			sc.wmu.Unlock()
+			for _, fn := range fns {
+				fn(marks)
+			}
+		}
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// stopWatches ends every poller of sc (its cluster is closing).
+func (sc *sharedCluster) stopWatches() {
+	sc.wmu.Lock()
+	defer sc.wmu.Unlock()
+	for topic, w := range sc.watches {
+		close(w.stop)
+		delete(sc.watches, topic)
+	}
 }
 
 // KinesisFaultsEnv arms Kinesis fault injection in a node, for tests and
@@ -109,7 +199,7 @@ func (k *sourceSet) open(spec *api.JobSpec) (actors.Source, error) {
 		k.mu.clusters[key] = sc
 	}
 	sc.refs++
-	return &kafkaSource{owner: k, key: key, c: sc.c, marks: sc.marks, parts: sc.parts, topic: ks.GetTopic()}, nil
+	return &kafkaSource{owner: k, key: key, sc: sc, c: sc.c, marks: sc.marks, parts: sc.parts, topic: ks.GetTopic()}, nil
 }
 
 func (k *sourceSet) release(key string) {
@@ -121,6 +211,7 @@ func (k *sourceSet) release(key string) {
 	}
 	sc.refs--
 	if sc.refs <= 0 {
+		sc.stopWatches()
 		sc.c.Close()
 		delete(k.mu.clusters, key)
 	}
@@ -154,6 +245,7 @@ func (k *sourceSet) closeAll() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for key, sc := range k.mu.clusters {
+		sc.stopWatches()
 		sc.c.Close()
 		delete(k.mu.clusters, key)
 	}
@@ -163,6 +255,7 @@ func (k *sourceSet) closeAll() {
 type kafkaSource struct {
 	owner  *sourceSet
 	key    string
+	sc     *sharedCluster
 	c      *kafka.Cluster
 	marks  *watermarkCache
 	parts  *topicCache[[]int32]
@@ -170,7 +263,16 @@ type kafkaSource struct {
 	closed sync.Once
 }
 
-var _ actors.Source = (*kafkaSource)(nil)
+var (
+	_ actors.Source  = (*kafkaSource)(nil)
+	_ actors.Watcher = (*kafkaSource)(nil)
+)
+
+// Watch implements actors.Watcher: one poller per topic (every
+// watermark_interval) serves all of the topic's idle jobs.
+func (s *kafkaSource) Watch(fn func(map[int32]int64)) (stop func()) {
+	return s.sc.watch(s.topic, 2*s.owner.marksFresh, fn, s.Watermarks)
+}
 
 func (s *kafkaSource) Partitions(ctx context.Context) ([]int32, error) {
 	return s.parts.get(ctx, s.topic, func(ctx context.Context) ([]int32, error) {

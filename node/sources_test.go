@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -55,5 +56,77 @@ func TestWatermarkCacheShares(t *testing.T) {
 	m, err := failing.get(context.Background(), "t", func(context.Context) (map[int32]int64, error) { return map[int32]int64{1: 7}, nil })
 	if err != nil || m[1] != 7 {
 		t.Fatalf("after an error the next call must look again: %v, %v", m, err)
+	}
+}
+
+// TestTopicWatch: one poller per watched topic tells every watcher of each
+// change (and a late watcher of the current marks at once), tells nobody
+// when nothing changed, and stops when the last watcher leaves.
+func TestTopicWatch(t *testing.T) {
+	var mu sync.Mutex
+	marks := map[int32]int64{0: 1}
+	var looks atomic.Int64
+	look := func(context.Context) (map[int32]int64, error) {
+		looks.Add(1)
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(marks), nil
+	}
+	sc := &sharedCluster{}
+	got := [2]chan map[int32]int64{make(chan map[int32]int64, 16), make(chan map[int32]int64, 16)}
+	stop0 := sc.watch("t", 5*time.Millisecond, func(m map[int32]int64) { got[0] <- m }, look)
+	recv := func(i int, want int64) {
+		t.Helper()
+		select {
+		case m := <-got[i]:
+			if m[0] != want {
+				t.Fatalf("watcher %d told %v, want partition 0 at %d", i, m, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("watcher %d never told of %d", i, want)
+		}
+	}
+	recv(0, 1)
+	stop1 := sc.watch("t", 5*time.Millisecond, func(m map[int32]int64) { got[1] <- m }, look)
+	recv(1, 1) // the current marks, at once
+	// Unchanged marks tell nobody, over many polls.
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for n, deadline := looks.Load(), time.After(5*time.Second); looks.Load() < n+5; {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatal("the poller stopped looking")
+		}
+	}
+	if len(got[0])+len(got[1]) != 0 {
+		t.Fatalf("unchanged marks were told: %d, %d", len(got[0]), len(got[1]))
+	}
+	mu.Lock()
+	marks = map[int32]int64{0: 7}
+	mu.Unlock()
+	recv(0, 7)
+	recv(1, 7)
+	stop0()
+	stop0() // idempotent
+	stop1()
+	sc.wmu.Lock()
+	left := len(sc.watches)
+	sc.wmu.Unlock()
+	if left != 0 {
+		t.Fatalf("%d topics still watched after every watcher left", left)
+	}
+	// The poller stops: at most one look-up in flight finishes.
+	n := looks.Load()
+	for window := time.After(200 * time.Millisecond); ; {
+		select {
+		case <-tick.C:
+			if looks.Load() > n+1 {
+				t.Fatalf("the poller kept looking after the last watcher left (%d look-ups)", looks.Load()-n)
+			}
+			continue
+		case <-window:
+		}
+		break
 	}
 }

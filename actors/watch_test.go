@@ -1,0 +1,117 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/loadnode/loadnode/api"
+)
+
+// watchSource is a quietSource that is a Watcher and counts the job's own
+// look-ups (watermarks and partitions).
+type watchSource struct {
+	quietSource
+	looks, partLooks atomic.Int64
+
+	mu       sync.Mutex
+	marks    map[int32]int64
+	watchers map[int]func(map[int32]int64)
+	next     int
+}
+
+func (s *watchSource) Partitions(ctx context.Context) ([]int32, error) {
+	s.partLooks.Add(1)
+	return s.quietSource.Partitions(ctx)
+}
+
+func (s *watchSource) Watermarks(context.Context) (map[int32]int64, error) {
+	s.looks.Add(1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.marks), nil
+}
+
+func (s *watchSource) Watch(fn func(map[int32]int64)) func() {
+	s.mu.Lock()
+	s.next++
+	id := s.next
+	s.watchers[id] = fn
+	m := maps.Clone(s.marks)
+	s.mu.Unlock()
+	fn(m)
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.watchers, id)
+	}
+}
+
+func (s *watchSource) set(m map[int32]int64) {
+	s.mu.Lock()
+	s.marks = m
+	fns := make([]func(map[int32]int64), 0, len(s.watchers))
+	for _, fn := range s.watchers {
+		fns = append(fns, fn)
+	}
+	s.mu.Unlock()
+	for _, fn := range fns {
+		fn(maps.Clone(m))
+	}
+}
+
+func (s *watchSource) watching() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.watchers)
+}
+
+// TestIdleJobWatches: an idle job of a Watcher source makes no look-ups
+// and runs no timers of its own; when the source reports new data it
+// spawns tasks and goes back to its timers.
+func TestIdleJobWatches(t *testing.T) {
+	src := &watchSource{quietSource: quietSource{parts: []int32{0, 1}},
+		marks: map[int32]int64{0: 0, 1: 0}, watchers: map[int]func(map[int32]int64){}}
+	h := newHarnessWith(t, vfs.NewMem(), src, Settings{
+		WatermarkInterval: 10 * time.Millisecond, TopologyInterval: 10 * time.Millisecond,
+	})
+	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec("idle")}).(*api.JobResponse)
+	if resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	id := resp.Job.Summary.Id
+	h.waitState(h.jobPID(id), api.JobState_RUNNING)
+	poll(t, 5*time.Second, func() (bool, string) {
+		return src.watching() == 1, fmt.Sprintf("%d watchers, want the idle job", src.watching())
+	})
+	// Polling every 10 ms would make about 30 look-ups of each kind here.
+	looks, parts := src.looks.Load(), src.partLooks.Load()
+	holds(t, 300*time.Millisecond, func() (bool, string) {
+		l, p := src.looks.Load()-looks, src.partLooks.Load()-parts
+		return l == 0 && p == 0, fmt.Sprintf("a watching idle job made %d watermark and %d partition look-ups", l, p)
+	})
+	show := func() *api.JobInfo {
+		return h.ask(h.mgr, &api.ShowJobRequest{Name: "idle"}).(*api.JobResponse).GetJob()
+	}
+	if info := show(); info.GetRunningTasks() != 0 {
+		t.Fatalf("idle job has %d tasks", info.GetRunningTasks())
+	}
+
+	src.set(map[int32]int64{0: 5, 1: 0})
+	poll(t, 5*time.Second, func() (bool, string) {
+		info := show()
+		return info.GetRunningTasks() > 0 && src.watching() == 0,
+			fmt.Sprintf("after new data: %d tasks, %d watchers", info.GetRunningTasks(), src.watching())
+	})
+	// Back to its timers.
+	poll(t, 5*time.Second, func() (bool, string) {
+		n := src.looks.Load() - looks
+		return n >= 3, fmt.Sprintf("%d look-ups since the job stopped watching", n)
+	})
+}
