@@ -54,6 +54,7 @@ type jobInspection struct {
 	state      api.JobState
 	generation uint64
 	progress   map[int32]int64
+	timers     int // timers held (pending ones only)
 }
 
 // Timer messages a job actor sends itself.
@@ -119,7 +120,7 @@ type job struct {
 	markBusy       bool
 	unwatch        func() // set while an idle job watches its source (Watcher)
 	holdAdmission  bool   // respawned by recovery: admission waits for *recoveryFinished
-	timers         []*time.Timer
+	timers         []*jobTimer
 	cancel         context.CancelFunc
 	rowsWindow     []rateSample
 
@@ -251,7 +252,7 @@ func (j *job) handle(ctx actor.Context) {
 		for k, v := range j.progress {
 			p[k] = v
 		}
-		ctx.Respond(&jobInspection{state: j.state, generation: j.generation, progress: p})
+		ctx.Respond(&jobInspection{state: j.state, generation: j.generation, progress: p, timers: len(j.timers)})
 	}
 }
 
@@ -383,7 +384,7 @@ func (j *job) teardown() {
 		j.unwatch = nil
 	}
 	for _, t := range j.timers {
-		t.Stop()
+		t.t.Stop()
 	}
 	j.timers = nil
 	if j.cancel != nil {
@@ -402,11 +403,21 @@ func isFinal(s api.JobState) bool {
 
 func (j *job) scheduleTimer(ctx actor.Context, d time.Duration, msg any) {
 	self, system := ctx.Self(), ctx.ActorSystem()
-	j.timers = append(j.timers, time.AfterFunc(d, func() { system.Root.Send(self, msg) }))
-	if len(j.timers) > 64 {
-		// Fired timers are harmless; keep the slice bounded.
-		j.timers = j.timers[len(j.timers)-16:]
-	}
+	jt := &jobTimer{}
+	jt.t = time.AfterFunc(d, func() {
+		jt.fired.Store(true)
+		system.Root.Send(self, msg)
+	})
+	// Only pending timers are kept (teardown stops them): a long-lived
+	// job must not hold every timer it ever fired.
+	j.timers = slices.DeleteFunc(j.timers, func(t *jobTimer) bool { return t.fired.Load() })
+	j.timers = append(j.timers, jt)
+}
+
+// jobTimer is a timer of a job actor and whether it has fired.
+type jobTimer struct {
+	t     *time.Timer
+	fired atomic.Bool
 }
 
 // transition journals a state change durably, then applies it. It returns

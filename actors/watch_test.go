@@ -115,3 +115,22 @@ func TestIdleJobWatches(t *testing.T) {
 		return n >= 3, fmt.Sprintf("%d look-ups since the job stopped watching", n)
 	})
 }
+
+// TestJobHoldsOnlyPendingTimers: a job that has fired many timers holds
+// only the pending ones (it once kept up to 64 fired timers per job).
+func TestJobHoldsOnlyPendingTimers(t *testing.T) {
+	h := newHarnessWith(t, vfs.NewMem(), &quietSource{parts: []int32{0}}, Settings{
+		WatermarkInterval: 2 * time.Millisecond, TopologyInterval: 2 * time.Millisecond,
+	})
+	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec("ticking")}).(*api.JobResponse)
+	if resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	pid := h.jobPID(resp.Job.Summary.Id)
+	h.waitState(pid, api.JobState_RUNNING)
+	// Over 300 ms the job fires ~150 watermark and ~150 topology timers.
+	holds(t, 300*time.Millisecond, func() (bool, string) {
+		n := h.ask(pid, &inspectJob{}).(*jobInspection).timers
+		return n <= 4, fmt.Sprintf("the job holds %d timers", n)
+	})
+}
