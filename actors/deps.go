@@ -24,7 +24,7 @@ type Store interface {
 	ShowData(id uint64, maxTransitions, maxErrorRows int) ([]*api.Transition, []*api.ErrorRow, error)
 	AppendTransition(id uint64, t *api.Transition) error
 	AppendTransitions(ts []persistence.JobTransition) error
-	InitStarts(id uint64, positions map[int32]int64, checkpoints map[int32][]byte) error
+	InitStarts(id uint64, positions map[int32]int64, checkpoints map[int32][]byte, t *api.Transition) error
 	CommitBatch(c *persistence.Commit) error
 	ErrorRows(id uint64, limit int) ([]*api.ErrorRow, error)
 	DeleteJob(id uint64, name string) error

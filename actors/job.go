@@ -426,14 +426,26 @@ type jobTimer struct {
 // INVARIANT: every transition is journaled before it is acknowledged or
 // acted on.
 func (j *job) transition(ctx actor.Context, to api.JobState, reason api.Reason, message string) bool {
-	t := &api.Transition{
-		Seq: j.lastSeq + 1, TimeUnixMs: j.deps.nowMs(),
-		From: j.state, To: to, Reason: reason, Message: message,
-	}
+	t := j.nextTransition(to, reason, message)
 	if err := j.deps.Store.AppendTransition(j.id, t); err != nil {
 		j.log().Error("journal transition failed", "to", to.String(), "err", err)
 		return false
 	}
+	j.applyTransition(ctx, t)
+	return true
+}
+
+// nextTransition is the journal entry of a change from the current state.
+func (j *job) nextTransition(to api.JobState, reason api.Reason, message string) *api.Transition {
+	return &api.Transition{
+		Seq: j.lastSeq + 1, TimeUnixMs: j.deps.nowMs(),
+		From: j.state, To: to, Reason: reason, Message: message,
+	}
+}
+
+// applyTransition acts on t once it is durable.
+func (j *job) applyTransition(ctx actor.Context, t *api.Transition) {
+	to, reason, message := t.GetTo(), t.GetReason(), t.GetMessage()
 	if h := j.deps.Hooks.AfterTransition; h != nil {
 		h(j.id, t)
 	}
@@ -465,7 +477,6 @@ func (j *job) transition(ctx actor.Context, to api.JobState, reason api.Reason, 
 	if to == api.JobState_PAUSED {
 		j.planAutoResume(ctx)
 	}
-	return true
 }
 
 func (j *job) notify(ctx actor.Context) {
@@ -583,11 +594,17 @@ func (j *job) onTopology(ctx actor.Context, msg *topologyResolved) {
 			}
 		}
 	}
+	// A first schedule journals RUNNING in the same synced write as the
+	// initial positions (one fsync per new job, not two).
+	var run *api.Transition
+	if j.state == api.JobState_NEED_SCHEDULE && len(fresh) > 0 {
+		run = j.nextTransition(api.JobState_RUNNING, api.Reason_SCHEDULED, "")
+	}
 	if len(fresh) > 0 {
 		// INVARIANT (topology follows progress): a new partition's initial
 		// position (and, for Kinesis, its lineage and start position) is
 		// durable before any task is given the partition.
-		if err := j.deps.Store.InitStarts(j.id, fresh, cks); err != nil {
+		if err := j.deps.Store.InitStarts(j.id, fresh, cks, run); err != nil {
 			j.onStoreError(ctx, fmt.Errorf("persist initial positions: %w", err))
 			return
 		}
@@ -601,7 +618,9 @@ func (j *job) onTopology(ctx actor.Context, msg *topologyResolved) {
 	}
 	switch j.state {
 	case api.JobState_NEED_SCHEDULE:
-		if !j.transition(ctx, api.JobState_RUNNING, api.Reason_SCHEDULED, "") {
+		if run != nil {
+			j.applyTransition(ctx, run)
+		} else if !j.transition(ctx, api.JobState_RUNNING, api.Reason_SCHEDULED, "") {
 			return
 		}
 		j.spawnTasks(ctx)

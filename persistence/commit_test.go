@@ -491,10 +491,10 @@ func BenchmarkCommitBatch(b *testing.B) {
 func TestCommitCheckpoints(t *testing.T) {
 	s := openStore(t, vfs.NewMem(), Options{})
 	id := mustCreate(t, s, 1, "ck").Id
-	if err := s.InitStarts(id, map[int32]int64{0: 0, 1: 0}, map[int32][]byte{0: []byte("start-0")}); err != nil {
+	if err := s.InitStarts(id, map[int32]int64{0: 0, 1: 0}, map[int32][]byte{0: []byte("start-0")}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.InitStarts(id, nil, map[int32][]byte{2: []byte("x")}); err == nil {
+	if err := s.InitStarts(id, nil, map[int32][]byte{2: []byte("x")}, nil); err == nil {
 		t.Fatal("checkpoint without a position accepted")
 	}
 	st, err := s.LoadJob(id)
@@ -517,5 +517,38 @@ func TestCommitCheckpoints(t *testing.T) {
 	}
 	if got := string(st.Checkpoints[0]); got != "seq-3" || st.Progress[0] != 3 || st.Progress[1] != 1 || len(st.Checkpoints) != 1 {
 		t.Fatalf("after commit: progress %v checkpoints %q", st.Progress, st.Checkpoints)
+	}
+}
+
+// InitStarts with a transition writes the positions and the journal entry
+// in one batch, or neither when the transition's seq is stale.
+func TestInitStartsWithTransition(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), Options{})
+	id := mustCreate(t, s, 1, "first").Id
+	run := func(seq uint64) *api.Transition {
+		return &api.Transition{Seq: seq, From: api.JobState_NEED_SCHEDULE, To: api.JobState_RUNNING, Reason: api.Reason_SCHEDULED}
+	}
+	if err := s.InitStarts(id, map[int32]int64{0: 4}, nil, run(1)); err == nil {
+		t.Fatal("a stale transition seq was accepted")
+	}
+	st, err := s.LoadJob(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Progress) != 0 || st.Last.GetSeq() != 1 {
+		t.Fatalf("refused init wrote progress %v, journal head %d", st.Progress, st.Last.GetSeq())
+	}
+	if err := s.InitStarts(id, map[int32]int64{0: 4}, nil, run(2)); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = s.LoadJob(id); err != nil {
+		t.Fatal(err)
+	}
+	if st.Progress[0] != 4 || st.Last.GetSeq() != 2 || st.Last.GetTo() != api.JobState_RUNNING {
+		t.Fatalf("progress %v, last %v", st.Progress, st.Last)
+	}
+	// The head moved with it: the next append must be seq 3.
+	if err := s.AppendTransition(id, run(2)); err == nil {
+		t.Fatal("seq 2 accepted twice")
 	}
 }

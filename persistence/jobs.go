@@ -457,13 +457,15 @@ func (s *Store) AppendTransitions(ts []JobTransition) (err error) {
 // nothing and returns an error wrapping ErrProgressExists that names the
 // partition (the lowest such partition). An unknown job gives ErrNotFound.
 func (s *Store) InitProgress(id uint64, positions map[int32]int64) error {
-	return s.InitStarts(id, positions, nil)
+	return s.InitStarts(id, positions, nil, nil)
 }
 
 // InitStarts is InitProgress with, for a checkpointed source, each new
 // partition's initial checkpoint (a partition in checkpoints must be in
-// positions), written in the same synced batch.
-func (s *Store) InitStarts(id uint64, positions map[int32]int64, checkpoints map[int32][]byte) (err error) {
+// positions), written in the same synced batch. A non-nil t is journaled
+// in that batch too, checked as AppendTransition checks it (a job's first
+// schedule: RUNNING with its initial positions, one fsync).
+func (s *Store) InitStarts(id uint64, positions map[int32]int64, checkpoints map[int32][]byte, t *api.Transition) (err error) {
 	if err := s.usable(); err != nil {
 		return err
 	}
@@ -478,8 +480,25 @@ func (s *Store) InitStarts(id uint64, positions map[int32]int64, checkpoints map
 			return fmt.Errorf("persistence: init progress of job %d: checkpoint for partition %d without a position", id, p)
 		}
 	}
-	if len(positions) == 0 {
+	if len(positions) == 0 && t == nil {
 		return nil
+	}
+	var tv []byte
+	if t != nil {
+		lastSeq, ok := s.head(id)
+		if !ok {
+			last, err := s.lastTransition(id)
+			if err != nil {
+				return fmt.Errorf("persistence: init progress of job %d: %w", id, err)
+			}
+			lastSeq = last.GetSeq()
+		}
+		if want := lastSeq + 1; t.GetSeq() != want {
+			return fmt.Errorf("persistence: init progress of job %d: transition seq %d, want %d", id, t.GetSeq(), want)
+		}
+		if tv, err = proto.Marshal(t); err != nil {
+			return fmt.Errorf("persistence: init progress of job %d: %w", id, err)
+		}
 	}
 	parts := slices.Sorted(maps.Keys(positions))
 	for _, p := range parts {
@@ -499,7 +518,16 @@ func (s *Store) InitStarts(id uint64, positions map[int32]int64, checkpoints map
 			_ = b.Set(checkpointKey(id, p), c, nil)
 		}
 	}
-	return s.commit(b, fmt.Sprintf("init progress of job %d", id))
+	if t != nil {
+		_ = b.Set(journalKey(id, t.GetSeq()), tv, nil)
+	}
+	if err := s.commit(b, fmt.Sprintf("init progress of job %d", id)); err != nil {
+		return err
+	}
+	if t != nil {
+		s.setHead(id, t.GetSeq())
+	}
+	return nil
 }
 
 // record reads a job's create snapshot; ErrNotFound when absent.

@@ -615,7 +615,7 @@ func TestLoadAllJobs(t *testing.T) {
 	for id := uint64(1); id <= 4; id++ {
 		mustCreate(t, s, id, fmt.Sprintf("j%d", id))
 	}
-	if err := s.InitStarts(2, map[int32]int64{0: 0, 3: 7}, map[int32][]byte{3: []byte("ck")}); err != nil {
+	if err := s.InitStarts(2, map[int32]int64{0: 0, 3: 7}, map[int32][]byte{3: []byte("ck")}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.AppendTransition(2, &api.Transition{Seq: 2, To: api.JobState_RUNNING, Reason: api.Reason_SCHEDULED}); err != nil {
@@ -639,7 +639,7 @@ func TestLoadAllJobs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.InitStarts(4, map[int32]int64{1: 3}, nil); err != nil {
+	if err := s.InitStarts(4, map[int32]int64{1: 3}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	var got []*JobState
