@@ -249,10 +249,14 @@ func targets(r *Results) []Target {
 		if s.Created < s.Jobs {
 			note = fmt.Sprintf("only %d of %d jobs created in time", s.Created, s.Jobs)
 		}
+		if !s.Reused {
+			out = append(out, Target{Name: fmt.Sprintf("RSS per idle job (%d jobs)", s.Jobs), Want: "<= 16", Measured: s.RSSPerJobKB, Unit: "KB",
+				Met: s.Created == s.Jobs && s.RSSPerJobKB <= 16, Note: note})
+		}
 		out = append(out,
-			Target{Name: fmt.Sprintf("RSS per idle job (%d jobs)", s.Jobs), Want: "<= 16", Measured: s.RSSPerJobKB, Unit: "KB",
-				Met: s.Created == s.Jobs && s.RSSPerJobKB <= 16, Note: note},
-			Target{Name: fmt.Sprintf("restart until every job answers show (%d jobs)", s.Jobs), Want: "<= 5", Measured: s.RestartAllShownSeconds, Unit: "s",
+			Target{Name: fmt.Sprintf("restart until every job is respawned (%d jobs)", s.Jobs), Want: "<= 5", Measured: s.RestartReadySeconds, Unit: "s",
+				Met: s.Created == s.Jobs && s.RestartReadySeconds > 0 && s.RestartReadySeconds <= 5, Note: note},
+			Target{Name: fmt.Sprintf("restart until every job answered a show (%d jobs)", s.Jobs), Want: "<= 5", Measured: s.RestartAllShownSeconds, Unit: "s",
 				Met: s.Created == s.Jobs && s.Shown == s.Created && s.RestartAllShownSeconds <= 5, Note: note})
 	}
 	return out

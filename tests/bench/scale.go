@@ -62,7 +62,7 @@ func scaleRun(ctx context.Context, o Options, brokers []string, jobs int) (*Scal
 		defer os.RemoveAll(dir)
 	}
 	if reused > 0 {
-		res.Created = reused
+		res.Created, res.Reused = reused, true
 		res.Notes = append(res.Notes, fmt.Sprintf("reused the store of %d jobs in %s: create and RSS not measured", reused, dir))
 		restartScale(ctx, o, dir, res, nil)
 		return res, nil
