@@ -183,12 +183,12 @@ func repeat(runs int, f func(run int) (sample, error)) ([]sample, error) {
 
 func runCreate(ctx context.Context, o Options, brokers []string, logf func(string, ...any)) (*Create, error) {
 	// Warm-up: a smaller run, discarded.
-	if _, _, _, err := createRun(ctx, o, brokers, max(o.Creates/10, 16), 0); err != nil {
+	if _, _, _, _, err := createRun(ctx, o, brokers, max(o.Creates/10, 16), 0); err != nil {
 		return nil, err
 	}
-	var p50, p99, pb50, pb99, t1, t16 []float64
+	var p50, p99, pb50, pb99, pg50, pg99, t1, t16 []float64
 	for run := 1; run <= o.Runs; run++ {
-		seq, tp1, tp16, err := createRun(ctx, o, brokers, o.Creates, run)
+		seq, ping, tp1, tp16, err := createRun(ctx, o, brokers, o.Creates, run)
 		if err != nil {
 			return nil, err
 		}
@@ -201,6 +201,8 @@ func runCreate(ctx context.Context, o Options, brokers []string, logf func(strin
 		p99 = append(p99, ms(percentile(seq, 99)))
 		pb50 = append(pb50, ms(percentile(pb, 50)))
 		pb99 = append(pb99, ms(percentile(pb, 99)))
+		pg50 = append(pg50, ms(percentile(ping, 50)))
+		pg99 = append(pg99, ms(percentile(ping, 99)))
 		t1 = append(t1, tp1)
 		t16 = append(t16, tp16)
 		logf("create run %d: p50 %.2fms p99 %.2fms (pebble sync p99 %.2fms), %.0f/s with 1 client, %.0f/s with 16",
@@ -208,6 +210,7 @@ func runCreate(ctx context.Context, o Options, brokers []string, logf func(strin
 	}
 	c := &Create{Jobs: o.Creates, Runs: o.Runs, CreateP50Ms: median(p50), CreateP99Ms: median(p99),
 		PebbleSyncP50Ms: median(pb50), PebbleSyncP99Ms: median(pb99),
+		PingP50Ms: median(pg50), PingP99Ms: median(pg99),
 		CreatesPerSec1: median(t1), CreatesPerSec16: median(t16)}
 	if c.PebbleSyncP99Ms > 0 {
 		c.P99Ratio = c.CreateP99Ms / c.PebbleSyncP99Ms

@@ -84,29 +84,52 @@ func createJobs(ctx context.Context, addr string, brokers []string, prefix strin
 // createRun measures, on fresh in-process nodes, the latency of n sequential
 // creates from one client, and the throughput of n creates from one and from
 // 16 concurrent clients.
-func createRun(ctx context.Context, o Options, brokers []string, n, run int) (seq []time.Duration, tput1, tput16 float64, err error) {
+func createRun(ctx context.Context, o Options, brokers []string, n, run int) (seq, ping []time.Duration, tput1, tput16 float64, err error) {
 	node1, cleanup, err := startNode(ctx, o, "create1")
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, nil, 0, 0, err
 	}
 	seq, el, err := createJobs(ctx, node1.Addr(), brokers, fmt.Sprintf("seq%d", run), n, 1)
+	if err == nil {
+		ping, err = pings(ctx, node1.Addr(), n)
+	}
 	cleanup()
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, nil, 0, 0, err
 	}
 	tput1 = float64(len(seq)) / el.Seconds()
 	node16, cleanup, err := startNode(ctx, o, "create16")
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, nil, 0, 0, err
 	}
 	conc, el, err := createJobs(ctx, node16.Addr(), brokers, fmt.Sprintf("conc%d", run), n, 16)
 	cleanup()
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, nil, 0, 0, err
 	}
 	tput16 = float64(len(conc)) / el.Seconds()
 	slices.Sort(seq)
-	return seq, tput1, tput16, nil
+	slices.Sort(ping)
+	return seq, ping, tput1, tput16, nil
+}
+
+// pings measures n client round trips to the node's manager (a Ping, no
+// store access): the floor under any client call, create included.
+func pings(ctx context.Context, addr string, n int) ([]time.Duration, error) {
+	c, err := client.Dial(ctx, addr, client.WithTimeout(time.Minute))
+	if err != nil {
+		return nil, fmt.Errorf("bench: dial: %w", err)
+	}
+	defer c.Close()
+	out := make([]time.Duration, 0, n)
+	for range n {
+		s := time.Now()
+		if _, err := c.Ping(ctx); err != nil {
+			return nil, fmt.Errorf("bench: ping: %w", err)
+		}
+		out = append(out, time.Since(s))
+	}
+	return out, nil
 }
 
 // pebbleCommits measures n bare synced 1 KB Pebble commits (one Set each,

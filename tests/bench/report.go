@@ -53,6 +53,7 @@ func WriteText(w io.Writer, r *Results) error {
 		fmt.Fprintln(tw, "\tp50 ms\tp99 ms\t")
 		fmt.Fprintf(tw, "job create (client, 1 at a time)\t%.3f\t%.3f\t\n", c.CreateP50Ms, c.CreateP99Ms)
 		fmt.Fprintf(tw, "bare synced 1 KB Pebble commit\t%.3f\t%.3f\t\n", c.PebbleSyncP50Ms, c.PebbleSyncP99Ms)
+		fmt.Fprintf(tw, "client round trip (ping, no store)\t%.3f\t%.3f\t\n", c.PingP50Ms, c.PingP99Ms)
 		if err := tw.Flush(); err != nil {
 			return err
 		}

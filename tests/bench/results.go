@@ -69,12 +69,16 @@ type Throughput struct {
 
 // Create is the create-latency scenario (medians over runs).
 type Create struct {
-	Jobs              int     `json:"jobs"`
-	Runs              int     `json:"runs"`
-	CreateP50Ms       float64 `json:"create_p50_ms"`
-	CreateP99Ms       float64 `json:"create_p99_ms"`
-	PebbleSyncP50Ms   float64 `json:"pebble_sync_1k_p50_ms"`
-	PebbleSyncP99Ms   float64 `json:"pebble_sync_1k_p99_ms"`
+	Jobs            int     `json:"jobs"`
+	Runs            int     `json:"runs"`
+	CreateP50Ms     float64 `json:"create_p50_ms"`
+	CreateP99Ms     float64 `json:"create_p99_ms"`
+	PebbleSyncP50Ms float64 `json:"pebble_sync_1k_p50_ms"`
+	PebbleSyncP99Ms float64 `json:"pebble_sync_1k_p99_ms"`
+	// PingP50Ms and PingP99Ms are client round trips to the manager (no
+	// store access) in the same run: the floor under a create.
+	PingP50Ms         float64 `json:"ping_p50_ms"`
+	PingP99Ms         float64 `json:"ping_p99_ms"`
 	P99Ratio          float64 `json:"create_p99_to_pebble_p99_ratio"`
 	CreatesPerSec1    float64 `json:"creates_per_sec_1_client"`
 	CreatesPerSec16   float64 `json:"creates_per_sec_16_clients"`
