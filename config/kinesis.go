@@ -47,7 +47,8 @@ func CanonicalPosition(s string) (string, bool) {
 			return s, false
 		}
 		return PositionAtTimestampPrefix + ts, true
-	case isDigits(u) && len(u) <= 128:
+	case isDigits(u) && len(u) <= 128 && (u[0] != '0' || len(u) == 1):
+		// A sequence number, as the source reads it: no leading zeros.
 		return u, true
 	}
 	return s, false

@@ -58,6 +58,7 @@ func TestParseKinesisErrors(t *testing.T) {
 		{"keys and profile", "  stream: s\n  region: us-east-1\n  credentials: {access_key_id: AK, secret_access_key: SK, profile: p}\n", "kinesis.credentials", "not both"},
 		{"unknown credential", "  stream: s\n  region: us-east-1\n  credentials: {password: x}\n", "kinesis.credentials.password", "unknown key"},
 		{"bad position", "  stream: s\n  region: us-east-1\n  positions: {shardId-000000000000: OFFSET_BEGINNING}\n", "kinesis.positions.shardId-000000000000", "TRIM_HORIZON"},
+		{"sequence number with leading zeros", "  stream: s\n  region: us-east-1\n  positions: {shardId-000000000000: \"0042\"}\n", "kinesis.positions.shardId-000000000000", "TRIM_HORIZON"},
 		{"bad timestamp", "  stream: s\n  region: us-east-1\n  default_position: AT_TIMESTAMP:yesterday\n", "kinesis.default_position", "RFC3339"},
 		{"position not in shards", "  stream: s\n  region: us-east-1\n  shards: [shardId-000000000001]\n  positions: {shardId-000000000000: LATEST}\n", "kinesis.positions.shardId-000000000000", "not in kinesis.shards"},
 		{"duplicate shard", "  stream: s\n  region: us-east-1\n  shards: [shardId-000000000001, shardId-000000000001]\n", "kinesis.shards[1]", "duplicate"},
