@@ -14,6 +14,7 @@ import (
 // Scenario names, as accepted by Options.Scenarios.
 const (
 	ScenarioCeiling = "ceiling" // raw franz-go consumer
+	ScenarioKcat    = "kcat"    // plain kcat (librdkafka) consume
 	ScenarioE2E     = "e2e"     // loadnode end to end
 	ScenarioStore   = "store"   // Pebble store ceiling
 	ScenarioCreate  = "create"  // create latency and throughput
@@ -21,7 +22,7 @@ const (
 )
 
 // AllScenarios is the default scenario list, in the order they run.
-var AllScenarios = []string{ScenarioCeiling, ScenarioE2E, ScenarioStore, ScenarioCreate, ScenarioScale}
+var AllScenarios = []string{ScenarioCeiling, ScenarioKcat, ScenarioE2E, ScenarioStore, ScenarioCreate, ScenarioScale}
 
 // Options configures Run. Zero fields take the defaults of Defaults (or
 // QuickDefaults when Quick is set).
