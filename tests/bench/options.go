@@ -56,9 +56,10 @@ type Options struct {
 	// BatchRows is the job's max_batch_rows and the store ceiling's batch
 	// size. Default 20,000.
 	BatchRows int
-	// BatchInterval is the job's max_batch_interval: a task's last batch of
-	// a pre-filled topic waits this long for more. Default 100ms (the least
-	// a spec allows), so that this tail weighs little in the measured time.
+	// BatchInterval is the job's max_batch_interval. Default 100ms (the
+	// least a spec allows). A task's last batch of a pre-filled topic ends
+	// as soon as the task is caught up (the Kafka reader's early end), so
+	// this matters only for batches smaller than a tenth of BatchRows.
 	BatchInterval time.Duration
 	// Creates is the number of jobs created per create-latency run. Default
 	// 1,000; quick 200.
