@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -25,7 +26,8 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	defer cancel()
 	res := &Results{
 		Started: time.Now(),
-		Host:    Host{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH},
+		Host: Host{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
+			CgoEnabled: cgoEnabled()},
 		Settings: Settings{Quick: o.Quick, Records: o.Records, RecordBytes: o.RecordBytes, Runs: o.Runs,
 			BatchRows: o.BatchRows, BatchIntervalMs: o.BatchInterval.Milliseconds(), Tasks: o.Tasks,
 			Creates: o.Creates, ScaleJobs: o.ScaleJobs, Scenarios: o.Scenarios},
@@ -195,6 +197,21 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	}
 	res.Targets = targets(res)
 	return res, nil
+}
+
+// cgoEnabled is the CGO_ENABLED build setting of the running binary, or ""
+// when its build info does not record it.
+func cgoEnabled() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "CGO_ENABLED" {
+			return s.Value
+		}
+	}
+	return ""
 }
 
 // repeat runs f once as a discarded warm-up, then runs times.

@@ -233,6 +233,22 @@ func TestAppendRecordParses(t *testing.T) {
 	}
 }
 
+// TestCgoSetting: the header says how the binary was built, so that
+// figures of a cgo and a non-cgo build are never mixed up.
+func TestCgoSetting(t *testing.T) {
+	v := cgoEnabled()
+	if v != "0" && v != "1" {
+		t.Fatalf("CGO_ENABLED build setting %q, want 0 or 1", v)
+	}
+	var txt bytes.Buffer
+	if err := WriteText(&txt, &Results{Host: Host{CgoEnabled: v}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(txt.String(), "built with CGO_ENABLED="+v) {
+		t.Errorf("header lacks the cgo setting:\n%s", txt.String())
+	}
+}
+
 func TestMedianPercentile(t *testing.T) {
 	if m := median([]float64{3, 1, 2}); m != 2 {
 		t.Errorf("median = %v", m)

@@ -20,7 +20,7 @@ func WriteJSON(w io.Writer, r *Results) error {
 // table), create latency, scale, and the targets.
 func WriteText(w io.Writer, r *Results) error {
 	s := r.Settings
-	fmt.Fprintf(w, "loadnode bench: %d CPUs, %s %s/%s; broker: %s\n", r.Host.CPUs, r.Host.GoVersion, r.Host.OS, r.Host.Arch, s.Broker)
+	fmt.Fprintf(w, "loadnode bench: %d CPUs, %s %s/%s, %s; broker: %s\n", r.Host.CPUs, r.Host.GoVersion, r.Host.OS, r.Host.Arch, cgoText(r.Host.CgoEnabled), s.Broker)
 	fmt.Fprintf(w, "%d records of ~%d bytes per topic; median of %d runs after a warm-up; job batches: max_batch_rows %d, max_batch_interval %dms, tasks %s\n\n",
 		s.Records, s.RecordBytes, s.Runs, s.BatchRows, s.BatchIntervalMs, tasksText(s.Tasks))
 	if len(r.Throughput) > 0 {
@@ -123,6 +123,17 @@ func WriteText(w io.Writer, r *Results) error {
 	}
 	fmt.Fprintf(w, "total %.0fs\n", r.Seconds)
 	return nil
+}
+
+// cgoText says how the binary was built, for the header.
+func cgoText(v string) string {
+	switch v {
+	case "0":
+		return "built with CGO_ENABLED=0 (Pebble memtables on the Go heap; `make loadnode`)"
+	case "1":
+		return "built with CGO_ENABLED=1 (Pebble memtables calloc'd; the release build is `make loadnode`, CGO_ENABLED=0)"
+	}
+	return "CGO_ENABLED unknown (no build info)"
 }
 
 // kcatRan reports whether a kcat row was measured.

@@ -22,6 +22,10 @@ type Host struct {
 	GoVersion string `json:"go_version"`
 	OS        string `json:"os"`
 	Arch      string `json:"arch"`
+	// CgoEnabled is the CGO_ENABLED setting the running binary was built
+	// with ("0" or "1"; "" when the build info does not say). It changes
+	// where Pebble allocates memtables (Go heap without cgo, calloc with).
+	CgoEnabled string `json:"cgo_enabled"`
 }
 
 // Settings are the sizes the run used.
