@@ -17,6 +17,9 @@ import (
 	"github.com/loadnode/loadnode/sources"
 )
 
+// minRecordsCap is the least capacity a Read's Records start with.
+const minRecordsCap = 64
+
 // boundsTimeout bounds the listing that fills an OutOfRangeError.
 const boundsTimeout = 10 * time.Second
 
@@ -52,6 +55,11 @@ type reader struct {
 	// fetches held records, from one listing): with next it tells when the
 	// reader is caught up, so that Read need not wait out MaxWait.
 	hw map[int32]int64
+	// lastLen is the number of records the last Read returned: the next
+	// Read's Records start with that capacity, so that a reader working
+	// through a backlog allocates each batch once instead of growing it
+	// (growslice was ~6% of the end-to-end CPU), and a trickle stays small.
+	lastLen int
 	// err is sticky: once set every Read returns it.
 	err    error
 	closed bool
@@ -107,6 +115,12 @@ func (c *Cluster) NewReader(topic string, start map[int32]int64) (sources.Reader
 
 func (r *reader) Read(ctx context.Context, lim sources.Limits) (*sources.Batch, error) {
 	b := &sources.Batch{}
+	defer func() { r.lastLen = len(b.Records) }()
+	if hint := max(r.lastLen, len(r.pending)-r.head, minRecordsCap); lim.MaxRows > 0 {
+		b.Records = make([]sources.Record, 0, min(hint, lim.MaxRows))
+	} else {
+		b.Records = make([]sources.Record, 0, hint)
+	}
 	if r.closed {
 		return r.finish(b), errors.New("kafka: read: reader closed")
 	}
