@@ -368,7 +368,9 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 		if len(r.Value) > cfg.settings.MaxRecordBytes {
 			perr = fmt.Errorf("record of %d bytes exceeds the %d-byte limit", len(r.Value), cfg.settings.MaxRecordBytes)
 		} else {
-			vals, perr = parser.Parse(r.Value, vals)
+			// The row is encoded below, before the next record: its
+			// STRING cells may borrow the record's bytes.
+			vals, perr = parser.ParseBorrowed(r.Value, vals)
 		}
 		if perr != nil {
 			raw := r.Value
