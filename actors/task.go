@@ -110,7 +110,12 @@ type task struct {
 	pendingErr error
 	asks       uint64 // slot requests sent, to match their time-outs
 	empties    int    // empty reads in a row
-	failed     bool   // reported a failure; waits for its job to stop it
+	// fed: the current reader has returned something. A reader that has
+	// not may still be waiting for its first fetch (slower than a short
+	// max_batch_interval on a busy broker): closing it then would throw
+	// its fetch away and start over, again and again.
+	fed    bool
+	failed bool // reported a failure; waits for its job to stop it
 }
 
 func newTaskProps(cfg taskConfig) *actor.Props {
@@ -155,7 +160,7 @@ func (t *task) Receive(ctx actor.Context) {
 				t.fail(ctx, fmt.Errorf("task %d: open reader: %w", t.cfg.index, err))
 				return
 			}
-			t.reader = r
+			t.reader, t.fed = r, false
 		}
 		t.holding = true
 		t.reading = true
@@ -198,6 +203,11 @@ func (t *task) Receive(ctx actor.Context) {
 // dormantAfter is the number of empty reads in a row after which a task
 // closes its reader.
 const dormantAfter = 2
+
+// dormantUnfed is the number of empty reads in a row after which a task
+// closes a reader that has returned nothing yet (opened because the
+// watermarks showed records, which may be control records only).
+const dormantUnfed = 10
 
 // marksChecked carries a dormant task's look at the high watermarks.
 type marksChecked struct {
@@ -368,7 +378,9 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 		if len(r.Value) > cfg.settings.MaxRecordBytes {
 			perr = fmt.Errorf("record of %d bytes exceeds the %d-byte limit", len(r.Value), cfg.settings.MaxRecordBytes)
 		} else {
-			vals, perr = parser.Parse(r.Value, vals)
+			// The row is encoded below, before the next record: its
+			// STRING cells may borrow the record's bytes.
+			vals, perr = parser.ParseBorrowed(r.Value, vals)
 		}
 		if perr != nil {
 			raw := r.Value
@@ -414,7 +426,7 @@ func (t *task) onBatch(ctx actor.Context, msg *batchCollected) {
 		// closes its reader and asks for a slot again only when the
 		// (shared, cached) high watermarks show records to read.
 		t.empties++
-		if t.empties >= dormantAfter && t.reader != nil && !t.cfg.keepReader {
+		if t.empties >= dormantAfter && (t.fed || t.empties >= dormantUnfed) && t.reader != nil && !t.cfg.keepReader {
 			t.reader.Close()
 			t.reader = nil
 		}
@@ -424,6 +436,7 @@ func (t *task) onBatch(ctx actor.Context, msg *batchCollected) {
 		time.AfterFunc(t.idle, func() { system.Root.Send(self, &requestSlot{}) })
 		return
 	}
+	t.fed = true
 	for _, r := range msg.commit.ranges {
 		s := t.pos[r.Partition]
 		s.Offset = r.To

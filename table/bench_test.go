@@ -9,6 +9,11 @@ const (
 )
 
 func benchParse(b *testing.B, f Format, rec string) {
+	b.Run("copy", func(b *testing.B) { benchParseWith(b, f, rec, (*Parser).Parse) })
+	b.Run("borrowed", func(b *testing.B) { benchParseWith(b, f, rec, (*Parser).ParseBorrowed) })
+}
+
+func benchParseWith(b *testing.B, f Format, rec string, parse func(*Parser, []byte, []Value) ([]Value, error)) {
 	s := testSchema(b)
 	p, err := NewParser(s, f)
 	if err != nil {
@@ -16,13 +21,13 @@ func benchParse(b *testing.B, f Format, rec string) {
 	}
 	raw := []byte(rec)
 	dst := make([]Value, s.NumColumns())
-	if _, err := p.Parse(raw, dst); err != nil {
+	if _, err := parse(p, raw, dst); err != nil {
 		b.Fatal(err)
 	}
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := p.Parse(raw, dst); err != nil {
+		if _, err := parse(p, raw, dst); err != nil {
 			b.Fatal(err)
 		}
 	}

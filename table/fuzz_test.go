@@ -45,6 +45,7 @@ func FuzzParseJSON(f *testing.F) {
 		isObject := strings.HasPrefix(strings.TrimLeft(string(data), " \t\r\n"), "{")
 		for _, p := range []*Parser{plain, paths} {
 			row, err := p.Parse(data, nil)
+			checkBorrowed(t, p, data, row, err)
 			if err != nil {
 				var pe *ParseError
 				if !errors.As(err, &pe) {
@@ -90,6 +91,7 @@ func FuzzParseCSV(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, p := range []*Parser{comma, multi} {
 			row, err := p.Parse(data, nil)
+			checkBorrowed(t, p, data, row, err)
 			if err != nil {
 				var pe *ParseError
 				if !errors.As(err, &pe) {
@@ -103,4 +105,16 @@ func FuzzParseCSV(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkBorrowed checks that ParseBorrowed gives what Parse gave (row, err).
+func checkBorrowed(t *testing.T, p *Parser, data []byte, row []Value, err error) {
+	t.Helper()
+	got, berr := p.ParseBorrowed(data, nil)
+	if (err == nil) != (berr == nil) || err != nil && err.Error() != berr.Error() {
+		t.Fatalf("ParseBorrowed(%q) err = %v, Parse err = %v", data, berr, err)
+	}
+	if err == nil && !equalRows(got, row) {
+		t.Fatalf("ParseBorrowed(%q)\n got %+v\nwant %+v", data, got, row)
+	}
 }

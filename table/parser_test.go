@@ -117,6 +117,24 @@ func runParseCases(t *testing.T, p *Parser, cases []parseCase) {
 			if !equalRows(got, tc.want) {
 				t.Fatalf("Parse(%q)\n got %+v\nwant %+v", tc.in, got, tc.want)
 			}
+			// Parse keeps no reference to its input; ParseBorrowed gives
+			// the same row while its input is left alone.
+			raw := []byte(tc.in)
+			got, err = p.Parse(raw, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clear(raw)
+			if !equalRows(got, tc.want) {
+				t.Fatalf("Parse(%q): the row changed with its input\n got %+v\nwant %+v", tc.in, got, tc.want)
+			}
+			borrowed, err := p.ParseBorrowed([]byte(tc.in), dst)
+			if err != nil {
+				t.Fatalf("ParseBorrowed(%q) = %v", tc.in, err)
+			}
+			if !equalRows(borrowed, tc.want) {
+				t.Fatalf("ParseBorrowed(%q)\n got %+v\nwant %+v", tc.in, borrowed, tc.want)
+			}
 		})
 	}
 }

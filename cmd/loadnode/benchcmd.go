@@ -29,6 +29,7 @@ func (m *Main) parseBench(args []string) (command, error) {
 	var brokers, scenarios, formats, partitions, scaleJobs string
 	fs := m.newFlagSet("bench", "bench [--quick] [--json] [--brokers HOST:PORT,...] [--records N] [--runs N] [--scenarios LIST] [--out FILE] [--chart FILE]\n\n"+
 		"Measures, in one run on the same data: the raw franz-go consumer ceiling,\n"+
+		"a plain kcat consume (skipped when kcat is not on PATH),\n"+
 		"loadnode end to end (json and csv; 1, 8 and 64 partitions), the Pebble store\n"+
 		"ceiling, job create latency next to a bare synced Pebble commit, and the\n"+
 		"scale of idle jobs. The broker is a `loadnode kfake` child process unless\n"+

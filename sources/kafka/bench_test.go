@@ -31,6 +31,7 @@ func BenchmarkRead(b *testing.B) {
 		b.Fatal(err)
 	}
 	start := map[int32]int64{0: 0, 1: 0, 2: 0, 3: 0}
+	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
 		r, err := e.cluster.NewReader(e.topic, start)

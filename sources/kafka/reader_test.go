@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/loadnode/loadnode/sources"
@@ -352,4 +354,130 @@ func TestUnreachable(t *testing.T) {
 			t.Fatal("no UnreachableError")
 		}
 	}
+}
+
+// TestReadEndsEarlyWhenCaughtUp: a Read of a backlog ends as soon as the
+// reader has taken every partition to its high watermark, not after MaxWait,
+// including when a partition is empty and led by a broker that leads no
+// partition with records (franz-go returns no fetch from it, so its
+// watermark is listed).
+func TestReadEndsEarlyWhenCaughtUp(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		empty bool
+	}{{"all partitions hold records", false}, {"one partition empty on its own broker", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			const parts, perPart = 4, 500
+			e := newEnvWith(t, parts, nil, kfake.NumBrokers(2))
+			if tc.empty {
+				// Partitions 0-2 on broker 0, the empty partition 3 alone
+				// on broker 1.
+				for p := range int32(parts) {
+					if err := e.fake.MoveTopicPartition(e.topic, p, min(p/(parts-1), 1)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if l := partitionLeaders(t, e); l[0] != 0 || l[1] != 0 || l[2] != 0 || l[3] != 1 {
+					t.Fatalf("partition leaders %v", l)
+				}
+			}
+			var total int
+			for p := range int32(parts) {
+				if tc.empty && p == parts-1 {
+					continue
+				}
+				vals := make([]string, perPart)
+				for i := range vals {
+					vals[i] = fmt.Sprintf("p%d-%04d", p, i)
+				}
+				e.produce(t, p, vals...)
+				total += perPart
+			}
+			r, err := e.cluster.NewReader(e.topic, map[int32]int64{0: 0, 1: 0, 2: 0, 3: 0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			const wait = 5 * time.Second
+			lim := sources.Limits{MaxRows: 10 * total, MaxWait: wait} // a tenth of MaxRows is the whole backlog
+			t0 := time.Now()
+			b, err := r.Read(testCtx(t), lim)
+			el := time.Since(t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b.Records) != total {
+				t.Fatalf("read %d records, want the whole backlog of %d", len(b.Records), total)
+			}
+			if el > wait/2 {
+				t.Fatalf("a caught-up Read took %v; it should end early, well before MaxWait %v", el, wait)
+			}
+			t.Logf("caught up after %v (MaxWait %v)", el, wait)
+		})
+	}
+}
+
+// partitionLeaders is the leader broker of each partition of e's topic.
+func partitionLeaders(t *testing.T, e *testEnv) map[int32]int32 {
+	t.Helper()
+	md, err := e.adm.Metadata(testCtx(t), e.topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int32]int32{}
+	for p, pd := range md.Topics[e.topic].Partitions {
+		out[p] = pd.Leader
+	}
+	return out
+}
+
+// TestReadTrickleStillWaits: when records trickle in, a caught-up Read with
+// a small fill (under a tenth of MaxRows) does not end early before half of
+// MaxWait, so that a slow producer does not cost a synced commit per poll.
+func TestReadTrickleStillWaits(t *testing.T) {
+	e := newEnv(t, 1)
+	e.produce(t, 0, "first")
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			rec := &kgo.Record{Partition: 0, Value: fmt.Appendf(nil, "trickle-%d", i)}
+			if err := e.prod.ProduceSync(context.Background(), rec).FirstErr(); err != nil {
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+
+	r, err := e.cluster.NewReader(e.topic, map[int32]int64{0: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	const wait = 2 * time.Second
+	lim := sources.Limits{MaxRows: 10000, MaxWait: wait}
+	t0 := time.Now()
+	b, err := r.Read(testCtx(t), lim)
+	el := time.Since(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Records) == 0 || len(b.Records) >= lim.MaxRows/10 {
+		t.Fatalf("read %d records; want a small fill (1 to %d)", len(b.Records), lim.MaxRows/10-1)
+	}
+	if el < wait/2 {
+		t.Fatalf("a trickle Read of %d records ended after %v, before half of MaxWait %v", len(b.Records), el, wait)
+	}
+	if el > wait+time.Second {
+		t.Fatalf("a trickle Read took %v, MaxWait %v", el, wait)
+	}
+	t.Logf("%d trickled records after %v (MaxWait %v)", len(b.Records), el, wait)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -25,7 +26,8 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	defer cancel()
 	res := &Results{
 		Started: time.Now(),
-		Host:    Host{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH},
+		Host: Host{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
+			CgoEnabled: cgoEnabled()},
 		Settings: Settings{Quick: o.Quick, Records: o.Records, RecordBytes: o.RecordBytes, Runs: o.Runs,
 			BatchRows: o.BatchRows, BatchIntervalMs: o.BatchInterval.Milliseconds(), Tasks: o.Tasks,
 			Creates: o.Creates, ScaleJobs: o.ScaleJobs, Scenarios: o.Scenarios},
@@ -58,8 +60,17 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		}
 	}
 
-	// 1 and 2: ceiling and end to end, side by side per topic.
-	if o.has(ScenarioCeiling) || o.has(ScenarioE2E) {
+	kcat, kcatErr := "", error(nil)
+	if o.has(ScenarioKcat) {
+		if kcat, kcatErr = kcatPath(); kcatErr == nil {
+			res.Settings.Kcat = kcatVersion(ctx, kcat)
+		} else {
+			logf("kcat: skipped: %v", kcatErr)
+		}
+	}
+
+	// 1 and 2: ceiling (and kcat) and end to end, side by side per topic.
+	if o.has(ScenarioCeiling) || o.has(ScenarioKcat) || o.has(ScenarioE2E) {
 		for _, format := range o.Formats {
 			for _, parts := range o.Partitions {
 				if ctx.Err() != nil {
@@ -73,21 +84,40 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 					continue
 				}
 				ceil := &Throughput{Scenario: ScenarioCeiling, Format: format, Partitions: parts, Topic: topic, Records: sum(ends)}
-				res.Throughput = append(res.Throughput, ceil)
-				ss, err := repeat(o.Runs, func(int) (sample, error) { return ceilingRun(ctx, brokers, topic, ends) })
-				if err != nil {
-					ceil.Error = err.Error()
-					fail(err)
-				} else {
-					summarize(ceil, ss)
-					logf("ceiling  %s p%-2d %10.0f records/s", format, parts, ceil.RecordsPerSec)
+				if o.has(ScenarioCeiling) {
+					res.Throughput = append(res.Throughput, ceil)
+					ss, err := repeat(o.Runs, func(int) (sample, error) { return ceilingRun(ctx, brokers, topic, ends) })
+					if err != nil {
+						ceil.Error = err.Error()
+						fail(err)
+					} else {
+						summarize(ceil, ss)
+						logf("ceiling  %s p%-2d %10.0f records/s", format, parts, ceil.RecordsPerSec)
+					}
+				}
+				kc := &Throughput{Scenario: ScenarioKcat, Format: format, Partitions: parts, Topic: topic, Records: sum(ends)}
+				switch {
+				case !o.has(ScenarioKcat):
+				case kcatErr != nil:
+					kc.Skipped = kcatErr.Error()
+					res.Throughput = append(res.Throughput, kc)
+				default:
+					res.Throughput = append(res.Throughput, kc)
+					ss, err := repeat(o.Runs, func(int) (sample, error) { return kcatRun(ctx, kcat, brokers, topic, ends) })
+					if err != nil {
+						kc.Error = err.Error()
+						fail(err)
+					} else {
+						summarize(kc, ss)
+						logf("kcat     %s p%-2d %10.0f records/s", format, parts, kc.RecordsPerSec)
+					}
 				}
 				if !o.has(ScenarioE2E) {
 					continue
 				}
 				e2e := &Throughput{Scenario: ScenarioE2E, Format: format, Partitions: parts, Topic: topic, Records: sum(ends)}
 				res.Throughput = append(res.Throughput, e2e)
-				ss, err = repeat(o.Runs, func(run int) (sample, error) {
+				ss, err := repeat(o.Runs, func(run int) (sample, error) {
 					return e2eRun(ctx, o, brokers, topic, format, ends, run)
 				})
 				if err != nil {
@@ -99,6 +129,10 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 				if ceil.RecordsPerSec > 0 {
 					r := e2e.RecordsPerSec / ceil.RecordsPerSec
 					e2e.E2EToCeilingRatio = &r
+				}
+				if kc.RecordsPerSec > 0 {
+					r := e2e.RecordsPerSec / kc.RecordsPerSec
+					e2e.E2EToKcatRatio = &r
 				}
 				logf("loadnode %s p%-2d %10.0f records/s", format, parts, e2e.RecordsPerSec)
 			}
@@ -163,6 +197,21 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	}
 	res.Targets = targets(res)
 	return res, nil
+}
+
+// cgoEnabled is the CGO_ENABLED build setting of the running binary, or ""
+// when its build info does not record it.
+func cgoEnabled() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "CGO_ENABLED" {
+			return s.Value
+		}
+	}
+	return ""
 }
 
 // repeat runs f once as a discarded warm-up, then runs times.
@@ -230,6 +279,19 @@ func targets(r *Results) []Target {
 		}
 		out = append(out, Target{Name: fmt.Sprintf("e2e / ceiling, %s, 8 partitions", t.Format), Want: ">= 0.33",
 			Measured: *t.E2EToCeilingRatio, Unit: "x", Met: *t.E2EToCeilingRatio >= 0.33})
+	}
+	for _, t := range r.Throughput {
+		if t.Scenario != ScenarioE2E || t.Partitions != 8 || t.E2EToKcatRatio == nil {
+			continue
+		}
+		out = append(out, Target{Name: fmt.Sprintf("e2e faster than kcat, %s, 8 partitions", t.Format), Want: "> 1",
+			Measured: *t.E2EToKcatRatio, Unit: "x", Met: *t.E2EToKcatRatio > 1})
+	}
+	for _, t := range r.Throughput {
+		if t.Scenario == ScenarioKcat && t.Partitions == 8 && t.Skipped != "" {
+			out = append(out, Target{Name: fmt.Sprintf("e2e faster than kcat, %s, 8 partitions", t.Format), Want: "> 1",
+				Unit: "x", NotMeasured: true, Note: t.Skipped})
+		}
 	}
 	for _, t := range r.Throughput {
 		if t.Scenario != ScenarioE2E || t.Partitions != 8 || t.CommitToStoreRatio == nil {

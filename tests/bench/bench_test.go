@@ -4,24 +4,53 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
-// TestQuickTiny runs every scenario at a tiny size against a kfake child
-// process, so that `go test ./...` exercises the harness end to end.
-func TestQuickTiny(t *testing.T) {
+// binary builds cmd/loadnode once for the tests of this package.
+var binary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "loadnode-bench-test-")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "loadnode")
+	if out, err := exec.Command("go", "build", "-o", path, "../../cmd/loadnode").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return path, nil
+})
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if path, err := binary(); err == nil {
+		os.RemoveAll(filepath.Dir(path))
+	}
+	os.Exit(code)
+}
+
+func buildBinary(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary and runs child processes")
 	}
-	binary := filepath.Join(t.TempDir(), "loadnode")
-	build := exec.Command("go", "build", "-o", binary, "../../cmd/loadnode")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	path, err := binary()
+	if err != nil {
+		t.Fatal(err)
 	}
+	return path
+}
+
+// TestQuickTiny runs every scenario at a tiny size against a kfake child
+// process, so that `go test ./...` exercises the harness end to end.
+func TestQuickTiny(t *testing.T) {
+	binary := buildBinary(t)
 	var log bytes.Buffer
 	o := Options{
 		Quick: true, Binary: binary, Records: 3000, Runs: 1,
@@ -37,8 +66,17 @@ func TestQuickTiny(t *testing.T) {
 	if len(res.Errors) > 0 {
 		t.Fatalf("errors: %v", res.Errors)
 	}
-	var e2e, ceiling, store int
+	var e2e, ceiling, store, kcat int
 	for _, r := range res.Throughput {
+		if r.Scenario == ScenarioKcat {
+			kcat++
+			if r.Skipped != "" {
+				if _, err := kcatPath(); err == nil {
+					t.Errorf("kcat skipped although it is on PATH: %s", r.Skipped)
+				}
+				continue
+			}
+		}
 		switch r.Scenario {
 		case ScenarioE2E:
 			e2e++
@@ -54,8 +92,8 @@ func TestQuickTiny(t *testing.T) {
 			t.Errorf("%s %s/%d: %v records/s over %d records", r.Scenario, r.Format, r.Partitions, r.RecordsPerSec, r.Records)
 		}
 	}
-	if e2e != 1 || ceiling != 1 || store != 1 {
-		t.Fatalf("rows: %d e2e, %d ceiling, %d store", e2e, ceiling, store)
+	if e2e != 1 || ceiling != 1 || store != 1 || kcat != 1 {
+		t.Fatalf("rows: %d e2e, %d ceiling, %d store, %d kcat", e2e, ceiling, store, kcat)
 	}
 	if c := res.Create; c == nil || c.CreateP99Ms <= 0 || c.PebbleSyncP99Ms <= 0 || c.CreatesPerSec16 <= 0 {
 		t.Fatalf("create: %+v", c)
@@ -91,6 +129,96 @@ func TestQuickTiny(t *testing.T) {
 	}
 }
 
+// TestKcat runs the kcat baseline next to the ceiling and loadnode at 8
+// partitions and checks its rows, ratio, target line and JSON.
+func TestKcat(t *testing.T) {
+	if _, err := kcatPath(); err != nil {
+		t.Skip(err)
+	}
+	binary := buildBinary(t)
+	var log bytes.Buffer
+	o := Options{
+		Quick: true, Binary: binary, Records: 4000, Runs: 1, Scenarios: []string{ScenarioKcat, ScenarioE2E},
+		Formats: []string{"json"}, Partitions: []int{8}, Timeout: 2 * time.Minute, Log: &log,
+	}
+	res, err := Run(context.Background(), o)
+	t.Logf("log:\n%s", log.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) > 0 {
+		t.Fatalf("errors: %v", res.Errors)
+	}
+	if !strings.HasPrefix(res.Settings.Kcat, "kcat 1.") {
+		t.Errorf("kcat version %q", res.Settings.Kcat)
+	}
+	var kc, e2e *Throughput
+	for _, r := range res.Throughput {
+		switch r.Scenario {
+		case ScenarioKcat:
+			kc = r
+		case ScenarioE2E:
+			e2e = r
+		}
+	}
+	if kc == nil || e2e == nil {
+		t.Fatalf("throughput rows: %+v", res.Throughput)
+	}
+	if kc.Records != 4000 || kc.RecordsPerSec <= 0 || kc.Skipped != "" || kc.CPUSecPerMillion <= 0 {
+		t.Errorf("kcat row: %+v", kc)
+	}
+	// Values are ~200 bytes: kcat's %S sizes must add up to about that.
+	if per := kc.MBPerSec * 1e6 / kc.RecordsPerSec; per < 150 || per > 250 {
+		t.Errorf("kcat counted %.0f bytes per record, want ~200", per)
+	}
+	if e2e.E2EToKcatRatio == nil || *e2e.E2EToKcatRatio <= 0 {
+		t.Errorf("e2e row has no ratio to kcat: %+v", e2e)
+	}
+	var txt, js bytes.Buffer
+	if err := WriteText(&txt, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"kcat (librdkafka)", "e2e faster than kcat, json, 8 partitions", "x kcat"} {
+		if !strings.Contains(txt.String(), want) {
+			t.Errorf("text output lacks %q:\n%s", want, txt.String())
+		}
+	}
+	if err := WriteJSON(&js, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"scenario": "kcat"`, `"e2e_to_kcat_ratio"`, `"kcat": "kcat 1.`} {
+		if !strings.Contains(js.String(), want) {
+			t.Errorf("JSON lacks %s", want)
+		}
+	}
+}
+
+// TestKcatMissing: without kcat on PATH the scenario is reported skipped
+// with how to install it, and its target as not measured.
+func TestKcatMissing(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := kcatPath()
+	if err == nil || !strings.Contains(err.Error(), "apt-get install -y kcat") {
+		t.Fatalf("kcatPath with an empty PATH: %v", err)
+	}
+	res := &Results{Throughput: []*Throughput{
+		{Scenario: ScenarioKcat, Format: "csv", Partitions: 8, Records: 10, Skipped: err.Error()},
+	}}
+	res.Targets = targets(res)
+	if len(res.Targets) != 1 || !res.Targets[0].NotMeasured || res.Targets[0].Met {
+		t.Fatalf("targets: %+v", res.Targets)
+	}
+	var txt bytes.Buffer
+	if err := WriteText(&txt, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"skipped", "kcat skipped: kcat is not on PATH", "not measured"} {
+		if !strings.Contains(txt.String(), want) {
+			t.Errorf("text output lacks %q:\n%s", want, txt.String())
+		}
+	}
+}
+
 func TestAppendRecordParses(t *testing.T) {
 	for _, size := range []int{120, 200, 1000} {
 		for _, f := range []string{"json", "csv"} {
@@ -102,6 +230,22 @@ func TestAppendRecordParses(t *testing.T) {
 	}
 	if _, err := encodeRows(100, 200); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCgoSetting: the header says how the binary was built, so that
+// figures of a cgo and a non-cgo build are never mixed up.
+func TestCgoSetting(t *testing.T) {
+	v := cgoEnabled()
+	if v != "0" && v != "1" {
+		t.Fatalf("CGO_ENABLED build setting %q, want 0 or 1", v)
+	}
+	var txt bytes.Buffer
+	if err := WriteText(&txt, &Results{Host: Host{CgoEnabled: v}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(txt.String(), "built with CGO_ENABLED="+v) {
+		t.Errorf("header lacks the cgo setting:\n%s", txt.String())
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package bench is loadnode's benchmark harness (`loadnode bench`): it runs,
 // in one process run and on the same data, the raw franz-go consumer ceiling,
-// real loadnode jobs end to end, the Pebble store ceiling, job create latency
+// a plain kcat consume (a child process, when kcat is installed), real
+// loadnode jobs end to end, the Pebble store ceiling, job create latency
 // next to a bare synced Pebble commit, and the scale of idle jobs, and reports
 // them side by side (text table, JSON, SVG chart).
 //

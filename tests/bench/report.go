@@ -20,30 +20,47 @@ func WriteJSON(w io.Writer, r *Results) error {
 // table), create latency, scale, and the targets.
 func WriteText(w io.Writer, r *Results) error {
 	s := r.Settings
-	fmt.Fprintf(w, "loadnode bench: %d CPUs, %s %s/%s; broker: %s\n", r.Host.CPUs, r.Host.GoVersion, r.Host.OS, r.Host.Arch, s.Broker)
+	fmt.Fprintf(w, "loadnode bench: %d CPUs, %s %s/%s, %s; broker: %s\n", r.Host.CPUs, r.Host.GoVersion, r.Host.OS, r.Host.Arch, cgoText(r.Host.CgoEnabled), s.Broker)
 	fmt.Fprintf(w, "%d records of ~%d bytes per topic; median of %d runs after a warm-up; job batches: max_batch_rows %d, max_batch_interval %dms, tasks %s\n\n",
 		s.Records, s.RecordBytes, s.Runs, s.BatchRows, s.BatchIntervalMs, tasksText(s.Tasks))
 	if len(r.Throughput) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "scenario\tformat\tpartitions\trecords\tseconds\trecords/s\tMB/s\tCPU s/M rec\tallocs/rec\trows/batch\tx ceiling\tx store\t")
+		fmt.Fprintln(tw, "scenario\tformat\tpartitions\trecords\tseconds\trecords/s\tMB/s\tCPU s/M rec\tallocs/rec\trows/batch\tx ceiling\tx kcat\tx store\t")
 		for _, t := range r.Throughput {
 			parts := "-"
 			if t.Partitions > 0 {
 				parts = fmt.Sprint(t.Partitions)
 			}
 			if t.Error != "" {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\tfailed\t\t\t\t\t\t\t\t\n", scenarioLabel(t.Scenario), t.Format, parts, t.Records)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\tfailed\t\t\t\t\t\t\t\t\t\n", scenarioLabel(t.Scenario), t.Format, parts, t.Records)
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%.0f\t%.1f\t%.2f\t%.1f\t%s\t%s\t%s\t\n",
+			if t.Skipped != "" {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\tskipped\t\t\t\t\t\t\t\t\t\n", scenarioLabel(t.Scenario), t.Format, parts, t.Records)
+				continue
+			}
+			allocs := fmt.Sprintf("%.1f", t.AllocsPerRecord)
+			if t.Scenario == ScenarioKcat {
+				allocs = "-" // another process
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%.0f\t%.1f\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n",
 				scenarioLabel(t.Scenario), t.Format, parts, t.Records, t.Seconds, t.RecordsPerSec, t.MBPerSec,
-				t.CPUSecPerMillion, t.AllocsPerRecord, numOrDash(t.AvgBatchRows, "%.0f"), ratio(t.E2EToCeilingRatio), ratio(t.CommitToStoreRatio))
+				t.CPUSecPerMillion, allocs, numOrDash(t.AvgBatchRows, "%.0f"), ratio(t.E2EToCeilingRatio), ratio(t.E2EToKcatRatio), ratio(t.CommitToStoreRatio))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 		fmt.Fprintln(w, "  ceiling = raw franz-go consumer (direct partitions, default fetch sizes) discarding records;")
+		if kcatRan(r) {
+			fmt.Fprintf(w, "  kcat = `kcat -C -o beginning -e -q -f '%%S\\n'` (%s) child process, lines counted; its CPU s is kcat's own;\n", r.Settings.Kcat)
+		}
+		if reason := kcatSkipped(r); reason != "" {
+			fmt.Fprintf(w, "  kcat skipped: %s;\n", reason)
+		}
 		fmt.Fprintln(w, "  loadnode = job create to committed offsets = end offsets, exactly once (loaded rows checked), in-process node;")
+		if kcatRan(r) {
+			fmt.Fprintln(w, "  x kcat (e2e rows) = loadnode records/s over kcat's on the same topic;")
+		}
 		fmt.Fprintln(w, "  store = the same rows pre-encoded, synced CommitBatch of max_batch_rows with progress and stats, no source.")
 		fmt.Fprintln(w)
 	}
@@ -92,6 +109,10 @@ func WriteText(w io.Writer, r *Results) error {
 			if t.Note != "" {
 				note = "(" + t.Note + ")"
 			}
+			if t.NotMeasured {
+				fmt.Fprintf(tw, "  %s\twant %s %s\tnot measured\t\t%s\n", t.Name, t.Want, t.Unit, note)
+				continue
+			}
 			fmt.Fprintf(tw, "  %s\twant %s %s\tmeasured %.2f %s\t%s\t%s\n", t.Name, t.Want, t.Unit, t.Measured, t.Unit, met, note)
 		}
 		if err := tw.Flush(); err != nil {
@@ -105,6 +126,37 @@ func WriteText(w io.Writer, r *Results) error {
 	return nil
 }
 
+// cgoText says how the binary was built, for the header.
+func cgoText(v string) string {
+	switch v {
+	case "0":
+		return "built with CGO_ENABLED=0 (Pebble memtables on the Go heap; `make loadnode`)"
+	case "1":
+		return "built with CGO_ENABLED=1 (Pebble memtables calloc'd; the release build is `make loadnode`, CGO_ENABLED=0)"
+	}
+	return "CGO_ENABLED unknown (no build info)"
+}
+
+// kcatRan reports whether a kcat row was measured.
+func kcatRan(r *Results) bool {
+	for _, t := range r.Throughput {
+		if t.Scenario == ScenarioKcat && t.Skipped == "" && t.Error == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// kcatSkipped is why the kcat rows were skipped, or "".
+func kcatSkipped(r *Results) string {
+	for _, t := range r.Throughput {
+		if t.Scenario == ScenarioKcat && t.Skipped != "" {
+			return t.Skipped
+		}
+	}
+	return ""
+}
+
 func tasksText(n int) string {
 	if n == 0 {
 		return "spec default (3)"
@@ -116,6 +168,8 @@ func scenarioLabel(s string) string {
 	switch s {
 	case ScenarioCeiling:
 		return "ceiling (franz-go)"
+	case ScenarioKcat:
+		return "kcat (librdkafka)"
 	case ScenarioE2E:
 		return "loadnode e2e"
 	case ScenarioStore:
@@ -142,13 +196,13 @@ func numOrDash(v float64, f string) string {
 // the franz-go ceiling next to loadnode end to end, on a log scale.
 func WriteSVG(w io.Writer, r *Results) error {
 	type group struct {
-		label        string
-		ceiling, e2e float64
+		label              string
+		ceiling, kcat, e2e float64
 	}
 	var groups []group
 	idx := map[string]int{}
 	for _, t := range r.Throughput {
-		if t.Scenario != ScenarioCeiling && t.Scenario != ScenarioE2E {
+		if t.Scenario != ScenarioCeiling && t.Scenario != ScenarioKcat && t.Scenario != ScenarioE2E {
 			continue
 		}
 		k := fmt.Sprintf("%s, %d p", t.Format, t.Partitions)
@@ -158,22 +212,25 @@ func WriteSVG(w io.Writer, r *Results) error {
 			idx[k] = i
 			groups = append(groups, group{label: k})
 		}
-		if t.Scenario == ScenarioCeiling {
+		switch t.Scenario {
+		case ScenarioCeiling:
 			groups[i].ceiling = t.RecordsPerSec
-		} else {
+		case ScenarioKcat:
+			groups[i].kcat = t.RecordsPerSec
+		default:
 			groups[i].e2e = t.RecordsPerSec
 		}
 	}
 	const (
 		left, right, top, bottom = 80.0, 20.0, 50.0, 70.0
-		groupW, barW             = 120.0, 40.0
+		groupW, barW             = 150.0, 40.0
 		plotH                    = 320.0
 	)
-	width := left + right + groupW*float64(max(len(groups), 1))
+	width := max(left+right+groupW*float64(max(len(groups), 1)), left+right+720) // room for the legend
 	height := top + plotH + bottom
 	maxV := 1.0
 	for _, g := range groups {
-		maxV = max(maxV, g.ceiling, g.e2e)
+		maxV = max(maxV, g.ceiling, g.kcat, g.e2e)
 	}
 	lo := 1e3
 	hi := math.Pow(10, math.Ceil(math.Log10(maxV)))
@@ -186,7 +243,7 @@ func WriteSVG(w io.Writer, r *Results) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(&b, `<text x="%.0f" y="20" font-size="15" font-weight="bold">records/s: loadnode end to end (exactly once) vs raw franz-go ceiling</text>`+"\n", left)
+	fmt.Fprintf(&b, `<text x="%.0f" y="20" font-size="15" font-weight="bold">records/s: loadnode end to end (exactly once) vs raw franz-go ceiling and kcat</text>`+"\n", left)
 	fmt.Fprintf(&b, `<text x="%.0f" y="38" fill="#555">%d records of ~%d B per topic, %d CPUs, median of %d runs, log scale</text>`+"\n",
 		left, r.Settings.Records, r.Settings.RecordBytes, r.Host.CPUs, r.Settings.Runs)
 	for v := lo; v <= hi; v *= 10 {
@@ -194,11 +251,11 @@ func WriteSVG(w io.Writer, r *Results) error {
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end" fill="#555">%s</text>`+"\n", left-6, y(v)+4, siNum(v))
 	}
 	for i, g := range groups {
-		x0 := left + groupW*float64(i) + (groupW-2*barW)/2
+		x0 := left + groupW*float64(i) + (groupW-3*barW)/2
 		bars := []struct {
 			v     float64
 			color string
-		}{{g.ceiling, "#9aa5b1"}, {g.e2e, "#2b7bb9"}}
+		}{{g.ceiling, "#9aa5b1"}, {g.kcat, "#e0a030"}, {g.e2e, "#2b7bb9"}}
 		for j, bar := range bars {
 			x := x0 + barW*float64(j)
 			if bar.v <= 0 {
@@ -207,14 +264,15 @@ func WriteSVG(w io.Writer, r *Results) error {
 			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.0f" height="%.1f" fill="%s"/>`+"\n", x+2, y(bar.v), barW-4, top+plotH-y(bar.v), bar.color)
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle" font-size="10">%s</text>`+"\n", x+barW/2, y(bar.v)-4, siNum(bar.v))
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%s</text>`+"\n", x0+barW, top+plotH+18, g.label)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%s</text>`+"\n", x0+1.5*barW, top+plotH+18, g.label)
 		if g.ceiling > 0 && g.e2e > 0 {
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle" fill="#555">%.2fx</text>`+"\n", x0+barW, top+plotH+34, g.e2e/g.ceiling)
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle" fill="#555">%.2fx</text>`+"\n", x0+1.5*barW, top+plotH+34, g.e2e/g.ceiling)
 		}
 	}
 	ly := top + plotH + 56
 	fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="12" height="12" fill="#9aa5b1"/><text x="%.0f" y="%.0f">raw franz-go consumer (ceiling)</text>`+"\n", left, ly-10, left+16, ly)
-	fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="12" height="12" fill="#2b7bb9"/><text x="%.0f" y="%.0f">loadnode end to end (ratio below each group)</text>`+"\n", left+230, ly-10, left+246, ly)
+	fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="12" height="12" fill="#e0a030"/><text x="%.0f" y="%.0f">plain kcat consume</text>`+"\n", left+230, ly-10, left+246, ly)
+	fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="12" height="12" fill="#2b7bb9"/><text x="%.0f" y="%.0f">loadnode end to end (ratio to the ceiling below each group)</text>`+"\n", left+380, ly-10, left+396, ly)
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err

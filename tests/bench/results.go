@@ -22,6 +22,10 @@ type Host struct {
 	GoVersion string `json:"go_version"`
 	OS        string `json:"os"`
 	Arch      string `json:"arch"`
+	// CgoEnabled is the CGO_ENABLED setting the running binary was built
+	// with ("0" or "1"; "" when the build info does not say). It changes
+	// where Pebble allocates memtables (Go heap without cgo, calloc with).
+	CgoEnabled string `json:"cgo_enabled"`
 }
 
 // Settings are the sizes the run used.
@@ -37,12 +41,15 @@ type Settings struct {
 	Creates         int      `json:"creates"`
 	ScaleJobs       []int    `json:"scale_jobs"`
 	Scenarios       []string `json:"scenarios"`
+	// Kcat is the kcat and librdkafka versions of the kcat scenario, empty
+	// when it did not run.
+	Kcat string `json:"kcat,omitempty"`
 }
 
 // Throughput is one throughput scenario: the medians of Runs measured runs.
 type Throughput struct {
-	// Scenario is "ceiling" (raw franz-go), "e2e" (loadnode) or "store"
-	// (Pebble store ceiling).
+	// Scenario is "ceiling" (raw franz-go), "kcat" (a plain kcat consume),
+	// "e2e" (loadnode) or "store" (Pebble store ceiling).
 	Scenario   string  `json:"scenario"`
 	Format     string  `json:"format,omitempty"`
 	Partitions int     `json:"partitions,omitempty"`
@@ -51,8 +58,9 @@ type Throughput struct {
 	Runs       int     `json:"runs"`
 	Seconds    float64 `json:"seconds"`
 	// RecordsPerSec, MBPerSec (source record bytes, 10^6), CPU seconds of
-	// the measuring process per million records, heap allocations per
-	// record in the measuring process.
+	// the measuring process per million records (for kcat: the kcat
+	// process's), heap allocations per record in the measuring process (0
+	// for kcat).
 	RecordsPerSec    float64 `json:"records_per_sec"`
 	MBPerSec         float64 `json:"mb_per_sec"`
 	CPUSecPerMillion float64 `json:"cpu_sec_per_million"`
@@ -64,7 +72,12 @@ type Throughput struct {
 	E2EToCeilingRatio *float64 `json:"e2e_to_ceiling_ratio,omitempty"`
 	// CommitToStoreRatio (e2e rows): records/s over the store ceiling's.
 	CommitToStoreRatio *float64 `json:"commit_to_store_ratio,omitempty"`
-	Error              string   `json:"error,omitempty"`
+	// E2EToKcatRatio (e2e rows, when kcat ran on the same topic): records/s
+	// over kcat's.
+	E2EToKcatRatio *float64 `json:"e2e_to_kcat_ratio,omitempty"`
+	// Skipped says why the scenario did not run (kcat not installed).
+	Skipped string `json:"skipped,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // Create is the create-latency scenario (medians over runs).
@@ -117,5 +130,8 @@ type Target struct {
 	Measured float64 `json:"measured"`
 	Unit     string  `json:"unit"`
 	Met      bool    `json:"met"`
-	Note     string  `json:"note,omitempty"`
+	// NotMeasured: the scenario behind the target was skipped (Note says
+	// why); Measured is then meaningless.
+	NotMeasured bool   `json:"not_measured,omitempty"`
+	Note        string `json:"note,omitempty"`
 }
