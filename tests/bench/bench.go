@@ -159,7 +159,11 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		for _, t := range res.Throughput {
 			if t.Scenario == ScenarioE2E && st.RecordsPerSec > 0 && t.RecordsPerSec > 0 {
 				r := t.RecordsPerSec / st.RecordsPerSec
-				t.CommitToStoreRatio = &r
+				t.E2EToStoreRatio = &r
+				if t.CommitRowsPerSec > 0 {
+					c := t.CommitRowsPerSec / st.RecordsPerSec
+					t.CommitToStoreRatio = &c
+				}
 			}
 		}
 	}

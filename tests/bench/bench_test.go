@@ -80,8 +80,8 @@ func TestQuickTiny(t *testing.T) {
 		switch r.Scenario {
 		case ScenarioE2E:
 			e2e++
-			if r.E2EToCeilingRatio == nil || *r.E2EToCeilingRatio <= 0 || r.CommitToStoreRatio == nil {
-				t.Errorf("e2e %s/%d: ratios %v %v", r.Format, r.Partitions, r.E2EToCeilingRatio, r.CommitToStoreRatio)
+			if r.E2EToCeilingRatio == nil || *r.E2EToCeilingRatio <= 0 || r.CommitToStoreRatio == nil || r.E2EToStoreRatio == nil || r.CommitRowsPerSec <= 0 {
+				t.Errorf("e2e %s/%d: ratios %v %v %v, commit rows/s %v", r.Format, r.Partitions, r.E2EToCeilingRatio, r.CommitToStoreRatio, r.E2EToStoreRatio, r.CommitRowsPerSec)
 			}
 		case ScenarioCeiling:
 			ceiling++

@@ -1,9 +1,13 @@
 package bench
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/loadnode/loadnode/api"
@@ -22,6 +26,7 @@ func startNode(ctx context.Context, o Options, prefix string) (*node.Node, func(
 	cfg := config.DefaultNode()
 	cfg.DataDir = dir
 	cfg.Listen = "127.0.0.1:0"
+	cfg.HTTP = "127.0.0.1:0" // /metrics: the jobs' commit times
 	n, err := node.Start(ctx, node.Config{Node: cfg, Logger: o.Logger})
 	if err != nil {
 		os.RemoveAll(dir)
@@ -83,7 +88,38 @@ func e2eRun(ctx context.Context, o Options, brokers []string, topic, format stri
 	if bytes == 0 {
 		s.bytes = want * int64(o.RecordBytes)
 	}
+	// The commit path: the time the job spent in its synced commits, as the
+	// node's /metrics reports it (loadnode_batch_commit_seconds).
+	if s.commitSecs, err = commitSeconds(ctx, n.AdminAddr(), name); err != nil {
+		return sample{}, err
+	}
 	return s, nil
+}
+
+// commitSeconds reads job's loadnode_batch_commit_seconds_sum from the
+// node's /metrics at addr.
+func commitSeconds(ctx context.Context, addr, job string) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("bench: metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	prefix := fmt.Sprintf("loadnode_batch_commit_seconds_sum{job=%q} ", job)
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), prefix); ok {
+			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("bench: metrics: %w", err)
+	}
+	return 0, fmt.Errorf("bench: metrics: no %s", strings.TrimSpace(prefix))
 }
 
 // caughtUp reports whether every partition of ends is committed to its end.

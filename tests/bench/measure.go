@@ -21,6 +21,9 @@ type sample struct {
 	records int64
 	bytes   int64
 	batches int64 // committed batches (end to end only)
+	// commitSecs is the time the job spent in synced commits (end to end
+	// only, from the node's /metrics).
+	commitSecs float64
 }
 
 // meter measures wall time, this process's CPU time and its allocations.
@@ -140,7 +143,7 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 
 // summarize turns measured samples into the reported medians.
 func summarize(r *Throughput, ss []sample) {
-	var rate, mbs, cpu, allocs, secs, batch []float64
+	var rate, mbs, cpu, allocs, secs, batch, commit []float64
 	for _, s := range ss {
 		sec := s.elapsed.Seconds()
 		secs = append(secs, sec)
@@ -151,6 +154,9 @@ func summarize(r *Throughput, ss []sample) {
 		if s.batches > 0 {
 			batch = append(batch, float64(s.records)/float64(s.batches))
 		}
+		if s.commitSecs > 0 {
+			commit = append(commit, float64(s.records)/s.commitSecs)
+		}
 	}
 	r.Runs = len(ss)
 	r.Seconds = median(secs)
@@ -159,4 +165,5 @@ func summarize(r *Throughput, ss []sample) {
 	r.CPUSecPerMillion = median(cpu)
 	r.AllocsPerRecord = median(allocs)
 	r.AvgBatchRows = median(batch)
+	r.CommitRowsPerSec = median(commit)
 }

@@ -70,8 +70,16 @@ type Throughput struct {
 	// E2EToCeilingRatio is set on every e2e row: its records/s over the
 	// ceiling's on the same topic.
 	E2EToCeilingRatio *float64 `json:"e2e_to_ceiling_ratio,omitempty"`
-	// CommitToStoreRatio (e2e rows): records/s over the store ceiling's.
+	// CommitRowsPerSec (e2e rows) is the commit path's rate: records over
+	// the seconds the job spent in its synced commits (the node's
+	// loadnode_batch_commit_seconds), which overlap reading and parsing.
+	CommitRowsPerSec float64 `json:"commit_rows_per_sec,omitempty"`
+	// CommitToStoreRatio (e2e rows): CommitRowsPerSec over the store
+	// ceiling's records/s, the issue's "commit path / store ceiling".
 	CommitToStoreRatio *float64 `json:"commit_to_store_ratio,omitempty"`
+	// E2EToStoreRatio (e2e rows): end-to-end records/s over the store
+	// ceiling's.
+	E2EToStoreRatio *float64 `json:"e2e_to_store_ratio,omitempty"`
 	// E2EToKcatRatio (e2e rows, when kcat ran on the same topic): records/s
 	// over kcat's.
 	E2EToKcatRatio *float64 `json:"e2e_to_kcat_ratio,omitempty"`
