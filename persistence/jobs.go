@@ -353,19 +353,8 @@ func (s *Store) AppendTransition(id uint64, t *api.Transition) (err error) {
 	unlock := s.jobs.lock(id)
 	defer unlock()
 	defer s.recoverFatal(&err)
-	lastSeq, ok := s.head(id)
-	if !ok {
-		if _, err := s.record(id); err != nil {
-			return fmt.Errorf("persistence: append transition to job %d: %w", id, err)
-		}
-		last, err := s.lastTransition(id)
-		if err != nil {
-			return fmt.Errorf("persistence: append transition to job %d: %w", id, err)
-		}
-		lastSeq = last.GetSeq()
-	}
-	if want := lastSeq + 1; t.GetSeq() != want {
-		return fmt.Errorf("persistence: append transition to job %d: seq %d, want %d", id, t.GetSeq(), want)
+	if err := s.checkNextSeq(id, t); err != nil {
+		return fmt.Errorf("persistence: append transition to job %d: %w", id, err)
 	}
 	b := s.db.NewBatch()
 	_ = b.Set(journalKey(id, t.GetSeq()), v, nil)
@@ -373,6 +362,27 @@ func (s *Store) AppendTransition(id uint64, t *api.Transition) (err error) {
 		return err
 	}
 	s.setHead(id, t.GetSeq())
+	return nil
+}
+
+// checkNextSeq checks that t is the next entry of job id's journal: its
+// seq is the head's + 1, the head cached or read back (an unknown job is
+// ErrNotFound). The caller holds the job's lock.
+func (s *Store) checkNextSeq(id uint64, t *api.Transition) error {
+	lastSeq, ok := s.head(id)
+	if !ok {
+		if _, err := s.record(id); err != nil {
+			return err
+		}
+		last, err := s.lastTransition(id)
+		if err != nil {
+			return err
+		}
+		lastSeq = last.GetSeq()
+	}
+	if want := lastSeq + 1; t.GetSeq() != want {
+		return fmt.Errorf("seq %d, want %d", t.GetSeq(), want)
+	}
 	return nil
 }
 
@@ -485,16 +495,8 @@ func (s *Store) InitStarts(id uint64, positions map[int32]int64, checkpoints map
 	}
 	var tv []byte
 	if t != nil {
-		lastSeq, ok := s.head(id)
-		if !ok {
-			last, err := s.lastTransition(id)
-			if err != nil {
-				return fmt.Errorf("persistence: init progress of job %d: %w", id, err)
-			}
-			lastSeq = last.GetSeq()
-		}
-		if want := lastSeq + 1; t.GetSeq() != want {
-			return fmt.Errorf("persistence: init progress of job %d: transition seq %d, want %d", id, t.GetSeq(), want)
+		if err := s.checkNextSeq(id, t); err != nil {
+			return fmt.Errorf("persistence: init progress of job %d: %w", id, err)
 		}
 		if tv, err = proto.Marshal(t); err != nil {
 			return fmt.Errorf("persistence: init progress of job %d: %w", id, err)
