@@ -269,9 +269,13 @@ var (
 )
 
 // Watch implements actors.Watcher: one poller per topic (every
-// watermark_interval) serves all of the topic's idle jobs.
+// watermark_interval) serves all of the topic's idle jobs. It asks the
+// broker itself, not the cache, so that new data is seen within one
+// interval instead of an interval plus the cache's age.
 func (s *kafkaSource) Watch(fn func(map[int32]int64)) (stop func()) {
-	return s.sc.watch(s.topic, 2*s.owner.marksFresh, fn, s.Watermarks)
+	return s.sc.watch(s.topic, 2*s.owner.marksFresh, fn, func(ctx context.Context) (map[int32]int64, error) {
+		return s.c.Watermarks(ctx, s.topic)
+	})
 }
 
 func (s *kafkaSource) Partitions(ctx context.Context) ([]int32, error) {
