@@ -49,48 +49,24 @@ func startLockedNode(t *testing.T) *lockedNode {
 	if err := os.WriteFile(tokenFile, []byte(e2eToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	httpAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
-	out := &syncBuffer{}
-	cmd := exec.Command(binary, "serve", "--data", filepath.Join(dir, "data"), "--listen", addr, "--http", httpAddr,
-		"--auth-token-file", tokenFile, "--tls-cert", certs.CertFile, "--tls-key", certs.KeyFile)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.Env = os.Environ()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{t: t, cmd: cmd, addr: addr, out: out, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait() }()
-	t.Cleanup(func() { p.kill() })
-	n := &lockedNode{proc: p, http: httpAddr, certs: certs, tokenFile: tokenFile}
-	deadline := time.After(30 * time.Second)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		c, err := n.dial(ctx, e2eToken)
-		cancel()
-		if err == nil {
-			c.Close()
-			return n
-		}
-		select {
-		case werr := <-p.done:
-			p.done <- werr
-			t.Fatalf("loadnode exited before it was ready: %v\n%s", werr, out.String())
-		case <-deadline:
-			t.Fatalf("loadnode not ready at %s: %v\n%s", addr, err, out.String())
-		case <-tick.C:
-		}
-	}
+	n := &lockedNode{http: httpAddr, certs: certs, tokenFile: tokenFile}
+	n.proc = startServe(t, filepath.Join(dir, "data"),
+		[]string{"--http", httpAddr, "--auth-token-file", tokenFile, "--tls-cert", certs.CertFile, "--tls-key", certs.KeyFile}, nil,
+		func(ctx context.Context, addr string) (*client.Client, error) { return n.dialAddr(ctx, addr, e2eToken) })
+	return n
 }
 
 func (n *lockedNode) dial(ctx context.Context, token string) (*client.Client, error) {
+	return n.dialAddr(ctx, n.addr, token)
+}
+
+func (n *lockedNode) dialAddr(ctx context.Context, addr, token string) (*client.Client, error) {
 	opts := []client.Option{client.WithTimeout(5 * time.Second), client.WithTLS(&tls.Config{RootCAs: n.certs.Pool})}
 	if token != "" {
 		opts = append(opts, client.WithToken(token))
 	}
-	return client.Dial(ctx, n.addr, opts...)
+	return client.Dial(ctx, addr, opts...)
 }
 
 // cli runs the loadnode binary as a client command against n.

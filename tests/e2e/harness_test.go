@@ -92,6 +92,15 @@ func startNode(t *testing.T, dataDir string, env ...string) *proc {
 // startNodeArgs is startNode with extra `serve` arguments.
 func startNodeArgs(t *testing.T, dataDir string, args []string, env ...string) *proc {
 	t.Helper()
+	return startServe(t, dataDir, args, env, func(ctx context.Context, addr string) (*client.Client, error) {
+		return client.Dial(ctx, addr, client.WithTimeout(2*time.Second))
+	})
+}
+
+// startServe starts `loadnode serve` on dataDir with extra arguments and
+// environment, and returns once dial reaches it.
+func startServe(t *testing.T, dataDir string, args, env []string, dial func(ctx context.Context, addr string) (*client.Client, error)) *proc {
+	t.Helper()
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	out := &syncBuffer{}
 	cmd := exec.Command(binary, append([]string{"serve", "--data", dataDir, "--listen", addr, "--log-level", "info"}, args...)...)
@@ -108,7 +117,7 @@ func startNodeArgs(t *testing.T, dataDir string, args []string, env ...string) *
 	defer tick.Stop()
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		c, err := client.Dial(ctx, addr, client.WithTimeout(2*time.Second))
+		c, err := dial(ctx, addr)
 		cancel()
 		if err == nil {
 			c.Close()
