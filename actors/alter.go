@@ -255,14 +255,19 @@ func (j *job) onAlterResolved(ctx actor.Context, res *alterResolved) {
 	j.log().Info("job altered", "changes", t.Message)
 	j.notify(ctx)
 	if !maps.Equal(rec.GetSpec().GetKafka().GetProperties(), j.srcProps) && j.src != nil {
-		// New client settings: a new source (and new tasks below).
-		j.stopWatching(ctx)
+		// New client settings: a new source (and new tasks below). A
+		// watch of the old source ends with it; the refreshes restart on
+		// the new one.
+		watching := j.endWatch()
 		j.stopTasks(ctx)
 		j.src.Close()
 		j.src = nil
 		if src, err := j.deps.Sources(rec.GetSpec()); err == nil {
 			j.src = src
 			j.srcProps = rec.GetSpec().GetKafka().GetProperties()
+		}
+		if watching {
+			j.rearm(ctx)
 		}
 	}
 	if j.state == api.JobState_RUNNING {

@@ -77,6 +77,13 @@ func newHarnessWith(t *testing.T, fs vfs.FS, src Source, set Settings) *harness 
 // wrap (nil: the store itself).
 func newHarnessStore(t *testing.T, fs vfs.FS, src Source, set Settings, wrap func(*persistence.Store) Store) *harness {
 	t.Helper()
+	return newHarnessSources(t, fs, func(*api.JobSpec) (Source, error) { return src, nil }, set, wrap)
+}
+
+// newHarnessSources is newHarnessStore whose jobs open their sources with
+// open.
+func newHarnessSources(t *testing.T, fs vfs.FS, open SourceFactory, set Settings, wrap func(*persistence.Store) Store) *harness {
+	t.Helper()
 	st, err := persistence.Open(persistence.Options{Dir: "db", FS: fs, OnFatal: func(error) {}})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +98,7 @@ func newHarnessStore(t *testing.T, fs vfs.FS, src Source, set Settings, wrap fun
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
-	deps := &Deps{Store: as, Logger: logger, Settings: set, Sources: func(*api.JobSpec) (Source, error) { return src, nil }}
+	deps := &Deps{Store: as, Logger: logger, Settings: set, Sources: open}
 	sch, _ := system.Root.SpawnNamed(NewSchedulerProps(4, logger), SchedulerName)
 	mgr, _ := system.Root.SpawnNamed(NewManagerProps(deps, sch), ManagerName)
 	h := &harness{t: t, system: system, store: st, mgr: mgr}

@@ -354,14 +354,28 @@ func (j *job) watchIfIdle(ctx actor.Context) bool {
 	return true
 }
 
-// stopWatching ends a watch and re-arms the job's watermark and topology
-// timers.
+// stopWatching ends a watch and re-arms the job's timers.
 func (j *job) stopWatching(ctx actor.Context) {
+	if j.endWatch() {
+		j.rearm(ctx)
+	}
+}
+
+// endWatch ends a watch, if any, without re-arming anything, and reports
+// whether there was one.
+func (j *job) endWatch() bool {
 	if j.unwatch == nil {
-		return
+		return false
 	}
 	j.unwatch()
 	j.unwatch = nil
+	return true
+}
+
+// rearm starts the watermark and topology refreshes of a job that was
+// watching (a watching job has none): its timers, or a new watch of its
+// current source if it is still idle.
+func (j *job) rearm(ctx actor.Context) {
 	j.scheduleTimer(ctx, j.deps.Settings.TopologyInterval, &topologyTick{epoch: j.epoch})
 	j.refreshWatermarks(ctx)
 }
@@ -379,10 +393,7 @@ func (j *job) teardown() {
 		<-g.done
 		j.inflight = nil
 	}
-	if j.unwatch != nil {
-		j.unwatch()
-		j.unwatch = nil
-	}
+	j.endWatch()
 	for _, t := range j.timers {
 		t.t.Stop()
 	}

@@ -134,3 +134,53 @@ func TestJobHoldsOnlyPendingTimers(t *testing.T) {
 		return n <= 4, fmt.Sprintf("the job holds %d timers", n)
 	})
 }
+
+// TestAlterMovesTheWatch: new client properties give a watching idle job a
+// new source; the watch moves to it (the old source's poller may stop with
+// the old source) and new data on it still wakes the job.
+func TestAlterMovesTheWatch(t *testing.T) {
+	var mu sync.Mutex
+	var opened []*watchSource
+	open := func(*api.JobSpec) (Source, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		src := &watchSource{quietSource: quietSource{parts: []int32{0}},
+			marks: map[int32]int64{0: 0}, watchers: map[int]func(map[int32]int64){}}
+		opened = append(opened, src)
+		return src, nil
+	}
+	nth := func(i int) *watchSource {
+		mu.Lock()
+		defer mu.Unlock()
+		if i >= len(opened) {
+			return nil
+		}
+		return opened[i]
+	}
+	h := newHarnessSources(t, vfs.NewMem(), open, Settings{
+		WatermarkInterval: 10 * time.Millisecond, TopologyInterval: 10 * time.Millisecond,
+	}, nil)
+	spec := testSpec("altered")
+	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: spec}).(*api.JobResponse)
+	if resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	h.waitState(h.jobPID(resp.Job.Summary.Id), api.JobState_RUNNING)
+	poll(t, 5*time.Second, func() (bool, string) {
+		return nth(0).watching() == 1, "the idle job does not watch its source"
+	})
+	spec.Kafka.Properties = map[string]string{"client.id": "altered"}
+	if r := h.ask(h.mgr, &api.AlterJobRequest{Name: "altered", Spec: spec}).(*api.JobResponse); r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	poll(t, 5*time.Second, func() (bool, string) {
+		second := nth(1)
+		return second != nil && second.watching() == 1 && nth(0).watching() == 0,
+			fmt.Sprintf("after the alter: old source %d watchers, new source %v", nth(0).watching(), second)
+	})
+	nth(1).set(map[int32]int64{0: 3})
+	poll(t, 5*time.Second, func() (bool, string) {
+		info := h.ask(h.mgr, &api.ShowJobRequest{Name: "altered"}).(*api.JobResponse).GetJob()
+		return info.GetRunningTasks() > 0, "new data on the new source did not wake the job"
+	})
+}
