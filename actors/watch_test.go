@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,9 +27,11 @@ type watchSource struct {
 	next     int
 }
 
-func (s *watchSource) Partitions(ctx context.Context) ([]int32, error) {
+func (s *watchSource) Partitions(context.Context) ([]int32, error) {
 	s.partLooks.Add(1)
-	return s.quietSource.Partitions(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.parts), nil
 }
 
 func (s *watchSource) Watermarks(context.Context) (map[int32]int64, error) {
@@ -53,9 +56,16 @@ func (s *watchSource) Watch(fn func(map[int32]int64)) func() {
 	}
 }
 
+// set reports new watermarks to the watchers; a partition new to marks is
+// added to the topic.
 func (s *watchSource) set(m map[int32]int64) {
 	s.mu.Lock()
 	s.marks = m
+	for p := range m {
+		if !slices.Contains(s.parts, p) {
+			s.parts = append(s.parts, p)
+		}
+	}
 	fns := make([]func(map[int32]int64), 0, len(s.watchers))
 	for _, fn := range s.watchers {
 		fns = append(fns, fn)
@@ -95,6 +105,22 @@ func TestIdleJobWatches(t *testing.T) {
 	holds(t, 300*time.Millisecond, func() (bool, string) {
 		l, p := src.looks.Load()-looks, src.partLooks.Load()-parts
 		return l == 0 && p == 0, fmt.Sprintf("a watching idle job made %d watermark and %d partition look-ups", l, p)
+	})
+	// A partition added to the topic reaches the watching job through its
+	// source, and its start is persisted (topology follows progress).
+	src.set(map[int32]int64{0: 0, 1: 0, 2: 0})
+	poll(t, 5*time.Second, func() (bool, string) {
+		in := h.ask(h.jobPID(id), &inspectJob{}).(*jobInspection)
+		st, err := h.store.LoadJob(id)
+		if err != nil {
+			return false, err.Error()
+		}
+		_, mem := in.progress[2]
+		_, durable := st.Progress[2]
+		return mem && durable, fmt.Sprintf("new partition 2: known %v, persisted %v", mem, durable)
+	})
+	poll(t, 5*time.Second, func() (bool, string) {
+		return src.watching() == 1, fmt.Sprintf("%d watchers after the new partition, want the idle job", src.watching())
 	})
 	show := func() *api.JobInfo {
 		return h.ask(h.mgr, &api.ShowJobRequest{Name: "idle"}).(*api.JobResponse).GetJob()
