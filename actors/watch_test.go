@@ -100,8 +100,16 @@ func TestIdleJobWatches(t *testing.T) {
 	poll(t, 5*time.Second, func() (bool, string) {
 		return src.watching() == 1, fmt.Sprintf("%d watchers, want the idle job", src.watching())
 	})
+	// A look-up started just before the watch may still land: start
+	// counting once the counts stand still between two polls.
+	var looks, parts int64 = -1, -1
+	poll(t, 5*time.Second, func() (bool, string) {
+		l, p := src.looks.Load(), src.partLooks.Load()
+		still := l == looks && p == parts
+		looks, parts = l, p
+		return still, "the look-ups never stopped"
+	})
 	// Polling every 10 ms would make about 30 look-ups of each kind here.
-	looks, parts := src.looks.Load(), src.partLooks.Load()
 	holds(t, 300*time.Millisecond, func() (bool, string) {
 		l, p := src.looks.Load()-looks, src.partLooks.Load()-parts
 		return l == 0 && p == 0, fmt.Sprintf("a watching idle job made %d watermark and %d partition look-ups", l, p)
