@@ -241,9 +241,13 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 		j.stats.AbortedBatches += int64(len(g.members))
 		if errors.Is(err, persistence.ErrStaleCommit) {
 			// The store disagrees with memory: trust the store, so that the
-			// next generation starts from durable progress.
+			// next generation starts from durable progress, and the next
+			// commit adds to the durable statistics, not to stale ones
+			// (which would forget the rows behind the durable progress).
 			if st, lerr := j.deps.Store.LoadJob(j.id); lerr == nil {
-				j.progress, j.checkpoints = st.Progress, st.Checkpoints
+				aborted := j.stats.AbortedBatches
+				j.progress, j.checkpoints, j.stats = st.Progress, st.Checkpoints, st.Stats
+				j.stats.AbortedBatches = max(j.stats.AbortedBatches, aborted)
 			}
 			err = fmt.Errorf("%w: %v", ErrStaleCommit, err)
 		} else {

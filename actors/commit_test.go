@@ -335,3 +335,38 @@ func in2idName(h *harness, pid *actor.PID, name string) uint64 {
 	resp := h.ask(pid, &api.ShowJobRequest{Name: name}).(*api.JobResponse)
 	return resp.GetJob().GetSummary().GetId()
 }
+
+// TestStaleCommitReloadsStats: when the store refuses a group as stale
+// (durable progress moved under the job, e.g. by an earlier incarnation),
+// the job reloads its statistics with its progress, so that its next
+// commit does not write counts that forget the durable ones.
+func TestStaleCommitReloadsStats(t *testing.T) {
+	h, gate, pid, in, row := groupHarness(t)
+	close(gate.release)
+	id := in2id(h, pid)
+	// Durable state the job's memory does not know: partition 1 at 3 with
+	// its 3 rows counted.
+	ahead := commitOf(in.generation, 1, 0, 3, row)
+	if err := h.store.CommitBatch(&persistence.Commit{JobID: id, Table: "t_group", Rows: ahead.rows, Ranges: ahead.ranges,
+		Stats: &api.JobStats{LoadedRows: 3, CommittedBatches: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	root := h.system.Root
+	if err := commitAnswer(t, root.RequestFuture(pid, commitOf(in.generation, 1, 0, 3, row), 5*time.Second)); !errors.Is(err, ErrStaleCommit) {
+		t.Fatalf("commit from 0 over durable progress 3: %v, want ErrStaleCommit", err)
+	}
+	if err := commitAnswer(t, root.RequestFuture(pid, commitOf(in.generation, 1, 3, 5, row), 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := h.store.LoadJob(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := h.store.CountRows("t_group")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 5 || st.Stats.LoadedRows != 5 {
+		t.Fatalf("%d rows stored, loaded-rows statistic %d; want 5 and 5", n, st.Stats.LoadedRows)
+	}
+}
