@@ -155,6 +155,7 @@ func (j *job) startGroup(ctx actor.Context) {
 	}
 	spec := j.rec.GetSpec()
 	g := &commitGroup{generation: j.generation, stats: proto.Clone(j.stats).(*api.JobStats)}
+	base := j.stats.GetCommittedBatches()
 	stats := g.stats
 	claimed := map[int32]bool{}
 	bytes := 0
@@ -193,7 +194,7 @@ func (j *job) startGroup(ctx actor.Context) {
 		g.rows += len(c.rows)
 	}
 	stats.LastCommitUnixMs = j.deps.nowMs()
-	commit := &persistence.Commit{JobID: j.id, Table: spec.GetTable().GetName(), Stats: stats}
+	commit := &persistence.Commit{JobID: j.id, Table: spec.GetTable().GetName(), Stats: stats, StatsBase: base}
 	if len(g.members) == 1 {
 		c := g.members[0].c
 		commit.Rows, commit.Ranges, commit.ErrorRows = c.rows, c.ranges, c.errorRows

@@ -370,3 +370,38 @@ func TestStaleCommitReloadsStats(t *testing.T) {
 		t.Fatalf("%d rows stored, loaded-rows statistic %d; want 5 and 5", n, st.Stats.LoadedRows)
 	}
 }
+
+// TestStatsFence: a commit whose partitions' progress matches the store but
+// whose statistics were computed from counts the store has moved past (a
+// second incarnation of the job, or memory behind the store) is refused;
+// the job reloads and the retried commit adds to the durable counts.
+func TestStatsFence(t *testing.T) {
+	h, gate, pid, in, row := groupHarness(t)
+	close(gate.release)
+	id := in2id(h, pid)
+	// Another writer moved partition 1 and the statistics; partition 0 is
+	// untouched, so progress alone would let the job's next commit through.
+	other := commitOf(in.generation, 1, 0, 3, row)
+	if err := h.store.CommitBatch(&persistence.Commit{JobID: id, Table: "t_group", Rows: other.rows, Ranges: other.ranges,
+		Stats: &api.JobStats{LoadedRows: 3, CommittedBatches: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	root := h.system.Root
+	if err := commitAnswer(t, root.RequestFuture(pid, commitOf(in.generation, 0, 0, 2, row), 5*time.Second)); !errors.Is(err, ErrStaleCommit) {
+		t.Fatalf("commit over statistics it never saw: %v, want ErrStaleCommit", err)
+	}
+	if err := commitAnswer(t, root.RequestFuture(pid, commitOf(in.generation, 0, 0, 2, row), 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := h.store.LoadJob(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := h.store.CountRows("t_group")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 5 || st.Stats.LoadedRows != 5 || st.Stats.CommittedBatches != 2 {
+		t.Fatalf("%d rows stored, loaded-rows statistic %d, %d batches; want 5, 5, 2", n, st.Stats.LoadedRows, st.Stats.CommittedBatches)
+	}
+}

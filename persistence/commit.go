@@ -37,6 +37,12 @@ type Commit struct {
 	Ranges []Range
 	// Stats are the job's new absolute statistics; nil leaves them as stored.
 	Stats *api.JobStats
+	// StatsBase is the CommittedBatches of the statistics Stats were
+	// computed from. The stored statistics must still have it: per-partition
+	// progress fences the rows, this fences the job-wide statistics (a job
+	// whose memory is behind the store, or a second incarnation, must not
+	// overwrite counts it never saw).
+	StatsBase int64
 	// ErrorRows are appended to the job's error rows (seq continues after the
 	// newest stored one); rows beyond MaxErrorRowsKept, oldest first, are
 	// deleted in the same batch.
@@ -47,7 +53,9 @@ type Commit struct {
 // Range.From equals the stored progress of its partition (a partition with no
 // stored progress is stale too) and that To >= From; on a mismatch it writes
 // nothing and returns an error wrapping ErrStaleCommit that names the
-// partition, the stored and the given position. Otherwise the rows, the new
+// partition, the stored and the given position; so it does when Stats are
+// given and the stored statistics' CommittedBatches is not StatsBase.
+// Otherwise the rows, the new
 // progress (Range.To) of each range, the stats and the error rows go into one
 // batch committed with pebble.Sync; CommitBatch returns only after that
 // commit.
@@ -81,6 +89,16 @@ func (s *Store) CommitBatch(c *Commit) (err error) {
 		if stored != r.From {
 			return fmt.Errorf("persistence: commit job %d partition %d: stored progress %d, commit from %d: %w",
 				c.JobID, r.Partition, stored, r.From, ErrStaleCommit)
+		}
+	}
+	if c.Stats != nil {
+		var stored api.JobStats
+		if _, err := s.getProto(jobKey(c.JobID, jobStatsSuffix), &stored); err != nil {
+			return fmt.Errorf("persistence: commit job %d: %w", c.JobID, err)
+		}
+		if stored.CommittedBatches != c.StatsBase {
+			return fmt.Errorf("persistence: commit job %d: stored statistics have %d committed batches, commit based on %d: %w",
+				c.JobID, stored.CommittedBatches, c.StatsBase, ErrStaleCommit)
 		}
 	}
 	if len(c.Rows) > 0 {

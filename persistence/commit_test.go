@@ -77,7 +77,7 @@ func TestCommitBatch(t *testing.T) {
 	}
 	// An empty range (a poll that returned only control records) moves progress.
 	stats2 := &api.JobStats{LoadedRows: 5, ErrorRows: 1, CommittedBatches: 2, LastCommitUnixMs: 8}
-	if err := s.CommitBatch(&Commit{JobID: rec.Id, Table: table, Ranges: []Range{{Partition: 0, From: 3, To: 6}}, Stats: stats2}); err != nil {
+	if err := s.CommitBatch(&Commit{JobID: rec.Id, Table: table, Ranges: []Range{{Partition: 0, From: 3, To: 6}}, Stats: stats2, StatsBase: 1}); err != nil {
 		t.Fatalf("CommitBatch without rows: %v", err)
 	}
 
@@ -334,7 +334,7 @@ func TestPowerLoss(t *testing.T) {
 		wg.Go(func() {
 			r := rand.New(rand.NewPCG(seed, 2))
 			pos := [2]int64{}
-			loaded := int64(0)
+			loaded, committed := int64(0), int64(0)
 			for batch := int64(1); batch <= batches; batch++ {
 				var ranges []Range
 				for p := range int32(2) {
@@ -349,10 +349,13 @@ func TestPowerLoss(t *testing.T) {
 					continue
 				}
 				stats := &api.JobStats{LoadedRows: loaded, CommittedBatches: batch}
-				if err := s.CommitBatch(commitOf(rec, stats, nil, ranges...)); err != nil {
+				c := commitOf(rec, stats, nil, ranges...)
+				c.StatsBase = committed
+				if err := s.CommitBatch(c); err != nil {
 					t.Errorf("job %d: CommitBatch: %v", rec.Id, err)
 					return
 				}
+				committed = batch
 				for _, rg := range ranges {
 					pos[rg.Partition] = rg.To
 					acked[j][rg.Partition].Store(rg.To)
@@ -550,5 +553,36 @@ func TestInitStartsWithTransition(t *testing.T) {
 	// The head moved with it: the next append must be seq 3.
 	if err := s.AppendTransition(id, run(2)); err == nil {
 		t.Fatal("seq 2 accepted twice")
+	}
+}
+
+// TestCommitStatsFence: a commit whose statistics base is not the stored
+// statistics' CommittedBatches writes nothing.
+func TestCommitStatsFence(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), Options{})
+	rec := mustCreate(t, s, 1, "a")
+	if err := s.InitProgress(rec.Id, map[int32]int64{0: 0, 1: 0}); err != nil {
+		t.Fatal(err)
+	}
+	c := commitOf(rec, &api.JobStats{LoadedRows: 2, CommittedBatches: 1}, nil, Range{Partition: 0, From: 0, To: 2})
+	if err := s.CommitBatch(c); err != nil {
+		t.Fatal(err)
+	}
+	// Partition 1's progress matches, the statistics base does not.
+	stale := commitOf(rec, &api.JobStats{LoadedRows: 3, CommittedBatches: 1}, nil, Range{Partition: 1, From: 0, To: 3})
+	if err := s.CommitBatch(stale); !errors.Is(err, ErrStaleCommit) {
+		t.Fatalf("commit on an old statistics base: %v, want ErrStaleCommit", err)
+	}
+	st, err := s.LoadJob(rec.Id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Progress[1] != 0 || st.Stats.LoadedRows != 2 {
+		t.Fatalf("refused commit wrote: progress %v, loaded rows %d", st.Progress, st.Stats.LoadedRows)
+	}
+	stale.StatsBase = 1
+	stale.Stats = &api.JobStats{LoadedRows: 5, CommittedBatches: 2}
+	if err := s.CommitBatch(stale); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -75,14 +75,15 @@ func storeRun(rows *encodedRows, batchRows int) (sample, error) {
 	m := startMeter()
 	for from := 0; from < n; from += batchRows {
 		to := min(from+batchRows, n)
+		base := stats.CommittedBatches
 		stats = &api.JobStats{
 			LoadedRows: int64(to), ReceivedBytes: rows.bytes * int64(to) / int64(n),
-			CommittedBatches: stats.CommittedBatches + 1, LastCommitUnixMs: time.Now().UnixMilli(),
+			CommittedBatches: base + 1, LastCommitUnixMs: time.Now().UnixMilli(),
 		}
 		if err := st.CommitBatch(&persistence.Commit{
 			JobID: 1, Table: "store_ceiling", Rows: rows.rows[from:to],
 			Ranges: []persistence.Range{{Partition: 0, From: int64(from), To: int64(to)}},
-			Stats:  stats,
+			Stats:  stats, StatsBase: base,
 		}); err != nil {
 			return sample{}, fmt.Errorf("bench: store commit: %w", err)
 		}
