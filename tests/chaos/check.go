@@ -335,6 +335,15 @@ func (r *Registry) Acked() []string {
 	return slices.Sorted(maps.Keys(r.acked))
 }
 
+// Freeze returns a copy of the registry as it is now. A listing taken
+// after Freeze is checked against it: a create acknowledged while the
+// listing was on its way is not expected in it.
+func (r *Registry) Freeze() *Registry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return &Registry{acked: maps.Clone(r.acked), failed: maps.Clone(r.failed), ambiguous: maps.Clone(r.ambiguous)}
+}
+
 // Check returns one line per violation in a listing: an acknowledged job
 // missing, or a job whose create was refused present.
 func (r *Registry) Check(listed []*api.JobSummary) []string {

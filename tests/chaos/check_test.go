@@ -143,6 +143,19 @@ func TestRegistry(t *testing.T) {
 	if v := r.Check(list("b", "c")); len(v) != 2 {
 		t.Fatalf("missing acknowledged and present refused: %v", v)
 	}
+	// A frozen registry does not see a create acknowledged after it; the
+	// live one does.
+	frozen := r.Freeze()
+	r.Created("late", nil)
+	if v := frozen.Check(list("a", "c")); len(v) != 0 {
+		t.Fatalf("frozen before the late create: %v", v)
+	}
+	if v := r.Check(list("a", "c")); len(v) != 1 {
+		t.Fatalf("live registry: late missing not reported: %v", v)
+	}
+	if v := frozen.Check(list("c")); len(v) != 1 {
+		t.Fatalf("frozen: a missing earlier create not reported: %v", v)
+	}
 }
 
 func TestStallWatch(t *testing.T) {

@@ -303,11 +303,14 @@ func (r *chaosRun) recovered(d time.Duration) {
 func (r *chaosRun) sample(c *client.Client, when string) error {
 	ctx, cancel := ctxFor(10 * time.Second)
 	defer cancel()
+	// The creates known before the listing is asked for: one acknowledged
+	// while it is on its way may be missing from it.
+	before := r.registry.Freeze()
 	jobs, err := c.ListJobs(ctx)
 	if err != nil {
 		return err
 	}
-	for _, v := range r.registry.Check(jobs) {
+	for _, v := range before.Check(jobs) {
 		r.violation("after %s: %s", when, v)
 	}
 	now := time.Now()
