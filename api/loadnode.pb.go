@@ -1459,11 +1459,16 @@ func (x *JobInfo) GetLastProgressUnixMs() int64 {
 	return 0
 }
 
+// CreateJobRequest creates a job. With use_stored_table the job loads into
+// the existing table spec.table.name names (CREATE ROUTINE LOAD ... ON t):
+// the column types come from the table catalog, and spec.table.columns, if
+// given, must name the table's columns in order (only their names are read).
 type CreateJobRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Spec          *JobSpec               `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Spec           *JobSpec               `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	UseStoredTable bool                   `protobuf:"varint,2,opt,name=use_stored_table,json=useStoredTable,proto3" json:"use_stored_table,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *CreateJobRequest) Reset() {
@@ -1501,6 +1506,13 @@ func (x *CreateJobRequest) GetSpec() *JobSpec {
 		return x.Spec
 	}
 	return nil
+}
+
+func (x *CreateJobRequest) GetUseStoredTable() bool {
+	if x != nil {
+		return x.UseStoredTable
+	}
+	return false
 }
 
 type PauseJobRequest struct {
@@ -1679,11 +1691,16 @@ func (x *ShowJobRequest) GetName() string {
 	return ""
 }
 
-// AlterJobRequest changes a job. spec, if set, is the whole new spec (as
-// `job show -o yaml` prints it): only desired_concurrent_number,
-// max_batch_interval_ms, max_batch_rows, max_batch_size, max_error_number,
-// kafka.properties and kafka.default_offset may differ from the current
-// spec; kafka.offsets in it is ignored. reset_offsets moves the given
+// AlterJobRequest changes a job. Without update_mask, spec, if set, is the
+// whole new spec (as `job show -o yaml` prints it). With update_mask, only
+// the fields it names are read from spec and set on the job's current spec,
+// by their job spec (YAML) names: "max_batch_rows", "kafka.default_offset",
+// "kafka.properties" (the whole map) or "kafka.properties.<key>" (one key;
+// absent from spec.kafka.properties: removed). Either way only
+// desired_concurrent_number, max_batch_interval, max_batch_rows,
+// max_batch_size, max_error_number, kafka.properties and
+// kafka.default_offset may change (config.Alterable); kafka.offsets in spec
+// is ignored, reset_offsets moves offsets. reset_offsets moves the given
 // partitions' progress (a number, OFFSET_BEGINNING or OFFSET_END) and is
 // allowed only while the job is PAUSED; it is journaled with the old and new
 // positions. Answered with a JobResponse.
@@ -1695,6 +1712,7 @@ type AlterJobRequest struct {
 	// Kinesis: new start positions per shard id (TRIM_HORIZON, LATEST,
 	// AT_TIMESTAMP:<RFC3339>, a sequence number), only while PAUSED.
 	ResetPositions map[string]string `protobuf:"bytes,4,rep,name=reset_positions,json=resetPositions,proto3" json:"reset_positions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	UpdateMask     []string          `protobuf:"bytes,5,rep,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -1757,6 +1775,127 @@ func (x *AlterJobRequest) GetResetPositions() map[string]string {
 	return nil
 }
 
+func (x *AlterJobRequest) GetUpdateMask() []string {
+	if x != nil {
+		return x.UpdateMask
+	}
+	return nil
+}
+
+// CreateTableRequest creates a table in the catalog (CREATE TABLE). With
+// if_not_exists an existing table of that name is not an error.
+type CreateTableRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Spec          *TableSpec             `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	IfNotExists   bool                   `protobuf:"varint,2,opt,name=if_not_exists,json=ifNotExists,proto3" json:"if_not_exists,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateTableRequest) Reset() {
+	*x = CreateTableRequest{}
+	mi := &file_api_loadnode_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateTableRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateTableRequest) ProtoMessage() {}
+
+func (x *CreateTableRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateTableRequest.ProtoReflect.Descriptor instead.
+func (*CreateTableRequest) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *CreateTableRequest) GetSpec() *TableSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+func (x *CreateTableRequest) GetIfNotExists() bool {
+	if x != nil {
+		return x.IfNotExists
+	}
+	return false
+}
+
+type CreateTableResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         *TableSpec             `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"` // the table created; empty when it existed
+	Existed       bool                   `protobuf:"varint,2,opt,name=existed,proto3" json:"existed,omitempty"`
+	Error         *Error                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateTableResponse) Reset() {
+	*x = CreateTableResponse{}
+	mi := &file_api_loadnode_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateTableResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateTableResponse) ProtoMessage() {}
+
+func (x *CreateTableResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateTableResponse.ProtoReflect.Descriptor instead.
+func (*CreateTableResponse) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *CreateTableResponse) GetTable() *TableSpec {
+	if x != nil {
+		return x.Table
+	}
+	return nil
+}
+
+func (x *CreateTableResponse) GetExisted() bool {
+	if x != nil {
+		return x.Existed
+	}
+	return false
+}
+
+func (x *CreateTableResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 // DeleteJobRequest removes a STOPPED or CANCELLED job (its snapshot,
 // journal, progress, statistics and error rows); its table stays.
 type DeleteJobRequest struct {
@@ -1768,7 +1907,7 @@ type DeleteJobRequest struct {
 
 func (x *DeleteJobRequest) Reset() {
 	*x = DeleteJobRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[18]
+	mi := &file_api_loadnode_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1780,7 +1919,7 @@ func (x *DeleteJobRequest) String() string {
 func (*DeleteJobRequest) ProtoMessage() {}
 
 func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[18]
+	mi := &file_api_loadnode_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1793,7 +1932,7 @@ func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobRequest.ProtoReflect.Descriptor instead.
 func (*DeleteJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{18}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DeleteJobRequest) GetName() string {
@@ -1814,7 +1953,7 @@ type JobResponse struct {
 
 func (x *JobResponse) Reset() {
 	*x = JobResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[19]
+	mi := &file_api_loadnode_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1826,7 +1965,7 @@ func (x *JobResponse) String() string {
 func (*JobResponse) ProtoMessage() {}
 
 func (x *JobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[19]
+	mi := &file_api_loadnode_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1839,7 +1978,7 @@ func (x *JobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobResponse.ProtoReflect.Descriptor instead.
 func (*JobResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{19}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *JobResponse) GetJob() *JobInfo {
@@ -1866,7 +2005,7 @@ type PingRequest struct {
 
 func (x *PingRequest) Reset() {
 	*x = PingRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[20]
+	mi := &file_api_loadnode_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1878,7 +2017,7 @@ func (x *PingRequest) String() string {
 func (*PingRequest) ProtoMessage() {}
 
 func (x *PingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[20]
+	mi := &file_api_loadnode_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1891,7 +2030,7 @@ func (x *PingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingRequest.ProtoReflect.Descriptor instead.
 func (*PingRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{20}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{22}
 }
 
 type PingResponse struct {
@@ -1904,7 +2043,7 @@ type PingResponse struct {
 
 func (x *PingResponse) Reset() {
 	*x = PingResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[21]
+	mi := &file_api_loadnode_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1916,7 +2055,7 @@ func (x *PingResponse) String() string {
 func (*PingResponse) ProtoMessage() {}
 
 func (x *PingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[21]
+	mi := &file_api_loadnode_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1929,7 +2068,7 @@ func (x *PingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingResponse.ProtoReflect.Descriptor instead.
 func (*PingResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{21}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PingResponse) GetJobs() int64 {
@@ -1947,7 +2086,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[22]
+	mi := &file_api_loadnode_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1959,7 +2098,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[22]
+	mi := &file_api_loadnode_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1972,7 +2111,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{22}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{24}
 }
 
 type ListJobsResponse struct {
@@ -1985,7 +2124,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[23]
+	mi := &file_api_loadnode_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1997,7 +2136,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[23]
+	mi := &file_api_loadnode_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2010,7 +2149,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{23}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobSummary {
@@ -2036,7 +2175,7 @@ type TableCountRequest struct {
 
 func (x *TableCountRequest) Reset() {
 	*x = TableCountRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[24]
+	mi := &file_api_loadnode_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2048,7 +2187,7 @@ func (x *TableCountRequest) String() string {
 func (*TableCountRequest) ProtoMessage() {}
 
 func (x *TableCountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[24]
+	mi := &file_api_loadnode_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2061,7 +2200,7 @@ func (x *TableCountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableCountRequest.ProtoReflect.Descriptor instead.
 func (*TableCountRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{24}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *TableCountRequest) GetTable() string {
@@ -2081,7 +2220,7 @@ type TableCountResponse struct {
 
 func (x *TableCountResponse) Reset() {
 	*x = TableCountResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[25]
+	mi := &file_api_loadnode_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2093,7 +2232,7 @@ func (x *TableCountResponse) String() string {
 func (*TableCountResponse) ProtoMessage() {}
 
 func (x *TableCountResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[25]
+	mi := &file_api_loadnode_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2106,7 +2245,7 @@ func (x *TableCountResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableCountResponse.ProtoReflect.Descriptor instead.
 func (*TableCountResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{25}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *TableCountResponse) GetCount() int64 {
@@ -2140,7 +2279,7 @@ type Value struct {
 
 func (x *Value) Reset() {
 	*x = Value{}
-	mi := &file_api_loadnode_proto_msgTypes[26]
+	mi := &file_api_loadnode_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2152,7 +2291,7 @@ func (x *Value) String() string {
 func (*Value) ProtoMessage() {}
 
 func (x *Value) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[26]
+	mi := &file_api_loadnode_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2165,7 +2304,7 @@ func (x *Value) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Value.ProtoReflect.Descriptor instead.
 func (*Value) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{26}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Value) GetKind() isValue_Kind {
@@ -2282,7 +2421,7 @@ type Row struct {
 
 func (x *Row) Reset() {
 	*x = Row{}
-	mi := &file_api_loadnode_proto_msgTypes[27]
+	mi := &file_api_loadnode_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2294,7 +2433,7 @@ func (x *Row) String() string {
 func (*Row) ProtoMessage() {}
 
 func (x *Row) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[27]
+	mi := &file_api_loadnode_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2307,7 +2446,7 @@ func (x *Row) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Row.ProtoReflect.Descriptor instead.
 func (*Row) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{27}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Row) GetValues() []*Value {
@@ -2349,7 +2488,7 @@ type TableScanRequest struct {
 
 func (x *TableScanRequest) Reset() {
 	*x = TableScanRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[28]
+	mi := &file_api_loadnode_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2361,7 +2500,7 @@ func (x *TableScanRequest) String() string {
 func (*TableScanRequest) ProtoMessage() {}
 
 func (x *TableScanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[28]
+	mi := &file_api_loadnode_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2374,7 +2513,7 @@ func (x *TableScanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableScanRequest.ProtoReflect.Descriptor instead.
 func (*TableScanRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{28}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *TableScanRequest) GetTable() string {
@@ -2410,7 +2549,7 @@ type TableScanResponse struct {
 
 func (x *TableScanResponse) Reset() {
 	*x = TableScanResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[29]
+	mi := &file_api_loadnode_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2422,7 +2561,7 @@ func (x *TableScanResponse) String() string {
 func (*TableScanResponse) ProtoMessage() {}
 
 func (x *TableScanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[29]
+	mi := &file_api_loadnode_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2435,7 +2574,7 @@ func (x *TableScanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableScanResponse.ProtoReflect.Descriptor instead.
 func (*TableScanResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{29}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TableScanResponse) GetSchema() *TableSpec {
@@ -2466,10 +2605,10 @@ func (x *TableScanResponse) GetNext() []byte {
 	return nil
 }
 
-// ExecRequest runs one Doris-compatible statement (CREATE TABLE, CREATE /
-// PAUSE / RESUME / STOP / SHOW ROUTINE LOAD). PAUSE, RESUME, STOP and
-// SHOW ... FOR name are answered with a JobResponse; the others with an
-// ExecResponse.
+// ExecRequest is one Doris-compatible statement. No node parses it: the
+// client translates a statement into the typed requests above (see
+// doris.Translate) and answers with an ExecResponse of its own; a node
+// answers an ExecRequest with UNKNOWN_MESSAGE.
 type ExecRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Statement     string                 `protobuf:"bytes,1,opt,name=statement,proto3" json:"statement,omitempty"`
@@ -2479,7 +2618,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[30]
+	mi := &file_api_loadnode_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2491,7 +2630,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[30]
+	mi := &file_api_loadnode_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2504,7 +2643,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{30}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ExecRequest) GetStatement() string {
@@ -2527,7 +2666,7 @@ type ExecResponse struct {
 
 func (x *ExecResponse) Reset() {
 	*x = ExecResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[31]
+	mi := &file_api_loadnode_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2539,7 +2678,7 @@ func (x *ExecResponse) String() string {
 func (*ExecResponse) ProtoMessage() {}
 
 func (x *ExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[31]
+	mi := &file_api_loadnode_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2552,7 +2691,7 @@ func (x *ExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
 func (*ExecResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{31}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ExecResponse) GetMessage() string {
@@ -2604,7 +2743,7 @@ type JobRecord struct {
 
 func (x *JobRecord) Reset() {
 	*x = JobRecord{}
-	mi := &file_api_loadnode_proto_msgTypes[32]
+	mi := &file_api_loadnode_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2616,7 +2755,7 @@ func (x *JobRecord) String() string {
 func (*JobRecord) ProtoMessage() {}
 
 func (x *JobRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[32]
+	mi := &file_api_loadnode_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2629,7 +2768,7 @@ func (x *JobRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobRecord.ProtoReflect.Descriptor instead.
 func (*JobRecord) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{32}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *JobRecord) GetId() uint64 {
@@ -2786,9 +2925,10 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x06health\x18\n" +
 	" \x01(\tR\x06health\x12&\n" +
 	"\x0frows_per_second\x18\v \x01(\x01R\rrowsPerSecond\x121\n" +
-	"\x15last_progress_unix_ms\x18\f \x01(\x03R\x12lastProgressUnixMs\"<\n" +
+	"\x15last_progress_unix_ms\x18\f \x01(\x03R\x12lastProgressUnixMs\"f\n" +
 	"\x10CreateJobRequest\x12(\n" +
-	"\x04spec\x18\x01 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\"%\n" +
+	"\x04spec\x18\x01 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12(\n" +
+	"\x10use_stored_table\x18\x02 \x01(\bR\x0euseStoredTable\"%\n" +
 	"\x0fPauseJobRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"&\n" +
 	"\x10ResumeJobRequest\x12\x12\n" +
@@ -2796,18 +2936,27 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x0eStopJobRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"$\n" +
 	"\x0eShowJobRequest\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"\x83\x03\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\xa4\x03\n" +
 	"\x0fAlterJobRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
 	"\x04spec\x18\x02 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12S\n" +
 	"\rreset_offsets\x18\x03 \x03(\v2..loadnode.v1.AlterJobRequest.ResetOffsetsEntryR\fresetOffsets\x12Y\n" +
-	"\x0freset_positions\x18\x04 \x03(\v20.loadnode.v1.AlterJobRequest.ResetPositionsEntryR\x0eresetPositions\x1a?\n" +
+	"\x0freset_positions\x18\x04 \x03(\v20.loadnode.v1.AlterJobRequest.ResetPositionsEntryR\x0eresetPositions\x12\x1f\n" +
+	"\vupdate_mask\x18\x05 \x03(\tR\n" +
+	"updateMask\x1a?\n" +
 	"\x11ResetOffsetsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aA\n" +
 	"\x13ResetPositionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"&\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"d\n" +
+	"\x12CreateTableRequest\x12*\n" +
+	"\x04spec\x18\x01 \x01(\v2\x16.loadnode.v1.TableSpecR\x04spec\x12\"\n" +
+	"\rif_not_exists\x18\x02 \x01(\bR\vifNotExists\"\x87\x01\n" +
+	"\x13CreateTableResponse\x12,\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12\x18\n" +
+	"\aexisted\x18\x02 \x01(\bR\aexisted\x12(\n" +
+	"\x05error\x18\x03 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\"&\n" +
 	"\x10DeleteJobRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"_\n" +
 	"\vJobResponse\x12&\n" +
@@ -2925,60 +3074,62 @@ func file_api_loadnode_proto_rawDescGZIP() []byte {
 }
 
 var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_api_loadnode_proto_goTypes = []any{
-	(ErrorCode)(0),             // 0: loadnode.v1.ErrorCode
-	(ColumnType)(0),            // 1: loadnode.v1.ColumnType
-	(TableModel)(0),            // 2: loadnode.v1.TableModel
-	(JobState)(0),              // 3: loadnode.v1.JobState
-	(Reason)(0),                // 4: loadnode.v1.Reason
-	(*Error)(nil),              // 5: loadnode.v1.Error
-	(*Column)(nil),             // 6: loadnode.v1.Column
-	(*TableSpec)(nil),          // 7: loadnode.v1.TableSpec
-	(*KafkaSpec)(nil),          // 8: loadnode.v1.KafkaSpec
-	(*KinesisSpec)(nil),        // 9: loadnode.v1.KinesisSpec
-	(*JobSpec)(nil),            // 10: loadnode.v1.JobSpec
-	(*Transition)(nil),         // 11: loadnode.v1.Transition
-	(*JobStats)(nil),           // 12: loadnode.v1.JobStats
-	(*ErrorRow)(nil),           // 13: loadnode.v1.ErrorRow
-	(*PartitionInfo)(nil),      // 14: loadnode.v1.PartitionInfo
-	(*JobSummary)(nil),         // 15: loadnode.v1.JobSummary
-	(*JobInfo)(nil),            // 16: loadnode.v1.JobInfo
-	(*CreateJobRequest)(nil),   // 17: loadnode.v1.CreateJobRequest
-	(*PauseJobRequest)(nil),    // 18: loadnode.v1.PauseJobRequest
-	(*ResumeJobRequest)(nil),   // 19: loadnode.v1.ResumeJobRequest
-	(*StopJobRequest)(nil),     // 20: loadnode.v1.StopJobRequest
-	(*ShowJobRequest)(nil),     // 21: loadnode.v1.ShowJobRequest
-	(*AlterJobRequest)(nil),    // 22: loadnode.v1.AlterJobRequest
-	(*DeleteJobRequest)(nil),   // 23: loadnode.v1.DeleteJobRequest
-	(*JobResponse)(nil),        // 24: loadnode.v1.JobResponse
-	(*PingRequest)(nil),        // 25: loadnode.v1.PingRequest
-	(*PingResponse)(nil),       // 26: loadnode.v1.PingResponse
-	(*ListJobsRequest)(nil),    // 27: loadnode.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),   // 28: loadnode.v1.ListJobsResponse
-	(*TableCountRequest)(nil),  // 29: loadnode.v1.TableCountRequest
-	(*TableCountResponse)(nil), // 30: loadnode.v1.TableCountResponse
-	(*Value)(nil),              // 31: loadnode.v1.Value
-	(*Row)(nil),                // 32: loadnode.v1.Row
-	(*TableScanRequest)(nil),   // 33: loadnode.v1.TableScanRequest
-	(*TableScanResponse)(nil),  // 34: loadnode.v1.TableScanResponse
-	(*ExecRequest)(nil),        // 35: loadnode.v1.ExecRequest
-	(*ExecResponse)(nil),       // 36: loadnode.v1.ExecResponse
-	(*JobRecord)(nil),          // 37: loadnode.v1.JobRecord
-	nil,                        // 38: loadnode.v1.KafkaSpec.OffsetsEntry
-	nil,                        // 39: loadnode.v1.KafkaSpec.PropertiesEntry
-	nil,                        // 40: loadnode.v1.KinesisSpec.PositionsEntry
-	nil,                        // 41: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	nil,                        // 42: loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	(ErrorCode)(0),              // 0: loadnode.v1.ErrorCode
+	(ColumnType)(0),             // 1: loadnode.v1.ColumnType
+	(TableModel)(0),             // 2: loadnode.v1.TableModel
+	(JobState)(0),               // 3: loadnode.v1.JobState
+	(Reason)(0),                 // 4: loadnode.v1.Reason
+	(*Error)(nil),               // 5: loadnode.v1.Error
+	(*Column)(nil),              // 6: loadnode.v1.Column
+	(*TableSpec)(nil),           // 7: loadnode.v1.TableSpec
+	(*KafkaSpec)(nil),           // 8: loadnode.v1.KafkaSpec
+	(*KinesisSpec)(nil),         // 9: loadnode.v1.KinesisSpec
+	(*JobSpec)(nil),             // 10: loadnode.v1.JobSpec
+	(*Transition)(nil),          // 11: loadnode.v1.Transition
+	(*JobStats)(nil),            // 12: loadnode.v1.JobStats
+	(*ErrorRow)(nil),            // 13: loadnode.v1.ErrorRow
+	(*PartitionInfo)(nil),       // 14: loadnode.v1.PartitionInfo
+	(*JobSummary)(nil),          // 15: loadnode.v1.JobSummary
+	(*JobInfo)(nil),             // 16: loadnode.v1.JobInfo
+	(*CreateJobRequest)(nil),    // 17: loadnode.v1.CreateJobRequest
+	(*PauseJobRequest)(nil),     // 18: loadnode.v1.PauseJobRequest
+	(*ResumeJobRequest)(nil),    // 19: loadnode.v1.ResumeJobRequest
+	(*StopJobRequest)(nil),      // 20: loadnode.v1.StopJobRequest
+	(*ShowJobRequest)(nil),      // 21: loadnode.v1.ShowJobRequest
+	(*AlterJobRequest)(nil),     // 22: loadnode.v1.AlterJobRequest
+	(*CreateTableRequest)(nil),  // 23: loadnode.v1.CreateTableRequest
+	(*CreateTableResponse)(nil), // 24: loadnode.v1.CreateTableResponse
+	(*DeleteJobRequest)(nil),    // 25: loadnode.v1.DeleteJobRequest
+	(*JobResponse)(nil),         // 26: loadnode.v1.JobResponse
+	(*PingRequest)(nil),         // 27: loadnode.v1.PingRequest
+	(*PingResponse)(nil),        // 28: loadnode.v1.PingResponse
+	(*ListJobsRequest)(nil),     // 29: loadnode.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),    // 30: loadnode.v1.ListJobsResponse
+	(*TableCountRequest)(nil),   // 31: loadnode.v1.TableCountRequest
+	(*TableCountResponse)(nil),  // 32: loadnode.v1.TableCountResponse
+	(*Value)(nil),               // 33: loadnode.v1.Value
+	(*Row)(nil),                 // 34: loadnode.v1.Row
+	(*TableScanRequest)(nil),    // 35: loadnode.v1.TableScanRequest
+	(*TableScanResponse)(nil),   // 36: loadnode.v1.TableScanResponse
+	(*ExecRequest)(nil),         // 37: loadnode.v1.ExecRequest
+	(*ExecResponse)(nil),        // 38: loadnode.v1.ExecResponse
+	(*JobRecord)(nil),           // 39: loadnode.v1.JobRecord
+	nil,                         // 40: loadnode.v1.KafkaSpec.OffsetsEntry
+	nil,                         // 41: loadnode.v1.KafkaSpec.PropertiesEntry
+	nil,                         // 42: loadnode.v1.KinesisSpec.PositionsEntry
+	nil,                         // 43: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	nil,                         // 44: loadnode.v1.AlterJobRequest.ResetPositionsEntry
 }
 var file_api_loadnode_proto_depIdxs = []int32{
 	0,  // 0: loadnode.v1.Error.code:type_name -> loadnode.v1.ErrorCode
 	1,  // 1: loadnode.v1.Column.type:type_name -> loadnode.v1.ColumnType
 	6,  // 2: loadnode.v1.TableSpec.columns:type_name -> loadnode.v1.Column
 	2,  // 3: loadnode.v1.TableSpec.model:type_name -> loadnode.v1.TableModel
-	38, // 4: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	39, // 5: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
-	40, // 6: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
+	40, // 4: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	41, // 5: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	42, // 6: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
 	7,  // 7: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
 	8,  // 8: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
 	9,  // 9: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
@@ -2995,27 +3146,30 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	13, // 20: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
 	10, // 21: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
 	10, // 22: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	41, // 23: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	42, // 24: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
-	16, // 25: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
-	5,  // 26: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
-	15, // 27: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
-	5,  // 28: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
-	5,  // 29: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
-	31, // 30: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
-	7,  // 31: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
-	32, // 32: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
-	5,  // 33: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
-	16, // 34: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
-	15, // 35: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
-	7,  // 36: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
-	5,  // 37: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
-	10, // 38: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
-	39, // [39:39] is the sub-list for method output_type
-	39, // [39:39] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	43, // 23: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	44, // 24: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	7,  // 25: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
+	7,  // 26: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
+	5,  // 27: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
+	16, // 28: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
+	5,  // 29: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
+	15, // 30: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
+	5,  // 31: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
+	5,  // 32: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
+	33, // 33: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
+	7,  // 34: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
+	34, // 35: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
+	5,  // 36: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
+	16, // 37: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
+	15, // 38: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
+	7,  // 39: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
+	5,  // 40: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
+	10, // 41: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
+	42, // [42:42] is the sub-list for method output_type
+	42, // [42:42] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }
@@ -3023,7 +3177,7 @@ func file_api_loadnode_proto_init() {
 	if File_api_loadnode_proto != nil {
 		return
 	}
-	file_api_loadnode_proto_msgTypes[26].OneofWrappers = []any{
+	file_api_loadnode_proto_msgTypes[28].OneofWrappers = []any{
 		(*Value_Null)(nil),
 		(*Value_Int64)(nil),
 		(*Value_Float64)(nil),
@@ -3037,7 +3191,7 @@ func file_api_loadnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_loadnode_proto_rawDesc), len(file_api_loadnode_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   38,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -3,6 +3,7 @@ package persistence
 import (
 	"errors"
 	"fmt"
+	"github.com/loadnode/loadnode/sink"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -11,43 +12,12 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// KV is one table row: Key is the table-model row key, Value the encoded row.
-// Both are opaque to the store.
-type KV struct{ Key, Value []byte }
-
-// Range is the source range a batch covers on one partition: [From, To),
-// where To is the next position to read.
-type Range struct {
-	Partition int32
-	From, To  int64
-	// Checkpoint, when not nil, is the partition's new opaque source
-	// checkpoint (Kinesis: shard, last sequence number, end reached),
-	// written with the progress in the same batch.
-	Checkpoint []byte
-}
-
-// Commit is one batch of a job: its rows, the partitions it covers and the
-// job's new statistics.
-type Commit struct {
-	JobID uint64
-	Table string
-	// Rows are written to Table; a key written twice keeps the last value.
-	Rows []KV
-	// Ranges are exactly the partitions this batch covers; at least one.
-	Ranges []Range
-	// Stats are the job's new absolute statistics; nil leaves them as stored.
-	Stats *api.JobStats
-	// StatsBase is the CommittedBatches of the statistics Stats were
-	// computed from. The stored statistics must still have it: per-partition
-	// progress fences the rows, this fences the job-wide statistics (a job
-	// whose memory is behind the store, or a second incarnation, must not
-	// overwrite counts it never saw).
-	StatsBase int64
-	// ErrorRows are appended to the job's error rows (seq continues after the
-	// newest stored one); rows beyond MaxErrorRowsKept, oldest first, are
-	// deleted in the same batch.
-	ErrorRows []*api.ErrorRow
-}
+// KV, Range and Commit are the sink's types (the Store is a sink).
+type (
+	KV     = sink.KV
+	Range  = sink.Range
+	Commit = sink.Commit
+)
 
 // CommitBatch is the fenced commit of one batch. It checks that every
 // Range.From equals the stored progress of its partition (a partition with no
@@ -91,6 +61,12 @@ func (s *Store) CommitBatch(c *Commit) (err error) {
 				c.JobID, r.Partition, stored, r.From, ErrStaleCommit)
 		}
 	}
+	if fence, _, err := s.getUint64(jobKey(c.JobID, jobFenceSuffix)); err != nil {
+		return fmt.Errorf("persistence: commit job %d: %w", c.JobID, err)
+	} else if c.Fence < fence {
+		return fmt.Errorf("persistence: commit job %d: fence %d is older than the stored %d: %w",
+			c.JobID, c.Fence, fence, ErrStaleCommit)
+	}
 	if c.Stats != nil {
 		var stored api.JobStats
 		if _, err := s.getProto(jobKey(c.JobID, jobStatsSuffix), &stored); err != nil {
@@ -131,6 +107,7 @@ func (s *Store) CommitBatch(c *Commit) (err error) {
 			_ = b.Set(checkpointKey(c.JobID, r.Partition), r.Checkpoint, nil)
 		}
 	}
+	_ = b.Set(jobKey(c.JobID, jobFenceSuffix), encodeUint64(c.Fence), nil)
 	if c.Stats != nil {
 		v, err := proto.Marshal(c.Stats)
 		if err != nil {

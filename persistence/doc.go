@@ -64,6 +64,8 @@
 //	j/<id8>/p/<partition4>           int64 next position     InitProgress, CommitBatch
 //	j/<id8>/k/<partition4>           opaque source           InitStarts, CommitBatch, AlterJobStarts
 //	                                 checkpoint (Kinesis)    (same batch as the progress)
+//	j/<id8>/f                        uint64 fence (newest    CommitBatch
+//	                                 task generation)
 //	j/<id8>/x                        proto api.JobStats      CommitBatch
 //	j/<id8>/e/<seq8>                 proto api.ErrorRow      CommitBatch (newest MaxErrorRowsKept kept)
 //	j/<id8>/w                        uint64 first, uint64    CommitBatch (error-row window: seqs

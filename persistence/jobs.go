@@ -26,6 +26,8 @@ type JobState struct {
 	Checkpoints map[int32][]byte
 	// Stats is the job's statistics; zero until the first commit. Never nil.
 	Stats *api.JobStats
+	// Fence is the newest commit fence stored (sink.Commit.Fence).
+	Fence uint64
 }
 
 // LastJobID returns the largest job id CreateJob has written, 0 if none.
@@ -303,6 +305,9 @@ func (s *Store) LoadJob(id uint64) (st *JobState, err error) {
 		return nil, fmt.Errorf("persistence: load job %d: %w", id, err)
 	}
 	if st.Checkpoints, err = s.checkpoints(id); err != nil {
+		return nil, fmt.Errorf("persistence: load job %d: %w", id, err)
+	}
+	if st.Fence, _, err = s.getUint64(jobKey(id, jobFenceSuffix)); err != nil {
 		return nil, fmt.Errorf("persistence: load job %d: %w", id, err)
 	}
 	return st, nil

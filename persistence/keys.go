@@ -21,6 +21,7 @@ const (
 	jobErrorSuffix      = 'e'
 	jobErrWinSuffix     = 'w'
 	jobCheckpointSuffix = 'k'
+	jobFenceSuffix      = 'f'
 
 	tableSpecSuffix = 's'
 	tableRowSuffix  = 'r'

@@ -100,6 +100,10 @@ func (s *Store) LoadAllJobs(fn func(st *JobState) error) (err error) {
 				valid = it.SeekLT(prefixEnd(jobSubPrefix(id, jobJournalSuffix)))
 				continue
 			}
+		case jobFenceSuffix:
+			if cur.Fence, err = decodeUint64(v); err != nil {
+				return fmt.Errorf("persistence: load jobs: job %d fence: %w", id, err)
+			}
 		case jobStatsSuffix:
 			if err := proto.Unmarshal(v, cur.Stats); err != nil {
 				return fmt.Errorf("persistence: load jobs: corrupt stats of job %d: %w", id, err)

@@ -3,6 +3,8 @@ package persistence
 import (
 	"errors"
 	"fmt"
+	"github.com/loadnode/loadnode/metastore"
+	"github.com/loadnode/loadnode/sink"
 	"io"
 	"log/slog"
 	"os"
@@ -17,18 +19,20 @@ import (
 // Sentinel errors. Errors returned by the Store wrap them with %w and add
 // context; test with errors.Is.
 var (
-	// ErrNotFound: the job or table does not exist.
-	ErrNotFound = errors.New("persistence: not found")
+	// ErrNotFound: the job or table does not exist (the metadata store's
+	// sentinel: the Store is one).
+	ErrNotFound = metastore.ErrNotFound
 	// ErrNameTaken: CreateJob found the job name already in the name index.
-	ErrNameTaken = errors.New("persistence: job name taken")
+	ErrNameTaken = metastore.ErrNameTaken
 	// ErrTableExists: CreateJob was asked to create a table that exists.
-	ErrTableExists = errors.New("persistence: table exists")
+	ErrTableExists = metastore.ErrTableExists
 	// ErrStaleCommit: a CommitBatch range does not start at the stored
-	// progress of its partition.
-	ErrStaleCommit = errors.New("persistence: stale commit")
+	// progress of its partition, its fence is old or the statistics moved
+	// (the sink's sentinel: the Store is one).
+	ErrStaleCommit = sink.ErrStaleCommit
 	// ErrProgressExists: InitProgress found a partition that already has
 	// progress.
-	ErrProgressExists = errors.New("persistence: progress exists")
+	ErrProgressExists = sink.ErrProgressExists
 	// ErrStoreFailed: Pebble reported a fatal error; the store accepts no
 	// more writes and the process must stop.
 	ErrStoreFailed = errors.New("persistence: store failed")

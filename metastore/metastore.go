@@ -1,0 +1,82 @@
+// Package metastore defines the metadata store: job create snapshots, the
+// state journal and the table catalog. The manager writes a job's create
+// snapshot to it durably and only then spawns the job actor; recovery reads
+// it back. The embedded Pebble store implements it on one node
+// (persistence); etcd implements it in cluster mode, where a quorum write
+// is the durable write. metastoretest holds the conformance suite.
+//
+// Concurrency: a Store is safe for concurrent use. A job's journal has one
+// writer at a time (its job actor, or the manager when the actor is gone);
+// the store checks each entry's sequence number so that a second writer
+// fails instead of forking the journal.
+package metastore
+
+import (
+	"errors"
+
+	"github.com/loadnode/loadnode/api"
+)
+
+var (
+	// ErrNotFound: no such job or table.
+	ErrNotFound = errors.New("metastore: not found")
+	// ErrNameTaken: a job of that name exists.
+	ErrNameTaken = errors.New("metastore: job name taken")
+	// ErrTableExists: a table of that name exists with another schema.
+	ErrTableExists = errors.New("metastore: table exists")
+)
+
+// JobState is what the metadata store holds of a job.
+type JobState struct {
+	Record *api.JobRecord
+	// Last is the newest journal entry (nil only if the journal is empty,
+	// which CreateJobs never leaves).
+	Last *api.Transition
+}
+
+// NewJob is one job for CreateJobs: its record, its first journal entry
+// (seq 1) and, if the job creates its table, the table's schema.
+type NewJob struct {
+	Record   *api.JobRecord
+	First    *api.Transition
+	NewTable *api.TableSpec
+}
+
+// JobTransition is one journal entry of one job, for AppendTransitions.
+type JobTransition struct {
+	JobID uint64
+	T     *api.Transition
+}
+
+// Store is the metadata store.
+type Store interface {
+	// LastJobID returns the largest job id written, 0 if none.
+	LastJobID() (uint64, error)
+	// CreateJobs writes every job that passes its checks durably, together,
+	// and returns one error per job (nil: durable). A job whose name is
+	// taken gets ErrNameTaken; one whose table exists with another schema
+	// gets ErrTableExists.
+	CreateJobs(jobs []NewJob) []error
+	// Table returns a table's schema, or ErrNotFound.
+	Table(name string) (*api.TableSpec, error)
+	// CreateTable adds a table to the catalog; created is false when an
+	// identical table exists, and ErrTableExists wraps a different one.
+	CreateTable(spec *api.TableSpec) (created bool, err error)
+	// LoadAllJobs calls fn for every job, in id order.
+	LoadAllJobs(fn func(st *JobState) error) error
+	// LoadJob reads one job, or ErrNotFound.
+	LoadJob(id uint64) (*JobState, error)
+	// Journal returns a job's transitions, oldest first.
+	Journal(id uint64) ([]*api.Transition, error)
+	// History returns a job's newest max transitions, oldest first.
+	History(id uint64, max int) ([]*api.Transition, error)
+	// AppendTransition journals t durably; t.Seq must follow the newest.
+	AppendTransition(id uint64, t *api.Transition) error
+	// AppendTransitions journals entries of many jobs in one durable write.
+	AppendTransitions(ts []JobTransition) error
+	// AlterJob replaces a job's snapshot with rec and journals t, in one
+	// durable write; t.Seq must follow the newest.
+	AlterJob(rec *api.JobRecord, t *api.Transition) error
+	// DeleteJob removes a job's snapshot, journal and name; its table stays.
+	DeleteJob(id uint64, name string) error
+}

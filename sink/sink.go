@@ -1,0 +1,125 @@
+// Package sink defines where a job's rows go: the Sink interface that the
+// job actors commit batches to, the types of a commit, and the errors a
+// caller branches on. Implementations live in the packages named for what
+// they wrap (persistence: the embedded Pebble store); sinktest holds the
+// conformance suite every implementation passes.
+//
+// A Sink owns, per job, the authoritative progress: the next position of
+// every partition, the partitions' opaque source checkpoints, the job's
+// statistics and its fence (the newest task generation or ownership epoch
+// that committed). A job recovers its positions from its sink, never from
+// the metadata store.
+//
+// Concurrency: a Sink is safe for concurrent use by many jobs. Each job has
+// one writer (its job actor); the sink's own checks make a stale writer
+// harmless, never its callers' discipline.
+package sink
+
+import (
+	"errors"
+
+	"github.com/loadnode/loadnode/api"
+)
+
+// ErrStaleCommit is wrapped by every refusal of a commit that does not
+// continue the stored state: a range that does not start at the stored
+// progress, a fence older than the stored one, statistics that moved.
+var ErrStaleCommit = errors.New("sink: stale commit")
+
+// ErrProgressExists is wrapped by InitStarts when a partition already has
+// progress.
+var ErrProgressExists = errors.New("sink: progress exists")
+
+// KV is one table row: Key is the table-model row key, Value the encoded row.
+// Both are opaque to the sink.
+type KV struct{ Key, Value []byte }
+
+// Range is the source range a batch covers on one partition: [From, To),
+// where To is the next position to read.
+type Range struct {
+	Partition int32
+	From, To  int64
+	// Checkpoint, when not nil, is the partition's new opaque source
+	// checkpoint (Kinesis: shard, last sequence number, end reached),
+	// written with the progress in the same commit.
+	Checkpoint []byte
+}
+
+// Commit is one batch of a job: its rows, the partitions it covers and the
+// job's new statistics.
+type Commit struct {
+	JobID uint64
+	Table string
+	// Fence is the committing task's generation (or, in a cluster, the
+	// owner's epoch). A commit whose Fence is older than the newest the
+	// sink stored for the job is stale; a successful commit stores it.
+	Fence uint64
+	// Rows are written to Table; a key written twice keeps the last value.
+	Rows []KV
+	// Ranges are exactly the partitions this batch covers; at least one.
+	Ranges []Range
+	// Stats are the job's new absolute statistics; nil leaves them as stored.
+	Stats *api.JobStats
+	// StatsBase is the CommittedBatches of the statistics Stats were
+	// computed from. The stored statistics must still have it: per-partition
+	// progress fences the rows, this fences the job-wide statistics (a job
+	// whose memory is behind the sink, or a second incarnation, must not
+	// overwrite counts it never saw).
+	StatsBase int64
+	// ErrorRows are appended to the job's error rows; the sink keeps a
+	// bounded number of the newest.
+	ErrorRows []*api.ErrorRow
+}
+
+// Progress is a job's authoritative position in its sink.
+type Progress struct {
+	// Positions maps partition to the next position to read. Never nil.
+	Positions map[int32]int64
+	// Checkpoints maps partition to its opaque source checkpoint. Never nil.
+	Checkpoints map[int32][]byte
+	// Stats is the job's statistics; zero until the first commit. Never nil.
+	Stats *api.JobStats
+	// Fence is the newest Commit.Fence stored; 0 before the first commit.
+	Fence uint64
+}
+
+// Sink is a database a job loads into.
+type Sink interface {
+	// PrepareTable makes the sink able to hold rows of spec: a database
+	// sink creates the table or checks that its columns are compatible;
+	// the embedded store, whose catalog is the metadata store, checks
+	// nothing more.
+	PrepareTable(spec *api.TableSpec) error
+	// InitStarts persists the initial positions (and checkpoints) of
+	// partitions that have none, durably, before any task reads them. If
+	// one already has progress nothing is written and the error wraps
+	// ErrProgressExists.
+	InitStarts(job uint64, positions map[int32]int64, checkpoints map[int32][]byte) error
+	// Commit makes c durable atomically (rows, ranges' progress and
+	// checkpoints, statistics, error rows, fence) or not at all. It
+	// returns an error wrapping ErrStaleCommit, writing nothing, when a
+	// range's From is not the stored progress of its partition (or the
+	// partition has none), when c.Fence is older than the stored fence, or
+	// when c.Stats is set and the stored statistics' CommittedBatches is
+	// not c.StatsBase. After an error that is not a refusal (a lost
+	// connection during the commit), the caller reads Progress to learn
+	// where it stands.
+	Commit(c *Commit) error
+	// ResetStarts moves partitions' progress (and checkpoints) to the
+	// given values, backwards too: a user's journaled reset, the only way
+	// progress may regress.
+	ResetStarts(job uint64, positions map[int32]int64, checkpoints map[int32][]byte) error
+	// Progress returns the job's stored progress; an unknown job has
+	// none (empty maps, zero statistics).
+	Progress(job uint64) (*Progress, error)
+	// ErrorRows returns the job's newest limit error rows, oldest first.
+	ErrorRows(job uint64, limit int) ([]*api.ErrorRow, error)
+	// DropJob removes the job's progress, statistics and error rows; its
+	// table's rows stay.
+	DropJob(job uint64) error
+	// CountRows counts the rows of a table.
+	CountRows(table string) (int64, error)
+	// ScanRowsAfter calls fn for up to limit rows of table whose keys
+	// follow after (nil: from the start), in key order.
+	ScanRowsAfter(table string, after []byte, limit int, fn func(key, value []byte) error) error
+}
