@@ -450,18 +450,23 @@ func interval(n *yaml.Node) (int64, error) {
 	return ms, nil
 }
 
-// sizeUnits are the units accepted by max_batch_size, lower case.
+// sizeUnits are the units accepted by byte sizes (max_batch_size, the node's
+// max_record_size and error_row_raw_size), lower case.
 var sizeUnits = map[string]int64{
 	"": 1, "b": 1,
 	"kb": 1e3, "mb": 1e6, "gb": 1e9,
 	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30,
 }
 
-// size reads max_batch_size: an integer number of bytes or a string such as
-// "64MiB" or "100MB" (an integer and a unit: B, KB, MB, GB, KiB, MiB, GiB;
-// case-insensitive).
+// size reads max_batch_size (see byteSize).
 func size(n *yaml.Node) (int64, error) {
-	const field = "max_batch_size"
+	return byteSize(n, "max_batch_size", minMaxBatchSize, maxMaxBatchSize)
+}
+
+// byteSize reads a byte size: an integer number of bytes or a string such as
+// "64MiB" or "100MB" (an integer and a unit: B, KB, MB, GB, KiB, MiB, GiB;
+// case-insensitive), between lo and hi bytes.
+func byteSize(n *yaml.Node, field string, lo, hi int64) (int64, error) {
 	var b int64
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!int" {
 		var err error
@@ -484,15 +489,29 @@ func size(n *yaml.Node) (int64, error) {
 			return 0, errAt(n, field, "%q must be a number of bytes or a size such as 64MiB (units B, KB, MB, GB, KiB, MiB, GiB)", n.Value)
 		}
 		if v > math.MaxInt64/mult {
-			return 0, errAt(n, field, "%q out of range; must be between 1KiB and 10GiB", n.Value)
+			return 0, errAt(n, field, "%q out of range; must be between %s and %s", n.Value, formatSize(lo), formatSize(hi))
 		}
 		b = v * mult
 	}
-	if fe := checkSize(b); fe != nil {
+	if fe := checkBytes(field, b, lo, hi); fe != nil {
 		fe.Line = n.Line
 		return 0, fe
 	}
 	return b, nil
+}
+
+// formatSize writes b in the largest binary unit that divides it: 1KiB,
+// 10GiB, 1000B.
+func formatSize(b int64) string {
+	for _, u := range []struct {
+		name string
+		mult int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if b != 0 && b%u.mult == 0 {
+			return strconv.FormatInt(b/u.mult, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(b, 10) + "B"
 }
 
 func (d *decoder) kafka(n *yaml.Node) (*api.KafkaSpec, error) {

@@ -312,8 +312,13 @@ func checkInterval(ms int64) *FieldError {
 }
 
 func checkSize(b int64) *FieldError {
-	if b < minMaxBatchSize || b > maxMaxBatchSize {
-		return fieldErr("max_batch_size", "%d bytes out of range; must be between 1KiB (%d) and 10GiB (%d)", b, int64(minMaxBatchSize), int64(maxMaxBatchSize))
+	return checkBytes("max_batch_size", b, minMaxBatchSize, maxMaxBatchSize)
+}
+
+// checkBytes checks that a byte size is within lo..hi.
+func checkBytes(field string, b, lo, hi int64) *FieldError {
+	if b < lo || b > hi {
+		return fieldErr(field, "%d bytes out of range; must be between %s (%d) and %s (%d)", b, formatSize(lo), lo, formatSize(hi), hi)
 	}
 	return nil
 }

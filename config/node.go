@@ -58,7 +58,63 @@ type Node struct {
 	// not a loopback address.
 	TLSCertFile string `yaml:"tls_cert_file"`
 	TLSKeyFile  string `yaml:"tls_key_file"`
+
+	// MaxRecordSize is the largest record (its value) a task loads, in
+	// bytes; a larger one becomes an error row. Default 16 MiB; 1 B..1 GiB.
+	// In a file, bytes or a size such as 16MiB.
+	MaxRecordSize int `yaml:"max_record_size"`
+	// ErrorRowRawSize is how many bytes of a bad record an error row keeps
+	// (the rest is cut). Default 1 KiB; 1 B..1 MiB. In a file, bytes or a
+	// size such as 1KiB.
+	ErrorRowRawSize int `yaml:"error_row_raw_size"`
+	// SourceRetryBase is a job's first back-off after a transient source
+	// error; it doubles per consecutive error up to 30s. Default 500ms;
+	// > 0 and <= 30s.
+	SourceRetryBase time.Duration `yaml:"source_retry_base"`
+	// SourceRetryLimit is how many consecutive transient source errors a job
+	// rides out before it pauses with SOURCE_UNREACHABLE (and is then
+	// auto-resumed). Default 8 errors (about 90s with the default base);
+	// >= 1.
+	SourceRetryLimit int `yaml:"source_retry_limit"`
+	// AutoResumeBase is the first delay before a job paused for a transient
+	// reason is resumed; the delay doubles per auto-resume within
+	// AutoResumeQuiet, up to AutoResumeMax. Default 10s; > 0.
+	AutoResumeBase time.Duration `yaml:"auto_resume_base"`
+	// AutoResumeMax caps the auto-resume delay. Default 300s (5m);
+	// >= AutoResumeBase.
+	AutoResumeMax time.Duration `yaml:"auto_resume_max"`
+	// AutoResumeQuiet is how long a job must go without an auto-resume for
+	// its delay to start again from AutoResumeBase. Default 30m; > 0.
+	AutoResumeQuiet time.Duration `yaml:"auto_resume_quiet"`
+	// StallAfter: a RUNNING job with lag above zero whose progress has not
+	// moved for this long is reported "stalled". Default 60s (1m); > 0.
+	StallAfter time.Duration `yaml:"stall_after"`
+	// JobRestartLimit is how many times a failed job actor is restarted
+	// within JobRestartWindow before it is stopped (and the job paused).
+	// Default 10 restarts; >= 1.
+	JobRestartLimit int `yaml:"job_restart_limit"`
+	// JobRestartWindow is the window over which job actor restarts are
+	// counted. Default 30s; > 0.
+	JobRestartWindow time.Duration `yaml:"job_restart_window"`
+	// JobRestartBackoff is the delay before a job actor's first restart; it
+	// doubles per restart within the window, up to JobRestartBackoffMax.
+	// Default 100ms; > 0.
+	JobRestartBackoff time.Duration `yaml:"job_restart_backoff"`
+	// JobRestartBackoffMax caps the restart delay. Default 10s;
+	// >= JobRestartBackoff.
+	JobRestartBackoffMax time.Duration `yaml:"job_restart_backoff_max"`
 }
+
+// Ranges of the node's byte sizes.
+const (
+	minMaxRecordSize   = 1
+	maxMaxRecordSize   = 1 << 30 // 1 GiB
+	minErrorRowRawSize = 1
+	maxErrorRowRawSize = 1 << 20 // 1 MiB
+	// maxSourceRetryBase is the cap of the source retry back-off; a larger
+	// base would be cut to it.
+	maxSourceRetryBase = 30 * time.Second
+)
 
 // DefaultNode returns the node configuration with every default set.
 func DefaultNode() Node {
@@ -70,10 +126,25 @@ func DefaultNode() Node {
 		WatermarkInterval:  5 * time.Second,
 		LogLevel:           "info",
 		MaxErrorRowsKept:   1000,
+
+		MaxRecordSize:        16 << 20,
+		ErrorRowRawSize:      1 << 10,
+		SourceRetryBase:      500 * time.Millisecond,
+		SourceRetryLimit:     8,
+		AutoResumeBase:       10 * time.Second,
+		AutoResumeMax:        300 * time.Second,
+		AutoResumeQuiet:      30 * time.Minute,
+		StallAfter:           60 * time.Second,
+		JobRestartLimit:      10,
+		JobRestartWindow:     30 * time.Second,
+		JobRestartBackoff:    100 * time.Millisecond,
+		JobRestartBackoffMax: 10 * time.Second,
 	}
 }
 
-var nodeKeys = []string{"data_dir", "listen", "max_concurrent_tasks", "topology_interval", "watermark_interval", "log_level", "max_error_rows_kept", "http", "auth_token_file", "tls_cert_file", "tls_key_file"}
+var nodeKeys = []string{"data_dir", "listen", "max_concurrent_tasks", "topology_interval", "watermark_interval", "log_level", "max_error_rows_kept", "http", "auth_token_file", "tls_cert_file", "tls_key_file",
+	"max_record_size", "error_row_raw_size", "source_retry_base", "source_retry_limit", "auto_resume_base", "auto_resume_max", "auto_resume_quiet", "stall_after",
+	"job_restart_limit", "job_restart_window", "job_restart_backoff", "job_restart_backoff_max"}
 
 // LoadNode reads a node config file strictly (unknown and duplicate keys are
 // errors) over DefaultNode: absent or null keys keep their default. Durations
@@ -118,6 +189,30 @@ func LoadNode(data []byte) (Node, error) {
 			n.TopologyInterval, err = duration(v, key)
 		case "watermark_interval":
 			n.WatermarkInterval, err = duration(v, key)
+		case "max_record_size":
+			n.MaxRecordSize, err = nodeSize(v, key, minMaxRecordSize, maxMaxRecordSize)
+		case "error_row_raw_size":
+			n.ErrorRowRawSize, err = nodeSize(v, key, minErrorRowRawSize, maxErrorRowRawSize)
+		case "source_retry_base":
+			n.SourceRetryBase, err = duration(v, key)
+		case "source_retry_limit":
+			n.SourceRetryLimit, err = nodeInt(v, key)
+		case "auto_resume_base":
+			n.AutoResumeBase, err = duration(v, key)
+		case "auto_resume_max":
+			n.AutoResumeMax, err = duration(v, key)
+		case "auto_resume_quiet":
+			n.AutoResumeQuiet, err = duration(v, key)
+		case "stall_after":
+			n.StallAfter, err = duration(v, key)
+		case "job_restart_limit":
+			n.JobRestartLimit, err = nodeInt(v, key)
+		case "job_restart_window":
+			n.JobRestartWindow, err = duration(v, key)
+		case "job_restart_backoff":
+			n.JobRestartBackoff, err = duration(v, key)
+		case "job_restart_backoff_max":
+			n.JobRestartBackoffMax, err = duration(v, key)
 		}
 		return err
 	})
@@ -143,6 +238,12 @@ func nodeInt(v *yaml.Node, field string) (int, error) {
 		return 0, errAt(v, field, "%d out of range", i)
 	}
 	return int(i), nil
+}
+
+// nodeSize reads a byte size between lo and hi (which fit an int).
+func nodeSize(v *yaml.Node, field string, lo, hi int64) (int, error) {
+	b, err := byteSize(v, field, lo, hi)
+	return int(b), err
 }
 
 func duration(v *yaml.Node, field string) (time.Duration, error) {
@@ -196,6 +297,9 @@ func (n Node) validateFields() error {
 	if n.MaxErrorRowsKept < 1 {
 		return fieldErr("max_error_rows_kept", "%d must be >= 1", n.MaxErrorRowsKept)
 	}
+	if err := n.validateActorFields(); err != nil {
+		return err
+	}
 	if n.HTTP != "" {
 		host, port, err := net.SplitHostPort(n.HTTP)
 		if err != nil {
@@ -213,6 +317,47 @@ func (n Node) validateFields() error {
 	}
 	if n.TLSKeyFile != "" && n.TLSCertFile == "" {
 		return fieldErr("tls_cert_file", "required when tls_key_file is set")
+	}
+	return nil
+}
+
+// validateActorFields checks the knobs the actors are started with.
+func (n Node) validateActorFields() error {
+	if fe := checkBytes("max_record_size", int64(n.MaxRecordSize), minMaxRecordSize, maxMaxRecordSize); fe != nil {
+		return fe
+	}
+	if fe := checkBytes("error_row_raw_size", int64(n.ErrorRowRawSize), minErrorRowRawSize, maxErrorRowRawSize); fe != nil {
+		return fe
+	}
+	if n.SourceRetryBase <= 0 || n.SourceRetryBase > maxSourceRetryBase {
+		return fieldErr("source_retry_base", "%s must be > 0 and <= %s (the back-off cap)", n.SourceRetryBase, maxSourceRetryBase)
+	}
+	if n.SourceRetryLimit < 1 {
+		return fieldErr("source_retry_limit", "%d must be >= 1", n.SourceRetryLimit)
+	}
+	if n.AutoResumeBase <= 0 {
+		return fieldErr("auto_resume_base", "%s must be > 0", n.AutoResumeBase)
+	}
+	if n.AutoResumeMax < n.AutoResumeBase {
+		return fieldErr("auto_resume_max", "%s must be >= auto_resume_base (%s)", n.AutoResumeMax, n.AutoResumeBase)
+	}
+	if n.AutoResumeQuiet <= 0 {
+		return fieldErr("auto_resume_quiet", "%s must be > 0", n.AutoResumeQuiet)
+	}
+	if n.StallAfter <= 0 {
+		return fieldErr("stall_after", "%s must be > 0", n.StallAfter)
+	}
+	if n.JobRestartLimit < 1 {
+		return fieldErr("job_restart_limit", "%d must be >= 1", n.JobRestartLimit)
+	}
+	if n.JobRestartWindow <= 0 {
+		return fieldErr("job_restart_window", "%s must be > 0", n.JobRestartWindow)
+	}
+	if n.JobRestartBackoff <= 0 {
+		return fieldErr("job_restart_backoff", "%s must be > 0", n.JobRestartBackoff)
+	}
+	if n.JobRestartBackoffMax < n.JobRestartBackoff {
+		return fieldErr("job_restart_backoff_max", "%s must be >= job_restart_backoff (%s)", n.JobRestartBackoffMax, n.JobRestartBackoff)
 	}
 	return nil
 }

@@ -18,6 +18,19 @@ func TestDefaultNode(t *testing.T) {
 		WatermarkInterval:  5 * time.Second,
 		LogLevel:           "info",
 		MaxErrorRowsKept:   1000,
+
+		MaxRecordSize:        16 << 20,
+		ErrorRowRawSize:      1024,
+		SourceRetryBase:      500 * time.Millisecond,
+		SourceRetryLimit:     8,
+		AutoResumeBase:       10 * time.Second,
+		AutoResumeMax:        5 * time.Minute,
+		AutoResumeQuiet:      30 * time.Minute,
+		StallAfter:           time.Minute,
+		JobRestartLimit:      10,
+		JobRestartWindow:     30 * time.Second,
+		JobRestartBackoff:    100 * time.Millisecond,
+		JobRestartBackoffMax: 10 * time.Second,
 	}
 	if n != want {
 		t.Fatalf("got %+v, want %+v", n, want)
@@ -55,6 +68,31 @@ func TestNodeValidate(t *testing.T) {
 		{"log level", func(n *Node) { n.LogLevel = "trace" }, "log_level"},
 		{"log level case", func(n *Node) { n.LogLevel = "WARN" }, ""},
 		{"error rows", func(n *Node) { n.MaxErrorRowsKept = 0 }, "max_error_rows_kept"},
+		{"record size zero", func(n *Node) { n.MaxRecordSize = 0 }, "max_record_size"},
+		{"record size 1 byte", func(n *Node) { n.MaxRecordSize = 1 }, ""},
+		{"record size 1GiB", func(n *Node) { n.MaxRecordSize = 1 << 30 }, ""},
+		{"record size over 1GiB", func(n *Node) { n.MaxRecordSize = 1<<30 + 1 }, "max_record_size"},
+		{"raw size zero", func(n *Node) { n.ErrorRowRawSize = 0 }, "error_row_raw_size"},
+		{"raw size negative", func(n *Node) { n.ErrorRowRawSize = -1 }, "error_row_raw_size"},
+		{"raw size 1MiB", func(n *Node) { n.ErrorRowRawSize = 1 << 20 }, ""},
+		{"raw size over 1MiB", func(n *Node) { n.ErrorRowRawSize = 1<<20 + 1 }, "error_row_raw_size"},
+		{"retry base zero", func(n *Node) { n.SourceRetryBase = 0 }, "source_retry_base"},
+		{"retry base at cap", func(n *Node) { n.SourceRetryBase = 30 * time.Second }, ""},
+		{"retry base over cap", func(n *Node) { n.SourceRetryBase = 31 * time.Second }, "source_retry_base"},
+		{"retry limit zero", func(n *Node) { n.SourceRetryLimit = 0 }, "source_retry_limit"},
+		{"retry limit one", func(n *Node) { n.SourceRetryLimit = 1 }, ""},
+		{"resume base zero", func(n *Node) { n.AutoResumeBase = 0 }, "auto_resume_base"},
+		{"resume max below base", func(n *Node) { n.AutoResumeMax = 9 * time.Second }, "auto_resume_max"},
+		{"resume max equal base", func(n *Node) { n.AutoResumeMax = n.AutoResumeBase }, ""},
+		{"resume base above max", func(n *Node) { n.AutoResumeBase = 10 * time.Minute }, "auto_resume_max"},
+		{"resume quiet zero", func(n *Node) { n.AutoResumeQuiet = 0 }, "auto_resume_quiet"},
+		{"stall zero", func(n *Node) { n.StallAfter = 0 }, "stall_after"},
+		{"stall negative", func(n *Node) { n.StallAfter = -time.Second }, "stall_after"},
+		{"restart limit zero", func(n *Node) { n.JobRestartLimit = 0 }, "job_restart_limit"},
+		{"restart window zero", func(n *Node) { n.JobRestartWindow = 0 }, "job_restart_window"},
+		{"restart backoff zero", func(n *Node) { n.JobRestartBackoff = 0 }, "job_restart_backoff"},
+		{"restart backoff max below", func(n *Node) { n.JobRestartBackoffMax = 50 * time.Millisecond }, "job_restart_backoff_max"},
+		{"restart backoff max equal", func(n *Node) { n.JobRestartBackoffMax = n.JobRestartBackoff }, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -78,6 +116,18 @@ http: 127.0.0.1:9090
 auth_token_file: /etc/loadnode/token
 tls_cert_file: /etc/loadnode/cert.pem
 tls_key_file: /etc/loadnode/key.pem
+max_record_size: 4MiB
+error_row_raw_size: 512
+source_retry_base: 250ms
+source_retry_limit: 3
+auto_resume_base: 5s
+auto_resume_max: 2m
+auto_resume_quiet: 1h
+stall_after: 90s
+job_restart_limit: 4
+job_restart_window: 1m
+job_restart_backoff: 50ms
+job_restart_backoff_max: 5s
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +135,10 @@ tls_key_file: /etc/loadnode/key.pem
 	want := Node{DataDir: "/var/lib/loadnode", Listen: "0.0.0.0:7171", MaxConcurrentTasks: 256,
 		TopologyInterval: 30 * time.Second, WatermarkInterval: 500 * time.Millisecond, LogLevel: "debug",
 		MaxErrorRowsKept: 50, HTTP: "127.0.0.1:9090", AuthTokenFile: "/etc/loadnode/token",
-		TLSCertFile: "/etc/loadnode/cert.pem", TLSKeyFile: "/etc/loadnode/key.pem"}
+		TLSCertFile: "/etc/loadnode/cert.pem", TLSKeyFile: "/etc/loadnode/key.pem",
+		MaxRecordSize: 4 << 20, ErrorRowRawSize: 512, SourceRetryBase: 250 * time.Millisecond, SourceRetryLimit: 3,
+		AutoResumeBase: 5 * time.Second, AutoResumeMax: 2 * time.Minute, AutoResumeQuiet: time.Hour, StallAfter: 90 * time.Second,
+		JobRestartLimit: 4, JobRestartWindow: time.Minute, JobRestartBackoff: 50 * time.Millisecond, JobRestartBackoffMax: 5 * time.Second}
 	if n != want {
 		t.Fatalf("got %+v, want %+v", n, want)
 	}
@@ -125,6 +178,34 @@ tls_key_file: /etc/loadnode/key.pem
 	}
 }
 
+// TestLoadNodeSizes: the node's byte sizes read as the job spec's
+// max_batch_size does: bytes, or an integer and a unit.
+func TestLoadNodeSizes(t *testing.T) {
+	for _, tc := range []struct {
+		yaml      string
+		record    int
+		errorRows int
+	}{
+		{"max_record_size: 16777216\n", 16 << 20, 1024},
+		{"max_record_size: 16MiB\n", 16 << 20, 1024},
+		{"max_record_size: 10 mb\n", 10_000_000, 1024},
+		{"max_record_size: \"2048\"\n", 2048, 1024},
+		{"max_record_size: 1GiB\n", 1 << 30, 1024},
+		{"max_record_size: 1B\n", 1, 1024},
+		{"error_row_raw_size: 4KiB\n", 16 << 20, 4096},
+		{"error_row_raw_size: 1MiB\nmax_record_size: 1KB\n", 1000, 1 << 20},
+	} {
+		n, err := LoadNode([]byte(tc.yaml))
+		if err != nil {
+			t.Errorf("%q: %v", tc.yaml, err)
+			continue
+		}
+		if n.MaxRecordSize != tc.record || n.ErrorRowRawSize != tc.errorRows {
+			t.Errorf("%q: max_record_size %d, error_row_raw_size %d; want %d, %d", tc.yaml, n.MaxRecordSize, n.ErrorRowRawSize, tc.record, tc.errorRows)
+		}
+	}
+}
+
 func TestLoadNodeErrors(t *testing.T) {
 	cases := []struct {
 		name, yaml, field string
@@ -144,6 +225,30 @@ func TestLoadNodeErrors(t *testing.T) {
 		{"token file list", "auth_token_file: [a]\n", "auth_token_file", 1, "string"},
 		{"not mapping", "[a]\n", "", 1, "mapping"},
 		{"string list", "data_dir: [a]\n", "data_dir", 1, "string"},
+		{"record size zero", "max_record_size: 0\n", "max_record_size", 1, "between 1B (1) and 1GiB"},
+		{"record size big", "max_record_size: 2GiB\n", "max_record_size", 1, "out of range"},
+		{"record size overflow", "max_record_size: 9223372036854775807GiB\n", "max_record_size", 1, "between 1B and 1GiB"},
+		{"record size unit", "max_record_size: 16M\n", "max_record_size", 1, "units"},
+		{"record size fraction", "max_record_size: 1.5MiB\n", "max_record_size", 1, "units"},
+		{"record size negative", "max_record_size: -1\n", "max_record_size", 1, "out of range"},
+		{"record size list", "max_record_size: [1]\n", "max_record_size", 1, "number of bytes"},
+		{"raw size zero", "error_row_raw_size: 0\n", "error_row_raw_size", 1, "out of range"},
+		{"raw size big", "error_row_raw_size: 2MiB\n", "error_row_raw_size", 1, "between 1B (1) and 1MiB (1048576)"},
+		{"retry base int", "source_retry_base: 500\n", "source_retry_base", 1, "duration"},
+		{"retry base zero", "source_retry_base: 0s\n", "source_retry_base", 1, "> 0"},
+		{"retry base over cap", "source_retry_base: 1m\n", "source_retry_base", 1, "<= 30s"},
+		{"retry limit zero", "source_retry_limit: 0\n", "source_retry_limit", 1, ">= 1"},
+		{"retry limit text", "source_retry_limit: eight\n", "source_retry_limit", 1, "integer"},
+		{"resume base zero", "auto_resume_base: 0s\n", "auto_resume_base", 1, "> 0"},
+		{"resume max below base", "auto_resume_base: 1m\nauto_resume_max: 30s\n", "auto_resume_max", 2, ">= auto_resume_base (1m0s)"},
+		{"resume base above default max", "auto_resume_base: 10m\n", "auto_resume_max", 0, ">= auto_resume_base (10m0s)"},
+		{"resume max no unit", "auto_resume_max: 300\n", "auto_resume_max", 1, "duration"},
+		{"resume quiet negative", "auto_resume_quiet: -1m\n", "auto_resume_quiet", 1, "> 0"},
+		{"stall zero", "stall_after: 0s\n", "stall_after", 1, "> 0"},
+		{"restart limit zero", "job_restart_limit: 0\n", "job_restart_limit", 1, ">= 1"},
+		{"restart window zero", "job_restart_window: 0s\n", "job_restart_window", 1, "> 0"},
+		{"restart backoff zero", "job_restart_backoff: 0s\n", "job_restart_backoff", 1, "> 0"},
+		{"restart backoff max below", "job_restart_backoff: 1s\njob_restart_backoff_max: 500ms\n", "job_restart_backoff_max", 2, ">= job_restart_backoff (1s)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

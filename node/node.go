@@ -160,11 +160,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Sources: n.sources.open,
 		Logger:  logger,
 		Hooks:   cfg.Hooks,
-		Settings: actors.Settings{
-			MaxConcurrentTasks: cfg.Node.MaxConcurrentTasks,
-			TopologyInterval:   cfg.Node.TopologyInterval,
-			WatermarkInterval:  cfg.Node.WatermarkInterval,
-		},
+
+		// cfg.Node was validated above; see node/settings.go.
+		Settings: actorSettings(cfg.Node),
 	}
 	if adm != nil {
 		deps.Observer = adm // before any actor can read deps

@@ -12,6 +12,7 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
+	"github.com/loadnode/loadnode/config"
 )
 
 func testMain(env map[string]string) (*Main, *bytes.Buffer, *bytes.Buffer) {
@@ -150,7 +151,7 @@ func TestReport(t *testing.T) {
 func TestServeCheckConfig(t *testing.T) {
 	dir := t.TempDir()
 	file := dir + "/node.yaml"
-	if err := os.WriteFile(file, []byte("listen: 127.0.0.1:7001\nhttp: 127.0.0.1:9001\nmax_concurrent_tasks: 8\n"), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte("listen: 127.0.0.1:7001\nhttp: 127.0.0.1:9001\nmax_concurrent_tasks: 8\nmax_record_size: 4MiB\njob_restart_backoff_max: 20s\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	m, out, _ := testMain(map[string]string{"LOADNODE_LISTEN": "127.0.0.1:7002", "LOADNODE_HTTP": "127.0.0.1:9002"})
@@ -160,10 +161,23 @@ func TestServeCheckConfig(t *testing.T) {
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`listen: "127.0.0.1:7002"`, `http: "127.0.0.1:9003"`, "max_concurrent_tasks: 8"} {
+	for _, want := range []string{`listen: "127.0.0.1:7002"`, `http: "127.0.0.1:9003"`, "max_concurrent_tasks: 8",
+		"max_record_size: 4194304\n", "error_row_raw_size: 1024\n", "source_retry_base: 500ms\n", "source_retry_limit: 8\n",
+		"auto_resume_base: 10s\n", "auto_resume_max: 5m0s\n", "auto_resume_quiet: 30m0s\n", "stall_after: 1m0s\n",
+		"job_restart_limit: 10\n", "job_restart_window: 30s\n", "job_restart_backoff: 100ms\n", "job_restart_backoff_max: 20s\n"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("check-config output lacks %s:\n%s", want, out.String())
 		}
+	}
+	// What --check-config prints is a node config file that reads back as
+	// the same configuration.
+	printed := out.String()
+	again, err := config.LoadNode([]byte(printed))
+	if err != nil {
+		t.Fatalf("check-config output does not read back: %v\n%s", err, printed)
+	}
+	if again.MaxRecordSize != 4<<20 || again.JobRestartBackoffMax != 20*time.Second || again.MaxConcurrentTasks != 8 {
+		t.Fatalf("check-config output reads back as %+v", again)
 	}
 	m, _, _ = testMain(nil)
 	if err := m.ParseFlags(context.Background(), []string{"serve", "--http", "0.0.0.0:80", "--check-config"}); err != nil {
