@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -12,193 +11,77 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
-	"github.com/loadnode/loadnode/config"
 	"github.com/loadnode/loadnode/sources"
-	"github.com/loadnode/loadnode/sources/kafka"
 )
 
-// alterResolved carries the positions an alter's reset_offsets resolved to
-// (looked up in a goroutine) back to the job actor.
+// Alters: a user's change of a job's settings, or (PAUSED only) of its
+// positions. Which fields may change and what a change means is the spec
+// policy's (Deps.Specs); what a position reset means is the source's.
+
+// alterResolved carries the positions an alter's reset resolved to (looked
+// up in a goroutine) back to the job actor.
 type alterResolved struct {
-	sender *actor.PID
-	req    *api.AlterJobRequest
-	spec   *api.JobSpec
-	reset  map[int32]sources.Start
-	err    error
+	sender  *actor.PID
+	req     *api.AlterJobRequest
+	spec    *api.JobSpec
+	changes []string
+	reopen  bool
+	reset   map[int32]sources.Start
+	err     error
 }
 
-// alterable lists the spec fields an alter may change.
-var alterable = []string{"desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "kafka.properties", "kafka.default_offset"}
+// alterTimeout bounds the look-up of an alter's reset positions.
+const alterTimeout = 30 * time.Second
 
-// alterSpec returns the new spec of an alter, or an error naming the first
-// field that may not change.
-func alterSpec(old, in *api.JobSpec) (*api.JobSpec, []string, *api.Error) {
-	if in == nil {
-		return old, nil, nil
-	}
-	next := proto.Clone(in).(*api.JobSpec)
-	config.ApplyDefaults(next)
-	if err := config.ValidateJobSpec(next); err != nil {
-		return nil, nil, &api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "spec", Message: err.Error()}
-	}
-	// Fields that may not change: compare with them copied over.
-	probe := proto.Clone(next).(*api.JobSpec)
-	probe.DesiredConcurrentNumber, probe.MaxBatchIntervalMs = old.GetDesiredConcurrentNumber(), old.GetMaxBatchIntervalMs()
-	probe.MaxBatchRows, probe.MaxBatchSize, probe.MaxErrorNumber = old.GetMaxBatchRows(), old.GetMaxBatchSize(), old.GetMaxErrorNumber()
-	if probe.Kafka != nil {
-		probe.Kafka.Properties, probe.Kafka.DefaultOffset, probe.Kafka.Offsets = old.GetKafka().GetProperties(), old.GetKafka().GetDefaultOffset(), old.GetKafka().GetOffsets()
-	}
-	if probe.Kinesis != nil {
-		// Start positions apply at creation only (reset_positions moves them).
-		probe.Kinesis.Positions = old.GetKinesis().GetPositions()
-	}
-	if !proto.Equal(probe, old) {
-		return nil, nil, &api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "spec",
-			Message: "alter may change only " + strings.Join(alterable, ", ") + "; name, table, format and source stay (create a new job instead)"}
-	}
-	if next.Kafka != nil {
-		next.Kafka.Offsets = old.GetKafka().GetOffsets()
-	}
-	if next.Kinesis != nil {
-		next.Kinesis.Positions = old.GetKinesis().GetPositions()
-	}
-	var changed []string
-	if next.GetDesiredConcurrentNumber() != old.GetDesiredConcurrentNumber() {
-		changed = append(changed, fmt.Sprintf("desired_concurrent_number %d->%d", old.GetDesiredConcurrentNumber(), next.GetDesiredConcurrentNumber()))
-	}
-	if next.GetMaxBatchIntervalMs() != old.GetMaxBatchIntervalMs() {
-		changed = append(changed, fmt.Sprintf("max_batch_interval %s->%s", time.Duration(old.GetMaxBatchIntervalMs())*time.Millisecond, time.Duration(next.GetMaxBatchIntervalMs())*time.Millisecond))
-	}
-	if next.GetMaxBatchRows() != old.GetMaxBatchRows() {
-		changed = append(changed, fmt.Sprintf("max_batch_rows %d->%d", old.GetMaxBatchRows(), next.GetMaxBatchRows()))
-	}
-	if next.GetMaxBatchSize() != old.GetMaxBatchSize() {
-		changed = append(changed, fmt.Sprintf("max_batch_size %d->%d", old.GetMaxBatchSize(), next.GetMaxBatchSize()))
-	}
-	if next.GetMaxErrorNumber() != old.GetMaxErrorNumber() {
-		changed = append(changed, fmt.Sprintf("max_error_number %d->%d", old.GetMaxErrorNumber(), next.GetMaxErrorNumber()))
-	}
-	if !maps.Equal(next.GetKafka().GetProperties(), old.GetKafka().GetProperties()) {
-		changed = append(changed, "kafka.properties")
-	}
-	if next.GetKafka().GetDefaultOffset() != old.GetKafka().GetDefaultOffset() {
-		changed = append(changed, fmt.Sprintf("kafka.default_offset %s->%s", old.GetKafka().GetDefaultOffset(), next.GetKafka().GetDefaultOffset()))
-	}
-	return next, changed, nil
-}
-
-// userAlter starts an alter: checks it, resolves reset offsets in a
-// goroutine when there are any, and finishes in onAlterResolved.
+// userAlter starts an alter: checks it, resolves a position reset in a
+// goroutine when there is one, and finishes in onAlterResolved.
 func (j *job) userAlter(ctx actor.Context, req *api.AlterJobRequest) {
 	if isFinal(j.state) {
 		ctx.Respond(j.reply(precondition("job %s is %s and cannot be altered", j.rec.GetName(), j.state)))
 		return
 	}
-	next, _, aerr := alterSpec(j.rec.GetSpec(), req.GetSpec())
-	if aerr != nil {
-		ctx.Respond(j.reply(aerr))
+	next, changes, reopen, err := j.deps.Specs.Alter(j.rec.GetSpec(), req)
+	if err != nil {
+		ctx.Respond(j.reply(invalidErr("spec", err)))
 		return
 	}
-	if err := kafka.ValidateProperties(next.GetKafka().GetProperties()); err != nil {
-		ctx.Respond(j.reply(&api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "kafka.properties", Message: err.Error()}))
-		return
-	}
-	want := req.GetResetOffsets()
-	if len(want) == 0 && len(req.GetResetPositions()) == 0 {
-		j.onAlterResolved(ctx, &alterResolved{sender: ctx.Sender(), req: req, spec: next})
+	res := &alterResolved{sender: ctx.Sender(), req: req, spec: next, changes: changes, reopen: reopen}
+	reset := sources.Reset{Offsets: req.GetResetOffsets(), Positions: req.GetResetPositions()}
+	if reset.Empty() {
+		j.onAlterResolved(ctx, res)
 		return
 	}
 	if j.state != api.JobState_PAUSED {
 		ctx.Respond(j.reply(precondition("job %s is %s: pause it before resetting offsets", j.rec.GetName(), j.state)))
 		return
 	}
-	if len(req.GetResetPositions()) > 0 {
-		j.alterPositions(ctx, req, next)
-		return
-	}
-	if next.GetKafka() == nil {
-		ctx.Respond(j.reply(&api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "reset_offsets", Message: "a Kinesis job's positions are reset by shard id (reset_positions)"}))
-		return
-	}
-	for p, o := range want {
-		if _, ok := j.progress[p]; !ok {
-			ctx.Respond(j.reply(&api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: fmt.Sprintf("reset_offsets.%d", p), Message: fmt.Sprintf("the job does not read partition %d", p)}))
-			return
-		}
-		if err := kafka.ParseOffset(o); err != nil {
-			ctx.Respond(j.reply(&api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: fmt.Sprintf("reset_offsets.%d", p), Message: err.Error()}))
-			return
-		}
-	}
 	if j.src == nil {
 		ctx.Respond(j.reply(precondition("job %s has no source open; resume it once or fix its configuration first", j.rec.GetName())))
 		return
 	}
-	self, system, src, sender := ctx.Self(), ctx.ActorSystem(), j.src, ctx.Sender()
-	go func() {
-		res := &alterResolved{sender: sender, req: req, spec: next}
-		defer func() {
-			if r := recover(); r != nil {
-				res.err = &PanicError{Where: "alter offsets look-up", Value: r}
-			}
-			system.Root.Send(self, res)
-		}()
-		rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	src := j.src
+	cur := make(map[int32]sources.Start, len(j.progress))
+	for p, o := range j.progress {
+		cur[p] = sources.Start{Offset: o, Checkpoint: j.checkpoints[p]}
+	}
+	run(j.life, "alter reset look-up", func(ctx context.Context) *alterResolved {
+		ctx, cancel := context.WithTimeout(ctx, alterTimeout)
 		defer cancel()
-		res.reset, res.err = src.ResolveStarts(rctx, want, true)
-	}()
+		r := *res
+		r.reset, r.err = src.ResolveReset(ctx, reset, cur)
+		return &r
+	}, func(err error) *alterResolved {
+		r := *res
+		r.err = err
+		return &r
+	})
 }
 
-// alterPositions starts the reset of a Kinesis job's shard positions. A
-// shard's ordinal (its progress) does not move back: records read again
-// after a reset get new ordinals, so no row is overwritten by another.
-func (j *job) alterPositions(ctx actor.Context, req *api.AlterJobRequest, next *api.JobSpec) {
-	lin, ok := j.src.(Lineage)
-	if !ok || next.GetKinesis() == nil {
-		ctx.Respond(j.reply(&api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "reset_positions", Message: "only a Kinesis job has shard positions; use reset_offsets"}))
-		return
-	}
-	byID := map[string]int32{}
-	for p, c := range j.checkpoints {
-		byID[lin.Describe(p, c).ID] = p
-	}
-	want := map[int32]string{}
-	for id, pos := range req.GetResetPositions() {
-		p, ok := byID[id]
-		if !ok {
-			ctx.Respond(j.reply(&api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "reset_positions." + id, Message: fmt.Sprintf("the job does not read shard %s", id)}))
-			return
-		}
-		canon, ok := config.CanonicalPosition(pos)
-		if !ok {
-			ctx.Respond(j.reply(&api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "reset_positions." + id,
-				Message: fmt.Sprintf("%q must be TRIM_HORIZON, LATEST, AT_TIMESTAMP:<RFC3339 time> or a sequence number", pos)}))
-			return
-		}
-		want[p] = canon
-	}
-	self, system, src, sender := ctx.Self(), ctx.ActorSystem(), j.src, ctx.Sender()
-	progress := maps.Clone(j.progress)
-	go func() {
-		res := &alterResolved{sender: sender, req: req, spec: next}
-		defer func() {
-			if r := recover(); r != nil {
-				res.err = &PanicError{Where: "alter positions look-up", Value: r}
-			}
-			system.Root.Send(self, res)
-		}()
-		rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		res.reset, res.err = src.ResolveStarts(rctx, want, true)
-		for p, s := range res.reset {
-			s.Offset = progress[p]
-			res.reset[p] = s
-		}
-	}()
-}
-
-// onAlterResolved makes the alter durable (snapshot, reset progress and the
-// journal entry in one synced batch) and only then applies and answers it.
+// onAlterResolved makes the alter durable and only then applies and
+// answers it: the journal entry with the new snapshot first (metadata
+// store), then the reset positions (sink). A crash between the two leaves
+// the reset journaled but not applied, never applied without its journal
+// entry (only a journaled user reset may move progress backwards).
 func (j *job) onAlterResolved(ctx actor.Context, res *alterResolved) {
 	answer := func(r *api.JobResponse) {
 		if res.sender != nil {
@@ -206,23 +89,23 @@ func (j *job) onAlterResolved(ctx actor.Context, res *alterResolved) {
 		}
 	}
 	if res.err != nil {
-		answer(j.reply(&api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "reset_offsets", Message: res.err.Error()}))
+		answer(j.reply(invalidErr("reset_offsets", res.err)))
+		return
+	}
+	if len(res.reset) > 0 && j.sink == nil {
+		answer(j.reply(precondition("job %s has no sink open; resume it first", j.rec.GetName())))
 		return
 	}
 	if len(res.reset) > 0 && j.state != api.JobState_PAUSED {
 		answer(j.reply(precondition("job %s is %s: pause it before resetting offsets", j.rec.GetName(), j.state)))
 		return
 	}
-	_, changed, _ := alterSpec(j.rec.GetSpec(), res.req.GetSpec())
-	parts := slices.Sorted(maps.Keys(res.reset))
-	lin, _ := j.src.(Lineage)
-	for _, p := range parts {
-		if lin != nil && res.reset[p].Checkpoint != nil {
-			was, now := lin.Describe(p, j.checkpoints[p]), lin.Describe(p, res.reset[p].Checkpoint)
-			changed = append(changed, fmt.Sprintf("shard %s position %s->%s", was.ID, was.Seq, now.Seq))
-			continue
-		}
-		changed = append(changed, fmt.Sprintf("partition %d offset %d->%d", p, j.progress[p], res.reset[p].Offset))
+	changed := slices.Clone(res.changes)
+	for _, p := range slices.Sorted(maps.Keys(res.reset)) {
+		was := sources.Start{Offset: j.progress[p], Checkpoint: j.checkpoints[p]}
+		name, from := j.src.Render(p, was)
+		_, to := j.src.Render(p, res.reset[p])
+		changed = append(changed, name+" "+from+"->"+to)
 	}
 	if len(changed) == 0 {
 		answer(j.reply(nil))
@@ -230,31 +113,38 @@ func (j *job) onAlterResolved(ctx actor.Context, res *alterResolved) {
 	}
 	rec := proto.Clone(j.rec).(*api.JobRecord)
 	rec.Spec = res.spec
+	// The alter is journaled; the job's state and its reason stay.
 	t := &api.Transition{Seq: j.lastSeq + 1, TimeUnixMs: j.deps.nowMs(), From: j.state, To: j.state,
-		Reason: api.Reason_USER_ALTER, Message: "altered: " + strings.Join(changed, ", ")}
-	reset, cks := map[int32]int64{}, map[int32][]byte{}
-	for p, s := range res.reset {
-		reset[p] = s.Offset
-		if s.Checkpoint != nil {
-			cks[p] = s.Checkpoint
-		}
-	}
-	if err := j.deps.Store.AlterJobStarts(rec, reset, cks, t); err != nil {
+		Reason: api.Reason_USER_ALTER, Message: "altered: " + strings.Join(changed, ", "),
+		StateReason: j.reason, StateMessage: j.message}
+	if err := j.deps.Meta.AlterJob(rec, t); err != nil {
 		answer(j.reply(storeErr(err)))
 		return
 	}
 	j.lastSeq = t.Seq
 	j.rec = rec
-	j.reason, j.message = t.Reason, t.Message
-	for p, o := range reset {
-		j.progress[p] = o
-	}
-	for p, c := range cks {
-		j.checkpoints[p] = c
+	if len(res.reset) > 0 {
+		reset, cks := map[int32]int64{}, map[int32][]byte{}
+		for p, s := range res.reset {
+			reset[p] = s.Offset
+			if s.Checkpoint != nil {
+				cks[p] = s.Checkpoint
+			}
+		}
+		if err := j.sink.ResetStarts(j.id, reset, cks); err != nil {
+			answer(j.reply(storeErr(err)))
+			return
+		}
+		for p, o := range reset {
+			j.progress[p] = o
+		}
+		for p, c := range cks {
+			j.checkpoints[p] = c
+		}
 	}
 	j.log().Info("job altered", "changes", t.Message)
 	j.notify(ctx)
-	if !maps.Equal(rec.GetSpec().GetKafka().GetProperties(), j.srcProps) && j.src != nil {
+	if res.reopen && j.src != nil {
 		// New client settings: a new source (and new tasks below). A
 		// watch of the old source ends with it; the refreshes restart on
 		// the new one.
@@ -264,7 +154,6 @@ func (j *job) onAlterResolved(ctx actor.Context, res *alterResolved) {
 		j.src = nil
 		if src, err := j.deps.Sources(rec.GetSpec()); err == nil {
 			j.src = src
-			j.srcProps = rec.GetSpec().GetKafka().GetProperties()
 		}
 		if watching {
 			j.rearm(ctx)

@@ -51,8 +51,7 @@ func BenchmarkCollect(b *testing.B) {
 				batch.Records = append(batch.Records, sources.Record{Partition: 0, Offset: int64(i), Value: []byte(v)})
 				batch.Bytes += int64(len(v))
 			}
-			set := Settings{}
-			set.applyDefaults()
+			set := testSettings(Settings{})
 			cfg := taskConfig{jobID: 1, schema: schema, format: f, settings: set}
 			b.SetBytes(batch.Bytes)
 			b.ReportAllocs()

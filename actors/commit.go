@@ -1,23 +1,23 @@
 package actors
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
-	"github.com/loadnode/loadnode/persistence"
+	"github.com/loadnode/loadnode/sink"
 )
 
 // Group commit.
 //
 // A job's commits are made durable in a goroutine, one group at a time.
 // Batches that arrive while a group is being synced wait in commitWait and
-// go together, as ONE persistence.Commit (one synced Pebble batch: all of
+// go together, as ONE sink.Commit (one atomic sink commit: all of
 // their rows, progress, checkpoints and the job's statistics after the
 // last of them), in the next group. One fsync and one commit-pipeline pass
 // then serve every task of the job that finished a batch meanwhile, and
@@ -63,7 +63,7 @@ type commitGroup struct {
 	// max_error_number; the job pauses once the group is durable.
 	exceeded     bool
 	windowErrors int64
-	done         chan struct{} // closed when the goroutine has finished
+	done         <-chan struct{} // closed when the commit's goroutine has finished
 }
 
 // groupCommitted is the goroutine's answer for group seq.
@@ -85,21 +85,6 @@ func commitSafe(msg any) bool {
 	return false
 }
 
-// replayCtx hands a deferred message to handle with its original sender.
-type replayCtx struct {
-	actor.Context
-	msg    any
-	sender *actor.PID
-}
-
-func (r replayCtx) Message() any       { return r.msg }
-func (r replayCtx) Sender() *actor.PID { return r.sender }
-func (r replayCtx) Respond(response any) {
-	if r.sender != nil {
-		r.Context.Send(r.sender, response)
-	}
-}
-
 // refuse answers a commit request that cannot be committed.
 func (j *job) refuse(ctx actor.Context, to *actor.PID, err error) {
 	j.stats.AbortedBatches++
@@ -111,14 +96,14 @@ func (j *job) refuse(ctx actor.Context, to *actor.PID, err error) {
 // stale returns why c cannot be committed now, or nil.
 func (j *job) stale(c *commitBatch) error {
 	if c.generation != j.generation || j.state != api.JobState_RUNNING {
-		return fmt.Errorf("%w: generation %d is not current (%d) or job is %s", ErrStaleCommit, c.generation, j.generation, j.state)
+		return fmt.Errorf("actors: generation %d is not current (%d) or job is %s: %w", c.generation, j.generation, j.state, ErrStaleCommit)
 	}
 	// INVARIANT (fencing): the batch must start exactly where the job's
 	// progress is, for every partition it covers.
 	for _, r := range c.ranges {
 		cur, ok := j.progress[r.Partition]
 		if !ok || cur != r.From || r.To < r.From {
-			return fmt.Errorf("%w: partition %d starts at %d, progress is %d", ErrStaleCommit, r.Partition, r.From, cur)
+			return fmt.Errorf("actors: partition %d starts at %d, progress is %d: %w", r.Partition, r.From, cur, ErrStaleCommit)
 		}
 	}
 	return nil
@@ -194,12 +179,12 @@ func (j *job) startGroup(ctx actor.Context) {
 		g.rows += len(c.rows)
 	}
 	stats.LastCommitUnixMs = j.deps.nowMs()
-	commit := &persistence.Commit{JobID: j.id, Table: spec.GetTable().GetName(), Stats: stats, StatsBase: base}
+	commit := &sink.Commit{JobID: j.id, Table: spec.GetTable().GetName(), Fence: g.generation, Stats: stats, StatsBase: base}
 	if len(g.members) == 1 {
 		c := g.members[0].c
 		commit.Rows, commit.Ranges, commit.ErrorRows = c.rows, c.ranges, c.errorRows
 	} else {
-		commit.Rows = make([]persistence.KV, 0, g.rows)
+		commit.Rows = make([]sink.KV, 0, g.rows)
 		for _, q := range g.members {
 			commit.Rows = append(commit.Rows, q.c.rows...)
 			commit.Ranges = append(commit.Ranges, q.c.ranges...)
@@ -208,24 +193,13 @@ func (j *job) startGroup(ctx actor.Context) {
 	}
 	j.commitSeq++
 	g.seq = j.commitSeq
-	g.done = make(chan struct{})
 	j.inflight = g
-	self, system, store := ctx.Self(), ctx.ActorSystem(), j.deps.Store
-	go func() {
-		defer close(g.done)
-		res := &groupCommitted{seq: g.seq}
+	sk, seq := j.sink, g.seq
+	g.done = run(j.life, "commit", func(context.Context) *groupCommitted {
 		began := time.Now()
-		func() {
-			defer func() {
-				if r := recover(); r != nil {
-					res.err = &PanicError{Where: "commit", Value: r, Stack: debug.Stack()}
-				}
-			}()
-			res.err = store.CommitBatch(commit)
-		}()
-		res.took = time.Since(began)
-		system.Root.Send(self, res)
-	}()
+		err := sk.Commit(commit)
+		return &groupCommitted{seq: seq, err: err, took: time.Since(began)}
+	}, func(err error) *groupCommitted { return &groupCommitted{seq: seq, err: err} })
 }
 
 // onGroupCommitted applies a durable group to memory and answers its
@@ -240,18 +214,19 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 	err := msg.err
 	if err != nil {
 		j.stats.AbortedBatches += int64(len(g.members))
-		if errors.Is(err, persistence.ErrStaleCommit) {
-			// The store disagrees with memory: trust the store, so that the
-			// next generation starts from durable progress, and the next
-			// commit adds to the durable statistics, not to stale ones
-			// (which would forget the rows behind the durable progress).
-			if st, lerr := j.deps.Store.LoadJob(j.id); lerr == nil {
-				aborted := j.stats.AbortedBatches
-				j.progress, j.checkpoints, j.stats = st.Progress, st.Checkpoints, st.Stats
-				j.stats.AbortedBatches = max(j.stats.AbortedBatches, aborted)
-			}
-			err = fmt.Errorf("%w: %v", ErrStaleCommit, err)
-		} else {
+		// The sink refused the group, or its answer is unknown (a lost
+		// connection during the commit): either way the sink, not memory,
+		// knows where the job stands. Reload from it, so that the next
+		// generation starts from durable progress, and the next commit adds
+		// to the durable statistics, not to stale ones (which would forget
+		// the rows behind the durable progress).
+		if p, lerr := j.sink.Progress(j.id); lerr == nil {
+			aborted := j.stats.AbortedBatches
+			j.progress, j.checkpoints, j.stats = p.Positions, p.Checkpoints, p.Stats
+			j.stats.AbortedBatches = max(j.stats.AbortedBatches, aborted)
+			j.deps.observeFence(p.Fence)
+		}
+		if !errors.Is(err, sink.ErrStaleCommit) {
 			j.onStoreError(ctx, err)
 		}
 	} else {
@@ -297,7 +272,7 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 	for len(j.deferred) > 0 && j.inflight == nil {
 		d := j.deferred[0]
 		j.deferred = j.deferred[1:]
-		j.handle(replayCtx{Context: ctx, msg: d.msg, sender: d.sender})
+		j.handle(unwrapped{Context: ctx, msg: d.msg, sender: d.sender})
 	}
 	if len(j.deferred) == 0 {
 		j.deferred = nil

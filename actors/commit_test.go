@@ -12,6 +12,7 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/persistence"
+	"github.com/loadnode/loadnode/sink"
 	"github.com/loadnode/loadnode/sources"
 	"github.com/loadnode/loadnode/table"
 )
@@ -19,7 +20,7 @@ import (
 // gateStore holds the first CommitBatch until release is closed, and
 // reports every CommitBatch it is given.
 type gateStore struct {
-	*persistence.Store
+	sink.Sink
 	held    chan *persistence.Commit // the first commit, once it is held
 	release chan struct{}
 	calls   chan *persistence.Commit
@@ -29,7 +30,7 @@ type gateStore struct {
 	refuseFirst bool
 }
 
-func (g *gateStore) CommitBatch(c *persistence.Commit) error {
+func (g *gateStore) Commit(c *persistence.Commit) error {
 	if !g.first {
 		g.first = true // only the job's commit goroutine calls, one at a time
 		g.held <- c
@@ -39,7 +40,7 @@ func (g *gateStore) CommitBatch(c *persistence.Commit) error {
 			return fmt.Errorf("gate: %w", persistence.ErrStaleCommit)
 		}
 	}
-	err := g.Store.CommitBatch(c)
+	err := g.Sink.Commit(c)
 	g.calls <- c
 	return err
 }
@@ -49,8 +50,8 @@ func (g *gateStore) CommitBatch(c *persistence.Commit) error {
 // row maker.
 func groupHarness(t *testing.T) (*harness, *gateStore, *actor.PID, *jobInspection, func(p int32, off int64) persistence.KV) {
 	gate := &gateStore{held: make(chan *persistence.Commit, 1), release: make(chan struct{}), calls: make(chan *persistence.Commit, 16)}
-	h := newHarnessStore(t, vfs.NewMem(), &quietSource{parts: []int32{0, 1, 2}}, Settings{}, func(st *persistence.Store) Store {
-		gate.Store = st
+	h := newHarnessStore(t, vfs.NewMem(), &quietSource{parts: []int32{0, 1, 2}}, Settings{}, func(st *persistence.Store) sink.Sink {
+		gate.Sink = st.Sink()
 		return gate
 	})
 	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec("group")}).(*api.JobResponse)
@@ -250,8 +251,8 @@ func pipelineHarness(t *testing.T, refuseFirst bool) (*harness, *gateStore, *cou
 	src := &countSource{quietSource: quietSource{parts: []int32{0}}, n: 30, reads: make(chan int64, 1024)}
 	gate := &gateStore{held: make(chan *persistence.Commit, 1), release: make(chan struct{}),
 		calls: make(chan *persistence.Commit, 1024), refuseFirst: refuseFirst}
-	h := newHarnessStore(t, vfs.NewMem(), src, Settings{}, func(st *persistence.Store) Store {
-		gate.Store = st
+	h := newHarnessStore(t, vfs.NewMem(), src, Settings{}, func(st *persistence.Store) sink.Sink {
+		gate.Sink = st.Sink()
 		return gate
 	})
 	spec := testSpec("pipe")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/persistence"
+	"github.com/loadnode/loadnode/sink"
 	"github.com/loadnode/loadnode/sources"
 	"github.com/loadnode/loadnode/table"
 )
@@ -68,29 +69,29 @@ func newHarness(t *testing.T, fs vfs.FS) *harness {
 	return newHarnessWith(t, fs, &quietSource{parts: []int32{0, 1}}, Settings{})
 }
 
-func newHarnessWith(t *testing.T, fs vfs.FS, src Source, set Settings) *harness {
+func newHarnessWith(t *testing.T, fs vfs.FS, src testSource, set Settings) *harness {
 	t.Helper()
 	return newHarnessStore(t, fs, src, set, nil)
 }
 
 // newHarnessStore is newHarnessWith whose actors see the store through
 // wrap (nil: the store itself).
-func newHarnessStore(t *testing.T, fs vfs.FS, src Source, set Settings, wrap func(*persistence.Store) Store) *harness {
+func newHarnessStore(t *testing.T, fs vfs.FS, src testSource, set Settings, wrap func(*persistence.Store) sink.Sink) *harness {
 	t.Helper()
-	return newHarnessSources(t, fs, func(*api.JobSpec) (Source, error) { return src, nil }, set, wrap)
+	return newHarnessSources(t, fs, func(*api.JobSpec) (Source, error) { return adapt(src), nil }, set, wrap)
 }
 
 // newHarnessSources is newHarnessStore whose jobs open their sources with
 // open.
-func newHarnessSources(t *testing.T, fs vfs.FS, open SourceFactory, set Settings, wrap func(*persistence.Store) Store) *harness {
+func newHarnessSources(t *testing.T, fs vfs.FS, open SourceFactory, set Settings, wrap func(*persistence.Store) sink.Sink) *harness {
 	t.Helper()
 	st, err := persistence.Open(persistence.Options{Dir: "db", FS: fs, OnFatal: func(error) {}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var as Store = st
+	var sk sink.Sink = st.Sink()
 	if wrap != nil {
-		as = wrap(st)
+		sk = wrap(st)
 	}
 	level := slog.LevelWarn
 	if os.Getenv("LOADNODE_TEST_LOG") != "" {
@@ -98,9 +99,14 @@ func newHarnessSources(t *testing.T, fs vfs.FS, open SourceFactory, set Settings
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
-	deps := &Deps{Store: as, Logger: logger, Settings: set, Sources: open}
+	deps := &Deps{Meta: st.Meta(), Sinks: func(*api.TableSpec) (sink.Sink, error) { return sk, nil },
+		Specs: testSpecs{}, Logger: logger, Settings: testSettings(set), Sources: open}
 	sch, _ := system.Root.SpawnNamed(NewSchedulerProps(4, logger), SchedulerName)
-	mgr, _ := system.Root.SpawnNamed(NewManagerProps(deps, sch), ManagerName)
+	props, err := NewManagerProps(deps, sch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, _ := system.Root.SpawnNamed(props, ManagerName)
 	h := &harness{t: t, system: system, store: st, mgr: mgr}
 	t.Cleanup(func() {
 		_ = system.Root.StopFuture(mgr).Wait()

@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -11,16 +10,13 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
-	"github.com/loadnode/loadnode/config"
-	"github.com/loadnode/loadnode/persistence"
-	"github.com/loadnode/loadnode/sources/kafka"
+	"github.com/loadnode/loadnode/metastore"
 	"github.com/loadnode/loadnode/supervisor"
-	"github.com/loadnode/loadnode/table"
 )
 
-// maxScanPage bounds the rows of one scan answer, so that an answer stays
-// well below gRPC's message size limit.
-const maxScanPage = 10000
+// The manager: the node's job registry. This file holds the registry, its
+// recovery and the routing of commands; create.go the creation of jobs and
+// tables, tables.go table reads.
 
 // ManagerName is the manager's well-known actor name; clients address
 // requests to it.
@@ -44,7 +40,7 @@ type entry struct {
 	summary *api.JobSummary
 	// preload is the state recovery read, handed to the job actor's first
 	// start and then dropped.
-	preload *persistence.JobState
+	preload *metastore.JobState
 }
 
 // manager is the node's job registry: it creates jobs (validate, persist
@@ -52,6 +48,7 @@ type entry struct {
 // and answers listings and table reads.
 type manager struct {
 	deps      *Deps
+	life      *lifetime
 	scheduler *actor.PID
 	byName    map[string]*entry
 	byPID     map[string]*entry
@@ -67,20 +64,29 @@ type manager struct {
 	writing   bool
 }
 
-// NewManagerProps returns the props of a node's manager. Spawn it with
+// NewManagerProps returns the props of a node's manager, or an error if
+// deps are incomplete or their settings invalid. Spawn it with
 // SpawnNamed(props, ManagerName) after the scheduler.
-func NewManagerProps(deps *Deps, scheduler *actor.PID) *actor.Props {
-	deps.init()
+func NewManagerProps(deps *Deps, scheduler *actor.PID) (*actor.Props, error) {
+	if err := deps.check(); err != nil {
+		return nil, err
+	}
 	strategy := supervisor.NewStrategy(deps.Settings.JobSupervision, nil, uint64(deps.Now().UnixNano()))
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &manager{deps: deps, scheduler: scheduler}
-	}, actor.WithSupervisor(strategy))
+	}, actor.WithSupervisor(strategy)), nil
 }
 
 func (m *manager) log() *slog.Logger { return m.deps.Logger }
 
 func (m *manager) Receive(ctx actor.Context) {
 	crashOn(ctx.Message())
+	if _, ok := ctx.Message().(*actor.Started); ok {
+		m.life = newLifetime(ctx)
+	}
+	if ctx = opened(m.life, ctx); ctx == nil {
+		return
+	}
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		m.recover(ctx)
@@ -88,7 +94,7 @@ func (m *manager) Receive(ctx actor.Context) {
 		r := m.recovered
 		ctx.Respond(&r)
 	case *api.CreateJobRequest:
-		if resp := m.createFor(ctx, msg, false); resp != nil {
+		if resp := m.createFor(ctx, msg); resp != nil {
 			ctx.Respond(resp)
 		}
 	case *createsWritten:
@@ -105,8 +111,8 @@ func (m *manager) Receive(ctx actor.Context) {
 		m.route(ctx, msg.GetName())
 	case *api.DeleteJobRequest:
 		ctx.Respond(m.deleteJob(msg.GetName()))
-	case *api.ExecRequest:
-		m.exec(ctx, msg)
+	case *api.CreateTableRequest:
+		ctx.Respond(m.createTable(msg))
 	case *api.PingRequest:
 		ctx.Respond(&api.PingResponse{Jobs: int64(len(m.byName))})
 	case *api.ListJobsRequest:
@@ -127,6 +133,7 @@ func (m *manager) Receive(ctx actor.Context) {
 		// Children are stopped with us; their Terminated must not be
 		// mistaken for a supervisor giving up on them.
 		m.stopping = true
+		m.life.end()
 	case *actor.Stopped:
 	default:
 		if ctx.Sender() != nil {
@@ -146,7 +153,7 @@ func (m *manager) recover(ctx actor.Context) {
 	m.byName, m.byPID = map[string]*entry{}, map[string]*entry{}
 	m.reserved, m.newTables, m.queue, m.writing = map[string]bool{}, map[string]*api.TableSpec{}, nil, false
 	m.recovered = RecoveryDone{}
-	last, err := m.deps.Store.LastJobID()
+	last, err := m.deps.Meta.LastJobID()
 	if err != nil {
 		m.recovered.Err = fmt.Errorf("actors: recover: last job id: %w", err)
 		m.log().Error("recovery failed", "err", err)
@@ -156,8 +163,8 @@ func (m *manager) recover(ctx actor.Context) {
 	// One pass over the job key space reads every job's state; each job
 	// actor starts from it instead of reading its own.
 	t0 := time.Now()
-	var states []*persistence.JobState
-	if err := m.deps.Store.LoadAllJobs(func(st *persistence.JobState) error {
+	var states []*metastore.JobState
+	if err := m.deps.Meta.LoadAllJobs(func(st *metastore.JobState) error {
 		states = append(states, st)
 		return nil
 	}); err != nil {
@@ -167,7 +174,7 @@ func (m *manager) recover(ctx actor.Context) {
 	}
 	loaded := time.Since(t0)
 	var spawn []*entry
-	var recovered []persistence.JobTransition
+	var recovered []metastore.JobTransition
 	now := m.deps.nowMs()
 	for _, st := range states {
 		rec, last := st.Record, st.Last
@@ -176,7 +183,8 @@ func (m *manager) recover(ctx actor.Context) {
 			m.log().Error("recover job", "job", rec.GetId(), "err", "empty journal")
 			continue
 		}
-		e := &entry{rec: rec, preload: st, summary: summaryOf(rec, last.To, last.Reason, last.Message)}
+		state, reason, message := stateOf(last)
+		e := &entry{rec: rec, preload: st, summary: summaryOf(m.deps.Specs, rec, state, reason, message)}
 		m.byName[rec.GetName()] = e
 		if isFinal(e.summary.State) {
 			continue
@@ -185,7 +193,7 @@ func (m *manager) recover(ctx actor.Context) {
 		if e.summary.State == api.JobState_RUNNING {
 			e.summary.State, e.summary.Reason = api.JobState_NEED_SCHEDULE, api.Reason_RECOVERED
 			e.summary.ReasonMessage = recoveredMessage
-			recovered = append(recovered, persistence.JobTransition{JobID: rec.GetId(), T: &api.Transition{
+			recovered = append(recovered, metastore.JobTransition{JobID: rec.GetId(), T: &api.Transition{
 				Seq: last.GetSeq() + 1, TimeUnixMs: now, From: api.JobState_RUNNING, To: api.JobState_NEED_SCHEDULE,
 				Reason: api.Reason_RECOVERED, Message: recoveredMessage}})
 		}
@@ -194,7 +202,7 @@ func (m *manager) recover(ctx actor.Context) {
 	// Every stored RUNNING becomes NEED_SCHEDULE in one synced write, not
 	// one per job actor. If it fails, each job actor journals its own.
 	t1 := time.Now()
-	if err := m.deps.Store.AppendTransitions(recovered); err != nil {
+	if err := m.deps.Meta.AppendTransitions(recovered); err != nil {
 		m.log().Warn("recover: journal RECOVERED transitions together", "jobs", len(recovered), "err", err)
 	} else {
 		byID := make(map[uint64]*api.Transition, len(recovered))
@@ -236,178 +244,6 @@ func (m *manager) spawn(ctx actor.Context, e *entry) {
 	}
 	e.pid = pid
 	m.byPID[pid.Id] = e
-}
-
-func invalid(field, msg string) *api.JobResponse {
-	return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: field, Message: msg}}
-}
-
-// create validates a create request and queues it for its durable write;
-// it returns an answer only when the request is refused. The job actor is
-// spawned when the write is done (onCreatesWritten).
-func (m *manager) createFor(ctx actor.Context, req *api.CreateJobRequest, exec bool) *api.JobResponse {
-	if req.GetSpec() == nil {
-		return invalid("spec", "spec: required")
-	}
-	spec := proto.Clone(req.GetSpec()).(*api.JobSpec)
-	config.ApplyDefaults(spec)
-	if err := config.ValidateJobSpec(spec); err != nil {
-		var fe *config.FieldError
-		if errors.As(err, &fe) {
-			return invalid(fe.Field, err.Error())
-		}
-		return invalid("spec", err.Error())
-	}
-	schema, err := table.NewSchema(spec.GetTable())
-	if err != nil {
-		var fe *table.FieldError
-		if errors.As(err, &fe) {
-			return invalid(fe.Field, err.Error())
-		}
-		return invalid("table", err.Error())
-	}
-	if _, err := table.NewParser(schema, table.Format{Kind: spec.GetFormat(), ColumnSeparator: spec.GetColumnSeparator(), JSONPaths: spec.GetJsonpaths()}); err != nil {
-		var fe *table.FieldError
-		if errors.As(err, &fe) {
-			return invalid(fe.Field, err.Error())
-		}
-		return invalid("format", err.Error())
-	}
-	if err := kafka.ValidateProperties(spec.GetKafka().GetProperties()); err != nil {
-		return invalid("kafka.properties", err.Error())
-	}
-	name := spec.GetName()
-	if _, ok := m.byName[name]; ok || m.reserved[name] {
-		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_ALREADY_EXISTS, Field: "name", Message: fmt.Sprintf("job %q already exists", name)}}
-	}
-	var newTable *api.TableSpec
-	existing, err := m.deps.Store.Table(spec.GetTable().GetName())
-	if pending := m.newTables[spec.GetTable().GetName()]; errors.Is(err, persistence.ErrNotFound) && pending != nil {
-		// Another queued create makes this table: match it, and ask for
-		// it too (the store keeps one identical schema).
-		existing, err = pending, nil
-		newTable = spec.GetTable()
-	}
-	switch {
-	case errors.Is(err, persistence.ErrNotFound):
-		newTable = spec.GetTable()
-	case err != nil:
-		return &api.JobResponse{Error: storeErr(err)}
-	default:
-		if err := table.Compare(existing, spec.GetTable()); err != nil {
-			return invalid("table", err.Error())
-		}
-	}
-	id := m.lastID + 1
-	m.lastID = id // an id whose write fails is skipped, never reused
-	rec := &api.JobRecord{Id: id, Name: name, Spec: spec, CreatedUnixMs: m.deps.nowMs()}
-	first := &api.Transition{Seq: 1, TimeUnixMs: rec.CreatedUnixMs, To: api.JobState_NEED_SCHEDULE, Reason: api.Reason_CREATED, Message: "created"}
-	m.reserved[name] = true
-	if newTable != nil {
-		m.newTables[newTable.GetName()] = newTable
-	}
-	m.queue = append(m.queue, &pendingCreate{sender: ctx.Sender(), exec: exec, job: persistence.NewJob{Record: rec, First: first, NewTable: newTable}})
-	m.flushCreates(ctx)
-	return nil
-}
-
-// pendingCreate is a validated create waiting for its durable write.
-type pendingCreate struct {
-	sender *actor.PID
-	exec   bool // answer with an ExecResponse (CREATE ROUTINE LOAD)
-	job    persistence.NewJob
-}
-
-// createsWritten carries the result of one grouped create write back to
-// the manager.
-type createsWritten struct {
-	batch []*pendingCreate
-	errs  []error
-}
-
-// flushCreates writes the queued creates in one synced batch, in a
-// goroutine, unless a write is already in flight: creates that arrive
-// meanwhile wait and go together in the next batch, so a burst of creates
-// shares its fsyncs (group commit).
-func (m *manager) flushCreates(ctx actor.Context) {
-	if m.writing || len(m.queue) == 0 {
-		return
-	}
-	batch := m.queue
-	m.queue = nil
-	m.writing = true
-	jobs := make([]persistence.NewJob, len(batch))
-	for i, pc := range batch {
-		jobs[i] = pc.job
-	}
-	self, system, st := ctx.Self(), ctx.ActorSystem(), m.deps.Store
-	go func() {
-		res := &createsWritten{batch: batch}
-		defer func() {
-			if r := recover(); r != nil {
-				res.errs = nil
-				for range batch {
-					res.errs = append(res.errs, fmt.Errorf("actors: create write panicked: %v", r))
-				}
-			}
-			system.Root.Send(self, res)
-		}()
-		res.errs = st.CreateJobs(jobs)
-	}()
-}
-
-// onCreatesWritten spawns the jobs whose snapshots are now durable and
-// answers every waiting client.
-func (m *manager) onCreatesWritten(ctx actor.Context, msg *createsWritten) {
-	m.writing = false
-	for i, pc := range msg.batch {
-		rec := pc.job.Record
-		name := rec.GetName()
-		delete(m.reserved, name)
-		if t := pc.job.NewTable; t != nil && m.newTables[t.GetName()] == t {
-			delete(m.newTables, t.GetName())
-		}
-		if err := msg.errs[i]; err != nil {
-			var resp *api.JobResponse
-			if errors.Is(err, persistence.ErrNameTaken) {
-				resp = &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_ALREADY_EXISTS, Field: "name", Message: err.Error()}}
-			} else if errors.Is(err, persistence.ErrTableExists) {
-				resp = invalid("table", err.Error())
-			} else {
-				m.log().Error("create job: durable write failed", "name", name, "err", err)
-				resp = &api.JobResponse{Error: storeErr(err)}
-			}
-			m.replyCreate(ctx, pc, resp)
-			continue
-		}
-		if e := m.byName[name]; e != nil && e.rec.GetId() == rec.GetId() {
-			// A restarted manager already respawned it from the store.
-			m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: rec.GetSpec(), CreatedUnixMs: rec.GetCreatedUnixMs()}})
-			continue
-		}
-		// INVARIANT (durable before visible): the snapshot is synced; only
-		// now does the job actor exist.
-		if h := m.deps.Hooks.AfterCreateSynced; h != nil {
-			h(rec.GetId())
-		}
-		e := &entry{rec: rec, summary: summaryOf(rec, api.JobState_NEED_SCHEDULE, api.Reason_CREATED, "created")}
-		m.byName[name] = e
-		m.spawn(ctx, e)
-		m.log().Info("job created", "job", rec.GetId(), "name", name)
-		m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: rec.GetSpec(), CreatedUnixMs: rec.GetCreatedUnixMs()}})
-	}
-	m.flushCreates(ctx)
-}
-
-func (m *manager) replyCreate(ctx actor.Context, pc *pendingCreate, resp *api.JobResponse) {
-	if pc.sender == nil {
-		return
-	}
-	if pc.exec {
-		ctx.Send(pc.sender, execResponse(resp, "routine load "+pc.job.Record.GetName()+" created"))
-		return
-	}
-	ctx.Send(pc.sender, resp)
 }
 
 // route forwards a job command to its job actor, which answers the original
@@ -454,23 +290,32 @@ func (m *manager) deleteJob(name string) *api.JobResponse {
 	if !isFinal(e.summary.GetState()) {
 		return &api.JobResponse{Error: precondition("job %s is %s: stop it before deleting it", name, e.summary.GetState())}
 	}
-	if err := m.deps.Store.DeleteJob(e.rec.GetId(), name); err != nil {
+	if err := m.deps.Meta.DeleteJob(e.rec.GetId(), name); err != nil {
 		return &api.JobResponse{Error: storeErr(err)}
+	}
+	if sk, err := m.deps.Sinks(e.rec.GetSpec().GetTable()); err != nil {
+		m.log().Warn("job deleted; its sink is unavailable, its progress stays there", "job", e.rec.GetId(), "name", name, "err", err)
+	} else if err := sk.DropJob(e.rec.GetId()); err != nil {
+		m.log().Warn("job deleted; dropping its progress from its sink failed", "job", e.rec.GetId(), "name", name, "err", err)
 	}
 	delete(m.byName, name)
 	m.log().Info("job deleted", "job", e.rec.GetId(), "name", name)
 	return &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: e.rec.GetSpec()}}
 }
 
+// showStored presents a job that has no actor (a final job) from its
+// stores.
 func (m *manager) showStored(e *entry) *api.JobResponse {
-	st, err := m.deps.Store.LoadJob(e.rec.GetId())
+	sk, err := m.deps.Sinks(e.rec.GetSpec().GetTable())
 	if err != nil {
 		return &api.JobResponse{Error: storeErr(err)}
 	}
-	info, err := buildInfo(m.deps.Store, e.rec, proto.Clone(e.summary).(*api.JobSummary), st.Progress, nil, st.Stats)
-	if err == nil {
-		addShardInfo(info, st.Checkpoints, nil, nil)
+	p, err := sk.Progress(e.rec.GetId())
+	if err != nil {
+		return &api.JobResponse{Error: storeErr(err)}
 	}
+	info, err := present(jobView{rec: e.rec, summary: proto.Clone(e.summary).(*api.JobSummary),
+		progress: p.Positions, checkpoints: p.Checkpoints, stats: p.Stats, meta: m.deps.Meta, sink: sk})
 	if err != nil {
 		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
 	}
@@ -507,13 +352,14 @@ func (m *manager) onJobTerminated(ctx actor.Context, who *actor.PID) {
 		return
 	}
 	// The job actor is gone, so the manager is its journal's only writer now.
-	st, err := m.deps.Store.LoadJob(e.rec.GetId())
+	st, err := m.deps.Meta.LoadJob(e.rec.GetId())
 	if err != nil {
 		m.log().Error("job actor gave up; cannot load job", "job", e.rec.GetId(), "err", err)
 		return
 	}
 	if st.Last != nil && isFinal(st.Last.To) {
-		e.summary = summaryOf(e.rec, st.Last.To, st.Last.Reason, st.Last.Message)
+		state, reason, message := stateOf(st.Last)
+		e.summary = summaryOf(m.deps.Specs, e.rec, state, reason, message)
 		return
 	}
 	t := &api.Transition{TimeUnixMs: m.deps.nowMs(), To: api.JobState_PAUSED, Reason: api.Reason_RESTART_BUDGET_EXHAUSTED,
@@ -526,15 +372,15 @@ func (m *manager) onJobTerminated(ctx actor.Context, who *actor.PID) {
 	} else {
 		t.Seq = 1
 	}
-	if err := m.deps.Store.AppendTransition(e.rec.GetId(), t); err != nil {
+	if err := m.deps.Meta.AppendTransition(e.rec.GetId(), t); err != nil {
 		m.log().Error("journal restart-budget pause failed", "job", e.rec.GetId(), "err", err)
 		return
 	}
-	e.summary = summaryOf(e.rec, t.To, t.Reason, t.Message)
+	e.summary = summaryOf(m.deps.Specs, e.rec, t.To, t.Reason, t.Message)
 	// Bring the job back after the auto-resume back-off; the new job actor
 	// finds it PAUSED for a transient reason and resumes it.
 	n := 0
-	if hist, err := m.deps.Store.Journal(e.rec.GetId()); err == nil {
+	if hist, err := m.deps.Meta.Journal(e.rec.GetId()); err == nil {
 		for _, h := range hist {
 			if h.Reason == api.Reason_RESTART_BUDGET_EXHAUSTED && m.deps.Now().Sub(time.UnixMilli(h.TimeUnixMs)) < m.deps.Settings.AutoResumeQuiet {
 				n++
@@ -542,8 +388,7 @@ func (m *manager) onJobTerminated(ctx actor.Context, who *actor.PID) {
 		}
 	}
 	delay := doubling(m.deps.Settings.AutoResumeBase, n-1, m.deps.Settings.AutoResumeMax)
-	self, system, name := ctx.Self(), ctx.ActorSystem(), e.rec.GetName()
-	time.AfterFunc(delay, func() { system.Root.Send(self, &respawnJob{name: name}) })
+	m.life.after(delay, &respawnJob{name: e.rec.GetName()})
 	m.log().Warn("job paused: restart budget exhausted", "job", e.rec.GetId(), "respawn_in", delay)
 }
 
@@ -557,93 +402,4 @@ func (m *manager) onRespawn(ctx actor.Context, msg *respawnJob) {
 		return
 	}
 	m.spawn(ctx, e)
-}
-
-// tableCount and tableScan read in a goroutine so that a large table does
-// not block the manager's mailbox; the goroutine only reads the store and
-// sends the answer.
-func (m *manager) tableCount(ctx actor.Context, req *api.TableCountRequest) {
-	sender, system, st := ctx.Sender(), ctx.ActorSystem(), m.deps.Store
-	if sender == nil {
-		return
-	}
-	go func() {
-		resp := &api.TableCountResponse{}
-		defer func() {
-			if r := recover(); r != nil {
-				resp = &api.TableCountResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: fmt.Sprint(r)}}
-			}
-			system.Root.Send(sender, resp)
-		}()
-		if _, err := st.Table(req.GetTable()); err != nil {
-			resp.Error = tableErr(req.GetTable(), err)
-			return
-		}
-		n, err := st.CountRows(req.GetTable())
-		if err != nil {
-			resp.Error = storeErr(err)
-			return
-		}
-		resp.Count = n
-	}()
-}
-
-func tableErr(name string, err error) *api.Error {
-	if errors.Is(err, persistence.ErrNotFound) {
-		return &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "table", Message: fmt.Sprintf("table %q not found", name)}
-	}
-	return storeErr(err)
-}
-
-func (m *manager) tableScan(ctx actor.Context, req *api.TableScanRequest) {
-	sender, system, st := ctx.Sender(), ctx.ActorSystem(), m.deps.Store
-	if sender == nil {
-		return
-	}
-	go func() {
-		resp := &api.TableScanResponse{}
-		defer func() {
-			if r := recover(); r != nil {
-				resp = &api.TableScanResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: fmt.Sprint(r)}}
-			}
-			system.Root.Send(sender, resp)
-		}()
-		spec, err := st.Table(req.GetTable())
-		if err != nil {
-			resp.Error = tableErr(req.GetTable(), err)
-			return
-		}
-		schema, err := table.NewSchema(spec)
-		if err != nil {
-			resp.Error = &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}
-			return
-		}
-		limit := int(req.GetLimit())
-		if limit <= 0 {
-			limit = 1000
-		}
-		limit = min(limit, maxScanPage)
-		resp.Schema = spec
-		vals := make([]table.Value, len(spec.GetColumns()))
-		var last []byte
-		err = st.ScanRowsAfter(req.GetTable(), req.GetAfter(), limit, func(k, v []byte) error {
-			var pos table.Pos
-			var err error
-			vals, pos, err = table.DecodeValue(schema, v, vals)
-			if err != nil {
-				return err
-			}
-			resp.Rows = append(resp.Rows, table.ToProto(schema, vals, pos))
-			last = k
-			return nil
-		})
-		if err != nil {
-			resp.Error = storeErr(err)
-			resp.Rows = nil
-			return
-		}
-		if len(resp.Rows) == limit {
-			resp.Next = last
-		}
-	}()
 }

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"runtime/debug"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/loadnode/loadnode/api"
-	"github.com/loadnode/loadnode/persistence"
+	"github.com/loadnode/loadnode/sink"
 	"github.com/loadnode/loadnode/sources"
 	"github.com/loadnode/loadnode/table"
 )
@@ -41,8 +40,8 @@ type taskConfig struct {
 type commitBatch struct {
 	generation uint64
 	task       int
-	ranges     []persistence.Range
-	rows       []persistence.KV
+	ranges     []sink.Range
+	rows       []sink.KV
 	errorRows  []*api.ErrorRow
 	loaded     int64
 	bytes      int64
@@ -73,9 +72,11 @@ type batchCollected struct {
 // requestSlot asks the task actor (itself) to ask for a slot again.
 type requestSlot struct{}
 
-// ErrStaleCommit is the answer to a commit from a task that is no longer
-// current or whose start positions differ from the job's progress.
-var ErrStaleCommit = errors.New("actors: stale commit refused")
+// ErrStaleCommit is wrapped by the answer to a commit from a task that is
+// no longer current or whose start positions differ from the job's
+// progress. It is sink.ErrStaleCommit: a refusal by the job and one by the
+// sink are the same to errors.Is.
+var ErrStaleCommit = sink.ErrStaleCommit
 
 // task reads one partition group: per slot grant it reads one batch and
 // parses it, gives the slot back and asks its job to commit the batch.
@@ -90,11 +91,11 @@ var ErrStaleCommit = errors.New("actors: stale commit refused")
 // from durable progress.
 type task struct {
 	cfg     taskConfig
+	life    *lifetime
 	reader  sources.Reader
 	parser  *table.Parser
 	pos     map[int32]sources.Start // after the last batch read (committed or not)
-	cancel  context.CancelFunc
-	done    chan struct{}
+	done    <-chan struct{}         // closed when the read goroutine has returned
 	holding bool
 	idle    time.Duration
 	// reading: a read goroutine is running (it was started under a slot).
@@ -126,6 +127,12 @@ func newTaskProps(cfg taskConfig) *actor.Props {
 
 func (t *task) Receive(ctx actor.Context) {
 	crashOn(ctx.Message())
+	if _, ok := ctx.Message().(*actor.Started); ok {
+		t.life = newLifetime(ctx)
+	}
+	if ctx = opened(t.life, ctx); ctx == nil {
+		return
+	}
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		p, err := table.NewParser(t.cfg.schema, t.cfg.format)
@@ -224,31 +231,26 @@ func (t *task) next(ctx actor.Context) {
 		t.ask(ctx)
 		return
 	}
-	self, system, src := ctx.Self(), ctx.ActorSystem(), t.cfg.source
+	src := t.cfg.source
 	pos := make(map[int32]int64, len(t.pos))
 	for p, o := range t.pos {
 		pos[p] = o.Offset
 	}
-	go func() {
-		lag := true // when in doubt, read
-		defer func() {
-			_ = recover() // a failed look-up means "read and see"
-			system.Root.Send(self, &marksChecked{lag: lag})
-		}()
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// A failed look-up (or a panic in it) means "read and see".
+	run(t.life, "task watermark look-up", func(ctx context.Context) *marksChecked {
+		ctx, cancel := context.WithTimeout(ctx, watermarkTimeout)
 		defer cancel()
-		marks, err := src.Watermarks(cctx)
+		marks, err := src.Watermarks(ctx)
 		if err != nil {
-			return
+			return &marksChecked{lag: true}
 		}
-		lag = false
 		for p, o := range pos {
 			if hw, ok := marks[p]; !ok || hw > o {
-				lag = true
-				return
+				return &marksChecked{lag: true}
 			}
 		}
-	}()
+		return &marksChecked{lag: false}
+	}, func(error) *marksChecked { return &marksChecked{lag: true} })
 }
 
 func (t *task) onMarks(ctx actor.Context, msg *marksChecked) {
@@ -261,8 +263,7 @@ func (t *task) onMarks(ctx actor.Context, msg *marksChecked) {
 	}
 	// Nothing to read: look again later, backing off up to dormantPoll.
 	t.idle = min(max(t.idle*2, 50*time.Millisecond), dormantPoll)
-	self, system := ctx.Self(), ctx.ActorSystem()
-	time.AfterFunc(t.idle, func() { system.Root.Send(self, &requestSlot{}) })
+	t.life.after(t.idle, &requestSlot{})
 }
 
 // dormantPoll bounds how long a dormant task waits between looks at the
@@ -273,8 +274,7 @@ func (t *task) ask(ctx actor.Context) {
 	ctx.Request(t.cfg.scheduler, &SlotRequest{JobID: t.cfg.jobID})
 	// A restarted scheduler forgets who waits: ask again if no grant comes.
 	t.asks++
-	n, self, system := t.asks, ctx.Self(), ctx.ActorSystem()
-	time.AfterFunc(slotRetry, func() { system.Root.Send(self, &slotTimeout{ask: n}) })
+	t.life.after(slotRetry, &slotTimeout{ask: t.asks})
 }
 
 // slotRetry is how long a task waits for a grant before asking again.
@@ -307,31 +307,15 @@ func (t *task) fail(ctx actor.Context, err error) {
 // owns the reader and parser until it sends batchCollected; it touches no
 // actor state.
 func (t *task) read(ctx actor.Context) {
-	rctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	t.cancel, t.done = cancel, done
-	self, system := ctx.Self(), ctx.ActorSystem()
 	reader, parser, cfg := t.reader, t.parser, t.cfg
 	start := make(map[int32]int64, len(t.pos))
 	for p, o := range t.pos {
 		start[p] = o.Offset
 	}
-	go func() {
-		defer close(done)
-		var out batchCollected
-		func() {
-			defer func() {
-				if r := recover(); r != nil {
-					out = batchCollected{err: &PanicError{Where: fmt.Sprintf("task %d read", cfg.index), Value: r, Stack: debug.Stack()}}
-				}
-			}()
-			out = collect(rctx, cfg, reader, parser, start)
-		}()
-		if rctx.Err() != nil {
-			return
-		}
-		system.Root.Send(self, &out)
-	}()
+	t.done = run(t.life, fmt.Sprintf("task %d read", cfg.index), func(ctx context.Context) *batchCollected {
+		out := collect(ctx, cfg, reader, parser, start)
+		return &out
+	}, func(err error) *batchCollected { return &batchCollected{err: err} })
 }
 
 // collect reads one batch and turns it into a commit request.
@@ -357,7 +341,7 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 		}
 		ck := b.Checkpoints[p]
 		if next > from || ck != nil {
-			c.ranges = append(c.ranges, persistence.Range{Partition: p, From: from, To: next, Checkpoint: ck})
+			c.ranges = append(c.ranges, sink.Range{Partition: p, From: from, To: next, Checkpoint: ck})
 		}
 	}
 	for p := range b.Checkpoints {
@@ -367,7 +351,7 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 	}
 	c.behind = b.BehindMs
 	vals := make([]table.Value, len(cfg.schema.Columns()))
-	c.rows = make([]persistence.KV, 0, len(b.Records))
+	c.rows = make([]sink.KV, 0, len(b.Records))
 	arena := make([]byte, 0, int(b.Bytes)+len(b.Records)*(table.KeyLen+16))
 	model := cfg.schema.Spec().GetModel()
 	nowMs := time.Now().UnixMilli()
@@ -401,14 +385,14 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 		key := arena[start:len(arena):len(arena)]
 		start = len(arena)
 		arena = table.AppendValue(arena, cfg.schema, pos, vals)
-		c.rows = append(c.rows, persistence.KV{Key: key, Value: arena[start:len(arena):len(arena)]})
+		c.rows = append(c.rows, sink.KV{Key: key, Value: arena[start:len(arena):len(arena)]})
 		c.loaded++
 	}
 	return batchCollected{commit: c, next: b.Next, err: readErr}
 }
 
 func (t *task) onBatch(ctx actor.Context, msg *batchCollected) {
-	t.cancel, t.done = nil, nil
+	t.done = nil
 	t.reading = false
 	t.release(ctx)
 	if msg.err != nil && (msg.commit == nil || len(msg.commit.ranges) == 0) {
@@ -432,8 +416,7 @@ func (t *task) onBatch(ctx actor.Context, msg *batchCollected) {
 		}
 		t.idle = min(max(t.idle*2, 50*time.Millisecond), time.Second)
 		t.napping = true
-		self, system := ctx.Self(), ctx.ActorSystem()
-		time.AfterFunc(t.idle, func() { system.Root.Send(self, &requestSlot{}) })
+		t.life.after(t.idle, &requestSlot{})
 		return
 	}
 	t.fed = true
@@ -470,10 +453,11 @@ func (t *task) wantsRead() bool {
 }
 
 func (t *task) shutdown() {
-	if t.cancel != nil {
-		t.cancel()
+	t.life.end()
+	if t.done != nil {
+		// The read goroutine owns the reader until it returns.
 		<-t.done
-		t.cancel, t.done = nil, nil
+		t.done = nil
 	}
 	if t.reader != nil {
 		t.reader.Close()

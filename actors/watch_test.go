@@ -181,7 +181,7 @@ func TestAlterMovesTheWatch(t *testing.T) {
 		src := &watchSource{quietSource: quietSource{parts: []int32{0}},
 			marks: map[int32]int64{0: 0}, watchers: map[int]func(map[int32]int64){}}
 		opened = append(opened, src)
-		return src, nil
+		return adapt(src), nil
 	}
 	nth := func(i int) *watchSource {
 		mu.Lock()

@@ -863,13 +863,17 @@ func (x *JobSpec) GetKinesis() *KinesisSpec {
 }
 
 type Transition struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Seq           uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	TimeUnixMs    int64                  `protobuf:"varint,2,opt,name=time_unix_ms,json=timeUnixMs,proto3" json:"time_unix_ms,omitempty"`
-	From          JobState               `protobuf:"varint,3,opt,name=from,proto3,enum=loadnode.v1.JobState" json:"from,omitempty"`
-	To            JobState               `protobuf:"varint,4,opt,name=to,proto3,enum=loadnode.v1.JobState" json:"to,omitempty"`
-	Reason        Reason                 `protobuf:"varint,5,opt,name=reason,proto3,enum=loadnode.v1.Reason" json:"reason,omitempty"`
-	Message       string                 `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Seq        uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	TimeUnixMs int64                  `protobuf:"varint,2,opt,name=time_unix_ms,json=timeUnixMs,proto3" json:"time_unix_ms,omitempty"`
+	From       JobState               `protobuf:"varint,3,opt,name=from,proto3,enum=loadnode.v1.JobState" json:"from,omitempty"`
+	To         JobState               `protobuf:"varint,4,opt,name=to,proto3,enum=loadnode.v1.JobState" json:"to,omitempty"`
+	Reason     Reason                 `protobuf:"varint,5,opt,name=reason,proto3,enum=loadnode.v1.Reason" json:"reason,omitempty"`
+	Message    string                 `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
+	// An entry that does not change the state (USER_ALTER) keeps the state's
+	// reason and message here: the job stays PAUSED for its old reason.
+	StateReason   Reason `protobuf:"varint,7,opt,name=state_reason,json=stateReason,proto3,enum=loadnode.v1.Reason" json:"state_reason,omitempty"`
+	StateMessage  string `protobuf:"bytes,8,opt,name=state_message,json=stateMessage,proto3" json:"state_message,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -942,6 +946,20 @@ func (x *Transition) GetReason() Reason {
 func (x *Transition) GetMessage() string {
 	if x != nil {
 		return x.Message
+	}
+	return ""
+}
+
+func (x *Transition) GetStateReason() Reason {
+	if x != nil {
+		return x.StateReason
+	}
+	return Reason_REASON_UNSPECIFIED
+}
+
+func (x *Transition) GetStateMessage() string {
+	if x != nil {
+		return x.StateMessage
 	}
 	return ""
 }
@@ -2860,7 +2878,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x10max_error_number\x18\n" +
 	" \x01(\x03R\x0emaxErrorNumber\x12,\n" +
 	"\x05kafka\x18\v \x01(\v2\x16.loadnode.v1.KafkaSpecR\x05kafka\x122\n" +
-	"\akinesis\x18\f \x01(\v2\x18.loadnode.v1.KinesisSpecR\akinesis\"\xd9\x01\n" +
+	"\akinesis\x18\f \x01(\v2\x18.loadnode.v1.KinesisSpecR\akinesis\"\xb6\x02\n" +
 	"\n" +
 	"Transition\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12 \n" +
@@ -2869,7 +2887,9 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x04from\x18\x03 \x01(\x0e2\x15.loadnode.v1.JobStateR\x04from\x12%\n" +
 	"\x02to\x18\x04 \x01(\x0e2\x15.loadnode.v1.JobStateR\x02to\x12+\n" +
 	"\x06reason\x18\x05 \x01(\x0e2\x13.loadnode.v1.ReasonR\x06reason\x12\x18\n" +
-	"\amessage\x18\x06 \x01(\tR\amessage\"\xc3\x02\n" +
+	"\amessage\x18\x06 \x01(\tR\amessage\x126\n" +
+	"\fstate_reason\x18\a \x01(\x0e2\x13.loadnode.v1.ReasonR\vstateReason\x12#\n" +
+	"\rstate_message\x18\b \x01(\tR\fstateMessage\"\xc3\x02\n" +
 	"\bJobStats\x12\x1f\n" +
 	"\vloaded_rows\x18\x01 \x01(\x03R\n" +
 	"loadedRows\x12\x1d\n" +
@@ -3136,40 +3156,41 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	3,  // 10: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
 	3,  // 11: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
 	4,  // 12: loadnode.v1.Transition.reason:type_name -> loadnode.v1.Reason
-	3,  // 13: loadnode.v1.JobSummary.state:type_name -> loadnode.v1.JobState
-	4,  // 14: loadnode.v1.JobSummary.reason:type_name -> loadnode.v1.Reason
-	15, // 15: loadnode.v1.JobInfo.summary:type_name -> loadnode.v1.JobSummary
-	10, // 16: loadnode.v1.JobInfo.spec:type_name -> loadnode.v1.JobSpec
-	14, // 17: loadnode.v1.JobInfo.partitions:type_name -> loadnode.v1.PartitionInfo
-	12, // 18: loadnode.v1.JobInfo.stats:type_name -> loadnode.v1.JobStats
-	11, // 19: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
-	13, // 20: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
-	10, // 21: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	10, // 22: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	43, // 23: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	44, // 24: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
-	7,  // 25: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
-	7,  // 26: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
-	5,  // 27: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
-	16, // 28: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
-	5,  // 29: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
-	15, // 30: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
-	5,  // 31: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
-	5,  // 32: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
-	33, // 33: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
-	7,  // 34: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
-	34, // 35: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
-	5,  // 36: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
-	16, // 37: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
-	15, // 38: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
-	7,  // 39: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
-	5,  // 40: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
-	10, // 41: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
-	42, // [42:42] is the sub-list for method output_type
-	42, // [42:42] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	4,  // 13: loadnode.v1.Transition.state_reason:type_name -> loadnode.v1.Reason
+	3,  // 14: loadnode.v1.JobSummary.state:type_name -> loadnode.v1.JobState
+	4,  // 15: loadnode.v1.JobSummary.reason:type_name -> loadnode.v1.Reason
+	15, // 16: loadnode.v1.JobInfo.summary:type_name -> loadnode.v1.JobSummary
+	10, // 17: loadnode.v1.JobInfo.spec:type_name -> loadnode.v1.JobSpec
+	14, // 18: loadnode.v1.JobInfo.partitions:type_name -> loadnode.v1.PartitionInfo
+	12, // 19: loadnode.v1.JobInfo.stats:type_name -> loadnode.v1.JobStats
+	11, // 20: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
+	13, // 21: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
+	10, // 22: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	10, // 23: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	43, // 24: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	44, // 25: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	7,  // 26: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
+	7,  // 27: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
+	5,  // 28: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
+	16, // 29: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
+	5,  // 30: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
+	15, // 31: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
+	5,  // 32: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
+	5,  // 33: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
+	33, // 34: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
+	7,  // 35: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
+	34, // 36: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
+	5,  // 37: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
+	16, // 38: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
+	15, // 39: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
+	7,  // 40: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
+	5,  // 41: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
+	10, // 42: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
+	43, // [43:43] is the sub-list for method output_type
+	43, // [43:43] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }

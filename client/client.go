@@ -509,31 +509,6 @@ func (m *minLevel) WithGroup(g string) slog.Handler {
 	return &minLevel{h: m.h.WithGroup(g), min: m.min, mute: m.mute}
 }
 
-// Exec runs one Doris-compatible statement on the node: CREATE TABLE,
-// CREATE / PAUSE / RESUME / STOP / SHOW ROUTINE LOAD. A clause loadnode does
-// not support is refused with an *Error naming it (in Field), never ignored.
-// Statements about one job answer with that job in ExecResponse.Job; SHOW
-// ROUTINE LOAD without FOR lists every job in ExecResponse.Jobs.
-func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse, error) {
-	v, err := c.request(ctx, "exec", &api.ExecRequest{Statement: statement})
-	if err != nil {
-		return nil, err
-	}
-	switch r := v.(type) {
-	case *api.ExecResponse:
-		if err := fromAPI(r.GetError()); err != nil {
-			return nil, err
-		}
-		return r, nil
-	case *api.JobResponse:
-		if err := fromAPI(r.GetError()); err != nil {
-			return nil, err
-		}
-		return &api.ExecResponse{Job: r.GetJob()}, nil
-	}
-	return nil, errorf("exec: unexpected reply %T", v)
-}
-
 // DeleteJob removes a STOPPED or CANCELLED job (its snapshot, journal,
 // progress, statistics and error rows); its table and rows stay, and the
 // name can be used again. A job that is not final is refused with
@@ -550,4 +525,23 @@ func (c *Client) DeleteJob(ctx context.Context, name string) (*api.JobInfo, erro
 // USER_ALTER, with old and new positions) before it is answered.
 func (c *Client) AlterJob(ctx context.Context, name string, spec *api.JobSpec, resetOffsets map[int32]string) (*api.JobInfo, error) {
 	return c.job(ctx, "alter job", &api.AlterJobRequest{Name: name, Spec: spec, ResetOffsets: resetOffsets})
+}
+
+// Alter sends an AlterJobRequest as it is (an update mask, Kinesis
+// reset_positions): see api.AlterJobRequest.
+func (c *Client) Alter(ctx context.Context, req *api.AlterJobRequest) (*api.JobInfo, error) {
+	return c.job(ctx, "alter job", req)
+}
+
+// CreateTable creates a table in the node's catalog. With ifNotExists an
+// existing table is not an error (existed is then true).
+func (c *Client) CreateTable(ctx context.Context, spec *api.TableSpec, ifNotExists bool) (existed bool, err error) {
+	resp, err := call[*api.CreateTableResponse](ctx, c, "create table", &api.CreateTableRequest{Spec: spec, IfNotExists: ifNotExists})
+	if err != nil {
+		return false, err
+	}
+	if err := fromAPI(resp.GetError()); err != nil {
+		return false, err
+	}
+	return resp.GetExisted(), nil
 }

@@ -31,3 +31,7 @@ func (e *FieldError) Error() string {
 func fieldErr(field, format string, args ...any) *FieldError {
 	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
 }
+
+// SpecField names the field at fault (the actors answer the error as
+// INVALID_ARGUMENT for it).
+func (e *FieldError) SpecField() string { return e.Field }

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/config"
 )
 
 // FuzzParse checks that Parse never panics, that every error is an *Error
@@ -64,17 +65,17 @@ func FuzzParse(f *testing.F) {
 			}
 		case st.Alter != nil:
 			a := st.Alter
-			if a.Name == "" || a.Spec == nil {
+			if a.Name == "" || a.Request == nil || a.Request.GetName() != a.Name {
 				t.Fatalf("incomplete alter %+v", a)
 			}
 			old := baseSpec()
 			old.Name = a.Name
 			before := proto.Clone(old)
-			if s, err := a.Spec(old); err == nil && s == nil {
-				t.Fatalf("Spec returned neither spec nor error")
+			if s, _, _, err := config.Alter(old, a.Request); err == nil && s == nil {
+				t.Fatalf("Alter returned neither spec nor error")
 			}
 			if !proto.Equal(old, before) {
-				t.Fatalf("Spec modified old")
+				t.Fatalf("Alter modified old")
 			}
 		}
 	})

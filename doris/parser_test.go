@@ -532,6 +532,7 @@ func TestParseAlter(t *testing.T) {
 		kafka   *api.KafkaSpec
 		changed []string
 		want    func(s *api.JobSpec) // applied to baseSpec() for the expected Spec result
+		refused string               // the field config.Alter refuses, if any
 	}{
 		{
 			name:    "Doris docs: change desired_concurrent_number",
@@ -559,8 +560,8 @@ func TestParseAlter(t *testing.T) {
 			kafka:   &api.KafkaSpec{Offsets: map[int32]string{0: "100", 1: "200", 2: "100"}, Properties: map[string]string{"client.id": "new_client"}},
 			changed: []string{"desired_concurrent_number", "kafka.offsets", "kafka.properties"},
 			want: func(s *api.JobSpec) {
+				// kafka.offsets become the request's ResetOffsets.
 				s.DesiredConcurrentNumber = 10
-				s.Kafka.Offsets = map[int32]string{0: "100", 1: "200", 2: "100"}
 				s.Kafka.Properties["client.id"] = "new_client"
 			},
 		},
@@ -578,14 +579,10 @@ FROM KAFKA(
 			props:   map[string]string{"desired_concurrent_number": "3"},
 			kafka:   &api.KafkaSpec{Brokers: []string{"192.168.88.60:9092"}, Topic: "test-topic"},
 			changed: []string{"desired_concurrent_number", "kafka.brokers", "kafka.topic"},
-			want: func(s *api.JobSpec) {
-				s.DesiredConcurrentNumber = 3
-				s.Kafka.Brokers = []string{"192.168.88.60:9092"}
-				s.Kafka.Topic = "test-topic"
-			},
+			refused: "kafka.brokers", // a job's source stays
 		},
 		{
-			name: "every alterable property",
+			name: "jsonpaths are parsed, and refused by the node",
 			sql: `alter routine load for label1 properties ("max_batch_interval" = "5", "max_batch_rows" = "1000",
 				"max_batch_size" = "1048576", "max_error_number" = "7", "jsonpaths" = '["$.x", "$.y"]', "strict_mode" = "true")
 				from kafka ("property.kafka_default_offsets" = "OFFSET_BEGINNING")`,
@@ -593,12 +590,22 @@ FROM KAFKA(
 				"max_error_number": "7", "jsonpaths": `["$.x", "$.y"]`, "strict_mode": "true"},
 			kafka:   &api.KafkaSpec{DefaultOffset: "OFFSET_BEGINNING"},
 			changed: []string{"max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "jsonpaths", "kafka.default_offset"},
+			refused: "jsonpaths", // the format stays
+		},
+		{
+			name: "every alterable property",
+			sql: `alter routine load for label1 properties ("max_batch_interval" = "5", "max_batch_rows" = "1000",
+				"max_batch_size" = "1048576", "max_error_number" = "7", "strict_mode" = "true")
+				from kafka ("property.kafka_default_offsets" = "OFFSET_BEGINNING")`,
+			props: map[string]string{"max_batch_interval": "5", "max_batch_rows": "1000", "max_batch_size": "1048576",
+				"max_error_number": "7", "strict_mode": "true"},
+			kafka:   &api.KafkaSpec{DefaultOffset: "OFFSET_BEGINNING"},
+			changed: []string{"max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "kafka.default_offset"},
 			want: func(s *api.JobSpec) {
 				s.MaxBatchIntervalMs = 5000
 				s.MaxBatchRows = 1000
 				s.MaxBatchSize = 1 << 20
 				s.MaxErrorNumber = 7
-				s.Jsonpaths = []string{"$.x", "$.y"}
 				s.Kafka.DefaultOffset = "OFFSET_BEGINNING"
 			},
 		},
@@ -624,17 +631,27 @@ FROM KAFKA(
 			}
 			old := baseSpec()
 			oldCopy := proto.Clone(old)
-			got, err := a.Spec(old)
-			if err != nil {
-				t.Fatalf("Spec: %v", err)
-			}
+			got, _, _, err := config.Alter(old, a.Request)
 			if !proto.Equal(old, oldCopy) {
-				t.Errorf("Spec modified old")
+				t.Errorf("Alter modified old")
+			}
+			if tt.refused != "" {
+				var fe *config.FieldError
+				if !errors.As(err, &fe) || fe.Field != tt.refused {
+					t.Fatalf("config.Alter(Request) = %v, want a refusal naming %s", err, tt.refused)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("config.Alter(Request): %v", err)
 			}
 			want := baseSpec()
 			tt.want(want)
 			if !proto.Equal(got, want) {
 				t.Errorf("Spec:\n got %v\nwant %v", got, want)
+			}
+			if !maps.Equal(a.Request.ResetOffsets, tt.kafka.GetOffsets()) {
+				t.Errorf("ResetOffsets = %v, want %v", a.Request.ResetOffsets, tt.kafka.GetOffsets())
 			}
 		})
 	}
@@ -643,38 +660,30 @@ FROM KAFKA(
 func TestAlterSpecErrors(t *testing.T) {
 	tests := []struct {
 		sql   string
-		field string // the *config.FieldError field, or "" for another error
+		field string // the *config.FieldError field
 	}{
 		{`ALTER ROUTINE LOAD FOR label1 PROPERTIES ("max_batch_rows" = "99999999999")`, "max_batch_rows"},
-		{`ALTER ROUTINE LOAD FOR label1 FROM KAFKA ("kafka_partitions" = "7", "kafka_offsets" = "1")`, "kafka.offsets.7"},
-		{`ALTER ROUTINE LOAD FOR label1 FROM KAFKA ("kafka_broker_list" = "nohost")`, "kafka.brokers[0]"},
-		{`ALTER ROUTINE LOAD FOR other PROPERTIES ("max_batch_rows" = "10")`, ""},
+		{`ALTER ROUTINE LOAD FOR label1 FROM KAFKA ("kafka_broker_list" = "nohost")`, "kafka.brokers"},
+		{`ALTER ROUTINE LOAD FOR label1 FROM KAFKA ("kafka_topic" = "other")`, "kafka.topic"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.sql, func(t *testing.T) {
 			st := mustParse(t, tt.sql)
-			got, err := st.Alter.Spec(baseSpec())
+			got, _, _, err := config.Alter(baseSpec(), st.Alter.Request)
 			if err == nil {
-				t.Fatalf("Spec = %v, want an error", got)
-			}
-			if !strings.HasPrefix(err.Error(), "doris: ") {
-				t.Errorf("error without prefix: %v", err)
+				t.Fatalf("Alter = %v, want an error", got)
 			}
 			var fe *config.FieldError
-			if tt.field == "" {
-				if errors.As(err, &fe) {
-					t.Errorf("unexpected field error %v", err)
-				}
-				return
-			}
 			if !errors.As(err, &fe) || fe.Field != tt.field {
 				t.Errorf("error %v, want a config.FieldError for %s", err, tt.field)
 			}
 		})
 	}
-	st := mustParse(t, `ALTER ROUTINE LOAD FOR label1 PROPERTIES ("max_batch_rows" = "10")`)
-	if _, err := st.Alter.Spec(nil); err == nil {
-		t.Errorf("Spec(nil): no error")
+	// Offsets of partitions the job does not read are the source's to
+	// refuse (ResolveReset); the statement carries them as they are.
+	st := mustParse(t, `ALTER ROUTINE LOAD FOR label1 FROM KAFKA ("kafka_partitions" = "7", "kafka_offsets" = "1")`)
+	if got := st.Alter.Request.GetResetOffsets(); !maps.Equal(got, map[int32]string{7: "1"}) {
+		t.Errorf("ResetOffsets = %v", got)
 	}
 }
 

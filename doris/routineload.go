@@ -2,8 +2,8 @@ package doris
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -35,13 +35,13 @@ type Alter struct {
 	// desired_concurrent_number, max_batch_interval, max_batch_rows,
 	// max_batch_size, max_error_number, jsonpaths, kafka.brokers,
 	// kafka.topic, kafka.offsets, kafka.default_offset, kafka.properties.
-	// A caller that allows some changes only while the job is PAUSED (such
-	// as kafka.offsets) decides from this list.
 	Changed []string
-	// Spec returns a copy of old with the changes applied, after
-	// config.ApplyDefaults and config.ValidateJobSpec; it never modifies
-	// old. A validation error wraps the *config.FieldError.
-	Spec func(old *api.JobSpec) (*api.JobSpec, error)
+	// Request is the statement as the typed request a client sends: the
+	// changed fields in Spec, named by UpdateMask ("kafka.properties.<key>"
+	// for each property.X), and kafka.offsets as ResetOffsets (which the
+	// job takes only while PAUSED). The node decides which fields may
+	// change (config.Alterable) and refuses the others by name.
+	Request *api.AlterJobRequest
 }
 
 // Spec field names in Alter.Changed, in SPEC.md order.
@@ -670,60 +670,33 @@ func (p *parser) alterRoutineLoad() (*Statement, *Error) {
 			a.Changed = append(a.Changed, f)
 		}
 	}
-	a.Spec = alterSpec(name, jp, k)
+	a.Request = alterRequest(name, jp, k, a.Changed)
 	return &Statement{Alter: a}, nil
 }
 
-// alterSpec returns Alter.Spec for the changes in jp and k (k may be nil).
-// It captures copies, so the Alter's exported fields may be modified freely.
-func alterSpec(name string, jp *jobProps, k *kafkaProps) func(old *api.JobSpec) (*api.JobSpec, error) {
-	var ks *api.KafkaSpec
-	var kgiven map[string]bool
+// alterRequest builds Alter.Request from the changes in jp and k (k may be
+// nil).
+func alterRequest(name string, jp *jobProps, k *kafkaProps, changed []string) *api.AlterJobRequest {
+	req := &api.AlterJobRequest{Name: name, Spec: &api.JobSpec{Name: name}}
+	jp.apply(req.Spec)
+	for _, f := range changed {
+		switch f {
+		case fieldOffsets:
+			req.ResetOffsets = maps.Clone(k.spec.GetOffsets())
+		case fieldKafkaProps:
+			for _, key := range slices.Sorted(maps.Keys(k.spec.GetProperties())) {
+				req.UpdateMask = append(req.UpdateMask, fieldKafkaProps+"."+key)
+			}
+		default:
+			req.UpdateMask = append(req.UpdateMask, f)
+		}
+	}
 	if k != nil {
-		ks = proto.Clone(k.spec).(*api.KafkaSpec)
-		kgiven = k.given
+		ks := proto.Clone(k.spec).(*api.KafkaSpec)
+		ks.Offsets = nil
+		req.Spec.Kafka = ks
 	}
-	return func(old *api.JobSpec) (*api.JobSpec, error) {
-		if old == nil {
-			return nil, errors.New("doris: ALTER ROUTINE LOAD: no job spec to alter")
-		}
-		if old.GetName() != name {
-			return nil, fmt.Errorf("doris: ALTER ROUTINE LOAD FOR %s: given the spec of job %s", name, old.GetName())
-		}
-		s := proto.Clone(old).(*api.JobSpec)
-		jp.apply(s)
-		if ks != nil {
-			if s.Kafka == nil {
-				s.Kafka = &api.KafkaSpec{}
-			}
-			if kgiven[fieldBrokers] {
-				s.Kafka.Brokers = slices.Clone(ks.Brokers)
-			}
-			if kgiven[fieldTopic] {
-				s.Kafka.Topic = ks.Topic
-			}
-			if kgiven[fieldDefaultOffset] {
-				s.Kafka.DefaultOffset = ks.DefaultOffset
-			}
-			if len(ks.Offsets) > 0 && s.Kafka.Offsets == nil {
-				s.Kafka.Offsets = make(map[int32]string, len(ks.Offsets))
-			}
-			for part, off := range ks.Offsets {
-				s.Kafka.Offsets[part] = off
-			}
-			if len(ks.Properties) > 0 && s.Kafka.Properties == nil {
-				s.Kafka.Properties = make(map[string]string, len(ks.Properties))
-			}
-			for key, v := range ks.Properties {
-				s.Kafka.Properties[key] = v
-			}
-		}
-		config.ApplyDefaults(s)
-		if err := config.ValidateJobSpec(s); err != nil {
-			return nil, fmt.Errorf("doris: ALTER ROUTINE LOAD FOR %s: %w", name, err)
-		}
-		return s, nil
-	}
+	return req
 }
 
 // fromKinesis parses the property list of FROM KINESIS (...):

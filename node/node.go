@@ -25,8 +25,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/loadnode/loadnode/actors"
+	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/config"
 	"github.com/loadnode/loadnode/persistence"
+	"github.com/loadnode/loadnode/sink"
 )
 
 // Config is what a node is started with.
@@ -155,12 +157,16 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Node.HTTP != "" {
 		adm = newAdmin(logger.With("component", "admin"), sec.token, sec.serverTLS())
 	}
+	// One node, one Pebble store: it is the metadata store and the sink
+	// of every table.
+	embedded := st.Sink()
 	deps := &actors.Deps{
-		Store:   st,
+		Meta:    st.Meta(),
+		Sinks:   func(*api.TableSpec) (sink.Sink, error) { return embedded, nil },
 		Sources: n.sources.open,
+		Specs:   specRules{},
 		Logger:  logger,
 		Hooks:   cfg.Hooks,
-
 		// cfg.Node was validated above; see node/settings.go.
 		Settings: actorSettings(cfg.Node),
 	}
@@ -172,7 +178,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.Close()
 		return nil, fmt.Errorf("node: spawn scheduler: %w", err)
 	}
-	n.manager, err = n.system.Root.SpawnNamed(actors.NewManagerProps(deps, n.scheduler), actors.ManagerName)
+	props, err := actors.NewManagerProps(deps, n.scheduler)
+	if err != nil {
+		n.Close()
+		return nil, fmt.Errorf("node: %w", err)
+	}
+	n.manager, err = n.system.Root.SpawnNamed(props, actors.ManagerName)
 	if err != nil {
 		n.Close()
 		return nil, fmt.Errorf("node: spawn manager: %w", err)

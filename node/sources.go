@@ -2,17 +2,20 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/loadnode/loadnode/actors"
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/config"
 	"github.com/loadnode/loadnode/sources"
 	"github.com/loadnode/loadnode/sources/kafka"
 	"github.com/loadnode/loadnode/sources/kinesis"
@@ -180,7 +183,11 @@ func (k *sourceSet) open(spec *api.JobSpec) (actors.Source, error) {
 	if kin := spec.GetKinesis(); kin != nil {
 		// A Kinesis source is the job's own: its client is cheap and its
 		// shard listing is per stream and job.
-		return kinesis.NewSource(kin, kinesis.Options{Logger: k.logger, Faults: k.kinesisFaults})
+		src, err := kinesis.NewSource(kin, kinesis.Options{Logger: k.logger, Faults: k.kinesisFaults})
+		if err != nil {
+			return nil, err
+		}
+		return &kinesisSource{Source: src}, nil
 	}
 	ks := spec.GetKafka()
 	if ks == nil {
@@ -199,7 +206,7 @@ func (k *sourceSet) open(spec *api.JobSpec) (actors.Source, error) {
 		k.mu.clusters[key] = sc
 	}
 	sc.refs++
-	return &kafkaSource{owner: k, key: key, sc: sc, c: sc.c, marks: sc.marks, parts: sc.parts, topic: ks.GetTopic()}, nil
+	return &kafkaSource{owner: k, key: key, sc: sc, c: sc.c, marks: sc.marks, parts: sc.parts, topic: ks.GetTopic(), spec: ks}, nil
 }
 
 func (k *sourceSet) release(key string) {
@@ -260,12 +267,15 @@ type kafkaSource struct {
 	marks  *watermarkCache
 	parts  *topicCache[[]int32]
 	topic  string
+	spec   *api.KafkaSpec
 	closed sync.Once
 }
 
 var (
 	_ actors.Source  = (*kafkaSource)(nil)
 	_ actors.Watcher = (*kafkaSource)(nil)
+	_ actors.Source  = (*kinesisSource)(nil)
+	_ actors.Lineage = (*kinesisSource)(nil)
 )
 
 // Watch implements actors.Watcher: one poller per topic (every
@@ -284,7 +294,45 @@ func (s *kafkaSource) Partitions(ctx context.Context) ([]int32, error) {
 	})
 }
 
-func (s *kafkaSource) ResolveStarts(ctx context.Context, want map[int32]string, _ bool) (map[int32]sources.Start, error) {
+// Discover chooses the job's partitions (kafka.partitions, else all of the
+// topic's, including ones added later) and resolves the starts of new ones
+// (kafka.offsets, else kafka.default_offset).
+func (s *kafkaSource) Discover(ctx context.Context, known map[int32]bool) ([]int32, map[int32]sources.Start, error) {
+	all, err := s.Partitions(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	parts, want, err := kafka.Choose(s.spec, all, known)
+	if err != nil || len(want) == 0 {
+		return parts, nil, err
+	}
+	starts, err := s.resolve(ctx, want)
+	return parts, starts, err
+}
+
+// ResolveReset resolves reset offsets of partitions the job reads.
+func (s *kafkaSource) ResolveReset(ctx context.Context, reset sources.Reset, cur map[int32]sources.Start) (map[int32]sources.Start, error) {
+	if len(reset.Positions) > 0 {
+		return nil, &sources.ConfigError{Field: "reset_positions", Err: errors.New("only a Kinesis job has shard positions; use reset_offsets")}
+	}
+	for _, p := range slices.Sorted(maps.Keys(reset.Offsets)) {
+		field := fmt.Sprintf("reset_offsets.%d", p)
+		if _, ok := cur[p]; !ok {
+			return nil, &sources.ConfigError{Field: field, Err: fmt.Errorf("the job does not read partition %d", p)}
+		}
+		if err := kafka.ParseOffset(reset.Offsets[p]); err != nil {
+			return nil, &sources.ConfigError{Field: field, Err: err}
+		}
+	}
+	return s.resolve(ctx, reset.Offsets)
+}
+
+// Render names a Kafka position: "partition 3 offset", "120".
+func (s *kafkaSource) Render(p int32, st sources.Start) (string, string) {
+	return fmt.Sprintf("partition %d offset", p), strconv.FormatInt(st.Offset, 10)
+}
+
+func (s *kafkaSource) resolve(ctx context.Context, want map[int32]string) (map[int32]sources.Start, error) {
 	offs, err := s.c.ResolveOffsets(ctx, s.topic, want)
 	if err != nil {
 		return nil, err
@@ -385,4 +433,74 @@ func (s *kafkaSource) NewReader(start map[int32]sources.Start) (sources.Reader, 
 
 func (s *kafkaSource) Close() {
 	s.closed.Do(func() { s.owner.release(s.key) })
+}
+
+// kinesisSource is one job's Kinesis stream: the kinesis package's source,
+// whose spec section chooses the shards and their positions.
+type kinesisSource struct{ *kinesis.Source }
+
+// Discover lists the chosen shards (and their descendants) and resolves
+// the starts of those the job does not read yet: at the job's first look
+// from the spec's positions, later (children of splits and merges) from
+// their beginning.
+func (s *kinesisSource) Discover(ctx context.Context, known map[int32]bool) ([]int32, map[int32]sources.Start, error) {
+	parts, err := s.Partitions(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	want := map[int32]string{}
+	for _, p := range parts {
+		if !known[p] {
+			want[p] = ""
+		}
+	}
+	if len(want) == 0 {
+		return parts, nil, nil
+	}
+	starts, err := s.ResolveStarts(ctx, want, len(known) == 0)
+	return parts, starts, err
+}
+
+// ResolveReset resolves new positions of shards the job reads, by shard
+// id. A shard's ordinal (its progress) does not move back: records read
+// again after a reset get new ordinals, so no row is overwritten by
+// another.
+func (s *kinesisSource) ResolveReset(ctx context.Context, reset sources.Reset, cur map[int32]sources.Start) (map[int32]sources.Start, error) {
+	if len(reset.Offsets) > 0 {
+		return nil, &sources.ConfigError{Field: "reset_offsets", Err: errors.New("a Kinesis job's positions are reset by shard id (reset_positions)")}
+	}
+	byID := map[string]int32{}
+	for p, st := range cur {
+		byID[s.Describe(p, st.Checkpoint).ID] = p
+	}
+	want := map[int32]string{}
+	for _, id := range slices.Sorted(maps.Keys(reset.Positions)) {
+		pos := reset.Positions[id]
+		p, ok := byID[id]
+		if !ok {
+			return nil, &sources.ConfigError{Field: "reset_positions." + id, Err: fmt.Errorf("the job does not read shard %s", id)}
+		}
+		canon, ok := config.CanonicalPosition(pos)
+		if !ok {
+			return nil, &sources.ConfigError{Field: "reset_positions." + id,
+				Err: fmt.Errorf("%q must be TRIM_HORIZON, LATEST, AT_TIMESTAMP:<RFC3339 time> or a sequence number", pos)}
+		}
+		want[p] = canon
+	}
+	out, err := s.ResolveStarts(ctx, want, true)
+	if err != nil {
+		return nil, err
+	}
+	for p, st := range out {
+		st.Offset = cur[p].Offset
+		out[p] = st
+	}
+	return out, nil
+}
+
+// Render names a Kinesis position: "shard shardId-000000000001 position",
+// the sequence number (or start position).
+func (s *kinesisSource) Render(p int32, st sources.Start) (string, string) {
+	d := s.Describe(p, st.Checkpoint)
+	return "shard " + d.ID + " position", d.Seq
 }

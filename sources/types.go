@@ -173,3 +173,16 @@ type UnreachableError struct{ Err error }
 func (e *UnreachableError) Error() string { return fmt.Sprintf("sources: unreachable: %v", e.Err) }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// Reset is a user's request to move a PAUSED job's positions: offsets by
+// partition (a number, OFFSET_BEGINNING, OFFSET_END) or positions by the
+// source's own partition names (Kinesis shard ids: TRIM_HORIZON, LATEST,
+// AT_TIMESTAMP:<RFC3339>, a sequence number). Each source accepts the kind
+// that fits it and refuses the other with a ConfigError naming the field.
+type Reset struct {
+	Offsets   map[int32]string
+	Positions map[string]string
+}
+
+// Empty reports whether the reset moves nothing.
+func (r Reset) Empty() bool { return len(r.Offsets) == 0 && len(r.Positions) == 0 }

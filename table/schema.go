@@ -182,3 +182,6 @@ func ParseColumnType(s string) (api.ColumnType, error) {
 	}
 	return api.ColumnType_COLUMN_TYPE_UNSPECIFIED, fmt.Errorf("table: unknown column type %q (want int64, float64, string, bool or timestamp)", s)
 }
+
+// SpecField names the spec field at fault ("table.columns[1].type").
+func (e *FieldError) SpecField() string { return e.Field }

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/sources"
 )
 
@@ -335,4 +336,37 @@ func (c *clientConfig) consumerOpts() []kgo.Opt {
 		opts = append(opts, kgo.FetchMaxWait(c.fetchMaxWait))
 	}
 	return opts
+}
+
+// Choose applies a job's kafka section to a topic's partitions: the
+// partitions the job reads (kafka.partitions, else all of them, so that
+// partitions added later are read too) and, for each of those not in
+// known, its start (kafka.offsets, else kafka.default_offset). A chosen
+// partition that the topic lacks is a ConfigError.
+func Choose(spec *api.KafkaSpec, all []int32, known map[int32]bool) (parts []int32, want map[int32]string, err error) {
+	parts = all
+	if wanted := spec.GetPartitions(); len(wanted) > 0 {
+		have := make(map[int32]bool, len(all))
+		for _, p := range all {
+			have[p] = true
+		}
+		for _, p := range wanted {
+			if !have[p] {
+				return nil, nil, &sources.ConfigError{Field: "kafka.partitions", Err: fmt.Errorf("partition %d does not exist in the topic", p)}
+			}
+		}
+		parts = slices.Sorted(slices.Values(wanted))
+	}
+	want = map[int32]string{}
+	for _, p := range parts {
+		if known[p] {
+			continue
+		}
+		if o, ok := spec.GetOffsets()[p]; ok {
+			want[p] = o
+		} else {
+			want[p] = spec.GetDefaultOffset()
+		}
+	}
+	return parts, want, nil
 }

@@ -1,0 +1,239 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/metastore"
+	"github.com/loadnode/loadnode/table"
+)
+
+// Creating jobs and tables.
+//
+// INVARIANT (durable before visible): a job actor is spawned only after its
+// create snapshot is durable in the metadata store (onCreatesWritten); a
+// create whose write fails spawns nothing and answers the error.
+
+func invalid(field, msg string) *api.JobResponse {
+	return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: field, Message: msg}}
+}
+
+// catalogTable returns the named table from the catalog or from a create
+// queued before (nil, nil when neither has it).
+func (m *manager) catalogTable(name string) (*api.TableSpec, bool, error) {
+	t, err := m.deps.Meta.Table(name)
+	if errors.Is(err, metastore.ErrNotFound) {
+		if pending := m.newTables[name]; pending != nil {
+			return pending, true, nil
+		}
+		return nil, false, nil
+	}
+	return t, false, err
+}
+
+// storedTable fills spec.Table from the catalog (CREATE ROUTINE LOAD ... ON
+// t): the table must exist, and the columns spec names, if any, must be
+// its columns in order.
+func (m *manager) storedTable(spec *api.JobSpec) *api.JobResponse {
+	name := spec.GetTable().GetName()
+	stored, _, err := m.catalogTable(name)
+	if err != nil {
+		return &api.JobResponse{Error: storeErr(err)}
+	}
+	if stored == nil {
+		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "table.name",
+			Message: fmt.Sprintf("table %q does not exist: create it first", name)}}
+	}
+	if cols := spec.GetTable().GetColumns(); len(cols) > 0 {
+		want := make([]string, len(stored.GetColumns()))
+		for i, c := range stored.GetColumns() {
+			want[i] = c.GetName()
+		}
+		got := make([]string, len(cols))
+		for i, c := range cols {
+			got[i] = c.GetName()
+		}
+		if !slices.Equal(got, want) {
+			return invalid("table.columns", fmt.Sprintf("columns (%v) must list the columns of table %s in order (%v): column mapping expressions are not supported", got, name, want))
+		}
+	}
+	spec.Table = proto.Clone(stored).(*api.TableSpec)
+	return nil
+}
+
+// createFor validates a create request and queues it for its durable
+// write; it returns an answer only when the request is refused. The job
+// actor is spawned when the write is done (onCreatesWritten).
+func (m *manager) createFor(ctx actor.Context, req *api.CreateJobRequest) *api.JobResponse {
+	if req.GetSpec() == nil {
+		return invalid("spec", "spec: required")
+	}
+	spec := proto.Clone(req.GetSpec()).(*api.JobSpec)
+	if req.GetUseStoredTable() {
+		if resp := m.storedTable(spec); resp != nil {
+			return resp
+		}
+	}
+	if err := m.deps.Specs.Prepare(spec); err != nil {
+		return &api.JobResponse{Error: invalidErr("spec", err)}
+	}
+	if _, err := m.deps.Sinks(spec.GetTable()); err != nil {
+		return &api.JobResponse{Error: invalidErr("table", err)}
+	}
+	name := spec.GetName()
+	if _, ok := m.byName[name]; ok || m.reserved[name] {
+		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_ALREADY_EXISTS, Field: "name", Message: fmt.Sprintf("job %q already exists", name)}}
+	}
+	var newTable *api.TableSpec
+	existing, pending, err := m.catalogTable(spec.GetTable().GetName())
+	switch {
+	case err != nil:
+		return &api.JobResponse{Error: storeErr(err)}
+	case existing == nil:
+		newTable = spec.GetTable()
+	default:
+		if err := table.Compare(existing, spec.GetTable()); err != nil {
+			return invalid("table", err.Error())
+		}
+		if pending {
+			// Another queued create makes this table: ask for it too (the
+			// store keeps one identical schema).
+			newTable = spec.GetTable()
+		}
+	}
+	id := m.lastID + 1
+	m.lastID = id // an id whose write fails is skipped, never reused
+	rec := &api.JobRecord{Id: id, Name: name, Spec: spec, CreatedUnixMs: m.deps.nowMs()}
+	first := &api.Transition{Seq: 1, TimeUnixMs: rec.CreatedUnixMs, To: api.JobState_NEED_SCHEDULE, Reason: api.Reason_CREATED, Message: "created"}
+	m.reserved[name] = true
+	if newTable != nil {
+		m.newTables[newTable.GetName()] = newTable
+	}
+	m.queue = append(m.queue, &pendingCreate{sender: ctx.Sender(), job: metastore.NewJob{Record: rec, First: first, NewTable: newTable}})
+	m.flushCreates(ctx)
+	return nil
+}
+
+// createTable adds a table to the catalog (CREATE TABLE).
+func (m *manager) createTable(req *api.CreateTableRequest) *api.CreateTableResponse {
+	spec := req.GetSpec()
+	fail := func(code api.ErrorCode, field, format string, a ...any) *api.CreateTableResponse {
+		return &api.CreateTableResponse{Error: &api.Error{Code: code, Field: field, Message: fmt.Sprintf(format, a...)}}
+	}
+	if _, err := table.NewSchema(spec); err != nil {
+		e := invalidErr("table", err)
+		return &api.CreateTableResponse{Error: e}
+	}
+	if _, err := m.deps.Sinks(spec); err != nil {
+		return &api.CreateTableResponse{Error: invalidErr("table", err)}
+	}
+	if _, pending := m.newTables[spec.GetName()]; pending {
+		return fail(api.ErrorCode_ALREADY_EXISTS, "table", "table %q is being created by a job", spec.GetName())
+	}
+	created, err := m.deps.Meta.CreateTable(spec)
+	switch {
+	case errors.Is(err, metastore.ErrTableExists) || (err == nil && !created):
+		if req.GetIfNotExists() {
+			return &api.CreateTableResponse{Existed: true}
+		}
+		return fail(api.ErrorCode_ALREADY_EXISTS, "table", "table %q already exists", spec.GetName())
+	case err != nil:
+		return &api.CreateTableResponse{Error: storeErr(err)}
+	}
+	return &api.CreateTableResponse{Table: spec}
+}
+
+// pendingCreate is a validated create waiting for its durable write.
+type pendingCreate struct {
+	sender *actor.PID
+	job    metastore.NewJob
+}
+
+// createsWritten carries the result of one grouped create write back to
+// the manager.
+type createsWritten struct {
+	batch []*pendingCreate
+	errs  []error
+}
+
+// flushCreates writes the queued creates in one durable write, in a
+// goroutine, unless a write is already in flight: creates that arrive
+// meanwhile wait and go together in the next batch, so a burst of creates
+// shares its fsyncs (group commit).
+func (m *manager) flushCreates(ctx actor.Context) {
+	if m.writing || len(m.queue) == 0 {
+		return
+	}
+	batch := m.queue
+	m.queue = nil
+	m.writing = true
+	jobs := make([]metastore.NewJob, len(batch))
+	for i, pc := range batch {
+		jobs[i] = pc.job
+	}
+	meta := m.deps.Meta
+	run(m.life, "create write", func(context.Context) *createsWritten {
+		return &createsWritten{batch: batch, errs: meta.CreateJobs(jobs)}
+	}, func(err error) *createsWritten {
+		res := &createsWritten{batch: batch}
+		for range batch {
+			res.errs = append(res.errs, err)
+		}
+		return res
+	})
+}
+
+// onCreatesWritten spawns the jobs whose snapshots are now durable and
+// answers every waiting client.
+func (m *manager) onCreatesWritten(ctx actor.Context, msg *createsWritten) {
+	m.writing = false
+	for i, pc := range msg.batch {
+		rec := pc.job.Record
+		name := rec.GetName()
+		delete(m.reserved, name)
+		if t := pc.job.NewTable; t != nil && m.newTables[t.GetName()] == t {
+			delete(m.newTables, t.GetName())
+		}
+		if err := msg.errs[i]; err != nil {
+			var resp *api.JobResponse
+			if errors.Is(err, metastore.ErrNameTaken) {
+				resp = &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_ALREADY_EXISTS, Field: "name", Message: err.Error()}}
+			} else if errors.Is(err, metastore.ErrTableExists) {
+				resp = invalid("table", err.Error())
+			} else {
+				m.log().Error("create job: durable write failed", "name", name, "err", err)
+				resp = &api.JobResponse{Error: storeErr(err)}
+			}
+			m.replyCreate(ctx, pc, resp)
+			continue
+		}
+		if e := m.byName[name]; e != nil && e.rec.GetId() == rec.GetId() {
+			// A restarted manager already respawned it from the store.
+			m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: rec.GetSpec(), CreatedUnixMs: rec.GetCreatedUnixMs()}})
+			continue
+		}
+		// INVARIANT (durable before visible): the snapshot is synced; only
+		// now does the job actor exist.
+		if h := m.deps.Hooks.AfterCreateSynced; h != nil {
+			h(rec.GetId())
+		}
+		e := &entry{rec: rec, summary: summaryOf(m.deps.Specs, rec, api.JobState_NEED_SCHEDULE, api.Reason_CREATED, "created")}
+		m.byName[name] = e
+		m.spawn(ctx, e)
+		m.log().Info("job created", "job", rec.GetId(), "name", name)
+		m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: rec.GetSpec(), CreatedUnixMs: rec.GetCreatedUnixMs()}})
+	}
+	m.flushCreates(ctx)
+}
+
+func (m *manager) replyCreate(ctx actor.Context, pc *pendingCreate, resp *api.JobResponse) {
+	if pc.sender != nil {
+		ctx.Send(pc.sender, resp)
+	}
+}

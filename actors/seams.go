@@ -1,0 +1,83 @@
+package actors
+
+import (
+	"context"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/sources"
+)
+
+// Source is one job's view of its source (a Kafka topic, a Kinesis
+// stream). The source owns its spec section's meaning (which partitions,
+// where they start, what a reset means); the job actor sees opaque
+// partitions, positions and checkpoints. Its methods that take a context
+// block on the network and are called from goroutines, never from Receive.
+type Source interface {
+	// Discover returns the partitions the job reads now (sorted) and, for
+	// each of them not in known, where it starts. A job's first look has
+	// known empty; partitions found later start where the source's spec
+	// says new partitions start. The job persists these starts before any
+	// task reads them.
+	Discover(ctx context.Context, known map[int32]bool) (parts []int32, starts map[int32]sources.Start, err error)
+	// Watermarks returns the latest position per partition (empty where the
+	// source has no such notion, as Kinesis).
+	Watermarks(ctx context.Context) (map[int32]int64, error)
+	// NewReader reads the given partitions from the given starts.
+	NewReader(start map[int32]sources.Start) (sources.Reader, error)
+	// ResolveReset turns a user's position reset into new starts for the
+	// partitions it names. cur are the job's current starts. A reset that
+	// does not fit the source (an unknown partition or shard, a malformed
+	// position) is a *sources.ConfigError naming the field.
+	ResolveReset(ctx context.Context, reset sources.Reset, cur map[int32]sources.Start) (map[int32]sources.Start, error)
+	// Render names a partition and a position in the source's terms for
+	// `job show` and the journal ("partition 3 offset", "120"; "shard
+	// shardId-000000000001 position", "4959...").
+	Render(p int32, s sources.Start) (partition, position string)
+	// Close releases the source.
+	Close()
+}
+
+// Watcher is implemented by a source that can tell a job when its
+// watermarks or partitions change. An idle job (nothing to read, no tasks)
+// of such a source runs no timers and makes no look-ups of its own: 100,000
+// idle jobs on one topic cost one look-up per refresh, not 100,000.
+type Watcher interface {
+	// Watch calls fn with the watermarks of every partition soon after it
+	// is called and then whenever they change, until stop is called. fn
+	// must not block; it may run on any goroutine.
+	Watch(fn func(marks map[int32]int64)) (stop func())
+}
+
+// Lineage is implemented by a source whose partitions are read in an order
+// (Kinesis: a child shard only after its parents were read to their end).
+// Its methods are pure functions of the checkpoints and cached metadata and
+// may be called from Receive.
+type Lineage interface {
+	// Readable returns, of parts, the partitions a task may read now.
+	Readable(parts []int32, checkpoints map[int32][]byte) []int32
+	// Describe describes one partition for `job show`.
+	Describe(p int32, checkpoint []byte) sources.PartitionState
+}
+
+// Specs is what the actors need to know of job specs: defaults and
+// validation of a create, the meaning of an alter, and how a listing names
+// a job's source. The node wires config's rules and each source family's
+// checks behind it; the actors know no field of a source section.
+//
+// An error naming a spec field implements `SpecField() string`; the actors
+// answer it as INVALID_ARGUMENT for that field.
+type Specs interface {
+	// Prepare applies the defaults to a create's spec in place and
+	// validates it: the table, the format and the source section.
+	Prepare(spec *api.JobSpec) error
+	// Alter returns cur changed by req (its whole spec, or the fields of
+	// its update mask), the changes to journal ("max_batch_rows 10->20"),
+	// and whether the source must be reopened (new client settings). A
+	// field that may not change is an error naming it.
+	Alter(cur *api.JobSpec, req *api.AlterJobRequest) (next *api.JobSpec, changes []string, reopen bool, err error)
+	// SourceName names the job's source in listings ("kafka://orders").
+	SourceName(spec *api.JobSpec) string
+}
+
+// fielder is an error that names the spec field at fault.
+type fielder interface{ SpecField() string }

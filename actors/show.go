@@ -1,0 +1,178 @@
+package actors
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/metastore"
+	"github.com/loadnode/loadnode/sink"
+)
+
+// The presentation of a job (`job show`), written once: a live job actor
+// and the manager (for a job without an actor, from its stores) both fill
+// a jobView and present it.
+
+// showTransitions and showErrorRows bound the history and error rows `job
+// show` returns (the newest).
+const (
+	showTransitions = 200
+	showErrorRows   = 20
+)
+
+// jobView is what a job's presentation is made of.
+type jobView struct {
+	rec         *api.JobRecord
+	summary     *api.JobSummary
+	progress    map[int32]int64
+	checkpoints map[int32][]byte
+	marks       map[int32]int64 // high watermarks; nil when unknown
+	behind      map[int32]int64 // MillisBehindLatest; nil when unknown
+	stats       *api.JobStats
+	lineage     Lineage // nil without a live source
+	meta        metastore.Store
+	sink        sink.Sink // nil when the job has none open
+
+	// Live jobs only.
+	live       bool
+	tasks      int
+	lastMs     int64 // last progress: last commit or entering RUNNING
+	rowsPerSec float64
+	now        time.Time
+	stallAfter time.Duration
+}
+
+// present assembles a JobInfo from v plus the journal (metadata store) and
+// the error rows (sink).
+func present(v jobView) (*api.JobInfo, error) {
+	id := v.rec.GetId()
+	hist, err := v.meta.History(id, showTransitions)
+	if err != nil {
+		return nil, fmt.Errorf("actors: job %d: journal: %w", id, err)
+	}
+	var errRows []*api.ErrorRow
+	if v.sink != nil {
+		if errRows, err = v.sink.ErrorRows(id, showErrorRows); err != nil {
+			return nil, fmt.Errorf("actors: job %d: error rows: %w", id, err)
+		}
+	}
+	info := &api.JobInfo{
+		Summary: v.summary, Spec: v.rec.GetSpec(), Stats: proto.Clone(v.stats).(*api.JobStats), History: hist,
+		ErrorRows: errRows, CreatedUnixMs: v.rec.GetCreatedUnixMs(), TotalLag: 0,
+	}
+	parts := make([]int32, 0, len(v.progress))
+	for p := range v.progress {
+		parts = append(parts, p)
+	}
+	slices.Sort(parts)
+	for _, p := range parts {
+		pi := &api.PartitionInfo{Partition: p, CommittedOffset: v.progress[p], HighWatermark: -1, Lag: -1}
+		if hw, ok := v.marks[p]; ok {
+			pi.HighWatermark = hw
+			pi.Lag = max(hw-v.progress[p], 0)
+		}
+		if pi.Lag < 0 || info.TotalLag < 0 {
+			info.TotalLag = -1
+		} else {
+			info.TotalLag += pi.Lag
+		}
+		info.Partitions = append(info.Partitions, pi)
+	}
+	if len(parts) == 0 {
+		info.TotalLag = -1
+	}
+	addShardInfo(info, v.checkpoints, v.behind, v.lineage)
+	if v.live {
+		info.RunningTasks = int32(v.tasks)
+		info.LastProgressUnixMs = v.lastMs
+		info.RowsPerSecond = v.rowsPerSec
+		info.Health = health(info, v.now, v.stallAfter, v.rec.GetSpec().GetMaxBatchRows())
+	}
+	return info, nil
+}
+
+// show presents the live job.
+func (j *job) show() *api.JobResponse {
+	lin, _ := j.src.(Lineage)
+	now := j.deps.Now()
+	var rows int64
+	for _, r := range j.rowsWindow {
+		if r.atMs >= now.UnixMilli()-60_000 {
+			rows += r.rows
+		}
+	}
+	info, err := present(jobView{
+		rec: j.rec, summary: j.summary(), progress: j.progress, checkpoints: j.checkpoints,
+		marks: j.marks, behind: j.behind, stats: j.stats, lineage: lin, meta: j.deps.Meta, sink: j.sink,
+		live: true, tasks: len(j.tasks), lastMs: max(j.stats.GetLastCommitUnixMs(), j.runningSinceMs),
+		rowsPerSec: float64(rows) / 60, now: now, stallAfter: j.deps.Settings.StallAfter,
+	})
+	if err != nil {
+		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
+	}
+	return &api.JobResponse{Job: info}
+}
+
+// health is a job's verdict at a glance.
+func health(info *api.JobInfo, now time.Time, stallAfter time.Duration, batchRows int64) string {
+	s := info.GetSummary()
+	switch s.GetState() {
+	case api.JobState_STOPPED:
+		return "stopped"
+	case api.JobState_CANCELLED:
+		return "failed"
+	case api.JobState_PAUSED:
+		switch s.GetReason() {
+		case api.Reason_ERROR_ROWS_EXCEEDED, api.Reason_OFFSET_OUT_OF_RANGE, api.Reason_SOURCE_CONFIG_ERROR:
+			return "failed" // error-row budget, data loss, configuration: a person must act
+		}
+		return "paused"
+	}
+	lag := info.GetTotalLag()
+	for _, p := range info.GetPartitions() {
+		// A checkpointed source's lag is in time: count a partition more
+		// than a second behind as one batch of lag, for the verdict.
+		if p.GetMillisBehind() > 1000 {
+			lag = max(lag, 0) + max(batchRows, 1) + 1
+		}
+	}
+	if lag > 0 && now.Sub(time.UnixMilli(info.GetLastProgressUnixMs())) > stallAfter {
+		return "stalled"
+	}
+	if lag > max(batchRows, 1) {
+		return "lagging"
+	}
+	return "healthy"
+}
+
+// addShardInfo fills the Kinesis fields of info's partitions from the job's
+// checkpoints, as the source describes them; without the source (a final
+// job) only the position is known. MillisBehindLatest is the lag of a
+// checkpointed source: its total is the largest of the partitions'.
+func addShardInfo(info *api.JobInfo, cks map[int32][]byte, behind map[int32]int64, lin Lineage) {
+	if len(cks) == 0 {
+		return
+	}
+	info.TotalLag = -1
+	for _, pi := range info.Partitions {
+		ck, ok := cks[pi.Partition]
+		if !ok {
+			continue
+		}
+		pi.MillisBehind = -1
+		if ms, ok := behind[pi.Partition]; ok {
+			pi.MillisBehind = ms
+		}
+		if lin == nil {
+			continue
+		}
+		d := lin.Describe(pi.Partition, ck)
+		pi.ShardId, pi.ShardState, pi.Sequence, pi.Parents = d.ID, d.State, d.Seq, d.Parents
+		if d.State == "finished" {
+			pi.MillisBehind = 0
+		}
+	}
+}

@@ -1,0 +1,252 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/sources"
+)
+
+// A job's state: its transitions, the user's commands and what failures do
+// to it.
+
+// stateOf returns the state, reason and message a journal entry leaves the
+// job in. An entry that keeps the state (an alter) keeps its reason too.
+func stateOf(t *api.Transition) (api.JobState, api.Reason, string) {
+	if t.GetFrom() == t.GetTo() && t.GetStateReason() != api.Reason_REASON_UNSPECIFIED {
+		return t.GetTo(), t.GetStateReason(), t.GetStateMessage()
+	}
+	return t.GetTo(), t.GetReason(), t.GetMessage()
+}
+
+// transition journals a state change durably, then applies it. It returns
+// false if the journal write failed, in which case nothing changed.
+//
+// INVARIANT: every transition is journaled before it is acknowledged or
+// acted on.
+func (j *job) transition(ctx actor.Context, to api.JobState, reason api.Reason, message string) bool {
+	t := j.nextTransition(to, reason, message)
+	if err := j.deps.Meta.AppendTransition(j.id, t); err != nil {
+		j.log().Error("journal transition failed", "to", to.String(), "err", err)
+		return false
+	}
+	j.applyTransition(ctx, t)
+	return true
+}
+
+// nextTransition is the journal entry of a change from the current state.
+func (j *job) nextTransition(to api.JobState, reason api.Reason, message string) *api.Transition {
+	return &api.Transition{
+		Seq: j.lastSeq + 1, TimeUnixMs: j.deps.nowMs(),
+		From: j.state, To: to, Reason: reason, Message: message,
+	}
+}
+
+// applyTransition acts on t once it is durable.
+func (j *job) applyTransition(ctx actor.Context, t *api.Transition) {
+	to, reason, message := t.GetTo(), t.GetReason(), t.GetMessage()
+	if h := j.deps.Hooks.AfterTransition; h != nil {
+		h(j.id, t)
+	}
+	j.lastSeq = t.Seq
+	leaving := j.state
+	j.state, j.reason, j.message = to, reason, message
+	if to != api.JobState_RUNNING && leaving == api.JobState_RUNNING || to == api.JobState_PAUSED || isFinal(to) {
+		j.stopTasks(ctx)
+		j.stopWatching(ctx)
+	}
+	if to != leaving {
+		j.epoch++
+	}
+	if to == api.JobState_RUNNING {
+		j.runningSinceMs = t.TimeUnixMs
+	}
+	// Routine steps (scheduled, recovered at restart) are debug: a restart
+	// of 100,000 jobs would otherwise log 200,000 lines; the manager logs
+	// the recovery as one line. Everything a user did or a failure caused
+	// is info.
+	lvl := slog.LevelInfo
+	if reason == api.Reason_SCHEDULED || reason == api.Reason_RECOVERED {
+		lvl = slog.LevelDebug
+	}
+	if j.deps.Logger.Enabled(context.Background(), lvl) {
+		j.log().Log(context.Background(), lvl, "job state", "from", leaving.String(), "to", to.String(), "reason", reason.String(), "message", message)
+	}
+	j.notify(ctx)
+	if to == api.JobState_PAUSED {
+		j.planAutoResume(ctx)
+	}
+}
+
+func (j *job) notify(ctx actor.Context) {
+	if p := ctx.Parent(); p != nil {
+		ctx.Send(p, &jobStateChanged{summary: j.summary()})
+	}
+}
+
+func (j *job) summary() *api.JobSummary {
+	return summaryOf(j.deps.Specs, j.rec, j.state, j.reason, j.message)
+}
+
+func summaryOf(specs Specs, rec *api.JobRecord, state api.JobState, reason api.Reason, message string) *api.JobSummary {
+	return &api.JobSummary{
+		Id: rec.GetId(), Name: rec.GetName(), State: state, Reason: reason,
+		ReasonMessage: message, Table: rec.GetSpec().GetTable().GetName(), Source: specs.SourceName(rec.GetSpec()),
+	}
+}
+
+// onSourceError decides what a source failure does to the job.
+func (j *job) onSourceError(ctx actor.Context, err error) {
+	var oor *sources.OutOfRangeError
+	var cfg *sources.ConfigError
+	switch {
+	case errors.As(err, &oor):
+		// INVARIANT (no silent loss): the records the job needs are gone;
+		// stop with an explicit reason instead of skipping.
+		j.transition(ctx, api.JobState_PAUSED, api.Reason_OFFSET_OUT_OF_RANGE, oor.Error())
+	case errors.As(err, &cfg):
+		j.transition(ctx, api.JobState_PAUSED, api.Reason_SOURCE_CONFIG_ERROR, cfg.Error())
+	default:
+		// Transient: stay where we are and try again with back-off; after
+		// SourceRetryLimit failures in a row, pause (and auto-resume later).
+		j.retries++
+		if j.retries > j.deps.Settings.SourceRetryLimit {
+			reason := api.Reason_SOURCE_UNREACHABLE
+			var pe *PanicError
+			if errors.As(err, &pe) {
+				reason = api.Reason_INTERNAL_ERROR
+			}
+			j.transition(ctx, api.JobState_PAUSED, reason,
+				fmt.Sprintf("%d failures in a row; last: %v", j.retries-1, err))
+			return
+		}
+		delay := j.retryDelay(j.retries)
+		j.message = fmt.Sprintf("source error (retry %d in %s): %v", j.retries, delay, err)
+		j.log().Warn("source error", "err", err, "retry_in", delay)
+		if j.state == api.JobState_NEED_SCHEDULE {
+			j.scheduleTimer(delay, &retrySchedule{epoch: j.epoch})
+		} else {
+			j.stopTasks(ctx)
+			j.scheduleTimer(delay, &respawnTasks{epoch: j.epoch})
+		}
+	}
+}
+
+func (j *job) onStoreError(ctx actor.Context, err error) {
+	j.log().Error("store error", "err", err)
+	// A failed store stops the process (persistence.Options.OnFatal); a
+	// refused write leaves the job where it is, and tasks are restarted.
+	j.stopTasks(ctx)
+	if !j.transition(ctx, api.JobState_PAUSED, api.Reason_STORE_FAILURE, err.Error()) {
+		j.message = err.Error()
+	}
+}
+
+// retryDelay is the back-off before retry n (1-based) of a transient
+// source failure: SourceRetryBase doubled per retry, at most 30s.
+func (j *job) retryDelay(n int) time.Duration {
+	return doubling(j.deps.Settings.SourceRetryBase, n-1, 30*time.Second)
+}
+
+// ---------------------------------------------------------------- user commands
+
+func (j *job) reply(err *api.Error) *api.JobResponse {
+	if err != nil {
+		return &api.JobResponse{Error: err}
+	}
+	return &api.JobResponse{Job: &api.JobInfo{Summary: j.summary(), Spec: j.rec.GetSpec()}}
+}
+
+func precondition(format string, a ...any) *api.Error {
+	return &api.Error{Code: api.ErrorCode_FAILED_PRECONDITION, Message: fmt.Sprintf(format, a...)}
+}
+
+func storeErr(err error) *api.Error {
+	return &api.Error{Code: api.ErrorCode_STORE_ERROR, Message: err.Error()}
+}
+
+// invalidErr answers an error as INVALID_ARGUMENT, naming the field it
+// names (or field when it names none).
+func invalidErr(field string, err error) *api.Error {
+	var f fielder
+	if errors.As(err, &f) && f.SpecField() != "" {
+		field = f.SpecField()
+	}
+	var ce *sources.ConfigError
+	if errors.As(err, &ce) && ce.Field != "" {
+		field = ce.Field
+	}
+	return &api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: field, Message: err.Error()}
+}
+
+func (j *job) userPause(ctx actor.Context) *api.JobResponse {
+	switch j.state {
+	case api.JobState_NEED_SCHEDULE, api.JobState_RUNNING:
+	default:
+		return j.reply(precondition("job %s is %s and cannot be paused", j.rec.GetName(), j.state))
+	}
+	if !j.transition(ctx, api.JobState_PAUSED, api.Reason_USER_PAUSE, "paused by user") {
+		return j.reply(storeErr(errors.New("journal write failed; the job was not paused")))
+	}
+	return j.reply(nil)
+}
+
+func (j *job) userResume(ctx actor.Context) *api.JobResponse {
+	if j.state != api.JobState_PAUSED {
+		return j.reply(precondition("job %s is %s; only a PAUSED job can be resumed", j.rec.GetName(), j.state))
+	}
+	if err := j.openSink(); err != nil {
+		return j.reply(precondition("job %s: sink: %v", j.rec.GetName(), err))
+	}
+	if j.src == nil {
+		src, err := j.deps.Sources(j.rec.GetSpec())
+		if err != nil {
+			return j.reply(precondition("job %s: source: %v", j.rec.GetName(), err))
+		}
+		j.src = src
+	}
+	if !j.transition(ctx, api.JobState_NEED_SCHEDULE, api.Reason_USER_RESUME, "resumed by user") {
+		return j.reply(storeErr(errors.New("journal write failed; the job was not resumed")))
+	}
+	j.retries = 0
+	j.askAdmission(ctx)
+	return j.reply(nil)
+}
+
+func (j *job) userStop(ctx actor.Context) *api.JobResponse {
+	if isFinal(j.state) {
+		return j.reply(precondition("job %s is already %s", j.rec.GetName(), j.state))
+	}
+	if !j.transition(ctx, api.JobState_STOPPED, api.Reason_USER_STOP, "stopped by user") {
+		return j.reply(storeErr(errors.New("journal write failed; the job was not stopped")))
+	}
+	resp := j.reply(nil)
+	// A final job needs no actor: the manager answers for it from the store.
+	ctx.Stop(ctx.Self())
+	return resp
+}
+
+// openSink opens the job's sink and loads its positions from it, unless it
+// is open.
+func (j *job) openSink() error {
+	if j.sink != nil {
+		return nil
+	}
+	sk, err := j.deps.Sinks(j.rec.GetSpec().GetTable())
+	if err != nil {
+		return err
+	}
+	prog, err := sk.Progress(j.id)
+	if err != nil {
+		return err
+	}
+	j.sink, j.progress, j.checkpoints, j.stats = sk, prog.Positions, prog.Checkpoints, prog.Stats
+	j.deps.observeFence(prog.Fence)
+	return nil
+}

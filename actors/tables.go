@@ -1,0 +1,111 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/metastore"
+	"github.com/loadnode/loadnode/table"
+)
+
+// Table reads. They run in a goroutine so that a large table does not
+// block the manager's mailbox; the goroutine only reads the catalog and the
+// table's sink and answers the requester.
+
+// maxScanPage bounds the rows of one scan answer, so that an answer stays
+// well below gRPC's message size limit.
+const maxScanPage = 10000
+
+func tableErr(name string, err error) *api.Error {
+	if errors.Is(err, metastore.ErrNotFound) {
+		return &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "table", Message: fmt.Sprintf("table %q not found", name)}
+	}
+	return storeErr(err)
+}
+
+func (m *manager) tableCount(ctx actor.Context, req *api.TableCountRequest) {
+	if ctx.Sender() == nil {
+		return
+	}
+	meta, sinks := m.deps.Meta, m.deps.Sinks
+	runTo(m.life, ctx.Sender(), "table count", func(context.Context) *api.TableCountResponse {
+		spec, err := meta.Table(req.GetTable())
+		if err != nil {
+			return &api.TableCountResponse{Error: tableErr(req.GetTable(), err)}
+		}
+		sk, err := sinks(spec)
+		if err != nil {
+			return &api.TableCountResponse{Error: storeErr(err)}
+		}
+		n, err := sk.CountRows(req.GetTable())
+		if err != nil {
+			return &api.TableCountResponse{Error: storeErr(err)}
+		}
+		return &api.TableCountResponse{Count: n}
+	}, func(err error) *api.TableCountResponse {
+		return &api.TableCountResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
+	})
+}
+
+func (m *manager) tableScan(ctx actor.Context, req *api.TableScanRequest) {
+	if ctx.Sender() == nil {
+		return
+	}
+	meta, sinks := m.deps.Meta, m.deps.Sinks
+	runTo(m.life, ctx.Sender(), "table scan", func(context.Context) *api.TableScanResponse {
+		return scanTable(meta, sinks, req)
+	}, func(err error) *api.TableScanResponse {
+		return &api.TableScanResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
+	})
+}
+
+func scanTable(meta metastore.Store, sinks SinkFactory, req *api.TableScanRequest) *api.TableScanResponse {
+	resp := &api.TableScanResponse{}
+	spec, err := meta.Table(req.GetTable())
+	if err != nil {
+		resp.Error = tableErr(req.GetTable(), err)
+		return resp
+	}
+	schema, err := table.NewSchema(spec)
+	if err != nil {
+		resp.Error = &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}
+		return resp
+	}
+	sk, err := sinks(spec)
+	if err != nil {
+		resp.Error = storeErr(err)
+		return resp
+	}
+	limit := int(req.GetLimit())
+	if limit <= 0 {
+		limit = 1000
+	}
+	limit = min(limit, maxScanPage)
+	resp.Schema = spec
+	vals := make([]table.Value, len(spec.GetColumns()))
+	var last []byte
+	err = sk.ScanRowsAfter(req.GetTable(), req.GetAfter(), limit, func(k, v []byte) error {
+		var pos table.Pos
+		var err error
+		vals, pos, err = table.DecodeValue(schema, v, vals)
+		if err != nil {
+			return err
+		}
+		resp.Rows = append(resp.Rows, table.ToProto(schema, vals, pos))
+		last = k
+		return nil
+	})
+	if err != nil {
+		resp.Error = storeErr(err)
+		resp.Rows = nil
+		return resp
+	}
+	if len(resp.Rows) == limit {
+		resp.Next = last
+	}
+	return resp
+}

@@ -1,0 +1,124 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/doris"
+)
+
+// Exec runs one Doris-compatible statement: CREATE TABLE, CREATE / ALTER /
+// PAUSE / RESUME / STOP / SHOW ROUTINE LOAD. The statement is translated
+// here, at the edge, into the typed requests the other methods send
+// (CreateTable, CreateJob with the stored table, AlterJob with an update
+// mask, ...); no node parses SQL. A clause loadnode does not support is
+// refused with an *Error naming it (in Field), never ignored. Statements
+// about one job answer with that job in ExecResponse.Job; SHOW ROUTINE LOAD
+// without FOR lists every job in ExecResponse.Jobs.
+func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse, error) {
+	st, err := doris.Parse(statement)
+	if err != nil {
+		var de *doris.Error
+		field := "statement"
+		if errors.As(err, &de) && de.Clause != "" {
+			field = de.Clause
+		}
+		return nil, &Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: field, Message: err.Error()}
+	}
+	switch {
+	case st.CreateTable != nil:
+		name := st.CreateTable.GetName()
+		existed, err := c.CreateTable(ctx, st.CreateTable, st.IfNotExists)
+		if err != nil {
+			return nil, err
+		}
+		if existed {
+			return &api.ExecResponse{Message: fmt.Sprintf("table %s exists", name)}, nil
+		}
+		return &api.ExecResponse{Table: st.CreateTable, Message: fmt.Sprintf("table %s created", name)}, nil
+	case st.CreateRoutineLoad != nil:
+		spec := st.CreateRoutineLoad
+		info, err := c.job(ctx, "create job", &api.CreateJobRequest{Spec: spec, UseStoredTable: true})
+		if err != nil {
+			return nil, clauseErr(err)
+		}
+		return &api.ExecResponse{Job: info, Message: "routine load " + spec.GetName() + " created"}, nil
+	case st.Pause != nil:
+		return c.execJobs(ctx, st.Pause, func(name string) proto.Message { return &api.PauseJobRequest{Name: name} })
+	case st.Resume != nil:
+		return c.execJobs(ctx, st.Resume, func(name string) proto.Message { return &api.ResumeJobRequest{Name: name} })
+	case st.Stop != nil:
+		return c.execJobs(ctx, st.Stop, func(name string) proto.Message { return &api.StopJobRequest{Name: name} })
+	case st.Show != nil:
+		if st.Show.Name != "" {
+			info, err := c.ShowJob(ctx, st.Show.Name)
+			if err != nil {
+				return nil, err
+			}
+			return &api.ExecResponse{Job: info}, nil
+		}
+		jobs, err := c.ListJobs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &api.ExecResponse{Jobs: jobs}, nil
+	case st.Alter != nil:
+		info, err := c.Alter(ctx, st.Alter.Request)
+		if err != nil {
+			return nil, err
+		}
+		return &api.ExecResponse{Job: info}, nil
+	}
+	return nil, &Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "statement", Message: "unsupported statement"}
+}
+
+// clauseErr names the statement's clauses in a create's errors about its
+// table: ON (the table) and COLUMNS (the column list).
+func clauseErr(err error) error {
+	var ce *Error
+	if !errors.As(err, &ce) {
+		return err
+	}
+	switch ce.Field {
+	case "table.name":
+		return &Error{Code: ce.Code, Field: "ON", Message: ce.Message}
+	case "table.columns":
+		return &Error{Code: ce.Code, Field: "COLUMNS", Message: ce.Message}
+	}
+	return err
+}
+
+// execJobs sends a job command for one job, or for ALL jobs that are not
+// final (answered with how many were asked).
+func (c *Client) execJobs(ctx context.Context, ref *doris.JobRef, msg func(name string) proto.Message) (*api.ExecResponse, error) {
+	if !ref.All {
+		info, err := c.job(ctx, "job command", msg(ref.Name))
+		if err != nil {
+			return nil, err
+		}
+		return &api.ExecResponse{Job: info}, nil
+	}
+	jobs, err := c.ListJobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, j := range jobs {
+		if s := j.GetState(); s == api.JobState_STOPPED || s == api.JobState_CANCELLED {
+			continue
+		}
+		if _, err := c.job(ctx, "job command", msg(j.GetName())); err != nil {
+			var ce *Error
+			if errors.As(err, &ce) && ce.Code == api.ErrorCode_FAILED_PRECONDITION {
+				continue // not in a state the command applies to, as before
+			}
+			return nil, err
+		}
+		n++
+	}
+	return &api.ExecResponse{Message: fmt.Sprintf("sent to %d jobs", n)}, nil
+}

@@ -1,0 +1,162 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
+)
+
+// Alterable lists the job spec fields an alter may change, by their spec
+// (YAML) names. It is the one list: `job alter -f`, an AlterJobRequest's
+// update_mask and Doris's ALTER ROUTINE LOAD all go through Alter, which
+// refuses any other field by name.
+var Alterable = []string{
+	"desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size",
+	"max_error_number", "kafka.properties", "kafka.default_offset",
+}
+
+// alterableField reports whether a mask entry names an alterable field
+// ("kafka.properties.<key>" is one key of kafka.properties).
+func alterableField(f string) bool {
+	return slices.Contains(Alterable, f) || strings.HasPrefix(f, "kafka.properties.") && len(f) > len("kafka.properties.")
+}
+
+func alterHelp() string {
+	return "an alter may change only " + strings.Join(Alterable, ", ") + "; name, table, format and source stay (create a new job instead)"
+}
+
+// Alter returns cur changed by req, with defaults applied and validated,
+// the changes it makes as the journal shows them ("max_batch_rows
+// 10->20", "kafka.properties") and whether the source's client settings
+// changed (the source must be reopened). cur is never modified.
+//
+// Without req.UpdateMask, req.Spec is the whole new spec (`job alter -f`):
+// fields outside Alterable must equal cur's; kafka.offsets and
+// kinesis.positions are ignored (start positions move only by a reset).
+// With it, only the masked fields are read from req.Spec (see
+// api.AlterJobRequest). A field that may not change is a *FieldError
+// naming it.
+func Alter(cur *api.JobSpec, req *api.AlterJobRequest) (next *api.JobSpec, changes []string, reopen bool, err error) {
+	switch {
+	case len(req.GetUpdateMask()) > 0:
+		next, err = applyMask(cur, req.GetSpec(), req.GetUpdateMask())
+	case req.GetSpec() != nil:
+		next, err = wholeSpec(cur, req.GetSpec())
+	default:
+		return cur, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, err
+	}
+	changes = describeChanges(cur, next)
+	reopen = !maps.Equal(next.GetKafka().GetProperties(), cur.GetKafka().GetProperties())
+	return next, changes, reopen, nil
+}
+
+// applyMask sets the masked fields of patch on a copy of cur.
+func applyMask(cur, patch *api.JobSpec, mask []string) (*api.JobSpec, error) {
+	next := proto.Clone(cur).(*api.JobSpec)
+	for _, f := range mask {
+		if !alterableField(f) {
+			return nil, fieldErr(f, "%s", alterHelp())
+		}
+		if strings.HasPrefix(f, "kafka") && next.Kafka == nil {
+			return nil, fieldErr(f, "the job has no kafka source")
+		}
+		switch f {
+		case "desired_concurrent_number":
+			next.DesiredConcurrentNumber = patch.GetDesiredConcurrentNumber()
+		case "max_batch_interval":
+			next.MaxBatchIntervalMs = patch.GetMaxBatchIntervalMs()
+		case "max_batch_rows":
+			next.MaxBatchRows = patch.GetMaxBatchRows()
+		case "max_batch_size":
+			next.MaxBatchSize = patch.GetMaxBatchSize()
+		case "max_error_number":
+			next.MaxErrorNumber = patch.GetMaxErrorNumber()
+		case "kafka.default_offset":
+			next.Kafka.DefaultOffset = patch.GetKafka().GetDefaultOffset()
+		case "kafka.properties":
+			next.Kafka.Properties = maps.Clone(patch.GetKafka().GetProperties())
+		default: // kafka.properties.<key>
+			key := strings.TrimPrefix(f, "kafka.properties.")
+			v, ok := patch.GetKafka().GetProperties()[key]
+			if next.Kafka.Properties == nil {
+				next.Kafka.Properties = map[string]string{}
+			}
+			if ok {
+				next.Kafka.Properties[key] = v
+			} else {
+				delete(next.Kafka.Properties, key)
+			}
+		}
+	}
+	ApplyDefaults(next)
+	if err := ValidateJobSpec(next); err != nil {
+		return nil, err
+	}
+	return next, nil
+}
+
+// wholeSpec checks a whole new spec against cur.
+func wholeSpec(cur, in *api.JobSpec) (*api.JobSpec, error) {
+	next := proto.Clone(in).(*api.JobSpec)
+	ApplyDefaults(next)
+	if err := ValidateJobSpec(next); err != nil {
+		return nil, err
+	}
+	// Fields that may not change: compare with the alterable ones (and
+	// the ignored start positions) copied over.
+	probe := proto.Clone(next).(*api.JobSpec)
+	probe.DesiredConcurrentNumber, probe.MaxBatchIntervalMs = cur.GetDesiredConcurrentNumber(), cur.GetMaxBatchIntervalMs()
+	probe.MaxBatchRows, probe.MaxBatchSize, probe.MaxErrorNumber = cur.GetMaxBatchRows(), cur.GetMaxBatchSize(), cur.GetMaxErrorNumber()
+	if probe.Kafka != nil {
+		probe.Kafka.Properties, probe.Kafka.DefaultOffset, probe.Kafka.Offsets = cur.GetKafka().GetProperties(), cur.GetKafka().GetDefaultOffset(), cur.GetKafka().GetOffsets()
+	}
+	if probe.Kinesis != nil {
+		probe.Kinesis.Positions = cur.GetKinesis().GetPositions()
+	}
+	if !proto.Equal(probe, cur) {
+		return nil, fieldErr("spec", "%s", alterHelp())
+	}
+	if next.Kafka != nil {
+		next.Kafka.Offsets = cur.GetKafka().GetOffsets()
+	}
+	if next.Kinesis != nil {
+		next.Kinesis.Positions = cur.GetKinesis().GetPositions()
+	}
+	return next, nil
+}
+
+// describeChanges lists what changes from old to next, in Alterable order.
+func describeChanges(old, next *api.JobSpec) []string {
+	var changed []string
+	if next.GetDesiredConcurrentNumber() != old.GetDesiredConcurrentNumber() {
+		changed = append(changed, fmt.Sprintf("desired_concurrent_number %d->%d", old.GetDesiredConcurrentNumber(), next.GetDesiredConcurrentNumber()))
+	}
+	if next.GetMaxBatchIntervalMs() != old.GetMaxBatchIntervalMs() {
+		changed = append(changed, fmt.Sprintf("max_batch_interval %s->%s", time.Duration(old.GetMaxBatchIntervalMs())*time.Millisecond, time.Duration(next.GetMaxBatchIntervalMs())*time.Millisecond))
+	}
+	if next.GetMaxBatchRows() != old.GetMaxBatchRows() {
+		changed = append(changed, fmt.Sprintf("max_batch_rows %d->%d", old.GetMaxBatchRows(), next.GetMaxBatchRows()))
+	}
+	if next.GetMaxBatchSize() != old.GetMaxBatchSize() {
+		changed = append(changed, fmt.Sprintf("max_batch_size %d->%d", old.GetMaxBatchSize(), next.GetMaxBatchSize()))
+	}
+	if next.GetMaxErrorNumber() != old.GetMaxErrorNumber() {
+		changed = append(changed, fmt.Sprintf("max_error_number %d->%d", old.GetMaxErrorNumber(), next.GetMaxErrorNumber()))
+	}
+	if !maps.Equal(next.GetKafka().GetProperties(), old.GetKafka().GetProperties()) {
+		changed = append(changed, "kafka.properties")
+	}
+	if next.GetKafka().GetDefaultOffset() != old.GetKafka().GetDefaultOffset() {
+		changed = append(changed, fmt.Sprintf("kafka.default_offset %s->%s", old.GetKafka().GetDefaultOffset(), next.GetKafka().GetDefaultOffset()))
+	}
+	return changed
+}
