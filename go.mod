@@ -2,6 +2,28 @@ module github.com/loadnode/loadnode
 
 go 1.26.0
 
+// Dependencies (README, "Dependencies"). Each direct requirement is the
+// newest release the Go module proxy served on 2026-12-01 (`go list -m -u
+// all` showed nothing newer), except where said below:
+//
+//   - protoactor-go has no tagged release; its pseudo-version (2024-08-22) is
+//     the newest commit the proxy serves (@latest). Its own go.mod asks for
+//     grpc v1.60.1, protobuf v1.33.0, client_golang v1.17.0, otel v1.21.0 and
+//     otel/exporters/prometheus v0.44.0; minimal version selection builds it
+//     with the newer grpc/protobuf/client_golang here, and the node, client
+//     and e2e tests run its remote over this grpc. If a newer grpc breaks
+//     protoactor's remote, keep grpc at the last version that works.
+//   - The indirect otel/exporters/prometheus v0.44.0 is protoactor's own
+//     requirement (protoactor/actor imports it); it was left there.
+//   - franz-go/pkg/kfake has no tags: a pseudo-version of a franz-go repo
+//     commit (@latest, 2026-09-18). It asks for franz-go v1.21.7, kadm
+//     v1.18.0, kmsg v1.14.0, which ours raise; move the four together.
+//   - pebble/v2 stays on major version 2, at its newest v2 patch (a new
+//     major is a new import path and API; the proxy serves no v3).
+//   - gopkg.in/yaml.v3 v3.0.1 is that path's last release (its repository
+//     was archived in 2025). The YAML organisation's fork go.yaml.in/yaml/v3
+//     is a drop-in with a new import path: moving is an import change in
+//     config/, not a version bump, and is not done here.
 require (
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
 	github.com/aws/aws-sdk-go-v2 v1.48.0
