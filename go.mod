@@ -2,15 +2,37 @@ module github.com/loadnode/loadnode
 
 go 1.26.0
 
+// Dependencies (README, "Dependencies"). Each direct requirement is the
+// newest release the Go module proxy served on 2026-12-01 (`go list -m -u
+// all` showed nothing newer), except where said below:
+//
+//   - protoactor-go has no tagged release; its pseudo-version (2024-08-22) is
+//     the newest commit the proxy serves (@latest). Its own go.mod asks for
+//     grpc v1.60.1, protobuf v1.33.0, client_golang v1.17.0, otel v1.21.0 and
+//     otel/exporters/prometheus v0.44.0; minimal version selection builds it
+//     with the newer grpc/protobuf/client_golang here, and the node, client
+//     and e2e tests run its remote over this grpc. If a newer grpc breaks
+//     protoactor's remote, keep grpc at the last version that works.
+//   - The indirect otel/exporters/prometheus v0.44.0 is protoactor's own
+//     requirement (protoactor/actor imports it); it was left there.
+//   - franz-go/pkg/kfake has no tags: a pseudo-version of a franz-go repo
+//     commit (@latest, 2026-09-18). It asks for franz-go v1.21.7, kadm
+//     v1.18.0, kmsg v1.14.0, which ours raise; move the four together.
+//   - pebble/v2 stays on major version 2, at its newest v2 patch (a new
+//     major is a new import path and API; the proxy serves no v3).
+//   - gopkg.in/yaml.v3 v3.0.1 is that path's last release (its repository
+//     was archived in 2025). The YAML organisation's fork go.yaml.in/yaml/v3
+//     is a drop-in with a new import path: moving is an import change in
+//     config/, not a version bump, and is not done here.
 require (
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
 	github.com/aws/aws-sdk-go-v2 v1.48.0
-	github.com/aws/aws-sdk-go-v2/config v1.33.18
-	github.com/aws/aws-sdk-go-v2/credentials v1.21.0
+	github.com/aws/aws-sdk-go-v2/config v1.33.19
+	github.com/aws/aws-sdk-go-v2/credentials v1.21.1
 	github.com/aws/aws-sdk-go-v2/service/kinesis v1.56.13
 	github.com/aws/smithy-go v1.28.9
 	github.com/cockroachdb/pebble/v2 v2.1.7
-	github.com/prometheus/client_golang v1.17.0
+	github.com/prometheus/client_golang v1.25.0
 	github.com/twmb/franz-go v1.22.3
 	github.com/twmb/franz-go/pkg/kadm v1.20.0
 	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
@@ -50,7 +72,6 @@ require (
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
-	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/golang/snappy v0.0.5-0.20231225225746-43d5d4cd4e0e // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
@@ -58,14 +79,14 @@ require (
 	github.com/kr/text v0.2.0 // indirect
 	github.com/lithammer/shortuuid/v4 v4.0.0 // indirect
 	github.com/lmittmann/tint v1.0.3 // indirect
-	github.com/matttproud/golang_protobuf_extensions v1.0.4 // indirect
 	github.com/minio/minlz v1.0.1-0.20250507153514-87eb42fe8882 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/orcaman/concurrent-map v1.0.0 // indirect
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
-	github.com/prometheus/client_model v0.5.0 // indirect
-	github.com/prometheus/common v0.44.0 // indirect
-	github.com/prometheus/procfs v0.11.1 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/rogpeppe/go-internal v1.14.1 // indirect
 	github.com/twmb/murmur3 v1.1.8 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
