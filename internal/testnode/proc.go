@@ -37,9 +37,26 @@ type Options struct {
 	Log io.Writer
 	// LogLines is how many lines of output the ring keeps; default 2000.
 	LogLines int
+	// DumpLines is how many of them Start logs when the test failed;
+	// default 400.
+	DumpLines int
 	// ReadyTimeout bounds the wait for readiness when the context has no
 	// deadline; default 60 s.
 	ReadyTimeout time.Duration
+}
+
+// withDefaults fills in the defaults of every field that has one.
+func (o Options) withDefaults() Options {
+	if o.LogLines <= 0 {
+		o.LogLines = 2000
+	}
+	if o.DumpLines <= 0 {
+		o.DumpLines = 400
+	}
+	if o.ReadyTimeout <= 0 {
+		o.ReadyTimeout = 60 * time.Second
+	}
+	return o
 }
 
 // Proc is a `loadnode serve` process, restarted in place by Restart.
@@ -87,12 +104,7 @@ func Launch(ctx context.Context, o Options) (*Proc, error) {
 		}
 		o.Binary = bin
 	}
-	if o.LogLines <= 0 {
-		o.LogLines = 2000
-	}
-	if o.ReadyTimeout <= 0 {
-		o.ReadyTimeout = 60 * time.Second
-	}
+	o = o.withDefaults()
 	dir, err := os.MkdirTemp("", "loadnode-testnode-")
 	if err != nil {
 		return nil, fmt.Errorf("testnode: %w", err)

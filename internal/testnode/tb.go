@@ -18,9 +18,6 @@ type TB interface {
 	Failed() bool
 }
 
-// dumpLines is how much of a node's output a failed test prints.
-const dumpLines = 400
-
 // Start is Launch for a test: it fails t if the node does not start (with
 // its output), kills the node when t ends and, if t failed, logs the end
 // of its output. LOADNODE_TEST_LOG=1 copies the output to stderr as well.
@@ -37,7 +34,8 @@ func Start(t TB, o Options) *Proc {
 		}
 		o.Binary = bin
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout(o))
+	o = o.withDefaults()
+	ctx, cancel := context.WithTimeout(context.Background(), o.ReadyTimeout)
 	defer cancel()
 	p, err := Launch(ctx, o)
 	if err != nil {
@@ -48,27 +46,20 @@ func Start(t TB, o Options) *Proc {
 			t.Logf("%v", err)
 		}
 		if t.Failed() {
-			t.Logf("loadnode output (data %s), last %d lines:\n%s", o.DataDir, dumpLines, p.Tail(dumpLines))
+			t.Logf("loadnode output (data %s), last %d lines:\n%s", o.DataDir, p.opts.DumpLines, p.Tail(p.opts.DumpLines))
 		}
 	})
 	return p
-}
-
-func readyTimeout(o Options) time.Duration {
-	if o.ReadyTimeout > 0 {
-		return o.ReadyTimeout
-	}
-	return 60 * time.Second
 }
 
 // MustRestart is Restart for a test: it fails t (with the output) if the
 // new process does not start or get ready.
 func (p *Proc) MustRestart(t TB, env ...string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout(p.opts))
+	ctx, cancel := context.WithTimeout(context.Background(), p.opts.ReadyTimeout)
 	defer cancel()
 	if err := p.Restart(ctx, env...); err != nil {
-		t.Fatalf("restart: %v\n%s", err, p.Tail(dumpLines))
+		t.Fatalf("restart: %v\n%s", err, p.Tail(p.opts.DumpLines))
 	}
 }
 
@@ -88,7 +79,7 @@ func (p *Proc) Client(t TB, opts ...client.Option) *client.Client {
 	defer cancel()
 	c, err := p.Dial(ctx, opts...)
 	if err != nil {
-		t.Fatalf("dial %s: %v\n%s", p.Addr(), err, p.Tail(dumpLines))
+		t.Fatalf("dial %s: %v\n%s", p.Addr(), err, p.Tail(p.opts.DumpLines))
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
