@@ -121,17 +121,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.closeStore()
 		return nil, fmt.Errorf("node: listen %q: not a loopback address; binding it requires a token and TLS", cfg.Node.Listen)
 	}
-	// Find the port first so that a taken address is an error, not a panic
-	// inside protoactor's Start.
-	if port == 0 {
-		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-		if err != nil {
-			n.closeStore()
-			return nil, fmt.Errorf("node: listen %s: %w", cfg.Node.Listen, err)
-		}
-		port = l.Addr().(*net.TCPAddr).Port
-		l.Close()
-	} else if l, err := net.Listen("tcp", cfg.Node.Listen); err != nil {
+	// Try the address first so that a taken one (or a host that is not
+	// ours) is an error, not a panic inside protoactor's Start. Port 0 is
+	// passed on as 0: protoactor binds a port itself and reports it, so
+	// that no other process can take the port between this probe and its
+	// bind.
+	if l, err := net.Listen("tcp", cfg.Node.Listen); err != nil {
 		n.closeStore()
 		return nil, fmt.Errorf("node: listen %s: %w", cfg.Node.Listen, err)
 	} else {
@@ -152,6 +147,15 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.remote = remote.NewRemote(n.system, rcfg)
 	n.remote.Start()
 	n.addr = net.JoinHostPort(host, strconv.Itoa(port))
+	if port == 0 {
+		// The address protoactor bound (it advertises the listener's).
+		_, bound, err := net.SplitHostPort(n.system.Address())
+		if err != nil {
+			n.Close()
+			return nil, fmt.Errorf("node: remote bound %q: %w", n.system.Address(), err)
+		}
+		n.addr = net.JoinHostPort(host, bound)
+	}
 
 	var adm *admin
 	if cfg.Node.HTTP != "" {

@@ -73,7 +73,7 @@ const mainUsage = `loadnode runs routine loads from Kafka into an embedded store
 
 Usage:
   loadnode serve [--config FILE] [--data DIR] [--listen HOST:PORT] [--http HOST:PORT] [--log-level LEVEL]
-                 [--auth-token-file FILE] [--tls-cert FILE --tls-key FILE]
+                 [--auth-token-file FILE] [--tls-cert FILE --tls-key FILE] [--addr-file FILE]
   loadnode job create -f SPEC.yaml
   loadnode job list
   loadnode job show NAME [-o text|json|yaml]

@@ -24,12 +24,13 @@ type serveCmd struct {
 	tlsKey     string
 	check      bool
 	cpuProfile string
+	addrFile   string
 }
 
 func (m *Main) parseServe(args []string) (command, error) {
 	var c serveCmd
 	fs := m.newFlagSet("serve", "serve [--config FILE] [--data DIR] [--listen HOST:PORT] [--http HOST:PORT] [--log-level LEVEL]\n"+
-		"             [--auth-token-file FILE] [--tls-cert FILE --tls-key FILE]\n\n"+
+		"             [--auth-token-file FILE] [--tls-cert FILE --tls-key FILE] [--addr-file FILE]\n\n"+
 		"Runs a node until SIGINT or SIGTERM. Flags override the environment, which\n"+
 		"overrides the config file; defaults: data ./loadnode-data, listen\n"+
 		"127.0.0.1:7070, log level info. An address that is not loopback requires a\n"+
@@ -44,6 +45,7 @@ func (m *Main) parseServe(args []string) (command, error) {
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate `FILE`: both endpoints serve TLS")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (recovery included) to `FILE` at shutdown")
+	fs.StringVar(&c.addrFile, "addr-file", "", "once ready, write the bound addresses to `FILE` as JSON {\"addr\",\"http\",\"pid\"} (atomically; removed at shutdown)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return nil, err
@@ -160,6 +162,12 @@ func (c serveCmd) run(ctx context.Context, m *Main) error {
 		return err
 	}
 	m.node = n
+	if c.addrFile != "" {
+		if err := writeAddrFile(c.addrFile, boundAddrs{Addr: n.Addr(), HTTP: n.AdminAddr(), PID: os.Getpid()}); err != nil {
+			return err // Close closes the node
+		}
+		defer os.Remove(c.addrFile)
+	}
 	logger.Info("loadnode: serving", "addr", n.Addr(), "data", cfg.DataDir, "http", n.AdminAddr())
 	<-ctx.Done()
 	logger.Info("loadnode: shutting down", "addr", n.Addr())

@@ -4,34 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-)
 
-// binary builds cmd/loadnode once for the tests of this package.
-var binary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "loadnode-bench-test-")
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, "loadnode")
-	if out, err := exec.Command("go", "build", "-o", path, "../../cmd/loadnode").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return path, nil
-})
+	"github.com/loadnode/loadnode/internal/testnode"
+)
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if path, err := binary(); err == nil {
-		os.RemoveAll(filepath.Dir(path))
-	}
+	testnode.RemoveBinary()
 	os.Exit(code)
 }
 
@@ -40,7 +23,7 @@ func buildBinary(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("builds the binary and runs child processes")
 	}
-	path, err := binary()
+	path, err := testnode.BuildBinary()
 	if err != nil {
 		t.Fatal(err)
 	}

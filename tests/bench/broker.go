@@ -20,7 +20,8 @@ import (
 // kfakeReady starts the line `loadnode kfake` prints once it listens.
 const kfakeReady = "kfake: listening on "
 
-// child is a loadnode child process (kfake or serve).
+// child is a `loadnode kfake` child process (`loadnode serve` children are
+// internal/testnode's).
 type child struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the process has exited
@@ -49,21 +50,14 @@ func (c *child) stop(grace time.Duration) error {
 	}
 }
 
-// startChild starts binary with args and waits until a line of its output
-// (stdout, or stderr when fromStderr) matches ready, returning that line.
-// The rest of that stream is drained to log.
-func startChild(ctx context.Context, binary string, args []string, fromStderr bool, ready func(string) bool, log io.Writer, wait time.Duration) (*child, string, error) {
+// startChild starts binary with args and waits until a line of its stdout
+// matches ready, returning that line. The rest of stdout is drained; stderr
+// goes to log.
+func startChild(ctx context.Context, binary string, args []string, ready func(string) bool, log io.Writer, wait time.Duration) (*child, string, error) {
 	cmd := exec.Command(binary, args...)
 	cmd.Stdin = nil
-	var r io.ReadCloser
-	var err error
-	if fromStderr {
-		cmd.Stdout = log
-		r, err = cmd.StderrPipe()
-	} else {
-		cmd.Stderr = log
-		r, err = cmd.StdoutPipe()
-	}
+	cmd.Stderr = log
+	r, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, "", err
 	}
@@ -105,7 +99,7 @@ func startChild(ctx context.Context, binary string, args []string, fromStderr bo
 
 // startKfake starts `loadnode kfake` and returns it with its address.
 func startKfake(ctx context.Context, binary string, log io.Writer) (*child, string, error) {
-	c, line, err := startChild(ctx, binary, []string{"kfake", "--port", "0"}, false,
+	c, line, err := startChild(ctx, binary, []string{"kfake", "--port", "0"},
 		func(s string) bool { return strings.HasPrefix(s, kfakeReady) }, log, 30*time.Second)
 	if err != nil {
 		return nil, "", err

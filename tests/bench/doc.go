@@ -9,7 +9,8 @@
 // does not share the measured process's CPU; Options.Brokers points at a real
 // cluster instead. The end-to-end node runs in this process (so that its
 // allocations can be counted); the scale scenario runs `loadnode serve` as a
-// child process so that its resident memory is its own.
+// child process (internal/testnode, on port 0, its address read back from
+// --addr-file) so that its resident memory is its own.
 //
 // Concurrency: Run is called from one goroutine and runs the scenarios one
 // after the other; nothing here is shared between runs.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,24 +13,29 @@ import (
 	"time"
 
 	"github.com/loadnode/loadnode/client"
+	"github.com/loadnode/loadnode/internal/testnode"
 )
 
-var serveAddr = regexp.MustCompile(`addr=(\S+)`)
-
-// startServe starts `loadnode serve` on dir and returns it with its address.
-func startServe(ctx context.Context, o Options, dir string, wait time.Duration, extra ...string) (*child, string, error) {
-	args := append([]string{"serve", "--data", dir, "--listen", "127.0.0.1:0", "--log-level", "info"}, extra...)
-	c, line, err := startChild(ctx, o.Binary, args, true,
-		func(s string) bool { return strings.Contains(s, "loadnode: serving") }, o.Log, wait)
+// startServe starts `loadnode serve` on dir and waits up to wait until it
+// is ready; its output goes to o.Log. Close (after Stop) removes the
+// harness's files.
+func startServe(ctx context.Context, o Options, dir string, wait time.Duration, extra ...string) (*testnode.Proc, error) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	p, err := testnode.Launch(ctx, testnode.Options{Binary: o.Binary, DataDir: dir, Args: extra, Log: o.Log, ReadyTimeout: wait})
 	if err != nil {
-		return nil, "", err
+		return nil, fmt.Errorf("bench: %w", err)
 	}
-	m := serveAddr.FindStringSubmatch(line)
-	if m == nil {
-		_ = c.stop(10 * time.Second)
-		return nil, "", fmt.Errorf("bench: no addr in %q", line)
+	return p, nil
+}
+
+// stopServe stops p within grace and removes its files.
+func stopServe(p *testnode.Proc, grace time.Duration) error {
+	err := p.Stop(grace)
+	if cerr := p.Close(); err == nil {
+		err = cerr
 	}
-	return c, strings.Trim(m[1], `"`), nil
+	return err
 }
 
 // scaleRun creates jobs idle jobs on a `loadnode serve` child with 16
@@ -67,11 +71,12 @@ func scaleRun(ctx context.Context, o Options, brokers []string, jobs int) (*Scal
 		restartScale(ctx, o, dir, res, nil)
 		return res, nil
 	}
-	srv, addr, err := startServe(ctx, o, dir, time.Minute)
+	srv, err := startServe(ctx, o, dir, time.Minute)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = srv.stop(time.Minute) }()
+	defer func() { _ = stopServe(srv, time.Minute) }()
+	addr := srv.Addr()
 	c, err := client.Dial(ctx, addr)
 	if err != nil {
 		return nil, fmt.Errorf("bench: dial: %w", err)
@@ -81,11 +86,11 @@ func scaleRun(ctx context.Context, o Options, brokers []string, jobs int) (*Scal
 		return nil, fmt.Errorf("bench: list jobs: %w", err)
 	}
 	c.Close()
-	rss0, err := procRSS(srv.pid())
+	rss0, err := procRSS(srv.PID())
 	if err != nil {
 		return nil, err
 	}
-	cpu0, _ := procCPU(srv.pid())
+	cpu0, _ := procCPU(srv.PID())
 	res.RSSBaseMB = float64(rss0) / (1 << 20)
 
 	// 1. Create, bounded.
@@ -111,14 +116,14 @@ func scaleRun(ctx context.Context, o Options, brokers []string, jobs int) (*Scal
 	}
 
 	// 2. Let the idle jobs settle (tasks spawned, slots cycled), then read RSS.
-	rss1 := settleRSS(ctx, srv.pid(), 3*time.Second, o.ScaleSettle)
-	cpu1, _ := procCPU(srv.pid())
+	rss1 := settleRSS(ctx, srv.PID(), 3*time.Second, o.ScaleSettle)
+	cpu1, _ := procCPU(srv.PID())
 	res.RSSAfterMB = float64(rss1) / (1 << 20)
 	res.RSSPerJobKB = float64(rss1-rss0) / 1024 / float64(res.Created)
 	res.ExtrapolatedRSSMB = (float64(rss0) + float64(rss1-rss0)/float64(res.Created)*float64(jobs)) / (1 << 20)
 	res.NodeCPUSeconds = (cpu1 - cpu0).Seconds()
-	res.FDs = procFDs(srv.pid())
-	res.Threads = procThreads(srv.pid())
+	res.FDs = procFDs(srv.PID())
+	res.Threads = procThreads(srv.PID())
 
 	if o.ScaleData != "" && res.Created == jobs {
 		if err := os.WriteFile(filepath.Join(dir, scaleMarker), []byte(strconv.Itoa(jobs)), 0o644); err != nil {
@@ -135,10 +140,10 @@ const scaleMarker = "bench-scale-jobs"
 
 // restartScale stops srv (if any), starts a node on dir again, and measures
 // the time until it serves and until every job answered `job show`.
-func restartScale(ctx context.Context, o Options, dir string, res *Scale, srv *child) {
+func restartScale(ctx context.Context, o Options, dir string, res *Scale, srv *testnode.Proc) {
 	if srv != nil {
 		s := time.Now()
-		if err := srv.stop(o.ScaleTimeout); err != nil {
+		if err := srv.Stop(o.ScaleTimeout); err != nil {
 			res.Notes = append(res.Notes, err.Error())
 		}
 		res.StopSeconds = time.Since(s).Seconds()
@@ -148,12 +153,13 @@ func restartScale(ctx context.Context, o Options, dir string, res *Scale, srv *c
 		extra = []string{"--cpuprofile", o.ScaleCPUProfile}
 	}
 	t0 := time.Now()
-	srv2, addr2, err := startServe(ctx, o, dir, o.ScaleTimeout, extra...)
+	srv2, err := startServe(ctx, o, dir, o.ScaleTimeout, extra...)
 	if err != nil {
 		res.Notes = append(res.Notes, "restart: "+err.Error())
 		return
 	}
-	defer func() { _ = srv2.stop(time.Minute) }()
+	defer func() { _ = stopServe(srv2, time.Minute) }()
+	addr2 := srv2.Addr()
 	res.RestartReadySeconds = time.Since(t0).Seconds()
 	sctx, cancel := context.WithTimeout(ctx, o.ScaleTimeout)
 	shown, serr := showJobs(sctx, addr2, "idle", res.Created, 16)
@@ -163,7 +169,7 @@ func restartScale(ctx context.Context, o Options, dir string, res *Scale, srv *c
 	if serr != nil {
 		res.Notes = append(res.Notes, serr.Error())
 	}
-	if rss, err := procRSS(srv2.pid()); err == nil {
+	if rss, err := procRSS(srv2.PID()); err == nil {
 		res.RSSAfterRestartMB = float64(rss) / (1 << 20)
 	}
 }

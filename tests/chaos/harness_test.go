@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,8 +8,6 @@ import (
 	"math"
 	"os"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +16,8 @@ import (
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/config"
+	"github.com/loadnode/loadnode/internal/ledger"
+	"github.com/loadnode/loadnode/internal/testnode"
 	"github.com/loadnode/loadnode/persistence"
 	"github.com/loadnode/loadnode/table"
 )
@@ -45,46 +44,9 @@ func seedFor(t *testing.T) int64 {
 	return seed
 }
 
-// logRing keeps the last lines written to it, for failure reports.
-type logRing struct {
-	mu    sync.Mutex
-	lines []string
-	max   int
-	part  bytes.Buffer
-}
-
-func newLogRing(max int) *logRing { return &logRing{max: max} }
-
-func (r *logRing) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.part.Write(p)
-	for {
-		line, err := r.part.ReadString('\n')
-		if err != nil {
-			r.part.Reset()
-			r.part.WriteString(line)
-			break
-		}
-		r.lines = append(r.lines, strings.TrimRight(line, "\n"))
-		if len(r.lines) > r.max {
-			r.lines = r.lines[len(r.lines)-r.max:]
-		}
-	}
-	return len(p), nil
-}
-
-// Tail returns the last n lines.
-func (r *logRing) Tail(n int) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	from := max(len(r.lines)-n, 0)
-	return strings.Join(r.lines[from:], "\n")
-}
-
 // testLogger logs at INFO into ring, and to stderr too when
 // LOADNODE_TEST_LOG is set.
-func testLogger(ring *logRing) *slog.Logger {
+func testLogger(ring *testnode.LogRing) *slog.Logger {
 	var w io.Writer = ring
 	if os.Getenv("LOADNODE_TEST_LOG") != "" {
 		w = io.MultiWriter(ring, os.Stderr)
@@ -170,16 +132,16 @@ func showAll(c *client.Client) (map[string]*api.JobInfo, error) {
 }
 
 // scanRows reads a whole table through the client.
-func scanRows(c *client.Client, tbl string) ([]Row, error) {
+func scanRows(c *client.Client, tbl string) ([]ledger.Row, error) {
 	ctx, cancel := ctxFor(120 * time.Second)
 	defer cancel()
 	_, rows, err := c.Scan(ctx, tbl, 0)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Row, len(rows))
+	out := make([]ledger.Row, len(rows))
 	for i, r := range rows {
-		out[i] = RowFromAPI(r)
+		out[i] = ledger.RowFromAPI(r)
 	}
 	return out, nil
 }
@@ -204,8 +166,8 @@ func drained(info *api.JobInfo, ends map[int32]int64) (bool, string) {
 type storeView struct {
 	name  string
 	table string
-	view  JobView
-	rows  []Row
+	view  ledger.JobView
+	rows  []ledger.Row
 	last  *api.Transition
 }
 
@@ -233,7 +195,7 @@ func readStore(fs vfs.FS, dir string) ([]storeView, error) {
 			return nil, err
 		}
 		sv := storeView{name: rec.GetName(), table: tspec.GetName(), last: js.Last,
-			view: JobView{Name: rec.GetName(), ID: rec.GetId(), Progress: js.Progress, LoadedRows: js.Stats.GetLoadedRows()}}
+			view: ledger.JobView{Name: rec.GetName(), ID: rec.GetId(), Progress: js.Progress, LoadedRows: js.Stats.GetLoadedRows()}}
 		var vals []table.Value
 		err = st.ScanRowsAfter(tspec.GetName(), nil, math.MaxInt, func(_, v []byte) error {
 			var pos table.Pos
@@ -245,11 +207,11 @@ func readStore(fs vfs.FS, dir string) ([]storeView, error) {
 			if pos.JobID != rec.GetId() {
 				return nil
 			}
-			r := Row{Job: pos.JobID, Partition: pos.Partition, Offset: pos.Offset}
+			r := ledger.Row{Job: pos.JobID, Partition: pos.Partition, Offset: pos.Offset}
 			if len(vals) < 2 || vals[0].Null || vals[1].Null {
 				r.Bad = true
 			} else {
-				r.Payload = Payload{W: vals[0].Int, Seq: vals[1].Int}
+				r.Payload = ledger.Payload{W: vals[0].Int, Seq: vals[1].Int}
 			}
 			sv.rows = append(sv.rows, r)
 			return nil

@@ -24,6 +24,8 @@ import (
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/config"
+	"github.com/loadnode/loadnode/internal/ledger"
+	"github.com/loadnode/loadnode/internal/testnode"
 	"github.com/loadnode/loadnode/node"
 )
 
@@ -103,7 +105,7 @@ type inproc struct {
 	fatals chan error
 }
 
-type ringLogger struct{ ring *logRing }
+type ringLogger struct{ ring *testnode.LogRing }
 
 func (h *inproc) start() error {
 	cfg := config.DefaultNode()
@@ -176,7 +178,7 @@ type producing struct {
 	produced atomic.Int64
 }
 
-func startProducing(prod *Producer, records int, by time.Time) *producing {
+func startProducing(prod *ledger.Producer, records int, by time.Time) *producing {
 	p := &producing{quit: make(chan struct{}), done: make(chan error, 1)}
 	began := time.Now()
 	span := by.Sub(began).Seconds()
@@ -242,8 +244,8 @@ func (p *producing) stop() error {
 type chaosRun struct {
 	t        *testing.T
 	rng      *rand.Rand
-	ledger   *Ledger
-	progress *ProgressTracker
+	ledger   *ledger.Ledger
+	progress *ledger.ProgressTracker
 	registry *Registry
 	stalls   *StallWatch
 
@@ -258,7 +260,7 @@ type chaosRun struct {
 func newChaosRun(t *testing.T, seed int64) *chaosRun {
 	return &chaosRun{
 		t: t, rng: rand.New(rand.NewPCG(uint64(seed), uint64(seed)>>7|1)),
-		ledger: NewLedger(), progress: NewProgressTracker(), registry: NewRegistry(),
+		ledger: ledger.New(), progress: ledger.NewProgressTracker(), registry: NewRegistry(),
 		stalls: NewStallWatch(20 * time.Second), faults: map[string]int{},
 	}
 }
@@ -319,7 +321,7 @@ func (r *chaosRun) sample(c *client.Client, when string) error {
 		if err != nil {
 			return err
 		}
-		r.progress.Observe(s.GetName(), JobViewFromInfo(info).Progress, when)
+		r.progress.Observe(s.GetName(), ledger.JobViewFromInfo(info).Progress, when)
 		r.stalls.Observe(info, now)
 	}
 	return nil
@@ -377,7 +379,7 @@ func TestChaosInProcess(t *testing.T) {
 	seed := seedFor(t)
 	run := newChaosRun(t, seed)
 	rng := run.rng
-	ring := newLogRing(4000)
+	ring := testnode.NewLogRing(4000)
 	failed := true
 	defer func() {
 		if failed {
@@ -392,7 +394,7 @@ func TestChaosInProcess(t *testing.T) {
 	}
 	defer cluster.Close()
 	brokers := cluster.ListenAddrs()
-	prod, err := NewProducer(brokers, topic, run.ledger, 0, 60)
+	prod, err := ledger.NewProducer(brokers, topic, run.ledger, 0, 60)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -572,7 +574,7 @@ func TestChaosInProcess(t *testing.T) {
 			}
 			expected := run.ledger.Topic(topic)
 			for _, v := range views {
-				c := Check(expected, v.rows, v.view, CheckOptions{PartialLedger: true})
+				c := ledger.Check(expected, v.rows, v.view, ledger.CheckOptions{PartialLedger: true})
 				if c.Anomalies() != 0 {
 					run.violation("%s: crash image of %s: %s %v", when, v.name, c, c.Details)
 				}
@@ -673,7 +675,7 @@ func TestChaosInProcess(t *testing.T) {
 	// Drain: every job reaches the end offsets within 30 s of the faults'
 	// end.
 	ctx, cancel := ctxFor(30 * time.Second)
-	ends, err := EndOffsets(ctx, brokers, topic)
+	ends, err := ledger.EndOffsets(ctx, brokers, topic)
 	cancel()
 	if err != nil {
 		t.Fatal(err)
@@ -736,7 +738,7 @@ func finalCheck(t *testing.T, run *chaosRun, c *client.Client, brokers []string,
 	topics[topic] = true
 	for tp := range topics {
 		ctx, cancel := ctxFor(60 * time.Second)
-		log, err := ReadLog(ctx, brokers, tp)
+		log, err := ledger.ReadLog(ctx, brokers, tp)
 		cancel()
 		if err != nil {
 			t.Fatal(err)
@@ -759,10 +761,10 @@ func finalCheck(t *testing.T, run *chaosRun, c *client.Client, brokers []string,
 		if err != nil {
 			t.Fatalf("scan %s: %v", tbl, err)
 		}
-		view := JobViewFromInfo(info)
+		view := ledger.JobViewFromInfo(info)
 		run.progress.Observe(name, view.Progress, "final")
 		expected := run.ledger.Topic(info.GetSpec().GetKafka().GetTopic())
-		cnt := Check(expected, rows, view, CheckOptions{Final: true, Frozen: frozen[name]})
+		cnt := ledger.Check(expected, rows, view, ledger.CheckOptions{Final: true, Frozen: frozen[name]})
 		t.Logf("job %s (%s, %s): %s", name, info.GetSummary().GetState(), tbl, cnt)
 		for _, d := range cnt.Details {
 			t.Logf("  %s", d)

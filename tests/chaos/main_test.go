@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/loadnode/loadnode/internal/testnode"
 )
 
 // TestMain runs the tests and prints the package's summary line last:
@@ -15,6 +17,6 @@ func TestMain(m *testing.M) {
 		fmt.Println(totals.sum.Line())
 	}
 	totals.mu.Unlock()
-	cleanupBinary()
+	testnode.RemoveBinary()
 	os.Exit(code)
 }

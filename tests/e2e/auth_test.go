@@ -17,6 +17,7 @@ import (
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/internal/testcert"
+	"github.com/loadnode/loadnode/internal/testnode"
 )
 
 const e2eToken = "e2e-0123456789abcdef-token"
@@ -35,8 +36,7 @@ kafka:
 // lockedNode is a `loadnode serve` process with a token file, TLS and the
 // HTTP endpoint, all on loopback.
 type lockedNode struct {
-	*proc
-	http      string
+	*testnode.Proc
 	certs     testcert.Files
 	tokenFile string
 }
@@ -49,24 +49,17 @@ func startLockedNode(t *testing.T) *lockedNode {
 	if err := os.WriteFile(tokenFile, []byte(e2eToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	httpAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
-	n := &lockedNode{http: httpAddr, certs: certs, tokenFile: tokenFile}
-	n.proc = startServe(t, filepath.Join(dir, "data"),
-		[]string{"--http", httpAddr, "--auth-token-file", tokenFile, "--tls-cert", certs.CertFile, "--tls-key", certs.KeyFile}, nil,
-		func(ctx context.Context, addr string) (*client.Client, error) { return n.dialAddr(ctx, addr, e2eToken) })
-	return n
+	p := testnode.Start(t, testnode.Options{DataDir: filepath.Join(dir, "data"), HTTP: true,
+		Args: []string{"--auth-token-file", tokenFile, "--tls-cert", certs.CertFile, "--tls-key", certs.KeyFile}})
+	return &lockedNode{Proc: p, certs: certs, tokenFile: tokenFile}
 }
 
 func (n *lockedNode) dial(ctx context.Context, token string) (*client.Client, error) {
-	return n.dialAddr(ctx, n.addr, token)
-}
-
-func (n *lockedNode) dialAddr(ctx context.Context, addr, token string) (*client.Client, error) {
 	opts := []client.Option{client.WithTimeout(5 * time.Second), client.WithTLS(&tls.Config{RootCAs: n.certs.Pool})}
 	if token != "" {
 		opts = append(opts, client.WithToken(token))
 	}
-	return client.Dial(ctx, addr, opts...)
+	return n.Dial(ctx, opts...)
 }
 
 // cli runs the loadnode binary as a client command against n.
@@ -74,7 +67,7 @@ func (n *lockedNode) cli(t *testing.T, env []string, args ...string) (int, strin
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, append(args, "--addr", n.addr)...)
+	cmd := exec.CommandContext(ctx, loadnodeBinary(t), append(args, "--addr", n.Addr())...)
 	// The test process's own environment must not leak a token in.
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
 	out, err := cmd.CombinedOutput()
@@ -97,7 +90,7 @@ func TestAuthBinary(t *testing.T) {
 	n := startLockedNode(t)
 	ctx := context.Background()
 
-	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(n.cmd.Process.Pid) + "/cmdline")
+	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(n.PID()) + "/cmdline")
 	if err == nil && strings.Contains(string(cmdline), e2eToken) {
 		t.Fatalf("the token is in the process's command line: %q", cmdline)
 	}
@@ -171,7 +164,7 @@ func TestAuthBinary(t *testing.T) {
 	// HTTP.
 	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: n.certs.Pool}}}
 	get := func(path, token string) int {
-		req, _ := http.NewRequest("GET", "https://"+n.http+path, nil)
+		req, _ := http.NewRequest("GET", "https://"+n.AdminAddr()+path, nil)
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
@@ -197,7 +190,7 @@ func TestAuthBinary(t *testing.T) {
 			t.Errorf("%s with the token = %d, want 200", path, code)
 		}
 	}
-	if strings.Contains(n.out.String(), e2eToken) {
+	if strings.Contains(n.Log(), e2eToken) {
 		t.Errorf("the token is in the node's logs")
 	}
 }
@@ -218,7 +211,7 @@ func TestAuthBinaryRefusesExposedListen(t *testing.T) {
 		{[]string{"--listen", "0.0.0.0:0", "--tls-cert", certs.CertFile, "--tls-key", certs.KeyFile}, nil, []string{"requires a token"}},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		cmd := exec.CommandContext(ctx, binary, append([]string{"serve", "--data", filepath.Join(dir, "data")}, tc.args...)...)
+		cmd := exec.CommandContext(ctx, loadnodeBinary(t), append([]string{"serve", "--data", filepath.Join(dir, "data")}, tc.args...)...)
 		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, tc.env...)
 		out, err := cmd.CombinedOutput()
 		cancel()

@@ -202,7 +202,7 @@ func TestKinesisExactlyOnce(t *testing.T) {
 	l.put(t, kc, 20000)
 
 	p := startNode(t, t.TempDir())
-	c := p.client(t)
+	c := p.Client(t)
 	createJob(t, c, kinesisSpec(name, tbl, stream, endpoint))
 	l.put(t, kc, 80000)
 	waitKinesisLoaded(t, c, name, l.total(), 3*time.Minute)
@@ -329,28 +329,28 @@ func TestKinesisReshardAndKill(t *testing.T) {
 
 	w := watchLineage(name)
 	p := startNodeArgs(t, dir, fastTopology(t))
-	w.addr.Store(p.addr)
-	c := p.client(t)
+	w.addr.Store(p.Addr())
+	c := p.Client(t)
 	createJob(t, c, kinesisSpec(name, tbl, stream, endpoint))
 	waitKinesisLoaded(t, c, name, 2000, time.Minute)
 
 	lower, upper := kinesistest.Split(t, kc, stream, "shardId-000000000000", kinesistest.MidHashKey(t, kc, stream, "shardId-000000000000"))
 	t.Logf("split shardId-000000000000 into %s and %s", lower, upper)
 	l.put(t, kc, 6000)
-	p.kill()
+	p.MustKill(t)
 	l.put(t, kc, 3000)
-	p = startNodeArgs(t, dir, fastTopology(t))
-	w.addr.Store(p.addr)
-	c = p.client(t)
+	p.MustRestart(t)
+	w.addr.Store(p.Addr())
+	c = p.Client(t)
 	merged := kinesistest.Merge(t, kc, stream, "shardId-000000000002", "shardId-000000000003")
 	t.Logf("merged shardId-000000000002 and shardId-000000000003 into %s", merged)
 	l.put(t, kc, 6000)
 	waitKinesisLoaded(t, c, name, 12000, time.Minute)
-	p.kill()
+	p.MustKill(t)
 	l.put(t, kc, 3000)
-	p = startNodeArgs(t, dir, fastTopology(t))
-	w.addr.Store(p.addr)
-	c = p.client(t)
+	p.MustRestart(t)
+	w.addr.Store(p.Addr())
+	c = p.Client(t)
 	l.put(t, kc, 4000)
 	info := waitKinesisLoaded(t, c, name, l.total(), 2*time.Minute)
 	// Let the watcher see the final state too.
@@ -394,14 +394,14 @@ func TestKinesisThrottlingAndExpiry(t *testing.T) {
 	l := newKinesisLedger(stream, 32)
 	l.put(t, kc, 10000)
 	p := startNode(t, t.TempDir(), "LOADNODE_KINESIS_FAULTS=throttle=0.2,expire=0.01")
-	c := p.client(t)
+	c := p.Client(t)
 	spec := kinesisSpec(name, tbl, stream, endpoint)
 	spec.MaxBatchRows = 500 // many reads, so that the faults fire often
 	createJob(t, c, spec)
 
 	var calls, throttled, expired int
 	report := func() string {
-		m := faultLine.FindAllStringSubmatch(p.out.String(), -1)
+		m := faultLine.FindAllStringSubmatch(p.Log(), -1)
 		if len(m) == 0 {
 			return "no fault report yet"
 		}
@@ -443,17 +443,17 @@ func TestKinesisTrimmedPauses(t *testing.T) {
 	l.put(t, kc, 100)
 	dir := t.TempDir()
 	p := startNode(t, dir)
-	c := p.client(t)
+	c := p.Client(t)
 	createJob(t, c, kinesisSpec(name, tbl, stream, endpoint))
 	waitKinesisLoaded(t, c, name, 100, time.Minute)
-	p.kill()
+	p.MustKill(t)
 
 	// Retention trims the committed record and the next five.
 	l.put(t, kc, 10)
 	seqs := l.ranks["shardId-000000000000"]
 	trim := fmt.Sprintf("trim=shardId-000000000000:%s", seqs[104])
-	p = startNode(t, dir, "LOADNODE_KINESIS_FAULTS="+trim)
-	c = p.client(t)
+	p.MustRestart(t, "LOADNODE_KINESIS_FAULTS="+trim)
+	c = p.Client(t)
 	var info *api.JobInfo
 	waitFor(t, time.Minute, "PAUSED for data loss", func() (bool, string) {
 		info = showJob(t, c, name)
@@ -484,7 +484,7 @@ func TestKinesisLatestSurvivesRestart(t *testing.T) {
 	l := newKinesisLedger(stream, 8)
 	dir := t.TempDir()
 	p := startNode(t, dir)
-	c := p.client(t)
+	c := p.Client(t)
 	spec := kinesisSpec(name, tbl, stream, endpoint)
 	spec.Kinesis.DefaultPosition = "LATEST"
 	createJob(t, c, spec)
@@ -493,10 +493,10 @@ func TestKinesisLatestSurvivesRestart(t *testing.T) {
 		return len(info.Partitions) == 2 && info.RunningTasks == 2 && info.Summary.State == api.JobState_RUNNING,
 			fmt.Sprintf("%s tasks %d %v", info.Summary.State, info.RunningTasks, info.Partitions)
 	})
-	p.kill()
+	p.MustKill(t)
 	l.put(t, kc, 200)
-	p = startNode(t, dir)
-	c = p.client(t)
+	p.MustRestart(t)
+	c = p.Client(t)
 	waitKinesisLoaded(t, c, name, l.total(), time.Minute)
 	l.check(t, c, name, tbl, nil)
 }

@@ -13,28 +13,23 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
+	"github.com/loadnode/loadnode/internal/ledger"
+	"github.com/loadnode/loadnode/internal/testnode"
 )
 
-type position struct {
-	partition int32
-	offset    int64
-}
-
-// ledger remembers which id the broker stored at which position.
-type ledger struct {
-	mu  sync.Mutex
-	ids map[position]int64
-}
-
-func (l *ledger) produce(t *testing.T, b *broker, topic string, from, n int) {
+// produce writes n records with ids from..from+n-1 to topic, spread over
+// its partitions by key, and records in l the id the broker acknowledged
+// at each position: writer 0, seq = id (one producer goroutine, so within
+// a partition the ids increase with the offset).
+func produce(t *testing.T, l *ledger.Ledger, b *testnode.Broker, topic string, from, n int) {
 	t.Helper()
-	if err := l.tryProduce(b, topic, from, n); err != nil {
+	if err := tryProduce(l, b, topic, from, n); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // tryProduce is produce for goroutines other than the test's.
-func (l *ledger) tryProduce(b *broker, topic string, from, n int) error {
+func tryProduce(l *ledger.Ledger, b *testnode.Broker, topic string, from, n int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -43,7 +38,7 @@ func (l *ledger) tryProduce(b *broker, topic string, from, n int) error {
 		wg.Add(1)
 		id := int64(i)
 		rec := &kgo.Record{Topic: topic, Key: []byte(strconv.Itoa(i)), Value: fmt.Appendf(nil, `{"id":%d,"note":"record %d"}`, i, i)}
-		b.cl.Produce(ctx, rec, func(r *kgo.Record, err error) {
+		b.Client().Produce(ctx, rec, func(r *kgo.Record, err error) {
 			defer wg.Done()
 			if err != nil {
 				select {
@@ -52,9 +47,7 @@ func (l *ledger) tryProduce(b *broker, topic string, from, n int) error {
 				}
 				return
 			}
-			l.mu.Lock()
-			l.ids[position{r.Partition, r.Offset}] = id
-			l.mu.Unlock()
+			l.Add(ledger.Position{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}, ledger.Payload{W: 0, Seq: id})
 		})
 	}
 	wg.Wait()
@@ -79,9 +72,9 @@ func showJob(t *testing.T, c *client.Client, name string) *api.JobInfo {
 
 // waitDrained waits until the job's progress equals the broker's end
 // offsets on every partition.
-func waitDrained(t *testing.T, c *client.Client, b *broker, name, topic string, d time.Duration) {
+func waitDrained(t *testing.T, c *client.Client, b *testnode.Broker, name, topic string, d time.Duration) {
 	t.Helper()
-	ends := b.endOffsets(t, topic)
+	ends := endOffsets(t, b, topic)
 	waitFor(t, d, "progress = end offsets", func() (bool, string) {
 		info := showJob(t, c, name)
 		got := map[int32]int64{}
@@ -97,31 +90,22 @@ func waitDrained(t *testing.T, c *client.Client, b *broker, name, topic string, 
 	})
 }
 
-// checkExactlyOnce reads the whole table and checks every produced record is
-// there exactly once, at its position, with its payload; and that the job's
-// loaded-rows statistic (committed with the rows) equals the record count,
-// which a batch committed twice would inflate even though its rows overwrite
-// themselves.
-func checkExactlyOnce(t *testing.T, c *client.Client, l *ledger, jobName, tableName string) {
+// checkExactlyOnce reads the whole table and checks with ledger.Check that
+// every produced record is there exactly once, at its position, with its
+// id, below the job's progress; and that the job's loaded-rows statistic
+// (committed with the rows) equals the record count, which a batch
+// committed twice would inflate even though its rows overwrite themselves.
+func checkExactlyOnce(t *testing.T, c *client.Client, l *ledger.Ledger, jobName, tableName string) {
 	t.Helper()
-	rows := scanAll(t, c, tableName)
-	seen := map[position]bool{}
-	dups, wrong := 0, 0
-	for _, r := range rows {
-		pos := position{r.Partition, r.Offset}
-		if seen[pos] {
-			dups++
-		}
-		seen[pos] = true
-		want, ok := l.ids[pos]
-		if !ok || r.Values[0].GetInt64() != want {
-			wrong++
-		}
-	}
-	lost := 0
-	for pos := range l.ids {
-		if !seen[pos] {
-			lost++
+	info := showJob(t, c, jobName)
+	expected := l.Topic(info.GetSpec().GetKafka().GetTopic())
+	scanned := scanAll(t, c, tableName)
+	rows := make([]ledger.Row, len(scanned))
+	for i, r := range scanned {
+		// The id is the payload; the note column is not checked.
+		rows[i] = ledger.Row{Job: r.GetJobId(), Partition: r.GetPartition(), Offset: r.GetOffset(), Payload: ledger.Payload{W: 0, Seq: r.Values[0].GetInt64()}}
+		if _, ok := r.Values[0].GetKind().(*api.Value_Int64); !ok {
+			rows[i].Bad = true
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -130,14 +114,18 @@ func checkExactlyOnce(t *testing.T, c *client.Client, l *ledger, jobName, tableN
 	if err != nil {
 		t.Fatal(err)
 	}
-	info := showJob(t, c, jobName)
-	t.Logf("records=%d rows=%d count=%d loaded_rows=%d lost=%d duplicated=%d inconsistent=%d batches=%d",
-		len(l.ids), len(rows), count, info.Stats.LoadedRows, lost, dups, wrong, info.Stats.CommittedBatches)
-	if lost != 0 || dups != 0 || wrong != 0 || int(count) != len(l.ids) || len(rows) != len(l.ids) {
-		t.Fatalf("not exactly once: records=%d rows=%d count=%d lost=%d duplicated=%d inconsistent=%d", len(l.ids), len(rows), count, lost, dups, wrong)
+	cnt := ledger.Check(expected, rows, ledger.JobViewFromInfo(info), ledger.CheckOptions{Final: true})
+	t.Logf("records=%d rows=%d count=%d loaded_rows=%d %s batches=%d",
+		len(expected), len(scanned), count, info.Stats.LoadedRows, cnt, info.Stats.CommittedBatches)
+	for _, d := range cnt.Details {
+		t.Logf("  %s", d)
 	}
-	if info.Stats.LoadedRows != int64(len(l.ids)) {
-		t.Fatalf("loaded_rows statistic = %d, want %d: some batch was committed twice", info.Stats.LoadedRows, len(l.ids))
+	if cnt.Lost != 0 || cnt.Duplicated != 0 || cnt.Inconsistent != 0 || cnt.Torn != 0 || cnt.Order != 0 ||
+		int(count) != len(expected) || len(scanned) != len(expected) {
+		t.Fatalf("not exactly once: records=%d rows=%d count=%d %s", len(expected), len(scanned), count, cnt)
+	}
+	if cnt.StatsDelta != 0 || info.Stats.LoadedRows != int64(len(expected)) {
+		t.Fatalf("loaded_rows statistic = %d, want %d: some batch was committed twice", info.Stats.LoadedRows, len(expected))
 	}
 }
 
@@ -160,20 +148,20 @@ func TestRestartMidLoad(t *testing.T) {
 	const topic, name, tbl = "orders", "orders_load", "orders"
 	const kills = 3
 	total := records(t)
-	b := startBroker(t, 4, topic)
-	l := &ledger{ids: map[position]int64{}}
+	b := testnode.StartBroker(t, 4, topic)
+	l := ledger.New()
 	dir := t.TempDir()
 
 	// A quarter up front, the rest while the node loads and dies.
 	first := total / 4
-	l.produce(t, b, topic, 0, first)
+	produce(t, l, b, topic, 0, first)
 	p := startNode(t, dir)
-	c := p.client(t)
-	spec := jsonSpec(name, tbl, topic, b.addrs)
+	c := p.Client(t)
+	spec := jsonSpec(name, tbl, topic, b.Addrs())
 	spec.MaxBatchRows = 2000 // many commits, so kills land between and inside them
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	if _, err := c.CreateJob(ctx, spec); err != nil {
-		t.Fatalf("create: %v\n%s", err, p.out.String())
+		t.Fatalf("create: %v", err) // testnode dumps the node's output
 	}
 	cancel()
 	producing := make(chan struct{})
@@ -181,7 +169,7 @@ func TestRestartMidLoad(t *testing.T) {
 		defer close(producing)
 		const chunk = 2000
 		for at := first; at < total; at += chunk {
-			if err := l.tryProduce(b, topic, at, min(chunk, total-at)); err != nil {
+			if err := tryProduce(l, b, topic, at, min(chunk, total-at)); err != nil {
 				t.Error(err)
 				return
 			}
@@ -204,10 +192,10 @@ func TestRestartMidLoad(t *testing.T) {
 			return loaded >= target, fmt.Sprintf("loaded %d of %d, state %s %s", loaded, target, info.Summary.State, info.Summary.ReasonMessage)
 		})
 		c.Close()
-		p.kill()
+		p.MustKill(t)
 		t.Logf("kill %d: SIGKILL at %d rows loaded (lag %d when last shown)", kill, loaded, lag)
-		p = startNode(t, dir)
-		c = p.client(t)
+		p.MustRestart(t)
+		c = p.Client(t)
 		info := showJob(t, c, name)
 		if info.Summary.State == api.JobState_PAUSED || info.Summary.State == api.JobState_STOPPED {
 			t.Fatalf("after restart the job is %s (%s)", info.Summary.State, info.Summary.ReasonMessage)

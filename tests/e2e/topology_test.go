@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/internal/ledger"
+	"github.com/loadnode/loadnode/internal/testnode"
 )
 
 // fastTopology writes a node config that looks for new partitions often.
@@ -24,23 +26,23 @@ func fastTopology(t *testing.T) []string {
 // from their persisted start offset, and every record is loaded once.
 func TestPartitionsAdded(t *testing.T) {
 	const topic, name, tbl = "grow", "grow_load", "grow_rows"
-	b := startBroker(t, 2, topic)
-	l := &ledger{ids: map[position]int64{}}
-	l.produce(t, b, topic, 0, 4000)
+	b := testnode.StartBroker(t, 2, topic)
+	l := ledger.New()
+	produce(t, l, b, topic, 0, 4000)
 	p := startNodeArgs(t, t.TempDir(), fastTopology(t))
-	c := p.client(t)
+	c := p.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := c.CreateJob(ctx, jsonSpec(name, tbl, topic, b.addrs)); err != nil {
+	if _, err := c.CreateJob(ctx, jsonSpec(name, tbl, topic, b.Addrs())); err != nil {
 		t.Fatal(err)
 	}
 	waitDrained(t, c, b, name, topic, 60*time.Second)
 
-	if _, err := b.adm.CreatePartitions(ctx, 2, topic); err != nil {
+	if _, err := b.Admin().CreatePartitions(ctx, 2, topic); err != nil {
 		t.Fatalf("add partitions: %v", err)
 	}
-	l.produce(t, b, topic, 4000, 4000)
-	ends := b.endOffsets(t, topic)
+	produce(t, l, b, topic, 4000, 4000)
+	ends := endOffsets(t, b, topic)
 	if len(ends) != 4 {
 		t.Fatalf("topic has %d partitions, want 4", len(ends))
 	}
@@ -57,24 +59,24 @@ func TestPartitionsAdded(t *testing.T) {
 // and progress does not move.
 func TestRetentionPauses(t *testing.T) {
 	const topic, name, tbl = "retention", "retention_load", "retention_rows"
-	b := startBroker(t, 1, topic)
-	l := &ledger{ids: map[position]int64{}}
-	l.produce(t, b, topic, 0, 1000)
+	b := testnode.StartBroker(t, 1, topic)
+	l := ledger.New()
+	produce(t, l, b, topic, 0, 1000)
 	p := startNodeArgs(t, t.TempDir(), fastTopology(t))
-	c := p.client(t)
+	c := p.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := c.CreateJob(ctx, jsonSpec(name, tbl, topic, b.addrs)); err != nil {
+	if _, err := c.CreateJob(ctx, jsonSpec(name, tbl, topic, b.Addrs())); err != nil {
 		t.Fatal(err)
 	}
 	waitDrained(t, c, b, name, topic, 60*time.Second)
 	if _, err := c.PauseJob(ctx, name); err != nil {
 		t.Fatal(err)
 	}
-	l.produce(t, b, topic, 1000, 1000)
+	produce(t, l, b, topic, 1000, 1000)
 	// Retention deletes everything before offset 1500: records 1000..1499,
 	// which the job has not loaded yet, are gone.
-	if err := b.c.DeleteRecords(topic, 0, 1500); err != nil {
+	if err := b.Cluster().DeleteRecords(topic, 0, 1500); err != nil {
 		t.Fatalf("delete records: %v", err)
 	}
 	if _, err := c.ResumeJob(ctx, name); err != nil {

@@ -1,4 +1,4 @@
-package chaos
+package ledger
 
 import (
 	"context"
@@ -46,7 +46,7 @@ func Encode(p Payload, pad string) []byte {
 func Decode(b []byte) (Payload, error) {
 	var r recordJSON
 	if err := json.Unmarshal(b, &r); err != nil {
-		return Payload{}, fmt.Errorf("chaos: decode record: %w", err)
+		return Payload{}, fmt.Errorf("ledger: decode record: %w", err)
 	}
 	return Payload{W: r.W, Seq: r.Seq}, nil
 }
@@ -61,8 +61,8 @@ type Ledger struct {
 	conflicts []string
 }
 
-// NewLedger returns an empty ledger.
-func NewLedger() *Ledger {
+// New returns an empty ledger.
+func New() *Ledger {
 	return &Ledger{recs: map[Position]Payload{}}
 }
 
@@ -194,7 +194,7 @@ func (p *Producer) Reconnect(brokers []string) error {
 		kgo.MetadataMinAge(100*time.Millisecond),
 	)
 	if err != nil {
-		return fmt.Errorf("chaos: producer client: %w", err)
+		return fmt.Errorf("ledger: producer client: %w", err)
 	}
 	p.mu.Lock()
 	old := p.cl
@@ -244,7 +244,7 @@ func (p *Producer) Produce(ctx context.Context, perWriter int) (int, error) {
 	writers := append([]*Writer(nil), p.writers...)
 	p.mu.Unlock()
 	if cl == nil {
-		return 0, errors.New("chaos: producer closed")
+		return 0, errors.New("ledger: producer closed")
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -282,7 +282,7 @@ func (p *Producer) Produce(ctx context.Context, perWriter int) (int, error) {
 func EndOffsets(ctx context.Context, brokers []string, topic string) (map[int32]int64, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
-		return nil, fmt.Errorf("chaos: end offsets: %w", err)
+		return nil, fmt.Errorf("ledger: end offsets: %w", err)
 	}
 	defer cl.Close()
 	return endOffsets(ctx, kadm.NewClient(cl), topic)
@@ -291,13 +291,13 @@ func EndOffsets(ctx context.Context, brokers []string, topic string) (map[int32]
 func endOffsets(ctx context.Context, adm *kadm.Client, topic string) (map[int32]int64, error) {
 	ends, err := adm.ListEndOffsets(ctx, topic)
 	if err != nil {
-		return nil, fmt.Errorf("chaos: list end offsets of %s: %w", topic, err)
+		return nil, fmt.Errorf("ledger: list end offsets of %s: %w", topic, err)
 	}
 	out := map[int32]int64{}
 	var ferr error
 	ends.Each(func(o kadm.ListedOffset) {
 		if o.Err != nil && ferr == nil {
-			ferr = fmt.Errorf("chaos: end offset of %s[%d]: %w", topic, o.Partition, o.Err)
+			ferr = fmt.Errorf("ledger: end offset of %s[%d]: %w", topic, o.Partition, o.Err)
 		}
 		out[o.Partition] = o.Offset
 	})
@@ -309,7 +309,7 @@ func endOffsets(ctx context.Context, adm *kadm.Client, topic string) (map[int32]
 func ReadLog(ctx context.Context, brokers []string, topic string) (map[PartOff]Payload, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
-		return nil, fmt.Errorf("chaos: read log: %w", err)
+		return nil, fmt.Errorf("ledger: read log: %w", err)
 	}
 	adm := kadm.NewClient(cl)
 	ends, err := endOffsets(ctx, adm, topic)
@@ -320,7 +320,7 @@ func ReadLog(ctx context.Context, brokers []string, topic string) (map[PartOff]P
 	starts, err := adm.ListStartOffsets(ctx, topic)
 	cl.Close()
 	if err != nil {
-		return nil, fmt.Errorf("chaos: list start offsets of %s: %w", topic, err)
+		return nil, fmt.Errorf("ledger: list start offsets of %s: %w", topic, err)
 	}
 	pos := map[int32]int64{}
 	starts.Each(func(o kadm.ListedOffset) { pos[o.Partition] = o.Offset })
@@ -337,7 +337,7 @@ func ReadLog(ctx context.Context, brokers []string, topic string) (map[PartOff]P
 	cl, err = kgo.NewClient(kgo.SeedBrokers(brokers...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}))
 	if err != nil {
-		return nil, fmt.Errorf("chaos: read log: %w", err)
+		return nil, fmt.Errorf("ledger: read log: %w", err)
 	}
 	defer cl.Close()
 	done := func() bool {
@@ -351,10 +351,10 @@ func ReadLog(ctx context.Context, brokers []string, topic string) (map[PartOff]P
 	for !done() {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("chaos: read log of %s: %w (at %v of %v)", topic, err, pos, ends)
+			return nil, fmt.Errorf("ledger: read log of %s: %w (at %v of %v)", topic, err, pos, ends)
 		}
 		for _, fe := range fs.Errors() {
-			return nil, fmt.Errorf("chaos: read log of %s[%d]: %w", fe.Topic, fe.Partition, fe.Err)
+			return nil, fmt.Errorf("ledger: read log of %s[%d]: %w", fe.Topic, fe.Partition, fe.Err)
 		}
 		var derr error
 		fs.EachRecord(func(r *kgo.Record) {
