@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/metastore"
 	"github.com/loadnode/loadnode/persistence"
 	"github.com/loadnode/loadnode/sink"
 	"github.com/loadnode/loadnode/sources"
@@ -85,6 +86,26 @@ func newHarnessStore(t *testing.T, fs vfs.FS, src testSource, set Settings, wrap
 // open.
 func newHarnessSources(t *testing.T, fs vfs.FS, open SourceFactory, set Settings, wrap func(*persistence.Store) sink.Sink) *harness {
 	t.Helper()
+	return newHarnessOpts(t, fs, open, set, harnessOpts{sink: wrap})
+}
+
+// harnessOpts are the optional parts of a harness's Deps; zero values keep
+// the store's own faces, the wall clock and the test logger.
+type harnessOpts struct {
+	// sink wraps the store's sink face.
+	sink func(*persistence.Store) sink.Sink
+	// meta wraps the store's metastore face (a write counter, faults).
+	meta func(metastore.Store) metastore.Store
+	// now is the actors' clock.
+	now func() time.Time
+	// logs, if set, also receives every log record.
+	logs slog.Handler
+}
+
+// newHarnessOpts is newHarnessSources with the optional Deps of o.
+func newHarnessOpts(t *testing.T, fs vfs.FS, open SourceFactory, set Settings, o harnessOpts) *harness {
+	t.Helper()
+	wrap := o.sink
 	st, err := persistence.Open(persistence.Options{Dir: "db", FS: fs, OnFatal: func(error) {}})
 	if err != nil {
 		t.Fatal(err)
@@ -97,10 +118,18 @@ func newHarnessSources(t *testing.T, fs vfs.FS, open SourceFactory, set Settings
 	if os.Getenv("LOADNODE_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	var handler slog.Handler = slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})
+	if o.logs != nil {
+		handler = teeHandler{handler, o.logs}
+	}
+	logger := slog.New(handler)
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
-	deps := &Deps{Meta: st.Meta(), Sinks: func(*api.TableSpec) (sink.Sink, error) { return sk, nil },
-		Specs: testSpecs{}, Logger: logger, Settings: testSettings(set), Sources: open}
+	var meta metastore.Store = st.Meta()
+	if o.meta != nil {
+		meta = o.meta(meta)
+	}
+	deps := &Deps{Meta: meta, Sinks: func(*api.TableSpec) (sink.Sink, error) { return sk, nil },
+		Specs: testSpecs{}, Logger: logger, Settings: testSettings(set), Sources: open, Now: o.now}
 	sch, _ := system.Root.SpawnNamed(NewSchedulerProps(4, logger), SchedulerName)
 	props, err := NewManagerProps(deps, sch)
 	if err != nil {
@@ -114,6 +143,32 @@ func newHarnessSources(t *testing.T, fs vfs.FS, open SourceFactory, set Settings
 		st.Close()
 	})
 	return h
+}
+
+// teeHandler sends each record to both handlers (each by its own level).
+type teeHandler struct{ a, b slog.Handler }
+
+func (t teeHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return t.a.Enabled(ctx, l) || t.b.Enabled(ctx, l)
+}
+
+func (t teeHandler) Handle(ctx context.Context, r slog.Record) error {
+	for _, h := range []slog.Handler{t.a, t.b} {
+		if h.Enabled(ctx, r.Level) {
+			if err := h.Handle(ctx, r.Clone()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (t teeHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return teeHandler{t.a.WithAttrs(as), t.b.WithAttrs(as)}
+}
+
+func (t teeHandler) WithGroup(name string) slog.Handler {
+	return teeHandler{t.a.WithGroup(name), t.b.WithGroup(name)}
 }
 
 func (h *harness) ask(pid *actor.PID, msg any) any {

@@ -477,10 +477,11 @@ func TestBadInput(t *testing.T) {
 	n.waitLoaded(t, "good", 310)
 }
 
-// TestConcurrentCreates: creates that arrive together are written together
-// (group commit) and still each get their own answer: distinct names all
-// succeed on one shared new table, and of several creates of one name
-// exactly one does.
+// TestConcurrentCreates: concurrent creates through a node each get their
+// own answer: distinct names all succeed on one shared new table, and of
+// several creates of one name exactly one does. That they are written
+// together (fewer CreateJobs calls than creates) is counted by
+// TestCreatesWrittenTogether, which can wrap the metastore.
 func TestConcurrentCreates(t *testing.T) {
 	_, cl := kafka(t, "many", 1, 0)
 	brokers := cl.OptValue(kgo.SeedBrokers).([]string)

@@ -56,10 +56,32 @@ func TestRestartBudget(t *testing.T) {
 	if n := count(j, api.Reason_RECOVERED); n < 1 {
 		t.Fatalf("%d RECOVERED transitions, want the restart that found RUNNING to journal it: %v", n, j)
 	}
-	in := h.waitState(h.jobPID(id), api.JobState_RUNNING)
-	if in.generation == 0 {
-		t.Fatal("no tasks after auto-resume")
+	// Running again means reading again: exactly one task (one partition,
+	// one wanted), and it stays the only one.
+	h.waitTasks(id, api.JobState_RUNNING, 1)
+	// A pause stops them all.
+	h.ask(h.mgr, &api.PauseJobRequest{Name: "crashy"})
+	h.waitTasks(id, api.JobState_PAUSED, 0)
+}
+
+// runtime asks job id's actor for its runtime view.
+func (h *harness) runtime(id uint64) *JobRuntime {
+	h.t.Helper()
+	return h.ask(h.jobPID(id), &InspectJob{}).(*JobRuntime)
+}
+
+// waitTasks waits until job id is in state with n task children, then
+// checks that it stays so for 200ms (no late task, no leftover of an old
+// generation still stopping).
+func (h *harness) waitTasks(id uint64, state api.JobState, n int) {
+	h.t.Helper()
+	cond := func() (bool, string) {
+		rt := h.runtime(id)
+		return rt.State == state.String() && len(rt.Tasks) == n,
+			fmt.Sprintf("job %s with %d tasks, want %s with %d", rt.State, len(rt.Tasks), state, n)
 	}
+	poll(h.t, 10*time.Second, cond)
+	holds(h.t, 200*time.Millisecond, cond)
 }
 
 // panicSource's readers panic while panicking is set.

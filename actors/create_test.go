@@ -1,0 +1,86 @@
+package actors
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/metastore"
+)
+
+// countingMeta counts CreateJobs calls and the jobs each carried; the
+// first call waits for open to be closed, so that a burst of creates
+// queues behind it.
+type countingMeta struct {
+	metastore.Store
+	open chan struct{}
+
+	mu    sync.Mutex
+	calls []int // jobs per CreateJobs call, in call order
+}
+
+func (m *countingMeta) CreateJobs(jobs []metastore.NewJob) []error {
+	m.mu.Lock()
+	first := len(m.calls) == 0
+	m.calls = append(m.calls, len(jobs))
+	m.mu.Unlock()
+	if first {
+		<-m.open
+	}
+	return m.Store.CreateJobs(jobs)
+}
+
+func (m *countingMeta) counts() []int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]int(nil), m.calls...)
+}
+
+// TestCreatesWrittenTogether: creates that arrive while a create write is
+// in flight are written together, in one CreateJobs call, and each still
+// gets its own answer and its job.
+func TestCreatesWrittenTogether(t *testing.T) {
+	const n = 20
+	cm := &countingMeta{open: make(chan struct{})}
+	open := func(*api.JobSpec) (Source, error) { return adapt(&quietSource{parts: []int32{0}}), nil }
+	h := newHarnessOpts(t, vfs.NewMem(), open, Settings{}, harnessOpts{
+		meta: func(s metastore.Store) metastore.Store { cm.Store = s; return cm },
+	})
+	futures := make([]*actor.Future, n)
+	for i := range futures {
+		futures[i] = h.system.Root.RequestFuture(h.mgr, &api.CreateJobRequest{Spec: testSpec(fmt.Sprintf("burst%02d", i))}, 10*time.Second)
+	}
+	// The manager answers in mailbox order: once it has answered this,
+	// every create of the burst is validated and queued.
+	h.ask(h.mgr, &api.ListJobsRequest{})
+	close(cm.open)
+	for i, f := range futures {
+		res, err := f.Result()
+		if err != nil {
+			t.Fatalf("create burst%02d: %v", i, err)
+		}
+		if r := res.(*api.JobResponse); r.Error != nil {
+			t.Fatalf("create burst%02d: %v", i, r.Error)
+		}
+	}
+	calls := cm.counts()
+	jobs, most := 0, 0
+	for _, c := range calls {
+		jobs += c
+		most = max(most, c)
+	}
+	if jobs != n {
+		t.Fatalf("CreateJobs wrote %d jobs in %v, want %d", jobs, calls, n)
+	}
+	if len(calls) >= n || most < 2 {
+		t.Fatalf("%d creates took %d CreateJobs calls (jobs per call %v): not written together", n, len(calls), calls)
+	}
+	if l := h.ask(h.mgr, &api.ListJobsRequest{}).(*api.ListJobsResponse); len(l.Jobs) != n {
+		t.Fatalf("%d jobs listed, want %d", len(l.Jobs), n)
+	}
+}

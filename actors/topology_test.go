@@ -1,0 +1,138 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/persistence"
+	"github.com/loadnode/loadnode/sink"
+	"github.com/loadnode/loadnode/sources"
+)
+
+// durableStartSource starts partition p at offset 10+p, and checks, each
+// time a task opens a reader, that every start it is given is durable in
+// the sink at that offset.
+type durableStartSource struct {
+	store atomic.Pointer[persistence.Store]
+
+	mu         sync.Mutex
+	parts      []int32
+	read       map[int32]bool // partitions a reader was opened for
+	violations []string
+}
+
+func (s *durableStartSource) Partitions(context.Context) ([]int32, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.parts), nil
+}
+
+func (s *durableStartSource) ResolveStarts(_ context.Context, want map[int32]string, _ bool) (map[int32]sources.Start, error) {
+	out := map[int32]sources.Start{}
+	for p := range want {
+		out[p] = sources.Start{Offset: 10 + int64(p)}
+	}
+	return out, nil
+}
+
+func (s *durableStartSource) Watermarks(context.Context) (map[int32]int64, error) { return nil, nil }
+
+func (s *durableStartSource) NewReader(start map[int32]sources.Start) (sources.Reader, error) {
+	var bad []string
+	st := s.store.Load()
+	id, err := st.LastJobID() // the only job: its create is durable before it runs
+	var prog *sink.Progress
+	if err == nil {
+		prog, err = st.Sink().Progress(id)
+	}
+	if err != nil {
+		bad = append(bad, fmt.Sprintf("read progress: %v", err))
+	}
+	for p, o := range start {
+		if prog == nil {
+			break
+		}
+		if got, ok := prog.Positions[p]; !ok || got != o.Offset {
+			bad = append(bad, fmt.Sprintf("reader opened for partition %d at %d; durable: %d (present %v)", p, o.Offset, got, ok))
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.violations = append(s.violations, bad...)
+	for p := range start {
+		s.read[p] = true
+	}
+	return quietReader{}, nil
+}
+
+func (s *durableStartSource) Close() {}
+
+func (s *durableStartSource) add(p int32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.parts = append(s.parts, p)
+}
+
+func (s *durableStartSource) state() (read []int32, violations []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for p := range s.read {
+		read = append(read, p)
+	}
+	slices.Sort(read)
+	return read, slices.Clone(s.violations)
+}
+
+// slowInitSink takes its time to make initial positions durable, so that
+// a task given a partition before its start is durable opens its reader
+// first.
+type slowInitSink struct{ sink.Sink }
+
+func (s slowInitSink) InitStarts(job uint64, pos map[int32]int64, cks map[int32][]byte) error {
+	time.Sleep(50 * time.Millisecond) // fault injection: a slow durable write
+	return s.Sink.InitStarts(job, pos, cks)
+}
+
+// TestTopologyFollowsProgress: no task reads a partition before the
+// partition's start is durable in the sink: neither the partitions the job
+// starts with nor one added while it runs.
+func TestTopologyFollowsProgress(t *testing.T) {
+	src := &durableStartSource{parts: []int32{0, 1}, read: map[int32]bool{}}
+	h := newHarnessStore(t, vfs.NewMem(), src, Settings{TopologyInterval: 10 * time.Millisecond},
+		func(st *persistence.Store) sink.Sink { return slowInitSink{st.Sink()} })
+	src.store.Store(h.store)
+	spec := testSpec("durable")
+	spec.DesiredConcurrentNumber = 3
+	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: spec}).(*api.JobResponse)
+	if resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	wait := func(want []int32) {
+		t.Helper()
+		poll(t, 10*time.Second, func() (bool, string) {
+			read, bad := src.state()
+			if len(bad) > 0 {
+				t.Fatalf("a task read before its start was durable: %v", bad)
+			}
+			return slices.Equal(read, want), fmt.Sprintf("readers opened for %v, want %v", read, want)
+		})
+	}
+	wait([]int32{0, 1})
+	src.add(2)
+	wait([]int32{0, 1, 2})
+	if _, bad := src.state(); len(bad) > 0 {
+		t.Fatalf("a task read before its start was durable: %v", bad)
+	}
+	in := h.ask(h.jobPID(resp.Job.Summary.Id), &inspectJob{}).(*jobInspection)
+	if want := map[int32]int64{0: 10, 1: 11, 2: 12}; fmt.Sprint(in.progress) != fmt.Sprint(want) {
+		t.Fatalf("job progress %v, want %v", in.progress, want)
+	}
+}
