@@ -123,7 +123,7 @@ func wholeSpec(cur, in *api.JobSpec) (*api.JobSpec, error) {
 		probe.Kinesis.Positions = cur.GetKinesis().GetPositions()
 	}
 	if !proto.Equal(probe, cur) {
-		return nil, fieldErr("spec", "%s", alterHelp())
+		return nil, fieldErr(firstDifference(probe, cur), "%s", alterHelp())
 	}
 	if next.Kafka != nil {
 		next.Kafka.Offsets = cur.GetKafka().GetOffsets()
@@ -159,4 +159,40 @@ func describeChanges(old, next *api.JobSpec) []string {
 		changed = append(changed, fmt.Sprintf("kafka.default_offset %s->%s", old.GetKafka().GetDefaultOffset(), next.GetKafka().GetDefaultOffset()))
 	}
 	return changed
+}
+
+// firstDifference names the first field, in SPEC.md order, in which a and
+// b differ ("spec" when none of the named ones does).
+func firstDifference(a, b *api.JobSpec) string {
+	fields := []struct {
+		name string
+		get  func(*api.JobSpec) proto.Message
+	}{
+		{"table", func(s *api.JobSpec) proto.Message { return s.GetTable() }},
+		{"kafka.brokers", func(s *api.JobSpec) proto.Message {
+			return &api.KafkaSpec{Brokers: s.GetKafka().GetBrokers()}
+		}},
+		{"kafka.topic", func(s *api.JobSpec) proto.Message { return &api.KafkaSpec{Topic: s.GetKafka().GetTopic()} }},
+		{"kafka.partitions", func(s *api.JobSpec) proto.Message {
+			return &api.KafkaSpec{Partitions: s.GetKafka().GetPartitions()}
+		}},
+		{"kafka", func(s *api.JobSpec) proto.Message { return s.GetKafka() }},
+		{"kinesis", func(s *api.JobSpec) proto.Message { return s.GetKinesis() }},
+	}
+	switch {
+	case a.GetName() != b.GetName():
+		return "name"
+	case a.GetFormat() != b.GetFormat():
+		return "format"
+	case a.GetColumnSeparator() != b.GetColumnSeparator():
+		return "column_separator"
+	case !slices.Equal(a.GetJsonpaths(), b.GetJsonpaths()):
+		return "jsonpaths"
+	}
+	for _, f := range fields {
+		if !proto.Equal(f.get(a), f.get(b)) {
+			return f.name
+		}
+	}
+	return "spec"
 }
