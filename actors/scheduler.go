@@ -58,11 +58,9 @@ type scheduler struct {
 }
 
 // NewSchedulerProps returns the props of a scheduler with the given number
-// of slots.
+// of slots (Settings.MaxConcurrentTasks, validated by the caller: at least
+// one) and logger (nil discards).
 func NewSchedulerProps(slots int, logger *slog.Logger) *actor.Props {
-	if slots <= 0 {
-		slots = 64
-	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
