@@ -3,23 +3,33 @@
 // (task slots) and task actors (one per partition group, children of their
 // job).
 //
-// Concurrency model: every piece of mutable state belongs to exactly one
-// actor and is touched only inside that actor's Receive. Goroutines that
-// actors start (source reads, topology look-ups, table reads) never touch
-// actor state: they send a message to their actor, recover their own panics
-// and end when their context is cancelled.
+// The actors know no source SDK, statement dialect, config format or store
+// engine (TestSourceNeutral). They speak to seams: Source (with the
+// optional Watcher and Lineage) for a job's topic or stream, Specs for the
+// meaning of a spec and of an alter, metastore.Store for snapshots, the
+// journal and the table catalog, and a sink.Sink per table for rows,
+// progress and statistics. The node wires the implementations (Deps).
 //
-// Invariants kept here (see DESIGN.md):
+// Concurrency model: every piece of mutable state belongs to exactly one
+// actor and is touched only inside that actor's Receive. Work an actor
+// starts outside its mailbox (source reads, look-ups, commits, table reads,
+// timers) belongs to the actor incarnation's lifetime (async.go): it never
+// touches actor state, reports panics as *PanicError, and delivers its
+// result as a message that a later incarnation drops.
+//
+// Invariants kept here (see docs/design.md):
 //
 //   - INVARIANT (durable before visible): a job actor is spawned only after
-//     its create snapshot is synced (manager.create).
+//     its create snapshot is durable in the metadata store
+//     (manager.onCreatesWritten).
 //   - INVARIANT (rows and progress move together): a batch is acknowledged
-//     only after Store.CommitBatch returned (job.commit).
+//     only after its sink commit returned (job.onGroupCommitted).
 //   - INVARIANT (fencing): a commit whose generation is not current or whose
-//     start positions differ from the job's progress is refused (job.commit,
-//     and again inside Store.CommitBatch).
+//     start positions differ from the job's progress is refused (job.stale),
+//     and again by the sink (start positions, fence, statistics base).
 //   - INVARIANT (topology follows progress): a partition's initial position
-//     is persisted before any task is given that partition (job.onTopology).
+//     is durable in the sink before any task is given that partition
+//     (job.onTopology).
 //   - INVARIANT (no silent loss): an out-of-range offset pauses the job with
 //     OFFSET_OUT_OF_RANGE; nothing advances progress past unread records.
 package actors
