@@ -202,20 +202,36 @@ func (e *env) rows(t *testing.T, name string) []sink.KV {
 	var all []sink.KV
 	var after []byte
 	for {
-		n := 0
-		err := e.s.ScanRowsAfter(name, after, 7, func(k, v []byte) error {
-			all = append(all, sink.KV{Key: bytes.Clone(k), Value: bytes.Clone(v)})
-			n++
-			return nil
-		})
-		if err != nil {
-			t.Fatalf("ScanRowsAfter(%s): %v", name, err)
-		}
-		if n == 0 {
+		page := scanPage(t, e.s, name, after, 7)
+		if len(page) == 0 {
 			return all
 		}
+		all = append(all, page...)
 		after = all[len(all)-1].Key
 	}
+}
+
+// scanPage returns ScanRowsAfter(name, after, limit), failing t unless the
+// keys are ascending, follow after, and are at most limit.
+func scanPage(t *testing.T, s sink.Sink, name string, after []byte, limit int) []sink.KV {
+	t.Helper()
+	var page []sink.KV
+	prev := after
+	err := s.ScanRowsAfter(name, after, limit, func(k, v []byte) error {
+		if prev != nil && bytes.Compare(k, prev) <= 0 {
+			return fmt.Errorf("key %x does not follow %x", k, prev)
+		}
+		prev = bytes.Clone(k)
+		page = append(page, sink.KV{Key: prev, Value: bytes.Clone(v)})
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("ScanRowsAfter(%s, %x, %d): %v", name, after, limit, err)
+	}
+	if len(page) > limit {
+		t.Fatalf("ScanRowsAfter(%s, %x, %d) gave %d rows", name, after, limit, len(page))
+	}
+	return page
 }
 
 func (e *env) countRows(t *testing.T, name string) int64 {
