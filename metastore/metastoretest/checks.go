@@ -107,28 +107,37 @@ func testIdenticalTable(t *testing.T, e *env) {
 }
 
 func testConcurrentCreates(t *testing.T, e *env) {
-	const writers = 8
-	errs := make([]error, writers)
-	var wg sync.WaitGroup
-	for i := range writers {
-		wg.Go(func() { errs[i] = e.s.CreateJobs([]metastore.NewJob{newJob(uint64(10+i), "same")})[0] })
-	}
-	wg.Wait()
-	won := 0
-	for i, err := range errs {
-		switch {
-		case err == nil:
-			won++
-		case !errors.Is(err, metastore.ErrNameTaken):
-			t.Errorf("writer %d: CreateJobs = %v, want nil or an error wrapping metastore.ErrNameTaken", i, err)
+	const writers, rounds = 16, 100
+	for round := range rounds {
+		name := fmt.Sprintf("same%d", round)
+		errs := make([]error, writers)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range writers {
+			j := newJob(uint64(1+round*writers+i), name)
+			wg.Go(func() {
+				<-start
+				errs[i] = e.s.CreateJobs([]metastore.NewJob{j})[0]
+			})
+		}
+		close(start)
+		wg.Wait()
+		won := 0
+		for i, err := range errs {
+			switch {
+			case err == nil:
+				won++
+			case !errors.Is(err, metastore.ErrNameTaken):
+				t.Fatalf("round %d, writer %d: CreateJobs = %v, want nil or an error wrapping metastore.ErrNameTaken", round, i, err)
+			}
+		}
+		if won != 1 {
+			t.Fatalf("round %d: %d of %d concurrent creates of one name succeeded, want 1", round, won, writers)
 		}
 	}
-	if won != 1 {
-		t.Errorf("%d of %d concurrent creates of one name succeeded, want 1", won, writers)
-	}
 	e.restart(t)
-	if n := len(e.loadAll(t)); n != 1 {
-		t.Errorf("LoadAllJobs after concurrent creates of one name: %d jobs, want 1", n)
+	if n := len(e.loadAll(t)); n != rounds {
+		t.Errorf("LoadAllJobs after concurrent creates: %d jobs, want %d (one per name)", n, rounds)
 	}
 }
 
@@ -218,30 +227,41 @@ func testAppendFork(t *testing.T, e *env) {
 
 func testConcurrentAppends(t *testing.T, e *env) {
 	e.mustCreate(t, newJob(1, "a"))
-	const writers = 8
-	errs := make([]error, writers)
-	trs := make([]*api.Transition, writers)
-	var wg sync.WaitGroup
-	for i := range writers {
-		trs[i] = transition(2, api.JobState_NEED_SCHEDULE, api.JobState_PAUSED, api.Reason_USER_PAUSE)
-		trs[i].Message = fmt.Sprintf("writer %d", i)
-		wg.Go(func() { errs[i] = e.s.AppendTransition(1, trs[i]) })
-	}
-	wg.Wait()
-	var winner *api.Transition
-	for i, err := range errs {
-		if err == nil {
+	const writers, rounds = 16, 100
+	journal := []*api.Transition{created()}
+	for round := range rounds {
+		seq := uint64(2 + round)
+		errs := make([]error, writers)
+		trs := make([]*api.Transition, writers)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range writers {
+			trs[i] = transition(seq, api.JobState_NEED_SCHEDULE, api.JobState_PAUSED, api.Reason_USER_PAUSE)
+			trs[i].Message = fmt.Sprintf("writer %d", i)
+			wg.Go(func() {
+				<-start
+				errs[i] = e.s.AppendTransition(1, trs[i])
+			})
+		}
+		close(start)
+		wg.Wait()
+		var winner *api.Transition
+		for i, err := range errs {
+			if err != nil {
+				continue
+			}
 			if winner != nil {
-				t.Errorf("writers %q and %d both appended seq 2", winner.GetMessage(), i)
+				t.Fatalf("round %d: %s and writer %d both appended seq %d", round, winner.GetMessage(), i, seq)
 			}
 			winner = trs[i]
 		}
-	}
-	if winner == nil {
-		t.Fatal("no concurrent append of seq 2 succeeded")
+		if winner == nil {
+			t.Fatalf("round %d: no concurrent append of seq %d succeeded", round, seq)
+		}
+		journal = append(journal, winner)
 	}
 	e.restart(t)
-	e.assertJournal(t, 1, []*api.Transition{created(), winner}, "after concurrent appends of one seq")
+	e.assertJournal(t, 1, journal, "after concurrent appends")
 }
 
 func testAppendBatch(t *testing.T, e *env) {
