@@ -137,11 +137,17 @@ func (k *Sink) ResetStarts(job uint64, positions map[int32]int64, checkpoints ma
 }
 
 // Progress reads the job's progress, checkpoints, statistics and fence.
+// It holds the job's lock, which every write of them holds until its
+// commit has returned: the four reads are one committed state (never
+// positions from after a commit and statistics from before it), and one
+// that is durable (see the package comment on reads during a sync).
 func (k *Sink) Progress(job uint64) (p *sink.Progress, err error) {
 	s := k.s
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
+	unlock := s.jobs.lock(job)
+	defer unlock()
 	defer s.recoverFatal(&err)
 	p = &sink.Progress{Stats: &api.JobStats{}}
 	if _, err := s.getProto(jobKey(job, jobStatsSuffix), p.Stats); err != nil {
