@@ -312,6 +312,48 @@ func testConcurrentSameCommit(t *testing.T, e *env) {
 	assertPositions(t, p, map[int32]int64{0: from, 1: 3})
 }
 
+// testProgressConsistent: Progress is one state of the job, never half
+// of a commit (positions from after it, statistics from before), even
+// while a writer commits.
+func testProgressConsistent(t *testing.T, e *env) {
+	j := e.setup(t, 1, newTable("consistent"))
+	e.mustInit(t, j, map[int32]int64{0: 0, 1: 0}, nil)
+	const batches = 200
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(done)
+		var base *api.JobStats
+		for i := range int64(batches) {
+			c := j.commit(uint64(i+1), base, rng{Partition: 0, From: 2 * i, To: 2*i + 2}, rng{Partition: 1, From: i, To: i + 1})
+			if err := e.s.Commit(c); err != nil {
+				t.Errorf("Commit %d: %v", i, err)
+				return
+			}
+			base = c.Stats
+		}
+	})
+	reads := 0
+	for stop := false; !stop; reads++ {
+		select {
+		case <-done:
+			stop = true
+		default:
+		}
+		p, err := e.s.Progress(j.id)
+		if err != nil {
+			t.Errorf("Progress: %v", err)
+			break
+		}
+		n := p.Stats.GetCommittedBatches()
+		if p.Positions[0] != 2*n || p.Positions[1] != n || p.Stats.GetLoadedRows() != 3*n || p.Fence != uint64(n) {
+			t.Errorf("read %d: Progress is no committed state: positions %v, fence %d, stats {%v}", reads, p.Positions, p.Fence, p.Stats)
+			break
+		}
+	}
+	wg.Wait()
+}
+
 func testCoveredPartitions(t *testing.T, e *env) {
 	j := e.setup(t, 1, newTable("covered"))
 	cks := map[int32][]byte{0: []byte("c0"), 1: []byte("c1"), 2: []byte("c2")}

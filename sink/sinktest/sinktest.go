@@ -68,6 +68,7 @@ func Run(t *testing.T, h Harness) {
 		{"CommitRefusesMovedStats", testRefuseMovedStats},
 		{"ReplayedCommitCountsOnce", testReplay},
 		{"ConcurrentSameCommitOneWins", testConcurrentSameCommit},
+		{"ProgressConsistentUnderCommits", testProgressConsistent},
 		{"ProgressOnlyForCoveredPartitions", testCoveredPartitions},
 		{"ResetStartsMovesBackwards", testResetBackwards},
 		{"ProgressOfUnknownJob", testUnknownJob},
