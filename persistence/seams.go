@@ -49,10 +49,16 @@ func (m *Meta) LoadAllJobs(fn func(st *metastore.JobState) error) error {
 	})
 }
 
+// LoadJob reads the job's record and newest transition under the job's
+// lock, which AlterJob and the appends hold until their commit returns:
+// the two are of one write, never the record of one alter with the
+// journal head of the next.
 func (m *Meta) LoadJob(id uint64) (_ *metastore.JobState, err error) {
 	if err := m.s.usable(); err != nil {
 		return nil, err
 	}
+	unlock := m.s.jobs.lock(id)
+	defer unlock()
 	defer m.s.recoverFatal(&err)
 	rec, err := m.s.record(id)
 	if err != nil {
