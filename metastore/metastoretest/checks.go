@@ -375,6 +375,64 @@ func testAlter(t *testing.T, e *env) {
 	e.mustAppend(t, 1, transition(3, api.JobState_PAUSED, api.JobState_NEED_SCHEDULE, api.Reason_USER_RESUME))
 }
 
+// testLoadConsistent: LoadJob and LoadAllJobs return one state of a job,
+// never the record of one alter with the newest entry of another.
+func testLoadConsistent(t *testing.T, e *env) {
+	j := newJob(1, "a")
+	j.Record.Spec.MaxBatchRows = 1 // = the seq of the newest entry
+	e.mustCreate(t, j)
+	const alters = 200
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(done)
+		for seq := uint64(2); seq <= alters; seq++ {
+			rec := proto.CloneOf(j.Record)
+			rec.Spec.MaxBatchRows = int64(seq)
+			if err := e.s.AlterJob(rec, transition(seq, api.JobState_PAUSED, api.JobState_PAUSED, api.Reason_USER_ALTER)); err != nil {
+				t.Errorf("AlterJob seq %d: %v", seq, err)
+				return
+			}
+		}
+	})
+	check := func(st *metastore.JobState, how string, read int) bool {
+		t.Helper()
+		if st.Last == nil || st.Record.GetSpec().GetMaxBatchRows() != int64(st.Last.GetSeq()) {
+			t.Errorf("read %d: %s: record of the alter of seq %d, newest entry {%v}; want one alter's state",
+				read, how, st.Record.GetSpec().GetMaxBatchRows(), st.Last)
+			return false
+		}
+		return true
+	}
+	for stop, read := false, 0; !stop; read++ {
+		select {
+		case <-done:
+			stop = true
+		default:
+		}
+		st, err := e.s.LoadJob(1)
+		if err != nil {
+			t.Errorf("LoadJob: %v", err)
+			break
+		}
+		if !check(st, "LoadJob", read) {
+			break
+		}
+		ok := true
+		if err := e.s.LoadAllJobs(func(st *metastore.JobState) error {
+			ok = ok && check(st, "LoadAllJobs", read)
+			return nil
+		}); err != nil {
+			t.Errorf("LoadAllJobs: %v", err)
+			break
+		}
+		if !ok {
+			break
+		}
+	}
+	wg.Wait()
+}
+
 func testDelete(t *testing.T, e *env) {
 	a, b := newJob(1, "a"), newJob(2, "b")
 	e.mustCreate(t, a, b)

@@ -52,6 +52,7 @@ func Run(t *testing.T, h Harness) {
 		{"ConcurrentCreatesOfOneNameOneWins", testConcurrentCreates},
 		{"LastJobID", testLastJobID},
 		{"LoadJobAndLoadAllJobs", testLoad},
+		{"LoadConsistentUnderAlters", testLoadConsistent},
 		{"AppendTransitionRefusesFork", testAppendFork},
 		{"ConcurrentAppendsOneWins", testConcurrentAppends},
 		{"AppendTransitionsBatch", testAppendBatch},
