@@ -107,7 +107,7 @@ func testIdenticalTable(t *testing.T, e *env) {
 }
 
 func testConcurrentCreates(t *testing.T, e *env) {
-	const writers, rounds = 16, 100
+	const writers, rounds = 16, 300
 	for round := range rounds {
 		name := fmt.Sprintf("same%d", round)
 		errs := make([]error, writers)
@@ -227,7 +227,7 @@ func testAppendFork(t *testing.T, e *env) {
 
 func testConcurrentAppends(t *testing.T, e *env) {
 	e.mustCreate(t, newJob(1, "a"))
-	const writers, rounds = 16, 100
+	const writers, rounds = 16, 500
 	journal := []*api.Transition{created()}
 	for round := range rounds {
 		seq := uint64(2 + round)
