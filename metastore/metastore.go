@@ -64,7 +64,8 @@ type Store interface {
 	CreateTable(spec *api.TableSpec) (created bool, err error)
 	// LoadAllJobs calls fn for every job, in id order.
 	LoadAllJobs(fn func(st *JobState) error) error
-	// LoadJob reads one job, or ErrNotFound.
+	// LoadJob reads one job, or ErrNotFound. Its record and newest
+	// transition are of one write (never half of a concurrent alter).
 	LoadJob(id uint64) (*JobState, error)
 	// Journal returns a job's transitions, oldest first.
 	Journal(id uint64) ([]*api.Transition, error)

@@ -49,10 +49,16 @@ func (m *Meta) LoadAllJobs(fn func(st *metastore.JobState) error) error {
 	})
 }
 
+// LoadJob reads the job's record and newest transition under the job's
+// lock, which AlterJob and the appends hold until their commit returns:
+// the two are of one write, never the record of one alter with the
+// journal head of the next.
 func (m *Meta) LoadJob(id uint64) (_ *metastore.JobState, err error) {
 	if err := m.s.usable(); err != nil {
 		return nil, err
 	}
+	unlock := m.s.jobs.lock(id)
+	defer unlock()
 	defer m.s.recoverFatal(&err)
 	rec, err := m.s.record(id)
 	if err != nil {
@@ -137,11 +143,17 @@ func (k *Sink) ResetStarts(job uint64, positions map[int32]int64, checkpoints ma
 }
 
 // Progress reads the job's progress, checkpoints, statistics and fence.
+// It holds the job's lock, which every write of them holds until its
+// commit has returned: the four reads are one committed state (never
+// positions from after a commit and statistics from before it), and one
+// that is durable (see the package comment on reads during a sync).
 func (k *Sink) Progress(job uint64) (p *sink.Progress, err error) {
 	s := k.s
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
+	unlock := s.jobs.lock(job)
+	defer unlock()
 	defer s.recoverFatal(&err)
 	p = &sink.Progress{Stats: &api.JobStats{}}
 	if _, err := s.getProto(jobKey(job, jobStatsSuffix), p.Stats); err != nil {

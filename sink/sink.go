@@ -109,8 +109,9 @@ type Sink interface {
 	// given values, backwards too: a user's journaled reset, the only way
 	// progress may regress.
 	ResetStarts(job uint64, positions map[int32]int64, checkpoints map[int32][]byte) error
-	// Progress returns the job's stored progress; an unknown job has
-	// none (empty maps, zero statistics).
+	// Progress returns the job's stored progress as of one commit (never
+	// half of a concurrent one); an unknown job has none (empty maps,
+	// zero statistics).
 	Progress(job uint64) (*Progress, error)
 	// ErrorRows returns the job's newest limit error rows, oldest first.
 	ErrorRows(job uint64, limit int) ([]*api.ErrorRow, error)
