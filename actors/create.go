@@ -178,7 +178,10 @@ func (m *manager) flushCreates(ctx actor.Context) {
 		jobs[i] = pc.job
 	}
 	meta := m.deps.Meta
-	run(m.life, "create write", func(context.Context) *createsWritten {
+	// The result goes to the manager's PID unwrapped, so that a manager
+	// restarted meanwhile still answers the waiting clients (its recovery
+	// respawned the jobs that were written; onCreatesWritten sees them).
+	runTo(m.life, m.life.self, "create write", func(context.Context) *createsWritten {
 		return &createsWritten{batch: batch, errs: meta.CreateJobs(jobs)}
 	}, func(err error) *createsWritten {
 		res := &createsWritten{batch: batch}
