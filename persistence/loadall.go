@@ -24,6 +24,13 @@ const journalWalk = 64
 // job whose create snapshot is missing is skipped too. fn's error stops the
 // scan and is returned.
 func (s *Store) LoadAllJobs(fn func(st *JobState) error) (err error) {
+	return s.loadAllJobs(fn, true)
+}
+
+// loadAllJobs is LoadAllJobs; without positions it jumps past each job's
+// progress and checkpoints (the metadata store's recovery scan: a job
+// loads its positions from its sink).
+func (s *Store) loadAllJobs(fn func(st *JobState) error, positions bool) (err error) {
 	if err := s.usable(); err != nil {
 		return err
 	}
@@ -74,9 +81,9 @@ func (s *Store) LoadAllJobs(fn func(st *JobState) error) (err error) {
 			cur = &JobState{Progress: map[int32]int64{}, Checkpoints: map[int32][]byte{}, Stats: &api.JobStats{}}
 		}
 		suffix := k[head]
-		if suffix == jobErrorSuffix {
-			// Error rows can be many: jump past them.
-			valid = it.SeekGE(jobKey(id, jobErrorSuffix+1))
+		if suffix == jobErrorSuffix || !positions && (suffix == jobProgressSuffix || suffix == jobCheckpointSuffix) {
+			// Error rows can be many (and partitions too): jump past them.
+			valid = it.SeekGE(jobKey(id, suffix+1))
 			continue
 		}
 		v, err := it.ValueAndErr()

@@ -44,9 +44,9 @@ func (m *Meta) CreateTable(spec *api.TableSpec) (bool, error) { return m.s.Creat
 
 // LoadAllJobs reads every job in one pass (see Store.LoadAllJobs).
 func (m *Meta) LoadAllJobs(fn func(st *metastore.JobState) error) error {
-	return m.s.LoadAllJobs(func(st *JobState) error {
+	return m.s.loadAllJobs(func(st *JobState) error {
 		return fn(&metastore.JobState{Record: st.Record, Last: st.Last})
-	})
+	}, false)
 }
 
 // LoadJob reads the job's record and newest transition under the job's
