@@ -257,7 +257,7 @@ func (m *manager) route(ctx actor.Context, name string) {
 func (m *manager) routeMsg(ctx actor.Context, name string, msg any) {
 	e := m.byName[name]
 	if e == nil {
-		ctx.Respond(&api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "name", Message: fmt.Sprintf("job %q not found", name)}})
+		ctx.Respond(&api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "name", Message: fmt.Sprintf("job %s not found", api.Quote(name))}})
 		return
 	}
 	if isFinal(e.summary.GetState()) {
@@ -285,7 +285,7 @@ func (m *manager) routeMsg(ctx actor.Context, name string, msg any) {
 func (m *manager) deleteJob(name string) *api.JobResponse {
 	e := m.byName[name]
 	if e == nil {
-		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "name", Message: fmt.Sprintf("job %q not found", name)}}
+		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "name", Message: fmt.Sprintf("job %s not found", api.Quote(name))}}
 	}
 	if !isFinal(e.summary.GetState()) {
 		return &api.JobResponse{Error: precondition("job %s is %s: stop it before deleting it", name, e.summary.GetState())}

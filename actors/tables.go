@@ -22,7 +22,7 @@ const maxScanPage = 10000
 
 func tableErr(name string, err error) *api.Error {
 	if errors.Is(err, metastore.ErrNotFound) {
-		return &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "table", Message: fmt.Sprintf("table %q not found", name)}
+		return &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "table", Message: fmt.Sprintf("table %s not found", api.Quote(name))}
 	}
 	return storeErr(err)
 }
