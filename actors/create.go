@@ -215,7 +215,7 @@ func (m *manager) onCreatesWritten(ctx actor.Context, msg *createsWritten) {
 		}
 		if e := m.byName[name]; e != nil && e.rec.GetId() == rec.GetId() {
 			// A restarted manager already respawned it from the store.
-			m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: rec.GetSpec(), CreatedUnixMs: rec.GetCreatedUnixMs()}})
+			m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: api.RedactSpec(rec.GetSpec()), CreatedUnixMs: rec.GetCreatedUnixMs()}})
 			continue
 		}
 		// INVARIANT (durable before visible): the snapshot is synced; only
@@ -227,7 +227,7 @@ func (m *manager) onCreatesWritten(ctx actor.Context, msg *createsWritten) {
 		m.byName[name] = e
 		m.spawn(ctx, e)
 		m.log().Info("job created", "job", rec.GetId(), "name", name)
-		m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: rec.GetSpec(), CreatedUnixMs: rec.GetCreatedUnixMs()}})
+		m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: api.RedactSpec(rec.GetSpec()), CreatedUnixMs: rec.GetCreatedUnixMs()}})
 	}
 	m.flushCreates(ctx)
 }

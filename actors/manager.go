@@ -300,7 +300,7 @@ func (m *manager) deleteJob(name string) *api.JobResponse {
 	}
 	delete(m.byName, name)
 	m.log().Info("job deleted", "job", e.rec.GetId(), "name", name)
-	return &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: e.rec.GetSpec()}}
+	return &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: api.RedactSpec(e.rec.GetSpec())}}
 }
 
 // showStored presents a job that has no actor (a final job) from its

@@ -77,7 +77,7 @@ func present(v jobView) (*api.JobInfo, error) {
 		}
 	}
 	info := &api.JobInfo{
-		Summary: v.summary, Spec: v.rec.GetSpec(), Stats: proto.Clone(v.stats).(*api.JobStats), History: hist,
+		Summary: v.summary, Spec: api.RedactSpec(v.rec.GetSpec()), Stats: proto.Clone(v.stats).(*api.JobStats), History: hist,
 		ErrorRows: errRows, CreatedUnixMs: v.rec.GetCreatedUnixMs(), TotalLag: 0,
 	}
 	parts := make([]int32, 0, len(v.progress))

@@ -160,7 +160,7 @@ func (j *job) reply(err *api.Error) *api.JobResponse {
 	if err != nil {
 		return &api.JobResponse{Error: err}
 	}
-	return &api.JobResponse{Job: &api.JobInfo{Summary: j.summary(), Spec: j.rec.GetSpec()}}
+	return &api.JobResponse{Job: &api.JobInfo{Summary: j.summary(), Spec: api.RedactSpec(j.rec.GetSpec())}}
 }
 
 func precondition(format string, a ...any) *api.Error {

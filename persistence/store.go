@@ -10,6 +10,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -51,7 +52,8 @@ const exitCodeStoreFailed = 70
 type Options struct {
 	// Dir is the database directory. Required.
 	Dir string
-	// FS is the filesystem. Default vfs.Default; tests pass errorfs or
+	// FS is the filesystem. Default: the disk, with the data directory
+	// 0700 and every file in it 0600 (privateFS); tests pass errorfs or
 	// vfs.NewCrashableMem().
 	FS vfs.FS
 	// Logger receives the store's and Pebble's messages. Default: discard.
@@ -74,9 +76,6 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.FS == nil {
-		o.FS = vfs.Default
-	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -136,6 +135,12 @@ func Open(opts Options) (s *Store, err error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
+	if opts.FS == nil {
+		if err := prepareDir(opts.Dir, opts.Logger); err != nil {
+			return nil, err
+		}
+		opts.FS = privateFS{vfs.Default}
+	}
 	s = &Store{
 		log:     opts.Logger,
 		onFatal: opts.OnFatal,
@@ -174,6 +179,9 @@ func Open(opts Options) (s *Store, err error) {
 		opts.tune(popts)
 	}
 	db, err := pebble.Open(opts.Dir, popts)
+	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) {
+		return nil, fmt.Errorf("persistence: another loadnode holds the lock on %s (one node per data directory): %w", opts.Dir, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("persistence: open %s: %w", opts.Dir, err)
 	}

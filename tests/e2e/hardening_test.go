@@ -1,0 +1,174 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/internal/testnode"
+)
+
+// cli runs the loadnode binary as a client command against p.
+func cli(t *testing.T, p *testnode.Proc, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, loadnodeBinary(t), append(args, "--addr", p.Addr())...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), string(out)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0, string(out)
+}
+
+// saslBroker is a kfake broker that requires SASL/PLAIN as user loader.
+func saslBroker(t *testing.T, topic, pass string) *testnode.Broker {
+	t.Helper()
+	return testnode.StartBrokerOpts(t, testnode.BrokerOptions{Seed: []kfake.Opt{
+		kfake.SeedTopics(1, topic), kfake.EnableSASL(), kfake.Superuser("PLAIN", "loader", pass),
+	}})
+}
+
+func saslSpec(name, tbl, topic string, b *testnode.Broker, props map[string]string) *api.JobSpec {
+	s := jsonSpec(name, tbl, topic, b.Addrs())
+	s.Kafka.Properties = map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": "loader"}
+	for k, v := range props {
+		s.Kafka.Properties[k] = v
+	}
+	return s
+}
+
+// TestSecretsRedacted (issue 12, defect 3): sasl.password is used (the job
+// runs against a SASL broker) but never shown: not by ShowJob, `job show`
+// in any format, SHOW ROUTINE LOAD nor /v1/jobs/NAME; sasl.password_file
+// works the same; and the data dir is 0700 with its files 0600.
+func TestSecretsRedacted(t *testing.T) {
+	const topic, secret = "secret_topic", "pw-Sup3rS3cret-e2e"
+	b := saslBroker(t, topic, secret)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	pwFile := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pwFile, []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := testnode.Start(t, testnode.Options{DataDir: data, HTTP: true})
+	c := p.Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for name, props := range map[string]map[string]string{
+		"inline_pw": {"sasl.password": secret},
+		"file_pw":   {"sasl.password_file": pwFile},
+	} {
+		info, err := c.CreateJob(ctx, saslSpec(name, name+"_rows", topic, b, props))
+		if err != nil {
+			t.Fatalf("create %s: %v", name, err)
+		}
+		if strings.Contains(info.String(), secret) {
+			t.Errorf("create %s answers the password: %s", name, info)
+		}
+		waitFor(t, 30*time.Second, name+" running", func() (bool, string) {
+			info := showJob(t, c, name)
+			return info.Summary.State == api.JobState_RUNNING, info.Summary.String()
+		})
+		if got := showJob(t, c, name).String(); strings.Contains(got, secret) {
+			t.Errorf("ShowJob %s shows the password: %s", name, got)
+		}
+		for _, o := range []string{"text", "yaml", "json"} {
+			code, out := cli(t, p, "job", "show", name, "-o", o)
+			if code != 0 || strings.Contains(out, secret) {
+				t.Errorf("job show %s -o %s: exit %d, shows the password: %v\n%s", name, o, code, strings.Contains(out, secret), out)
+			}
+		}
+		code, out := cli(t, p, "sql", "SHOW ROUTINE LOAD FOR "+name)
+		if code != 0 || strings.Contains(out, secret) {
+			t.Errorf("SHOW ROUTINE LOAD: exit %d, shows the password: %v\n%s", code, strings.Contains(out, secret), out)
+		}
+		resp, err := http.Get("http://" + p.AdminAddr() + "/v1/jobs/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || strings.Contains(string(body), secret) {
+			t.Errorf("/v1/jobs/%s: %d, shows the password: %v", name, resp.StatusCode, strings.Contains(string(body), secret))
+		}
+	}
+	// An alter with the shown (redacted) spec keeps the password usable.
+	shown := showJob(t, c, "inline_pw").GetSpec()
+	shown.MaxBatchRows = 4000
+	if _, err := c.AlterJob(ctx, "inline_pw", shown, nil); err != nil {
+		t.Fatalf("alter with the shown spec: %v", err)
+	}
+	if _, err := c.PauseJob(ctx, "inline_pw"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ResumeJob(ctx, "inline_pw"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "running after the alter", func() (bool, string) {
+		info := showJob(t, c, "inline_pw")
+		return info.Summary.State == api.JobState_RUNNING && info.Spec.MaxBatchRows == 4000, info.Summary.String()
+	})
+
+	checkPrivate(t, data)
+}
+
+// checkPrivate fails unless dir is 0700 and every file under it 0600 (and
+// every directory 0700).
+func checkPrivate(t *testing.T, dir string) {
+	t.Helper()
+	err := filepath.Walk(dir, func(path string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		want := os.FileMode(0o600)
+		if fi.IsDir() {
+			want = 0o700
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s is %v, want %v", path, fi.Mode().Perm(), want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSASLFailureIsConfigError (issue 12, defect 7): a wrong SASL password
+// pauses the job with SOURCE_CONFIG_ERROR and a reason that says
+// authentication failed, at once, instead of retrying it as transient.
+func TestSASLFailureIsConfigError(t *testing.T) {
+	const topic = "sasl_topic"
+	b := saslBroker(t, topic, "right-password")
+	p := startNode(t, t.TempDir())
+	c := p.Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.CreateJob(ctx, saslSpec("wrong_pw", "wrong_pw_rows", topic, b, map[string]string{"sasl.password": "wrong-password"})); err != nil {
+		t.Fatal(err)
+	}
+	var info *api.JobInfo
+	waitFor(t, 20*time.Second, "pause with SOURCE_CONFIG_ERROR", func() (bool, string) {
+		info = showJob(t, c, "wrong_pw")
+		return info.Summary.State == api.JobState_PAUSED && info.Summary.Reason == api.Reason_SOURCE_CONFIG_ERROR, info.Summary.String()
+	})
+	if m := strings.ToLower(info.Summary.ReasonMessage); !strings.Contains(m, "sasl") || !strings.Contains(m, "auth") {
+		t.Errorf("reason does not say SASL authentication failed: %s", info.Summary.ReasonMessage)
+	}
+	t.Logf("paused: %s", info.Summary.ReasonMessage)
+}
