@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -12,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/internal/testnode"
@@ -36,11 +39,27 @@ func cli(t *testing.T, p *testnode.Proc, args ...string) (int, string) {
 }
 
 // saslBroker is a kfake broker that requires SASL/PLAIN as user loader.
+// A wrong password is answered as Kafka answers it (SASL_AUTHENTICATION_
+// FAILED with a message, KIP-152); kfake alone closes the connection.
 func saslBroker(t *testing.T, topic, pass string) *testnode.Broker {
 	t.Helper()
-	return testnode.StartBrokerOpts(t, testnode.BrokerOptions{Seed: []kfake.Opt{
+	b := testnode.StartBrokerOpts(t, testnode.BrokerOptions{Seed: []kfake.Opt{
 		kfake.SeedTopics(1, topic), kfake.EnableSASL(), kfake.Superuser("PLAIN", "loader", pass),
 	}})
+	c := b.Cluster()
+	c.ControlKey(int16(kmsg.SASLAuthenticate), func(kr kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		req := kr.(*kmsg.SASLAuthenticateRequest)
+		if bytes.Equal(req.SASLAuthBytes, []byte("\x00loader\x00"+pass)) {
+			return nil, nil, false
+		}
+		resp := req.ResponseKind().(*kmsg.SASLAuthenticateResponse)
+		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
+		msg := "Authentication failed: Invalid username or password"
+		resp.ErrorMessage = &msg
+		return resp, nil, true
+	})
+	return b
 }
 
 func saslSpec(name, tbl, topic string, b *testnode.Broker, props map[string]string) *api.JobSpec {
@@ -167,8 +186,31 @@ func TestSASLFailureIsConfigError(t *testing.T) {
 		info = showJob(t, c, "wrong_pw")
 		return info.Summary.State == api.JobState_PAUSED && info.Summary.Reason == api.Reason_SOURCE_CONFIG_ERROR, info.Summary.String()
 	})
-	if m := strings.ToLower(info.Summary.ReasonMessage); !strings.Contains(m, "sasl") || !strings.Contains(m, "auth") {
+	if m := info.Summary.ReasonMessage; !strings.Contains(m, "SASL authentication failed (check sasl.username and sasl.password") {
 		t.Errorf("reason does not say SASL authentication failed: %s", info.Summary.ReasonMessage)
+	}
+	t.Logf("paused: %s", info.Summary.ReasonMessage)
+
+	// A running job altered to a wrong password (a rotation gone wrong)
+	// pauses the same way once its reader reconnects.
+	if _, err := c.CreateJob(ctx, saslSpec("rotated", "rotated_rows", topic, b, map[string]string{"sasl.password": "right-password"})); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "running", func() (bool, string) {
+		info = showJob(t, c, "rotated")
+		return info.Summary.State == api.JobState_RUNNING, info.Summary.String()
+	})
+	spec := showJob(t, c, "rotated").GetSpec()
+	spec.Kafka.Properties["sasl.password"] = "rotated-wrong"
+	if _, err := c.AlterJob(ctx, "rotated", spec, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "pause with SOURCE_CONFIG_ERROR after the alter", func() (bool, string) {
+		info = showJob(t, c, "rotated")
+		return info.Summary.State == api.JobState_PAUSED && info.Summary.Reason == api.Reason_SOURCE_CONFIG_ERROR, info.Summary.String()
+	})
+	if m := info.Summary.ReasonMessage; !strings.Contains(m, "SASL authentication failed") {
+		t.Errorf("reason does not say SASL authentication failed: %s", m)
 	}
 	t.Logf("paused: %s", info.Summary.ReasonMessage)
 }
