@@ -90,7 +90,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	onFatal := cfg.OnStoreFatal
 	if onFatal == nil {
 		onFatal = func(err error) {
-			logger.Error("loadnode: fatal store error; stopping the process so that a restart recovers from the last durable state", "err", err)
+			logger.Error("loadnode: fatal store error; stopping the process: "+persistence.FatalAdvice(err, cfg.Node.DataDir), "err", err)
 			os.Exit(70)
 		}
 	}

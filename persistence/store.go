@@ -105,6 +105,8 @@ type Store struct {
 	maxErrs  uint64
 	fatalOne sync.Once
 
+	dir    string
+	bg     bgErrors
 	failed atomic.Pointer[error] // the first fatal cause; nil while healthy
 	closed atomic.Bool
 
@@ -143,6 +145,7 @@ func Open(opts Options) (s *Store, err error) {
 	}
 	s = &Store{
 		log:     opts.Logger,
+		dir:     opts.Dir,
 		onFatal: opts.OnFatal,
 		maxErrs: uint64(opts.MaxErrorRowsKept),
 	}
@@ -162,6 +165,7 @@ func Open(opts Options) (s *Store, err error) {
 		Cache:              cache,
 		FS:                 opts.FS,
 		Logger:             pebbleLogger{s},
+		EventListener:      s.eventListener(),
 		FormatMajorVersion: pebble.FormatNewest,
 		// A loader writes batches of megabytes: with Pebble's 4 MiB default
 		// memtable every commit became a flushable batch and a tiny L0
@@ -245,7 +249,7 @@ func (s *Store) fatal(err error) {
 }
 
 func (s *Store) exitOnFatal(err error) {
-	s.log.Error("persistence: stopping the process after a fatal store error",
+	s.log.Error("persistence: stopping the process after a fatal store error: "+FatalAdvice(err, s.dir),
 		"err", err, "exit_code", exitCodeStoreFailed)
 	os.Exit(exitCodeStoreFailed)
 }
