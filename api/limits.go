@@ -19,6 +19,16 @@ const (
 	// MaxEchoBytes bounds a user-given name or value quoted in an error
 	// message ("job \"...\" not found").
 	MaxEchoBytes = 128
+
+	// MaxRequestBytes bounds one request a client sends a node (a
+	// statement, a spec): gRPC's 4 MiB message limit on the node, less room
+	// for protoactor's envelope. The client refuses a larger request before
+	// sending it.
+	MaxRequestBytes = 4<<20 - 64<<10
+	// MaxScanPageBytes bounds the rows of one table scan answer: a page
+	// ends at the first row that takes it past this (a page has at least
+	// one row, and a row is at most max_record_size).
+	MaxScanPageBytes = 4 << 20
 )
 
 // clipMarkMax is the longest marker Clip appends: "…[+4294967295 bytes]".

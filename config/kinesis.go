@@ -160,6 +160,9 @@ func validateKinesis(k *api.KinesisSpec) *FieldError {
 	if k.Profile != "" && k.AccessKeyId != "" {
 		return fieldErr("kinesis.credentials", "give static keys or a profile, not both")
 	}
+	if len(k.Shards) > maxListed || len(k.Positions) > maxListed {
+		return fieldErr("kinesis.shards", "%d shards and %d positions listed; at most %d each", len(k.Shards), len(k.Positions), maxListed)
+	}
 	for i, s := range k.Shards {
 		f := fmt.Sprintf("kinesis.shards[%d]", i)
 		if !shardPattern.MatchString(s) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/loadnode/loadnode/api"
@@ -24,10 +26,17 @@ import (
 // cli runs the loadnode binary as a client command against p.
 func cli(t *testing.T, p *testnode.Proc, args ...string) (int, string) {
 	t.Helper()
+	return cliIn(t, p, "", args...)
+}
+
+// cliIn is cli with stdin.
+func cliIn(t *testing.T, p *testnode.Proc, stdin string, args ...string) (int, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, loadnodeBinary(t), append(args, "--addr", p.Addr())...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
@@ -213,4 +222,75 @@ func TestSASLFailureIsConfigError(t *testing.T) {
 		t.Errorf("reason does not say SASL authentication failed: %s", m)
 	}
 	t.Logf("paused: %s", info.Summary.ReasonMessage)
+}
+
+// TestMessageLimits (issue 12, defects 4 and 6): a scan of wide rows pages
+// by bytes (80 rows of 900 KB were one 72 MB answer, past the client's
+// limit: "no answer within 10s"); a request over the node's limit and an
+// argument that is not valid UTF-8 fail at once with a clear error
+// instead of a 10 s timeout.
+func TestMessageLimits(t *testing.T) {
+	const topic, name, tbl, n = "wide", "wide_load", "wide_rows", 80
+	b := testnode.StartBroker(t, 1, topic)
+	note := strings.Repeat("w", 900<<10)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for i := range n {
+		rec := &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, `{"id":%d,"note":"%s"}`, i, note)}
+		if err := b.Client().ProduceSync(ctx, rec).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := startNode(t, t.TempDir())
+	c := p.Client(t)
+	if _, err := c.CreateJob(ctx, jsonSpec(name, tbl, topic, b.Addrs())); err != nil {
+		t.Fatal(err)
+	}
+	waitDrained(t, c, b, name, topic, 60*time.Second)
+	if rows := scanAll(t, c, tbl); len(rows) != n {
+		t.Fatalf("scanned %d rows, want %d", len(rows), n)
+	}
+	start := time.Now()
+	code, out := cli(t, p, "table", "scan", tbl, "--limit", "70", "--format", "jsonl")
+	if code != 0 || strings.Count(out, "\n") < 70 {
+		t.Fatalf("table scan --limit 70: exit %d, %d lines: %.300s", code, strings.Count(out, "\n"), out)
+	}
+	t.Logf("table scan --limit 70 of 900 KB rows: %s", time.Since(start).Round(time.Millisecond))
+
+	var ys strings.Builder
+	ys.WriteString("name: big_spec\ntable: {name: big_spec_rows, columns: [{name: id, type: int64}]}\nformat: csv\nkafka:\n  brokers: [\"127.0.0.1:1\"]\n  topic: t\n  partitions: [")
+	for i := range 100_000 {
+		if i > 0 {
+			ys.WriteString(",")
+		}
+		fmt.Fprintf(&ys, "%d", i)
+	}
+	ys.WriteString("]\n")
+	bigSpec := ys.String()
+	big := "CREATE TABLE big (id BIGINT, note STRING) COMMENT '" + strings.Repeat("x", 5<<20) + "'"
+	for what, run := range map[string]struct {
+		stdin string
+		args  []string
+	}{
+		"not valid UTF-8":                  {"", []string{"job", "show", "bad\xffname"}},
+		"statement longer than":            {big, []string{"sql", "-"}},
+		"partitions listed; at most 65536": {bigSpec, []string{"job", "create", "-f", "-"}},
+	} {
+		start := time.Now()
+		code, out := cliIn(t, p, run.stdin, run.args...)
+		if d := time.Since(start); code == 0 || !strings.Contains(out, what) || d > 5*time.Second {
+			t.Errorf("%s: exit %d after %s: %.300s", what, code, d.Round(time.Millisecond), out)
+		}
+	}
+	spec := jsonSpec("many_props", "many_props_rows", topic, b.Addrs())
+	spec.Kafka.Properties = map[string]string{}
+	for i := range 300_000 {
+		spec.Kafka.Properties[fmt.Sprintf("x.property.%d", i)] = "value"
+	}
+	start = time.Now()
+	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.CreateJob(ctx, spec); err == nil || !strings.Contains(err.Error(), "over the node's limit") || time.Since(start) > 5*time.Second {
+		t.Errorf("300,000 properties: %v after %s", err, time.Since(start))
+	}
 }
