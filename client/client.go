@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"strings"
@@ -194,7 +195,14 @@ func (c *Client) checkAuth(ctx context.Context, nodeAddr string) error {
 		return &noAnswerError{addr: c.addr, timeout: c.opts.timeout}
 	}
 	if c.opts.tls == nil {
-		return errorf("node at %s did not take a plaintext connection (%s); if it serves TLS, give WithTLS", c.addr, st.Message())
+		switch sniff(ctx, c.addr) {
+		case "http":
+			return errorf("%s is an HTTP server, not a loadnode node's client port (is it the --http admin port?)", c.addr)
+		case "tls":
+			return errorf("node at %s serves TLS; give WithTLS (CLI: --tls-ca FILE)", c.addr)
+		}
+		// A Go TLS server closes a plaintext connection without a word.
+		return errorf("node at %s did not take a plaintext connection (%s); if it serves TLS, give WithTLS (CLI: --tls-ca FILE)", c.addr, st.Message())
 	}
 	return errorf("TLS with node at %s failed: %s", c.addr, st.Message())
 }
@@ -572,4 +580,30 @@ func checkRequest(op string, req proto.Message) error {
 		return errorf("%s: the request is %d bytes, over the node's limit of %d bytes (fewer properties, partitions or a shorter statement)", op, len(b), api.MaxRequestBytes)
 	}
 	return nil
+}
+
+// sniff tells what answers a plaintext HTTP/2 preface at addr: "http" (an
+// HTTP/1 server answers "HTTP/1.x 400"), "tls" (a TLS server answers with
+// an alert record) or "" (anything else, or nothing within a second). It
+// only names the cause of a failed connect.
+func sniff(ctx context.Context, addr string) string {
+	d := net.Dialer{Timeout: time.Second}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return ""
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(time.Second))
+	if _, err := conn.Write([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")); err != nil {
+		return ""
+	}
+	buf := make([]byte, 5)
+	n, _ := io.ReadAtLeast(conn, buf, 1)
+	switch {
+	case n >= 5 && string(buf[:5]) == "HTTP/":
+		return "http"
+	case n >= 1 && buf[0] == 0x15: // TLS alert record
+		return "tls"
+	}
+	return ""
 }
