@@ -1,6 +1,7 @@
 package api
 
 import (
+	"net/url"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
@@ -23,7 +24,8 @@ func SecretProperty(key string) bool {
 }
 
 // RedactSpec returns s with every secret (secret Kafka properties, the
-// Kinesis secret_access_key and session_token) replaced by Redacted: s
+// Kinesis secret_access_key and session_token, user information in the
+// Kinesis endpoint) replaced by Redacted: s
 // itself when it holds none, otherwise a copy. s is never modified.
 func RedactSpec(s *JobSpec) *JobSpec {
 	if !hasSecret(s) {
@@ -44,8 +46,26 @@ func RedactSpec(s *JobSpec) *JobSpec {
 		if k.SessionToken != "" {
 			k.SessionToken = Redacted
 		}
+		k.Endpoint = redactUserInfo(k.Endpoint)
 	}
 	return c
+}
+
+// redactUserInfo replaces the user information of a URL (a spec stored
+// before endpoints with user:password@ were refused) with Redacted.
+func redactUserInfo(e string) string {
+	if !strings.Contains(e, "@") {
+		return e
+	}
+	u, err := url.Parse(e)
+	if err != nil {
+		return Redacted // unparsable and may hold a secret
+	}
+	if u.User == nil {
+		return e
+	}
+	u.User = url.User(Redacted)
+	return u.String()
 }
 
 func hasSecret(s *JobSpec) bool {
@@ -55,5 +75,5 @@ func hasSecret(s *JobSpec) bool {
 		}
 	}
 	k := s.GetKinesis()
-	return k.GetSecretAccessKey() != "" || k.GetSessionToken() != ""
+	return k.GetSecretAccessKey() != "" || k.GetSessionToken() != "" || redactUserInfo(k.GetEndpoint()) != k.GetEndpoint()
 }

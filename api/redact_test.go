@@ -18,13 +18,13 @@ func TestRedactSpec(t *testing.T) {
 	}
 	s := &JobSpec{Name: "j",
 		Kafka:   &KafkaSpec{Properties: map[string]string{"sasl.password": "pw1", "sasl.username": "u"}},
-		Kinesis: &KinesisSpec{AccessKeyId: "AKIA", SecretAccessKey: "sk1", SessionToken: "tok1"}}
+		Kinesis: &KinesisSpec{AccessKeyId: "AKIA", SecretAccessKey: "sk1", SessionToken: "tok1", Endpoint: "http://u:pw2@127.0.0.1:4567"}}
 	orig := proto.Clone(s)
 	r := RedactSpec(s)
 	if !proto.Equal(s, orig) {
 		t.Fatal("RedactSpec modified its argument")
 	}
-	for _, secret := range []string{"pw1", "sk1", "tok1"} {
+	for _, secret := range []string{"pw1", "sk1", "tok1", "pw2"} {
 		if strings.Contains(r.String(), secret) {
 			t.Errorf("%q is shown: %v", secret, r)
 		}
