@@ -21,7 +21,7 @@ import (
 // create whose write fails spawns nothing and answers the error.
 
 func invalid(field, msg string) *api.JobResponse {
-	return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: field, Message: msg}}
+	return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: api.Clip(field, api.MaxEchoBytes), Message: api.Clip(msg, api.MaxMessageBytes)}}
 }
 
 // catalogTable returns the named table from the catalog or from a create
@@ -48,7 +48,7 @@ func (m *manager) storedTable(spec *api.JobSpec) *api.JobResponse {
 	}
 	if stored == nil {
 		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "table.name",
-			Message: fmt.Sprintf("table %q does not exist: create it first", name)}}
+			Message: fmt.Sprintf("table %s does not exist: create it first", api.Quote(name))}}
 	}
 	if cols := spec.GetTable().GetColumns(); len(cols) > 0 {
 		want := make([]string, len(stored.GetColumns()))
@@ -88,7 +88,7 @@ func (m *manager) createFor(ctx actor.Context, req *api.CreateJobRequest) *api.J
 	}
 	name := spec.GetName()
 	if _, ok := m.byName[name]; ok || m.reserved[name] {
-		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_ALREADY_EXISTS, Field: "name", Message: fmt.Sprintf("job %q already exists", name)}}
+		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_ALREADY_EXISTS, Field: "name", Message: fmt.Sprintf("job %s already exists", api.Quote(name))}}
 	}
 	var newTable *api.TableSpec
 	existing, pending, err := m.catalogTable(spec.GetTable().GetName())
@@ -134,7 +134,7 @@ func (m *manager) createTable(req *api.CreateTableRequest) *api.CreateTableRespo
 		return &api.CreateTableResponse{Error: invalidErr("table", err)}
 	}
 	if _, pending := m.newTables[spec.GetName()]; pending {
-		return fail(api.ErrorCode_ALREADY_EXISTS, "table", "table %q is being created by a job", spec.GetName())
+		return fail(api.ErrorCode_ALREADY_EXISTS, "table", "table %s is being created by a job", api.Quote(spec.GetName()))
 	}
 	created, err := m.deps.Meta.CreateTable(spec)
 	switch {
@@ -142,7 +142,7 @@ func (m *manager) createTable(req *api.CreateTableRequest) *api.CreateTableRespo
 		if req.GetIfNotExists() {
 			return &api.CreateTableResponse{Existed: true}
 		}
-		return fail(api.ErrorCode_ALREADY_EXISTS, "table", "table %q already exists", spec.GetName())
+		return fail(api.ErrorCode_ALREADY_EXISTS, "table", "table %s already exists", api.Quote(spec.GetName()))
 	case err != nil:
 		return &api.CreateTableResponse{Error: storeErr(err)}
 	}
@@ -218,7 +218,7 @@ func (m *manager) onCreatesWritten(ctx actor.Context, msg *createsWritten) {
 		}
 		if e := m.byName[name]; e != nil && e.rec.GetId() == rec.GetId() {
 			// A restarted manager already respawned it from the store.
-			m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: rec.GetSpec(), CreatedUnixMs: rec.GetCreatedUnixMs()}})
+			m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: api.RedactSpec(rec.GetSpec()), CreatedUnixMs: rec.GetCreatedUnixMs()}})
 			continue
 		}
 		// INVARIANT (durable before visible): the snapshot is synced; only
@@ -230,7 +230,7 @@ func (m *manager) onCreatesWritten(ctx actor.Context, msg *createsWritten) {
 		m.byName[name] = e
 		m.spawn(ctx, e)
 		m.log().Info("job created", "job", rec.GetId(), "name", name)
-		m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: rec.GetSpec(), CreatedUnixMs: rec.GetCreatedUnixMs()}})
+		m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: api.RedactSpec(rec.GetSpec()), CreatedUnixMs: rec.GetCreatedUnixMs()}})
 	}
 	m.flushCreates(ctx)
 }

@@ -196,7 +196,9 @@ func (j *job) handle(ctx actor.Context) {
 		j.refreshWatermarks(ctx)
 	case *watermarksRefreshed:
 		j.markBusy = false
-		if msg.err == nil {
+		if msg.err != nil {
+			j.onMarksFailed(ctx, msg.err)
+		} else {
 			j.onMarks(ctx, msg.marks)
 		}
 	case *watermarksWatched:

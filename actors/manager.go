@@ -257,7 +257,7 @@ func (m *manager) route(ctx actor.Context, name string) {
 func (m *manager) routeMsg(ctx actor.Context, name string, msg any) {
 	e := m.byName[name]
 	if e == nil {
-		ctx.Respond(&api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "name", Message: fmt.Sprintf("job %q not found", name)}})
+		ctx.Respond(&api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "name", Message: fmt.Sprintf("job %s not found", api.Quote(name))}})
 		return
 	}
 	if isFinal(e.summary.GetState()) {
@@ -285,7 +285,7 @@ func (m *manager) routeMsg(ctx actor.Context, name string, msg any) {
 func (m *manager) deleteJob(name string) *api.JobResponse {
 	e := m.byName[name]
 	if e == nil {
-		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "name", Message: fmt.Sprintf("job %q not found", name)}}
+		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "name", Message: fmt.Sprintf("job %s not found", api.Quote(name))}}
 	}
 	if !isFinal(e.summary.GetState()) {
 		return &api.JobResponse{Error: precondition("job %s is %s: stop it before deleting it", name, e.summary.GetState())}
@@ -300,7 +300,7 @@ func (m *manager) deleteJob(name string) *api.JobResponse {
 	}
 	delete(m.byName, name)
 	m.log().Info("job deleted", "job", e.rec.GetId(), "name", name)
-	return &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: e.rec.GetSpec()}}
+	return &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: api.RedactSpec(e.rec.GetSpec())}}
 }
 
 // showStored presents a job that has no actor (a final job) from its

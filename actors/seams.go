@@ -43,9 +43,11 @@ type Source interface {
 // idle jobs on one topic cost one look-up per refresh, not 100,000.
 type Watcher interface {
 	// Watch calls fn with the watermarks of every partition soon after it
-	// is called and then whenever they change, until stop is called. fn
-	// must not block; it may run on any goroutine.
-	Watch(fn func(marks map[int32]int64)) (stop func())
+	// is called and then whenever they change, until stop is called; or
+	// with a nil marks and a *sources.ConfigError when a look-up fails in a
+	// way retrying cannot fix (authentication, authorization). Transient
+	// failures call nobody. fn must not block; it may run on any goroutine.
+	Watch(fn func(marks map[int32]int64, err error)) (stop func())
 }
 
 // Lineage is implemented by a source whose partitions are read in an order

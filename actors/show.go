@@ -59,8 +59,25 @@ func present(v jobView) (*api.JobInfo, error) {
 			return nil, fmt.Errorf("actors: job %d: error rows: %w", id, err)
 		}
 	}
+	// Rows and transitions stored before their text was bounded (or by
+	// another sink) are cut here too: what is shown stays small.
+	for i, r := range errRows {
+		if len(r.GetReason()) > api.MaxReasonBytes {
+			r = proto.Clone(r).(*api.ErrorRow)
+			r.Reason = api.Clip(r.Reason, api.MaxReasonBytes)
+			errRows[i] = r
+		}
+	}
+	for i, t := range hist {
+		if len(t.GetMessage()) > api.MaxMessageBytes || len(t.GetStateMessage()) > api.MaxMessageBytes {
+			t = proto.Clone(t).(*api.Transition)
+			t.Message = api.Clip(t.Message, api.MaxMessageBytes)
+			t.StateMessage = api.Clip(t.StateMessage, api.MaxMessageBytes)
+			hist[i] = t
+		}
+	}
 	info := &api.JobInfo{
-		Summary: v.summary, Spec: v.rec.GetSpec(), Stats: proto.Clone(v.stats).(*api.JobStats), History: hist,
+		Summary: v.summary, Spec: api.RedactSpec(v.rec.GetSpec()), Stats: proto.Clone(v.stats).(*api.JobStats), History: hist,
 		ErrorRows: errRows, CreatedUnixMs: v.rec.GetCreatedUnixMs(), TotalLag: 0,
 	}
 	parts := make([]int32, 0, len(v.progress))

@@ -44,7 +44,7 @@ func (j *job) transition(ctx actor.Context, to api.JobState, reason api.Reason, 
 func (j *job) nextTransition(to api.JobState, reason api.Reason, message string) *api.Transition {
 	return &api.Transition{
 		Seq: j.lastSeq + 1, TimeUnixMs: j.deps.nowMs(),
-		From: j.state, To: to, Reason: reason, Message: message,
+		From: j.state, To: to, Reason: reason, Message: api.Clip(message, api.MaxMessageBytes),
 	}
 }
 
@@ -97,7 +97,7 @@ func (j *job) summary() *api.JobSummary {
 func summaryOf(specs Specs, rec *api.JobRecord, state api.JobState, reason api.Reason, message string) *api.JobSummary {
 	return &api.JobSummary{
 		Id: rec.GetId(), Name: rec.GetName(), State: state, Reason: reason,
-		ReasonMessage: message, Table: rec.GetSpec().GetTable().GetName(), Source: specs.SourceName(rec.GetSpec()),
+		ReasonMessage: api.Clip(message, api.MaxMessageBytes), Table: rec.GetSpec().GetTable().GetName(), Source: specs.SourceName(rec.GetSpec()),
 	}
 }
 
@@ -160,15 +160,15 @@ func (j *job) reply(err *api.Error) *api.JobResponse {
 	if err != nil {
 		return &api.JobResponse{Error: err}
 	}
-	return &api.JobResponse{Job: &api.JobInfo{Summary: j.summary(), Spec: j.rec.GetSpec()}}
+	return &api.JobResponse{Job: &api.JobInfo{Summary: j.summary(), Spec: api.RedactSpec(j.rec.GetSpec())}}
 }
 
 func precondition(format string, a ...any) *api.Error {
-	return &api.Error{Code: api.ErrorCode_FAILED_PRECONDITION, Message: fmt.Sprintf(format, a...)}
+	return &api.Error{Code: api.ErrorCode_FAILED_PRECONDITION, Message: api.Clip(fmt.Sprintf(format, a...), api.MaxMessageBytes)}
 }
 
 func storeErr(err error) *api.Error {
-	return &api.Error{Code: api.ErrorCode_STORE_ERROR, Message: err.Error()}
+	return &api.Error{Code: api.ErrorCode_STORE_ERROR, Message: api.Clip(err.Error(), api.MaxMessageBytes)}
 }
 
 // invalidErr answers an error as INVALID_ARGUMENT, naming the field it
@@ -182,7 +182,7 @@ func invalidErr(field string, err error) *api.Error {
 	if errors.As(err, &ce) && ce.Field != "" {
 		field = ce.Field
 	}
-	return &api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: field, Message: err.Error()}
+	return &api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: api.Clip(field, api.MaxEchoBytes), Message: api.Clip(err.Error(), api.MaxMessageBytes)}
 }
 
 func (j *job) userPause(ctx actor.Context) *api.JobResponse {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/metastore"
@@ -16,13 +17,17 @@ import (
 // block the manager's mailbox; the goroutine only reads the catalog and the
 // table's sink and answers the requester.
 
-// maxScanPage bounds the rows of one scan answer, so that an answer stays
-// well below gRPC's message size limit.
+// maxScanPage bounds the rows of one scan answer; api.MaxScanPageBytes
+// bounds its bytes, so that an answer stays well below the client's
+// message size limit whatever the rows hold.
 const maxScanPage = 10000
+
+// errPageFull ends a scan whose page reached api.MaxScanPageBytes.
+var errPageFull = errors.New("actors: scan page full")
 
 func tableErr(name string, err error) *api.Error {
 	if errors.Is(err, metastore.ErrNotFound) {
-		return &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "table", Message: fmt.Sprintf("table %q not found", name)}
+		return &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "table", Message: fmt.Sprintf("table %s not found", api.Quote(name))}
 	}
 	return storeErr(err)
 }
@@ -88,23 +93,33 @@ func scanTable(meta metastore.Store, sinks SinkFactory, req *api.TableScanReques
 	resp.Schema = spec
 	vals := make([]table.Value, len(spec.GetColumns()))
 	var last []byte
+	size := 0
 	err = sk.ScanRowsAfter(req.GetTable(), req.GetAfter(), limit, func(k, v []byte) error {
+		if size >= api.MaxScanPageBytes {
+			return errPageFull
+		}
 		var pos table.Pos
 		var err error
 		vals, pos, err = table.DecodeValue(schema, v, vals)
 		if err != nil {
 			return err
 		}
-		resp.Rows = append(resp.Rows, table.ToProto(schema, vals, pos))
+		row := table.ToProto(schema, vals, pos)
+		size += proto.Size(row)
+		resp.Rows = append(resp.Rows, row)
 		last = k
 		return nil
 	})
+	full := errors.Is(err, errPageFull)
+	if full {
+		err = nil
+	}
 	if err != nil {
 		resp.Error = storeErr(err)
 		resp.Rows = nil
 		return resp
 	}
-	if len(resp.Rows) == limit {
+	if len(resp.Rows) == limit || full {
 		resp.Next = last
 	}
 	return resp

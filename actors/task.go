@@ -374,7 +374,7 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 			c.errorRows = append(c.errorRows, &api.ErrorRow{
 				Partition: r.Partition, Offset: r.Offset,
 				Raw:    append([]byte(nil), raw...),
-				Reason: perr.Error(), TimeUnixMs: nowMs,
+				Reason: api.Clip(perr.Error(), api.MaxReasonBytes), TimeUnixMs: nowMs,
 			})
 			continue
 		}

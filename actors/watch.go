@@ -2,11 +2,13 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/sources"
 )
 
 // Watermarks and idle jobs: a job refreshes its sources' high watermarks
@@ -22,6 +24,7 @@ type watermarksRefreshed struct {
 // watermarksWatched carries watermarks a Watcher source reported changed.
 type watermarksWatched struct {
 	marks map[int32]int64
+	err   error // a *sources.ConfigError; marks is nil
 }
 
 // watermarkTimeout bounds one watermark look-up.
@@ -71,6 +74,10 @@ func (j *job) onWatched(ctx actor.Context, msg *watermarksWatched) {
 	if j.unwatch == nil {
 		return
 	}
+	if msg.err != nil {
+		j.onMarksFailed(ctx, msg.err)
+		return
+	}
 	j.onMarks(ctx, msg.marks)
 	for p := range msg.marks {
 		if _, ok := j.progress[p]; !ok {
@@ -106,8 +113,8 @@ func (j *job) watchIfIdle(ctx actor.Context) bool {
 	}
 	if j.unwatch == nil {
 		life := j.life
-		j.unwatch = w.Watch(func(marks map[int32]int64) {
-			life.send(&watermarksWatched{marks: marks})
+		j.unwatch = w.Watch(func(marks map[int32]int64, err error) {
+			life.send(&watermarksWatched{marks: marks, err: err})
 		})
 	}
 	return true
@@ -137,4 +144,15 @@ func (j *job) endWatch() bool {
 func (j *job) rearm(ctx actor.Context) {
 	j.scheduleTimer(j.deps.Settings.TopologyInterval, &topologyTick{epoch: j.epoch})
 	j.refreshWatermarks(ctx)
+}
+
+// onMarksFailed takes a failed watermark look-up. A transient failure is
+// left to the next look-up (tasks report their own); a configuration
+// error (a wrong SASL password after an alter, a revoked ACL) pauses the
+// job with SOURCE_CONFIG_ERROR: an idle job has no task to notice it.
+func (j *job) onMarksFailed(ctx actor.Context, err error) {
+	var cfg *sources.ConfigError
+	if errors.As(err, &cfg) && j.state == api.JobState_RUNNING {
+		j.onSourceError(ctx, err)
+	}
 }

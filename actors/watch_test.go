@@ -23,7 +23,7 @@ type watchSource struct {
 
 	mu       sync.Mutex
 	marks    map[int32]int64
-	watchers map[int]func(map[int32]int64)
+	watchers map[int]func(map[int32]int64, error)
 	next     int
 }
 
@@ -41,14 +41,14 @@ func (s *watchSource) Watermarks(context.Context) (map[int32]int64, error) {
 	return maps.Clone(s.marks), nil
 }
 
-func (s *watchSource) Watch(fn func(map[int32]int64)) func() {
+func (s *watchSource) Watch(fn func(map[int32]int64, error)) func() {
 	s.mu.Lock()
 	s.next++
 	id := s.next
 	s.watchers[id] = fn
 	m := maps.Clone(s.marks)
 	s.mu.Unlock()
-	fn(m)
+	fn(m, nil)
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -66,13 +66,13 @@ func (s *watchSource) set(m map[int32]int64) {
 			s.parts = append(s.parts, p)
 		}
 	}
-	fns := make([]func(map[int32]int64), 0, len(s.watchers))
+	fns := make([]func(map[int32]int64, error), 0, len(s.watchers))
 	for _, fn := range s.watchers {
 		fns = append(fns, fn)
 	}
 	s.mu.Unlock()
 	for _, fn := range fns {
-		fn(maps.Clone(m))
+		fn(maps.Clone(m), nil)
 	}
 }
 
@@ -87,7 +87,7 @@ func (s *watchSource) watching() int {
 // spawns tasks and goes back to its timers.
 func TestIdleJobWatches(t *testing.T) {
 	src := &watchSource{quietSource: quietSource{parts: []int32{0, 1}},
-		marks: map[int32]int64{0: 0, 1: 0}, watchers: map[int]func(map[int32]int64){}}
+		marks: map[int32]int64{0: 0, 1: 0}, watchers: map[int]func(map[int32]int64, error){}}
 	h := newHarnessWith(t, vfs.NewMem(), src, Settings{
 		WatermarkInterval: 10 * time.Millisecond, TopologyInterval: 10 * time.Millisecond,
 	})
@@ -179,7 +179,7 @@ func TestAlterMovesTheWatch(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		src := &watchSource{quietSource: quietSource{parts: []int32{0}},
-			marks: map[int32]int64{0: 0}, watchers: map[int]func(map[int32]int64){}}
+			marks: map[int32]int64{0: 0}, watchers: map[int]func(map[int32]int64, error){}}
 		opened = append(opened, src)
 		return adapt(src), nil
 	}

@@ -6,8 +6,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -192,7 +195,14 @@ func (c *Client) checkAuth(ctx context.Context, nodeAddr string) error {
 		return &noAnswerError{addr: c.addr, timeout: c.opts.timeout}
 	}
 	if c.opts.tls == nil {
-		return errorf("node at %s did not take a plaintext connection (%s); if it serves TLS, give WithTLS", c.addr, st.Message())
+		switch sniff(ctx, c.addr) {
+		case "http":
+			return errorf("%s is an HTTP server, not a loadnode node's client port (is it the --http admin port?)", c.addr)
+		case "tls":
+			return errorf("node at %s serves TLS; give WithTLS (CLI: --tls-ca FILE)", c.addr)
+		}
+		// A Go TLS server closes a plaintext connection without a word.
+		return errorf("node at %s did not take a plaintext connection (%s); if it serves TLS, give WithTLS (CLI: --tls-ca FILE)", c.addr, st.Message())
 	}
 	return errorf("TLS with node at %s failed: %s", c.addr, st.Message())
 }
@@ -204,7 +214,11 @@ func (c *Client) checkAuth(ctx context.Context, nodeAddr string) error {
 func (c *Client) start(host string) (err error) {
 	quiet := slog.New(&minLevel{h: c.logger.Handler(), min: slog.LevelWarn, mute: &c.closing}).With("component", "protoactor")
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
-	serverOpts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxReplyBytes)}
+	serverOpts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxReplyBytes),
+		// The node pings the client's endpoint every 10 s to find clients
+		// that stopped reading; gRPC's default policy (5 min) would
+		// answer those pings by closing the connection.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true})}
 	fingerprint := ""
 	if c.opts.tls != nil {
 		cert, fp, err := remoteauth.EphemeralCert()
@@ -303,6 +317,9 @@ func (c *Client) request(ctx context.Context, op string, req proto.Message) (any
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("client: %s at %s: %w", op, c.addr, err)
+	}
+	if err := checkRequest(op, req); err != nil {
+		return nil, err
 	}
 	wait, byCtx := c.opts.timeout, false
 	if dl, ok := ctx.Deadline(); ok {
@@ -544,4 +561,49 @@ func (c *Client) CreateTable(ctx context.Context, spec *api.TableSpec, ifNotExis
 		return false, err
 	}
 	return resp.GetExisted(), nil
+}
+
+// checkRequest refuses, before anything is sent, a request the node could
+// not take: one that does not serialize (a string that is not valid UTF-8:
+// protoactor would drop it and the call would wait for its timeout) or one
+// over api.MaxRequestBytes (gRPC on the node would refuse it, and again
+// nothing would answer).
+func checkRequest(op string, req proto.Message) error {
+	b, err := proto.Marshal(req)
+	if err != nil {
+		if strings.Contains(err.Error(), "UTF-8") {
+			return errorf("%s: an argument is not valid UTF-8: %v", op, err)
+		}
+		return errorf("%s: the request cannot be serialized: %v", op, err)
+	}
+	if len(b) > api.MaxRequestBytes {
+		return errorf("%s: the request is %d bytes, over the node's limit of %d bytes (fewer properties, partitions or a shorter statement)", op, len(b), api.MaxRequestBytes)
+	}
+	return nil
+}
+
+// sniff tells what answers a plaintext HTTP/2 preface at addr: "http" (an
+// HTTP/1 server answers "HTTP/1.x 400"), "tls" (a TLS server answers with
+// an alert record) or "" (anything else, or nothing within a second). It
+// only names the cause of a failed connect.
+func sniff(ctx context.Context, addr string) string {
+	d := net.Dialer{Timeout: time.Second}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return ""
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(time.Second))
+	if _, err := conn.Write([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")); err != nil {
+		return ""
+	}
+	buf := make([]byte, 5)
+	n, _ := io.ReadAtLeast(conn, buf, 1)
+	switch {
+	case n >= 5 && string(buf[:5]) == "HTTP/":
+		return "http"
+	case n >= 1 && buf[0] == 0x15: // TLS alert record
+		return "tls"
+	}
+	return ""
 }

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -217,5 +220,18 @@ func TestDialByName(t *testing.T) {
 	c := dial(t, net.JoinHostPort("localhost", port))
 	if _, err := c.ListJobs(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDialNotANode (issue 12, defect 9): a client pointed at an HTTP
+// server (the node's --http admin port) says so instead of blaming TLS.
+func TestDialNotANode(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := client.Dial(ctx, strings.TrimPrefix(srv.URL, "http://"))
+	if err == nil || !strings.Contains(err.Error(), "is an HTTP server, not a loadnode node's client port") {
+		t.Fatalf("dial an HTTP server: %v", err)
 	}
 }

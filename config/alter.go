@@ -42,12 +42,15 @@ func alterHelp() string {
 // With it, only the masked fields are read from req.Spec (see
 // api.AlterJobRequest). A field that may not change is a *FieldError
 // naming it.
+//
+// A secret whose new value is api.Redacted (a spec copied from `job show`,
+// where secrets are redacted) keeps cur's value.
 func Alter(cur *api.JobSpec, req *api.AlterJobRequest) (next *api.JobSpec, changes []string, reopen bool, err error) {
 	switch {
 	case len(req.GetUpdateMask()) > 0:
-		next, err = applyMask(cur, req.GetSpec(), req.GetUpdateMask())
+		next, err = applyMask(cur, unredact(cur, req.GetSpec()), req.GetUpdateMask())
 	case req.GetSpec() != nil:
-		next, err = wholeSpec(cur, req.GetSpec())
+		next, err = wholeSpec(cur, unredact(cur, req.GetSpec()))
 	default:
 		return cur, nil, false, nil
 	}
@@ -195,4 +198,37 @@ func firstDifference(a, b *api.JobSpec) string {
 		}
 	}
 	return "spec"
+}
+
+// unredact returns in with every secret that reads api.Redacted set back to
+// cur's value (in itself when there is none; in is never modified).
+func unredact(cur, in *api.JobSpec) *api.JobSpec {
+	redacted := func(v string) bool { return v == api.Redacted }
+	found := false
+	for k, v := range in.GetKafka().GetProperties() {
+		found = found || redacted(v) && api.SecretProperty(k)
+	}
+	found = found || redacted(in.GetKinesis().GetSecretAccessKey()) || redacted(in.GetKinesis().GetSessionToken())
+	if !found {
+		return in
+	}
+	out := proto.Clone(in).(*api.JobSpec)
+	if k := out.GetKafka(); k != nil {
+		for key, v := range k.Properties {
+			if redacted(v) && api.SecretProperty(key) {
+				if old, ok := cur.GetKafka().GetProperties()[key]; ok {
+					k.Properties[key] = old
+				}
+			}
+		}
+	}
+	if k := out.GetKinesis(); k != nil {
+		if redacted(k.SecretAccessKey) {
+			k.SecretAccessKey = cur.GetKinesis().GetSecretAccessKey()
+		}
+		if redacted(k.SessionToken) {
+			k.SessionToken = cur.GetKinesis().GetSessionToken()
+		}
+	}
+	return out
 }

@@ -84,3 +84,29 @@ func TestAlterRefusesByName(t *testing.T) {
 		})
 	}
 }
+
+// TestAlterKeepsRedactedSecrets: a spec copied from `job show` carries
+// api.Redacted in place of its secrets; altering with it keeps the stored
+// secrets (they stay usable) and changes what was changed.
+func TestAlterKeepsRedactedSecrets(t *testing.T) {
+	cur := alterBase()
+	cur.Kafka.Properties = map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": "u", "sasl.password": "s3cret"}
+	shown := api.RedactSpec(cur)
+	if shown.GetKafka().GetProperties()["sasl.password"] != api.Redacted || cur.GetKafka().GetProperties()["sasl.password"] != "s3cret" {
+		t.Fatalf("RedactSpec: shown %v, cur %v", shown.GetKafka().GetProperties(), cur.GetKafka().GetProperties())
+	}
+	shown = proto.Clone(shown).(*api.JobSpec)
+	shown.MaxBatchRows = 77
+	for _, req := range []*api.AlterJobRequest{
+		{Spec: shown},
+		{Spec: shown, UpdateMask: []string{"kafka.properties", "max_batch_rows"}},
+	} {
+		next, _, reopen, err := Alter(cur, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := next.GetKafka().GetProperties()["sasl.password"]; got != "s3cret" || reopen || next.GetMaxBatchRows() != 77 {
+			t.Errorf("mask %v: password %q, reopen %v, rows %d", req.UpdateMask, got, reopen, next.GetMaxBatchRows())
+		}
+	}
+}

@@ -178,19 +178,16 @@ func integer(n *yaml.Node, field string) (int64, error) {
 				}
 			}
 		}
+		// Decimal only (SPEC.md): YAML's 0x10, 0o17 and 1_000 are
+		// refused, not read as 16, 15 and 1000. A sign is allowed.
 		switch n.ShortTag() {
-		case "!!int":
-			var v int64
-			if err := n.Decode(&v); err == nil {
-				return v, nil
-			}
-		case "!!str":
+		case "!!int", "!!str":
 			if v, err := strconv.ParseInt(strings.TrimSpace(n.Value), 10, 64); err == nil {
 				return v, nil
 			}
 		}
 	}
-	return 0, errAt(n, field, "must be an integer")
+	return 0, errAt(n, field, "must be a decimal integer")
 }
 
 // item is one element of a list given as a YAML sequence or as a

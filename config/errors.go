@@ -1,6 +1,10 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/loadnode/loadnode/api"
+)
 
 // FieldError reports the first problem found in a spec or a node config. Field
 // is the YAML path of the field at fault ("kafka.offsets[2]",
@@ -29,7 +33,14 @@ func (e *FieldError) Error() string {
 }
 
 func fieldErr(field, format string, args ...any) *FieldError {
-	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+	// A name or value echoed in the message is cut to api.MaxEchoBytes: a
+	// 10,000-character name is not echoed whole.
+	for i, a := range args {
+		if s, ok := a.(string); ok && len(s) > api.MaxEchoBytes {
+			args[i] = api.Clip(s, api.MaxEchoBytes)
+		}
+	}
+	return &FieldError{Field: api.Clip(field, api.MaxEchoBytes), Msg: api.Clip(fmt.Sprintf(format, args...), api.MaxMessageBytes)}
 }
 
 // SpecField names the field at fault (the actors answer the error as

@@ -48,6 +48,11 @@ const (
 	maxMaxBatchRows            = 10_000_000
 	minMaxBatchSize            = 1 << 10  // 1 KiB
 	maxMaxBatchSize            = 10 << 30 // 10 GiB
+
+	// Upper bounds on what a spec lists (README, "Limits").
+	maxColumns    = 1024
+	maxProperties = 256
+	maxListed     = 65536 // kafka.partitions, kafka.offsets, kinesis.shards, kinesis.positions
 )
 
 var (
@@ -239,6 +244,9 @@ func validateTable(t *api.TableSpec) *FieldError {
 	if len(t.Columns) == 0 {
 		return fieldErr("table.columns", "at least one column required")
 	}
+	if len(t.Columns) > maxColumns {
+		return fieldErr("table.columns", "%d columns; at most %d", len(t.Columns), maxColumns)
+	}
 	seen := make(map[string]int, len(t.Columns))
 	for i, c := range t.Columns {
 		f := fmt.Sprintf("table.columns[%d]", i)
@@ -341,6 +349,12 @@ func validateKafka(k *api.KafkaSpec) *FieldError {
 	if !topicPattern.MatchString(k.Topic) || k.Topic == "." || k.Topic == ".." {
 		return fieldErr("kafka.topic", "%q is not a valid Kafka topic name (1-249 of [A-Za-z0-9._-], not \".\" or \"..\")", k.Topic)
 	}
+	if len(k.Partitions) > maxListed {
+		return fieldErr("kafka.partitions", "%d partitions listed; at most %d (list none to read them all)", len(k.Partitions), maxListed)
+	}
+	if len(k.Offsets) > maxListed {
+		return fieldErr("kafka.offsets", "%d offsets; at most %d", len(k.Offsets), maxListed)
+	}
 	seen := make(map[int32]int, len(k.Partitions))
 	for i, p := range k.Partitions {
 		f := fmt.Sprintf("kafka.partitions[%d]", i)
@@ -371,6 +385,9 @@ func validateKafka(k *api.KafkaSpec) *FieldError {
 	}
 	if _, ok := canonicalOffset(k.DefaultOffset); !ok {
 		return fieldErr("kafka.default_offset", "%q %s", k.DefaultOffset, offsetHelp)
+	}
+	if len(k.Properties) > maxProperties {
+		return fieldErr("kafka.properties", "%d properties; at most %d", len(k.Properties), maxProperties)
 	}
 	keys2 := make([]string, 0, len(k.Properties))
 	for key := range k.Properties {

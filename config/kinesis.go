@@ -3,8 +3,10 @@ package config
 import (
 	"fmt"
 	"maps"
+	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -148,8 +150,10 @@ func validateKinesis(k *api.KinesisSpec) *FieldError {
 	if k.Region != "" && !regionPattern.MatchString(k.Region) {
 		return fieldErr("kinesis.region", "%q is not a region name such as us-east-1", k.Region)
 	}
-	if k.Endpoint != "" && !strings.HasPrefix(k.Endpoint, "http://") && !strings.HasPrefix(k.Endpoint, "https://") {
-		return fieldErr("kinesis.endpoint", "%q must be an http:// or https:// URL", k.Endpoint)
+	if k.Endpoint != "" {
+		if err := checkEndpoint(k.Endpoint); err != nil {
+			return err
+		}
 	}
 	if (k.AccessKeyId == "") != (k.SecretAccessKey == "") {
 		return fieldErr("kinesis.credentials", "access_key_id and secret_access_key go together")
@@ -159,6 +163,9 @@ func validateKinesis(k *api.KinesisSpec) *FieldError {
 	}
 	if k.Profile != "" && k.AccessKeyId != "" {
 		return fieldErr("kinesis.credentials", "give static keys or a profile, not both")
+	}
+	if len(k.Shards) > maxListed || len(k.Positions) > maxListed {
+		return fieldErr("kinesis.shards", "%d shards and %d positions listed; at most %d each", len(k.Shards), len(k.Positions), maxListed)
 	}
 	for i, s := range k.Shards {
 		f := fmt.Sprintf("kinesis.shards[%d]", i)
@@ -213,4 +220,29 @@ func encodeKinesis(root *yaml.Node, k *api.KinesisSpec) {
 		add(kn, "default_position", strNode(k.DefaultPosition))
 	}
 	add(root, "kinesis", kn)
+}
+
+// checkEndpoint accepts an http:// or https:// URL with a host, and no
+// user information (credentials go in kinesis.credentials, which are
+// redacted when shown; an endpoint is shown as given), query or fragment.
+func checkEndpoint(e string) *FieldError {
+	u, err := url.Parse(e)
+	switch {
+	case err != nil:
+		return fieldErr("kinesis.endpoint", "not a URL (want http://HOST[:PORT] or https://...)") // the error would echo it
+	case u.User != nil:
+		return fieldErr("kinesis.endpoint", "must not hold a user or password (give credentials in kinesis.credentials)")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fieldErr("kinesis.endpoint", "%q must be an http:// or https:// URL", e)
+	case u.Host == "" || u.Hostname() == "":
+		return fieldErr("kinesis.endpoint", "%q has no host", e)
+	case u.RawQuery != "" || u.Fragment != "" || u.Opaque != "":
+		return fieldErr("kinesis.endpoint", "%q must be a plain URL (no query or fragment)", e)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fieldErr("kinesis.endpoint", "%q: bad port", e)
+		}
+	}
+	return nil
 }

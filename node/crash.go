@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -19,6 +20,8 @@ import (
 //	after-create-sync     after a create snapshot is synced, before the spawn
 //	after-commit[:N]      after the N-th batch commit (default 1), before its ack
 //	after-transition[:S]  after a transition to state S (default any) is journaled
+//	hang-after-commit     the job actor that committed a batch blocks forever
+//	                      (a store call that never returns), for shutdown tests
 const CrashEnv = "LOADNODE_CRASH_AT"
 
 // CrashHooks returns hooks that SIGKILL the process at the named point.
@@ -63,8 +66,14 @@ func CrashHooks(spec string) (actors.Hooks, error) {
 				die()
 			}
 		}
+	case "hang-after-commit":
+		var once sync.Once
+		h.AfterCommit = func(uint64) {
+			once.Do(func() { fmt.Fprintln(os.Stderr, "node: crash point hang-after-commit reached") })
+			select {}
+		}
 	default:
-		return h, fmt.Errorf("node: %s=%q: unknown crash point (after-create-sync, after-commit[:N], after-transition[:STATE])", CrashEnv, spec)
+		return h, fmt.Errorf("node: %s=%q: unknown crash point (after-create-sync, after-commit[:N], after-transition[:STATE], hang-after-commit)", CrashEnv, spec)
 	}
 	return h, nil
 }

@@ -22,6 +22,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 
 	"github.com/loadnode/loadnode/actors"
@@ -90,7 +92,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	onFatal := cfg.OnStoreFatal
 	if onFatal == nil {
 		onFatal = func(err error) {
-			logger.Error("loadnode: fatal store error; stopping the process so that a restart recovers from the last durable state", "err", err)
+			logger.Error("loadnode: fatal store error; stopping the process: "+persistence.FatalAdvice(err, cfg.Node.DataDir), "err", err)
 			os.Exit(70)
 		}
 	}
@@ -137,9 +139,17 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return QuietLogger(logger)
 	}))
 	ropts := []remote.ConfigOption{remote.WithServerOptions(sec.serverOptions()...)}
-	if d := sec.dialOptions(); d != nil {
-		ropts = append(ropts, remote.WithDialOptions(d...))
+	dial := sec.dialOptions()
+	if dial == nil {
+		dial = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	}
+	// Replies to a client that stopped reading (a stopped or wedged
+	// process) would queue behind a full flow-control window for as long
+	// as the connection lives: keepalive pings that go unanswered close it
+	// after replyKeepalive*2, and the endpoint drops what it held.
+	dial = append(dial, grpc.WithKeepaliveParams(keepalive.ClientParameters{
+		Time: replyKeepalive, Timeout: replyKeepalive, PermitWithoutStream: true}))
+	ropts = append(ropts, remote.WithDialOptions(dial...))
 	// protoactor's default endpoint queues start at 1,000,000 slots (16 MB
 	// per connected client); they grow on demand, so start them small.
 	ropts = append(ropts, remote.WithEndpointWriterQueueSize(endpointQueueSize), remote.WithEndpointManagerQueueSize(endpointQueueSize))
@@ -245,6 +255,11 @@ func (n *Node) Store() *persistence.Store { return n.store }
 
 // Close stops the actors, the remote endpoint and the store. Calling it
 // again does nothing.
+// replyKeepalive is the keepalive interval and timeout of the node's
+// connections to client endpoints: a client that does not answer a ping
+// within it loses its connection and its queued replies (README, "Limits").
+const replyKeepalive = 10 * time.Second
+
 func (n *Node) Close() error {
 	if n.closed {
 		return nil

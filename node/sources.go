@@ -59,7 +59,7 @@ type sharedCluster struct {
 // topicWatch is one watched topic: its watchers and the watermarks they
 // were last told.
 type topicWatch struct {
-	subs map[uint64]func(map[int32]int64)
+	subs map[uint64]func(map[int32]int64, error)
 	last map[int32]int64
 	stop chan struct{}
 }
@@ -67,7 +67,7 @@ type topicWatch struct {
 // watch adds fn to topic's watchers, starting the topic's poller (one
 // look-up every `every`) if it is the first. fn gets the last known
 // watermarks at once, if any, and then every change.
-func (sc *sharedCluster) watch(topic string, every time.Duration, fn func(map[int32]int64),
+func (sc *sharedCluster) watch(topic string, every time.Duration, fn func(map[int32]int64, error),
 	look func(context.Context) (map[int32]int64, error)) (stop func()) {
 	sc.wmu.Lock()
 	if sc.watches == nil {
@@ -75,7 +75,7 @@ func (sc *sharedCluster) watch(topic string, every time.Duration, fn func(map[in
 	}
 	w := sc.watches[topic]
 	if w == nil {
-		w = &topicWatch{subs: map[uint64]func(map[int32]int64){}, stop: make(chan struct{})}
+		w = &topicWatch{subs: map[uint64]func(map[int32]int64, error){}, stop: make(chan struct{})}
 		sc.watches[topic] = w
 		go sc.poll(w, every, look)
 	}
@@ -85,7 +85,7 @@ func (sc *sharedCluster) watch(topic string, every time.Duration, fn func(map[in
 	last := w.last
 	sc.wmu.Unlock()
 	if last != nil {
-		fn(last)
+		fn(last, nil)
 	}
 	var once sync.Once
 	return func() {
@@ -102,7 +102,9 @@ func (sc *sharedCluster) watch(topic string, every time.Duration, fn func(map[in
 }
 
 // poll looks up w's watermarks every `every` until w stops, and tells
-// every watcher when they changed. Failed look-ups tell nobody.
+// every watcher when they changed. A look-up failing with a configuration
+// error (authentication, authorization) tells every watcher; other
+// failures tell nobody.
 func (sc *sharedCluster) poll(w *topicWatch, every time.Duration, look func(context.Context) (map[int32]int64, error)) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -110,8 +112,10 @@ func (sc *sharedCluster) poll(w *topicWatch, every time.Duration, look func(cont
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		marks, err := look(ctx)
 		cancel()
-		if err == nil {
-			var fns []func(map[int32]int64)
+		var cfg *sources.ConfigError
+		switch {
+		case err == nil:
+			var fns []func(map[int32]int64, error)
 			sc.wmu.Lock()
 			if w.last == nil || !maps.Equal(marks, w.last) {
 				w.last = marks
@@ -119,7 +123,15 @@ func (sc *sharedCluster) poll(w *topicWatch, every time.Duration, look func(cont
 			}
 			sc.wmu.Unlock()
 			for _, fn := range fns {
-				fn(marks)
+				fn(marks, nil)
+			}
+		case errors.As(err, &cfg):
+			sc.wmu.Lock()
+			w.last = nil
+			fns := slices.Collect(maps.Values(w.subs))
+			sc.wmu.Unlock()
+			for _, fn := range fns {
+				fn(nil, err)
 			}
 		}
 		select {
@@ -282,7 +294,7 @@ var (
 // watermark_interval) serves all of the topic's idle jobs. It asks the
 // broker itself, not the cache, so that new data is seen within one
 // interval instead of an interval plus the cache's age.
-func (s *kafkaSource) Watch(fn func(map[int32]int64)) (stop func()) {
+func (s *kafkaSource) Watch(fn func(map[int32]int64, error)) (stop func()) {
 	return s.sc.watch(s.topic, 2*s.owner.marksFresh, fn, func(ctx context.Context) (map[int32]int64, error) {
 		return s.c.Watermarks(ctx, s.topic)
 	})

@@ -74,7 +74,7 @@ func TestTopicWatch(t *testing.T) {
 	}
 	sc := &sharedCluster{}
 	got := [2]chan map[int32]int64{make(chan map[int32]int64, 16), make(chan map[int32]int64, 16)}
-	stop0 := sc.watch("t", 5*time.Millisecond, func(m map[int32]int64) { got[0] <- m }, look)
+	stop0 := sc.watch("t", 5*time.Millisecond, func(m map[int32]int64, _ error) { got[0] <- m }, look)
 	recv := func(i int, want int64) {
 		t.Helper()
 		select {
@@ -87,7 +87,7 @@ func TestTopicWatch(t *testing.T) {
 		}
 	}
 	recv(0, 1)
-	stop1 := sc.watch("t", 5*time.Millisecond, func(m map[int32]int64) { got[1] <- m }, look)
+	stop1 := sc.watch("t", 5*time.Millisecond, func(m map[int32]int64, _ error) { got[1] <- m }, look)
 	recv(1, 1) // the current marks, at once
 	// Unchanged marks tell nobody, over many polls.
 	tick := time.NewTicker(time.Millisecond)

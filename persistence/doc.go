@@ -24,6 +24,13 @@
 // recovered and stops the process, after the message has been logged: that
 // is the intended stop.
 //
+// A flush or compaction that fails for want of space (ENOSPC, EDQUOT) is
+// reported by Pebble as a background error, which it retries forever; the
+// Store treats it as fatal (ErrDiskFull, OnFatal) so that a full disk stops
+// loading explicitly, on a running node and on one started on the full
+// disk alike. Other background errors are logged at most once per 10 s.
+// FatalAdvice says what to do about each kind of fatal error.
+//
 // Reads are refused too, because after a failed WAL sync Pebble has already
 // applied the batch to its memtable: a read could return a write that was
 // never durable. A failed Store is only good for Close; restart recovers the

@@ -10,6 +10,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -51,7 +52,8 @@ const exitCodeStoreFailed = 70
 type Options struct {
 	// Dir is the database directory. Required.
 	Dir string
-	// FS is the filesystem. Default vfs.Default; tests pass errorfs or
+	// FS is the filesystem. Default: the disk, with the data directory
+	// 0700 and every file in it 0600 (privateFS); tests pass errorfs or
 	// vfs.NewCrashableMem().
 	FS vfs.FS
 	// Logger receives the store's and Pebble's messages. Default: discard.
@@ -74,9 +76,6 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.FS == nil {
-		o.FS = vfs.Default
-	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -106,6 +105,8 @@ type Store struct {
 	maxErrs  uint64
 	fatalOne sync.Once
 
+	dir    string
+	bg     bgErrors
 	failed atomic.Pointer[error] // the first fatal cause; nil while healthy
 	closed atomic.Bool
 
@@ -136,8 +137,15 @@ func Open(opts Options) (s *Store, err error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
+	if opts.FS == nil {
+		if err := prepareDir(opts.Dir, opts.Logger); err != nil {
+			return nil, err
+		}
+		opts.FS = privateFS{vfs.Default}
+	}
 	s = &Store{
 		log:     opts.Logger,
+		dir:     opts.Dir,
 		onFatal: opts.OnFatal,
 		maxErrs: uint64(opts.MaxErrorRowsKept),
 	}
@@ -157,6 +165,7 @@ func Open(opts Options) (s *Store, err error) {
 		Cache:              cache,
 		FS:                 opts.FS,
 		Logger:             pebbleLogger{s},
+		EventListener:      s.eventListener(),
 		FormatMajorVersion: pebble.FormatNewest,
 		// A loader writes batches of megabytes: with Pebble's 4 MiB default
 		// memtable every commit became a flushable batch and a tiny L0
@@ -174,6 +183,9 @@ func Open(opts Options) (s *Store, err error) {
 		opts.tune(popts)
 	}
 	db, err := pebble.Open(opts.Dir, popts)
+	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) {
+		return nil, fmt.Errorf("persistence: another loadnode holds the lock on %s (one node per data directory): %w", opts.Dir, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("persistence: open %s: %w", opts.Dir, err)
 	}
@@ -237,7 +249,7 @@ func (s *Store) fatal(err error) {
 }
 
 func (s *Store) exitOnFatal(err error) {
-	s.log.Error("persistence: stopping the process after a fatal store error",
+	s.log.Error("persistence: stopping the process after a fatal store error: "+FatalAdvice(err, s.dir),
 		"err", err, "exit_code", exitCodeStoreFailed)
 	os.Exit(exitCodeStoreFailed)
 }

@@ -28,6 +28,9 @@ type Main struct {
 	Stderr io.Writer
 	// Getenv reads the environment (LOADNODE_ADDR).
 	Getenv func(string) string
+	// Exit ends the process; `serve` calls it when a stop signal was not
+	// obeyed within shutdownGrace. Default os.Exit.
+	Exit func(code int)
 
 	cmd    command
 	client *client.Client
@@ -41,7 +44,7 @@ type command interface {
 
 // NewMain returns a Main wired to the process.
 func NewMain() *Main {
-	return &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
+	return &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Exit: os.Exit}
 }
 
 // Exit codes.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/pprof"
+	"time"
 
 	"github.com/loadnode/loadnode/config"
 	"github.com/loadnode/loadnode/node"
@@ -108,6 +109,13 @@ func (c serveCmd) nodeConfig(getenv func(string) string) (config.Node, error) {
 	return cfg, nil
 }
 
+// shutdownGrace bounds the time from a stop signal (SIGTERM, SIGINT) to the
+// end of the process (README, "Limits").
+const shutdownGrace = 5 * time.Second
+
+// exitShutdownTimeout is the exit status when shutdownGrace ran out.
+const exitShutdownTimeout = 75
+
 func (c serveCmd) run(ctx context.Context, m *Main) error {
 	cfg, err := c.nodeConfig(m.Getenv)
 	if err != nil {
@@ -150,6 +158,30 @@ func (c serveCmd) run(ctx context.Context, m *Main) error {
 			}
 		}()
 	}
+	// A stop signal always stops the process: if the node does not stop
+	// within shutdownGrace of it (a store stuck on a full disk, a recovery
+	// that cannot finish), the process exits without a clean close; the
+	// store is crash-consistent, so a restart recovers the durable state.
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go func() {
+		select {
+		case <-stopped:
+			return
+		case <-ctx.Done():
+		}
+		t := time.NewTimer(shutdownGrace)
+		defer t.Stop()
+		select {
+		case <-stopped:
+		case <-t.C:
+			logger.Error("loadnode: did not stop within "+shutdownGrace.String()+" of the signal; exiting without a clean close (a restart recovers the durable state)",
+				"exit_code", exitShutdownTimeout)
+			if m.Exit != nil {
+				m.Exit(exitShutdownTimeout)
+			}
+		}
+	}()
 	hooks, err := node.CrashHooks(m.Getenv(node.CrashEnv))
 	if err != nil {
 		return err

@@ -24,6 +24,7 @@
 //	ssl.endpoint.identification.algorithm   https (default: verify the broker host name) | none (verify the chain only)
 //	sasl.mechanism                          PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512 (required with SASL_*)
 //	sasl.username, sasl.password            SASL credentials (required with SASL_*)
+//	sasl.password_file                      file holding the SASL password, read by the node (instead of sasl.password)
 //	fetch.max.bytes                         bytes per fetch response (default 50 MiB)
 //	max.partition.fetch.bytes               bytes per partition per fetch (default 1 MiB)
 //	fetch.min.bytes                         bytes a broker waits for before answering (default 1)
@@ -35,6 +36,8 @@
 //
 // ssl.* keys require security.protocol SSL or SASL_SSL, sasl.* keys require
 // SASL_PLAINTEXT or SASL_SSL. group.id is rejected: there is no group.
+// Properties whose name holds "password", "secret" or "token" (but not a
+// "_file" path) are secrets: shown as api.Redacted, never logged.
 //
 // # Positions
 //

@@ -55,10 +55,30 @@ func classify(ctx context.Context, op string, err error) error {
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return fmt.Errorf("kafka: %s: %w", op, err)
 	case isAuthErr(err):
-		return &sources.ConfigError{Field: "kafka.properties", Err: fmt.Errorf("kafka: %s: %w", op, err)}
+		return &sources.ConfigError{Field: "kafka.properties", Err: fmt.Errorf("kafka: %s: %s: %w", op, authHint(err), err)}
 	case errors.Is(err, kerr.UnknownTopicOrPartition), errors.Is(err, kerr.UnknownTopicID):
 		return &sources.ConfigError{Field: "kafka.topic", Err: fmt.Errorf("kafka: %s: %w", op, err)}
 	default:
 		return &sources.UnreachableError{Err: fmt.Errorf("kafka: %s: %w", op, err)}
 	}
+}
+
+// authHint says what an authentication or authorization failure asks of
+// the person reading the job's reason.
+func authHint(err error) string {
+	switch {
+	case errors.Is(err, kerr.SaslAuthenticationFailed), errors.Is(err, kerr.IllegalSaslState):
+		return "SASL authentication failed (check sasl.username and sasl.password; the job stays paused until resumed)"
+	case errors.Is(err, kerr.UnsupportedSaslMechanism):
+		return "the broker does not offer this sasl.mechanism"
+	case errors.Is(err, kerr.TopicAuthorizationFailed), errors.Is(err, kerr.ClusterAuthorizationFailed),
+		errors.Is(err, kerr.GroupAuthorizationFailed), errors.Is(err, kerr.TransactionalIDAuthorizationFailed),
+		errors.Is(err, kerr.DelegationTokenAuthorizationFailed):
+		return "not authorized (the broker's ACLs refuse this user)"
+	}
+	var ae *kadm.AuthError
+	if errors.As(err, &ae) {
+		return "not authorized (the broker's ACLs refuse this user)"
+	}
+	return "TLS or authentication failed"
 }

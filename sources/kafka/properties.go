@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -136,6 +137,22 @@ func supportedProperties() []property {
 		}},
 		{"sasl.username", func(c *clientConfig, v string) error { c.username = v; return nil }},
 		{"sasl.password", func(c *clientConfig, v string) error { c.password = v; return nil }},
+		{"sasl.password_file", func(c *clientConfig, v string) error {
+			// A reference instead of an inline secret: the file is read
+			// by the node whenever the properties are parsed (a create,
+			// an alter, a source opened), so a rotated password is read
+			// on the next reopen. One trailing line break is dropped.
+			b, err := os.ReadFile(v)
+			if err != nil {
+				return err
+			}
+			p := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+			if p == "" {
+				return fmt.Errorf("%s is empty", v)
+			}
+			c.password = p
+			return nil
+		}},
 		{"fetch.max.bytes", bytesProp(func(c *clientConfig) *int32 { return &c.fetchMaxBytes })},
 		{"max.partition.fetch.bytes", bytesProp(func(c *clientConfig) *int32 { return &c.partMaxBytes })},
 		{"fetch.min.bytes", bytesProp(func(c *clientConfig) *int32 { return &c.fetchMinBytes })},
@@ -212,13 +229,23 @@ func parseProperties(props map[string]string) (*clientConfig, error) {
 			return nil, propErr(k, fmt.Errorf("set, but security.protocol is %s", c.protocol))
 		}
 	}
-	for _, k := range []string{"sasl.mechanism", "sasl.username", "sasl.password"} {
+	_, inline := props["sasl.password"]
+	_, file := props["sasl.password_file"]
+	if inline && file {
+		return nil, propErr("sasl.password_file", errors.New("set together with sasl.password: give one"))
+	}
+	for _, k := range []string{"sasl.mechanism", "sasl.username", "sasl.password", "sasl.password_file"} {
 		_, ok := props[k]
 		if ok && !useSASL {
 			return nil, propErr(k, fmt.Errorf("set, but security.protocol is %s", c.protocol))
 		}
 		if !ok && useSASL {
-			return nil, propErr(k, fmt.Errorf("required with security.protocol %s", c.protocol))
+			switch {
+			case k == "sasl.password" && !file:
+				return nil, propErr(k, fmt.Errorf("required with security.protocol %s (or sasl.password_file)", c.protocol))
+			case k == "sasl.mechanism" || k == "sasl.username":
+				return nil, propErr(k, fmt.Errorf("required with security.protocol %s", c.protocol))
+			}
 		}
 	}
 	if (c.certFile == "") != (c.keyFile == "") {

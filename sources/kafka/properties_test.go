@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"maps"
 	"math/big"
 	"net"
 	"os"
@@ -173,4 +174,42 @@ func testCA(t *testing.T, dir string) (*tls.Config, string) {
 		t.Fatal(err)
 	}
 	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{leafDER}, PrivateKey: leafKey}}}, caFile
+}
+
+// TestPasswordFile: sasl.password_file is read instead of an inline
+// sasl.password (one trailing line break dropped); giving both, or
+// neither with SASL, is refused.
+func TestPasswordFile(t *testing.T) {
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pw, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": "u"}
+	with := func(kv ...string) map[string]string {
+		m := maps.Clone(base)
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	c, err := parseProperties(with("sasl.password_file", pw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.password != "s3cret" || c.sasl == nil {
+		t.Fatalf("password %q, sasl %v", c.password, c.sasl)
+	}
+	for name, props := range map[string]map[string]string{
+		"both":    with("sasl.password_file", pw, "sasl.password", "x"),
+		"neither": with(),
+		"missing": with("sasl.password_file", filepath.Join(dir, "absent")),
+		"no sasl": {"sasl.password_file": pw},
+	} {
+		if _, err := parseProperties(props); err == nil {
+			t.Errorf("%s: accepted", name)
+		} else {
+			t.Logf("%s: %v", name, err)
+		}
+	}
 }

@@ -321,7 +321,7 @@ func (r *reader) absorb(ctx context.Context, fs kgo.Fetches) {
 			oor = append(oor, fe.Partition)
 		case isAuthErr(err):
 			r.setErr(&sources.ConfigError{Field: "kafka.properties",
-				Err: fmt.Errorf("kafka: fetch %s[%d]: %w", fe.Topic, fe.Partition, err)})
+				Err: fmt.Errorf("kafka: fetch %s[%d]: %s: %w", fe.Topic, fe.Partition, authHint(err), err)})
 		case errors.Is(err, kerr.UnknownTopicID):
 			r.setErr(&sources.ConfigError{Field: "kafka.topic",
 				Err: fmt.Errorf("kafka: fetch %s: topic was deleted or recreated: %w", fe.Topic, err)})
@@ -437,7 +437,7 @@ func (h *health) failure(since time.Time) error {
 		return nil
 	}
 	if h.authErr != nil {
-		return &sources.ConfigError{Field: "kafka.properties", Err: fmt.Errorf("kafka: connect: %w", h.authErr)}
+		return &sources.ConfigError{Field: "kafka.properties", Err: fmt.Errorf("kafka: connect: %s: %w", authHint(h.authErr), h.authErr)}
 	}
 	if h.lastErr != nil && h.lastErrAt.After(since) {
 		return &sources.UnreachableError{Err: fmt.Errorf("kafka: no broker answered since %s: %w",

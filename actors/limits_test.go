@@ -1,0 +1,107 @@
+package actors
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/metastore"
+	"github.com/loadnode/loadnode/sink"
+	"github.com/loadnode/loadnode/sources"
+	"github.com/loadnode/loadnode/table"
+)
+
+// TestErrorRowReasonBounded: a hostile record ({"id":<10 MiB of digits>})
+// makes an error row whose reason, like its raw bytes, is bounded
+// (issue 12, defect 2: the reason was 10 MB).
+func TestErrorRowReasonBounded(t *testing.T) {
+	schema, err := table.NewSchema(&api.TableSpec{Name: "t", Columns: []*api.Column{{Name: "id", Type: api.ColumnType_INT64}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := table.Format{Kind: "json"}
+	parser, err := table.NewParser(schema, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile := []byte(`{"id":` + strings.Repeat("9", 10<<20) + `}`)
+	invalid := []byte("{\"id\":\"\xff\xfe" + strings.Repeat("x", 4096) + "\"}")
+	batch := &sources.Batch{Next: map[int32]int64{0: 2}, Bytes: int64(len(hostile) + len(invalid)), Records: []sources.Record{
+		{Partition: 0, Offset: 0, Value: hostile},
+		{Partition: 0, Offset: 1, Value: invalid},
+	}}
+	cfg := taskConfig{jobID: 1, schema: schema, format: f, settings: testSettings(Settings{})}
+	out := collect(context.Background(), cfg, fixedReader{batch}, parser, map[int32]int64{0: 0})
+	if out.err != nil {
+		t.Fatal(out.err)
+	}
+	if len(out.commit.errorRows) != 2 {
+		t.Fatalf("%d error rows, want 2", len(out.commit.errorRows))
+	}
+	for _, r := range out.commit.errorRows {
+		if len(r.Reason) > api.MaxReasonBytes || !utf8.ValidString(r.Reason) {
+			t.Errorf("offset %d: reason of %d bytes (valid UTF-8: %v), want at most %d", r.Offset, len(r.Reason), utf8.ValidString(r.Reason), api.MaxReasonBytes)
+		}
+		if len(r.Raw) > cfg.settings.ErrorRowRawBytes {
+			t.Errorf("offset %d: raw of %d bytes", r.Offset, len(r.Raw))
+		}
+		t.Logf("offset %d: %s", r.Offset, r.Reason)
+	}
+}
+
+// TestEchoedNamesBounded: errors that echo a user-given name echo at most
+// api.MaxEchoBytes of it (issue 12, defect 9: 10,000-character names were
+// echoed whole), and a journaled transition's message is bounded.
+func TestEchoedNamesBounded(t *testing.T) {
+	h := newHarness(t, vfs.NewMem())
+	long := strings.Repeat("n", 10000)
+	for _, msg := range []any{
+		&api.ShowJobRequest{Name: long},
+		&api.PauseJobRequest{Name: long},
+		&api.CreateJobRequest{Spec: testSpec(long)},
+	} {
+		resp, ok := h.ask(h.mgr, msg).(*api.JobResponse)
+		if !ok || resp.GetError() == nil {
+			t.Fatalf("%T: want an error, got %v", msg, resp)
+		}
+		if e := resp.GetError(); len(e.GetMessage()) > api.MaxMessageBytes || strings.Contains(e.GetMessage(), long[:api.MaxEchoBytes+1]) {
+			t.Errorf("%T: message of %d bytes echoes the name whole: %.200s", msg, len(e.GetMessage()), e.GetMessage())
+		}
+	}
+	j := &job{deps: &Deps{Now: time.Now}}
+	tr := j.nextTransition(api.JobState_PAUSED, api.Reason_SOURCE_CONFIG_ERROR, "source: "+strings.Repeat("e", 10<<20))
+	if len(tr.GetMessage()) > api.MaxMessageBytes {
+		t.Errorf("transition message of %d bytes, want at most %d", len(tr.GetMessage()), api.MaxMessageBytes)
+	}
+}
+
+type longHistory struct{ metastore.Store }
+
+func (longHistory) History(uint64, int) ([]*api.Transition, error) {
+	return []*api.Transition{{Seq: 1, Message: strings.Repeat("m", 1<<20), StateMessage: strings.Repeat("s", 1<<20)}}, nil
+}
+
+type longErrorRows struct{ sink.Sink }
+
+func (longErrorRows) ErrorRows(uint64, int) ([]*api.ErrorRow, error) {
+	return []*api.ErrorRow{{Offset: 7, Reason: strings.Repeat("r", 10<<20)}}, nil
+}
+
+// TestShowBoundsStoredText: text stored before it was bounded (a store
+// written by an older node) is cut when shown, so `job show` stays small.
+func TestShowBoundsStoredText(t *testing.T) {
+	rec := &api.JobRecord{Id: 1, Name: "j", Spec: testSpec("j")}
+	info, err := present(jobView{rec: rec, summary: &api.JobSummary{}, meta: longHistory{}, sink: longErrorRows{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := proto.Size(info); n > 8<<10 {
+		t.Fatalf("job show is %d bytes, want at most 8 KiB", n)
+	}
+}
