@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/table"
 )
 
 // ParseJobSpec parses a job spec file (YAML, see SPEC.md) strictly: unknown
@@ -265,7 +266,7 @@ func offsetText(n *yaml.Node) string {
 var (
 	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "kafka", "kinesis"}
 	tableKeys = []string{"name", "columns", "model"}
-	colKeys   = []string{"name", "type"}
+	colKeys   = []string{"name", "type", "not_null", "default"}
 	kafkaKeys = []string{"brokers", "topic", "partitions", "offsets", "default_offset", "properties"}
 )
 
@@ -375,11 +376,19 @@ func (d *decoder) column(n *yaml.Node, path string) (*api.Column, error) {
 		case "name":
 			c.Name = s
 		case "type":
-			t, ok := parseColumnType(s)
-			if !ok {
-				return errAt(v, field, "unknown column type %q (int64, float64, string, bool, timestamp)", s)
+			t, err := table.ParseType(s)
+			if err != nil {
+				return errAt(v, field, "%s", strings.TrimPrefix(err.Error(), "table: "))
 			}
-			c.Type = t
+			c.Type, c.Length, c.Precision, c.Scale = t.Type, t.Length, t.Precision, t.Scale
+		case "not_null":
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				return errAt(v, field, "must be true or false")
+			}
+			c.NotNull = b
+		case "default":
+			c.DefaultValue = &s
 		}
 		return nil
 	})

@@ -155,7 +155,9 @@ kafka: {brokers: "h:1", topic: t}
 		for _, c := range s.Table.Columns {
 			got = append(got, c.Type)
 		}
-		want := []api.ColumnType{api.ColumnType_INT64, api.ColumnType_FLOAT64, api.ColumnType_STRING, api.ColumnType_BOOL, api.ColumnType_TIMESTAMP}
+		// Doris names mean Doris types: varchar is VARCHAR(65533), datetime
+		// a wall clock.
+		want := []api.ColumnType{api.ColumnType_INT64, api.ColumnType_FLOAT64, api.ColumnType_VARCHAR, api.ColumnType_BOOL, api.ColumnType_DATETIME}
 		if len(got) != len(want) {
 			t.Fatalf("types %v", got)
 		}
@@ -241,7 +243,7 @@ func TestParseJobSpecErrors(t *testing.T) {
 		{"name invalid", strings.Replace(minimal, "name: j", "name: 9j", 1), "name", 1, "must match"},
 		{"table name invalid", strings.Replace(minimal, "  name: t\n", "  name: \"t t\"\n", 1), "table.name", 3, "must match"},
 		{"columns not list", strings.Replace(minimal, "  columns:\n    - {name: a, type: int64}\n    - {name: b, type: string}\n", "  columns: a\n", 1), "table.columns", 4, "list"},
-		{"column type unknown", strings.Replace(minimal, "type: string", "type: decimal", 1), "table.columns[1].type", 6, "unknown column type"},
+		{"column type unknown", strings.Replace(minimal, "type: string", "type: number", 1), "table.columns[1].type", 6, "unknown column type"},
 		{"column type missing", strings.Replace(minimal, "{name: b, type: string}", "{name: b}", 1), "table.columns[1].type", 6, "required"},
 		{"column duplicate", strings.Replace(minimal, "{name: b,", "{name: A,", 1), "table.columns[1].name", 6, "duplicate"},
 		{"model", strings.Replace(minimal, "  name: t\n", "  name: t\n  model: unique\n", 1), "table.model", 4, "not supported"},

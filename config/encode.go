@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/table"
 )
 
 // MarshalJobSpec renders s as a job spec file in the format ParseJobSpec
@@ -42,7 +43,13 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 		for _, c := range t.Columns {
 			cn := mapNode(yaml.FlowStyle)
 			add(cn, "name", strNode(c.GetName()))
-			add(cn, "type", strNode(columnTypeName(c.GetType())))
+			add(cn, "type", strNode(table.TypeString(c)))
+			if c.GetNotNull() {
+				add(cn, "not_null", strNode("true"))
+			}
+			if c.DefaultValue != nil {
+				add(cn, "default", strNode(c.GetDefaultValue()))
+			}
 			cols.Content = append(cols.Content, cn)
 		}
 		add(tn, "columns", cols)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/table"
 )
 
 // Formats of the records a job reads.
@@ -58,39 +59,23 @@ var (
 	propertyPattern   = regexp.MustCompile(`^[A-Za-z0-9._-]{1,255}$`)
 )
 
-// parseColumnType maps a column type name (case-insensitive, with Doris
-// aliases) to its api value.
+// parseColumnType maps a column type name (case-insensitive; loadnode's
+// names and the Doris ones, see table.ParseType) to its api value.
 func parseColumnType(s string) (api.ColumnType, bool) {
-	switch strings.ToLower(s) {
-	case "int64", "bigint", "int":
-		return api.ColumnType_INT64, true
-	case "float64", "double", "float":
-		return api.ColumnType_FLOAT64, true
-	case "string", "varchar", "text":
-		return api.ColumnType_STRING, true
-	case "bool", "boolean":
-		return api.ColumnType_BOOL, true
-	case "timestamp", "datetime":
-		return api.ColumnType_TIMESTAMP, true
-	}
-	return api.ColumnType_COLUMN_TYPE_UNSPECIFIED, false
+	t, err := table.ParseColumnType(s)
+	return t, err == nil
 }
 
-// columnTypeName is the canonical YAML name of t.
+// columnTypeName is the canonical YAML name of t (without parameters).
 func columnTypeName(t api.ColumnType) string {
+	c := &api.Column{Type: t}
 	switch t {
-	case api.ColumnType_INT64:
-		return "int64"
-	case api.ColumnType_FLOAT64:
-		return "float64"
-	case api.ColumnType_STRING:
-		return "string"
-	case api.ColumnType_BOOL:
-		return "bool"
-	case api.ColumnType_TIMESTAMP:
-		return "timestamp"
+	case api.ColumnType_DECIMAL:
+		c.Precision = 9
+	case api.ColumnType_CHAR, api.ColumnType_VARCHAR:
+		c.Length = 1
 	}
-	return strings.ToLower(t.String())
+	return table.TypeString(c)
 }
 
 // canonicalOffset returns the canonical spelling of a start offset: a
@@ -253,12 +238,11 @@ func validateTable(t *api.TableSpec) *FieldError {
 			return fieldErr(f+".name", "duplicate column %q (also table.columns[%d]; names are case-insensitive)", c.Name, j)
 		}
 		seen[key] = i
-		switch c.Type {
-		case api.ColumnType_INT64, api.ColumnType_FLOAT64, api.ColumnType_STRING,
-			api.ColumnType_BOOL, api.ColumnType_TIMESTAMP:
-		case api.ColumnType_COLUMN_TYPE_UNSPECIFIED:
+		_, known := api.ColumnType_name[int32(c.Type)]
+		switch {
+		case c.Type == api.ColumnType_COLUMN_TYPE_UNSPECIFIED:
 			return fieldErr(f+".type", "required")
-		default:
+		case !known:
 			return fieldErr(f+".type", "unknown column type %d", int32(c.Type))
 		}
 	}

@@ -72,7 +72,7 @@ func (p *Parser) parseCSV() error {
 func (p *Parser) plainField(col int, b []byte, off int) {
 	switch {
 	case len(b) == 0:
-		if p.types[col] == api.ColumnType_STRING {
+		if t := p.types[col]; t == api.ColumnType_STRING || t == api.ColumnType_CHAR || t == api.ColumnType_VARCHAR {
 			p.dst[col] = Value{}
 		} else {
 			p.dst[col] = Value{Null: true}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/loadnode/loadnode/api"
@@ -24,6 +23,12 @@ type Format struct {
 	// column names. A single element holding a JSON array of paths (the Doris
 	// spelling `["$.a","$.b"]`) is accepted too.
 	JSONPaths []string
+	// NonStrict is Doris's strict_mode "false": a value that does not
+	// convert to its column's type loads as NULL (a DECIMAL out of range as
+	// its largest or smallest value), and the row is an error row only when
+	// the column is NOT NULL. When false (strict), such a row is an error
+	// row. A NULL in a NOT NULL column is an error row either way.
+	NonStrict bool
 }
 
 // ParseError is why one record did not parse. Its message is a human reason
@@ -39,9 +44,11 @@ func (e *ParseError) Error() string { return e.Reason }
 // Parser turns one source record into one row. It is not safe for concurrent
 // use: it reuses buffers. Use one per task.
 type Parser struct {
-	s     *Schema
-	types []api.ColumnType
-	json  bool
+	s      *Schema
+	types  []api.ColumnType
+	meta   []colMeta
+	json   bool
+	strict bool
 
 	// csv
 	sep     []byte
@@ -63,7 +70,7 @@ type Parser struct {
 // NewParser validates f against s and returns a parser. Errors are
 // *FieldError naming format, column_separator or jsonpaths.
 func NewParser(s *Schema, f Format) (*Parser, error) {
-	p := &Parser{s: s, types: s.types}
+	p := &Parser{s: s, types: s.types, meta: s.meta, strict: !f.NonStrict}
 	switch strings.ToLower(f.Kind) {
 	case "", "csv":
 		if len(f.JSONPaths) > 0 {
@@ -159,6 +166,12 @@ func (p *Parser) parse(raw []byte, dst []Value, borrow bool) ([]Value, error) {
 	} else {
 		err = p.parseCSV()
 	}
+	if err == nil {
+		p.finish()
+		if p.colErr != nil {
+			err = p.colErr
+		}
+	}
 	p.raw, p.rawStr, p.dst = nil, "", nil
 	if err != nil {
 		return dst, err
@@ -197,63 +210,58 @@ func (p *Parser) setErr(col int, format string, args ...any) {
 func (p *Parser) setText(col int, b []byte, off int) {
 	v := &p.dst[col]
 	*v = Value{}
-	switch p.types[col] {
-	case api.ColumnType_INT64:
-		n, e := parseInt(b)
-		if e != numOK {
-			p.textErr(col, b, e)
-			return
-		}
-		v.Int = n
-	case api.ColumnType_FLOAT64:
-		f, e := parseFloat(b)
-		if e != numOK {
-			p.textErr(col, b, e)
-			return
-		}
-		v.Float = f
-	case api.ColumnType_STRING:
-		if !utf8.Valid(b) {
-			p.setErr(col, "%s is not valid UTF-8", quote(b))
-			return
-		}
+	t := p.types[col]
+	if e := convertInto(v, t, p.meta[col], b); e != numOK {
+		p.convFail(col, convReason(t, p.meta[col], b, e), e == numRange && t == api.ColumnType_DECIMAL)
+		return
+	}
+	if t == api.ColumnType_STRING || t == api.ColumnType_CHAR || t == api.ColumnType_VARCHAR {
 		if off >= 0 {
 			v.Str = p.str(off, off+len(b))
 		} else {
 			v.Str = string(b)
 		}
-	case api.ColumnType_BOOL:
-		t, ok := parseBool(b)
-		if !ok {
-			p.textErr(col, b, numSyntax)
-			return
-		}
-		v.Bool = t
-	case api.ColumnType_TIMESTAMP:
-		t, e := parseTimestamp(b)
-		if e != numOK {
-			p.textErr(col, b, e)
-			return
-		}
-		v.Int = t
 	}
 }
 
-func (p *Parser) textErr(col int, b []byte, e numError) {
-	t := p.types[col]
-	if e == numRange {
-		p.setErr(col, "%s is out of range for %s", quote(b), t)
+// convFail handles a value of column col that did not convert: strict, the
+// record is an error row; not strict, the cell is NULL (or, when keep, what
+// the conversion left in it: a clamped DECIMAL), and the record is an error
+// row only if the column is NOT NULL.
+func (p *Parser) convFail(col int, reason string, keep bool) {
+	if p.strict {
+		p.setErr(col, "%s", reason)
 		return
 	}
-	p.setErr(col, "%s is not %s", quote(b), article(t))
+	if keep {
+		return
+	}
+	p.dst[col] = Value{Null: true}
+	if p.meta[col].notNull {
+		p.setErr(col, "%s (strict_mode is false, but the column is NOT NULL)", reason)
+	}
 }
 
-// article is "an INT64", "a FLOAT64", ...
-func article(t api.ColumnType) string {
-	if t == api.ColumnType_INT64 {
-		return "an " + t.String()
+// finish checks the NOT NULL columns of a parsed row.
+func (p *Parser) finish() {
+	if p.colErr != nil {
+		return
 	}
-	return "a " + t.String()
+	for i := range p.dst {
+		if p.dst[i].Null && p.meta[i].notNull {
+			p.setErr(i, "NULL in a NOT NULL column")
+			return
+		}
+	}
+}
+
+// article is "an INT64", "a FLOAT64", "a TINYINT", ...
+func article(t api.ColumnType) string {
+	n := typeName(t)
+	if strings.IndexByte("AEIOU", n[0]) >= 0 {
+		return "an " + n
+	}
+	return "a " + n
 }
 
 // maxQuoted bounds how much of a bad value an error message repeats.
@@ -344,7 +352,7 @@ func compilePaths(s *Schema, paths []string) (*jnode, error) {
 		if err != nil {
 			return nil, fieldErr(fmt.Sprintf("jsonpaths[%d]", i), "%q: %s", path, err)
 		}
-		if n == root && s.types[i] != api.ColumnType_STRING {
+		if n == root && !isText(s.types[i]) {
 			return nil, fieldErr(fmt.Sprintf("jsonpaths[%d]", i), "%q is the whole record, which only a STRING column can take (column %s is %s)", path, s.cols[i].GetName(), s.types[i])
 		}
 		n.cols = append(n.cols, i)
