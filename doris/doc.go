@@ -15,7 +15,7 @@
 //
 // # Statements
 //
-//	CREATE TABLE [IF NOT EXISTS] [db.]name (col type [KEY] [NULL] [DEFAULT NULL] [COMMENT '...'], ...)
+//	CREATE TABLE [IF NOT EXISTS] [db.]name (col type [KEY] [NULL | NOT NULL] [DEFAULT v] [COMMENT '...'], INDEX ..., ...)
 //	    [ENGINE=OLAP] [DUPLICATE KEY(cols)] [COMMENT '...']
 //	    [DISTRIBUTED BY HASH(cols)|RANDOM [BUCKETS n|AUTO]] [PROPERTIES (...)]
 //	CREATE ROUTINE LOAD [db.]name ON [db.]table [WITH APPEND]
@@ -112,42 +112,50 @@
 //
 // # CREATE TABLE: types and clauses
 //
-//	Doris type                              loadnode type
-//	TINYINT, SMALLINT, INT, INTEGER,        INT64 (values are not range-checked against
-//	BIGINT [(width)]                        the narrower Doris types)
-//	FLOAT, DOUBLE                           FLOAT64
-//	DECIMAL[(p[,s])], DECIMALV2, DECIMALV3  FLOAT64, only for p <= 15: every decimal of at
-//	                                        most 15 significant digits round-trips through
-//	                                        a float64 exactly; wider DECIMALs are refused
-//	CHAR[(n)], VARCHAR[(n)], STRING, TEXT   STRING (the length is not enforced)
+//	Doris type                              loadnode type (api.ColumnType)
+//	TINYINT, SMALLINT, INT (INTEGER)        INT8, INT16, INT32: range-checked
+//	BIGINT                                  INT64 (an integer's display width is ignored)
+//	LARGEINT                                INT128 (signed 128-bit)
+//	FLOAT, DOUBLE                           FLOAT32, FLOAT64
+//	DECIMAL[(p[,s])], DECIMALV2, DECIMALV3  DECIMAL, p <= 38 (default (9,0)), exact
+//	CHAR[(n)], VARCHAR[(n)]                 CHAR (default 1), VARCHAR (default 65533):
+//	                                        n in bytes, as Doris
+//	STRING, TEXT                            STRING
 //	BOOLEAN, BOOL                           BOOL
-//	DATE, DATEV2                            TIMESTAMP (midnight UTC)
-//	DATETIME[(n)], DATETIMEV2[(n)]          TIMESTAMP (microseconds)
-//	anything else (LARGEINT, HLL, BITMAP,   refused, naming the type
-//	ARRAY, MAP, STRUCT, JSON, VARIANT, ...)
+//	DATE, DATEV2                            DATE
+//	DATETIME[(p)], DATETIMEV2[(p)]          DATETIME: a wall clock, no zone, p <= 6
+//	JSON, JSONB                             JSON (validated, kept compact)
+//	anything else (HLL, BITMAP, ARRAY,      refused, naming the type
+//	MAP, STRUCT, VARIANT, ...)
 //
-// Accepted and ignored, because they make no difference to which rows a
-// loadnode table holds or their values: ENGINE=OLAP, DUPLICATE KEY(cols)
-// (Doris sort columns; loadnode keys rows by source position; the columns
-// must exist), column KEY, NULL, DEFAULT NULL, COMMENTs, DISTRIBUTED BY
-// HASH(cols)|RANDOM [BUCKETS n|AUTO] (the columns must exist), and the
-// PROPERTIES about replication, storage medium, compression, compaction and
-// colocation: replication_num, replication_allocation, storage_medium,
+// Column options: NULL, NOT NULL (a NULL value makes an error row), DEFAULT
+// "v" | number | NULL (the value of a column a load does not fill; checked
+// against the type), KEY, COMMENT.
+//
+// Accepted and listed in Statement.Ignored (the client's answer names
+// them), because they make no difference to which rows a loadnode table
+// holds or their values: ENGINE=OLAP, DUPLICATE KEY(cols) (Doris sort
+// columns; loadnode keys rows by source position; the columns must exist),
+// COMMENTs, DISTRIBUTED BY HASH(cols)|RANDOM [BUCKETS n|AUTO] (the columns
+// must exist), PARTITION BY RANGE|LIST (...) (...) and AUTO PARTITION
+// (Doris refuses a row outside every partition; loadnode keeps it), INDEX
+// ... USING INVERTED|NGRAM_BF|BITMAP, and the PROPERTIES about replication,
+// storage medium, compression, compaction, colocation and bloom filters:
+// replication_num, replication_allocation, storage_medium,
 // storage_cooldown_time, storage_format, compression, light_schema_change,
 // disable_auto_compaction, enable_single_replica_compaction,
 // enable_duplicate_without_keys_by_default, skip_write_index_on_load,
 // compaction_policy, time_series_compaction_*, in_memory, is_being_synced,
-// colocate_with, store_row_column. The model is always DUPLICATE.
+// colocate_with, store_row_column, bloom_filter_columns, bloom_filter_fpp,
+// estimate_partition_size, group_commit_*. The model is always DUPLICATE.
 //
 // # Refused, by name
 //
 //	CREATE TABLE   UNIQUE KEY, AGGREGATE KEY ("table model not supported yet"),
-//	               PARTITION BY RANGE|LIST, AUTO PARTITION BY, ROLLUP, INDEX,
-//	               column NOT NULL (loadnode columns are nullable), DEFAULT other than
-//	               NULL, AUTO_INCREMENT, ON UPDATE, generated columns, aggregation types
-//	               (SUM, REPLACE, ...), ENGINE other than OLAP, CREATE TABLE LIKE / AS
-//	               SELECT, any other table property (dynamic_partition.*,
-//	               bloom_filter_columns, function_column.*, storage_policy, ...)
+//	               ROLLUP, DEFAULT CURRENT_TIMESTAMP, AUTO_INCREMENT, ON UPDATE,
+//	               generated columns, aggregation types (SUM, REPLACE, ...), ENGINE
+//	               other than OLAP, CREATE TABLE LIKE / AS SELECT, any other table
+//	               property (dynamic_partition.*, function_column.*, storage_policy, ...)
 //	ROUTINE LOAD   no ON table (multi-table load), WITH MERGE / WITH DELETE, WHERE,
 //	               PRECEDING FILTER, PARTITION(...), TEMPORARY PARTITION, DELETE ON,
 //	               ORDER BY, ROWS TERMINATED BY, COLUMNS mapping expressions

@@ -320,7 +320,10 @@ func TypeOf(name string, args []int) (*api.Column, error) {
 		return nil, fmt.Errorf("table: unknown column type %q (want %s)", name, typeHelp)
 	}
 	if len(args) > maxArgs {
-		return nil, fmt.Errorf("table: column type %s takes %s", name, plural(maxArgs, "parameter"))
+		if maxArgs == 0 {
+			return nil, fmt.Errorf("table: column type %s takes no parameters", name)
+		}
+		return nil, fmt.Errorf("table: column type %s takes at most %s", name, plural(maxArgs, "parameter"))
 	}
 	if _, err := columnMeta(c, "type"); err != nil {
 		return nil, fmt.Errorf("table: column type %s: %s", strings.ToUpper(name), err.(*FieldError).Msg)
