@@ -830,8 +830,21 @@ type JobSpec struct {
 	MaxBatchSize            int64                  `protobuf:"varint,9,opt,name=max_batch_size,json=maxBatchSize,proto3" json:"max_batch_size,omitempty"` // bytes
 	MaxErrorNumber          int64                  `protobuf:"varint,10,opt,name=max_error_number,json=maxErrorNumber,proto3" json:"max_error_number,omitempty"`
 	// Exactly one source.
-	Kafka         *KafkaSpec   `protobuf:"bytes,11,opt,name=kafka,proto3" json:"kafka,omitempty"`
-	Kinesis       *KinesisSpec `protobuf:"bytes,12,opt,name=kinesis,proto3" json:"kinesis,omitempty"`
+	Kafka   *KafkaSpec   `protobuf:"bytes,11,opt,name=kafka,proto3" json:"kafka,omitempty"`
+	Kinesis *KinesisSpec `protobuf:"bytes,12,opt,name=kinesis,proto3" json:"kinesis,omitempty"`
+	// strict_mode: true (also when unset, loadnode's default) makes a record
+	// with a value that does not convert an error row; false (Doris's
+	// default, which a Doris statement without it gets) loads such a value
+	// as NULL (the row is an error row only if the column is NOT NULL).
+	StrictMode *bool `protobuf:"varint,13,opt,name=strict_mode,json=strictMode,proto3,oneof" json:"strict_mode,omitempty"`
+	// max_filter_ratio: the job pauses when the error rows of the window
+	// (max_batch_rows * 10 rows) exceed this share of its rows, as well as
+	// when they exceed max_error_number. Unset means 1 (no ratio limit).
+	MaxFilterRatio *float64 `protobuf:"fixed64,14,opt,name=max_filter_ratio,json=maxFilterRatio,proto3,oneof" json:"max_filter_ratio,omitempty"`
+	// timezone: the IANA zone (or +hh:mm offset) conversions that need one
+	// use (from_unixtime, unix_timestamp, datetimes with an offset); empty
+	// means UTC.
+	Timezone      string `protobuf:"bytes,15,opt,name=timezone,proto3" json:"timezone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -948,6 +961,27 @@ func (x *JobSpec) GetKinesis() *KinesisSpec {
 		return x.Kinesis
 	}
 	return nil
+}
+
+func (x *JobSpec) GetStrictMode() bool {
+	if x != nil && x.StrictMode != nil {
+		return *x.StrictMode
+	}
+	return false
+}
+
+func (x *JobSpec) GetMaxFilterRatio() float64 {
+	if x != nil && x.MaxFilterRatio != nil {
+		return *x.MaxFilterRatio
+	}
+	return 0
+}
+
+func (x *JobSpec) GetTimezone() string {
+	if x != nil {
+		return x.Timezone
+	}
+	return ""
 }
 
 type Transition struct {
@@ -3026,7 +3060,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	" \x01(\tR\x0fdefaultPosition\x1a<\n" +
 	"\x0ePositionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf3\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x89\x05\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x05table\x18\x02 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12\x16\n" +
@@ -3040,7 +3074,13 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x10max_error_number\x18\n" +
 	" \x01(\x03R\x0emaxErrorNumber\x12,\n" +
 	"\x05kafka\x18\v \x01(\v2\x16.loadnode.v1.KafkaSpecR\x05kafka\x122\n" +
-	"\akinesis\x18\f \x01(\v2\x18.loadnode.v1.KinesisSpecR\akinesis\"\xb6\x02\n" +
+	"\akinesis\x18\f \x01(\v2\x18.loadnode.v1.KinesisSpecR\akinesis\x12$\n" +
+	"\vstrict_mode\x18\r \x01(\bH\x00R\n" +
+	"strictMode\x88\x01\x01\x12-\n" +
+	"\x10max_filter_ratio\x18\x0e \x01(\x01H\x01R\x0emaxFilterRatio\x88\x01\x01\x12\x1a\n" +
+	"\btimezone\x18\x0f \x01(\tR\btimezoneB\x0e\n" +
+	"\f_strict_modeB\x13\n" +
+	"\x11_max_filter_ratio\"\xb6\x02\n" +
 	"\n" +
 	"Transition\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12 \n" +
@@ -3379,6 +3419,7 @@ func file_api_loadnode_proto_init() {
 		return
 	}
 	file_api_loadnode_proto_msgTypes[1].OneofWrappers = []any{}
+	file_api_loadnode_proto_msgTypes[5].OneofWrappers = []any{}
 	file_api_loadnode_proto_msgTypes[28].OneofWrappers = []any{
 		(*Value_Null)(nil),
 		(*Value_Int64)(nil),

@@ -18,7 +18,8 @@ import (
 // refuses any other field by name.
 var Alterable = []string{
 	"desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size",
-	"max_error_number", "kafka.properties", "kafka.default_offset",
+	"max_error_number", "strict_mode", "max_filter_ratio", "timezone",
+	"kafka.properties", "kafka.default_offset",
 }
 
 // alterableField reports whether a mask entry names an alterable field
@@ -80,6 +81,12 @@ func applyMask(cur, patch *api.JobSpec, mask []string) (*api.JobSpec, error) {
 			next.MaxBatchSize = patch.GetMaxBatchSize()
 		case "max_error_number":
 			next.MaxErrorNumber = patch.GetMaxErrorNumber()
+		case "strict_mode":
+			next.StrictMode = patch.StrictMode
+		case "max_filter_ratio":
+			next.MaxFilterRatio = patch.MaxFilterRatio
+		case "timezone":
+			next.Timezone = patch.GetTimezone()
 		case "kafka.default_offset":
 			next.Kafka.DefaultOffset = patch.GetKafka().GetDefaultOffset()
 		case "kafka.properties":
@@ -116,6 +123,7 @@ func wholeSpec(cur, in *api.JobSpec) (*api.JobSpec, error) {
 	probe := proto.Clone(next).(*api.JobSpec)
 	probe.DesiredConcurrentNumber, probe.MaxBatchIntervalMs = cur.GetDesiredConcurrentNumber(), cur.GetMaxBatchIntervalMs()
 	probe.MaxBatchRows, probe.MaxBatchSize, probe.MaxErrorNumber = cur.GetMaxBatchRows(), cur.GetMaxBatchSize(), cur.GetMaxErrorNumber()
+	probe.StrictMode, probe.MaxFilterRatio, probe.Timezone = cur.StrictMode, cur.MaxFilterRatio, cur.GetTimezone()
 	if probe.Kafka != nil {
 		probe.Kafka.Properties, probe.Kafka.DefaultOffset, probe.Kafka.Offsets = cur.GetKafka().GetProperties(), cur.GetKafka().GetDefaultOffset(), cur.GetKafka().GetOffsets()
 	}
@@ -142,6 +150,15 @@ func describeChanges(old, next *api.JobSpec) []string {
 	}
 	if next.GetMaxBatchIntervalMs() != old.GetMaxBatchIntervalMs() {
 		changed = append(changed, fmt.Sprintf("max_batch_interval %s->%s", time.Duration(old.GetMaxBatchIntervalMs())*time.Millisecond, time.Duration(next.GetMaxBatchIntervalMs())*time.Millisecond))
+	}
+	if next.GetStrictMode() != old.GetStrictMode() || (next.StrictMode == nil) != (old.StrictMode == nil) {
+		changed = append(changed, fmt.Sprintf("strict_mode %v->%v", old.StrictMode == nil || old.GetStrictMode(), next.StrictMode == nil || next.GetStrictMode()))
+	}
+	if next.GetMaxFilterRatio() != old.GetMaxFilterRatio() || (next.MaxFilterRatio == nil) != (old.MaxFilterRatio == nil) {
+		changed = append(changed, "max_filter_ratio")
+	}
+	if next.GetTimezone() != old.GetTimezone() {
+		changed = append(changed, fmt.Sprintf("timezone %q->%q", old.GetTimezone(), next.GetTimezone()))
 	}
 	if next.GetMaxBatchRows() != old.GetMaxBatchRows() {
 		changed = append(changed, fmt.Sprintf("max_batch_rows %d->%d", old.GetMaxBatchRows(), next.GetMaxBatchRows()))

@@ -264,7 +264,7 @@ func offsetText(n *yaml.Node) string {
 }
 
 var (
-	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "kafka", "kinesis"}
+	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "kafka", "kinesis"}
 	tableKeys = []string{"name", "columns", "model"}
 	colKeys   = []string{"name", "type", "not_null", "default"}
 	kafkaKeys = []string{"brokers", "topic", "partitions", "offsets", "default_offset", "properties"}
@@ -316,6 +316,26 @@ func (d *decoder) jobSpec(root *yaml.Node) (*api.JobSpec, error) {
 			if s.MaxErrorNumber, err = integer(v, key); err == nil && s.MaxErrorNumber < 0 {
 				return errAt(v, key, "must be >= 0")
 			}
+		case "strict_mode":
+			var b string
+			if b, err = str(v, key); err == nil {
+				t, perr := strconv.ParseBool(b)
+				if perr != nil {
+					return errAt(v, key, "must be true or false")
+				}
+				s.StrictMode = &t
+			}
+		case "max_filter_ratio":
+			var r string
+			if r, err = str(v, key); err == nil {
+				f, perr := strconv.ParseFloat(r, 64)
+				if perr != nil || f < 0 || f > 1 {
+					return errAt(v, key, "must be a number from 0 to 1")
+				}
+				s.MaxFilterRatio = &f
+			}
+		case "timezone":
+			s.Timezone, err = str(v, key)
 		case "kafka":
 			s.Kafka, err = d.kafka(v)
 		case "kinesis":

@@ -452,3 +452,36 @@ func TestMarshalRoundTripRandomStrings(t *testing.T) {
 		t.Fatalf("only %d valid specs generated", tested)
 	}
 }
+
+func TestStrictRatioTimezone(t *testing.T) {
+	s, err := ParseJobSpec([]byte(`name: j
+table: {name: t, columns: [{name: a, type: "decimal(20,3)", not_null: true, default: "1.5"}]}
+strict_mode: false
+max_filter_ratio: 0.25
+timezone: Asia/Shanghai
+kafka: {brokers: "h:1", topic: t}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.StrictMode == nil || s.GetStrictMode() || s.GetMaxFilterRatio() != 0.25 || s.GetTimezone() != "Asia/Shanghai" {
+		t.Errorf("spec = %v", s)
+	}
+	c := s.GetTable().GetColumns()[0]
+	if c.GetType() != api.ColumnType_DECIMAL || c.GetPrecision() != 20 || c.GetScale() != 3 || !c.GetNotNull() || c.GetDefaultValue() != "1.5" {
+		t.Errorf("column = %v", c)
+	}
+	out, err := MarshalJobSpec(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseJobSpec(out)
+	if err != nil || !proto.Equal(back, s) {
+		t.Errorf("round trip:\n%s\n%v %v", out, back, err)
+	}
+	for _, bad := range []string{"max_filter_ratio: 2", "timezone: Mars/Base", "strict_mode: maybe"} {
+		if _, err := ParseJobSpec([]byte("name: j\ntable: {name: t, columns: [{name: a, type: int}]}\n" + bad + "\nkafka: {brokers: \"h:1\", topic: t}\n")); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}

@@ -69,6 +69,15 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 	add(root, "max_batch_rows", intNode(s.MaxBatchRows))
 	add(root, "max_batch_size", intNode(s.MaxBatchSize))
 	add(root, "max_error_number", intNode(s.MaxErrorNumber))
+	if s.StrictMode != nil {
+		add(root, "strict_mode", strNode(strconv.FormatBool(s.GetStrictMode())))
+	}
+	if s.MaxFilterRatio != nil {
+		add(root, "max_filter_ratio", strNode(strconv.FormatFloat(s.GetMaxFilterRatio(), 'g', -1, 64)))
+	}
+	if s.Timezone != "" {
+		add(root, "timezone", strNode(s.Timezone))
+	}
 	if k := s.Kafka; k != nil {
 		kn := mapNode(0)
 		add(kn, "brokers", strList(k.Brokers))

@@ -186,6 +186,12 @@ func ValidateJobSpec(s *api.JobSpec) error {
 	if s.MaxErrorNumber < 0 {
 		return fieldErr("max_error_number", "must be >= 0")
 	}
+	if r := s.GetMaxFilterRatio(); s.MaxFilterRatio != nil && !(r >= 0 && r <= 1) {
+		return fieldErr("max_filter_ratio", "must be from 0 to 1")
+	}
+	if _, err := LoadTimezone(s.Timezone); err != nil {
+		return fieldErr("timezone", "%v", err)
+	}
 	switch {
 	case s.Kafka != nil && s.Kinesis != nil:
 		return fieldErr("kinesis", "a job has exactly one source: kafka or kinesis, not both")
@@ -402,4 +408,29 @@ func isDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// LoadTimezone resolves a job's timezone: "" or UTC, an IANA name
+// ("Asia/Shanghai") or a fixed offset ("+08:00", "-0530").
+func LoadTimezone(tz string) (*time.Location, error) {
+	tz = strings.TrimSpace(tz)
+	switch strings.ToUpper(tz) {
+	case "", "UTC", "Z", "GMT", "ETC/UTC":
+		return time.UTC, nil
+	}
+	if tz[0] == '+' || tz[0] == '-' {
+		t, err := time.Parse("-07:00", tz)
+		if err != nil {
+			if t, err = time.Parse("-0700", tz); err != nil {
+				return nil, fmt.Errorf("%q: want an IANA zone name or an offset such as +08:00", tz)
+			}
+		}
+		_, off := t.Zone()
+		return time.FixedZone(tz, off), nil
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil, fmt.Errorf("%q: unknown zone (want an IANA zone name or an offset such as +08:00)", tz)
+	}
+	return loc, nil
 }

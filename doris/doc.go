@@ -83,24 +83,27 @@
 // Job properties accepted only with the value that describes what loadnode
 // does anyway (any other value is refused, naming the property):
 //
-//	"strict_mode" = "true"              a value that does not convert to its column's
-//	                                    type makes the record an error row
-//	"timezone" = "UTC" (also Etc/UTC,   timestamps without a zone are read as UTC
-//	 GMT, +00:00)
 //	"strip_outer_array" = "false"       one Kafka message is one row
 //	"fuzzy_parse" = "false"
 //	"load_to_single_tablet" = "false"
 //	"partial_columns" = "false"
-//	"max_filter_ratio" = "1"            error rows are limited by max_error_number alone
 //
-// Note that Doris's default strict_mode is "false" (a bad value loads as
-// NULL), which loadnode does not do: statements that say "strict_mode" =
-// "false" are refused.
+// Job properties with their meaning and Doris's default when left out:
+//
+//	"strict_mode"       strict_mode; default "false" (as Doris): a value that does not
+//	                    convert loads as NULL (a DECIMAL out of range as its largest or
+//	                    smallest value), an error row only in a NOT NULL column; "true":
+//	                    the record is an error row
+//	"max_filter_ratio"  max_filter_ratio, 0..1; default 1 (no ratio limit): the job
+//	                    pauses when a window's error rows exceed this share of its rows
+//	"timezone"          timezone (IANA name or +hh:mm); default UTC, not the Doris
+//	                    node's zone (loadnode has no session zone)
 //
 // # ALTER ROUTINE LOAD
 //
 // PROPERTIES may change desired_concurrent_number, max_batch_interval,
-// max_batch_rows, max_batch_size, max_error_number and jsonpaths (and carry
+// max_batch_rows, max_batch_size, max_error_number, strict_mode,
+// max_filter_ratio, timezone and jsonpaths (and carry
 // the accepted no-op properties above); "format" cannot be altered. FROM
 // KAFKA may change kafka_broker_list, kafka_topic,
 // property.kafka_default_offsets and property.<name> (merged into the job's

@@ -101,6 +101,7 @@ func TestParseCreateRoutineLoad(t *testing.T) {
    );`,
 			db: "example_db",
 			want: &api.JobSpec{
+				StrictMode:              proto.Bool(true),
 				Name:                    "test_json_label_1",
 				Table:                   &api.TableSpec{Name: "table1", Columns: cols("category", "price", "author")},
 				Format:                  "json",
@@ -173,6 +174,7 @@ func TestParseCreateRoutineLoad(t *testing.T) {
         );`,
 			db: "demo",
 			want: &api.JobSpec{
+				StrictMode: proto.Bool(true), Timezone: "UTC",
 				Name:                    "kafka_job03",
 				Table:                   &api.TableSpec{Name: "routine_test03", Columns: cols("id", "name", "age")},
 				ColumnSeparator:         ",",
@@ -234,6 +236,7 @@ func TestParseCreateRoutineLoad(t *testing.T) {
 				"  'kafka_default_offsets' = 'offset_beginning', 'property.ssl.ca.location' = '/etc/ca.pem')\n" +
 				"comment 'clicks job';",
 			want: &api.JobSpec{
+				MaxFilterRatio:     proto.Float64(1),
 				Name:               "job-1",
 				Table:              &api.TableSpec{Name: "t1"},
 				Format:             "csv",
@@ -265,8 +268,12 @@ func TestParseCreateRoutineLoad(t *testing.T) {
 			if st.CreateRoutineLoad == nil {
 				t.Fatalf("not a CREATE ROUTINE LOAD: %+v", st)
 			}
-			if !proto.Equal(st.CreateRoutineLoad, tt.want) {
-				t.Errorf("spec:\n got %v\nwant %v", st.CreateRoutineLoad, tt.want)
+			want := proto.Clone(tt.want).(*api.JobSpec)
+			if want.StrictMode == nil {
+				want.StrictMode = proto.Bool(false) // Doris's default
+			}
+			if !proto.Equal(st.CreateRoutineLoad, want) {
+				t.Errorf("spec:\n got %v\nwant %v", st.CreateRoutineLoad, want)
 			}
 			if st.DB != tt.db {
 				t.Errorf("DB = %q, want %q", st.DB, tt.db)
@@ -591,7 +598,7 @@ FROM KAFKA(
 			props: map[string]string{"max_batch_interval": "5", "max_batch_rows": "1000", "max_batch_size": "1048576",
 				"max_error_number": "7", "jsonpaths": `["$.x", "$.y"]`, "strict_mode": "true"},
 			kafka:   &api.KafkaSpec{DefaultOffset: "OFFSET_BEGINNING"},
-			changed: []string{"max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "jsonpaths", "kafka.default_offset"},
+			changed: []string{"max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "jsonpaths", "kafka.default_offset"},
 			refused: "jsonpaths", // the format stays
 		},
 		{
@@ -602,11 +609,12 @@ FROM KAFKA(
 			props: map[string]string{"max_batch_interval": "5", "max_batch_rows": "1000", "max_batch_size": "1048576",
 				"max_error_number": "7", "strict_mode": "true"},
 			kafka:   &api.KafkaSpec{DefaultOffset: "OFFSET_BEGINNING"},
-			changed: []string{"max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "kafka.default_offset"},
+			changed: []string{"max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "kafka.default_offset"},
 			want: func(s *api.JobSpec) {
 				s.MaxBatchIntervalMs = 5000
 				s.MaxBatchRows = 1000
 				s.MaxBatchSize = 1 << 20
+				s.StrictMode = proto.Bool(true)
 				s.MaxErrorNumber = 7
 				s.Kafka.DefaultOffset = "OFFSET_BEGINNING"
 			},
@@ -748,23 +756,8 @@ func TestParseErrors(t *testing.T) {
         PARTITION(p20240205)
         FROM KAFKA ("kafka_broker_list" = "10.16.10.6:9092", "kafka_topic" = "routineLoad05");`,
 			"PARTITION", 4, 9, "partitioned"},
-		{"Doris docs: strict_mode false", `CREATE ROUTINE LOAD demo.kafka_job06 ON routine_test06
-        COLUMNS TERMINATED BY ",",
-        COLUMNS(id, name, age, date)
-        PROPERTIES
-        (
-            "desired_concurrent_number" = "1",
-            "strict_mode" = "false",
-            "timezone" = "Asia/Shanghai"
-        )
-        FROM KAFKA ("kafka_broker_list" = "10.16.10.6:9092", "kafka_topic" = "routineLoad06");`,
-			`PROPERTIES "strict_mode"`, 7, 29, "error row"},
-		{"Doris docs: timezone", `CREATE ROUTINE LOAD j ON t PROPERTIES ("strict_mode" = "true", "timezone" = "Asia/Shanghai") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
-			`PROPERTIES "timezone"`, 1, 77, "UTC"},
 		{"Doris docs: json_root", `CREATE ROUTINE LOAD j ON t PROPERTIES ("format" = "json", "json_root" = "$.RECORDS") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
 			`PROPERTIES "json_root"`, 1, 59, "not supported by loadnode"},
-		{"Doris docs: max_filter_ratio 0.5", `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_filter_ratio"="0.5") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
-			`PROPERTIES "max_filter_ratio"`, 1, 59, "max_error_number"},
 		{"exec_mem_limit", `CREATE ROUTINE LOAD j ON t PROPERTIES ("exec_mem_limit" = "4294967296") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
 			`PROPERTIES "exec_mem_limit"`, 1, 40, "not supported by loadnode"},
 		{"Doris docs: offsets by time", `CREATE ROUTINE LOAD example_db.test_job ON example_tbl

@@ -51,6 +51,9 @@ const (
 	fieldRows          = "max_batch_rows"
 	fieldSize          = "max_batch_size"
 	fieldErrors        = "max_error_number"
+	fieldStrict        = "strict_mode"
+	fieldRatio         = "max_filter_ratio"
+	fieldTimezone      = "timezone"
 	fieldJSONPaths     = "jsonpaths"
 	fieldBrokers       = "kafka.brokers"
 	fieldTopic         = "kafka.topic"
@@ -60,12 +63,12 @@ const (
 )
 
 var changeOrder = []string{
-	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldJSONPaths,
+	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldStrict, fieldRatio, fieldTimezone, fieldJSONPaths,
 	fieldBrokers, fieldTopic, fieldOffsets, fieldDefaultOffset, fieldKafkaProps,
 }
 
 // jobPropertiesHelp lists the job PROPERTIES that map onto the spec.
-const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, format, jsonpaths"
+const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths"
 
 // loadClauses are the load_properties of CREATE ROUTINE LOAD that loadnode
 // refuses, keyed by their first word, with the reason.
@@ -184,6 +187,9 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 		}
 	}
 	jp.apply(spec)
+	if spec.StrictMode == nil {
+		spec.StrictMode = proto.Bool(false) // the Doris default, unlike loadnode's
+	}
 	switch {
 	case spec.Format == "" || spec.Format == config.FormatCSV:
 		if !hasSep {
@@ -268,6 +274,9 @@ type jobProps struct {
 	rows        int64
 	size        int64
 	errors      int64
+	strict      bool
+	ratio       float64
+	timezone    string
 	format      string
 	jsonpaths   []string
 	raw         map[string]string
@@ -297,6 +306,15 @@ func (j *jobProps) apply(s *api.JobSpec) {
 	if j.given[fieldErrors] {
 		s.MaxErrorNumber = j.errors
 	}
+	if j.given[fieldStrict] {
+		s.StrictMode = proto.Bool(j.strict)
+	}
+	if j.given[fieldRatio] {
+		s.MaxFilterRatio = proto.Float64(j.ratio)
+	}
+	if j.given[fieldTimezone] {
+		s.Timezone = j.timezone
+	}
 	if j.given["format"] {
 		s.Format = j.format
 	}
@@ -312,22 +330,10 @@ var noopProperties = map[string]struct {
 	ok     func(v string) bool
 	reason string
 }{
-	"strict_mode": {isTrue, `only "true": a value that does not convert to its column's type makes the record an error row`},
-	"timezone": {func(v string) bool {
-		switch strings.ToUpper(strings.TrimSpace(v)) {
-		case "UTC", "ETC/UTC", "GMT", "ETC/GMT", "+00:00", "Z":
-			return true
-		}
-		return false
-	}, `only "UTC": loadnode reads timestamps without a zone as UTC`},
 	"strip_outer_array":     {isFalse, `only "false": each Kafka message is one row`},
 	"fuzzy_parse":           {isFalse, `only "false"`},
 	"load_to_single_tablet": {isFalse, `only "false": loadnode has no tablets`},
 	"partial_columns":       {isFalse, `only "false": partial updates need the UNIQUE KEY model, not supported yet`},
-	"max_filter_ratio": {func(v string) bool {
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		return err == nil && f == 1
-	}, `only "1": loadnode limits error rows with max_error_number alone`},
 }
 
 func isTrue(v string) bool  { return strings.EqualFold(strings.TrimSpace(v), "true") }
@@ -375,6 +381,26 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 			return bad("must be an integer >= 0")
 		}
 		j.errors = n
+	case fieldStrict:
+		switch {
+		case isTrue(v):
+			j.strict = true
+		case isFalse(v):
+			j.strict = false
+		default:
+			return bad("must be true or false")
+		}
+	case fieldRatio:
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f >= 0 && f <= 1) {
+			return bad("must be a number from 0 to 1")
+		}
+		j.ratio = f
+	case fieldTimezone:
+		if _, err := config.LoadTimezone(v); err != nil {
+			return bad("%v", err)
+		}
+		j.timezone = v
 	case "format":
 		if alter {
 			return p.errf(pr.keyTok, clause, "cannot be altered")

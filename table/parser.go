@@ -416,3 +416,14 @@ func compilePath(root *jnode, path string) (*jnode, error) {
 	}
 	return n, nil
 }
+
+// FormatOf is the Format a job spec describes: the one place that maps
+// spec fields onto parsing options.
+func FormatOf(spec *api.JobSpec) Format {
+	return Format{
+		Kind:            spec.GetFormat(),
+		ColumnSeparator: spec.GetColumnSeparator(),
+		JSONPaths:       spec.GetJsonpaths(),
+		NonStrict:       spec.StrictMode != nil && !spec.GetStrictMode(),
+	}
+}
