@@ -164,6 +164,7 @@ func (j *job) startGroup(ctx actor.Context) {
 		bytes += size
 		nErr := int64(len(c.errorRows))
 		stats.LoadedRows += c.loaded
+		stats.UnselectedRows += c.unselected
 		stats.ErrorRows += nErr
 		stats.ReceivedBytes += c.bytes
 		stats.CommittedBatches++

@@ -844,9 +844,21 @@ type JobSpec struct {
 	// timezone: the IANA zone (or +hh:mm offset) conversions that need one
 	// use (from_unixtime, unix_timestamp, datetimes with an offset); empty
 	// means UTC.
-	Timezone      string `protobuf:"bytes,15,opt,name=timezone,proto3" json:"timezone,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Timezone string `protobuf:"bytes,15,opt,name=timezone,proto3" json:"timezone,omitempty"`
+	// columns_mapping is Doris's COLUMNS (...), one entry per item as
+	// written: a field name ("k1", "tmp") or "column = expression"
+	// ("v2 = tmp * 100"). Empty: the record's fields are the table's columns
+	// in order. See table/mapping.go and table/expr.go.
+	ColumnsMapping []string `protobuf:"bytes,16,rep,name=columns_mapping,json=columnsMapping,proto3" json:"columns_mapping,omitempty"`
+	// where filters rows after the mapping (Doris WHERE); filtered rows
+	// count in JobStats.unselected_rows.
+	Where string `protobuf:"bytes,17,opt,name=where,proto3" json:"where,omitempty"`
+	// json_root: the path of the object fields are read from ("$.data").
+	JsonRoot string `protobuf:"bytes,18,opt,name=json_root,json=jsonRoot,proto3" json:"json_root,omitempty"`
+	// empty_field_as_null, csv only: an empty field is NULL in text columns.
+	EmptyFieldAsNull bool `protobuf:"varint,19,opt,name=empty_field_as_null,json=emptyFieldAsNull,proto3" json:"empty_field_as_null,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *JobSpec) Reset() {
@@ -984,6 +996,34 @@ func (x *JobSpec) GetTimezone() string {
 	return ""
 }
 
+func (x *JobSpec) GetColumnsMapping() []string {
+	if x != nil {
+		return x.ColumnsMapping
+	}
+	return nil
+}
+
+func (x *JobSpec) GetWhere() string {
+	if x != nil {
+		return x.Where
+	}
+	return ""
+}
+
+func (x *JobSpec) GetJsonRoot() string {
+	if x != nil {
+		return x.JsonRoot
+	}
+	return ""
+}
+
+func (x *JobSpec) GetEmptyFieldAsNull() bool {
+	if x != nil {
+		return x.EmptyFieldAsNull
+	}
+	return false
+}
+
 type Transition struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Seq        uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
@@ -1097,8 +1137,10 @@ type JobStats struct {
 	WindowRows       int64 `protobuf:"varint,6,opt,name=window_rows,json=windowRows,proto3" json:"window_rows,omitempty"`
 	WindowErrorRows  int64 `protobuf:"varint,7,opt,name=window_error_rows,json=windowErrorRows,proto3" json:"window_error_rows,omitempty"`
 	LastCommitUnixMs int64 `protobuf:"varint,8,opt,name=last_commit_unix_ms,json=lastCommitUnixMs,proto3" json:"last_commit_unix_ms,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// rows a WHERE filter left out (Doris: unselected rows)
+	UnselectedRows int64 `protobuf:"varint,9,opt,name=unselected_rows,json=unselectedRows,proto3" json:"unselected_rows,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *JobStats) Reset() {
@@ -1183,6 +1225,13 @@ func (x *JobStats) GetWindowErrorRows() int64 {
 func (x *JobStats) GetLastCommitUnixMs() int64 {
 	if x != nil {
 		return x.LastCommitUnixMs
+	}
+	return 0
+}
+
+func (x *JobStats) GetUnselectedRows() int64 {
+	if x != nil {
+		return x.UnselectedRows
 	}
 	return 0
 }
@@ -3060,7 +3109,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	" \x01(\tR\x0fdefaultPosition\x1a<\n" +
 	"\x0ePositionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x89\x05\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x94\x06\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x05table\x18\x02 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12\x16\n" +
@@ -3078,7 +3127,11 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\vstrict_mode\x18\r \x01(\bH\x00R\n" +
 	"strictMode\x88\x01\x01\x12-\n" +
 	"\x10max_filter_ratio\x18\x0e \x01(\x01H\x01R\x0emaxFilterRatio\x88\x01\x01\x12\x1a\n" +
-	"\btimezone\x18\x0f \x01(\tR\btimezoneB\x0e\n" +
+	"\btimezone\x18\x0f \x01(\tR\btimezone\x12'\n" +
+	"\x0fcolumns_mapping\x18\x10 \x03(\tR\x0ecolumnsMapping\x12\x14\n" +
+	"\x05where\x18\x11 \x01(\tR\x05where\x12\x1b\n" +
+	"\tjson_root\x18\x12 \x01(\tR\bjsonRoot\x12-\n" +
+	"\x13empty_field_as_null\x18\x13 \x01(\bR\x10emptyFieldAsNullB\x0e\n" +
 	"\f_strict_modeB\x13\n" +
 	"\x11_max_filter_ratio\"\xb6\x02\n" +
 	"\n" +
@@ -3091,7 +3144,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x06reason\x18\x05 \x01(\x0e2\x13.loadnode.v1.ReasonR\x06reason\x12\x18\n" +
 	"\amessage\x18\x06 \x01(\tR\amessage\x126\n" +
 	"\fstate_reason\x18\a \x01(\x0e2\x13.loadnode.v1.ReasonR\vstateReason\x12#\n" +
-	"\rstate_message\x18\b \x01(\tR\fstateMessage\"\xc3\x02\n" +
+	"\rstate_message\x18\b \x01(\tR\fstateMessage\"\xec\x02\n" +
 	"\bJobStats\x12\x1f\n" +
 	"\vloaded_rows\x18\x01 \x01(\x03R\n" +
 	"loadedRows\x12\x1d\n" +
@@ -3103,7 +3156,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\vwindow_rows\x18\x06 \x01(\x03R\n" +
 	"windowRows\x12*\n" +
 	"\x11window_error_rows\x18\a \x01(\x03R\x0fwindowErrorRows\x12-\n" +
-	"\x13last_commit_unix_ms\x18\b \x01(\x03R\x10lastCommitUnixMs\"\x8c\x01\n" +
+	"\x13last_commit_unix_ms\x18\b \x01(\x03R\x10lastCommitUnixMs\x12'\n" +
+	"\x0funselected_rows\x18\t \x01(\x03R\x0eunselectedRows\"\x8c\x01\n" +
 	"\bErrorRow\x12\x1c\n" +
 	"\tpartition\x18\x01 \x01(\x05R\tpartition\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x10\n" +

@@ -18,7 +18,7 @@ import (
 // refuses any other field by name.
 var Alterable = []string{
 	"desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size",
-	"max_error_number", "strict_mode", "max_filter_ratio", "timezone",
+	"max_error_number", "strict_mode", "max_filter_ratio", "timezone", "json_root", "empty_field_as_null",
 	"kafka.properties", "kafka.default_offset",
 }
 
@@ -87,6 +87,10 @@ func applyMask(cur, patch *api.JobSpec, mask []string) (*api.JobSpec, error) {
 			next.MaxFilterRatio = patch.MaxFilterRatio
 		case "timezone":
 			next.Timezone = patch.GetTimezone()
+		case "json_root":
+			next.JsonRoot = patch.GetJsonRoot()
+		case "empty_field_as_null":
+			next.EmptyFieldAsNull = patch.GetEmptyFieldAsNull()
 		case "kafka.default_offset":
 			next.Kafka.DefaultOffset = patch.GetKafka().GetDefaultOffset()
 		case "kafka.properties":
@@ -124,6 +128,7 @@ func wholeSpec(cur, in *api.JobSpec) (*api.JobSpec, error) {
 	probe.DesiredConcurrentNumber, probe.MaxBatchIntervalMs = cur.GetDesiredConcurrentNumber(), cur.GetMaxBatchIntervalMs()
 	probe.MaxBatchRows, probe.MaxBatchSize, probe.MaxErrorNumber = cur.GetMaxBatchRows(), cur.GetMaxBatchSize(), cur.GetMaxErrorNumber()
 	probe.StrictMode, probe.MaxFilterRatio, probe.Timezone = cur.StrictMode, cur.MaxFilterRatio, cur.GetTimezone()
+	probe.JsonRoot, probe.EmptyFieldAsNull = cur.GetJsonRoot(), cur.GetEmptyFieldAsNull()
 	if probe.Kafka != nil {
 		probe.Kafka.Properties, probe.Kafka.DefaultOffset, probe.Kafka.Offsets = cur.GetKafka().GetProperties(), cur.GetKafka().GetDefaultOffset(), cur.GetKafka().GetOffsets()
 	}
@@ -156,6 +161,12 @@ func describeChanges(old, next *api.JobSpec) []string {
 	}
 	if next.GetMaxFilterRatio() != old.GetMaxFilterRatio() || (next.MaxFilterRatio == nil) != (old.MaxFilterRatio == nil) {
 		changed = append(changed, "max_filter_ratio")
+	}
+	if next.GetJsonRoot() != old.GetJsonRoot() {
+		changed = append(changed, fmt.Sprintf("json_root %q->%q", old.GetJsonRoot(), next.GetJsonRoot()))
+	}
+	if next.GetEmptyFieldAsNull() != old.GetEmptyFieldAsNull() {
+		changed = append(changed, fmt.Sprintf("empty_field_as_null %v->%v", old.GetEmptyFieldAsNull(), next.GetEmptyFieldAsNull()))
 	}
 	if next.GetTimezone() != old.GetTimezone() {
 		changed = append(changed, fmt.Sprintf("timezone %q->%q", old.GetTimezone(), next.GetTimezone()))

@@ -264,7 +264,7 @@ func offsetText(n *yaml.Node) string {
 }
 
 var (
-	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "kafka", "kinesis"}
+	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "kafka", "kinesis"}
 	tableKeys = []string{"name", "columns", "model"}
 	colKeys   = []string{"name", "type", "not_null", "default"}
 	kafkaKeys = []string{"brokers", "topic", "partitions", "offsets", "default_offset", "properties"}
@@ -336,6 +336,30 @@ func (d *decoder) jobSpec(root *yaml.Node) (*api.JobSpec, error) {
 			}
 		case "timezone":
 			s.Timezone, err = str(v, key)
+		case "columns_mapping":
+			if v.Kind != yaml.SequenceNode {
+				return errAt(v, key, "must be a list of field names and \"column = expression\" items")
+			}
+			for i, e := range v.Content {
+				var it string
+				if it, err = str(resolve(e), fmt.Sprintf("columns_mapping[%d]", i)); err != nil {
+					return err
+				}
+				s.ColumnsMapping = append(s.ColumnsMapping, it)
+			}
+		case "where":
+			s.Where, err = str(v, key)
+		case "json_root":
+			s.JsonRoot, err = str(v, key)
+		case "empty_field_as_null":
+			var b string
+			if b, err = str(v, key); err == nil {
+				t, perr := strconv.ParseBool(b)
+				if perr != nil {
+					return errAt(v, key, "must be true or false")
+				}
+				s.EmptyFieldAsNull = t
+			}
 		case "kafka":
 			s.Kafka, err = d.kafka(v)
 		case "kinesis":

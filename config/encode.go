@@ -78,6 +78,18 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 	if s.Timezone != "" {
 		add(root, "timezone", strNode(s.Timezone))
 	}
+	if len(s.ColumnsMapping) > 0 {
+		add(root, "columns_mapping", strList(s.ColumnsMapping))
+	}
+	if s.Where != "" {
+		add(root, "where", strNode(s.Where))
+	}
+	if s.JsonRoot != "" {
+		add(root, "json_root", strNode(s.JsonRoot))
+	}
+	if s.EmptyFieldAsNull {
+		add(root, "empty_field_as_null", strNode("true"))
+	}
 	if k := s.Kafka; k != nil {
 		kn := mapNode(0)
 		add(kn, "brokers", strList(k.Brokers))

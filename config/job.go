@@ -122,7 +122,8 @@ func ApplyDefaults(s *api.JobSpec) {
 			s.ColumnSeparator = DefaultColumnSeparator
 		}
 	case FormatJSON:
-		if len(s.Jsonpaths) == 0 && s.Table != nil {
+		// With a column mapping, the fields are read by their own names.
+		if len(s.Jsonpaths) == 0 && s.Table != nil && len(s.ColumnsMapping) == 0 {
 			for _, c := range s.Table.Columns {
 				s.Jsonpaths = append(s.Jsonpaths, "$."+c.GetName())
 			}
@@ -267,11 +268,17 @@ func validateFormat(s *api.JobSpec) *FieldError {
 		if len(s.Jsonpaths) > 0 {
 			return fieldErr("jsonpaths", "only with format json")
 		}
+		if s.JsonRoot != "" {
+			return fieldErr("json_root", "only with format json")
+		}
 	case FormatJSON:
 		if s.ColumnSeparator != "" {
 			return fieldErr("column_separator", "only with format csv")
 		}
-		if n := len(s.Table.GetColumns()); len(s.Jsonpaths) != n {
+		if s.EmptyFieldAsNull {
+			return fieldErr("empty_field_as_null", "only with format csv")
+		}
+		if n := len(s.Table.GetColumns()); len(s.Jsonpaths) != n && len(s.ColumnsMapping) == 0 {
 			return fieldErr("jsonpaths", "%d paths for %d columns; need one per column", len(s.Jsonpaths), n)
 		}
 		for i, p := range s.Jsonpaths {
@@ -410,27 +417,5 @@ func isDigits(s string) bool {
 	return true
 }
 
-// LoadTimezone resolves a job's timezone: "" or UTC, an IANA name
-// ("Asia/Shanghai") or a fixed offset ("+08:00", "-0530").
-func LoadTimezone(tz string) (*time.Location, error) {
-	tz = strings.TrimSpace(tz)
-	switch strings.ToUpper(tz) {
-	case "", "UTC", "Z", "GMT", "ETC/UTC":
-		return time.UTC, nil
-	}
-	if tz[0] == '+' || tz[0] == '-' {
-		t, err := time.Parse("-07:00", tz)
-		if err != nil {
-			if t, err = time.Parse("-0700", tz); err != nil {
-				return nil, fmt.Errorf("%q: want an IANA zone name or an offset such as +08:00", tz)
-			}
-		}
-		_, off := t.Zone()
-		return time.FixedZone(tz, off), nil
-	}
-	loc, err := time.LoadLocation(tz)
-	if err != nil {
-		return nil, fmt.Errorf("%q: unknown zone (want an IANA zone name or an offset such as +08:00)", tz)
-	}
-	return loc, nil
-}
+// LoadTimezone resolves a job's timezone (see table.LoadTimezone).
+func LoadTimezone(tz string) (*time.Location, error) { return table.LoadTimezone(tz) }

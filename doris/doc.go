@@ -40,8 +40,10 @@
 //	Doris                                  api.JobSpec (YAML name)
 //	job name                               name
 //	ON table                               table.name
-//	COLUMNS (c1, c2, ...)                  table.columns: the names in order, type
-//	                                       COLUMN_TYPE_UNSPECIFIED (see below)
+//	COLUMNS (c1, tmp, c3 = expr, ...)      columns_mapping: each item as written (field
+//	                                       names, temporaries, "col = expression"; see
+//	                                       table/mapping.go and table/expr.go)
+//	WHERE expr                             where (rows it leaves out are unselected rows)
 //	COLUMNS TERMINATED BY 'sep'            column_separator; \xHH is the byte HH. Without
 //	                                       it, csv jobs get "\t", the Doris default
 //	                                       (loadnode's own default is ",").
@@ -54,7 +56,10 @@
 //	                                       (B, KB, MB, GB, KiB, MiB, GiB)
 //	"max_error_number"                     max_error_number (integer >= 0)
 //	"format"                               format: csv or json
-//	"jsonpaths"                            jsonpaths: a JSON array of paths
+//	"jsonpaths"                            jsonpaths: a JSON array of paths, one per
+//	                                       COLUMNS field; "$." is the whole document
+//	"json_root"                            json_root
+//	"empty_field_as_null"                  empty_field_as_null (default false)
 //	FROM KAFKA "kafka_broker_list"         kafka.brokers (comma-separated)
 //	"kafka_topic"                          kafka.topic
 //	"kafka_partitions"                     kafka.partitions ("0, 1, 2")
@@ -71,14 +76,11 @@
 // except where SPEC.md says otherwise).
 //
 // The column contract: a routine load loads into an existing table, so the
-// returned JobSpec.Table has only Name and, when the statement has COLUMNS
-// (...), one api.Column per listed name, in order, with Type
-// COLUMN_TYPE_UNSPECIFIED; without COLUMNS it has no columns. The caller
-// fills in the columns and their types from the stored table (and refuses a
-// COLUMNS list that is not the table's columns in order, since loadnode maps
-// csv fields and json paths to the table's columns by position) before
-// ApplyDefaults (which derives default jsonpaths from the columns) and
-// ValidateJobSpec.
+// returned JobSpec.Table has only Name; COLUMNS (...) goes to
+// columns_mapping. The caller (the node) fills in the columns from the
+// stored table before ApplyDefaults and ValidateJobSpec, and compiles the
+// mapping against them (an unknown field or function is refused by the
+// mapping item's name, columns_mapping[i]).
 //
 // Job properties accepted only with the value that describes what loadnode
 // does anyway (any other value is refused, naming the property):
@@ -159,13 +161,12 @@
 //	               generated columns, aggregation types (SUM, REPLACE, ...), ENGINE
 //	               other than OLAP, CREATE TABLE LIKE / AS SELECT, any other table
 //	               property (dynamic_partition.*, function_column.*, storage_policy, ...)
-//	ROUTINE LOAD   no ON table (multi-table load), WITH MERGE / WITH DELETE, WHERE,
+//	ROUTINE LOAD   no ON table (multi-table load), WITH MERGE / WITH DELETE,
 //	               PRECEDING FILTER, PARTITION(...), TEMPORARY PARTITION, DELETE ON,
-//	               ORDER BY, ROWS TERMINATED BY, COLUMNS mapping expressions
-//	               (k2 = k1 + 1), COLUMNS TERMINATED BY with format json, formats
+//	               ORDER BY, ROWS TERMINATED BY, COLUMNS TERMINATED BY with format json, formats
 //	               other than csv and json, start offsets by time ("2021-05-22
 //	               11:00:00"), kafka_offsets without kafka_partitions, "FILE:"
-//	               property values (Doris CREATE FILE), every other job property (json_root, num_as_string,
+//	               property values (Doris CREATE FILE), every other job property (num_as_string,
 //	               exec_mem_limit, send_batch_parallelism, enclose, escape,
 //	               trim_double_quotes, workload_group, ...), every other
 //	               FROM KAFKA property

@@ -45,8 +45,8 @@ func TestParseCreateRoutineLoad(t *testing.T) {
     );`,
 			db: "testdb",
 			want: &api.JobSpec{
-				Name:            "example_routine_load_csv",
-				Table:           &api.TableSpec{Name: "test_routineload_tbl", Columns: cols("user_id", "name", "age")},
+				Name:  "example_routine_load_csv",
+				Table: &api.TableSpec{Name: "test_routineload_tbl"}, ColumnsMapping: []string{"user_id", "name", "age"},
 				ColumnSeparator: ",",
 				Kafka: &api.KafkaSpec{
 					Brokers:       []string{"192.168.88.62:9092"},
@@ -69,8 +69,8 @@ func TestParseCreateRoutineLoad(t *testing.T) {
     );`,
 			db: "testdb",
 			want: &api.JobSpec{
-				Name:      "example_routine_load_json",
-				Table:     &api.TableSpec{Name: "test_routineload_tbl", Columns: cols("user_id", "name", "age")},
+				Name:  "example_routine_load_json",
+				Table: &api.TableSpec{Name: "test_routineload_tbl"}, ColumnsMapping: []string{"user_id", "name", "age"},
 				Format:    "json",
 				Jsonpaths: []string{"$.user_id", "$.name", "$.age"},
 				Kafka: &api.KafkaSpec{
@@ -101,9 +101,9 @@ func TestParseCreateRoutineLoad(t *testing.T) {
    );`,
 			db: "example_db",
 			want: &api.JobSpec{
-				StrictMode:              proto.Bool(true),
-				Name:                    "test_json_label_1",
-				Table:                   &api.TableSpec{Name: "table1", Columns: cols("category", "price", "author")},
+				StrictMode: proto.Bool(true),
+				Name:       "test_json_label_1",
+				Table:      &api.TableSpec{Name: "table1"}, ColumnsMapping: []string{"category", "price", "author"},
 				Format:                  "json",
 				DesiredConcurrentNumber: 3,
 				MaxBatchIntervalMs:      20_000,
@@ -175,8 +175,8 @@ func TestParseCreateRoutineLoad(t *testing.T) {
 			db: "demo",
 			want: &api.JobSpec{
 				StrictMode: proto.Bool(true), Timezone: "UTC",
-				Name:                    "kafka_job03",
-				Table:                   &api.TableSpec{Name: "routine_test03", Columns: cols("id", "name", "age")},
+				Name:  "kafka_job03",
+				Table: &api.TableSpec{Name: "routine_test03"}, ColumnsMapping: []string{"id", "name", "age"},
 				ColumnSeparator:         ",",
 				DesiredConcurrentNumber: 1,
 				Kafka: &api.KafkaSpec{
@@ -212,8 +212,8 @@ func TestParseCreateRoutineLoad(t *testing.T) {
         );`,
 			db: "demo",
 			want: &api.JobSpec{
-				Name:                    "kafka_job02",
-				Table:                   &api.TableSpec{Name: "routine_test02", Columns: cols("id", "name", "age")},
+				Name:  "kafka_job02",
+				Table: &api.TableSpec{Name: "routine_test02"}, ColumnsMapping: []string{"id", "name", "age"},
 				ColumnSeparator:         ",",
 				DesiredConcurrentNumber: 1,
 				Kafka: &api.KafkaSpec{
@@ -305,9 +305,7 @@ func TestCreateRoutineLoadKinesis(t *testing.T) {
 	if !proto.Equal(spec.Kinesis, want) || spec.Kafka != nil {
 		t.Fatalf("kinesis = %v (kafka %v), want %v", spec.Kinesis, spec.Kafka, want)
 	}
-	for _, c := range spec.Table.Columns {
-		c.Type = api.ColumnType_STRING
-	}
+	spec.Table.Columns = []*api.Column{{Name: "a", Type: api.ColumnType_STRING}}
 	config.ApplyDefaults(spec)
 	if err := config.ValidateJobSpec(spec); err != nil {
 		t.Fatalf("ValidateJobSpec: %v", err)
@@ -320,18 +318,22 @@ func TestCreateRoutineLoadCompletes(t *testing.T) {
    PROPERTIES ("format" = "json", "desired_concurrent_number" = "3")
    FROM KAFKA ("kafka_broker_list" = "broker1:9092", "kafka_topic" = "my_topic")`)
 	spec := st.CreateRoutineLoad
-	for _, c := range spec.Table.Columns {
-		if c.Type != api.ColumnType_COLUMN_TYPE_UNSPECIFIED {
-			t.Fatalf("column %s has type %v", c.Name, c.Type)
-		}
-		c.Type = api.ColumnType_STRING
+	if len(spec.Table.Columns) != 0 {
+		t.Fatalf("table columns %v: the node fills them from the stored table", spec.Table.Columns)
+	}
+	if want := []string{"category", "author", "price"}; !slices.Equal(spec.ColumnsMapping, want) {
+		t.Errorf("columns_mapping = %q, want %q", spec.ColumnsMapping, want)
+	}
+	// What the node does: the stored table's columns, then the defaults.
+	for _, n := range []string{"author", "category", "price"} {
+		spec.Table.Columns = append(spec.Table.Columns, &api.Column{Name: n, Type: api.ColumnType_STRING})
 	}
 	config.ApplyDefaults(spec)
 	if err := config.ValidateJobSpec(spec); err != nil {
 		t.Fatalf("ValidateJobSpec: %v", err)
 	}
-	if want := []string{"$.category", "$.author", "$.price"}; !slices.Equal(spec.Jsonpaths, want) {
-		t.Errorf("jsonpaths = %q, want %q", spec.Jsonpaths, want)
+	if len(spec.Jsonpaths) != 0 {
+		t.Errorf("jsonpaths = %q: with a mapping, fields are read by name", spec.Jsonpaths)
 	}
 }
 
@@ -706,12 +708,6 @@ func TestParseErrors(t *testing.T) {
 		msg       string // a part of Msg
 	}{
 		// CREATE ROUTINE LOAD: Doris docs statements loadnode refuses
-		{"Doris docs: column mapping expression", `CREATE ROUTINE LOAD example_db.test1 ON example_tbl
-   COLUMNS TERMINATED BY ",",
-   COLUMNS(k1, k2, k3, v1, v2, v3 = k1 * 100)
-   PROPERTIES ("desired_concurrent_number"="3")
-   FROM KAFKA ("kafka_broker_list" = "broker1:9092", "kafka_topic" = "my_topic");`,
-			`COLUMNS "v3"`, 3, 32, "column mapping expressions"},
 		{"Doris docs: multi-table load", `CREATE ROUTINE LOAD example_db.test1
    PROPERTIES
    (
@@ -726,13 +722,6 @@ func TestParseErrors(t *testing.T) {
    PROPERTIES ("strict_mode" = "true")
    FROM KAFKA ("kafka_broker_list" = "broker1:9092", "kafka_topic" = "my_topic");`,
 			"PRECEDING FILTER", 3, 4, "filtering"},
-		{"Doris docs: WHERE", `CREATE ROUTINE LOAD demo.kafka_job04 ON routine_test04
-        COLUMNS TERMINATED BY ",",
-        COLUMNS(id, name, age),
-        WHERE id >= 3
-        PROPERTIES ("desired_concurrent_number"="1")
-        FROM KAFKA ("kafka_broker_list" = "10.16.10.6:9092", "kafka_topic" = "routineLoad04");`,
-			"WHERE", 4, 9, "filtering"},
 		{"Doris docs: WITH MERGE", `CREATE ROUTINE LOAD example_db.test1 ON example_tbl
    WITH MERGE
    COLUMNS(k1, k2, k3, v1, v2, v3),
@@ -756,8 +745,6 @@ func TestParseErrors(t *testing.T) {
         PARTITION(p20240205)
         FROM KAFKA ("kafka_broker_list" = "10.16.10.6:9092", "kafka_topic" = "routineLoad05");`,
 			"PARTITION", 4, 9, "partitioned"},
-		{"Doris docs: json_root", `CREATE ROUTINE LOAD j ON t PROPERTIES ("format" = "json", "json_root" = "$.RECORDS") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
-			`PROPERTIES "json_root"`, 1, 59, "not supported by loadnode"},
 		{"exec_mem_limit", `CREATE ROUTINE LOAD j ON t PROPERTIES ("exec_mem_limit" = "4294967296") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
 			`PROPERTIES "exec_mem_limit"`, 1, 40, "not supported by loadnode"},
 		{"Doris docs: offsets by time", `CREATE ROUTINE LOAD example_db.test_job ON example_tbl
@@ -952,4 +939,27 @@ func setFields(st *Statement) int {
 		}
 	}
 	return n
+}
+
+func TestParseColumnsMappingAndWhere(t *testing.T) {
+	st := mustParse(t, `CREATE ROUTINE LOAD example_db.test1 ON example_tbl
+   COLUMNS TERMINATED BY ",",
+   COLUMNS(k1, k2, tmp, v3 = k1 * 100, v4 = concat(tmp, ',', "x)"), v5 = if(k2 > 1, (k1 + 1) * 2, NULL)),
+   WHERE k1 > 100 and k2 in (1, 2)
+   PROPERTIES ("desired_concurrent_number"="3", "json_root" = "$.data", "empty_field_as_null" = "true")
+   FROM KAFKA ("kafka_broker_list" = "broker1:9092", "kafka_topic" = "my_topic")`)
+	spec := st.CreateRoutineLoad
+	want := []string{"k1", "k2", "tmp", "v3 = k1 * 100", `v4 = concat(tmp, ',', "x)")`, "v5 = if(k2 > 1, (k1 + 1) * 2, NULL)"}
+	if !slices.Equal(spec.ColumnsMapping, want) {
+		t.Errorf("columns_mapping = %q\nwant %q", spec.ColumnsMapping, want)
+	}
+	if spec.Where != "k1 > 100 and k2 in (1, 2)" {
+		t.Errorf("where = %q", spec.Where)
+	}
+	if spec.JsonRoot != "$.data" || !spec.EmptyFieldAsNull {
+		t.Errorf("json_root %q, empty_field_as_null %v", spec.JsonRoot, spec.EmptyFieldAsNull)
+	}
+	if _, err := Parse(`CREATE ROUTINE LOAD j ON t COLUMNS(a, b = (a + 1) FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`); err == nil {
+		t.Error("unbalanced expression accepted")
+	}
 }

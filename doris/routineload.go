@@ -54,6 +54,8 @@ const (
 	fieldStrict        = "strict_mode"
 	fieldRatio         = "max_filter_ratio"
 	fieldTimezone      = "timezone"
+	fieldJSONRoot      = "json_root"
+	fieldEmptyNull     = "empty_field_as_null"
 	fieldJSONPaths     = "jsonpaths"
 	fieldBrokers       = "kafka.brokers"
 	fieldTopic         = "kafka.topic"
@@ -63,17 +65,16 @@ const (
 )
 
 var changeOrder = []string{
-	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldStrict, fieldRatio, fieldTimezone, fieldJSONPaths,
+	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldStrict, fieldRatio, fieldTimezone, fieldJSONPaths, fieldJSONRoot, fieldEmptyNull,
 	fieldBrokers, fieldTopic, fieldOffsets, fieldDefaultOffset, fieldKafkaProps,
 }
 
 // jobPropertiesHelp lists the job PROPERTIES that map onto the spec.
-const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths"
+const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths, json_root, empty_field_as_null"
 
 // loadClauses are the load_properties of CREATE ROUTINE LOAD that loadnode
 // refuses, keyed by their first word, with the reason.
 var refusedLoadClauses = map[string]string{
-	"WHERE":     "filtering rows not supported by loadnode",
 	"PRECEDING": "filtering rows not supported by loadnode",
 	"PARTITION": "partitioned tables not supported yet",
 	"TEMPORARY": "partitioned tables not supported yet",
@@ -122,6 +123,19 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 			break
 		}
 		word := strings.ToUpper(t.text)
+		if word == "WHERE" {
+			if spec.Where != "" {
+				return nil, p.errf(t, "WHERE", "given twice")
+			}
+			p.next()
+			src, err := p.exprText("WHERE", true)
+			if err != nil {
+				return nil, err
+			}
+			spec.Where = src
+			p.acceptSym(",")
+			continue
+		}
 		if reason, ok := refusedLoadClauses[word]; ok {
 			what := word
 			switch word {
@@ -164,11 +178,11 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 			if hasColumns {
 				return nil, p.errf(t, "COLUMNS", "given twice")
 			}
-			cols, err := p.columnsMapping()
+			items, err := p.columnsMapping()
 			if err != nil {
 				return nil, err
 			}
-			spec.Table.Columns = cols
+			spec.ColumnsMapping = items
 			hasColumns = true
 		}
 		p.acceptSym(",")
@@ -219,31 +233,71 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 	return &Statement{CreateRoutineLoad: spec, DB: db}, nil
 }
 
-// columnsMapping parses COLUMNS (c1, c2, ...) after the COLUMNS keyword. A
-// mapping expression (v3 = k1 * 100) is refused by name.
-func (p *parser) columnsMapping() ([]*api.Column, *Error) {
+// columnsMapping parses COLUMNS (item, ...) after the COLUMNS keyword:
+// each item is a field name or "column = expression", kept as written for
+// the node to compile (table/mapping.go).
+func (p *parser) columnsMapping() ([]string, *Error) {
 	const clause = "COLUMNS"
 	if err := p.expectSym(clause, "("); err != nil {
 		return nil, err
 	}
-	var cols []*api.Column
+	var items []string
 	for {
 		t, err := p.ident(clause, "a column name")
 		if err != nil {
 			return nil, err
 		}
-		if n := p.peek(); n.isSym("=") {
-			return nil, p.errf(t, "COLUMNS "+quote(t.text), "column mapping expressions (%s = ...) not supported by loadnode; list the table's columns in order", t.text)
+		item := t.text
+		if p.peek().isSym("=") {
+			p.next()
+			src, err := p.exprText("COLUMNS "+quote(t.text), false)
+			if err != nil {
+				return nil, err
+			}
+			item += " = " + src
 		}
-		cols = append(cols, &api.Column{Name: t.text})
+		items = append(items, item)
 		if p.acceptSym(",") {
 			continue
 		}
 		if err := p.expectSym(clause, ")"); err != nil {
 			return nil, err
 		}
-		return cols, nil
+		return items, nil
 	}
+}
+
+// exprText reads an expression up to a "," or ")" outside parentheses
+// (inside COLUMNS), or, in a WHERE clause (top), up to a "," outside
+// parentheses, PROPERTIES, FROM or the end, and returns its source text.
+func (p *parser) exprText(clause string, top bool) (string, *Error) {
+	start := p.peek()
+	depth := 0
+	for {
+		t := p.peek()
+		if t.kind == tokEOF {
+			if depth > 0 || !top {
+				return "", p.errf(t, clause, "unexpected end of the statement in an expression")
+			}
+			break
+		}
+		if depth == 0 && (t.isSym(",") || !top && t.isSym(")") || top && (t.is("PROPERTIES") || t.is("FROM") || t.isSym(";"))) {
+			break
+		}
+		switch {
+		case t.isSym("("):
+			depth++
+		case t.isSym(")"):
+			depth--
+		}
+		p.next()
+	}
+	// The source up to the next token, without the space before it.
+	src := strings.TrimSpace(p.src[start.pos:p.peek().pos])
+	if src == "" {
+		return "", p.errf(start, clause, "expected an expression, found %s", start.describe())
+	}
+	return src, nil
 }
 
 // decodeSeparator turns Doris's `\xHH` escapes (written as the four
@@ -277,6 +331,8 @@ type jobProps struct {
 	strict      bool
 	ratio       float64
 	timezone    string
+	jsonRoot    string
+	emptyNull   bool
 	format      string
 	jsonpaths   []string
 	raw         map[string]string
@@ -314,6 +370,12 @@ func (j *jobProps) apply(s *api.JobSpec) {
 	}
 	if j.given[fieldTimezone] {
 		s.Timezone = j.timezone
+	}
+	if j.given[fieldJSONRoot] {
+		s.JsonRoot = j.jsonRoot
+	}
+	if j.given[fieldEmptyNull] {
+		s.EmptyFieldAsNull = j.emptyNull
 	}
 	if j.given["format"] {
 		s.Format = j.format
@@ -396,6 +458,20 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 			return bad("must be a number from 0 to 1")
 		}
 		j.ratio = f
+	case fieldJSONRoot:
+		if !strings.HasPrefix(v, "$") {
+			return bad("must be a JSON path starting with $")
+		}
+		j.jsonRoot = v
+	case fieldEmptyNull:
+		switch {
+		case isTrue(v):
+			j.emptyNull = true
+		case isFalse(v):
+			j.emptyNull = false
+		default:
+			return bad("must be true or false")
+		}
 	case fieldTimezone:
 		if _, err := config.LoadTimezone(v); err != nil {
 			return bad("%v", err)

@@ -26,7 +26,7 @@ func (p *Parser) parseCSV() error {
 	col, pos := 0, 0
 	for {
 		if col == ncols {
-			return &ParseError{Reason: "csv: " + plural(col+p.countFields(rec, pos), "field") + ", table has " + plural(ncols, "column")}
+			return &ParseError{Reason: "csv: " + plural(col+p.countFields(rec, pos), "field") + ", " + p.want(ncols)}
 		}
 		last := false
 		if pos < len(rec) && rec[pos] == '"' {
@@ -60,7 +60,7 @@ func (p *Parser) parseCSV() error {
 		}
 	}
 	if col != ncols {
-		return &ParseError{Reason: "csv: " + plural(col, "field") + ", table has " + plural(ncols, "column")}
+		return &ParseError{Reason: "csv: " + plural(col, "field") + ", " + p.want(ncols)}
 	}
 	if p.colErr != nil {
 		return p.colErr
@@ -72,7 +72,7 @@ func (p *Parser) parseCSV() error {
 func (p *Parser) plainField(col int, b []byte, off int) {
 	switch {
 	case len(b) == 0:
-		if t := p.types[col]; t == api.ColumnType_STRING || t == api.ColumnType_CHAR || t == api.ColumnType_VARCHAR {
+		if t := p.types[col]; !p.emptyNull && (t == api.ColumnType_STRING || t == api.ColumnType_CHAR || t == api.ColumnType_VARCHAR) {
 			p.dst[col] = Value{}
 		} else {
 			p.dst[col] = Value{Null: true}
@@ -94,7 +94,7 @@ func (p *Parser) quotedField(col int, rec []byte, pos int) (int, error) {
 	for {
 		j := bytes.IndexByte(rec[i:], '"')
 		if j < 0 {
-			return 0, &ParseError{Column: p.s.cols[col].GetName(), Reason: "csv: column " + p.s.cols[col].GetName() + ": unterminated quoted field starting at byte " + strconv.Itoa(pos)}
+			return 0, &ParseError{Column: p.names[col], Reason: "csv: column " + p.names[col] + ": unterminated quoted field starting at byte " + strconv.Itoa(pos)}
 		}
 		i += j
 		if i+1 < len(rec) && rec[i+1] == '"' {
@@ -106,7 +106,7 @@ func (p *Parser) quotedField(col int, rec []byte, pos int) (int, error) {
 	}
 	end := i + 1 // after the closing quote
 	if end != len(rec) && !bytes.HasPrefix(rec[end:], p.sep) {
-		return 0, &ParseError{Column: p.s.cols[col].GetName(), Reason: "csv: column " + p.s.cols[col].GetName() + ": unexpected text after closing quote at byte " + strconv.Itoa(end)}
+		return 0, &ParseError{Column: p.names[col], Reason: "csv: column " + p.names[col] + ": unexpected text after closing quote at byte " + strconv.Itoa(end)}
 	}
 	b := rec[start:i]
 	if len(b) == 0 {
@@ -142,4 +142,12 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return strconv.Itoa(n) + " " + what + "s"
+}
+
+// want says how many fields a record should have.
+func (p *Parser) want(n int) string {
+	if p.m != nil {
+		return "the column mapping has " + plural(n, "field")
+	}
+	return "table has " + plural(n, "column")
 }

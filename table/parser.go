@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/loadnode/loadnode/api"
@@ -29,6 +30,20 @@ type Format struct {
 	// the column is NOT NULL. When false (strict), such a row is an error
 	// row. A NULL in a NOT NULL column is an error row either way.
 	NonStrict bool
+	// Columns is the column mapping (Doris COLUMNS (...)), one entry per
+	// item as written: "k1", "tmp", "v2 = tmp * 100" (see mapping.go).
+	// Empty: the record's fields are the table's columns in order.
+	Columns []string
+	// Where filters rows after the mapping (Doris WHERE); "" keeps all.
+	Where string
+	// JSONRoot, json only, is the path of the object the fields are read
+	// from ("$.data"); "" is the record itself.
+	JSONRoot string
+	// EmptyFieldAsNull, csv only: an empty unquoted field is NULL in text
+	// columns too (Doris empty_field_as_null).
+	EmptyFieldAsNull bool
+	// Location is the zone of conversions that need one; nil is UTC.
+	Location *time.Location
 }
 
 // ParseError is why one record did not parse. Its message is a human reason
@@ -45,10 +60,17 @@ func (e *ParseError) Error() string { return e.Reason }
 // use: it reuses buffers. Use one per task.
 type Parser struct {
 	s      *Schema
-	types  []api.ColumnType
-	meta   []colMeta
 	json   bool
 	strict bool
+	// The record's fields (slots): the table's columns, or a mapping's
+	// fields. dst holds their values while a record is parsed.
+	types     []api.ColumnType
+	meta      []colMeta
+	names     []string
+	m         *mapping // nil: the slots are the table's columns
+	slotBuf   []Value
+	out       []Value // the table row, when m != nil
+	emptyNull bool
 
 	// csv
 	sep     []byte
@@ -70,11 +92,36 @@ type Parser struct {
 // NewParser validates f against s and returns a parser. Errors are
 // *FieldError naming format, column_separator or jsonpaths.
 func NewParser(s *Schema, f Format) (*Parser, error) {
-	p := &Parser{s: s, types: s.types, meta: s.meta, strict: !f.NonStrict}
+	p := &Parser{s: s, types: s.types, meta: s.meta, strict: !f.NonStrict, emptyNull: f.EmptyFieldAsNull}
+	p.names = make([]string, len(s.cols))
+	for i, c := range s.cols {
+		p.names[i] = c.GetName()
+	}
+	loc := f.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	m, err := compileMapping(s, f.Columns, f.Where, loc)
+	if err != nil {
+		return nil, err
+	}
+	if m != nil {
+		p.m = m
+		p.types, p.meta, p.names = nil, nil, nil
+		for _, sl := range m.slots {
+			p.types = append(p.types, sl.typ)
+			p.meta = append(p.meta, sl.meta)
+			p.names = append(p.names, sl.name)
+		}
+		p.slotBuf = make([]Value, len(m.slots))
+	}
 	switch strings.ToLower(f.Kind) {
 	case "", "csv":
 		if len(f.JSONPaths) > 0 {
 			return nil, fieldErr("jsonpaths", "jsonpaths apply to the json format only")
+		}
+		if f.JSONRoot != "" {
+			return nil, fieldErr("json_root", "json_root applies to the json format only")
 		}
 		sep, err := parseSeparator(f.ColumnSeparator)
 		if err != nil {
@@ -84,7 +131,7 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 		p.sepByte = sep[0]
 	case "json":
 		p.json = true
-		root, err := compilePaths(s, f.JSONPaths)
+		root, err := p.compilePaths(f.JSONPaths, f.JSONRoot)
 		if err != nil {
 			return nil, err
 		}
@@ -154,25 +201,31 @@ func (p *Parser) ParseBorrowed(raw []byte, dst []Value) ([]Value, error) {
 }
 
 func (p *Parser) parse(raw []byte, dst []Value, borrow bool) ([]Value, error) {
-	n := len(p.types)
+	n := len(p.s.cols)
 	if cap(dst) < n {
 		dst = make([]Value, n)
 	}
 	dst = dst[:n]
 	p.raw, p.rawStr, p.hasStr, p.dst, p.colErr, p.borrow = raw, "", false, dst, nil, borrow
+	if p.m != nil {
+		p.dst, p.out = p.slotBuf, dst
+	}
 	var err error
 	if p.json {
 		err = p.parseJSON()
 	} else {
 		err = p.parseCSV()
 	}
+	if err == nil && p.m != nil {
+		err = p.apply(p.dst, dst)
+	}
 	if err == nil {
-		p.finish()
+		p.finish(dst)
 		if p.colErr != nil {
 			err = p.colErr
 		}
 	}
-	p.raw, p.rawStr, p.dst = nil, "", nil
+	p.raw, p.rawStr, p.dst, p.out = nil, "", nil, nil
 	if err != nil {
 		return dst, err
 	}
@@ -196,10 +249,13 @@ func (p *Parser) str(i, j int) string {
 	return p.rawStr[i:j]
 }
 
-// setErr records the first column error of a record.
+// setErr records the first column error of a record; col is a field.
 func (p *Parser) setErr(col int, format string, args ...any) {
+	p.setErrName(p.names[col], format, args...)
+}
+
+func (p *Parser) setErrName(name, format string, args ...any) {
 	if p.colErr == nil {
-		name := p.s.cols[col].GetName()
 		p.colErr = &ParseError{Column: name, Reason: "column " + name + ": " + fmt.Sprintf(format, args...)}
 	}
 }
@@ -243,13 +299,13 @@ func (p *Parser) convFail(col int, reason string, keep bool) {
 }
 
 // finish checks the NOT NULL columns of a parsed row.
-func (p *Parser) finish() {
+func (p *Parser) finish(row []Value) {
 	if p.colErr != nil {
 		return
 	}
-	for i := range p.dst {
-		if p.dst[i].Null && p.meta[i].notNull {
-			p.setErr(i, "NULL in a NOT NULL column")
+	for i := range row {
+		if row[i].Null && p.s.meta[i].notNull {
+			p.setErrName(p.s.cols[i].GetName(), "NULL in a NOT NULL column")
 			return
 		}
 	}
@@ -326,13 +382,21 @@ func (n *jnode) lookup(b []byte, hint int) (*jnode, int) {
 
 func (n *jnode) hasChildren() bool { return len(n.names) > 0 || len(n.elems) > 0 }
 
-// compilePaths builds the path tree: one top-level key per column when paths
-// is empty, else one path per column.
-func compilePaths(s *Schema, paths []string) (*jnode, error) {
+// compilePaths builds the path tree: one key per field under the root
+// (json_root, or the record) when paths is empty, else one path per field.
+func (p *Parser) compilePaths(paths []string, jsonRoot string) (*jnode, error) {
 	root := &jnode{}
+	base := root
+	if jsonRoot != "" {
+		n, err := compilePath(root, jsonRoot)
+		if err != nil {
+			return nil, fieldErr("json_root", "%q: %s", jsonRoot, err)
+		}
+		base = n
+	}
 	if len(paths) == 0 {
-		for i, c := range s.cols {
-			k := root.key(c.GetName())
+		for i, name := range p.names {
+			k := base.key(name)
 			k.cols = append(k.cols, i)
 		}
 		return root, nil
@@ -344,16 +408,19 @@ func compilePaths(s *Schema, paths []string) (*jnode, error) {
 		}
 		paths = list
 	}
-	if len(paths) != len(s.cols) {
-		return nil, fieldErr("jsonpaths", "%d paths for %d columns: want one path per column", len(paths), len(s.cols))
+	if len(paths) != len(p.names) {
+		return nil, fieldErr("jsonpaths", "%d paths for %d fields (%s): want one path per field", len(paths), len(p.names), strings.Join(p.names, ", "))
 	}
 	for i, path := range paths {
-		n, err := compilePath(root, path)
+		if path == "$." { // Doris's spelling of the whole document
+			path = "$"
+		}
+		n, err := compilePath(base, path)
 		if err != nil {
 			return nil, fieldErr(fmt.Sprintf("jsonpaths[%d]", i), "%q: %s", path, err)
 		}
-		if n == root && !isText(s.types[i]) {
-			return nil, fieldErr(fmt.Sprintf("jsonpaths[%d]", i), "%q is the whole record, which only a STRING column can take (column %s is %s)", path, s.cols[i].GetName(), s.types[i])
+		if n == base && !isText(p.types[i]) {
+			return nil, fieldErr(fmt.Sprintf("jsonpaths[%d]", i), "%q is the whole record, which only a text column can take (column %s is %s)", path, p.names[i], p.types[i])
 		}
 		n.cols = append(n.cols, i)
 	}
@@ -420,10 +487,44 @@ func compilePath(root *jnode, path string) (*jnode, error) {
 // FormatOf is the Format a job spec describes: the one place that maps
 // spec fields onto parsing options.
 func FormatOf(spec *api.JobSpec) Format {
-	return Format{
-		Kind:            spec.GetFormat(),
-		ColumnSeparator: spec.GetColumnSeparator(),
-		JSONPaths:       spec.GetJsonpaths(),
-		NonStrict:       spec.StrictMode != nil && !spec.GetStrictMode(),
+	loc, err := LoadTimezone(spec.GetTimezone())
+	if err != nil {
+		loc = time.UTC // a stored spec was validated; this is not reached
 	}
+	return Format{
+		Kind:             spec.GetFormat(),
+		ColumnSeparator:  spec.GetColumnSeparator(),
+		JSONPaths:        spec.GetJsonpaths(),
+		NonStrict:        spec.StrictMode != nil && !spec.GetStrictMode(),
+		Columns:          spec.GetColumnsMapping(),
+		Where:            spec.GetWhere(),
+		JSONRoot:         spec.GetJsonRoot(),
+		EmptyFieldAsNull: spec.GetEmptyFieldAsNull(),
+		Location:         loc,
+	}
+}
+
+// LoadTimezone resolves a job's timezone: "" or UTC, an IANA name
+// ("Asia/Shanghai") or a fixed offset ("+08:00", "-0530").
+func LoadTimezone(tz string) (*time.Location, error) {
+	tz = strings.TrimSpace(tz)
+	switch strings.ToUpper(tz) {
+	case "", "UTC", "Z", "GMT", "ETC/UTC":
+		return time.UTC, nil
+	}
+	if tz[0] == '+' || tz[0] == '-' {
+		t, err := time.Parse("-07:00", tz)
+		if err != nil {
+			if t, err = time.Parse("-0700", tz); err != nil {
+				return nil, fmt.Errorf("%q: want an IANA zone name or an offset such as +08:00", tz)
+			}
+		}
+		_, off := t.Zone()
+		return time.FixedZone(tz, off), nil
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil, fmt.Errorf("%q: unknown zone (want an IANA zone name or an offset such as +08:00)", tz)
+	}
+	return loc, nil
 }
