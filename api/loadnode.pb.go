@@ -857,8 +857,17 @@ type JobSpec struct {
 	JsonRoot string `protobuf:"bytes,18,opt,name=json_root,json=jsonRoot,proto3" json:"json_root,omitempty"`
 	// empty_field_as_null, csv only: an empty field is NULL in text columns.
 	EmptyFieldAsNull bool `protobuf:"varint,19,opt,name=empty_field_as_null,json=emptyFieldAsNull,proto3" json:"empty_field_as_null,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// enclose, csv only: the one character that encloses a field holding
+	// separators. Unset means '"' (loadnode's default, with "" a literal
+	// quote); "" means none, so quotes are literal (Doris's default, which a
+	// Doris statement without it gets).
+	Enclose *string `protobuf:"bytes,20,opt,name=enclose,proto3,oneof" json:"enclose,omitempty"`
+	// escape, csv only: the one character that makes the next one literal
+	// (inside an enclosed field, the enclose character); it is removed from
+	// every field, a trailing one too, as Doris does. "" means none.
+	Escape        string `protobuf:"bytes,21,opt,name=escape,proto3" json:"escape,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobSpec) Reset() {
@@ -1022,6 +1031,20 @@ func (x *JobSpec) GetEmptyFieldAsNull() bool {
 		return x.EmptyFieldAsNull
 	}
 	return false
+}
+
+func (x *JobSpec) GetEnclose() string {
+	if x != nil && x.Enclose != nil {
+		return *x.Enclose
+	}
+	return ""
+}
+
+func (x *JobSpec) GetEscape() string {
+	if x != nil {
+		return x.Escape
+	}
+	return ""
 }
 
 type Transition struct {
@@ -3109,7 +3132,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	" \x01(\tR\x0fdefaultPosition\x1a<\n" +
 	"\x0ePositionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x94\x06\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd7\x06\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x05table\x18\x02 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12\x16\n" +
@@ -3131,9 +3154,13 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x0fcolumns_mapping\x18\x10 \x03(\tR\x0ecolumnsMapping\x12\x14\n" +
 	"\x05where\x18\x11 \x01(\tR\x05where\x12\x1b\n" +
 	"\tjson_root\x18\x12 \x01(\tR\bjsonRoot\x12-\n" +
-	"\x13empty_field_as_null\x18\x13 \x01(\bR\x10emptyFieldAsNullB\x0e\n" +
+	"\x13empty_field_as_null\x18\x13 \x01(\bR\x10emptyFieldAsNull\x12\x1d\n" +
+	"\aenclose\x18\x14 \x01(\tH\x02R\aenclose\x88\x01\x01\x12\x16\n" +
+	"\x06escape\x18\x15 \x01(\tR\x06escapeB\x0e\n" +
 	"\f_strict_modeB\x13\n" +
-	"\x11_max_filter_ratio\"\xb6\x02\n" +
+	"\x11_max_filter_ratioB\n" +
+	"\n" +
+	"\b_enclose\"\xb6\x02\n" +
 	"\n" +
 	"Transition\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12 \n" +

@@ -18,7 +18,7 @@ import (
 // refuses any other field by name.
 var Alterable = []string{
 	"desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size",
-	"max_error_number", "strict_mode", "max_filter_ratio", "timezone", "json_root", "empty_field_as_null",
+	"max_error_number", "strict_mode", "max_filter_ratio", "timezone", "json_root", "empty_field_as_null", "enclose", "escape",
 	"kafka.properties", "kafka.default_offset",
 }
 
@@ -89,6 +89,10 @@ func applyMask(cur, patch *api.JobSpec, mask []string) (*api.JobSpec, error) {
 			next.Timezone = patch.GetTimezone()
 		case "json_root":
 			next.JsonRoot = patch.GetJsonRoot()
+		case "enclose":
+			next.Enclose = patch.Enclose
+		case "escape":
+			next.Escape = patch.GetEscape()
 		case "empty_field_as_null":
 			next.EmptyFieldAsNull = patch.GetEmptyFieldAsNull()
 		case "kafka.default_offset":
@@ -129,6 +133,7 @@ func wholeSpec(cur, in *api.JobSpec) (*api.JobSpec, error) {
 	probe.MaxBatchRows, probe.MaxBatchSize, probe.MaxErrorNumber = cur.GetMaxBatchRows(), cur.GetMaxBatchSize(), cur.GetMaxErrorNumber()
 	probe.StrictMode, probe.MaxFilterRatio, probe.Timezone = cur.StrictMode, cur.MaxFilterRatio, cur.GetTimezone()
 	probe.JsonRoot, probe.EmptyFieldAsNull = cur.GetJsonRoot(), cur.GetEmptyFieldAsNull()
+	probe.Enclose, probe.Escape = cur.Enclose, cur.GetEscape()
 	if probe.Kafka != nil {
 		probe.Kafka.Properties, probe.Kafka.DefaultOffset, probe.Kafka.Offsets = cur.GetKafka().GetProperties(), cur.GetKafka().GetDefaultOffset(), cur.GetKafka().GetOffsets()
 	}
@@ -161,6 +166,12 @@ func describeChanges(old, next *api.JobSpec) []string {
 	}
 	if next.GetMaxFilterRatio() != old.GetMaxFilterRatio() || (next.MaxFilterRatio == nil) != (old.MaxFilterRatio == nil) {
 		changed = append(changed, "max_filter_ratio")
+	}
+	if next.GetEnclose() != old.GetEnclose() || (next.Enclose == nil) != (old.Enclose == nil) {
+		changed = append(changed, fmt.Sprintf("enclose %q->%q", old.GetEnclose(), next.GetEnclose()))
+	}
+	if next.GetEscape() != old.GetEscape() {
+		changed = append(changed, fmt.Sprintf("escape %q->%q", old.GetEscape(), next.GetEscape()))
 	}
 	if next.GetJsonRoot() != old.GetJsonRoot() {
 		changed = append(changed, fmt.Sprintf("json_root %q->%q", old.GetJsonRoot(), next.GetJsonRoot()))

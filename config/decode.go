@@ -264,7 +264,7 @@ func offsetText(n *yaml.Node) string {
 }
 
 var (
-	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "kafka", "kinesis"}
+	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "kafka", "kinesis"}
 	tableKeys = []string{"name", "columns", "model"}
 	colKeys   = []string{"name", "type", "not_null", "default"}
 	kafkaKeys = []string{"brokers", "topic", "partitions", "offsets", "default_offset", "properties"}
@@ -351,6 +351,13 @@ func (d *decoder) jobSpec(root *yaml.Node) (*api.JobSpec, error) {
 			s.Where, err = str(v, key)
 		case "json_root":
 			s.JsonRoot, err = str(v, key)
+		case "enclose":
+			var c string
+			if c, err = str(v, key); err == nil {
+				s.Enclose = &c
+			}
+		case "escape":
+			s.Escape, err = str(v, key)
 		case "empty_field_as_null":
 			var b string
 			if b, err = str(v, key); err == nil {

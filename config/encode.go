@@ -87,6 +87,12 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 	if s.JsonRoot != "" {
 		add(root, "json_root", strNode(s.JsonRoot))
 	}
+	if s.Enclose != nil {
+		add(root, "enclose", strNode(s.GetEnclose()))
+	}
+	if s.Escape != "" {
+		add(root, "escape", strNode(s.Escape))
+	}
 	if s.EmptyFieldAsNull {
 		add(root, "empty_field_as_null", strNode("true"))
 	}

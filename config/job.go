@@ -271,12 +271,21 @@ func validateFormat(s *api.JobSpec) *FieldError {
 		if s.JsonRoot != "" {
 			return fieldErr("json_root", "only with format json")
 		}
+		if len(s.GetEnclose()) > 1 {
+			return fieldErr("enclose", "must be one character (or empty for none)")
+		}
+		if len(s.Escape) > 1 {
+			return fieldErr("escape", "must be one character (or empty for none)")
+		}
 	case FormatJSON:
 		if s.ColumnSeparator != "" {
 			return fieldErr("column_separator", "only with format csv")
 		}
 		if s.EmptyFieldAsNull {
 			return fieldErr("empty_field_as_null", "only with format csv")
+		}
+		if s.GetEnclose() != "" || s.Escape != "" {
+			return fieldErr("enclose", "enclose and escape apply to the csv format only")
 		}
 		if n := len(s.Table.GetColumns()); len(s.Jsonpaths) != n && len(s.ColumnsMapping) == 0 {
 			return fieldErr("jsonpaths", "%d paths for %d columns; need one per column", len(s.Jsonpaths), n)

@@ -56,6 +56,8 @@ const (
 	fieldTimezone      = "timezone"
 	fieldJSONRoot      = "json_root"
 	fieldEmptyNull     = "empty_field_as_null"
+	fieldEnclose       = "enclose"
+	fieldEscape        = "escape"
 	fieldJSONPaths     = "jsonpaths"
 	fieldBrokers       = "kafka.brokers"
 	fieldTopic         = "kafka.topic"
@@ -65,12 +67,12 @@ const (
 )
 
 var changeOrder = []string{
-	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldStrict, fieldRatio, fieldTimezone, fieldJSONPaths, fieldJSONRoot, fieldEmptyNull,
+	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldStrict, fieldRatio, fieldTimezone, fieldJSONPaths, fieldJSONRoot, fieldEmptyNull, fieldEnclose, fieldEscape,
 	fieldBrokers, fieldTopic, fieldOffsets, fieldDefaultOffset, fieldKafkaProps,
 }
 
 // jobPropertiesHelp lists the job PROPERTIES that map onto the spec.
-const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths, json_root, empty_field_as_null"
+const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths, json_root, empty_field_as_null, enclose, escape, fill_missing_columns"
 
 // loadClauses are the load_properties of CREATE ROUTINE LOAD that loadnode
 // refuses, keyed by their first word, with the reason.
@@ -204,6 +206,9 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 	if spec.StrictMode == nil {
 		spec.StrictMode = proto.Bool(false) // the Doris default, unlike loadnode's
 	}
+	if spec.Enclose == nil && (spec.Format == "" || spec.Format == config.FormatCSV) {
+		spec.Enclose = proto.String("") // Doris: quotes are literal unless enclose is set
+	}
 	switch {
 	case spec.Format == "" || spec.Format == config.FormatCSV:
 		if !hasSep {
@@ -333,6 +338,8 @@ type jobProps struct {
 	timezone    string
 	jsonRoot    string
 	emptyNull   bool
+	enclose     string
+	escape      string
 	format      string
 	jsonpaths   []string
 	raw         map[string]string
@@ -377,6 +384,12 @@ func (j *jobProps) apply(s *api.JobSpec) {
 	if j.given[fieldEmptyNull] {
 		s.EmptyFieldAsNull = j.emptyNull
 	}
+	if j.given[fieldEnclose] {
+		s.Enclose = proto.String(j.enclose)
+	}
+	if j.given[fieldEscape] {
+		s.Escape = j.escape
+	}
 	if j.given["format"] {
 		s.Format = j.format
 	}
@@ -396,6 +409,7 @@ var noopProperties = map[string]struct {
 	"fuzzy_parse":           {isFalse, `only "false"`},
 	"load_to_single_tablet": {isFalse, `only "false": loadnode has no tablets`},
 	"partial_columns":       {isFalse, `only "false": partial updates need the UNIQUE KEY model, not supported yet`},
+	"fill_missing_columns":  {isTrue, `only "true": a field missing from a JSON record loads the column's DEFAULT (NULL without one)`},
 }
 
 func isTrue(v string) bool  { return strings.EqualFold(strings.TrimSpace(v), "true") }
@@ -463,6 +477,15 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 			return bad("must be a JSON path starting with $")
 		}
 		j.jsonRoot = v
+	case fieldEnclose, fieldEscape:
+		if len(pr.val) != 1 {
+			return bad("must be one character")
+		}
+		if pr.key == fieldEnclose {
+			j.enclose = pr.val
+		} else {
+			j.escape = pr.val
+		}
 	case fieldEmptyNull:
 		switch {
 		case isTrue(v):

@@ -476,9 +476,10 @@ func (p *parser) partitionBy(what string) *Error {
 			switch {
 			case t.kind == tokEOF:
 				return p.errf(t, what, "unbalanced parentheses")
-			case t.isSym("("):
+			case t.isSym("("), t.isSym("["):
 				depth++
-			case t.isSym(")"):
+			case t.isSym(")"), t.isSym("]"):
+				// VALUES [('a'), ('b')) is half open: ")" closes "[".
 				depth--
 			}
 			if depth == 0 {

@@ -32,11 +32,16 @@ const (
 
 // parseJSON parses p.raw, one JSON object, walking it once: values at the
 // compiled paths are parsed into their columns, everything else is validated
-// and skipped. A missing key or a JSON null is NULL. A syntax error wins over
-// a column error found before it.
+// and skipped. A missing key loads the column's DEFAULT (NULL without one);
+// a JSON null is NULL. A syntax error wins over a column error found before
+// it.
 func (p *Parser) parseJSON() error {
 	for i := range p.dst {
-		p.dst[i] = Value{Null: true}
+		if p.meta[i].hasDef {
+			p.dst[i] = p.meta[i].def
+		} else {
+			p.dst[i] = Value{Null: true}
+		}
 	}
 	raw := p.raw
 	i := skipWS(raw, 0)

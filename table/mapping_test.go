@@ -32,7 +32,7 @@ func TestMapping(t *testing.T) {
 		{"temporary and expression", Format{Columns: []string{"id", "tmp", "x2 = tmp * 100", "score = length(tmp)"}}, "1,abc", "1|anon|3|NULL|NULL"},
 		{"arithmetic", Format{Columns: []string{"id", "s", "score = s + 1", "x2 = s * 2"}}, "1,41", "1|anon|42|82|NULL"},
 		{"only expressions: every column by name", Format{Kind: "json", Columns: []string{"score = score + 1"}}, `{"id": 1, "name": "alice", "score": 10}`, "1|alice|11|NULL|NULL"},
-		{"expression over a column loaded as is", Format{Kind: "json", Columns: []string{"x2 = score * 2"}}, `{"id": 1, "score": 10}`, "1|NULL|10|20|NULL"},
+		{"expression over a column loaded as is", Format{Kind: "json", Columns: []string{"x2 = score * 2"}}, `{"id": 1, "score": 10}`, "1|anon|10|20|NULL"},
 		{"case and ifnull", Format{Columns: []string{"id", "t", "name = CASE WHEN t > 5 THEN 'big' ELSE ifnull(NULL, 'small') END"}}, "1,7", "1|big|NULL|NULL|NULL"},
 		{"if, concat_ws, upper", Format{Columns: []string{"id", "a", "b", "name = if(a = 'x', concat_ws('-', upper(a), b, NULL), 'no')"}}, "1,x,y", "1|X-y|NULL|NULL|NULL"},
 		{"from_unixtime in the job's zone", Format{Columns: []string{"id", "ts", "d = from_unixtime(ts)"}, Location: shanghai}, "1,1764583200", "1|anon|NULL|NULL|2025-12-01 18:00:00"},
@@ -123,5 +123,38 @@ func TestMappingCase04(t *testing.T) {
 	}
 	if got, want := render(s, row), "8|2023-08-14|true|true|我能吞下玻璃而不伤身体|NULL"; got != want {
 		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+func TestEncloseEscape(t *testing.T) {
+	s := typedSchema(t, "k1 int", "k2 string", "v1 date", "v2 string", "v3 datetime", "v4 string")
+	for _, tt := range []struct {
+		f    Format
+		in   string
+		want string
+	}{
+		// Case 05: enclose "e", escape "f"; quotes are literal.
+		{Format{Enclose: 'e', Escape: 'f'}, `1,eab,cfede,2023-07-15,def,2023-07-20 05:48:31,"ghi"`, `1|ab,ced|2023-07-15|de|2023-07-20 05:48:31|"ghi"`},
+		// Doris's default: no enclose, quotes literal.
+		{Format{NoEnclose: true}, `1,eab,2023-07-15,def,2023-07-20 05:48:31,"ghi"`, `1|eab|2023-07-15|def|2023-07-20 05:48:31|"ghi"`},
+		// loadnode's default: '"' encloses.
+		{Format{}, `1,"a,b",2023-07-15,def,2023-07-20 05:48:31,"gh""i"`, `1|a,b|2023-07-15|def|2023-07-20 05:48:31|gh"i`},
+		{Format{Escape: '\\'}, `1,a\,b,2023-07-15,d\\f,2023-07-20 05:48:31,"x\"y"`, "csv: 7 fields, table has 6 columns"},
+		{Format{Escape: '\\'}, `1,ab\,2023-07-15,d\\f,2023-07-20 05:48:31,"x\"y"`, `1|ab|2023-07-15|d\f|2023-07-20 05:48:31|x"y`},
+	} {
+		p, err := NewParser(s, tt.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row, err := p.Parse([]byte(tt.in), nil)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		} else {
+			got = render(s, row)
+		}
+		if got != tt.want {
+			t.Errorf("%+v %s:\n got  %s\n want %s", tt.f, tt.in, got, tt.want)
+		}
 	}
 }

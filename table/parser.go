@@ -1,6 +1,7 @@
 package table
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -44,6 +45,13 @@ type Format struct {
 	EmptyFieldAsNull bool
 	// Location is the zone of conversions that need one; nil is UTC.
 	Location *time.Location
+	// Enclose, csv only, encloses a field holding separators; 0 means '"'
+	// unless NoEnclose, when quotes are literal (Doris's default).
+	Enclose   byte
+	NoEnclose bool
+	// Escape, csv only, makes the next character literal; it is removed
+	// from every field (a trailing one too, as Doris). 0 means none.
+	Escape byte
 }
 
 // ParseError is why one record did not parse. Its message is a human reason
@@ -75,6 +83,8 @@ type Parser struct {
 	// csv
 	sep     []byte
 	sepByte byte // sep[0] when len(sep) == 1
+	enclose byte // 0: none
+	escape  byte // 0: none
 
 	// json
 	root *jnode
@@ -129,6 +139,16 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 		}
 		p.sep = sep
 		p.sepByte = sep[0]
+		p.enclose, p.escape = '"', f.Escape
+		switch {
+		case f.NoEnclose:
+			p.enclose = 0
+		case f.Enclose != 0:
+			p.enclose = f.Enclose
+		}
+		if p.enclose != 0 && bytes.IndexByte(sep, p.enclose) >= 0 || p.escape != 0 && bytes.IndexByte(sep, p.escape) >= 0 {
+			return nil, fieldErr("enclose", "the enclose and escape characters may not be part of the column separator")
+		}
 	case "json":
 		p.json = true
 		root, err := p.compilePaths(f.JSONPaths, f.JSONRoot)
@@ -501,7 +521,17 @@ func FormatOf(spec *api.JobSpec) Format {
 		JSONRoot:         spec.GetJsonRoot(),
 		EmptyFieldAsNull: spec.GetEmptyFieldAsNull(),
 		Location:         loc,
+		NoEnclose:        spec.Enclose != nil && spec.GetEnclose() == "",
+		Enclose:          firstByte(spec.GetEnclose()),
+		Escape:           firstByte(spec.GetEscape()),
 	}
+}
+
+func firstByte(s string) byte {
+	if s == "" {
+		return 0
+	}
+	return s[0]
 }
 
 // LoadTimezone resolves a job's timezone: "" or UTC, an IANA name

@@ -144,6 +144,15 @@ func supportedProperties() []property {
 		{"metadata.max.age.ms", msProp(func(c *clientConfig) *time.Duration { return &c.metaMaxAge })},
 		{"connections.max.idle.ms", msProp(func(c *clientConfig) *time.Duration { return &c.idleTimeout })},
 		{"socket.connection.setup.timeout.ms", msProp(func(c *clientConfig) *time.Duration { return &c.dialTimeout })},
+		// librdkafka's partition-EOF events end a Doris task early; loadnode's
+		// reader ends a batch on its own bounds, so the setting changes
+		// nothing. Accepted so that Doris statements that give it load.
+		{"enable.partition.eof", func(c *clientConfig, v string) error {
+			if v != "true" && v != "false" {
+				return fmt.Errorf("want true or false, got %q", v)
+			}
+			return nil
+		}},
 	}
 }
 
