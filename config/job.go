@@ -88,6 +88,13 @@ func canonicalOffset(s string) (canon string, ok bool) {
 	case OffsetEnd, "offset_end":
 		return OffsetEnd, true
 	}
+	if ms, ok := strings.CutPrefix(s, OffsetTimePrefix); ok {
+		n, err := strconv.ParseInt(ms, 10, 64)
+		if err != nil || !isDigits(ms) {
+			return "", false
+		}
+		return OffsetTimePrefix + strconv.FormatInt(n, 10), true
+	}
 	if !isDigits(s) {
 		return "", false
 	}
@@ -98,7 +105,12 @@ func canonicalOffset(s string) (canon string, ok bool) {
 	return strconv.FormatInt(n, 10), true
 }
 
-const offsetHelp = "must be a non-negative integer, OFFSET_BEGINNING or OFFSET_END"
+// OffsetTimePrefix starts a start offset by time, "TIME:<epoch ms>": the
+// first offset whose record timestamp is at or after it (Doris's
+// kafka_offsets given as a datetime).
+const OffsetTimePrefix = "TIME:"
+
+const offsetHelp = "must be a non-negative integer, OFFSET_BEGINNING, OFFSET_END or TIME:<epoch ms>"
 
 // ApplyDefaults fills the unset (zero) fields of s with their defaults and
 // rewrites accepted alternative spellings to their canonical form: format in

@@ -60,11 +60,18 @@
 //	                                       COLUMNS field; "$." is the whole document
 //	"json_root"                            json_root
 //	"empty_field_as_null"                  empty_field_as_null (default false)
+//	"enclose", "escape"                    enclose, escape: one character each; without
+//	                                       enclose, quotes are literal (as Doris)
+//	"fill_missing_columns" = "true"        accepted: a missing JSON key loads the
+//	                                       column's DEFAULT (NULL without one)
 //	FROM KAFKA "kafka_broker_list"         kafka.brokers (comma-separated)
 //	"kafka_topic"                          kafka.topic
 //	"kafka_partitions"                     kafka.partitions ("0, 1, 2")
 //	"kafka_offsets"                        kafka.offsets, paired with kafka_partitions:
-//	                                       a number, OFFSET_BEGINNING or OFFSET_END
+//	                                       a number, OFFSET_BEGINNING, OFFSET_END or a
+//	                                       time "2021-05-22 11:00:00" in the job's
+//	                                       timezone (TIME:<epoch ms>: the first offset
+//	                                       at or after it, by record timestamp)
 //	"property.kafka_default_offsets"       kafka.default_offset (also without "property.")
 //	"property.<name>"                      kafka.properties[<name>] (security.protocol,
 //	                                       sasl.*, ssl.*, client.id, ...), passed to the
@@ -164,10 +171,9 @@
 //	ROUTINE LOAD   no ON table (multi-table load), WITH MERGE / WITH DELETE,
 //	               PRECEDING FILTER, PARTITION(...), TEMPORARY PARTITION, DELETE ON,
 //	               ORDER BY, ROWS TERMINATED BY, COLUMNS TERMINATED BY with format json, formats
-//	               other than csv and json, start offsets by time ("2021-05-22
-//	               11:00:00"), kafka_offsets without kafka_partitions, "FILE:"
+//	               other than csv and json, kafka_offsets without kafka_partitions, "FILE:"
 //	               property values (Doris CREATE FILE), every other job property (num_as_string,
-//	               exec_mem_limit, send_batch_parallelism, enclose, escape,
+//	               exec_mem_limit, send_batch_parallelism,
 //	               trim_double_quotes, workload_group, ...), every other
 //	               FROM KAFKA property
 //	FROM KINESIS   every property but kinesis_stream, kinesis_region | aws.region,

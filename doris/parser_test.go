@@ -750,17 +750,6 @@ func TestParseErrors(t *testing.T) {
 			"PARTITION", 4, 9, "partitioned"},
 		{"exec_mem_limit", `CREATE ROUTINE LOAD j ON t PROPERTIES ("exec_mem_limit" = "4294967296") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
 			`PROPERTIES "exec_mem_limit"`, 1, 40, "not supported by loadnode"},
-		{"Doris docs: offsets by time", `CREATE ROUTINE LOAD example_db.test_job ON example_tbl
-   FROM KAFKA
-   (
-       "kafka_broker_list" = "broker1:9092,broker2:9092",
-       "kafka_topic" = "my_topic",
-       "kafka_default_offsets" = "2021-05-21 10:00:00"
-   );`,
-			`FROM KAFKA "kafka_default_offsets"`, 6, 34, "by time"},
-		{"Doris docs: partition offsets by time", `CREATE ROUTINE LOAD j ON t FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x",
-     "kafka_partitions" = "0,1", "kafka_offsets" = "2021-05-22 11:00:00,2021-05-22 11:00:00")`,
-			`FROM KAFKA "kafka_offsets"`, 2, 52, "by time"},
 		{"Doris docs: FILE: values", `CREATE ROUTINE LOAD j ON t FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x",
        "property.security.protocol" = "ssl",
        "property.ssl.ca.location" = "FILE:ca.pem")`,
@@ -964,5 +953,25 @@ func TestParseColumnsMappingAndWhere(t *testing.T) {
 	}
 	if _, err := Parse(`CREATE ROUTINE LOAD j ON t COLUMNS(a, b = (a + 1) FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`); err == nil {
 		t.Error("unbalanced expression accepted")
+	}
+}
+
+func TestOffsetsByTime(t *testing.T) {
+	st := mustParse(t, `CREATE ROUTINE LOAD j ON t PROPERTIES ("timezone" = "Asia/Shanghai")
+	FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x", "kafka_partitions" = "0,1",
+	"kafka_offsets" = "2021-05-22 11:00:00, OFFSET_END", "property.kafka_default_offsets" = "1970-01-01 08:00:01")`)
+	k := st.CreateRoutineLoad.GetKafka()
+	// 2021-05-22 11:00:00 +08:00 is 03:00:00 UTC.
+	if got := k.GetOffsets()[0]; got != "TIME:1621652400000" {
+		t.Errorf("offset 0 = %q", got)
+	}
+	if got := k.GetOffsets()[1]; got != "OFFSET_END" {
+		t.Errorf("offset 1 = %q", got)
+	}
+	if got := k.GetDefaultOffset(); got != "TIME:1000" {
+		t.Errorf("default offset = %q", got)
+	}
+	if _, err := Parse(`CREATE ROUTINE LOAD j ON t FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x", "kafka_partitions" = "0", "kafka_offsets" = "2021-13-22 11:00:00")`); err == nil {
+		t.Error("a bad time was accepted")
 	}
 }

@@ -218,7 +218,8 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 		return nil, p.errf(sepTok, "COLUMNS TERMINATED BY", "only with format csv")
 	}
 
-	k, err := p.fromSource(false)
+	loc, _ := config.LoadTimezone(spec.GetTimezone()) // validated with the property
+	k, err := p.fromSource(false, loc)
 	if err != nil {
 		return nil, err
 	}
@@ -595,7 +596,8 @@ type kafkaProps struct {
 
 // fromSource parses FROM KAFKA (...). In ALTER, the FROM clause is optional
 // and kafka_partitions only names the partitions of kafka_offsets.
-func (p *parser) fromSource(alter bool) (*kafkaProps, *Error) {
+// Offsets given as datetimes are read in loc (the job's timezone).
+func (p *parser) fromSource(alter bool, loc *time.Location) (*kafkaProps, *Error) {
 	t := p.peek()
 	if !t.is("FROM") {
 		return nil, p.errf(t, "FROM", "expected FROM KAFKA (...), found %s", t.describe())
@@ -657,7 +659,7 @@ func (p *parser) fromSource(alter bool) (*kafkaProps, *Error) {
 		case pr.key == "kafka_offsets":
 			offsets = pr
 		case pr.key == "kafka_default_offsets" || pr.key == "property.kafka_default_offsets":
-			off, msg := parseOffset(v)
+			off, msg := parseOffset(v, loc)
 			if msg != "" {
 				return nil, bad("%s", msg)
 			}
@@ -687,7 +689,7 @@ func (p *parser) fromSource(alter bool) (*kafkaProps, *Error) {
 		clause := "FROM KAFKA " + quote(offsets.rawKey)
 		var list []string
 		for o := range strings.SplitSeq(offsets.val, ",") {
-			off, msg := parseOffset(strings.TrimSpace(o))
+			off, msg := parseOffset(strings.TrimSpace(o), loc)
 			if msg != "" {
 				return nil, p.errf(offsets.valTok, clause, "%s %s", quote(strings.TrimSpace(o)), msg)
 			}
@@ -734,9 +736,9 @@ func parsePartitions(s string) ([]int32, string) {
 }
 
 // parseOffset canonicalizes one start offset: a non-negative integer,
-// OFFSET_BEGINNING or OFFSET_END (any case). A date and time (Doris's
-// "2021-05-22 11:00:00") is refused by name.
-func parseOffset(s string) (string, string) {
+// OFFSET_BEGINNING or OFFSET_END (any case), or a date and time (Doris's
+// "2021-05-22 11:00:00", read in loc), which becomes TIME:<epoch ms>.
+func parseOffset(s string, loc *time.Location) (string, string) {
 	switch strings.ToUpper(s) {
 	case config.OffsetBeginning:
 		return config.OffsetBeginning, ""
@@ -747,9 +749,16 @@ func parseOffset(s string) (string, string) {
 		return strconv.FormatInt(n, 10), ""
 	}
 	if strings.ContainsAny(s, "-:") {
-		return "", "not supported: start offsets by time are not supported by loadnode (use a number, OFFSET_BEGINNING or OFFSET_END)"
+		t, err := time.ParseInLocation(time.DateTime, s, loc)
+		if err != nil {
+			return "", `must be a number, OFFSET_BEGINNING, OFFSET_END or a time "2006-01-02 15:04:05"`
+		}
+		if t.UnixMilli() < 0 {
+			return "", "must not be before 1970"
+		}
+		return config.OffsetTimePrefix + strconv.FormatInt(t.UnixMilli(), 10), ""
 	}
-	return "", "must be a non-negative integer, OFFSET_BEGINNING or OFFSET_END"
+	return "", "must be a non-negative integer, OFFSET_BEGINNING, OFFSET_END or a time \"2006-01-02 15:04:05\""
 }
 
 // alterRoutineLoad parses the rest of ALTER ROUTINE LOAD FOR [db.]name
@@ -782,7 +791,8 @@ func (p *parser) alterRoutineLoad() (*Statement, *Error) {
 	}
 	var k *kafkaProps
 	if p.peek().is("FROM") {
-		if k, err = p.fromSource(true); err != nil {
+		loc, _ := config.LoadTimezone(jp.timezone) // the ALTER's own timezone, else UTC
+		if k, err = p.fromSource(true, loc); err != nil {
 			return nil, err
 		}
 		a.Kafka = k.spec

@@ -361,8 +361,13 @@ func TestConformance(t *testing.T) {
 	results.Lock()
 	defer results.Unlock()
 	var pass, known, fail []string
+	run := 0
 	for _, c := range cases {
+		if results.m[c.name] != "" {
+			run++
+		}
 		switch results.m[c.name] {
+		case "":
 		case "pass":
 			pass = append(pass, c.name[:2])
 		case "known failing":
@@ -371,8 +376,8 @@ func TestConformance(t *testing.T) {
 			fail = append(fail, c.name[:2])
 		}
 	}
-	summary := fmt.Sprintf("conformance: %d of %d Doris cases pass (%s); known failing: %s; failing: %s",
-		len(pass), len(cases), strings.Join(pass, " "), strings.Join(known, " "), strings.Join(fail, " "))
+	summary := fmt.Sprintf("conformance: %d of %d Doris cases run pass (%s); known failing: %s; failing: %s",
+		len(pass), run, strings.Join(pass, " "), strings.Join(known, " "), strings.Join(fail, " "))
 	t.Log(summary)
 	fmt.Println(summary)
 }
