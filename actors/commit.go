@@ -164,12 +164,13 @@ func (j *job) startGroup(ctx actor.Context) {
 		bytes += size
 		nErr := int64(len(c.errorRows))
 		stats.LoadedRows += c.loaded
+		stats.UnselectedRows += c.unselected
 		stats.ErrorRows += nErr
 		stats.ReceivedBytes += c.bytes
 		stats.CommittedBatches++
 		stats.WindowRows += c.loaded + nErr
 		stats.WindowErrorRows += nErr
-		g.exceeded = stats.WindowErrorRows > spec.GetMaxErrorNumber()
+		g.exceeded = windowExceeded(spec, stats.WindowRows, stats.WindowErrorRows)
 		g.windowErrors = stats.WindowErrorRows
 		if !g.exceeded && stats.WindowRows >= max(spec.GetMaxBatchRows(), 1)*10 {
 			stats.WindowRows, stats.WindowErrorRows = 0, 0
@@ -257,7 +258,7 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 		if g.exceeded {
 			spec := j.rec.GetSpec()
 			j.transition(ctx, api.JobState_PAUSED, api.Reason_ERROR_ROWS_EXCEEDED,
-				fmt.Sprintf("%d error rows in the current window exceed max_error_number %d", g.windowErrors, spec.GetMaxErrorNumber()))
+				fmt.Sprintf("%d error rows in the current window exceed max_error_number %d or max_filter_ratio %g", g.windowErrors, spec.GetMaxErrorNumber(), filterRatio(spec)))
 		}
 	}
 	for _, q := range g.members {
@@ -278,4 +279,22 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 		j.deferred = nil
 	}
 	j.startGroup(ctx)
+}
+
+// filterRatio is the job's max_filter_ratio; unset means 1 (no limit).
+func filterRatio(spec *api.JobSpec) float64 {
+	if spec.MaxFilterRatio == nil {
+		return 1
+	}
+	return spec.GetMaxFilterRatio()
+}
+
+// windowExceeded is Doris's error budget for the window (max_batch_rows *
+// 10 rows): more error rows than max_error_number, or a larger share of
+// the window's rows than max_filter_ratio.
+func windowExceeded(spec *api.JobSpec, rows, errorRows int64) bool {
+	if errorRows > spec.GetMaxErrorNumber() {
+		return true
+	}
+	return rows > 0 && float64(errorRows)/float64(rows) > filterRatio(spec)
 }

@@ -538,10 +538,10 @@ func TestExecStatements(t *testing.T) {
 		t.Fatalf("IF NOT EXISTS: %v", err)
 	}
 	// A clause loadnode does not support is refused by name; nothing is created.
-	_, err := exec(`CREATE ROUTINE LOAD example_db.bad ON orders WHERE id > 10
+	_, err := exec(`CREATE ROUTINE LOAD example_db.bad ON orders ORDER BY id
 		PROPERTIES ("format" = "json") FROM KAFKA ("kafka_broker_list" = "` + broker + `", "kafka_topic" = "sqltopic")`)
-	if code(err) != api.ErrorCode_INVALID_ARGUMENT || !strings.Contains(err.Error(), "WHERE") {
-		t.Fatalf("WHERE clause: %v", err)
+	if code(err) != api.ErrorCode_INVALID_ARGUMENT || !strings.Contains(err.Error(), "ORDER BY") {
+		t.Fatalf("ORDER BY clause: %v", err)
 	}
 	if _, err := n.c.ShowJob(ctx10(t), "bad"); code(err) != api.ErrorCode_NOT_FOUND {
 		t.Fatalf("a refused statement created a job: %v", err)

@@ -296,7 +296,7 @@ func (j *job) start(ctx actor.Context) {
 	// The table schema is built when tasks are first spawned: an idle job
 	// never needs it (a restart of 100,000 idle jobs builds none).
 	j.schema = nil
-	j.format = table.Format{Kind: spec.GetFormat(), ColumnSeparator: spec.GetColumnSeparator(), JSONPaths: spec.GetJsonpaths()}
+	j.format = table.FormatOf(spec)
 	j.src, err = j.deps.Sources(spec)
 	j.notify(ctx)
 	if err != nil && !isFinal(j.state) {

@@ -44,6 +44,7 @@ type commitBatch struct {
 	rows       []sink.KV
 	errorRows  []*api.ErrorRow
 	loaded     int64
+	unselected int64 // rows a filter (WHERE) left out
 	bytes      int64
 	records    int64
 	// behind is the source's MillisBehindLatest per partition, where known.
@@ -365,6 +366,10 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 			// The row is encoded below, before the next record: its
 			// STRING cells may borrow the record's bytes.
 			vals, perr = parser.ParseBorrowed(r.Value, vals)
+		}
+		if perr == table.ErrFiltered {
+			c.unselected++
+			continue
 		}
 		if perr != nil {
 			raw := r.Value

@@ -105,17 +105,47 @@ const (
 	ColumnType_STRING                  ColumnType = 3
 	ColumnType_BOOL                    ColumnType = 4
 	ColumnType_TIMESTAMP               ColumnType = 5 // stored as microseconds since the Unix epoch, UTC
+	// Doris types. INT64, FLOAT64, STRING and BOOL are BIGINT, DOUBLE,
+	// STRING/TEXT and BOOLEAN. The in-memory form (table.Value) and the wire
+	// form (Value) of each are said here; table/doc.go has the whole table.
+	ColumnType_INT8   ColumnType = 6 // TINYINT, -128..127: Value.Int; wire int64
+	ColumnType_INT16  ColumnType = 7 // SMALLINT: Value.Int; wire int64
+	ColumnType_INT32  ColumnType = 8 // INT: Value.Int; wire int64
+	ColumnType_INT128 ColumnType = 9 // LARGEINT, signed 128-bit: Value.Hi:Value.Int (two's
+	// complement, Int the low 64 bits); wire decimal (text)
+	ColumnType_FLOAT32 ColumnType = 10 // FLOAT: Value.Float, rounded to float32; wire float64
+	ColumnType_DECIMAL ColumnType = 11 // DECIMAL(precision, scale), precision 1..38: the unscaled
+	// integer as INT128 (value = unscaled / 10^scale), exact;
+	// wire decimal (text with exactly scale fraction digits)
+	ColumnType_DATE     ColumnType = 12 // days since 1970-01-01 (no zone): Value.Int; wire date
+	ColumnType_DATETIME ColumnType = 13 // wall clock, no zone (as Doris): microseconds since
+	// 1970-01-01 00:00:00, Value.Int, kept to Column.precision
+	// fraction digits (0..6); wire datetime_micros
+	ColumnType_CHAR    ColumnType = 14 // at most Column.length bytes of UTF-8: Value.Str; wire string
+	ColumnType_VARCHAR ColumnType = 15 // at most Column.length bytes of UTF-8: Value.Str; wire string
+	ColumnType_JSON    ColumnType = 16 // valid JSON, kept compact (no insignificant space):
 )
 
 // Enum value maps for ColumnType.
 var (
 	ColumnType_name = map[int32]string{
-		0: "COLUMN_TYPE_UNSPECIFIED",
-		1: "INT64",
-		2: "FLOAT64",
-		3: "STRING",
-		4: "BOOL",
-		5: "TIMESTAMP",
+		0:  "COLUMN_TYPE_UNSPECIFIED",
+		1:  "INT64",
+		2:  "FLOAT64",
+		3:  "STRING",
+		4:  "BOOL",
+		5:  "TIMESTAMP",
+		6:  "INT8",
+		7:  "INT16",
+		8:  "INT32",
+		9:  "INT128",
+		10: "FLOAT32",
+		11: "DECIMAL",
+		12: "DATE",
+		13: "DATETIME",
+		14: "CHAR",
+		15: "VARCHAR",
+		16: "JSON",
 	}
 	ColumnType_value = map[string]int32{
 		"COLUMN_TYPE_UNSPECIFIED": 0,
@@ -124,6 +154,17 @@ var (
 		"STRING":                  3,
 		"BOOL":                    4,
 		"TIMESTAMP":               5,
+		"INT8":                    6,
+		"INT16":                   7,
+		"INT32":                   8,
+		"INT128":                  9,
+		"FLOAT32":                 10,
+		"DECIMAL":                 11,
+		"DATE":                    12,
+		"DATETIME":                13,
+		"CHAR":                    14,
+		"VARCHAR":                 15,
+		"JSON":                    16,
 	}
 )
 
@@ -406,9 +447,21 @@ func (x *Error) GetField() string {
 }
 
 type Column struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Type          ColumnType             `protobuf:"varint,2,opt,name=type,proto3,enum=loadnode.v1.ColumnType" json:"type,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Type  ColumnType             `protobuf:"varint,2,opt,name=type,proto3,enum=loadnode.v1.ColumnType" json:"type,omitempty"`
+	// not_null refuses NULL: a row whose value is NULL is an error row.
+	NotNull bool `protobuf:"varint,3,opt,name=not_null,json=notNull,proto3" json:"not_null,omitempty"`
+	// default_value, when set, is the value (as text, parsed as the column's
+	// type) a row takes when its load names no value for the column; unset
+	// means NULL.
+	DefaultValue *string `protobuf:"bytes,4,opt,name=default_value,json=defaultValue,proto3,oneof" json:"default_value,omitempty"`
+	// length bounds CHAR and VARCHAR, in bytes (as Doris).
+	Length int32 `protobuf:"varint,5,opt,name=length,proto3" json:"length,omitempty"`
+	// precision: DECIMAL digits (1..38) or DATETIME fraction digits (0..6).
+	Precision int32 `protobuf:"varint,6,opt,name=precision,proto3" json:"precision,omitempty"`
+	// scale: DECIMAL fraction digits (0..precision).
+	Scale         int32 `protobuf:"varint,7,opt,name=scale,proto3" json:"scale,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -455,6 +508,41 @@ func (x *Column) GetType() ColumnType {
 		return x.Type
 	}
 	return ColumnType_COLUMN_TYPE_UNSPECIFIED
+}
+
+func (x *Column) GetNotNull() bool {
+	if x != nil {
+		return x.NotNull
+	}
+	return false
+}
+
+func (x *Column) GetDefaultValue() string {
+	if x != nil && x.DefaultValue != nil {
+		return *x.DefaultValue
+	}
+	return ""
+}
+
+func (x *Column) GetLength() int32 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+func (x *Column) GetPrecision() int32 {
+	if x != nil {
+		return x.Precision
+	}
+	return 0
+}
+
+func (x *Column) GetScale() int32 {
+	if x != nil {
+		return x.Scale
+	}
+	return 0
 }
 
 type TableSpec struct {
@@ -742,8 +830,42 @@ type JobSpec struct {
 	MaxBatchSize            int64                  `protobuf:"varint,9,opt,name=max_batch_size,json=maxBatchSize,proto3" json:"max_batch_size,omitempty"` // bytes
 	MaxErrorNumber          int64                  `protobuf:"varint,10,opt,name=max_error_number,json=maxErrorNumber,proto3" json:"max_error_number,omitempty"`
 	// Exactly one source.
-	Kafka         *KafkaSpec   `protobuf:"bytes,11,opt,name=kafka,proto3" json:"kafka,omitempty"`
-	Kinesis       *KinesisSpec `protobuf:"bytes,12,opt,name=kinesis,proto3" json:"kinesis,omitempty"`
+	Kafka   *KafkaSpec   `protobuf:"bytes,11,opt,name=kafka,proto3" json:"kafka,omitempty"`
+	Kinesis *KinesisSpec `protobuf:"bytes,12,opt,name=kinesis,proto3" json:"kinesis,omitempty"`
+	// strict_mode: true (also when unset, loadnode's default) makes a record
+	// with a value that does not convert an error row; false (Doris's
+	// default, which a Doris statement without it gets) loads such a value
+	// as NULL (the row is an error row only if the column is NOT NULL).
+	StrictMode *bool `protobuf:"varint,13,opt,name=strict_mode,json=strictMode,proto3,oneof" json:"strict_mode,omitempty"`
+	// max_filter_ratio: the job pauses when the error rows of the window
+	// (max_batch_rows * 10 rows) exceed this share of its rows, as well as
+	// when they exceed max_error_number. Unset means 1 (no ratio limit).
+	MaxFilterRatio *float64 `protobuf:"fixed64,14,opt,name=max_filter_ratio,json=maxFilterRatio,proto3,oneof" json:"max_filter_ratio,omitempty"`
+	// timezone: the IANA zone (or +hh:mm offset) conversions that need one
+	// use (from_unixtime, unix_timestamp, datetimes with an offset); empty
+	// means UTC.
+	Timezone string `protobuf:"bytes,15,opt,name=timezone,proto3" json:"timezone,omitempty"`
+	// columns_mapping is Doris's COLUMNS (...), one entry per item as
+	// written: a field name ("k1", "tmp") or "column = expression"
+	// ("v2 = tmp * 100"). Empty: the record's fields are the table's columns
+	// in order. See table/mapping.go and table/expr.go.
+	ColumnsMapping []string `protobuf:"bytes,16,rep,name=columns_mapping,json=columnsMapping,proto3" json:"columns_mapping,omitempty"`
+	// where filters rows after the mapping (Doris WHERE); filtered rows
+	// count in JobStats.unselected_rows.
+	Where string `protobuf:"bytes,17,opt,name=where,proto3" json:"where,omitempty"`
+	// json_root: the path of the object fields are read from ("$.data").
+	JsonRoot string `protobuf:"bytes,18,opt,name=json_root,json=jsonRoot,proto3" json:"json_root,omitempty"`
+	// empty_field_as_null, csv only: an empty field is NULL in text columns.
+	EmptyFieldAsNull bool `protobuf:"varint,19,opt,name=empty_field_as_null,json=emptyFieldAsNull,proto3" json:"empty_field_as_null,omitempty"`
+	// enclose, csv only: the one character that encloses a field holding
+	// separators. Unset means '"' (loadnode's default, with "" a literal
+	// quote); "" means none, so quotes are literal (Doris's default, which a
+	// Doris statement without it gets).
+	Enclose *string `protobuf:"bytes,20,opt,name=enclose,proto3,oneof" json:"enclose,omitempty"`
+	// escape, csv only: the one character that makes the next one literal
+	// (inside an enclosed field, the enclose character); it is removed from
+	// every field, a trailing one too, as Doris does. "" means none.
+	Escape        string `protobuf:"bytes,21,opt,name=escape,proto3" json:"escape,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -862,6 +984,69 @@ func (x *JobSpec) GetKinesis() *KinesisSpec {
 	return nil
 }
 
+func (x *JobSpec) GetStrictMode() bool {
+	if x != nil && x.StrictMode != nil {
+		return *x.StrictMode
+	}
+	return false
+}
+
+func (x *JobSpec) GetMaxFilterRatio() float64 {
+	if x != nil && x.MaxFilterRatio != nil {
+		return *x.MaxFilterRatio
+	}
+	return 0
+}
+
+func (x *JobSpec) GetTimezone() string {
+	if x != nil {
+		return x.Timezone
+	}
+	return ""
+}
+
+func (x *JobSpec) GetColumnsMapping() []string {
+	if x != nil {
+		return x.ColumnsMapping
+	}
+	return nil
+}
+
+func (x *JobSpec) GetWhere() string {
+	if x != nil {
+		return x.Where
+	}
+	return ""
+}
+
+func (x *JobSpec) GetJsonRoot() string {
+	if x != nil {
+		return x.JsonRoot
+	}
+	return ""
+}
+
+func (x *JobSpec) GetEmptyFieldAsNull() bool {
+	if x != nil {
+		return x.EmptyFieldAsNull
+	}
+	return false
+}
+
+func (x *JobSpec) GetEnclose() string {
+	if x != nil && x.Enclose != nil {
+		return *x.Enclose
+	}
+	return ""
+}
+
+func (x *JobSpec) GetEscape() string {
+	if x != nil {
+		return x.Escape
+	}
+	return ""
+}
+
 type Transition struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Seq        uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
@@ -975,8 +1160,10 @@ type JobStats struct {
 	WindowRows       int64 `protobuf:"varint,6,opt,name=window_rows,json=windowRows,proto3" json:"window_rows,omitempty"`
 	WindowErrorRows  int64 `protobuf:"varint,7,opt,name=window_error_rows,json=windowErrorRows,proto3" json:"window_error_rows,omitempty"`
 	LastCommitUnixMs int64 `protobuf:"varint,8,opt,name=last_commit_unix_ms,json=lastCommitUnixMs,proto3" json:"last_commit_unix_ms,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// rows a WHERE filter left out (Doris: unselected rows)
+	UnselectedRows int64 `protobuf:"varint,9,opt,name=unselected_rows,json=unselectedRows,proto3" json:"unselected_rows,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *JobStats) Reset() {
@@ -1061,6 +1248,13 @@ func (x *JobStats) GetWindowErrorRows() int64 {
 func (x *JobStats) GetLastCommitUnixMs() int64 {
 	if x != nil {
 		return x.LastCommitUnixMs
+	}
+	return 0
+}
+
+func (x *JobStats) GetUnselectedRows() int64 {
+	if x != nil {
+		return x.UnselectedRows
 	}
 	return 0
 }
@@ -2290,6 +2484,10 @@ type Value struct {
 	//	*Value_String_
 	//	*Value_Bool
 	//	*Value_TimestampMicros
+	//	*Value_Decimal
+	//	*Value_Date
+	//	*Value_DatetimeMicros
+	//	*Value_Json
 	Kind          isValue_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2386,6 +2584,42 @@ func (x *Value) GetTimestampMicros() int64 {
 	return 0
 }
 
+func (x *Value) GetDecimal() string {
+	if x != nil {
+		if x, ok := x.Kind.(*Value_Decimal); ok {
+			return x.Decimal
+		}
+	}
+	return ""
+}
+
+func (x *Value) GetDate() int32 {
+	if x != nil {
+		if x, ok := x.Kind.(*Value_Date); ok {
+			return x.Date
+		}
+	}
+	return 0
+}
+
+func (x *Value) GetDatetimeMicros() int64 {
+	if x != nil {
+		if x, ok := x.Kind.(*Value_DatetimeMicros); ok {
+			return x.DatetimeMicros
+		}
+	}
+	return 0
+}
+
+func (x *Value) GetJson() string {
+	if x != nil {
+		if x, ok := x.Kind.(*Value_Json); ok {
+			return x.Json
+		}
+	}
+	return ""
+}
+
 type isValue_Kind interface {
 	isValue_Kind()
 }
@@ -2414,6 +2648,26 @@ type Value_TimestampMicros struct {
 	TimestampMicros int64 `protobuf:"varint,6,opt,name=timestamp_micros,json=timestampMicros,proto3,oneof"`
 }
 
+type Value_Decimal struct {
+	// DECIMAL and INT128 (LARGEINT): exact decimal text, "-12.50".
+	Decimal string `protobuf:"bytes,7,opt,name=decimal,proto3,oneof"`
+}
+
+type Value_Date struct {
+	// DATE: days since 1970-01-01.
+	Date int32 `protobuf:"varint,8,opt,name=date,proto3,oneof"`
+}
+
+type Value_DatetimeMicros struct {
+	// DATETIME: wall clock (no zone), microseconds since 1970-01-01 00:00:00.
+	DatetimeMicros int64 `protobuf:"varint,9,opt,name=datetime_micros,json=datetimeMicros,proto3,oneof"`
+}
+
+type Value_Json struct {
+	// JSON: compact JSON text.
+	Json string `protobuf:"bytes,10,opt,name=json,proto3,oneof"`
+}
+
 func (*Value_Null) isValue_Kind() {}
 
 func (*Value_Int64) isValue_Kind() {}
@@ -2425,6 +2679,14 @@ func (*Value_String_) isValue_Kind() {}
 func (*Value_Bool) isValue_Kind() {}
 
 func (*Value_TimestampMicros) isValue_Kind() {}
+
+func (*Value_Decimal) isValue_Kind() {}
+
+func (*Value_Date) isValue_Kind() {}
+
+func (*Value_DatetimeMicros) isValue_Kind() {}
+
+func (*Value_Json) isValue_Kind() {}
 
 type Row struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -2825,10 +3087,16 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x05Error\x12*\n" +
 	"\x04code\x18\x01 \x01(\x0e2\x16.loadnode.v1.ErrorCodeR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x14\n" +
-	"\x05field\x18\x03 \x01(\tR\x05field\"I\n" +
+	"\x05field\x18\x03 \x01(\tR\x05field\"\xec\x01\n" +
 	"\x06Column\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12+\n" +
-	"\x04type\x18\x02 \x01(\x0e2\x17.loadnode.v1.ColumnTypeR\x04type\"}\n" +
+	"\x04type\x18\x02 \x01(\x0e2\x17.loadnode.v1.ColumnTypeR\x04type\x12\x19\n" +
+	"\bnot_null\x18\x03 \x01(\bR\anotNull\x12(\n" +
+	"\rdefault_value\x18\x04 \x01(\tH\x00R\fdefaultValue\x88\x01\x01\x12\x16\n" +
+	"\x06length\x18\x05 \x01(\x05R\x06length\x12\x1c\n" +
+	"\tprecision\x18\x06 \x01(\x05R\tprecision\x12\x14\n" +
+	"\x05scale\x18\a \x01(\x05R\x05scaleB\x10\n" +
+	"\x0e_default_value\"}\n" +
 	"\tTableSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
 	"\acolumns\x18\x02 \x03(\v2\x13.loadnode.v1.ColumnR\acolumns\x12-\n" +
@@ -2864,7 +3132,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	" \x01(\tR\x0fdefaultPosition\x1a<\n" +
 	"\x0ePositionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf3\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd7\x06\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x05table\x18\x02 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12\x16\n" +
@@ -2878,7 +3146,21 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x10max_error_number\x18\n" +
 	" \x01(\x03R\x0emaxErrorNumber\x12,\n" +
 	"\x05kafka\x18\v \x01(\v2\x16.loadnode.v1.KafkaSpecR\x05kafka\x122\n" +
-	"\akinesis\x18\f \x01(\v2\x18.loadnode.v1.KinesisSpecR\akinesis\"\xb6\x02\n" +
+	"\akinesis\x18\f \x01(\v2\x18.loadnode.v1.KinesisSpecR\akinesis\x12$\n" +
+	"\vstrict_mode\x18\r \x01(\bH\x00R\n" +
+	"strictMode\x88\x01\x01\x12-\n" +
+	"\x10max_filter_ratio\x18\x0e \x01(\x01H\x01R\x0emaxFilterRatio\x88\x01\x01\x12\x1a\n" +
+	"\btimezone\x18\x0f \x01(\tR\btimezone\x12'\n" +
+	"\x0fcolumns_mapping\x18\x10 \x03(\tR\x0ecolumnsMapping\x12\x14\n" +
+	"\x05where\x18\x11 \x01(\tR\x05where\x12\x1b\n" +
+	"\tjson_root\x18\x12 \x01(\tR\bjsonRoot\x12-\n" +
+	"\x13empty_field_as_null\x18\x13 \x01(\bR\x10emptyFieldAsNull\x12\x1d\n" +
+	"\aenclose\x18\x14 \x01(\tH\x02R\aenclose\x88\x01\x01\x12\x16\n" +
+	"\x06escape\x18\x15 \x01(\tR\x06escapeB\x0e\n" +
+	"\f_strict_modeB\x13\n" +
+	"\x11_max_filter_ratioB\n" +
+	"\n" +
+	"\b_enclose\"\xb6\x02\n" +
 	"\n" +
 	"Transition\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12 \n" +
@@ -2889,7 +3171,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x06reason\x18\x05 \x01(\x0e2\x13.loadnode.v1.ReasonR\x06reason\x12\x18\n" +
 	"\amessage\x18\x06 \x01(\tR\amessage\x126\n" +
 	"\fstate_reason\x18\a \x01(\x0e2\x13.loadnode.v1.ReasonR\vstateReason\x12#\n" +
-	"\rstate_message\x18\b \x01(\tR\fstateMessage\"\xc3\x02\n" +
+	"\rstate_message\x18\b \x01(\tR\fstateMessage\"\xec\x02\n" +
 	"\bJobStats\x12\x1f\n" +
 	"\vloaded_rows\x18\x01 \x01(\x03R\n" +
 	"loadedRows\x12\x1d\n" +
@@ -2901,7 +3183,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\vwindow_rows\x18\x06 \x01(\x03R\n" +
 	"windowRows\x12*\n" +
 	"\x11window_error_rows\x18\a \x01(\x03R\x0fwindowErrorRows\x12-\n" +
-	"\x13last_commit_unix_ms\x18\b \x01(\x03R\x10lastCommitUnixMs\"\x8c\x01\n" +
+	"\x13last_commit_unix_ms\x18\b \x01(\x03R\x10lastCommitUnixMs\x12'\n" +
+	"\x0funselected_rows\x18\t \x01(\x03R\x0eunselectedRows\"\x8c\x01\n" +
 	"\bErrorRow\x12\x1c\n" +
 	"\tpartition\x18\x01 \x01(\x05R\tpartition\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x10\n" +
@@ -2993,14 +3276,19 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x05table\x18\x01 \x01(\tR\x05table\"T\n" +
 	"\x12TableCountResponse\x12\x14\n" +
 	"\x05count\x18\x01 \x01(\x03R\x05count\x12(\n" +
-	"\x05error\x18\x02 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\"\xb6\x01\n" +
+	"\x05error\x18\x02 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\"\xa9\x02\n" +
 	"\x05Value\x12\x14\n" +
 	"\x04null\x18\x01 \x01(\bH\x00R\x04null\x12\x16\n" +
 	"\x05int64\x18\x02 \x01(\x03H\x00R\x05int64\x12\x1a\n" +
 	"\afloat64\x18\x03 \x01(\x01H\x00R\afloat64\x12\x18\n" +
 	"\x06string\x18\x04 \x01(\tH\x00R\x06string\x12\x14\n" +
 	"\x04bool\x18\x05 \x01(\bH\x00R\x04bool\x12+\n" +
-	"\x10timestamp_micros\x18\x06 \x01(\x03H\x00R\x0ftimestampMicrosB\x06\n" +
+	"\x10timestamp_micros\x18\x06 \x01(\x03H\x00R\x0ftimestampMicros\x12\x1a\n" +
+	"\adecimal\x18\a \x01(\tH\x00R\adecimal\x12\x14\n" +
+	"\x04date\x18\b \x01(\x05H\x00R\x04date\x12)\n" +
+	"\x0fdatetime_micros\x18\t \x01(\x03H\x00R\x0edatetimeMicros\x12\x14\n" +
+	"\x04json\x18\n" +
+	" \x01(\tH\x00R\x04jsonB\x06\n" +
 	"\x04kind\"~\n" +
 	"\x03Row\x12*\n" +
 	"\x06values\x18\x01 \x03(\v2\x12.loadnode.v1.ValueR\x06values\x12\x15\n" +
@@ -3039,7 +3327,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\vUNAVAILABLE\x10\x06\x12\x13\n" +
 	"\x0fUNKNOWN_MESSAGE\x10\a\x12\x0f\n" +
 	"\vSTORE_ERROR\x10\b\x12\x13\n" +
-	"\x0fUNAUTHENTICATED\x10\t*f\n" +
+	"\x0fUNAUTHENTICATED\x10\t*\xe5\x01\n" +
 	"\n" +
 	"ColumnType\x12\x1b\n" +
 	"\x17COLUMN_TYPE_UNSPECIFIED\x10\x00\x12\t\n" +
@@ -3048,7 +3336,20 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\n" +
 	"\x06STRING\x10\x03\x12\b\n" +
 	"\x04BOOL\x10\x04\x12\r\n" +
-	"\tTIMESTAMP\x10\x05*\x1b\n" +
+	"\tTIMESTAMP\x10\x05\x12\b\n" +
+	"\x04INT8\x10\x06\x12\t\n" +
+	"\x05INT16\x10\a\x12\t\n" +
+	"\x05INT32\x10\b\x12\n" +
+	"\n" +
+	"\x06INT128\x10\t\x12\v\n" +
+	"\aFLOAT32\x10\n" +
+	"\x12\v\n" +
+	"\aDECIMAL\x10\v\x12\b\n" +
+	"\x04DATE\x10\f\x12\f\n" +
+	"\bDATETIME\x10\r\x12\b\n" +
+	"\x04CHAR\x10\x0e\x12\v\n" +
+	"\aVARCHAR\x10\x0f\x12\b\n" +
+	"\x04JSON\x10\x10*\x1b\n" +
 	"\n" +
 	"TableModel\x12\r\n" +
 	"\tDUPLICATE\x10\x00*m\n" +
@@ -3198,6 +3499,8 @@ func file_api_loadnode_proto_init() {
 	if File_api_loadnode_proto != nil {
 		return
 	}
+	file_api_loadnode_proto_msgTypes[1].OneofWrappers = []any{}
+	file_api_loadnode_proto_msgTypes[5].OneofWrappers = []any{}
 	file_api_loadnode_proto_msgTypes[28].OneofWrappers = []any{
 		(*Value_Null)(nil),
 		(*Value_Int64)(nil),
@@ -3205,6 +3508,10 @@ func file_api_loadnode_proto_init() {
 		(*Value_String_)(nil),
 		(*Value_Bool)(nil),
 		(*Value_TimestampMicros)(nil),
+		(*Value_Decimal)(nil),
+		(*Value_Date)(nil),
+		(*Value_DatetimeMicros)(nil),
+		(*Value_Json)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -36,10 +37,14 @@ func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse,
 		if err != nil {
 			return nil, err
 		}
+		ignored := ""
+		if len(st.Ignored) > 0 {
+			ignored = " (ignored, no meaning in loadnode: " + strings.Join(st.Ignored, ", ") + ")"
+		}
 		if existed {
 			return &api.ExecResponse{Message: fmt.Sprintf("table %s exists", name)}, nil
 		}
-		return &api.ExecResponse{Table: st.CreateTable, Message: fmt.Sprintf("table %s created", name)}, nil
+		return &api.ExecResponse{Table: st.CreateTable, Message: fmt.Sprintf("table %s created%s", name, ignored)}, nil
 	case st.CreateRoutineLoad != nil:
 		spec := st.CreateRoutineLoad
 		info, err := c.job(ctx, "create job", &api.CreateJobRequest{Spec: spec, UseStoredTable: true})

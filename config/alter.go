@@ -18,7 +18,8 @@ import (
 // refuses any other field by name.
 var Alterable = []string{
 	"desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size",
-	"max_error_number", "kafka.properties", "kafka.default_offset",
+	"max_error_number", "strict_mode", "max_filter_ratio", "timezone", "json_root", "empty_field_as_null", "enclose", "escape",
+	"kafka.properties", "kafka.default_offset",
 }
 
 // alterableField reports whether a mask entry names an alterable field
@@ -83,6 +84,20 @@ func applyMask(cur, patch *api.JobSpec, mask []string) (*api.JobSpec, error) {
 			next.MaxBatchSize = patch.GetMaxBatchSize()
 		case "max_error_number":
 			next.MaxErrorNumber = patch.GetMaxErrorNumber()
+		case "strict_mode":
+			next.StrictMode = patch.StrictMode
+		case "max_filter_ratio":
+			next.MaxFilterRatio = patch.MaxFilterRatio
+		case "timezone":
+			next.Timezone = patch.GetTimezone()
+		case "json_root":
+			next.JsonRoot = patch.GetJsonRoot()
+		case "enclose":
+			next.Enclose = patch.Enclose
+		case "escape":
+			next.Escape = patch.GetEscape()
+		case "empty_field_as_null":
+			next.EmptyFieldAsNull = patch.GetEmptyFieldAsNull()
 		case "kafka.default_offset":
 			next.Kafka.DefaultOffset = patch.GetKafka().GetDefaultOffset()
 		case "kafka.properties":
@@ -119,6 +134,9 @@ func wholeSpec(cur, in *api.JobSpec) (*api.JobSpec, error) {
 	probe := proto.Clone(next).(*api.JobSpec)
 	probe.DesiredConcurrentNumber, probe.MaxBatchIntervalMs = cur.GetDesiredConcurrentNumber(), cur.GetMaxBatchIntervalMs()
 	probe.MaxBatchRows, probe.MaxBatchSize, probe.MaxErrorNumber = cur.GetMaxBatchRows(), cur.GetMaxBatchSize(), cur.GetMaxErrorNumber()
+	probe.StrictMode, probe.MaxFilterRatio, probe.Timezone = cur.StrictMode, cur.MaxFilterRatio, cur.GetTimezone()
+	probe.JsonRoot, probe.EmptyFieldAsNull = cur.GetJsonRoot(), cur.GetEmptyFieldAsNull()
+	probe.Enclose, probe.Escape = cur.Enclose, cur.GetEscape()
 	if probe.Kafka != nil {
 		probe.Kafka.Properties, probe.Kafka.DefaultOffset, probe.Kafka.Offsets = cur.GetKafka().GetProperties(), cur.GetKafka().GetDefaultOffset(), cur.GetKafka().GetOffsets()
 	}
@@ -145,6 +163,27 @@ func describeChanges(old, next *api.JobSpec) []string {
 	}
 	if next.GetMaxBatchIntervalMs() != old.GetMaxBatchIntervalMs() {
 		changed = append(changed, fmt.Sprintf("max_batch_interval %s->%s", time.Duration(old.GetMaxBatchIntervalMs())*time.Millisecond, time.Duration(next.GetMaxBatchIntervalMs())*time.Millisecond))
+	}
+	if next.GetStrictMode() != old.GetStrictMode() || (next.StrictMode == nil) != (old.StrictMode == nil) {
+		changed = append(changed, fmt.Sprintf("strict_mode %v->%v", old.StrictMode == nil || old.GetStrictMode(), next.StrictMode == nil || next.GetStrictMode()))
+	}
+	if next.GetMaxFilterRatio() != old.GetMaxFilterRatio() || (next.MaxFilterRatio == nil) != (old.MaxFilterRatio == nil) {
+		changed = append(changed, "max_filter_ratio")
+	}
+	if next.GetEnclose() != old.GetEnclose() || (next.Enclose == nil) != (old.Enclose == nil) {
+		changed = append(changed, fmt.Sprintf("enclose %q->%q", old.GetEnclose(), next.GetEnclose()))
+	}
+	if next.GetEscape() != old.GetEscape() {
+		changed = append(changed, fmt.Sprintf("escape %q->%q", old.GetEscape(), next.GetEscape()))
+	}
+	if next.GetJsonRoot() != old.GetJsonRoot() {
+		changed = append(changed, fmt.Sprintf("json_root %q->%q", old.GetJsonRoot(), next.GetJsonRoot()))
+	}
+	if next.GetEmptyFieldAsNull() != old.GetEmptyFieldAsNull() {
+		changed = append(changed, fmt.Sprintf("empty_field_as_null %v->%v", old.GetEmptyFieldAsNull(), next.GetEmptyFieldAsNull()))
+	}
+	if next.GetTimezone() != old.GetTimezone() {
+		changed = append(changed, fmt.Sprintf("timezone %q->%q", old.GetTimezone(), next.GetTimezone()))
 	}
 	if next.GetMaxBatchRows() != old.GetMaxBatchRows() {
 		changed = append(changed, fmt.Sprintf("max_batch_rows %d->%d", old.GetMaxBatchRows(), next.GetMaxBatchRows()))

@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/table"
 )
 
 // ParseJobSpec parses a job spec file (YAML, see SPEC.md) strictly: unknown
@@ -260,9 +261,9 @@ func offsetText(n *yaml.Node) string {
 }
 
 var (
-	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "kafka", "kinesis"}
+	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "kafka", "kinesis"}
 	tableKeys = []string{"name", "columns", "model"}
-	colKeys   = []string{"name", "type"}
+	colKeys   = []string{"name", "type", "not_null", "default"}
 	kafkaKeys = []string{"brokers", "topic", "partitions", "offsets", "default_offset", "properties"}
 )
 
@@ -311,6 +312,57 @@ func (d *decoder) jobSpec(root *yaml.Node) (*api.JobSpec, error) {
 		case "max_error_number":
 			if s.MaxErrorNumber, err = integer(v, key); err == nil && s.MaxErrorNumber < 0 {
 				return errAt(v, key, "must be >= 0")
+			}
+		case "strict_mode":
+			var b string
+			if b, err = str(v, key); err == nil {
+				t, perr := strconv.ParseBool(b)
+				if perr != nil {
+					return errAt(v, key, "must be true or false")
+				}
+				s.StrictMode = &t
+			}
+		case "max_filter_ratio":
+			var r string
+			if r, err = str(v, key); err == nil {
+				f, perr := strconv.ParseFloat(r, 64)
+				if perr != nil || f < 0 || f > 1 {
+					return errAt(v, key, "must be a number from 0 to 1")
+				}
+				s.MaxFilterRatio = &f
+			}
+		case "timezone":
+			s.Timezone, err = str(v, key)
+		case "columns_mapping":
+			if v.Kind != yaml.SequenceNode {
+				return errAt(v, key, "must be a list of field names and \"column = expression\" items")
+			}
+			for i, e := range v.Content {
+				var it string
+				if it, err = str(resolve(e), fmt.Sprintf("columns_mapping[%d]", i)); err != nil {
+					return err
+				}
+				s.ColumnsMapping = append(s.ColumnsMapping, it)
+			}
+		case "where":
+			s.Where, err = str(v, key)
+		case "json_root":
+			s.JsonRoot, err = str(v, key)
+		case "enclose":
+			var c string
+			if c, err = str(v, key); err == nil {
+				s.Enclose = &c
+			}
+		case "escape":
+			s.Escape, err = str(v, key)
+		case "empty_field_as_null":
+			var b string
+			if b, err = str(v, key); err == nil {
+				t, perr := strconv.ParseBool(b)
+				if perr != nil {
+					return errAt(v, key, "must be true or false")
+				}
+				s.EmptyFieldAsNull = t
 			}
 		case "kafka":
 			s.Kafka, err = d.kafka(v)
@@ -372,11 +424,19 @@ func (d *decoder) column(n *yaml.Node, path string) (*api.Column, error) {
 		case "name":
 			c.Name = s
 		case "type":
-			t, ok := parseColumnType(s)
-			if !ok {
-				return errAt(v, field, "unknown column type %q (int64, float64, string, bool, timestamp)", s)
+			t, err := table.ParseType(s)
+			if err != nil {
+				return errAt(v, field, "%s", strings.TrimPrefix(err.Error(), "table: "))
 			}
-			c.Type = t
+			c.Type, c.Length, c.Precision, c.Scale = t.Type, t.Length, t.Precision, t.Scale
+		case "not_null":
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				return errAt(v, field, "must be true or false")
+			}
+			c.NotNull = b
+		case "default":
+			c.DefaultValue = &s
 		}
 		return nil
 	})

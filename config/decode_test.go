@@ -155,7 +155,9 @@ kafka: {brokers: "h:1", topic: t}
 		for _, c := range s.Table.Columns {
 			got = append(got, c.Type)
 		}
-		want := []api.ColumnType{api.ColumnType_INT64, api.ColumnType_FLOAT64, api.ColumnType_STRING, api.ColumnType_BOOL, api.ColumnType_TIMESTAMP}
+		// Doris names mean Doris types: varchar is VARCHAR(65533), datetime
+		// a wall clock.
+		want := []api.ColumnType{api.ColumnType_INT64, api.ColumnType_FLOAT64, api.ColumnType_VARCHAR, api.ColumnType_BOOL, api.ColumnType_DATETIME}
 		if len(got) != len(want) {
 			t.Fatalf("types %v", got)
 		}
@@ -241,7 +243,7 @@ func TestParseJobSpecErrors(t *testing.T) {
 		{"name invalid", strings.Replace(minimal, "name: j", "name: 9j", 1), "name", 1, "must match"},
 		{"table name invalid", strings.Replace(minimal, "  name: t\n", "  name: \"t t\"\n", 1), "table.name", 3, "must match"},
 		{"columns not list", strings.Replace(minimal, "  columns:\n    - {name: a, type: int64}\n    - {name: b, type: string}\n", "  columns: a\n", 1), "table.columns", 4, "list"},
-		{"column type unknown", strings.Replace(minimal, "type: string", "type: decimal", 1), "table.columns[1].type", 6, "unknown column type"},
+		{"column type unknown", strings.Replace(minimal, "type: string", "type: number", 1), "table.columns[1].type", 6, "unknown column type"},
 		{"column type missing", strings.Replace(minimal, "{name: b, type: string}", "{name: b}", 1), "table.columns[1].type", 6, "required"},
 		{"column duplicate", strings.Replace(minimal, "{name: b,", "{name: A,", 1), "table.columns[1].name", 6, "duplicate"},
 		{"model", strings.Replace(minimal, "  name: t\n", "  name: t\n  model: unique\n", 1), "table.model", 4, "not supported"},
@@ -448,5 +450,38 @@ func TestMarshalRoundTripRandomStrings(t *testing.T) {
 	}
 	if tested < 500 {
 		t.Fatalf("only %d valid specs generated", tested)
+	}
+}
+
+func TestStrictRatioTimezone(t *testing.T) {
+	s, err := ParseJobSpec([]byte(`name: j
+table: {name: t, columns: [{name: a, type: "decimal(20,3)", not_null: true, default: "1.5"}]}
+strict_mode: false
+max_filter_ratio: 0.25
+timezone: Asia/Shanghai
+kafka: {brokers: "h:1", topic: t}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.StrictMode == nil || s.GetStrictMode() || s.GetMaxFilterRatio() != 0.25 || s.GetTimezone() != "Asia/Shanghai" {
+		t.Errorf("spec = %v", s)
+	}
+	c := s.GetTable().GetColumns()[0]
+	if c.GetType() != api.ColumnType_DECIMAL || c.GetPrecision() != 20 || c.GetScale() != 3 || !c.GetNotNull() || c.GetDefaultValue() != "1.5" {
+		t.Errorf("column = %v", c)
+	}
+	out, err := MarshalJobSpec(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseJobSpec(out)
+	if err != nil || !proto.Equal(back, s) {
+		t.Errorf("round trip:\n%s\n%v %v", out, back, err)
+	}
+	for _, bad := range []string{"max_filter_ratio: 2", "timezone: Mars/Base", "strict_mode: maybe"} {
+		if _, err := ParseJobSpec([]byte("name: j\ntable: {name: t, columns: [{name: a, type: int}]}\n" + bad + "\nkafka: {brokers: \"h:1\", topic: t}\n")); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
 	}
 }

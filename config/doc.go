@@ -43,6 +43,10 @@
 //	                           1KiB..10GiB. Default 100MiB (104857600).
 //	max_error_number           error rows allowed within a sampling window of max_batch_rows*10
 //	                           rows; >= 0. Default 0 (any error row pauses the job).
+//	strict_mode, max_filter_ratio, timezone, columns_mapping, where, json_root,
+//	empty_field_as_null, enclose, escape
+//	                           Doris's row semantics; see SPEC.md for each (defaults: strict
+//	                           true, ratio 1, UTC, no mapping, no filter, '"' encloses).
 //	kafka                      the source, or kinesis: a job has exactly one (see SPEC.md
 //	                           for the kinesis section).
 //	kafka.brokers              required, host:port each (host a name or IP address, port

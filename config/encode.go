@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/table"
 )
 
 // MarshalJobSpec renders s as a job spec file in the format ParseJobSpec
@@ -42,7 +43,13 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 		for _, c := range t.Columns {
 			cn := mapNode(yaml.FlowStyle)
 			add(cn, "name", strNode(c.GetName()))
-			add(cn, "type", strNode(columnTypeName(c.GetType())))
+			add(cn, "type", strNode(table.TypeString(c)))
+			if c.GetNotNull() {
+				add(cn, "not_null", strNode("true"))
+			}
+			if c.DefaultValue != nil {
+				add(cn, "default", strNode(c.GetDefaultValue()))
+			}
 			cols.Content = append(cols.Content, cn)
 		}
 		add(tn, "columns", cols)
@@ -62,6 +69,33 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 	add(root, "max_batch_rows", intNode(s.MaxBatchRows))
 	add(root, "max_batch_size", intNode(s.MaxBatchSize))
 	add(root, "max_error_number", intNode(s.MaxErrorNumber))
+	if s.StrictMode != nil {
+		add(root, "strict_mode", strNode(strconv.FormatBool(s.GetStrictMode())))
+	}
+	if s.MaxFilterRatio != nil {
+		add(root, "max_filter_ratio", strNode(strconv.FormatFloat(s.GetMaxFilterRatio(), 'g', -1, 64)))
+	}
+	if s.Timezone != "" {
+		add(root, "timezone", strNode(s.Timezone))
+	}
+	if len(s.ColumnsMapping) > 0 {
+		add(root, "columns_mapping", strList(s.ColumnsMapping))
+	}
+	if s.Where != "" {
+		add(root, "where", strNode(s.Where))
+	}
+	if s.JsonRoot != "" {
+		add(root, "json_root", strNode(s.JsonRoot))
+	}
+	if s.Enclose != nil {
+		add(root, "enclose", strNode(s.GetEnclose()))
+	}
+	if s.Escape != "" {
+		add(root, "escape", strNode(s.Escape))
+	}
+	if s.EmptyFieldAsNull {
+		add(root, "empty_field_as_null", strNode("true"))
+	}
 	if k := s.Kafka; k != nil {
 		kn := mapNode(0)
 		add(kn, "brokers", strList(k.Brokers))

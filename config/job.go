@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/table"
 )
 
 // Formats of the records a job reads.
@@ -63,39 +64,23 @@ var (
 	propertyPattern   = regexp.MustCompile(`^[A-Za-z0-9._-]{1,255}$`)
 )
 
-// parseColumnType maps a column type name (case-insensitive, with Doris
-// aliases) to its api value.
+// parseColumnType maps a column type name (case-insensitive; loadnode's
+// names and the Doris ones, see table.ParseType) to its api value.
 func parseColumnType(s string) (api.ColumnType, bool) {
-	switch strings.ToLower(s) {
-	case "int64", "bigint", "int":
-		return api.ColumnType_INT64, true
-	case "float64", "double", "float":
-		return api.ColumnType_FLOAT64, true
-	case "string", "varchar", "text":
-		return api.ColumnType_STRING, true
-	case "bool", "boolean":
-		return api.ColumnType_BOOL, true
-	case "timestamp", "datetime":
-		return api.ColumnType_TIMESTAMP, true
-	}
-	return api.ColumnType_COLUMN_TYPE_UNSPECIFIED, false
+	t, err := table.ParseColumnType(s)
+	return t, err == nil
 }
 
-// columnTypeName is the canonical YAML name of t.
+// columnTypeName is the canonical YAML name of t (without parameters).
 func columnTypeName(t api.ColumnType) string {
+	c := &api.Column{Type: t}
 	switch t {
-	case api.ColumnType_INT64:
-		return "int64"
-	case api.ColumnType_FLOAT64:
-		return "float64"
-	case api.ColumnType_STRING:
-		return "string"
-	case api.ColumnType_BOOL:
-		return "bool"
-	case api.ColumnType_TIMESTAMP:
-		return "timestamp"
+	case api.ColumnType_DECIMAL:
+		c.Precision = 9
+	case api.ColumnType_CHAR, api.ColumnType_VARCHAR:
+		c.Length = 1
 	}
-	return strings.ToLower(t.String())
+	return table.TypeString(c)
 }
 
 // canonicalOffset returns the canonical spelling of a start offset: a
@@ -108,6 +93,13 @@ func canonicalOffset(s string) (canon string, ok bool) {
 	case OffsetEnd, "offset_end":
 		return OffsetEnd, true
 	}
+	if ms, ok := strings.CutPrefix(s, OffsetTimePrefix); ok {
+		n, err := strconv.ParseInt(ms, 10, 64)
+		if err != nil || !isDigits(ms) {
+			return "", false
+		}
+		return OffsetTimePrefix + strconv.FormatInt(n, 10), true
+	}
 	if !isDigits(s) {
 		return "", false
 	}
@@ -118,7 +110,12 @@ func canonicalOffset(s string) (canon string, ok bool) {
 	return strconv.FormatInt(n, 10), true
 }
 
-const offsetHelp = "must be a non-negative integer, OFFSET_BEGINNING or OFFSET_END"
+// OffsetTimePrefix starts a start offset by time, "TIME:<epoch ms>": the
+// first offset whose record timestamp is at or after it (Doris's
+// kafka_offsets given as a datetime).
+const OffsetTimePrefix = "TIME:"
+
+const offsetHelp = "must be a non-negative integer, OFFSET_BEGINNING, OFFSET_END or TIME:<epoch ms>"
 
 // ApplyDefaults fills the unset (zero) fields of s with their defaults and
 // rewrites accepted alternative spellings to their canonical form: format in
@@ -142,7 +139,8 @@ func ApplyDefaults(s *api.JobSpec) {
 			s.ColumnSeparator = DefaultColumnSeparator
 		}
 	case FormatJSON:
-		if len(s.Jsonpaths) == 0 && s.Table != nil {
+		// With a column mapping, the fields are read by their own names.
+		if len(s.Jsonpaths) == 0 && s.Table != nil && len(s.ColumnsMapping) == 0 {
 			for _, c := range s.Table.Columns {
 				s.Jsonpaths = append(s.Jsonpaths, "$."+c.GetName())
 			}
@@ -206,6 +204,12 @@ func ValidateJobSpec(s *api.JobSpec) error {
 	if s.MaxErrorNumber < 0 {
 		return fieldErr("max_error_number", "must be >= 0")
 	}
+	if r := s.GetMaxFilterRatio(); s.MaxFilterRatio != nil && !(r >= 0 && r <= 1) {
+		return fieldErr("max_filter_ratio", "must be from 0 to 1")
+	}
+	if _, err := LoadTimezone(s.Timezone); err != nil {
+		return fieldErr("timezone", "%v", err)
+	}
 	switch {
 	case s.Kafka != nil && s.Kinesis != nil:
 		return fieldErr("kinesis", "a job has exactly one source: kafka or kinesis, not both")
@@ -261,12 +265,11 @@ func validateTable(t *api.TableSpec) *FieldError {
 			return fieldErr(f+".name", "duplicate column %q (also table.columns[%d]; names are case-insensitive)", c.Name, j)
 		}
 		seen[key] = i
-		switch c.Type {
-		case api.ColumnType_INT64, api.ColumnType_FLOAT64, api.ColumnType_STRING,
-			api.ColumnType_BOOL, api.ColumnType_TIMESTAMP:
-		case api.ColumnType_COLUMN_TYPE_UNSPECIFIED:
+		_, known := api.ColumnType_name[int32(c.Type)]
+		switch {
+		case c.Type == api.ColumnType_COLUMN_TYPE_UNSPECIFIED:
 			return fieldErr(f+".type", "required")
-		default:
+		case !known:
 			return fieldErr(f+".type", "unknown column type %d", int32(c.Type))
 		}
 	}
@@ -285,11 +288,26 @@ func validateFormat(s *api.JobSpec) *FieldError {
 		if len(s.Jsonpaths) > 0 {
 			return fieldErr("jsonpaths", "only with format json")
 		}
+		if s.JsonRoot != "" {
+			return fieldErr("json_root", "only with format json")
+		}
+		if len(s.GetEnclose()) > 1 {
+			return fieldErr("enclose", "must be one character (or empty for none)")
+		}
+		if len(s.Escape) > 1 {
+			return fieldErr("escape", "must be one character (or empty for none)")
+		}
 	case FormatJSON:
 		if s.ColumnSeparator != "" {
 			return fieldErr("column_separator", "only with format csv")
 		}
-		if n := len(s.Table.GetColumns()); len(s.Jsonpaths) != n {
+		if s.EmptyFieldAsNull {
+			return fieldErr("empty_field_as_null", "only with format csv")
+		}
+		if s.GetEnclose() != "" || s.Escape != "" {
+			return fieldErr("enclose", "enclose and escape apply to the csv format only")
+		}
+		if n := len(s.Table.GetColumns()); len(s.Jsonpaths) != n && len(s.ColumnsMapping) == 0 {
 			return fieldErr("jsonpaths", "%d paths for %d columns; need one per column", len(s.Jsonpaths), n)
 		}
 		for i, p := range s.Jsonpaths {
@@ -436,3 +454,6 @@ func isDigits(s string) bool {
 	}
 	return true
 }
+
+// LoadTimezone resolves a job's timezone (see table.LoadTimezone).
+func LoadTimezone(tz string) (*time.Location, error) { return table.LoadTimezone(tz) }

@@ -15,7 +15,7 @@
 //
 // # Statements
 //
-//	CREATE TABLE [IF NOT EXISTS] [db.]name (col type [KEY] [NULL] [DEFAULT NULL] [COMMENT '...'], ...)
+//	CREATE TABLE [IF NOT EXISTS] [db.]name (col type [KEY] [NULL | NOT NULL] [DEFAULT v] [COMMENT '...'], INDEX ..., ...)
 //	    [ENGINE=OLAP] [DUPLICATE KEY(cols)] [COMMENT '...']
 //	    [DISTRIBUTED BY HASH(cols)|RANDOM [BUCKETS n|AUTO]] [PROPERTIES (...)]
 //	CREATE ROUTINE LOAD [db.]name ON [db.]table [WITH APPEND]
@@ -40,8 +40,10 @@
 //	Doris                                  api.JobSpec (YAML name)
 //	job name                               name
 //	ON table                               table.name
-//	COLUMNS (c1, c2, ...)                  table.columns: the names in order, type
-//	                                       COLUMN_TYPE_UNSPECIFIED (see below)
+//	COLUMNS (c1, tmp, c3 = expr, ...)      columns_mapping: each item as written (field
+//	                                       names, temporaries, "col = expression"; see
+//	                                       table/mapping.go and table/expr.go)
+//	WHERE expr                             where (rows it leaves out are unselected rows)
 //	COLUMNS TERMINATED BY 'sep'            column_separator; \xHH is the byte HH. Without
 //	                                       it, csv jobs get "\t", the Doris default
 //	                                       (loadnode's own default is ",").
@@ -54,12 +56,22 @@
 //	                                       (B, KB, MB, GB, KiB, MiB, GiB)
 //	"max_error_number"                     max_error_number (integer >= 0)
 //	"format"                               format: csv or json
-//	"jsonpaths"                            jsonpaths: a JSON array of paths
+//	"jsonpaths"                            jsonpaths: a JSON array of paths, one per
+//	                                       COLUMNS field; "$." is the whole document
+//	"json_root"                            json_root
+//	"empty_field_as_null"                  empty_field_as_null (default false)
+//	"enclose", "escape"                    enclose, escape: one character each; without
+//	                                       enclose, quotes are literal (as Doris)
+//	"fill_missing_columns" = "true"        accepted: a missing JSON key loads the
+//	                                       column's DEFAULT (NULL without one)
 //	FROM KAFKA "kafka_broker_list"         kafka.brokers (comma-separated)
 //	"kafka_topic"                          kafka.topic
 //	"kafka_partitions"                     kafka.partitions ("0, 1, 2")
 //	"kafka_offsets"                        kafka.offsets, paired with kafka_partitions:
-//	                                       a number, OFFSET_BEGINNING or OFFSET_END
+//	                                       a number, OFFSET_BEGINNING, OFFSET_END or a
+//	                                       time "2021-05-22 11:00:00" in the job's
+//	                                       timezone (TIME:<epoch ms>: the first offset
+//	                                       at or after it, by record timestamp)
 //	"property.kafka_default_offsets"       kafka.default_offset (also without "property.")
 //	"property.<name>"                      kafka.properties[<name>] (security.protocol,
 //	                                       sasl.*, ssl.*, client.id, ...), passed to the
@@ -71,36 +83,36 @@
 // except where SPEC.md says otherwise).
 //
 // The column contract: a routine load loads into an existing table, so the
-// returned JobSpec.Table has only Name and, when the statement has COLUMNS
-// (...), one api.Column per listed name, in order, with Type
-// COLUMN_TYPE_UNSPECIFIED; without COLUMNS it has no columns. The caller
-// fills in the columns and their types from the stored table (and refuses a
-// COLUMNS list that is not the table's columns in order, since loadnode maps
-// csv fields and json paths to the table's columns by position) before
-// ApplyDefaults (which derives default jsonpaths from the columns) and
-// ValidateJobSpec.
+// returned JobSpec.Table has only Name; COLUMNS (...) goes to
+// columns_mapping. The caller (the node) fills in the columns from the
+// stored table before ApplyDefaults and ValidateJobSpec, and compiles the
+// mapping against them (an unknown field or function is refused by the
+// mapping item's name, columns_mapping[i]).
 //
 // Job properties accepted only with the value that describes what loadnode
 // does anyway (any other value is refused, naming the property):
 //
-//	"strict_mode" = "true"              a value that does not convert to its column's
-//	                                    type makes the record an error row
-//	"timezone" = "UTC" (also Etc/UTC,   timestamps without a zone are read as UTC
-//	 GMT, +00:00)
 //	"strip_outer_array" = "false"       one Kafka message is one row
 //	"fuzzy_parse" = "false"
 //	"load_to_single_tablet" = "false"
 //	"partial_columns" = "false"
-//	"max_filter_ratio" = "1"            error rows are limited by max_error_number alone
 //
-// Note that Doris's default strict_mode is "false" (a bad value loads as
-// NULL), which loadnode does not do: statements that say "strict_mode" =
-// "false" are refused.
+// Job properties with their meaning and Doris's default when left out:
+//
+//	"strict_mode"       strict_mode; default "false" (as Doris): a value that does not
+//	                    convert loads as NULL (a DECIMAL out of range as its largest or
+//	                    smallest value), an error row only in a NOT NULL column; "true":
+//	                    the record is an error row
+//	"max_filter_ratio"  max_filter_ratio, 0..1; default 1 (no ratio limit): the job
+//	                    pauses when a window's error rows exceed this share of its rows
+//	"timezone"          timezone (IANA name or +hh:mm); default UTC, not the Doris
+//	                    node's zone (loadnode has no session zone)
 //
 // # ALTER ROUTINE LOAD
 //
 // PROPERTIES may change desired_concurrent_number, max_batch_interval,
-// max_batch_rows, max_batch_size, max_error_number and jsonpaths (and carry
+// max_batch_rows, max_batch_size, max_error_number, strict_mode,
+// max_filter_ratio, timezone and jsonpaths (and carry
 // the accepted no-op properties above); "format" cannot be altered. FROM
 // KAFKA may change kafka_broker_list, kafka_topic,
 // property.kafka_default_offsets and property.<name> (merged into the job's
@@ -112,50 +124,56 @@
 //
 // # CREATE TABLE: types and clauses
 //
-//	Doris type                              loadnode type
-//	TINYINT, SMALLINT, INT, INTEGER,        INT64 (values are not range-checked against
-//	BIGINT [(width)]                        the narrower Doris types)
-//	FLOAT, DOUBLE                           FLOAT64
-//	DECIMAL[(p[,s])], DECIMALV2, DECIMALV3  FLOAT64, only for p <= 15: every decimal of at
-//	                                        most 15 significant digits round-trips through
-//	                                        a float64 exactly; wider DECIMALs are refused
-//	CHAR[(n)], VARCHAR[(n)], STRING, TEXT   STRING (the length is not enforced)
+//	Doris type                              loadnode type (api.ColumnType)
+//	TINYINT, SMALLINT, INT (INTEGER)        INT8, INT16, INT32: range-checked
+//	BIGINT                                  INT64 (an integer's display width is ignored)
+//	LARGEINT                                INT128 (signed 128-bit)
+//	FLOAT, DOUBLE                           FLOAT32, FLOAT64
+//	DECIMAL[(p[,s])], DECIMALV2, DECIMALV3  DECIMAL, p <= 38 (default (9,0)), exact
+//	CHAR[(n)], VARCHAR[(n)]                 CHAR (default 1), VARCHAR (default 65533):
+//	                                        n in bytes, as Doris
+//	STRING, TEXT                            STRING
 //	BOOLEAN, BOOL                           BOOL
-//	DATE, DATEV2                            TIMESTAMP (midnight UTC)
-//	DATETIME[(n)], DATETIMEV2[(n)]          TIMESTAMP (microseconds)
-//	anything else (LARGEINT, HLL, BITMAP,   refused, naming the type
-//	ARRAY, MAP, STRUCT, JSON, VARIANT, ...)
+//	DATE, DATEV2                            DATE
+//	DATETIME[(p)], DATETIMEV2[(p)]          DATETIME: a wall clock, no zone, p <= 6
+//	JSON, JSONB                             JSON (validated, kept compact)
+//	anything else (HLL, BITMAP, ARRAY,      refused, naming the type
+//	MAP, STRUCT, VARIANT, ...)
 //
-// Accepted and ignored, because they make no difference to which rows a
-// loadnode table holds or their values: ENGINE=OLAP, DUPLICATE KEY(cols)
-// (Doris sort columns; loadnode keys rows by source position; the columns
-// must exist), column KEY, NULL, DEFAULT NULL, COMMENTs, DISTRIBUTED BY
-// HASH(cols)|RANDOM [BUCKETS n|AUTO] (the columns must exist), and the
-// PROPERTIES about replication, storage medium, compression, compaction and
-// colocation: replication_num, replication_allocation, storage_medium,
+// Column options: NULL, NOT NULL (a NULL value makes an error row), DEFAULT
+// "v" | number | NULL (the value of a column a load does not fill; checked
+// against the type), KEY, COMMENT.
+//
+// Accepted and listed in Statement.Ignored (the client's answer names
+// them), because they make no difference to which rows a loadnode table
+// holds or their values: ENGINE=OLAP, DUPLICATE KEY(cols) (Doris sort
+// columns; loadnode keys rows by source position; the columns must exist),
+// COMMENTs, DISTRIBUTED BY HASH(cols)|RANDOM [BUCKETS n|AUTO] (the columns
+// must exist), PARTITION BY RANGE|LIST (...) (...) and AUTO PARTITION
+// (Doris refuses a row outside every partition; loadnode keeps it), INDEX
+// ... USING INVERTED|NGRAM_BF|BITMAP, and the PROPERTIES about replication,
+// storage medium, compression, compaction, colocation and bloom filters:
+// replication_num, replication_allocation, storage_medium,
 // storage_cooldown_time, storage_format, compression, light_schema_change,
 // disable_auto_compaction, enable_single_replica_compaction,
 // enable_duplicate_without_keys_by_default, skip_write_index_on_load,
 // compaction_policy, time_series_compaction_*, in_memory, is_being_synced,
-// colocate_with, store_row_column. The model is always DUPLICATE.
+// colocate_with, store_row_column, bloom_filter_columns, bloom_filter_fpp,
+// estimate_partition_size, group_commit_*. The model is always DUPLICATE.
 //
 // # Refused, by name
 //
 //	CREATE TABLE   UNIQUE KEY, AGGREGATE KEY ("table model not supported yet"),
-//	               PARTITION BY RANGE|LIST, AUTO PARTITION BY, ROLLUP, INDEX,
-//	               column NOT NULL (loadnode columns are nullable), DEFAULT other than
-//	               NULL, AUTO_INCREMENT, ON UPDATE, generated columns, aggregation types
-//	               (SUM, REPLACE, ...), ENGINE other than OLAP, CREATE TABLE LIKE / AS
-//	               SELECT, any other table property (dynamic_partition.*,
-//	               bloom_filter_columns, function_column.*, storage_policy, ...)
-//	ROUTINE LOAD   no ON table (multi-table load), WITH MERGE / WITH DELETE, WHERE,
+//	               ROLLUP, DEFAULT CURRENT_TIMESTAMP, AUTO_INCREMENT, ON UPDATE,
+//	               generated columns, aggregation types (SUM, REPLACE, ...), ENGINE
+//	               other than OLAP, CREATE TABLE LIKE / AS SELECT, any other table
+//	               property (dynamic_partition.*, function_column.*, storage_policy, ...)
+//	ROUTINE LOAD   no ON table (multi-table load), WITH MERGE / WITH DELETE,
 //	               PRECEDING FILTER, PARTITION(...), TEMPORARY PARTITION, DELETE ON,
-//	               ORDER BY, ROWS TERMINATED BY, COLUMNS mapping expressions
-//	               (k2 = k1 + 1), COLUMNS TERMINATED BY with format json, formats
-//	               other than csv and json, start offsets by time ("2021-05-22
-//	               11:00:00"), kafka_offsets without kafka_partitions, "FILE:"
-//	               property values (Doris CREATE FILE), every other job property (json_root, num_as_string,
-//	               exec_mem_limit, send_batch_parallelism, enclose, escape,
+//	               ORDER BY, ROWS TERMINATED BY, COLUMNS TERMINATED BY with format json, formats
+//	               other than csv and json, kafka_offsets without kafka_partitions, "FILE:"
+//	               property values (Doris CREATE FILE), every other job property (num_as_string,
+//	               exec_mem_limit, send_batch_parallelism,
 //	               trim_double_quotes, workload_group, ...), every other
 //	               FROM KAFKA property
 //	FROM KINESIS   every property but kinesis_stream, kinesis_region | aws.region,

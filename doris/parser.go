@@ -41,6 +41,12 @@ type Statement struct {
 	// ("db" in CREATE TABLE db.t), or "". loadnode has one namespace per
 	// node and ignores it.
 	DB string
+
+	// Ignored lists the clauses the statement gave that mean nothing to
+	// loadnode (ENGINE, COMMENT, DISTRIBUTED BY, PARTITION BY, INDEX,
+	// placement PROPERTIES, ...), accepted and reported so that a user
+	// sees what was not applied.
+	Ignored []string
 }
 
 // JobRef names the job of PAUSE, RESUME or STOP. All is set, and DB and

@@ -51,6 +51,13 @@ const (
 	fieldRows          = "max_batch_rows"
 	fieldSize          = "max_batch_size"
 	fieldErrors        = "max_error_number"
+	fieldStrict        = "strict_mode"
+	fieldRatio         = "max_filter_ratio"
+	fieldTimezone      = "timezone"
+	fieldJSONRoot      = "json_root"
+	fieldEmptyNull     = "empty_field_as_null"
+	fieldEnclose       = "enclose"
+	fieldEscape        = "escape"
 	fieldJSONPaths     = "jsonpaths"
 	fieldBrokers       = "kafka.brokers"
 	fieldTopic         = "kafka.topic"
@@ -60,17 +67,16 @@ const (
 )
 
 var changeOrder = []string{
-	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldJSONPaths,
+	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldStrict, fieldRatio, fieldTimezone, fieldJSONPaths, fieldJSONRoot, fieldEmptyNull, fieldEnclose, fieldEscape,
 	fieldBrokers, fieldTopic, fieldOffsets, fieldDefaultOffset, fieldKafkaProps,
 }
 
 // jobPropertiesHelp lists the job PROPERTIES that map onto the spec.
-const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, format, jsonpaths"
+const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths, json_root, empty_field_as_null, enclose, escape, fill_missing_columns"
 
 // loadClauses are the load_properties of CREATE ROUTINE LOAD that loadnode
 // refuses, keyed by their first word, with the reason.
 var refusedLoadClauses = map[string]string{
-	"WHERE":     "filtering rows not supported by loadnode",
 	"PRECEDING": "filtering rows not supported by loadnode",
 	"PARTITION": "partitioned tables not supported yet",
 	"TEMPORARY": "partitioned tables not supported yet",
@@ -119,6 +125,19 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 			break
 		}
 		word := strings.ToUpper(t.text)
+		if word == "WHERE" {
+			if spec.Where != "" {
+				return nil, p.errf(t, "WHERE", "given twice")
+			}
+			p.next()
+			src, err := p.exprText("WHERE", true)
+			if err != nil {
+				return nil, err
+			}
+			spec.Where = src
+			p.acceptSym(",")
+			continue
+		}
 		if reason, ok := refusedLoadClauses[word]; ok {
 			what := word
 			switch word {
@@ -161,11 +180,11 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 			if hasColumns {
 				return nil, p.errf(t, "COLUMNS", "given twice")
 			}
-			cols, err := p.columnsMapping()
+			items, err := p.columnsMapping()
 			if err != nil {
 				return nil, err
 			}
-			spec.Table.Columns = cols
+			spec.ColumnsMapping = items
 			hasColumns = true
 		}
 		p.acceptSym(",")
@@ -184,6 +203,12 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 		}
 	}
 	jp.apply(spec)
+	if spec.StrictMode == nil {
+		spec.StrictMode = proto.Bool(false) // the Doris default, unlike loadnode's
+	}
+	if spec.Enclose == nil && (spec.Format == "" || spec.Format == config.FormatCSV) {
+		spec.Enclose = proto.String("") // Doris: quotes are literal unless enclose is set
+	}
 	switch {
 	case spec.Format == "" || spec.Format == config.FormatCSV:
 		if !hasSep {
@@ -193,7 +218,8 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 		return nil, p.errf(sepTok, "COLUMNS TERMINATED BY", "only with format csv")
 	}
 
-	k, err := p.fromSource(false)
+	loc, _ := config.LoadTimezone(spec.GetTimezone()) // validated with the property
+	k, err := p.fromSource(false, loc)
 	if err != nil {
 		return nil, err
 	}
@@ -213,31 +239,71 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 	return &Statement{CreateRoutineLoad: spec, DB: db}, nil
 }
 
-// columnsMapping parses COLUMNS (c1, c2, ...) after the COLUMNS keyword. A
-// mapping expression (v3 = k1 * 100) is refused by name.
-func (p *parser) columnsMapping() ([]*api.Column, *Error) {
+// columnsMapping parses COLUMNS (item, ...) after the COLUMNS keyword:
+// each item is a field name or "column = expression", kept as written for
+// the node to compile (table/mapping.go).
+func (p *parser) columnsMapping() ([]string, *Error) {
 	const clause = "COLUMNS"
 	if err := p.expectSym(clause, "("); err != nil {
 		return nil, err
 	}
-	var cols []*api.Column
+	var items []string
 	for {
 		t, err := p.ident(clause, "a column name")
 		if err != nil {
 			return nil, err
 		}
-		if n := p.peek(); n.isSym("=") {
-			return nil, p.errf(t, "COLUMNS "+quote(t.text), "column mapping expressions (%s = ...) not supported by loadnode; list the table's columns in order", t.text)
+		item := t.text
+		if p.peek().isSym("=") {
+			p.next()
+			src, err := p.exprText("COLUMNS "+quote(t.text), false)
+			if err != nil {
+				return nil, err
+			}
+			item += " = " + src
 		}
-		cols = append(cols, &api.Column{Name: t.text})
+		items = append(items, item)
 		if p.acceptSym(",") {
 			continue
 		}
 		if err := p.expectSym(clause, ")"); err != nil {
 			return nil, err
 		}
-		return cols, nil
+		return items, nil
 	}
+}
+
+// exprText reads an expression up to a "," or ")" outside parentheses
+// (inside COLUMNS), or, in a WHERE clause (top), up to a "," outside
+// parentheses, PROPERTIES, FROM or the end, and returns its source text.
+func (p *parser) exprText(clause string, top bool) (string, *Error) {
+	start := p.peek()
+	depth := 0
+	for {
+		t := p.peek()
+		if t.kind == tokEOF {
+			if depth > 0 || !top {
+				return "", p.errf(t, clause, "unexpected end of the statement in an expression")
+			}
+			break
+		}
+		if depth == 0 && (t.isSym(",") || !top && t.isSym(")") || top && (t.is("PROPERTIES") || t.is("FROM") || t.isSym(";"))) {
+			break
+		}
+		switch {
+		case t.isSym("("):
+			depth++
+		case t.isSym(")"):
+			depth--
+		}
+		p.next()
+	}
+	// The source up to the next token, without the space before it.
+	src := strings.TrimSpace(p.src[start.pos:p.peek().pos])
+	if src == "" {
+		return "", p.errf(start, clause, "expected an expression, found %s", start.describe())
+	}
+	return src, nil
 }
 
 // decodeSeparator turns Doris's `\xHH` escapes (written as the four
@@ -268,6 +334,13 @@ type jobProps struct {
 	rows        int64
 	size        int64
 	errors      int64
+	strict      bool
+	ratio       float64
+	timezone    string
+	jsonRoot    string
+	emptyNull   bool
+	enclose     string
+	escape      string
 	format      string
 	jsonpaths   []string
 	raw         map[string]string
@@ -297,6 +370,27 @@ func (j *jobProps) apply(s *api.JobSpec) {
 	if j.given[fieldErrors] {
 		s.MaxErrorNumber = j.errors
 	}
+	if j.given[fieldStrict] {
+		s.StrictMode = proto.Bool(j.strict)
+	}
+	if j.given[fieldRatio] {
+		s.MaxFilterRatio = proto.Float64(j.ratio)
+	}
+	if j.given[fieldTimezone] {
+		s.Timezone = j.timezone
+	}
+	if j.given[fieldJSONRoot] {
+		s.JsonRoot = j.jsonRoot
+	}
+	if j.given[fieldEmptyNull] {
+		s.EmptyFieldAsNull = j.emptyNull
+	}
+	if j.given[fieldEnclose] {
+		s.Enclose = proto.String(j.enclose)
+	}
+	if j.given[fieldEscape] {
+		s.Escape = j.escape
+	}
 	if j.given["format"] {
 		s.Format = j.format
 	}
@@ -312,22 +406,11 @@ var noopProperties = map[string]struct {
 	ok     func(v string) bool
 	reason string
 }{
-	"strict_mode": {isTrue, `only "true": a value that does not convert to its column's type makes the record an error row`},
-	"timezone": {func(v string) bool {
-		switch strings.ToUpper(strings.TrimSpace(v)) {
-		case "UTC", "ETC/UTC", "GMT", "ETC/GMT", "+00:00", "Z":
-			return true
-		}
-		return false
-	}, `only "UTC": loadnode reads timestamps without a zone as UTC`},
 	"strip_outer_array":     {isFalse, `only "false": each Kafka message is one row`},
 	"fuzzy_parse":           {isFalse, `only "false"`},
 	"load_to_single_tablet": {isFalse, `only "false": loadnode has no tablets`},
 	"partial_columns":       {isFalse, `only "false": partial updates need the UNIQUE KEY model, not supported yet`},
-	"max_filter_ratio": {func(v string) bool {
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		return err == nil && f == 1
-	}, `only "1": loadnode limits error rows with max_error_number alone`},
+	"fill_missing_columns":  {isTrue, `only "true": a field missing from a JSON record loads the column's DEFAULT (NULL without one)`},
 }
 
 func isTrue(v string) bool  { return strings.EqualFold(strings.TrimSpace(v), "true") }
@@ -375,6 +458,49 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 			return bad("must be an integer >= 0")
 		}
 		j.errors = n
+	case fieldStrict:
+		switch {
+		case isTrue(v):
+			j.strict = true
+		case isFalse(v):
+			j.strict = false
+		default:
+			return bad("must be true or false")
+		}
+	case fieldRatio:
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f >= 0 && f <= 1) {
+			return bad("must be a number from 0 to 1")
+		}
+		j.ratio = f
+	case fieldJSONRoot:
+		if !strings.HasPrefix(v, "$") {
+			return bad("must be a JSON path starting with $")
+		}
+		j.jsonRoot = v
+	case fieldEnclose, fieldEscape:
+		if len(pr.val) != 1 {
+			return bad("must be one character")
+		}
+		if pr.key == fieldEnclose {
+			j.enclose = pr.val
+		} else {
+			j.escape = pr.val
+		}
+	case fieldEmptyNull:
+		switch {
+		case isTrue(v):
+			j.emptyNull = true
+		case isFalse(v):
+			j.emptyNull = false
+		default:
+			return bad("must be true or false")
+		}
+	case fieldTimezone:
+		if _, err := config.LoadTimezone(v); err != nil {
+			return bad("%v", err)
+		}
+		j.timezone = v
 	case "format":
 		if alter {
 			return p.errf(pr.keyTok, clause, "cannot be altered")
@@ -470,7 +596,8 @@ type kafkaProps struct {
 
 // fromSource parses FROM KAFKA (...). In ALTER, the FROM clause is optional
 // and kafka_partitions only names the partitions of kafka_offsets.
-func (p *parser) fromSource(alter bool) (*kafkaProps, *Error) {
+// Offsets given as datetimes are read in loc (the job's timezone).
+func (p *parser) fromSource(alter bool, loc *time.Location) (*kafkaProps, *Error) {
 	t := p.peek()
 	if !t.is("FROM") {
 		return nil, p.errf(t, "FROM", "expected FROM KAFKA (...), found %s", t.describe())
@@ -532,7 +659,7 @@ func (p *parser) fromSource(alter bool) (*kafkaProps, *Error) {
 		case pr.key == "kafka_offsets":
 			offsets = pr
 		case pr.key == "kafka_default_offsets" || pr.key == "property.kafka_default_offsets":
-			off, msg := parseOffset(v)
+			off, msg := parseOffset(v, loc)
 			if msg != "" {
 				return nil, bad("%s", msg)
 			}
@@ -562,7 +689,7 @@ func (p *parser) fromSource(alter bool) (*kafkaProps, *Error) {
 		clause := "FROM KAFKA " + quote(offsets.rawKey)
 		var list []string
 		for o := range strings.SplitSeq(offsets.val, ",") {
-			off, msg := parseOffset(strings.TrimSpace(o))
+			off, msg := parseOffset(strings.TrimSpace(o), loc)
 			if msg != "" {
 				return nil, p.errf(offsets.valTok, clause, "%s %s", quote(strings.TrimSpace(o)), msg)
 			}
@@ -609,9 +736,9 @@ func parsePartitions(s string) ([]int32, string) {
 }
 
 // parseOffset canonicalizes one start offset: a non-negative integer,
-// OFFSET_BEGINNING or OFFSET_END (any case). A date and time (Doris's
-// "2021-05-22 11:00:00") is refused by name.
-func parseOffset(s string) (string, string) {
+// OFFSET_BEGINNING or OFFSET_END (any case), or a date and time (Doris's
+// "2021-05-22 11:00:00", read in loc), which becomes TIME:<epoch ms>.
+func parseOffset(s string, loc *time.Location) (string, string) {
 	switch strings.ToUpper(s) {
 	case config.OffsetBeginning:
 		return config.OffsetBeginning, ""
@@ -622,9 +749,16 @@ func parseOffset(s string) (string, string) {
 		return strconv.FormatInt(n, 10), ""
 	}
 	if strings.ContainsAny(s, "-:") {
-		return "", "not supported: start offsets by time are not supported by loadnode (use a number, OFFSET_BEGINNING or OFFSET_END)"
+		t, err := time.ParseInLocation(time.DateTime, s, loc)
+		if err != nil {
+			return "", `must be a number, OFFSET_BEGINNING, OFFSET_END or a time "2006-01-02 15:04:05"`
+		}
+		if t.UnixMilli() < 0 {
+			return "", "must not be before 1970"
+		}
+		return config.OffsetTimePrefix + strconv.FormatInt(t.UnixMilli(), 10), ""
 	}
-	return "", "must be a non-negative integer, OFFSET_BEGINNING or OFFSET_END"
+	return "", "must be a non-negative integer, OFFSET_BEGINNING, OFFSET_END or a time \"2006-01-02 15:04:05\""
 }
 
 // alterRoutineLoad parses the rest of ALTER ROUTINE LOAD FOR [db.]name
@@ -657,7 +791,8 @@ func (p *parser) alterRoutineLoad() (*Statement, *Error) {
 	}
 	var k *kafkaProps
 	if p.peek().is("FROM") {
-		if k, err = p.fromSource(true); err != nil {
+		loc, _ := config.LoadTimezone(jp.timezone) // the ALTER's own timezone, else UTC
+		if k, err = p.fromSource(true, loc); err != nil {
 			return nil, err
 		}
 		a.Kafka = k.spec

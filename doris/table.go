@@ -1,18 +1,13 @@
 package doris
 
 import (
-	"fmt"
+	"errors"
 	"strconv"
 	"strings"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/table"
 )
-
-// maxExactDecimalDigits is the largest DECIMAL precision loadnode accepts:
-// DECIMAL is stored as FLOAT64, and every decimal number of at most 15
-// significant digits survives the round trip through a float64 (and back to
-// its shortest decimal form) unchanged.
-const maxExactDecimalDigits = 15
 
 // ignoredTableProperties are CREATE TABLE PROPERTIES that only say how Doris
 // places, replicates or compacts tablets. They cannot change which rows a
@@ -40,6 +35,11 @@ var ignoredTableProperties = map[string]bool{
 	"is_being_synced":                                true,
 	"colocate_with":                                  true,
 	"store_row_column":                               true,
+	"bloom_filter_columns":                           true,
+	"bloom_filter_fpp":                               true,
+	"estimate_partition_size":                        true,
+	"group_commit_interval_ms":                       true,
+	"group_commit_data_bytes":                        true,
 }
 
 // aggregationTypes are the Doris column aggregation types (AGGREGATE KEY
@@ -49,7 +49,7 @@ var aggregationTypes = map[string]bool{
 	"HLL_UNION": true, "BITMAP_UNION": true, "QUANTILE_UNION": true, "GENERIC": true,
 }
 
-const typesHelp = "supported: TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DECIMAL(p,s) with p <= 15, CHAR, VARCHAR, STRING, TEXT, BOOLEAN, DATE, DATETIME"
+const typesHelp = "supported: TINYINT, SMALLINT, INT, BIGINT, LARGEINT, FLOAT, DOUBLE, DECIMAL(p,s) with p <= 38, CHAR(n), VARCHAR(n), STRING, TEXT, BOOLEAN, DATE, DATETIME(p), JSON"
 
 // createTable parses the rest of CREATE TABLE [IF NOT EXISTS] [db.]name
 // (columns) [clauses].
@@ -82,11 +82,17 @@ func (p *parser) createTable() (*Statement, *Error) {
 		return nil, err
 	}
 	for {
-		col, err := p.columnDef()
-		if err != nil {
-			return nil, err
+		if t := p.peek(); t.is("INDEX") {
+			if err := p.indexDef(st); err != nil {
+				return nil, err
+			}
+		} else {
+			col, err := p.columnDef()
+			if err != nil {
+				return nil, err
+			}
+			spec.Columns = append(spec.Columns, col)
 		}
-		spec.Columns = append(spec.Columns, col)
 		if p.acceptSym(",") {
 			continue
 		}
@@ -95,33 +101,77 @@ func (p *parser) createTable() (*Statement, *Error) {
 		}
 		break
 	}
-	if err := p.tableClauses(spec); err != nil {
+	if err := p.tableClauses(st, spec); err != nil {
 		return nil, err
 	}
 	st.CreateTable = spec
 	return st, nil
 }
 
-// columnDef parses one column definition:
-// name type [KEY] [NULL] [DEFAULT NULL] [COMMENT '...'].
-func (p *parser) columnDef() (*api.Column, *Error) {
-	if t := p.peek(); t.is("INDEX") {
-		return nil, p.errf(t, "INDEX", "indexes not supported by loadnode")
+// indexDef parses INDEX name (cols) [USING kind] [PROPERTIES (...)]
+// [COMMENT '...'] in a column list: an index speeds Doris's queries and
+// changes no value, so it is accepted and listed as ignored.
+func (p *parser) indexDef(st *Statement) *Error {
+	const clause = "INDEX"
+	p.next()
+	name, err := p.ident(clause, "an index name")
+	if err != nil {
+		return err
 	}
+	if _, err := p.identList(clause, "a column name"); err != nil {
+		return err
+	}
+	kind := ""
+	if p.accept("USING") {
+		k, err := p.ident("INDEX USING", "an index type")
+		if err != nil {
+			return err
+		}
+		kind = " USING " + strings.ToUpper(k.text)
+	}
+	if p.peek().is("PROPERTIES") {
+		p.next()
+		if _, err := p.properties("INDEX PROPERTIES"); err != nil {
+			return err
+		}
+	}
+	if p.accept("COMMENT") {
+		if v := p.peek(); v.kind != tokString {
+			return p.errf(v, "INDEX COMMENT", "expected a string, found %s", v.describe())
+		}
+		p.next()
+	}
+	st.Ignored = append(st.Ignored, "INDEX "+name.text+kind)
+	return nil
+}
+
+// columnDef parses one column definition:
+// name type [KEY] [NULL | NOT NULL] [DEFAULT value] [COMMENT '...'].
+func (p *parser) columnDef() (*api.Column, *Error) {
 	nt, err := p.ident("CREATE TABLE", "a column name")
 	if err != nil {
 		return nil, err
 	}
 	clause := "column " + quote(nt.text)
-	typ, err := p.columnType(clause)
+	col, err := p.columnType(clause)
 	if err != nil {
 		return nil, err
 	}
+	col.Name = nt.text
 	seen := make(map[string]bool)
 	for {
 		t := p.peek()
 		if t.isSym(",") || t.isSym(")") || t.kind == tokEOF {
-			return &api.Column{Name: nt.text, Type: typ}, nil
+			if col.DefaultValue != nil {
+				if _, err := table.NewSchema(&api.TableSpec{Name: "t", Columns: []*api.Column{col}}); err != nil {
+					var fe *table.FieldError
+					if errors.As(err, &fe) {
+						return nil, p.errf(nt, clause+" DEFAULT", "%s", fe.Msg)
+					}
+					return nil, p.errf(nt, clause, "%v", err)
+				}
+			}
+			return col, nil
 		}
 		word := strings.ToUpper(t.text)
 		if t.kind == tokIdent && seen[word] {
@@ -134,19 +184,42 @@ func (p *parser) columnDef() (*api.Column, *Error) {
 			// loadnode keys rows by their source position, so it changes nothing.
 			p.next()
 		case t.is("NULL"):
+			if seen["NOT"] {
+				return nil, p.errf(t, clause, "NULL and NOT NULL both given")
+			}
 			p.next()
 		case t.is("NOT"):
-			if p.peekAt(1).is("NULL") {
-				return nil, p.errf(t, clause+" NOT NULL", "not supported yet: loadnode columns are nullable and do not refuse NULL values")
+			if !p.peekAt(1).is("NULL") {
+				return nil, p.errf(t, clause, "unexpected NOT")
 			}
-			return nil, p.errf(t, clause, "unexpected NOT")
+			if seen["NULL"] {
+				return nil, p.errf(t, clause, "NULL and NOT NULL both given")
+			}
+			p.next()
+			p.next()
+			col.NotNull = true
 		case t.is("DEFAULT"):
 			p.next()
-			if v := p.peek(); v.is("NULL") {
+			v := p.peek()
+			switch {
+			case v.is("NULL"):
 				p.next()
-				continue
+				if col.NotNull {
+					return nil, p.errf(v, clause+" DEFAULT NULL", "a NOT NULL column cannot default to NULL")
+				}
+			case v.kind == tokString || v.kind == tokNumber:
+				p.next()
+				val := v.text
+				col.DefaultValue = &val
+			case v.isSym("-") && p.peekAt(1).kind == tokNumber:
+				p.next()
+				val := "-" + p.next().text
+				col.DefaultValue = &val
+			case v.is("CURRENT_TIMESTAMP"), v.is("CURRENT_DATE"), v.is("NOW"):
+				return nil, p.errf(v, clause+" DEFAULT "+strings.ToUpper(v.text), "not supported yet: a default that depends on the load time")
+			default:
+				return nil, p.errf(v, clause+" DEFAULT", "expected a string, a number or NULL, found %s", v.describe())
 			}
-			return nil, p.errf(t, clause+" DEFAULT", "not supported yet: a value missing from a record loads as NULL (only DEFAULT NULL is accepted)")
 		case t.is("COMMENT"):
 			p.next()
 			if v := p.peek(); v.kind != tokString {
@@ -167,89 +240,56 @@ func (p *parser) columnDef() (*api.Column, *Error) {
 	}
 }
 
-// columnType parses a Doris column type and maps it to a loadnode type.
-func (p *parser) columnType(clause string) (api.ColumnType, *Error) {
+// columnType parses a Doris column type (table.TypeOf says which and their
+// defaults) with its parameters.
+func (p *parser) columnType(clause string) (*api.Column, *Error) {
 	t := p.peek()
 	if t.kind != tokIdent {
-		return 0, p.errf(t, clause, "expected a column type, found %s", t.describe())
+		return nil, p.errf(t, clause, "expected a column type, found %s", t.describe())
 	}
 	p.next()
 	name := strings.ToUpper(t.text)
-	var typ api.ColumnType
-	maxArgs := 0 // type parameters in parentheses accepted
 	switch name {
-	case "TINYINT", "SMALLINT", "INT", "INTEGER", "BIGINT":
-		typ, maxArgs = api.ColumnType_INT64, 1 // display width, as in INT(11)
-	case "FLOAT", "DOUBLE":
-		typ = api.ColumnType_FLOAT64
-	case "DECIMAL", "DECIMALV2", "DECIMALV3":
-		typ, maxArgs = api.ColumnType_FLOAT64, 2
-	case "CHAR", "VARCHAR":
-		typ, maxArgs = api.ColumnType_STRING, 1
-	case "STRING", "TEXT":
-		typ = api.ColumnType_STRING
-	case "BOOLEAN", "BOOL":
-		typ = api.ColumnType_BOOL
-	case "DATE", "DATEV2":
-		typ = api.ColumnType_TIMESTAMP
-	case "DATETIME", "DATETIMEV2":
-		typ, maxArgs = api.ColumnType_TIMESTAMP, 1 // fractional-second precision
-	case "LARGEINT":
-		return 0, p.errf(t, clause, "type LARGEINT not supported: loadnode integers are 64-bit (use BIGINT)")
-	default:
-		return 0, p.errf(t, clause, "type %s not supported by loadnode (%s)", name, typesHelp)
+	case "INT64", "FLOAT64", "TIMESTAMP", "INT8", "INT16", "INT32", "INT128", "FLOAT32":
+		// loadnode's own names are for job specs, not Doris DDL.
+		return nil, p.errf(t, clause, "type %s not supported by loadnode (%s)", name, typesHelp)
+	case "ARRAY", "MAP", "STRUCT", "VARIANT", "HLL", "BITMAP", "QUANTILE_STATE", "AGG_STATE", "IPV4", "IPV6":
+		return nil, p.errf(t, clause, "type %s not supported yet (%s)", name, typesHelp)
 	}
-	if !p.peek().isSym("(") {
-		return typ, nil
-	}
-	open := p.next()
-	if maxArgs == 0 {
-		return 0, p.errf(open, clause, "type %s takes no parameters", name)
-	}
-	var args []int64
-	for {
-		a := p.peek()
-		n, perr := strconv.ParseInt(a.text, 10, 32)
-		if a.kind != tokNumber || perr != nil {
-			return 0, p.errf(a, clause, "%s: expected a number, found %s", name, a.describe())
-		}
+	var args []int
+	if p.peek().isSym("(") {
 		p.next()
-		args = append(args, n)
-		if len(args) < maxArgs && p.acceptSym(",") {
-			continue
-		}
-		if err := p.expectSym(clause, ")"); err != nil {
-			return 0, err
-		}
-		break
-	}
-	switch name {
-	case "DECIMAL", "DECIMALV2", "DECIMALV3":
-		prec, scale := args[0], int64(0)
-		if len(args) == 2 {
-			scale = args[1]
-		}
-		what := fmt.Sprintf("%s(%d,%d)", name, prec, scale)
-		if prec < 1 || scale > prec {
-			return 0, p.errf(t, clause, "%s: precision must be >= 1 and scale <= precision", what)
-		}
-		if prec > maxExactDecimalDigits {
-			return 0, p.errf(t, clause, "%s: precision above %d digits not supported (DECIMAL is stored as FLOAT64, exact to %d significant digits)", what, maxExactDecimalDigits, maxExactDecimalDigits)
-		}
-	case "DATETIME", "DATETIMEV2":
-		if args[0] > 6 {
-			return 0, p.errf(t, clause, "%s(%d): precision must be 0..6", name, args[0])
-		}
-	default:
-		if args[0] < 1 {
-			return 0, p.errf(t, clause, "%s(%d): length must be >= 1", name, args[0])
+		for {
+			a := p.peek()
+			n, perr := strconv.ParseInt(a.text, 10, 32)
+			if a.kind != tokNumber || perr != nil {
+				return nil, p.errf(a, clause, "%s: expected a number, found %s", name, a.describe())
+			}
+			p.next()
+			args = append(args, int(n))
+			if p.acceptSym(",") {
+				continue
+			}
+			if err := p.expectSym(clause, ")"); err != nil {
+				return nil, err
+			}
+			break
 		}
 	}
-	return typ, nil
+	col, err := table.TypeOf(name, args)
+	if err != nil {
+		msg := strings.TrimPrefix(err.Error(), "table: ")
+		if strings.HasPrefix(msg, "unknown column type") {
+			return nil, p.errf(t, clause, "type %s not supported by loadnode (%s)", name, typesHelp)
+		}
+		return nil, p.errf(t, clause, "%s", msg)
+	}
+	// An integer's display width (INT(11)) means nothing.
+	return col, nil
 }
 
 // tableClauses parses what follows the column list of CREATE TABLE.
-func (p *parser) tableClauses(spec *api.TableSpec) *Error {
+func (p *parser) tableClauses(st *Statement, spec *api.TableSpec) *Error {
 	seen := make(map[string]bool)
 	once := func(t token, name string) *Error {
 		if seen[name] {
@@ -299,6 +339,7 @@ func (p *parser) tableClauses(spec *api.TableSpec) *Error {
 			if !strings.EqualFold(e.text, "OLAP") {
 				return p.errf(e, "ENGINE="+e.text, "not supported by loadnode (only OLAP)")
 			}
+			st.Ignored = append(st.Ignored, "ENGINE=OLAP")
 		case t.is("DUPLICATE"):
 			if err := once(t, "DUPLICATE KEY"); err != nil {
 				return err
@@ -311,6 +352,7 @@ func (p *parser) tableClauses(spec *api.TableSpec) *Error {
 			if err := columns("DUPLICATE KEY"); err != nil {
 				return err
 			}
+			st.Ignored = append(st.Ignored, "DUPLICATE KEY (sort columns: rows are kept in load order)")
 		case t.is("UNIQUE"), t.is("AGGREGATE"), t.is("PRIMARY"):
 			name := strings.ToUpper(t.text) + " KEY"
 			return p.errf(t, name, "table model not supported yet (only DUPLICATE KEY)")
@@ -323,6 +365,7 @@ func (p *parser) tableClauses(spec *api.TableSpec) *Error {
 				return p.errf(v, "COMMENT", "expected a string, found %s", v.describe())
 			}
 			p.next()
+			st.Ignored = append(st.Ignored, "COMMENT")
 		case t.is("PARTITION"), t.is("AUTO"):
 			if t.is("AUTO") && !p.peekAt(1).is("PARTITION") {
 				return p.errf(t, "", "unexpected %s", t.describe())
@@ -334,7 +377,13 @@ func (p *parser) tableClauses(spec *api.TableSpec) *Error {
 			if n := p.peekAt(2); t.is("PARTITION") && (n.is("RANGE") || n.is("LIST")) {
 				what += " " + strings.ToUpper(n.text)
 			}
-			return p.errf(t, what, "partitioned tables not supported yet")
+			if err := once(t, "PARTITION BY"); err != nil {
+				return err
+			}
+			if err := p.partitionBy(what); err != nil {
+				return err
+			}
+			st.Ignored = append(st.Ignored, what+" (partitions place rows; every row is kept)")
 		case t.is("DISTRIBUTED"):
 			if err := once(t, "DISTRIBUTED BY"); err != nil {
 				return err
@@ -342,6 +391,7 @@ func (p *parser) tableClauses(spec *api.TableSpec) *Error {
 			if err := p.distributedBy(columns); err != nil {
 				return err
 			}
+			st.Ignored = append(st.Ignored, "DISTRIBUTED BY")
 		case t.is("ROLLUP"):
 			return p.errf(t, "ROLLUP", "materialized views not supported by loadnode")
 		case t.is("PROPERTIES"):
@@ -357,6 +407,7 @@ func (p *parser) tableClauses(spec *api.TableSpec) *Error {
 				if !ignoredTableProperties[pr.key] {
 					return p.errf(pr.keyTok, "PROPERTIES "+quote(pr.rawKey), "not supported by loadnode")
 				}
+				st.Ignored = append(st.Ignored, "PROPERTIES "+quote(pr.rawKey))
 			}
 		default:
 			return p.errf(t, "CREATE TABLE", "unexpected %s", t.describe())
@@ -394,5 +445,47 @@ func (p *parser) distributedBy(columns func(string) *Error) *Error {
 		return p.errf(n, "BUCKETS", "expected a positive number or AUTO, found %s", n.describe())
 	}
 	p.next()
+	return nil
+}
+
+// partitionBy skips [AUTO] PARTITION BY RANGE|LIST (cols) (partitions...):
+// Doris partitions decide where rows live, not which are kept (a row
+// outside every partition is an error row in Doris, a kept row here; the
+// Ignored list says so).
+func (p *parser) partitionBy(what string) *Error {
+	p.accept("AUTO")
+	p.next() // PARTITION
+	if err := p.expect(what, "BY"); err != nil {
+		return err
+	}
+	if !p.accept("RANGE") && !p.accept("LIST") {
+		return p.errf(p.peek(), what, "expected RANGE or LIST, found %s", p.peek().describe())
+	}
+	// (cols) or (expr), then the partition list; both balanced parentheses.
+	for k := 0; k < 2; k++ {
+		t := p.peek()
+		if !t.isSym("(") {
+			if k == 1 {
+				return nil // AUTO PARTITION may leave the list out
+			}
+			return p.errf(t, what, "expected (, found %s", t.describe())
+		}
+		depth := 0
+		for {
+			t := p.next()
+			switch {
+			case t.kind == tokEOF:
+				return p.errf(t, what, "unbalanced parentheses")
+			case t.isSym("("), t.isSym("["):
+				depth++
+			case t.isSym(")"), t.isSym("]"):
+				// VALUES [('a'), ('b')) is half open: ")" closes "[".
+				depth--
+			}
+			if depth == 0 {
+				break
+			}
+		}
+	}
 	return nil
 }

@@ -27,7 +27,7 @@ func (specRules) Prepare(spec *api.JobSpec) error {
 	if err != nil {
 		return err
 	}
-	format := table.Format{Kind: spec.GetFormat(), ColumnSeparator: spec.GetColumnSeparator(), JSONPaths: spec.GetJsonpaths()}
+	format := table.FormatOf(spec)
 	if _, err := table.NewParser(schema, format); err != nil {
 		if _, ok := err.(*table.FieldError); ok {
 			return err

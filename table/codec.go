@@ -18,9 +18,11 @@ var ErrCorrupt = errors.New("table: corrupt row")
 //	uvarint job id, varint partition, varint offset
 //	uvarint number of columns
 //	per column: one flag byte (0 NULL, 1 present), then when present
-//	  INT64, TIMESTAMP: varint
+//	  INT8, INT16, INT32, INT64, TIMESTAMP, DATE, DATETIME: varint
+//	  INT128, DECIMAL:  varint high 64 bits, 8 bytes low 64 bits little-endian
 //	  FLOAT64:          8 bytes, IEEE 754 bits little-endian
-//	  STRING:           uvarint length, bytes
+//	  FLOAT32:          4 bytes, IEEE 754 binary32 bits little-endian
+//	  STRING, CHAR, VARCHAR, JSON: uvarint length, bytes
 //	  BOOL:             1 byte, 0 or 1
 const valueFormatV1 = 0x01
 
@@ -79,11 +81,17 @@ func AppendValue(dst []byte, s *Schema, pos Pos, vals []Value) []byte {
 		}
 		dst = append(dst, 1)
 		switch s.types[i] {
-		case api.ColumnType_INT64, api.ColumnType_TIMESTAMP:
+		case api.ColumnType_INT64, api.ColumnType_TIMESTAMP, api.ColumnType_INT8, api.ColumnType_INT16, api.ColumnType_INT32,
+			api.ColumnType_DATE, api.ColumnType_DATETIME:
 			dst = binary.AppendVarint(dst, v.Int)
+		case api.ColumnType_INT128, api.ColumnType_DECIMAL:
+			dst = binary.AppendVarint(dst, v.Hi)
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(v.Int))
 		case api.ColumnType_FLOAT64:
 			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(v.Float))
-		case api.ColumnType_STRING:
+		case api.ColumnType_FLOAT32:
+			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(float32(v.Float)))
+		case api.ColumnType_STRING, api.ColumnType_CHAR, api.ColumnType_VARCHAR, api.ColumnType_JSON:
 			dst = binary.AppendUvarint(dst, uint64(len(v.Str)))
 			dst = append(dst, v.Str...)
 		case api.ColumnType_BOOL:
@@ -142,8 +150,17 @@ func DecodeValue(s *Schema, b []byte, dst []Value) ([]Value, Pos, error) {
 			return dst, pos, fmt.Errorf("%w: column %s: bad null flag %d", ErrCorrupt, s.cols[i].GetName(), flag)
 		}
 		switch s.types[i] {
-		case api.ColumnType_INT64, api.ColumnType_TIMESTAMP:
+		case api.ColumnType_INT64, api.ColumnType_TIMESTAMP, api.ColumnType_INT8, api.ColumnType_INT16, api.ColumnType_INT32,
+			api.ColumnType_DATE, api.ColumnType_DATETIME:
 			v.Int = d.varint()
+		case api.ColumnType_INT128, api.ColumnType_DECIMAL:
+			v.Hi = d.varint()
+			if d.bad || d.i+8 > len(b) {
+				d.bad = true
+				break
+			}
+			v.Int = int64(binary.LittleEndian.Uint64(b[d.i:]))
+			d.i += 8
 		case api.ColumnType_FLOAT64:
 			if d.i+8 > len(b) {
 				d.bad = true
@@ -151,7 +168,14 @@ func DecodeValue(s *Schema, b []byte, dst []Value) ([]Value, Pos, error) {
 			}
 			v.Float = math.Float64frombits(binary.LittleEndian.Uint64(b[d.i:]))
 			d.i += 8
-		case api.ColumnType_STRING:
+		case api.ColumnType_FLOAT32:
+			if d.i+4 > len(b) {
+				d.bad = true
+				break
+			}
+			v.Float = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[d.i:])))
+			d.i += 4
+		case api.ColumnType_STRING, api.ColumnType_CHAR, api.ColumnType_VARCHAR, api.ColumnType_JSON:
 			l := d.uvarint()
 			if d.bad || l > uint64(len(b)-d.i) {
 				d.bad = true

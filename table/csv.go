@@ -26,10 +26,10 @@ func (p *Parser) parseCSV() error {
 	col, pos := 0, 0
 	for {
 		if col == ncols {
-			return &ParseError{Reason: "csv: " + plural(col+p.countFields(rec, pos), "field") + ", table has " + plural(ncols, "column")}
+			return &ParseError{Reason: "csv: " + plural(col+p.countFields(rec, pos), "field") + ", " + p.want(ncols)}
 		}
 		last := false
-		if pos < len(rec) && rec[pos] == '"' {
+		if pos < len(rec) && p.enclose != 0 && rec[pos] == p.enclose {
 			end, err := p.quotedField(col, rec, pos)
 			if err != nil {
 				return err
@@ -60,7 +60,7 @@ func (p *Parser) parseCSV() error {
 		}
 	}
 	if col != ncols {
-		return &ParseError{Reason: "csv: " + plural(col, "field") + ", table has " + plural(ncols, "column")}
+		return &ParseError{Reason: "csv: " + plural(col, "field") + ", " + p.want(ncols)}
 	}
 	if p.colErr != nil {
 		return p.colErr
@@ -72,41 +72,66 @@ func (p *Parser) parseCSV() error {
 func (p *Parser) plainField(col int, b []byte, off int) {
 	switch {
 	case len(b) == 0:
-		if p.types[col] == api.ColumnType_STRING {
+		if t := p.types[col]; !p.emptyNull && (t == api.ColumnType_STRING || t == api.ColumnType_CHAR || t == api.ColumnType_VARCHAR) {
 			p.dst[col] = Value{}
 		} else {
 			p.dst[col] = Value{Null: true}
 		}
 	case len(b) == 2 && b[0] == '\\' && b[1] == 'N':
 		p.dst[col] = Value{Null: true}
+	case p.escape != 0 && bytes.IndexByte(b, p.escape) >= 0:
+		buf := p.buf[:0]
+		for k := 0; k < len(b); k++ {
+			if b[k] == p.escape {
+				k++ // the next byte is literal; a trailing escape is dropped
+				if k == len(b) {
+					break
+				}
+			}
+			buf = append(buf, b[k])
+		}
+		p.buf = buf
+		p.setText(col, buf, -1)
 	default:
 		p.setText(col, b, off)
 	}
 }
 
-// quotedField parses the quoted field starting at rec[pos] == '"' and returns
-// the offset just after its closing quote, which is the end of rec or the
-// start of a separator.
+// quotedField parses the enclosed field starting at rec[pos] == p.enclose
+// and returns the offset just after its closing character, which is the end
+// of rec or the start of a separator. Inside, a doubled enclose character
+// is one, and the escape character makes the next one literal.
 func (p *Parser) quotedField(col int, rec []byte, pos int) (int, error) {
+	q := p.enclose
 	start := pos + 1
 	i := start
 	escaped := false
 	for {
-		j := bytes.IndexByte(rec[i:], '"')
+		j := bytes.IndexByte(rec[i:], q)
+		if p.escape != 0 {
+			if e := bytes.IndexByte(rec[i:], p.escape); e >= 0 && (j < 0 || e < j) {
+				escaped = true
+				i += e + 2
+				if i > len(rec) {
+					i = len(rec)
+				}
+				continue
+			}
+		}
 		if j < 0 {
-			return 0, &ParseError{Column: p.s.cols[col].GetName(), Reason: "csv: column " + p.s.cols[col].GetName() + ": unterminated quoted field starting at byte " + strconv.Itoa(pos)}
+			return 0, &ParseError{Column: p.names[col], Reason: "csv: column " + p.names[col] + ": unterminated quoted field starting at byte " + strconv.Itoa(pos)}
 		}
 		i += j
-		if i+1 < len(rec) && rec[i+1] == '"' {
+		if i+1 < len(rec) && rec[i+1] == q {
 			escaped = true
 			i += 2
 			continue
 		}
 		break
 	}
-	end := i + 1 // after the closing quote
+	end := i + 1 // after the closing character
 	if end != len(rec) && !bytes.HasPrefix(rec[end:], p.sep) {
-		return 0, &ParseError{Column: p.s.cols[col].GetName(), Reason: "csv: column " + p.s.cols[col].GetName() + ": unexpected text after closing quote at byte " + strconv.Itoa(end)}
+		return 0, &ParseError{Column: p.names[col], Reason: "csv: column " + p.names[col] + ": unexpected text after closing quote " + strconv.QuoteRune(rune(q)) + " at byte " + strconv.Itoa(end)}
 	}
 	b := rec[start:i]
 	if len(b) == 0 {
@@ -119,10 +144,16 @@ func (p *Parser) quotedField(col int, rec []byte, pos int) (int, error) {
 	}
 	buf := p.buf[:0]
 	for k := 0; k < len(b); k++ {
-		buf = append(buf, b[k])
-		if b[k] == '"' {
-			k++ // skip the second quote of ""
+		switch {
+		case p.escape != 0 && b[k] == p.escape:
+			k++
+			if k == len(b) {
+				continue
+			}
+		case b[k] == q:
+			k++ // the second of a doubled enclose character
 		}
+		buf = append(buf, b[k])
 	}
 	p.buf = buf
 	p.setText(col, buf, -1)
@@ -142,4 +173,12 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return strconv.Itoa(n) + " " + what + "s"
+}
+
+// want says how many fields a record should have.
+func (p *Parser) want(n int) string {
+	if p.m != nil {
+		return "the column mapping has " + plural(n, "field")
+	}
+	return "table has " + plural(n, "column")
 }

@@ -32,11 +32,16 @@ const (
 
 // parseJSON parses p.raw, one JSON object, walking it once: values at the
 // compiled paths are parsed into their columns, everything else is validated
-// and skipped. A missing key or a JSON null is NULL. A syntax error wins over
-// a column error found before it.
+// and skipped. A missing key loads the column's DEFAULT (NULL without one);
+// a JSON null is NULL. A syntax error wins over a column error found before
+// it.
 func (p *Parser) parseJSON() error {
 	for i := range p.dst {
-		p.dst[i] = Value{Null: true}
+		if p.meta[i].hasDef {
+			p.dst[i] = p.meta[i].def
+		} else {
+			p.dst[i] = Value{Null: true}
+		}
 	}
 	raw := p.raw
 	i := skipWS(raw, 0)
@@ -185,13 +190,13 @@ func (p *Parser) literal(i int, n *jnode, lit string, b bool) (int, error) {
 		return end, nil
 	}
 	for _, col := range n.cols {
-		switch p.types[col] {
-		case api.ColumnType_BOOL:
+		switch t := p.types[col]; {
+		case t == api.ColumnType_BOOL:
 			p.dst[col] = Value{Bool: b}
-		case api.ColumnType_STRING:
-			p.dst[col] = Value{Str: lit}
+		case isText(t):
+			p.setText(col, p.raw[i:end], i)
 		default:
-			p.setErr(col, "JSON %s is not %s", lit, article(p.types[col]))
+			p.convFail(col, "JSON "+lit+" is not "+article(t), false)
 		}
 	}
 	return end, nil
@@ -431,9 +436,10 @@ func scanNumber(b []byte, i int) (int, bool) {
 }
 
 // setJSONString parses the content raw[i:j] of a JSON string into col. An
-// empty string is NULL in every column but STRING.
+// empty string is NULL in every column but STRING, CHAR and VARCHAR. A JSON
+// column takes the string's content as JSON text.
 func (p *Parser) setJSONString(col, i, j int, esc bool) {
-	if i == j && p.types[col] != api.ColumnType_STRING {
+	if t := p.types[col]; i == j && t != api.ColumnType_STRING && t != api.ColumnType_CHAR && t != api.ColumnType_VARCHAR {
 		p.dst[col] = Value{Null: true}
 		return
 	}
@@ -445,56 +451,51 @@ func (p *Parser) setJSONString(col, i, j int, esc bool) {
 	p.setText(col, p.buf, -1)
 }
 
-// setJSONNumber parses the JSON number raw[i:j] into col.
-func (p *Parser) setJSONNumber(col, i, j int, isInt bool) {
+// setJSONNumber parses the JSON number raw[i:j] into col. A number is not a
+// DATE or DATETIME (as Doris: NULL or an error row, by strict_mode); a
+// TIMESTAMP takes it as epoch milliseconds.
+func (p *Parser) setJSONNumber(col, i, j int, integral bool) {
 	b := p.raw[i:j]
 	v := &p.dst[col]
 	*v = Value{}
 	t := p.types[col]
-	switch t {
-	case api.ColumnType_INT64, api.ColumnType_TIMESTAMP:
-		if !isInt {
+	switch {
+	case t == api.ColumnType_TIMESTAMP:
+		if !integral {
 			break
 		}
 		n, e := parseInt(b)
-		if e == numOK && t == api.ColumnType_TIMESTAMP {
+		if e == numOK {
 			n, e = epochMillisToMicros(n)
 		}
-		if e == numRange {
-			p.setErr(col, "%s is out of range for %s", b, t)
+		if e != numOK {
+			p.convFail(col, convReason(t, p.meta[col], b, numRange), false)
 			return
 		}
 		v.Int = n
 		return
-	case api.ColumnType_FLOAT64:
-		f, e := parseFloat(b)
-		if e == numRange {
-			p.setErr(col, "%s is out of range for %s", b, t)
-			return
-		}
-		v.Float = f
-		return
-	case api.ColumnType_STRING:
-		v.Str = p.str(i, j)
-		return
-	case api.ColumnType_BOOL:
+	case isInt(t) && !integral:
+	case t == api.ColumnType_DATE, t == api.ColumnType_DATETIME:
+	case t == api.ColumnType_BOOL:
 		if len(b) == 1 && (b[0] == '0' || b[0] == '1') {
 			v.Bool = b[0] == '1'
 			return
 		}
-	}
-	if len(b) > maxQuoted {
-		b = b[:maxQuoted]
-	}
-	p.setErr(col, "%s is not %s", b, article(t))
-}
-
-// setJSONText sets col from the raw text of a JSON object or array: STRING
-// columns take the text, others fail.
-func (p *Parser) setJSONText(col, i, j int, what string) {
-	if p.types[col] == api.ColumnType_STRING {
-		p.setText(col, p.raw[i:j], i) // checks UTF-8
+	default:
+		// integers, LARGEINT, DECIMAL, floats, text and JSON: the number's
+		// text, exactly as written.
+		p.setText(col, b, i)
 		return
 	}
-	p.setErr(col, "%s is not %s", what, article(p.types[col]))
+	p.convFail(col, convReason(t, p.meta[col], b, numSyntax), false)
+}
+
+// setJSONText sets col from the raw text of a JSON object or array: text
+// columns take the text (JSON compacted), others fail.
+func (p *Parser) setJSONText(col, i, j int, what string) {
+	if isText(p.types[col]) {
+		p.setText(col, p.raw[i:j], i)
+		return
+	}
+	p.convFail(col, what+" is not "+article(p.types[col]), false)
 }

@@ -1,11 +1,12 @@
 package table
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+	"time"
 	"unsafe"
 
 	"github.com/loadnode/loadnode/api"
@@ -24,6 +25,33 @@ type Format struct {
 	// column names. A single element holding a JSON array of paths (the Doris
 	// spelling `["$.a","$.b"]`) is accepted too.
 	JSONPaths []string
+	// NonStrict is Doris's strict_mode "false": a value that does not
+	// convert to its column's type loads as NULL (a DECIMAL out of range as
+	// its largest or smallest value), and the row is an error row only when
+	// the column is NOT NULL. When false (strict), such a row is an error
+	// row. A NULL in a NOT NULL column is an error row either way.
+	NonStrict bool
+	// Columns is the column mapping (Doris COLUMNS (...)), one entry per
+	// item as written: "k1", "tmp", "v2 = tmp * 100" (see mapping.go).
+	// Empty: the record's fields are the table's columns in order.
+	Columns []string
+	// Where filters rows after the mapping (Doris WHERE); "" keeps all.
+	Where string
+	// JSONRoot, json only, is the path of the object the fields are read
+	// from ("$.data"); "" is the record itself.
+	JSONRoot string
+	// EmptyFieldAsNull, csv only: an empty unquoted field is NULL in text
+	// columns too (Doris empty_field_as_null).
+	EmptyFieldAsNull bool
+	// Location is the zone of conversions that need one; nil is UTC.
+	Location *time.Location
+	// Enclose, csv only, encloses a field holding separators; 0 means '"'
+	// unless NoEnclose, when quotes are literal (Doris's default).
+	Enclose   byte
+	NoEnclose bool
+	// Escape, csv only, makes the next character literal; it is removed
+	// from every field (a trailing one too, as Doris). 0 means none.
+	Escape byte
 }
 
 // ParseError is why one record did not parse. Its message is a human reason
@@ -39,13 +67,24 @@ func (e *ParseError) Error() string { return e.Reason }
 // Parser turns one source record into one row. It is not safe for concurrent
 // use: it reuses buffers. Use one per task.
 type Parser struct {
-	s     *Schema
-	types []api.ColumnType
-	json  bool
+	s      *Schema
+	json   bool
+	strict bool
+	// The record's fields (slots): the table's columns, or a mapping's
+	// fields. dst holds their values while a record is parsed.
+	types     []api.ColumnType
+	meta      []colMeta
+	names     []string
+	m         *mapping // nil: the slots are the table's columns
+	slotBuf   []Value
+	out       []Value // the table row, when m != nil
+	emptyNull bool
 
 	// csv
 	sep     []byte
 	sepByte byte // sep[0] when len(sep) == 1
+	enclose byte // 0: none
+	escape  byte // 0: none
 
 	// json
 	root *jnode
@@ -63,11 +102,36 @@ type Parser struct {
 // NewParser validates f against s and returns a parser. Errors are
 // *FieldError naming format, column_separator or jsonpaths.
 func NewParser(s *Schema, f Format) (*Parser, error) {
-	p := &Parser{s: s, types: s.types}
+	p := &Parser{s: s, types: s.types, meta: s.meta, strict: !f.NonStrict, emptyNull: f.EmptyFieldAsNull}
+	p.names = make([]string, len(s.cols))
+	for i, c := range s.cols {
+		p.names[i] = c.GetName()
+	}
+	loc := f.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	m, err := compileMapping(s, f.Columns, f.Where, loc)
+	if err != nil {
+		return nil, err
+	}
+	if m != nil {
+		p.m = m
+		p.types, p.meta, p.names = nil, nil, nil
+		for _, sl := range m.slots {
+			p.types = append(p.types, sl.typ)
+			p.meta = append(p.meta, sl.meta)
+			p.names = append(p.names, sl.name)
+		}
+		p.slotBuf = make([]Value, len(m.slots))
+	}
 	switch strings.ToLower(f.Kind) {
 	case "", "csv":
 		if len(f.JSONPaths) > 0 {
 			return nil, fieldErr("jsonpaths", "jsonpaths apply to the json format only")
+		}
+		if f.JSONRoot != "" {
+			return nil, fieldErr("json_root", "json_root applies to the json format only")
 		}
 		sep, err := parseSeparator(f.ColumnSeparator)
 		if err != nil {
@@ -75,9 +139,19 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 		}
 		p.sep = sep
 		p.sepByte = sep[0]
+		p.enclose, p.escape = '"', f.Escape
+		switch {
+		case f.NoEnclose:
+			p.enclose = 0
+		case f.Enclose != 0:
+			p.enclose = f.Enclose
+		}
+		if p.enclose != 0 && bytes.IndexByte(sep, p.enclose) >= 0 || p.escape != 0 && bytes.IndexByte(sep, p.escape) >= 0 {
+			return nil, fieldErr("enclose", "the enclose and escape characters may not be part of the column separator")
+		}
 	case "json":
 		p.json = true
-		root, err := compilePaths(s, f.JSONPaths)
+		root, err := p.compilePaths(f.JSONPaths, f.JSONRoot)
 		if err != nil {
 			return nil, err
 		}
@@ -147,19 +221,31 @@ func (p *Parser) ParseBorrowed(raw []byte, dst []Value) ([]Value, error) {
 }
 
 func (p *Parser) parse(raw []byte, dst []Value, borrow bool) ([]Value, error) {
-	n := len(p.types)
+	n := len(p.s.cols)
 	if cap(dst) < n {
 		dst = make([]Value, n)
 	}
 	dst = dst[:n]
 	p.raw, p.rawStr, p.hasStr, p.dst, p.colErr, p.borrow = raw, "", false, dst, nil, borrow
+	if p.m != nil {
+		p.dst, p.out = p.slotBuf, dst
+	}
 	var err error
 	if p.json {
 		err = p.parseJSON()
 	} else {
 		err = p.parseCSV()
 	}
-	p.raw, p.rawStr, p.dst = nil, "", nil
+	if err == nil && p.m != nil {
+		err = p.apply(p.dst, dst)
+	}
+	if err == nil {
+		p.finish(dst)
+		if p.colErr != nil {
+			err = p.colErr
+		}
+	}
+	p.raw, p.rawStr, p.dst, p.out = nil, "", nil, nil
 	if err != nil {
 		return dst, err
 	}
@@ -183,10 +269,13 @@ func (p *Parser) str(i, j int) string {
 	return p.rawStr[i:j]
 }
 
-// setErr records the first column error of a record.
+// setErr records the first column error of a record; col is a field.
 func (p *Parser) setErr(col int, format string, args ...any) {
+	p.setErrName(p.names[col], format, args...)
+}
+
+func (p *Parser) setErrName(name, format string, args ...any) {
 	if p.colErr == nil {
-		name := p.s.cols[col].GetName()
 		p.colErr = &ParseError{Column: name, Reason: "column " + name + ": " + fmt.Sprintf(format, args...)}
 	}
 }
@@ -197,63 +286,58 @@ func (p *Parser) setErr(col int, format string, args ...any) {
 func (p *Parser) setText(col int, b []byte, off int) {
 	v := &p.dst[col]
 	*v = Value{}
-	switch p.types[col] {
-	case api.ColumnType_INT64:
-		n, e := parseInt(b)
-		if e != numOK {
-			p.textErr(col, b, e)
-			return
-		}
-		v.Int = n
-	case api.ColumnType_FLOAT64:
-		f, e := parseFloat(b)
-		if e != numOK {
-			p.textErr(col, b, e)
-			return
-		}
-		v.Float = f
-	case api.ColumnType_STRING:
-		if !utf8.Valid(b) {
-			p.setErr(col, "%s is not valid UTF-8", quote(b))
-			return
-		}
+	t := p.types[col]
+	if e := convertInto(v, t, p.meta[col], b); e != numOK {
+		p.convFail(col, convReason(t, p.meta[col], b, e), e == numRange && t == api.ColumnType_DECIMAL)
+		return
+	}
+	if t == api.ColumnType_STRING || t == api.ColumnType_CHAR || t == api.ColumnType_VARCHAR {
 		if off >= 0 {
 			v.Str = p.str(off, off+len(b))
 		} else {
 			v.Str = string(b)
 		}
-	case api.ColumnType_BOOL:
-		t, ok := parseBool(b)
-		if !ok {
-			p.textErr(col, b, numSyntax)
-			return
-		}
-		v.Bool = t
-	case api.ColumnType_TIMESTAMP:
-		t, e := parseTimestamp(b)
-		if e != numOK {
-			p.textErr(col, b, e)
-			return
-		}
-		v.Int = t
 	}
 }
 
-func (p *Parser) textErr(col int, b []byte, e numError) {
-	t := p.types[col]
-	if e == numRange {
-		p.setErr(col, "%s is out of range for %s", quote(b), t)
+// convFail handles a value of column col that did not convert: strict, the
+// record is an error row; not strict, the cell is NULL (or, when keep, what
+// the conversion left in it: a clamped DECIMAL), and the record is an error
+// row only if the column is NOT NULL.
+func (p *Parser) convFail(col int, reason string, keep bool) {
+	if p.strict {
+		p.setErr(col, "%s", reason)
 		return
 	}
-	p.setErr(col, "%s is not %s", quote(b), article(t))
+	if keep {
+		return
+	}
+	p.dst[col] = Value{Null: true}
+	if p.meta[col].notNull {
+		p.setErr(col, "%s (strict_mode is false, but the column is NOT NULL)", reason)
+	}
 }
 
-// article is "an INT64", "a FLOAT64", ...
-func article(t api.ColumnType) string {
-	if t == api.ColumnType_INT64 {
-		return "an " + t.String()
+// finish checks the NOT NULL columns of a parsed row.
+func (p *Parser) finish(row []Value) {
+	if p.colErr != nil {
+		return
 	}
-	return "a " + t.String()
+	for i := range row {
+		if row[i].Null && p.s.meta[i].notNull {
+			p.setErrName(p.s.cols[i].GetName(), "NULL in a NOT NULL column")
+			return
+		}
+	}
+}
+
+// article is "an INT64", "a FLOAT64", "a TINYINT", ...
+func article(t api.ColumnType) string {
+	n := typeName(t)
+	if strings.IndexByte("AEIOU", n[0]) >= 0 {
+		return "an " + n
+	}
+	return "a " + n
 }
 
 // maxQuoted bounds how much of a bad value an error message repeats.
@@ -318,13 +402,21 @@ func (n *jnode) lookup(b []byte, hint int) (*jnode, int) {
 
 func (n *jnode) hasChildren() bool { return len(n.names) > 0 || len(n.elems) > 0 }
 
-// compilePaths builds the path tree: one top-level key per column when paths
-// is empty, else one path per column.
-func compilePaths(s *Schema, paths []string) (*jnode, error) {
+// compilePaths builds the path tree: one key per field under the root
+// (json_root, or the record) when paths is empty, else one path per field.
+func (p *Parser) compilePaths(paths []string, jsonRoot string) (*jnode, error) {
 	root := &jnode{}
+	base := root
+	if jsonRoot != "" {
+		n, err := compilePath(root, jsonRoot)
+		if err != nil {
+			return nil, fieldErr("json_root", "%q: %s", jsonRoot, err)
+		}
+		base = n
+	}
 	if len(paths) == 0 {
-		for i, c := range s.cols {
-			k := root.key(c.GetName())
+		for i, name := range p.names {
+			k := base.key(name)
 			k.cols = append(k.cols, i)
 		}
 		return root, nil
@@ -336,16 +428,19 @@ func compilePaths(s *Schema, paths []string) (*jnode, error) {
 		}
 		paths = list
 	}
-	if len(paths) != len(s.cols) {
-		return nil, fieldErr("jsonpaths", "%d paths for %d columns: want one path per column", len(paths), len(s.cols))
+	if len(paths) != len(p.names) {
+		return nil, fieldErr("jsonpaths", "%d paths for %d fields (%s): want one path per field", len(paths), len(p.names), strings.Join(p.names, ", "))
 	}
 	for i, path := range paths {
-		n, err := compilePath(root, path)
+		if path == "$." { // Doris's spelling of the whole document
+			path = "$"
+		}
+		n, err := compilePath(base, path)
 		if err != nil {
 			return nil, fieldErr(fmt.Sprintf("jsonpaths[%d]", i), "%q: %s", path, err)
 		}
-		if n == root && s.types[i] != api.ColumnType_STRING {
-			return nil, fieldErr(fmt.Sprintf("jsonpaths[%d]", i), "%q is the whole record, which only a STRING column can take (column %s is %s)", path, s.cols[i].GetName(), s.types[i])
+		if n == base && !isText(p.types[i]) {
+			return nil, fieldErr(fmt.Sprintf("jsonpaths[%d]", i), "%q is the whole record, which only a text column can take (column %s is %s)", path, p.names[i], p.types[i])
 		}
 		n.cols = append(n.cols, i)
 	}
@@ -407,4 +502,59 @@ func compilePath(root *jnode, path string) (*jnode, error) {
 		}
 	}
 	return n, nil
+}
+
+// FormatOf is the Format a job spec describes: the one place that maps
+// spec fields onto parsing options.
+func FormatOf(spec *api.JobSpec) Format {
+	loc, err := LoadTimezone(spec.GetTimezone())
+	if err != nil {
+		loc = time.UTC // a stored spec was validated; this is not reached
+	}
+	return Format{
+		Kind:             spec.GetFormat(),
+		ColumnSeparator:  spec.GetColumnSeparator(),
+		JSONPaths:        spec.GetJsonpaths(),
+		NonStrict:        spec.StrictMode != nil && !spec.GetStrictMode(),
+		Columns:          spec.GetColumnsMapping(),
+		Where:            spec.GetWhere(),
+		JSONRoot:         spec.GetJsonRoot(),
+		EmptyFieldAsNull: spec.GetEmptyFieldAsNull(),
+		Location:         loc,
+		NoEnclose:        spec.Enclose != nil && spec.GetEnclose() == "",
+		Enclose:          firstByte(spec.GetEnclose()),
+		Escape:           firstByte(spec.GetEscape()),
+	}
+}
+
+func firstByte(s string) byte {
+	if s == "" {
+		return 0
+	}
+	return s[0]
+}
+
+// LoadTimezone resolves a job's timezone: "" or UTC, an IANA name
+// ("Asia/Shanghai") or a fixed offset ("+08:00", "-0530").
+func LoadTimezone(tz string) (*time.Location, error) {
+	tz = strings.TrimSpace(tz)
+	switch strings.ToUpper(tz) {
+	case "", "UTC", "Z", "GMT", "ETC/UTC":
+		return time.UTC, nil
+	}
+	if tz[0] == '+' || tz[0] == '-' {
+		t, err := time.Parse("-07:00", tz)
+		if err != nil {
+			if t, err = time.Parse("-0700", tz); err != nil {
+				return nil, fmt.Errorf("%q: want an IANA zone name or an offset such as +08:00", tz)
+			}
+		}
+		_, off := t.Zone()
+		return time.FixedZone(tz, off), nil
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil, fmt.Errorf("%q: unknown zone (want an IANA zone name or an offset such as +08:00)", tz)
+	}
+	return loc, nil
 }

@@ -29,11 +29,21 @@ func ToProto(s *Schema, vals []Value, pos Pos) *api.Row {
 		switch {
 		case v.Null:
 			pv.Kind = &api.Value_Null{Null: true}
-		case s.types[i] == api.ColumnType_INT64:
+		case isInt(s.types[i]):
 			pv.Kind = &api.Value_Int64{Int64: v.Int}
+		case s.types[i] == api.ColumnType_INT128 || s.types[i] == api.ColumnType_DECIMAL:
+			pv.Kind = &api.Value_Decimal{Decimal: FormatDecimal(*v, s.meta[i].scale)}
+		case s.types[i] == api.ColumnType_FLOAT32:
+			pv.Kind = &api.Value_Float64{Float64: v.Float}
+		case s.types[i] == api.ColumnType_DATE:
+			pv.Kind = &api.Value_Date{Date: int32(v.Int)}
+		case s.types[i] == api.ColumnType_DATETIME:
+			pv.Kind = &api.Value_DatetimeMicros{DatetimeMicros: v.Int}
+		case s.types[i] == api.ColumnType_JSON:
+			pv.Kind = &api.Value_Json{Json: v.Str}
 		case s.types[i] == api.ColumnType_FLOAT64:
 			pv.Kind = &api.Value_Float64{Float64: v.Float}
-		case s.types[i] == api.ColumnType_STRING:
+		case isText(s.types[i]):
 			str := v.Str
 			if !utf8.ValidString(str) {
 				str = strings.ToValidUTF8(str, "\uFFFD")
@@ -65,22 +75,37 @@ func AppendJSON(dst []byte, s *Schema, vals []Value) []byte {
 		dst = append(dst, '"')
 		dst = append(dst, s.cols[i].GetName()...)
 		dst = append(dst, '"', ':')
-		dst = appendJSONValue(dst, s.types[i], vals[i])
+		dst = appendJSONValue(dst, s.types[i], s.meta[i], vals[i])
 	}
 	return append(dst, '}')
 }
 
-func appendJSONValue(dst []byte, t api.ColumnType, v Value) []byte {
+func appendJSONValue(dst []byte, t api.ColumnType, m colMeta, v Value) []byte {
 	if v.Null {
 		return append(dst, "null"...)
 	}
 	switch t {
-	case api.ColumnType_INT64:
+	case api.ColumnType_INT64, api.ColumnType_INT8, api.ColumnType_INT16, api.ColumnType_INT32:
 		return strconv.AppendInt(dst, v.Int, 10)
+	case api.ColumnType_INT128, api.ColumnType_DECIMAL:
+		// A JSON number, exact (a reader may lose digits; the text is exact).
+		return appendDecimal(dst, v, m.scale)
 	case api.ColumnType_FLOAT64:
 		return appendFloat(dst, v.Float)
-	case api.ColumnType_STRING:
+	case api.ColumnType_FLOAT32:
+		return appendFloat32(dst, v.Float)
+	case api.ColumnType_STRING, api.ColumnType_CHAR, api.ColumnType_VARCHAR:
 		return appendJSONString(dst, v.Str)
+	case api.ColumnType_JSON:
+		return append(dst, v.Str...)
+	case api.ColumnType_DATE:
+		dst = append(dst, '"')
+		dst = appendDate(dst, v.Int)
+		return append(dst, '"')
+	case api.ColumnType_DATETIME:
+		dst = append(dst, '"')
+		dst = appendDatetime(dst, v.Int, m.precision)
+		return append(dst, '"')
 	case api.ColumnType_BOOL:
 		return strconv.AppendBool(dst, v.Bool)
 	case api.ColumnType_TIMESTAMP:
@@ -112,6 +137,20 @@ func appendFloat(dst []byte, f float64) []byte {
 		}
 	}
 	return dst
+}
+
+// appendFloat32 is appendFloat for a FLOAT32 value: the shortest text that
+// reads back as the same float32.
+func appendFloat32(dst []byte, f float64) []byte {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return append(dst, "null"...)
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	return strconv.AppendFloat(dst, f, format, -1, 32)
 }
 
 func appendTimestamp(dst []byte, micros int64) []byte {
@@ -171,17 +210,27 @@ func appendJSONString(dst []byte, s string) []byte {
 }
 
 // FormatValue renders one cell for table output: NULL as "NULL", TIMESTAMP
-// as RFC 3339 in UTC, FLOAT64 as in JSON, STRING as is.
+// as RFC 3339 in UTC, DATE as 2006-01-02, DATETIME as 2006-01-02 15:04:05
+// (with its precision's fraction digits), FLOAT64 and FLOAT32 as in JSON,
+// DECIMAL with its scale's fraction digits, text as is.
 func FormatValue(col *api.Column, v Value) string {
 	if v.Null {
 		return "NULL"
 	}
 	switch col.GetType() {
-	case api.ColumnType_INT64:
+	case api.ColumnType_INT64, api.ColumnType_INT8, api.ColumnType_INT16, api.ColumnType_INT32:
 		return strconv.FormatInt(v.Int, 10)
+	case api.ColumnType_INT128, api.ColumnType_DECIMAL:
+		return FormatDecimal(v, int(col.GetScale()))
 	case api.ColumnType_FLOAT64:
 		return string(appendFloat(nil, v.Float))
-	case api.ColumnType_STRING:
+	case api.ColumnType_FLOAT32:
+		return string(appendFloat32(nil, v.Float))
+	case api.ColumnType_DATE:
+		return string(appendDate(nil, v.Int))
+	case api.ColumnType_DATETIME:
+		return string(appendDatetime(nil, v.Int, int(col.GetPrecision())))
+	case api.ColumnType_STRING, api.ColumnType_CHAR, api.ColumnType_VARCHAR, api.ColumnType_JSON:
 		return v.Str
 	case api.ColumnType_BOOL:
 		return strconv.FormatBool(v.Bool)

@@ -3,6 +3,7 @@ package table
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
@@ -44,6 +45,7 @@ type Schema struct {
 	spec  *api.TableSpec
 	cols  []*api.Column
 	types []api.ColumnType
+	meta  []colMeta
 	index map[string]int
 	// hasString reports whether any column is STRING (parsers then keep a
 	// string copy of each record to slice values from).
@@ -69,6 +71,7 @@ func NewSchema(spec *api.TableSpec) (*Schema, error) {
 	s := &Schema{
 		spec:  proto.Clone(spec).(*api.TableSpec),
 		types: make([]api.ColumnType, len(cols)),
+		meta:  make([]colMeta, len(cols)),
 		index: make(map[string]int, len(cols)),
 	}
 	for i, c := range cols {
@@ -82,18 +85,70 @@ func NewSchema(spec *api.TableSpec) (*Schema, error) {
 			return nil, fieldErr(fmt.Sprintf("table.columns[%d].name", i), "duplicate column %q (also columns[%d])", c.GetName(), j)
 		}
 		switch t := c.GetType(); t {
-		case api.ColumnType_INT64, api.ColumnType_FLOAT64, api.ColumnType_STRING, api.ColumnType_BOOL, api.ColumnType_TIMESTAMP:
-			s.types[i] = t
-			s.hasString = s.hasString || t == api.ColumnType_STRING
 		case api.ColumnType_COLUMN_TYPE_UNSPECIFIED:
 			return nil, fieldErr(fmt.Sprintf("table.columns[%d].type", i), "type of column %q is unspecified", c.GetName())
 		default:
-			return nil, fieldErr(fmt.Sprintf("table.columns[%d].type", i), "unknown type %q", t.String())
+			if _, known := api.ColumnType_name[int32(t)]; !known {
+				return nil, fieldErr(fmt.Sprintf("table.columns[%d].type", i), "unknown type %q", t.String())
+			}
+			s.types[i] = t
+			s.hasString = s.hasString || isText(t)
 		}
+		m, err := columnMeta(c, fmt.Sprintf("table.columns[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		s.meta[i] = m
 		s.index[c.GetName()] = i
 	}
 	s.cols = s.spec.GetColumns()
 	return s, nil
+}
+
+// columnMeta validates the options of c (length, precision, scale,
+// not_null, default_value) for its type and parses its default.
+func columnMeta(c *api.Column, path string) (colMeta, error) {
+	m := colMeta{notNull: c.GetNotNull(), length: int(c.GetLength()), precision: int(c.GetPrecision()), scale: int(c.GetScale())}
+	t := c.GetType()
+	switch t {
+	case api.ColumnType_CHAR, api.ColumnType_VARCHAR:
+		limit := MaxVarcharLength
+		if t == api.ColumnType_CHAR {
+			limit = MaxCharLength
+		}
+		if m.length < 1 || m.length > limit {
+			return m, fieldErr(path+".length", "%s length %d: want 1..%d bytes", t, m.length, limit)
+		}
+	case api.ColumnType_DECIMAL:
+		if m.precision < 1 || m.precision > MaxDecimalPrecision {
+			return m, fieldErr(path+".precision", "DECIMAL precision %d: want 1..%d", m.precision, MaxDecimalPrecision)
+		}
+		if m.scale < 0 || m.scale > m.precision {
+			return m, fieldErr(path+".scale", "DECIMAL(%d,%d): want a scale of 0..%d", m.precision, m.scale, m.precision)
+		}
+	case api.ColumnType_DATETIME:
+		if m.precision < 0 || m.precision > MaxDatetimePrecision {
+			return m, fieldErr(path+".precision", "DATETIME precision %d: want 0..%d", m.precision, MaxDatetimePrecision)
+		}
+	}
+	if t != api.ColumnType_CHAR && t != api.ColumnType_VARCHAR && m.length != 0 {
+		return m, fieldErr(path+".length", "only CHAR and VARCHAR have a length")
+	}
+	if t != api.ColumnType_DECIMAL && t != api.ColumnType_DATETIME && m.precision != 0 {
+		return m, fieldErr(path+".precision", "only DECIMAL and DATETIME have a precision")
+	}
+	if t != api.ColumnType_DECIMAL && m.scale != 0 {
+		return m, fieldErr(path+".scale", "only DECIMAL has a scale")
+	}
+	if c.DefaultValue != nil {
+		v, reason := convertText(t, m, []byte(c.GetDefaultValue()))
+		if reason != "" {
+			return m, fieldErr(path+".default", "%s", reason)
+		}
+		v.Str = strings.Clone(v.Str)
+		m.hasDef, m.def = true, v
+	}
+	return m, nil
 }
 
 // checkName enforces ^[A-Za-z_][A-Za-z0-9_]{0,127}$.
@@ -159,28 +214,143 @@ func Compare(existing, spec *api.TableSpec) error {
 			return mismatch(field, "table has %d columns, spec adds column %d %s %s", len(ec), i+1, sc[i].GetName(), sc[i].GetType())
 		case ec[i].GetName() != sc[i].GetName() || ec[i].GetType() != sc[i].GetType():
 			return mismatch(field, "column %d is %s %s, spec says %s %s", i+1, ec[i].GetName(), ec[i].GetType(), sc[i].GetName(), sc[i].GetType())
+		case !proto.Equal(ec[i], sc[i]):
+			return mismatch(field, "column %d %s differs in its options (length, precision, scale, NOT NULL or DEFAULT)", i+1, ec[i].GetName())
 		}
 	}
 	return nil
 }
 
-// ParseColumnType parses a type name, case-insensitively: int64, float64,
-// string, bool, timestamp, and the aliases bigint, int, double, float,
-// varchar, text, boolean, datetime.
+// ParseColumnType parses a type name, case-insensitively, into its type
+// (see ParseType for the names); parameters are not accepted here.
 func ParseColumnType(s string) (api.ColumnType, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "int64", "bigint", "int":
-		return api.ColumnType_INT64, nil
-	case "float64", "double", "float":
-		return api.ColumnType_FLOAT64, nil
-	case "string", "varchar", "text":
-		return api.ColumnType_STRING, nil
-	case "bool", "boolean":
-		return api.ColumnType_BOOL, nil
-	case "timestamp", "datetime":
-		return api.ColumnType_TIMESTAMP, nil
+	c, err := ParseType(s)
+	if err != nil {
+		return api.ColumnType_COLUMN_TYPE_UNSPECIFIED, err
 	}
-	return api.ColumnType_COLUMN_TYPE_UNSPECIFIED, fmt.Errorf("table: unknown column type %q (want int64, float64, string, bool or timestamp)", s)
+	return c.GetType(), nil
+}
+
+// typeHelp lists the type names ParseType knows.
+const typeHelp = "int64, float64, string, bool, timestamp, or a Doris type: tinyint, smallint, int, bigint, largeint, float, double, decimal(p,s), date, datetime(p), char(n), varchar(n), text, boolean, json"
+
+// ParseType parses a column type as written in a job spec or a Doris DDL,
+// case-insensitively, with its parameters: int64, float64, string, bool,
+// timestamp (loadnode's names), and the Doris types TINYINT, SMALLINT, INT
+// (INTEGER), BIGINT, LARGEINT, FLOAT, DOUBLE, DECIMAL[(p[,s])] (DECIMALV2,
+// DECIMALV3; default (9,0) as Doris, p up to 38), DATE (DATEV2),
+// DATETIME[(p)] (DATETIMEV2; wall clock, p fraction digits, default 0),
+// CHAR[(n)] (default 1), VARCHAR[(n)] (default 65533; n in bytes), STRING,
+// TEXT, BOOLEAN, JSON (JSONB). An integer type's display width (INT(11))
+// is accepted and means nothing. It returns a Column with Type, Length,
+// Precision and Scale set. Errors start with "table: ".
+func ParseType(s string) (*api.Column, error) {
+	name := strings.TrimSpace(s)
+	var args []int
+	if i := strings.IndexByte(name, '('); i >= 0 {
+		if !strings.HasSuffix(name, ")") {
+			return nil, fmt.Errorf("table: column type %q: unclosed (", s)
+		}
+		for _, a := range strings.Split(name[i+1:len(name)-1], ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(a))
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("table: column type %q: parameters must be numbers", s)
+			}
+			args = append(args, n)
+		}
+		name = strings.TrimSpace(name[:i])
+	}
+	return TypeOf(name, args)
+}
+
+// TypeOf is ParseType for a type name and its parameters, parsed already.
+func TypeOf(name string, args []int) (*api.Column, error) {
+	c := &api.Column{}
+	maxArgs := 0
+	switch strings.ToLower(name) {
+	case "int64", "bigint":
+		c.Type, maxArgs = api.ColumnType_INT64, 1
+	case "float64", "double":
+		c.Type = api.ColumnType_FLOAT64
+	case "string", "text":
+		c.Type = api.ColumnType_STRING
+	case "bool", "boolean":
+		c.Type = api.ColumnType_BOOL
+	case "timestamp":
+		c.Type = api.ColumnType_TIMESTAMP
+	case "tinyint", "int8":
+		c.Type, maxArgs = api.ColumnType_INT8, 1
+	case "smallint", "int16":
+		c.Type, maxArgs = api.ColumnType_INT16, 1
+	case "int", "integer", "int32":
+		c.Type, maxArgs = api.ColumnType_INT32, 1
+	case "largeint", "int128":
+		c.Type, maxArgs = api.ColumnType_INT128, 1
+	case "float", "float32":
+		c.Type = api.ColumnType_FLOAT32
+	case "decimal", "decimalv2", "decimalv3":
+		c.Type, maxArgs = api.ColumnType_DECIMAL, 2
+		c.Precision = 9
+		if len(args) > 0 {
+			c.Precision = int32(args[0])
+		}
+		if len(args) > 1 {
+			c.Scale = int32(args[1])
+		}
+	case "date", "datev2":
+		c.Type = api.ColumnType_DATE
+	case "datetime", "datetimev2":
+		c.Type, maxArgs = api.ColumnType_DATETIME, 1
+		if len(args) > 0 {
+			c.Precision = int32(args[0])
+		}
+	case "char":
+		c.Type, maxArgs, c.Length = api.ColumnType_CHAR, 1, 1
+		if len(args) > 0 {
+			c.Length = int32(args[0])
+		}
+	case "varchar":
+		c.Type, maxArgs, c.Length = api.ColumnType_VARCHAR, 1, MaxVarcharLength
+		if len(args) > 0 {
+			c.Length = int32(args[0])
+		}
+	case "json", "jsonb":
+		c.Type = api.ColumnType_JSON
+	default:
+		return nil, fmt.Errorf("table: unknown column type %q (want %s)", name, typeHelp)
+	}
+	if len(args) > maxArgs {
+		if maxArgs == 0 {
+			return nil, fmt.Errorf("table: column type %s takes no parameters", name)
+		}
+		return nil, fmt.Errorf("table: column type %s takes at most %s", name, plural(maxArgs, "parameter"))
+	}
+	if _, err := columnMeta(c, "type"); err != nil {
+		return nil, fmt.Errorf("table: column type %s: %s", strings.ToUpper(name), err.(*FieldError).Msg)
+	}
+	return c, nil
+}
+
+// TypeString is the canonical spelling of a column's type, which ParseType
+// reads back: int64, decimal(9,2), varchar(20), datetime(3), ...
+func TypeString(c *api.Column) string {
+	switch t := c.GetType(); t {
+	case api.ColumnType_INT64, api.ColumnType_FLOAT64, api.ColumnType_STRING, api.ColumnType_BOOL, api.ColumnType_TIMESTAMP:
+		return strings.ToLower(t.String())
+	case api.ColumnType_DECIMAL:
+		return fmt.Sprintf("decimal(%d,%d)", c.GetPrecision(), c.GetScale())
+	case api.ColumnType_DATETIME:
+		if c.GetPrecision() == 0 {
+			return "datetime"
+		}
+		return fmt.Sprintf("datetime(%d)", c.GetPrecision())
+	case api.ColumnType_CHAR:
+		return fmt.Sprintf("char(%d)", c.GetLength())
+	case api.ColumnType_VARCHAR:
+		return fmt.Sprintf("varchar(%d)", c.GetLength())
+	default:
+		return strings.ToLower(typeName(t))
+	}
 }
 
 // SpecField names the spec field at fault ("table.columns[1].type").

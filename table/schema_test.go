@@ -49,7 +49,7 @@ func TestNewSchemaErrors(t *testing.T) {
 		{"bad column name", spec("t", col("a", api.ColumnType_INT64), col("b c", api.ColumnType_INT64)), "table.columns[1].name", "invalid name"},
 		{"dup column", spec("t", col("a", api.ColumnType_INT64), col("a", api.ColumnType_STRING)), "table.columns[1].name", `duplicate column "a"`},
 		{"unspecified type", spec("t", col("a", api.ColumnType_INT64), col("b", api.ColumnType_INT64), col("c", 0)), "table.columns[2].type", "unspecified"},
-		{"unknown type", spec("t", col("a", api.ColumnType_INT64), col("b", api.ColumnType_INT64), col("c", 9)), "table.columns[2].type", `unknown type "9"`},
+		{"unknown type", spec("t", col("a", api.ColumnType_INT64), col("b", api.ColumnType_INT64), col("c", 99)), "table.columns[2].type", `unknown type "99"`},
 		{"unknown model", &api.TableSpec{Name: "t", Columns: []*api.Column{col("a", api.ColumnType_INT64)}, Model: 7}, "table.model", "unknown model"},
 	}
 	for _, tt := range tests {
@@ -67,8 +67,8 @@ func TestNewSchemaErrors(t *testing.T) {
 			}
 		})
 	}
-	_, err := NewSchema(spec("t", col("a", api.ColumnType_INT64), col("b", api.ColumnType_INT64), col("c", 9)))
-	if got, want := err.Error(), `table: columns[2].type: unknown type "9"`; got != want {
+	_, err := NewSchema(spec("t", col("a", api.ColumnType_INT64), col("b", api.ColumnType_INT64), col("c", 99)))
+	if got, want := err.Error(), `table: columns[2].type: unknown type "99"`; got != want {
 		t.Errorf("err = %q, want %q", got, want)
 	}
 }
@@ -132,11 +132,13 @@ func TestCompare(t *testing.T) {
 
 func TestParseColumnType(t *testing.T) {
 	tests := map[string]api.ColumnType{
-		"int64": api.ColumnType_INT64, "BIGINT": api.ColumnType_INT64, "Int": api.ColumnType_INT64,
-		"float64": api.ColumnType_FLOAT64, "double": api.ColumnType_FLOAT64, "FLOAT": api.ColumnType_FLOAT64,
-		"string": api.ColumnType_STRING, "varchar": api.ColumnType_STRING, "Text": api.ColumnType_STRING,
+		"int64": api.ColumnType_INT64, "BIGINT": api.ColumnType_INT64, "Int": api.ColumnType_INT32,
+		"float64": api.ColumnType_FLOAT64, "double": api.ColumnType_FLOAT64, "FLOAT": api.ColumnType_FLOAT32,
+		"string": api.ColumnType_STRING, "varchar": api.ColumnType_VARCHAR, "Text": api.ColumnType_STRING,
 		"bool": api.ColumnType_BOOL, "boolean": api.ColumnType_BOOL,
-		"timestamp": api.ColumnType_TIMESTAMP, "DateTime": api.ColumnType_TIMESTAMP,
+		"timestamp": api.ColumnType_TIMESTAMP, "DateTime": api.ColumnType_DATETIME,
+		"tinyint": api.ColumnType_INT8, "smallint": api.ColumnType_INT16, "largeint": api.ColumnType_INT128,
+		"decimal": api.ColumnType_DECIMAL, "DATEV2": api.ColumnType_DATE, "char": api.ColumnType_CHAR, "jsonb": api.ColumnType_JSON,
 	}
 	for in, want := range tests {
 		got, err := ParseColumnType(in)
@@ -144,7 +146,7 @@ func TestParseColumnType(t *testing.T) {
 			t.Errorf("ParseColumnType(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "INT9", "column_type_unspecified", "int32"} {
+	for _, bad := range []string{"", "INT9", "column_type_unspecified", "decimal(39)", "varchar(0)", "char(256)", "datetime(7)", "int(1,2)", "decimal(5,6)"} {
 		if _, err := ParseColumnType(bad); err == nil || !strings.HasPrefix(err.Error(), "table: ") {
 			t.Errorf("ParseColumnType(%q) err = %v, want a table: error", bad, err)
 		}

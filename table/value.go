@@ -5,13 +5,30 @@ import (
 	"strconv"
 )
 
-// Value is one typed cell. Which field is meaningful follows the column type:
-// INT64 and TIMESTAMP use Int (TIMESTAMP in microseconds since the Unix epoch,
-// UTC), FLOAT64 uses Float, STRING uses Str, BOOL uses Bool. A NULL cell has
-// Null set and the other fields zero.
+// Value is one typed cell. Which field is meaningful follows the column type
+// (api.ColumnType says the same, type by type):
+//
+//	INT8, INT16, INT32, INT64   Int, within the type's range
+//	TIMESTAMP                   Int: microseconds since the Unix epoch, UTC
+//	DATE                        Int: days since 1970-01-01
+//	DATETIME                    Int: wall clock (no zone), microseconds since
+//	                            1970-01-01 00:00:00, at the column's precision
+//	INT128                      Hi:Int, a signed 128-bit two's complement
+//	                            integer (Int holds the low 64 bits)
+//	DECIMAL(p,s)                Hi:Int, the unscaled integer: the value is
+//	                            Hi:Int / 10^s, |Hi:Int| < 10^p (exact)
+//	FLOAT64                     Float
+//	FLOAT32                     Float, a value a float32 represents exactly
+//	STRING, CHAR, VARCHAR       Str (UTF-8; CHAR and VARCHAR at most the
+//	                            column's length in bytes)
+//	JSON                        Str: valid JSON, compact
+//	BOOL                        Bool
+//
+// A NULL cell has Null set and the other fields zero.
 type Value struct {
 	Null  bool
 	Int   int64
+	Hi    int64
 	Float float64
 	Str   string
 	Bool  bool

@@ -150,6 +150,9 @@ func printJobText(w io.Writer, info *api.JobInfo) error {
 	fmt.Fprintln(bw, "\nStats:")
 	tw = newTable(bw)
 	fmt.Fprintf(tw, "  loaded rows\t%d\n", st.GetLoadedRows())
+	if n := st.GetUnselectedRows(); n > 0 {
+		fmt.Fprintf(tw, "  unselected rows\t%d\n", n)
+	}
 	fmt.Fprintf(tw, "  error rows\t%d\n", st.GetErrorRows())
 	fmt.Fprintf(tw, "  received bytes\t%d\n", st.GetReceivedBytes())
 	fmt.Fprintf(tw, "  committed batches\t%d\n", st.GetCommittedBatches())
@@ -324,6 +327,12 @@ func appendJSONValue(dst []byte, v *api.Value) []byte {
 		dst = append(dst, '"')
 		dst = time.UnixMicro(k.TimestampMicros).UTC().AppendFormat(dst, time.RFC3339Nano)
 		return append(dst, '"')
+	case *api.Value_Decimal:
+		return append(dst, k.Decimal...) // exact, as a JSON number
+	case *api.Value_Json:
+		return append(dst, k.Json...)
+	case *api.Value_Date, *api.Value_DatetimeMicros:
+		return appendJSONString(dst, formatValue(v))
 	}
 	return append(dst, "null"...) // Null, or no value
 }
@@ -385,6 +394,15 @@ func formatValue(v *api.Value) string {
 		return strconv.FormatBool(k.Bool)
 	case *api.Value_TimestampMicros:
 		return time.UnixMicro(k.TimestampMicros).UTC().Format(time.RFC3339Nano)
+	case *api.Value_Decimal:
+		return k.Decimal
+	case *api.Value_Json:
+		return cell(k.Json)
+	case *api.Value_Date:
+		return time.Unix(int64(k.Date)*86400, 0).UTC().Format(time.DateOnly)
+	case *api.Value_DatetimeMicros:
+		// A wall clock: rendered as the UTC clock of the same number.
+		return strings.TrimSuffix(time.UnixMicro(k.DatetimeMicros).UTC().Format("2006-01-02 15:04:05.999999"), ".")
 	}
 	return "NULL"
 }

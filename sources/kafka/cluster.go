@@ -106,8 +106,10 @@ func (c *Cluster) Partitions(ctx context.Context, topic string) ([]int32, error)
 	return nil, classify(ctx, "metadata "+topic, kerr.UnknownTopicOrPartition)
 }
 
-// ResolveOffsets turns spec offsets (a number, OFFSET_BEGINNING or
-// OFFSET_END) into concrete next offsets for the partitions in want.
+// ResolveOffsets turns spec offsets (a number, OFFSET_BEGINNING,
+// OFFSET_END or TIME:<epoch ms>) into concrete next offsets for the
+// partitions in want. TIME: is the first offset with a record timestamp at
+// or after that time (the end offset when there is none).
 // OFFSET_BEGINNING is the log start; OFFSET_END is the last stable offset
 // (the end a read-committed consumer sees, as Kafka's Java consumer resolves
 // "latest"), which equals the high watermark unless a transaction is open. A
@@ -134,6 +136,19 @@ func (c *Cluster) ResolveOffsets(ctx context.Context, topic string, want map[int
 			needStable = true
 		case offsetExact:
 			needStart, needEnd = true, true
+		}
+	}
+	byTime := map[int64]map[int32]int64{} // epoch ms -> offsets listed for it
+	for _, a := range asks {
+		if a.kind == offsetTime && byTime[a.n] == nil {
+			ms := a.n
+			listed, err := c.list(ctx, topic, "time", func(ctx context.Context, topics ...string) (kadm.ListedOffsets, error) {
+				return c.adm.ListOffsetsAfterMilli(ctx, ms, topics...)
+			})
+			if err != nil {
+				return nil, err
+			}
+			byTime[ms] = listed
 		}
 	}
 	var start, end, stable map[int32]int64
@@ -170,6 +185,10 @@ func (c *Cluster) ResolveOffsets(ctx context.Context, topic string, want map[int
 			}
 		case offsetEnd:
 			if out[p], err = lookup(stable, p); err != nil {
+				return nil, err
+			}
+		case offsetTime:
+			if out[p], err = lookup(byTime[a.n], p); err != nil {
 				return nil, err
 			}
 		case offsetExact:

@@ -3,11 +3,13 @@ package kafka
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/loadnode/loadnode/api"
@@ -214,5 +216,37 @@ func TestClusterKey(t *testing.T) {
 	c := ClusterKey(&api.KafkaSpec{Brokers: []string{"a:1", "b:1"}, Properties: map[string]string{"fetch.max.bytes": "6", "client.id": "c"}})
 	if a != b || a == c {
 		t.Fatalf("keys %q %q %q", a, b, c)
+	}
+}
+
+// TestResolveOffsetsByTime: TIME:<ms> is the first offset whose record
+// timestamp is at or after it, the end offset when none is.
+func TestResolveOffsetsByTime(t *testing.T) {
+	e := newEnv(t, 1)
+	base := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
+	var recs []*kgo.Record
+	for i := 0; i < 5; i++ { // one record per hour: offsets 0..4
+		recs = append(recs, &kgo.Record{Partition: 0, Value: []byte("v"), Timestamp: base.Add(time.Duration(i) * time.Hour)})
+	}
+	if err := e.prod.ProduceSync(testCtx(t), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		at   time.Time
+		want int64
+	}{
+		{base.Add(-time.Hour), 0},
+		{base.Add(2 * time.Hour), 2},
+		{base.Add(2*time.Hour + time.Minute), 3},
+		{base.Add(10 * time.Hour), 5}, // after every record: the end
+	} {
+		ms := strconv.FormatInt(tt.at.UnixMilli(), 10)
+		got, err := e.cluster.ResolveOffsets(testCtx(t), e.topic, map[int32]string{0: OffsetTimePrefix + ms})
+		if err != nil || got[0] != tt.want {
+			t.Errorf("TIME:%s (%s) = %v, %v; want %d", ms, tt.at, got, err, tt.want)
+		}
+	}
+	if _, err := e.cluster.ResolveOffsets(testCtx(t), e.topic, map[int32]string{0: "TIME:x"}); err == nil {
+		t.Error("TIME:x accepted")
 	}
 }

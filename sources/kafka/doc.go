@@ -33,6 +33,7 @@
 //	metadata.max.age.ms                     metadata refresh interval (default 300000 ms)
 //	connections.max.idle.ms                 idle connection reaping (default 30000 ms)
 //	socket.connection.setup.timeout.ms      dial timeout (default 10000 ms)
+//	enable.partition.eof                    accepted, no effect (a librdkafka setting: loadnode ends batches by its own bounds)
 //
 // ssl.* keys require security.protocol SSL or SASL_SSL, sasl.* keys require
 // SASL_PLAINTEXT or SASL_SSL. group.id is rejected: there is no group.

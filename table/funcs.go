@@ -1,0 +1,642 @@
+package table
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// fnSpec is a function's arity (max -1: any) and body; args are evaluated
+// first. A NULL argument makes NULL unless nullSafe.
+type fnSpec struct {
+	min, max int
+	nullSafe bool
+	fn       func(e *evalEnv, args []ev) ev
+}
+
+func (f fnSpec) arity() string {
+	switch {
+	case f.max < 0:
+		return strconv.Itoa(f.min) + " or more"
+	case f.min == f.max:
+		return strconv.Itoa(f.min)
+	}
+	return strconv.Itoa(f.min) + " to " + strconv.Itoa(f.max)
+}
+
+// functions are the functions expressions may call, by upper-case name.
+// It is built once and never changed.
+var functions = buildFunctions()
+
+func buildFunctions() map[string]fnSpec {
+	var functions map[string]fnSpec
+	str := func(f func(string) string) fnSpec {
+		return fnSpec{min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return evStr(f(a[0].text())) }}
+	}
+	num := func(f func(float64) float64) fnSpec {
+		return fnSpec{min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev {
+			x, ok := a[0].num()
+			if !ok {
+				return evNull
+			}
+			if x.k == eInt {
+				return x
+			}
+			return evFloat(f(x.f))
+		}}
+	}
+	jsonGet := func(kind string) fnSpec {
+		return fnSpec{min: 2, max: 2, fn: func(_ *evalEnv, a []ev) ev { return jsonPath(a[0].text(), a[1].text(), kind) }}
+	}
+	functions = map[string]fnSpec{
+		"IFNULL": {min: 2, max: 2, nullSafe: true, fn: func(_ *evalEnv, a []ev) ev {
+			if a[0].k == eNull {
+				return a[1]
+			}
+			return a[0]
+		}},
+		"COALESCE": {min: 1, max: -1, nullSafe: true, fn: func(_ *evalEnv, a []ev) ev {
+			for _, v := range a {
+				if v.k != eNull {
+					return v
+				}
+			}
+			return evNull
+		}},
+		"NULLIF": {min: 2, max: 2, nullSafe: true, fn: func(_ *evalEnv, a []ev) ev {
+			if a[0].k != eNull && a[1].k != eNull && compare(a[0], a[1]) == 0 {
+				return evNull
+			}
+			return a[0]
+		}},
+		"IF": {min: 3, max: 3, nullSafe: true, fn: func(_ *evalEnv, a []ev) ev {
+			if a[0].k != eNull && a[0].truth() {
+				return a[1]
+			}
+			return a[2]
+		}},
+		"CONCAT": {min: 1, max: -1, fn: func(_ *evalEnv, a []ev) ev {
+			var b strings.Builder
+			for _, v := range a {
+				b.WriteString(v.text())
+			}
+			return evStr(b.String())
+		}},
+		"CONCAT_WS": {min: 2, max: -1, nullSafe: true, fn: func(_ *evalEnv, a []ev) ev {
+			if a[0].k == eNull {
+				return evNull
+			}
+			var parts []string
+			for _, v := range a[1:] {
+				if v.k != eNull { // CONCAT_WS skips NULLs
+					parts = append(parts, v.text())
+				}
+			}
+			return evStr(strings.Join(parts, a[0].text()))
+		}},
+		"SUBSTR": {min: 2, max: 3, fn: substr},
+		"LEFT": {min: 2, max: 2, fn: func(_ *evalEnv, a []ev) ev {
+			r := []rune(a[0].text())
+			n, ok := a[1].num()
+			if !ok {
+				return evNull
+			}
+			k := int(max(0, min(n.float(), float64(len(r)))))
+			return evStr(string(r[:k]))
+		}},
+		"RIGHT": {min: 2, max: 2, fn: func(_ *evalEnv, a []ev) ev {
+			r := []rune(a[0].text())
+			n, ok := a[1].num()
+			if !ok {
+				return evNull
+			}
+			k := int(max(0, min(n.float(), float64(len(r)))))
+			return evStr(string(r[len(r)-k:]))
+		}},
+		"UPPER":   str(strings.ToUpper),
+		"LOWER":   str(strings.ToLower),
+		"TRIM":    str(func(s string) string { return strings.Trim(s, " ") }),
+		"LTRIM":   str(func(s string) string { return strings.TrimLeft(s, " ") }),
+		"RTRIM":   str(func(s string) string { return strings.TrimRight(s, " ") }),
+		"REVERSE": str(func(s string) string { r := []rune(s); slicesReverse(r); return string(r) }),
+		"REPLACE": {min: 3, max: 3, fn: func(_ *evalEnv, a []ev) ev {
+			return evStr(strings.ReplaceAll(a[0].text(), a[1].text(), a[2].text()))
+		}},
+		"SPLIT_PART": {min: 3, max: 3, fn: func(_ *evalEnv, a []ev) ev {
+			n, ok := a[2].num()
+			if !ok || n.float() < 1 || a[1].text() == "" {
+				return evNull
+			}
+			parts := strings.Split(a[0].text(), a[1].text())
+			if i := int(n.float()); i <= len(parts) {
+				return evStr(parts[i-1])
+			}
+			return evNull
+		}},
+		"LENGTH":      {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return evInt(int64(len(a[0].text()))) }},
+		"CHAR_LENGTH": {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return evInt(int64(utf8.RuneCountInString(a[0].text()))) }},
+		"LPAD":        {min: 3, max: 3, fn: func(_ *evalEnv, a []ev) ev { return pad(a, true) }},
+		"RPAD":        {min: 3, max: 3, fn: func(_ *evalEnv, a []ev) ev { return pad(a, false) }},
+		"ABS":         num(math.Abs),
+		"FLOOR":       num(math.Floor),
+		"CEIL":        num(math.Ceil),
+		"ROUND": {min: 1, max: 2, fn: func(_ *evalEnv, a []ev) ev {
+			x, ok := a[0].num()
+			if !ok {
+				return evNull
+			}
+			d := 0.0
+			if len(a) == 2 {
+				n, ok := a[1].num()
+				if !ok {
+					return evNull
+				}
+				d = n.float()
+			}
+			if x.k == eInt && d >= 0 {
+				return x
+			}
+			m := math.Pow(10, d)
+			r := math.Round(x.float()*m) / m
+			if d <= 0 {
+				return evInt(int64(r))
+			}
+			return evFloat(r)
+		}},
+		"MOD": {min: 2, max: 2, fn: func(_ *evalEnv, a []ev) ev { return arith("%", a[0], a[1]) }},
+		"FROM_UNIXTIME": {min: 1, max: 2, fn: func(e *evalEnv, a []ev) ev {
+			n, ok := a[0].num()
+			if !ok || n.float() < 0 || n.float() > 32536771199 {
+				return evNull
+			}
+			secs := int64(n.float())
+			t := time.Unix(secs, 0).In(e.loc)
+			wall := (daysFromCivil(int64(t.Year()), int64(t.Month()), int64(t.Day()))*86400 + int64(t.Hour()*3600+t.Minute()*60+t.Second())) * 1e6
+			if len(a) == 2 {
+				return formatDatetime(wall, a[1].text())
+			}
+			return evStr(string(appendDatetime(nil, wall, 0)))
+		}},
+		"UNIX_TIMESTAMP": {min: 0, max: 2, fn: func(e *evalEnv, a []ev) ev {
+			if len(a) == 0 {
+				return evNull // the load time is not a property of the record
+			}
+			var t int64
+			var ok bool
+			if len(a) == 2 {
+				v := strToDate(a[0].text(), a[1].text())
+				t, ok = v.asTime()
+			} else {
+				t, ok = a[0].asTime()
+			}
+			if !ok {
+				return evNull
+			}
+			days := floorDiv(t, 86400*1e6)
+			y, m, d := civilFromDays(days)
+			rem := (t - days*86400*1e6) / 1e6
+			tt := time.Date(int(y), time.Month(m), int(d), int(rem/3600), int(rem/60%60), int(rem%60), 0, e.loc)
+			if tt.Unix() < 0 {
+				return evInt(0)
+			}
+			return evInt(tt.Unix())
+		}},
+		"DATE_FORMAT": {min: 2, max: 2, fn: func(_ *evalEnv, a []ev) ev {
+			t, ok := a[0].asTime()
+			if !ok {
+				return evNull
+			}
+			return formatDatetime(t, a[1].text())
+		}},
+		"STR_TO_DATE":     {min: 2, max: 2, fn: func(_ *evalEnv, a []ev) ev { return strToDate(a[0].text(), a[1].text()) }},
+		"TO_DATE":         {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return castTo(a[0], "date") }},
+		"YEAR":            {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return datePart(a[0], 0) }},
+		"MONTH":           {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return datePart(a[0], 1) }},
+		"DAY":             {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return datePart(a[0], 2) }},
+		"JSON_EXTRACT":    jsonGet("json"),
+		"GET_JSON_STRING": jsonGet("string"),
+		"GET_JSON_INT":    jsonGet("int"),
+		"GET_JSON_DOUBLE": jsonGet("double"),
+		"JSON_UNQUOTE": {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev {
+			s := a[0].text()
+			var out string
+			if strings.HasPrefix(s, `"`) && json.Unmarshal([]byte(s), &out) == nil {
+				return evStr(out)
+			}
+			return evStr(s)
+		}},
+	}
+	for alias, name := range map[string]string{
+		"SUBSTRING": "SUBSTR", "UCASE": "UPPER", "LCASE": "LOWER", "CHARACTER_LENGTH": "CHAR_LENGTH",
+		"CEILING": "CEIL", "NVL": "IFNULL", "DATE": "TO_DATE", "DAYOFMONTH": "DAY",
+		"JSONB_EXTRACT": "JSON_EXTRACT", "JSONB_EXTRACT_STRING": "GET_JSON_STRING", "JSON_EXTRACT_STRING": "GET_JSON_STRING",
+		"GET_JSON_BIGINT": "GET_JSON_INT", "JSONB_EXTRACT_INT": "GET_JSON_INT", "JSONB_EXTRACT_BIGINT": "GET_JSON_INT",
+		"JSONB_EXTRACT_DOUBLE": "GET_JSON_DOUBLE",
+	} {
+		functions[alias] = functions[name]
+	}
+	dateAdd := fnSpec{min: 2, max: 2}
+	for _, n := range []string{"DATE_ADD", "DATE_SUB", "DAYS_ADD", "DAYS_SUB", "ADDDATE", "SUBDATE"} {
+		functions[n] = dateAdd
+	}
+	return functions
+}
+
+func slicesReverse(r []rune) {
+	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+		r[i], r[j] = r[j], r[i]
+	}
+}
+
+func (n *callNode) eval(e *evalEnv) ev {
+	args := make([]ev, len(n.args))
+	fn := functions[n.name]
+	for i, a := range n.args {
+		args[i] = a.eval(e)
+		if args[i].k == eNull && !fn.nullSafe {
+			return evNull
+		}
+	}
+	switch n.name {
+	case "DATE_ADD", "DATE_SUB", "DAYS_ADD", "DAYS_SUB", "ADDDATE", "SUBDATE":
+		return dateAdd(args[0], args[1], n.unit, strings.HasSuffix(n.name, "SUB"))
+	}
+	return fn.fn(e, args)
+}
+
+func substr(_ *evalEnv, a []ev) ev {
+	r := []rune(a[0].text())
+	p, ok := a[1].num()
+	if !ok {
+		return evNull
+	}
+	pos := int(p.float())
+	if pos < 0 {
+		pos = len(r) + pos + 1
+	}
+	if pos < 1 || pos > len(r) {
+		return evStr("")
+	}
+	end := len(r)
+	if len(a) == 3 {
+		l, ok := a[2].num()
+		if !ok {
+			return evNull
+		}
+		if l.float() < 1 {
+			return evStr("")
+		}
+		end = min(len(r), pos-1+int(l.float()))
+	}
+	return evStr(string(r[pos-1 : end]))
+}
+
+func pad(a []ev, left bool) ev {
+	s, fill := []rune(a[0].text()), []rune(a[2].text())
+	n, ok := a[1].num()
+	if !ok || n.float() < 0 {
+		return evNull
+	}
+	want := int(n.float())
+	if want <= len(s) {
+		return evStr(string(s[:want]))
+	}
+	if len(fill) == 0 {
+		return evStr("")
+	}
+	var p []rune
+	for len(p) < want-len(s) {
+		p = append(p, fill...)
+	}
+	p = p[:want-len(s)]
+	if left {
+		return evStr(string(p) + string(s))
+	}
+	return evStr(string(s) + string(p))
+}
+
+func datePart(v ev, part int) ev {
+	t, ok := v.asTime()
+	if !ok {
+		return evNull
+	}
+	y, m, d := civilFromDays(floorDiv(t, 86400*1e6))
+	return evInt([]int64{y, m, d}[part])
+}
+
+// dateAdd adds n units to a date or datetime (a date stays a date for
+// whole days, months and years).
+func dateAdd(v, n ev, unit string, sub bool) ev {
+	t, ok := v.asTime()
+	k, ok2 := n.num()
+	if !ok || !ok2 {
+		return evNull
+	}
+	amount := int64(k.float())
+	if sub {
+		amount = -amount
+	}
+	isDate := v.k == eDate || v.k == eStr && len(strings.TrimSpace(v.s)) <= 10
+	days := floorDiv(t, 86400*1e6)
+	rem := t - days*86400*1e6
+	switch unit {
+	case "YEAR", "MONTH":
+		y, m, d := civilFromDays(days)
+		months := amount
+		if unit == "YEAR" {
+			months *= 12
+		}
+		total := y*12 + (m - 1) + months
+		y, m = floorDiv(total, 12), total-floorDiv(total, 12)*12+1
+		d = min(d, daysIn(m, y))
+		days = daysFromCivil(y, m, d)
+	case "WEEK":
+		days += 7 * amount
+	case "DAY":
+		days += amount
+	default:
+		isDate = false
+		mult := map[string]int64{"HOUR": 3600e6, "MINUTE": 60e6, "SECOND": 1e6}[unit]
+		t += amount * mult
+		days = floorDiv(t, 86400*1e6)
+		rem = t - days*86400*1e6
+	}
+	if days < minDateDays || days > maxDateDays {
+		return evNull
+	}
+	if isDate {
+		return ev{k: eDate, i: days}
+	}
+	return ev{k: eDatetime, i: days*86400*1e6 + rem}
+}
+
+// formatDatetime renders a wall-clock time with MySQL/Doris format
+// specifiers (%Y %m %d %H %i %s %f %y %c %e %k %h %l %p %M %b %j and
+// %T %r).
+func formatDatetime(t int64, f string) ev {
+	days := floorDiv(t, 86400*1e6)
+	rem := t - days*86400*1e6
+	y, m, d := civilFromDays(days)
+	secs := rem / 1e6
+	h, mi, s := secs/3600, secs/60%60, secs%60
+	tt := time.Date(int(y), time.Month(m), int(d), int(h), int(mi), int(s), 0, time.UTC)
+	var b []byte
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' || i+1 == len(f) {
+			b = append(b, f[i])
+			continue
+		}
+		i++
+		switch f[i] {
+		case 'Y':
+			b = appendPad(b, y, 4)
+		case 'y':
+			b = appendPad(b, y%100, 2)
+		case 'm':
+			b = appendPad(b, m, 2)
+		case 'c':
+			b = strconv.AppendInt(b, m, 10)
+		case 'd':
+			b = appendPad(b, d, 2)
+		case 'e':
+			b = strconv.AppendInt(b, d, 10)
+		case 'H':
+			b = appendPad(b, h, 2)
+		case 'k':
+			b = strconv.AppendInt(b, h, 10)
+		case 'h', 'I':
+			b = appendPad(b, (h+11)%12+1, 2)
+		case 'l':
+			b = strconv.AppendInt(b, (h+11)%12+1, 10)
+		case 'i':
+			b = appendPad(b, mi, 2)
+		case 's', 'S':
+			b = appendPad(b, s, 2)
+		case 'f':
+			b = appendPad(b, rem%1e6, 6)
+		case 'p':
+			if h < 12 {
+				b = append(b, "AM"...)
+			} else {
+				b = append(b, "PM"...)
+			}
+		case 'M':
+			b = append(b, tt.Month().String()...)
+		case 'b':
+			b = append(b, tt.Month().String()[:3]...)
+		case 'W':
+			b = append(b, tt.Weekday().String()...)
+		case 'a':
+			b = append(b, tt.Weekday().String()[:3]...)
+		case 'j':
+			b = appendPad(b, int64(tt.YearDay()), 3)
+		case 'T':
+			b = append(b, tt.Format("15:04:05")...)
+		case 'r':
+			b = append(b, tt.Format("03:04:05 PM")...)
+		default:
+			b = append(b, f[i])
+		}
+	}
+	return evStr(string(b))
+}
+
+// strToDate parses s by a MySQL/Doris format: a DATE when the format has
+// no time of day, else a DATETIME; NULL when s does not match.
+func strToDate(s, f string) ev {
+	var y, m, d, h, mi, sec, frac int64 = 0, 1, 1, 0, 0, 0, 0
+	hasTime, pm, twelve := false, false, false
+	i := 0
+	num := func(maxDigits int) (int64, bool) {
+		j := i
+		for j < len(s) && j-i < maxDigits && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		if j == i {
+			return 0, false
+		}
+		v, _ := strconv.ParseInt(s[i:j], 10, 64)
+		i = j
+		return v, true
+	}
+	for k := 0; k < len(f); k++ {
+		if f[k] != '%' || k+1 == len(f) {
+			if f[k] == ' ' {
+				for i < len(s) && unicode.IsSpace(rune(s[i])) {
+					i++
+				}
+				continue
+			}
+			if i >= len(s) || s[i] != f[k] {
+				return evNull
+			}
+			i++
+			continue
+		}
+		k++
+		var ok bool
+		switch f[k] {
+		case 'Y':
+			y, ok = num(4)
+		case 'y':
+			y, ok = num(2)
+			y += 2000
+			if y > 2069 {
+				y -= 100
+			}
+		case 'm', 'c':
+			m, ok = num(2)
+		case 'd', 'e':
+			d, ok = num(2)
+		case 'H', 'k':
+			hasTime = true
+			h, ok = num(2)
+		case 'h', 'I', 'l':
+			h, ok = num(2)
+			hasTime, twelve = true, true
+		case 'i':
+			mi, ok = num(2)
+			hasTime = true
+		case 's', 'S':
+			sec, ok = num(2)
+			hasTime = true
+		case 'f':
+			j := i
+			frac, ok = num(6)
+			for n := i - j; n < 6; n++ {
+				frac *= 10
+			}
+			hasTime = true
+		case 'p':
+			if i+2 <= len(s) {
+				switch strings.ToUpper(s[i : i+2]) {
+				case "AM":
+					ok = true
+				case "PM":
+					ok, pm = true, true
+				}
+				i += 2
+			}
+		case 'T':
+			h, ok = num(2)
+			if ok && i < len(s) && s[i] == ':' {
+				i++
+				mi, ok = num(2)
+				if ok && i < len(s) && s[i] == ':' {
+					i++
+					sec, ok = num(2)
+				}
+			}
+			hasTime = true
+		case '%':
+			ok = i < len(s) && s[i] == '%'
+			i++
+		default:
+			return evNull
+		}
+		if !ok {
+			return evNull
+		}
+	}
+	if twelve {
+		h %= 12
+		if pm {
+			h += 12
+		}
+	}
+	if m < 1 || m > 12 || d < 1 || d > daysIn(m, y) || h > 23 || mi > 59 || sec > 59 {
+		return evNull
+	}
+	days := daysFromCivil(y, m, d)
+	if !hasTime {
+		return ev{k: eDate, i: days}
+	}
+	return ev{k: eDatetime, i: (days*86400+h*3600+mi*60+sec)*1e6 + frac}
+}
+
+// jsonPath extracts $.a.b[0] from a JSON document: as JSON text (json), its
+// string content or text (string), or a number (int, double).
+func jsonPath(doc, path, kind string) ev {
+	var v any
+	dec := json.NewDecoder(strings.NewReader(doc))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return evNull
+	}
+	if !strings.HasPrefix(path, "$") {
+		return evNull
+	}
+	rest := path[1:]
+	for rest != "" {
+		switch rest[0] {
+		case '.':
+			rest = rest[1:]
+			end := strings.IndexAny(rest, ".[")
+			if end < 0 {
+				end = len(rest)
+			}
+			key := strings.Trim(rest[:end], `"`)
+			obj, ok := v.(map[string]any)
+			if !ok {
+				return evNull
+			}
+			if v, ok = obj[key]; !ok {
+				return evNull
+			}
+			rest = rest[end:]
+		case '[':
+			end := strings.IndexByte(rest, ']')
+			if end < 0 {
+				return evNull
+			}
+			in := strings.Trim(rest[1:end], `'"`)
+			rest = rest[end+1:]
+			if obj, ok := v.(map[string]any); ok {
+				if v, ok = obj[in]; !ok {
+					return evNull
+				}
+				continue
+			}
+			arr, ok := v.([]any)
+			idx, err := strconv.Atoi(in)
+			if !ok || err != nil || idx < 0 || idx >= len(arr) {
+				return evNull
+			}
+			v = arr[idx]
+		default:
+			return evNull
+		}
+	}
+	if v == nil {
+		return evNull
+	}
+	switch kind {
+	case "string":
+		if s, ok := v.(string); ok {
+			return evStr(s)
+		}
+	case "int":
+		if n, ok := v.(json.Number); ok {
+			if i, err := n.Int64(); err == nil {
+				return evInt(i)
+			}
+		}
+		return evNull
+	case "double":
+		if n, ok := v.(json.Number); ok {
+			if f, err := n.Float64(); err == nil {
+				return evFloat(f)
+			}
+		}
+		return evNull
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return evNull
+	}
+	return evStr(string(b))
+}

@@ -1,0 +1,271 @@
+package table
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/loadnode/loadnode/api"
+)
+
+// A column mapping (Doris COLUMNS (...), YAML columns_mapping) says which
+// fields a record has and how the table's columns are computed from them:
+//
+//	COLUMNS (k1, tmp, k3, v2 = tmp * 100)
+//
+// The names without "=" are the record's fields in order (CSV positions;
+// JSON keys, or the jsonpaths in order). A field named like a table column
+// that no expression computes loads into that column as it is; other
+// fields (temporaries) are text for expressions to use. "col = expr"
+// computes a table column. A list with no plain name reads every table
+// column's field by name, as Doris does. Table columns neither listed nor
+// computed take their DEFAULT (NULL without one). A filter (WHERE) sees
+// the table columns after the mapping, and temporaries by name.
+
+// slot is one field of a record.
+type slot struct {
+	name   string
+	typ    api.ColumnType
+	meta   colMeta
+	column int // the table column it loads as is, or -1
+}
+
+// outCol says how a table column is computed.
+type outCol struct {
+	slot int  // the slot loaded as is, or -1
+	expr node // computed, or nil
+}
+
+// mapping is a compiled column mapping and filter.
+type mapping struct {
+	slots []slot
+	out   []outCol
+	where node
+	loc   *time.Location
+	env   evalEnv // scratch: slot values, then (for where) column values
+}
+
+// ErrFiltered is returned by Parse for a record the filter (WHERE) leaves
+// out: it is neither loaded nor an error row (Doris counts it among the
+// unselected rows).
+var ErrFiltered = &ParseError{Reason: "filtered out by the WHERE clause"}
+
+// compileMapping builds the mapping of items (COLUMNS entries as written)
+// and where over s. An empty items and where yield nil: the record's
+// fields are the table's columns in order.
+func compileMapping(s *Schema, items []string, where string, loc *time.Location) (*mapping, error) {
+	if len(items) == 0 && strings.TrimSpace(where) == "" {
+		return nil, nil
+	}
+	m := &mapping{out: make([]outCol, len(s.cols)), loc: loc}
+	for i := range m.out {
+		m.out[i].slot = -1
+	}
+	type derived struct {
+		col  int
+		src  string
+		item int
+	}
+	var exprs []derived
+	var plain []string
+	seen := map[string]int{}
+	for i, it := range items {
+		name, src, isExpr := strings.Cut(it, "=")
+		if isExpr && (strings.HasSuffix(name, "<") || strings.HasSuffix(name, ">") || strings.HasSuffix(name, "!")) {
+			isExpr = false // a comparison, not an assignment: refused below as a bad name
+		}
+		name = strings.Trim(strings.TrimSpace(name), "`")
+		field := fmt.Sprintf("columns_mapping[%d]", i)
+		if err := checkName(name); err != nil {
+			return nil, fieldErr(field, "%s", err)
+		}
+		if j, dup := seen[strings.ToLower(name)]; dup {
+			return nil, fieldErr(field, "%q is named twice (also columns_mapping[%d])", name, j)
+		}
+		seen[strings.ToLower(name)] = i
+		if !isExpr {
+			plain = append(plain, name)
+			continue
+		}
+		col, ok := s.columnFold(name)
+		if !ok {
+			return nil, fieldErr(field, "%q = ... computes no column of table %s", name, s.Name())
+		}
+		exprs = append(exprs, derived{col, src, i})
+	}
+	computed := map[int]bool{}
+	for _, d := range exprs {
+		computed[d.col] = true
+	}
+	if len(plain) == 0 {
+		for _, c := range s.cols {
+			plain = append(plain, c.GetName())
+		}
+	}
+	for _, name := range plain {
+		sl := slot{name: name, typ: api.ColumnType_STRING, column: -1}
+		if col, ok := s.columnFold(name); ok && !computed[col] {
+			sl.typ, sl.meta, sl.column = s.types[col], s.meta[col], col
+			m.out[col].slot = len(m.slots)
+		}
+		m.slots = append(m.slots, sl)
+	}
+	resolveSlot := func(name string) (int, error) {
+		for i, sl := range m.slots {
+			if strings.EqualFold(sl.name, strings.Trim(name, "`")) {
+				return i, nil
+			}
+		}
+		return 0, fmt.Errorf("unknown field %q (the fields are %s)", name, m.slotNames())
+	}
+	for _, d := range exprs {
+		n, err := parseExpr(d.src, resolveSlot)
+		if err != nil {
+			return nil, fieldErr(fmt.Sprintf("columns_mapping[%d]", d.item), "%s", err)
+		}
+		m.out[d.col].expr = n
+	}
+	if strings.TrimSpace(where) != "" {
+		ncols := len(s.cols)
+		n, err := parseExpr(where, func(name string) (int, error) {
+			if col, ok := s.columnFold(strings.Trim(name, "`")); ok {
+				return col, nil
+			}
+			i, err := resolveSlot(name)
+			return ncols + i, err
+		})
+		if err != nil {
+			return nil, fieldErr("where", "%s", err)
+		}
+		m.where = n
+	}
+	m.env = evalEnv{vals: make([]ev, len(s.cols)+len(m.slots)), loc: loc}
+	return m, nil
+}
+
+func (m *mapping) slotNames() string {
+	names := make([]string, len(m.slots))
+	for i, sl := range m.slots {
+		names[i] = sl.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// columnFold finds a column by name, case-insensitively (as Doris).
+func (s *Schema) columnFold(name string) (int, bool) {
+	if i, ok := s.index[name]; ok {
+		return i, true
+	}
+	for i, c := range s.cols {
+		if strings.EqualFold(c.GetName(), name) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// toEv reads a typed cell as an expression value.
+func toEv(t api.ColumnType, m colMeta, v Value) ev {
+	if v.Null {
+		return evNull
+	}
+	switch t {
+	case api.ColumnType_INT8, api.ColumnType_INT16, api.ColumnType_INT32, api.ColumnType_INT64:
+		return evInt(v.Int)
+	case api.ColumnType_INT128, api.ColumnType_DECIMAL:
+		return evStr(FormatDecimal(v, m.scale))
+	case api.ColumnType_FLOAT32, api.ColumnType_FLOAT64:
+		return evFloat(v.Float)
+	case api.ColumnType_BOOL:
+		return evBool(v.Bool)
+	case api.ColumnType_DATE:
+		return ev{k: eDate, i: v.Int}
+	case api.ColumnType_DATETIME, api.ColumnType_TIMESTAMP:
+		return ev{k: eDatetime, i: v.Int}
+	}
+	return evStr(v.Str)
+}
+
+// apply computes the table row out from the parsed slots src, then
+// applies the filter. It reports ErrFiltered for a row the filter leaves
+// out.
+func (p *Parser) apply(src, out []Value) error {
+	m := p.m
+	s := p.s
+	for i, sl := range m.slots {
+		m.env.vals[len(s.cols)+i] = toEv(sl.typ, sl.meta, src[i])
+	}
+	envSlots := evalEnv{vals: m.env.vals[len(s.cols):], loc: m.loc}
+	for col, oc := range m.out {
+		v := &out[col]
+		switch {
+		case oc.expr != nil:
+			p.setComputed(col, oc.expr.eval(&envSlots))
+		case oc.slot >= 0:
+			*v = src[oc.slot]
+		case s.meta[col].hasDef:
+			*v = s.meta[col].def
+		default:
+			*v = Value{Null: true}
+		}
+	}
+	if m.where == nil || p.colErr != nil {
+		return nil
+	}
+	for col := range s.cols {
+		m.env.vals[col] = toEv(s.types[col], s.meta[col], out[col])
+	}
+	if r := m.where.eval(&m.env); r.k == eNull || !r.truth() {
+		return ErrFiltered
+	}
+	return nil
+}
+
+// setComputed converts an expression's result into table column col, with
+// strict_mode's rules for a value that does not convert.
+func (p *Parser) setComputed(col int, r ev) {
+	v := &p.out[col]
+	*v = Value{}
+	t, meta := p.s.types[col], p.s.meta[col]
+	if r.k == eNull {
+		v.Null = true
+		return
+	}
+	text := r.text()
+	switch {
+	case r.k == eFloat && isInt(t):
+		if r.f != math.Trunc(r.f) || math.Abs(r.f) >= 9.2e18 {
+			if math.IsNaN(r.f) || math.Abs(r.f) >= 9.2e18 {
+				break
+			}
+			text = fmt.Sprintf("%d", int64(r.f)) // a cast to an integer truncates
+		} else {
+			text = fmt.Sprintf("%d", int64(r.f))
+		}
+	case r.k == eDatetime && t == api.ColumnType_DATE:
+		text = string(appendDate(nil, floorDiv(r.i, 86400*1e6)))
+	case r.k == eBool && t == api.ColumnType_BOOL:
+		v.Bool = r.i != 0
+		return
+	}
+	b := []byte(text)
+	if e := convertInto(v, t, meta, b); e != numOK {
+		reason := p.s.cols[col].GetName() + " = ...: " + convReason(t, meta, b, e)
+		keep := e == numRange && t == api.ColumnType_DECIMAL
+		switch {
+		case p.strict:
+			p.setErrName(p.s.cols[col].GetName(), "%s", reason)
+		case keep:
+		default:
+			*v = Value{Null: true}
+			if meta.notNull {
+				p.setErrName(p.s.cols[col].GetName(), "%s (strict_mode is false, but the column is NOT NULL)", reason)
+			}
+		}
+		return
+	}
+	if isText(t) && t != api.ColumnType_JSON {
+		v.Str = text
+	}
+}

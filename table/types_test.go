@@ -1,0 +1,222 @@
+package table
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/loadnode/loadnode/api"
+	"google.golang.org/protobuf/proto"
+)
+
+// typedSchema builds a one-table schema from "name type" pairs.
+func typedSchema(t *testing.T, cols ...string) *Schema {
+	t.Helper()
+	spec := &api.TableSpec{Name: "t"}
+	for _, c := range cols {
+		name, typ, _ := strings.Cut(c, " ")
+		col, err := ParseType(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		col.Name = name
+		spec.Columns = append(spec.Columns, col)
+	}
+	s, err := NewSchema(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestConvertTypes(t *testing.T) {
+	tests := []struct {
+		typ, in, want string // want "" with err: does not convert
+		err           string
+	}{
+		{"tinyint", "127", "127", ""},
+		{"tinyint", "128", "", "out of range for TINYINT"},
+		{"smallint", "-32768", "-32768", ""},
+		{"smallint", "32768", "", "out of range"},
+		{"int", "-2147483649", "", "out of range for INT"},
+		{"bigint", "9223372036854775807", "9223372036854775807", ""},
+		{"largeint", "-170141183460469231731687303715884105728", "-170141183460469231731687303715884105728", ""},
+		{"largeint", "170141183460469231731687303715884105728", "", "out of range for LARGEINT"},
+		{"largeint", "2732763251146840270", "2732763251146840270", ""},
+		{"largeint", "1.5", "", "is not a LARGEINT"},
+		{"decimal(9,1)", "-22009767.0", "-22009767.0", ""},
+		{"decimal(9,1)", "1.25", "1.3", ""},
+		{"decimal(9,1)", "-1.25", "-1.3", ""},
+		{"decimal(9,1)", "759730669.0", "99999999.9", "out of range for DECIMAL(9,1)"},
+		{"decimal(9,1)", "-628556336.0", "-99999999.9", "out of range"},
+		{"decimal(38,10)", "1234567890123456789012345678.0123456789", "1234567890123456789012345678.0123456789", ""},
+		{"decimal(38,0)", "99999999999999999999999999999999999999", "99999999999999999999999999999999999999", ""},
+		{"decimal(5,2)", "1e2", "100.00", ""},
+		{"decimal(5,2)", ".5", "0.50", ""},
+		{"decimal", "888888888", "888888888", ""},
+		{"decimal(5,2)", "abc", "", "is not a DECIMAL"},
+		{"float", "-15205.859375", "-15205.859", ""},
+		{"float", "1e39", "", "out of range for FLOAT"},
+		{"double", "-306870797.484914", "-306870797.484914", ""},
+		{"date", "2023-08-24", "2023-08-24", ""},
+		{"date", "2023-08-24 12:00:00", "2023-08-24", ""},
+		{"date", "1969-12-31", "1969-12-31", ""},
+		{"date", "2023-02-29", "", "is not a DATE"},
+		{"datetime", "2023-07-20 05:48:31", "2023-07-20 05:48:31", ""},
+		{"datetime", "2023-07-20T05:48:31", "2023-07-20 05:48:31", ""},
+		{"datetime", "2023-07-20:05:48:31", "2023-07-20 05:48:31", ""},
+		{"datetime", "2023-7-2 5:48", "2023-07-02 05:48:00", ""},
+		{"datetime", "20230720054831", "2023-07-20 05:48:31", ""},
+		{"datetime", "2023-07-20 05:48:31.6", "2023-07-20 05:48:32", ""},
+		{"datetime(3)", "2023-07-20 05:48:31.12345", "2023-07-20 05:48:31.123", ""},
+		{"datetime(6)", "0001-01-01 00:00:00.000001", "0001-01-01 00:00:00.000001", ""},
+		{"datetime", "2023-07-20 05:48:31+02:00", "", "is not a DATETIME"},
+		{"char(3)", "abc", "abc", ""},
+		{"char(3)", "abcd", "", "4 bytes, longer than CHAR(3)"},
+		{"varchar(6)", "我能", "我能", ""},
+		{"varchar(5)", "我能", "", "6 bytes, longer than VARCHAR(5)"},
+		{"string", "我能吞下玻璃而不伤身体", "我能吞下玻璃而不伤身体", ""},
+		{"json", `{"name": "John", "age": 25, "a": [1, 2.50]}`, `{"name":"John","age":25,"a":[1,2.50]}`, ""},
+		{"json", `{"name": `, "", "is not valid JSON"},
+		{"boolean", "TRUE", "true", ""},
+		{"boolean", "yes", "", "is not a BOOL"},
+	}
+	for _, tt := range tests {
+		col, err := ParseType(tt.typ)
+		if err != nil {
+			t.Fatalf("ParseType(%q): %v", tt.typ, err)
+		}
+		col.Name = "c"
+		s, err := NewSchema(&api.TableSpec{Name: "t", Columns: []*api.Column{col}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, reason := convertText(col.Type, s.meta[0], []byte(tt.in))
+		if tt.err != "" {
+			if !strings.Contains(reason, tt.err) {
+				t.Errorf("%s %q: reason %q, want %q", tt.typ, tt.in, reason, tt.err)
+			}
+			if tt.want == "" {
+				continue
+			}
+		} else if reason != "" {
+			t.Errorf("%s %q: %s", tt.typ, tt.in, reason)
+			continue
+		}
+		if got := FormatValue(col, v); got != tt.want {
+			t.Errorf("%s %q = %q, want %q", tt.typ, tt.in, got, tt.want)
+		}
+		// The stored form reads back the same.
+		enc := AppendValue(nil, s, Pos{}, []Value{v})
+		back, _, err := DecodeValue(s, enc, nil)
+		if err != nil || FormatValue(col, back[0]) != tt.want {
+			t.Errorf("%s %q: round trip = %v, %v", tt.typ, tt.in, back, err)
+		}
+	}
+}
+
+func TestTypeStringRoundTrip(t *testing.T) {
+	for _, in := range []string{"int64", "tinyint", "smallint", "int", "largeint", "float", "float64", "decimal(38,10)",
+		"date", "datetime", "datetime(6)", "char(1)", "varchar(65533)", "string", "json", "bool", "timestamp"} {
+		c, err := ParseType(in)
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		back, err := ParseType(TypeString(c))
+		if err != nil || !proto.Equal(c, back) {
+			t.Errorf("%s -> %s -> %v, %v", in, TypeString(c), back, err)
+		}
+	}
+}
+
+func TestStrictMode(t *testing.T) {
+	s := typedSchema(t, "a int", "b tinyint", "d decimal(3,1)")
+	s.spec.Columns[0].NotNull = true
+	s.meta[0].notNull = true
+	for _, tt := range []struct {
+		strict bool
+		in     string
+		want   string // rendered row, or the error
+	}{
+		{true, "1,300,1.0", `column b: "300" is out of range for TINYINT`},
+		{false, "1,300,1.0", "1|NULL|1.0"},
+		{false, "1,x,1000", "1|NULL|99.9"},
+		{true, "1,1,1000", "out of range for DECIMAL(3,1)"},
+		{false, "x,1,1", `column a: "x" is not an INT (strict_mode is false, but the column is NOT NULL)`},
+		{false, `\N,1,1`, "column a: NULL in a NOT NULL column"},
+		{true, `\N,1,1`, "column a: NULL in a NOT NULL column"},
+	} {
+		p, err := NewParser(s, Format{NonStrict: !tt.strict})
+		if err != nil {
+			t.Fatal(err)
+		}
+		row, err := p.Parse([]byte(tt.in), nil)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		} else {
+			var parts []string
+			for i, c := range s.Columns() {
+				parts = append(parts, FormatValue(c, row[i]))
+			}
+			got = strings.Join(parts, "|")
+		}
+		if !strings.Contains(got, tt.want) {
+			t.Errorf("strict=%v %q: %q, want %q", tt.strict, tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	def := func(typ, v string) *api.Column {
+		c, err := ParseType(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Name, c.DefaultValue, c.NotNull = "c", proto.String(v), true
+		return c
+	}
+	for _, tt := range []struct{ typ, def, want, err string }{
+		{"boolean", "TRUE", "true", ""},
+		{"decimal", "888888888", "888888888", ""},
+		{"datetime", "2023-08-24 12:00:00", "2023-08-24 12:00:00", ""},
+		{"char(255)", "我能吞下玻璃而不伤身体", "我能吞下玻璃而不伤身体", ""},
+		{"tinyint", "300", "", `"300" is out of range for TINYINT`},
+	} {
+		c := def(tt.typ, tt.def)
+		s, err := NewSchema(&api.TableSpec{Name: "t", Columns: []*api.Column{c}})
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.Contains(err.Error(), "columns[0].default") {
+				t.Errorf("%s default %q: err %v, want %q", tt.typ, tt.def, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := FormatValue(c, s.meta[0].def); got != tt.want {
+			t.Errorf("%s default %q = %q", tt.typ, tt.def, got)
+		}
+	}
+}
+
+func TestJSONTypes(t *testing.T) {
+	s := typedSchema(t, "l largeint", "d decimal(20,2)", "f float", "j json", "dt datetime", "v varchar(3)")
+	p, err := NewParser(s, Format{Kind: "json", NonStrict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := p.Parse([]byte(`{"l": 170141183460469231731687303715884105727, "d": 123456789012345678.995, "f": 0.1, "j": {"a": [1, {"b": null}]}, "dt": 1764583200, "v": "abcd"}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i, c := range s.Columns() {
+		got = append(got, FormatValue(c, row[i]))
+	}
+	want := `170141183460469231731687303715884105727|99999999999999999999.99|0.1|{"a":[1,{"b":null}]}|NULL|NULL`
+	// d: 18 integer digits + 2 = 20 digits after rounding is 123456789012345679.00, in range.
+	want = strings.Replace(want, "99999999999999999999.99", "123456789012345679.00", 1)
+	if g := strings.Join(got, "|"); g != want {
+		t.Errorf("row = %s\nwant  %s", g, want)
+	}
+}
