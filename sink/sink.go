@@ -19,6 +19,7 @@ import (
 	"errors"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/table"
 )
 
 // ErrStaleCommit is wrapped by every refusal of a commit that does not
@@ -123,4 +124,12 @@ type Sink interface {
 	// ScanRowsAfter calls fn for up to limit rows of table whose keys
 	// follow after (nil: from the start), in key order.
 	ScanRowsAfter(table string, after []byte, limit int, fn func(key, value []byte) error) error
+}
+
+// RowChecker is implemented by a sink that refuses some rows their table's
+// schema admits (PostgreSQL: text with a NUL byte). A task asks it of every
+// parsed row before encoding it; an error makes the row an error row, with
+// the error as its reason, before the batch reaches Commit.
+type RowChecker interface {
+	CheckRow(s *table.Schema, vals []table.Value) error
 }

@@ -1,0 +1,121 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/table"
+)
+
+func spec(name string, cols ...*api.Column) *api.TableSpec {
+	return &api.TableSpec{Name: name, Model: api.TableModel_DUPLICATE, Columns: cols}
+}
+
+func col(name string, t api.ColumnType) *api.Column { return &api.Column{Name: name, Type: t} }
+
+func exec(t *testing.T, s *Sink, sql string) {
+	t.Helper()
+	if _, err := s.pool.Exec(context.Background(), sql); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// TestPrepareTable: a table is created with the mapped types; preparing it
+// again is a no-op; an existing table is checked, and a refusal names the
+// column and both types; a hostile name stays one identifier.
+func TestPrepareTable(t *testing.T) {
+	s, _ := open(t, false)
+	all := spec("Orders", col("id", api.ColumnType_INT64), col("price", api.ColumnType_FLOAT64),
+		col("note", api.ColumnType_STRING), col("paid", api.ColumnType_BOOL), col("at", api.ColumnType_TIMESTAMP))
+	for range 2 {
+		if err := s.PrepareTable(all); err != nil {
+			t.Fatalf("PrepareTable: %v", err)
+		}
+	}
+	rows, err := s.pool.Query(context.Background(), `SELECT column_name, data_type FROM information_schema.columns
+		WHERE table_schema = 'public' AND table_name = 'Orders' ORDER BY ordinal_position`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		var n, ty string
+		_ = rows.Scan(&n, &ty)
+		got = append(got, n+" "+ty)
+	}
+	want := "_loadnode_key bytea,_loadnode_job bigint,_loadnode_partition integer,_loadnode_offset bigint," +
+		"id bigint,price double precision,note text,paid boolean,at timestamp with time zone"
+	if strings.Join(got, ",") != want {
+		t.Errorf("columns = %s\nwant      %s", strings.Join(got, ","), want)
+	}
+
+	exec(t, s, `CREATE TABLE public.narrow (_loadnode_key bytea PRIMARY KEY, _loadnode_job bigint NOT NULL,
+		_loadnode_partition integer NOT NULL, _loadnode_offset bigint NOT NULL, id integer, extra text, must text NOT NULL)`)
+	for _, c := range []struct {
+		spec *api.TableSpec
+		want []string
+	}{
+		{spec("narrow", col("id", api.ColumnType_INT64)), []string{"column id", "integer", "INT64", "bigint"}},
+		{spec("narrow", col("nope", api.ColumnType_STRING)), []string{"column nope", "missing"}},
+		{spec("Orders", col("id", api.ColumnType_STRING)), []string{"column id", "bigint", "STRING", "text"}},
+		{spec("x", col("_loadnode_key", api.ColumnType_STRING)), []string{"_loadnode_key", "loadnode's own"}},
+	} {
+		err := s.PrepareTable(c.spec)
+		var ie *IncompatibleError
+		if !errors.As(err, &ie) {
+			t.Errorf("PrepareTable(%v) = %v, want an *IncompatibleError", c.spec, err)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("PrepareTable(%v) = %q, want it to say %q", c.spec, err, w)
+			}
+		}
+	}
+	exec(t, s, `ALTER TABLE public.narrow ALTER COLUMN must DROP NOT NULL, ALTER COLUMN id TYPE bigint`)
+	if err := s.PrepareTable(spec("narrow", col("id", api.ColumnType_INT64))); err != nil {
+		t.Errorf("PrepareTable over a compatible table with an extra nullable column: %v", err)
+	}
+
+	evil := `x"; DROP TABLE "Orders"; --`
+	if _, err := table.NewSchema(spec(evil, col("id", api.ColumnType_INT64))); err == nil {
+		t.Fatalf("table names like %q are valid now: test PrepareTable with it", evil)
+	}
+	if err := s.PrepareTable(spec(evil, col("id", api.ColumnType_INT64))); err == nil {
+		t.Errorf("PrepareTable(%q) succeeded", evil)
+	}
+	var n int
+	if err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM `+pgx.Identifier{"public", "Orders"}.Sanitize()).Scan(&n); err != nil {
+		t.Errorf("table Orders after a hostile name: %v", err)
+	}
+}
+
+// TestCheckRow: text PostgreSQL refuses is caught before a COPY.
+func TestCheckRow(t *testing.T) {
+	sc, err := table.NewSchema(spec("t", col("n", api.ColumnType_INT64), col("s", api.ColumnType_STRING)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		s    string
+		null bool
+		bad  string
+	}{
+		{s: "fine"}, {s: ""}, {null: true}, {s: "ü"},
+		{s: "a\x00b", bad: "NUL byte"},
+		{s: "\xff", bad: "UTF-8"},
+	} {
+		err := checkRow(sc, []table.Value{{Int: 1}, {Str: c.s, Null: c.null}})
+		switch {
+		case c.bad == "" && err != nil:
+			t.Errorf("checkRow(%q) = %v", c.s, err)
+		case c.bad != "" && (err == nil || !strings.Contains(err.Error(), c.bad) || !strings.Contains(err.Error(), "column s")):
+			t.Errorf("checkRow(%q) = %v, want an error naming column s and %q", c.s, err, c.bad)
+		}
+	}
+}
