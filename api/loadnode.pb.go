@@ -458,10 +458,13 @@ func (x *Column) GetType() ColumnType {
 }
 
 type TableSpec struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Columns       []*Column              `protobuf:"bytes,2,rep,name=columns,proto3" json:"columns,omitempty"`
-	Model         TableModel             `protobuf:"varint,3,opt,name=model,proto3,enum=loadnode.v1.TableModel" json:"model,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Columns []*Column              `protobuf:"bytes,2,rep,name=columns,proto3" json:"columns,omitempty"`
+	Model   TableModel             `protobuf:"varint,3,opt,name=model,proto3,enum=loadnode.v1.TableModel" json:"model,omitempty"`
+	// database names a database of the node config (databases:) that holds
+	// the table; empty: the node's embedded store.
+	Database      string `protobuf:"bytes,4,opt,name=database,proto3" json:"database,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -515,6 +518,13 @@ func (x *TableSpec) GetModel() TableModel {
 		return x.Model
 	}
 	return TableModel_DUPLICATE
+}
+
+func (x *TableSpec) GetDatabase() string {
+	if x != nil {
+		return x.Database
+	}
+	return ""
 }
 
 type KafkaSpec struct {
@@ -2828,11 +2838,12 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x05field\x18\x03 \x01(\tR\x05field\"I\n" +
 	"\x06Column\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12+\n" +
-	"\x04type\x18\x02 \x01(\x0e2\x17.loadnode.v1.ColumnTypeR\x04type\"}\n" +
+	"\x04type\x18\x02 \x01(\x0e2\x17.loadnode.v1.ColumnTypeR\x04type\"\x99\x01\n" +
 	"\tTableSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
 	"\acolumns\x18\x02 \x03(\v2\x13.loadnode.v1.ColumnR\acolumns\x12-\n" +
-	"\x05model\x18\x03 \x01(\x0e2\x17.loadnode.v1.TableModelR\x05model\"\x84\x03\n" +
+	"\x05model\x18\x03 \x01(\x0e2\x17.loadnode.v1.TableModelR\x05model\x12\x1a\n" +
+	"\bdatabase\x18\x04 \x01(\tR\bdatabase\"\x84\x03\n" +
 	"\tKafkaSpec\x12\x18\n" +
 	"\abrokers\x18\x01 \x03(\tR\abrokers\x12\x14\n" +
 	"\x05topic\x18\x02 \x01(\tR\x05topic\x12\x1e\n" +
