@@ -1,0 +1,138 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/config"
+	"github.com/loadnode/loadnode/sink"
+	"github.com/loadnode/loadnode/sink/postgres"
+)
+
+// databases are the node config's databases, each opened as a sink. Pools
+// connect on first use: a node starts while a database is down, and the
+// jobs that load into it wait for it.
+type databases struct {
+	embedded sink.Sink
+	sinks    map[string]*postgres.Sink
+	cfg      map[string]config.Database
+}
+
+// openDatabases opens a sink per configured database.
+func openDatabases(cfg config.Node, embedded sink.Sink, logger *slog.Logger) (*databases, error) {
+	d := &databases{embedded: embedded, sinks: map[string]*postgres.Sink{}, cfg: cfg.Databases}
+	for _, name := range cfg.DatabaseNames() {
+		s, err := openDatabase(cfg, name, logger)
+		if err != nil {
+			d.close()
+			return nil, err
+		}
+		d.sinks[name] = s
+	}
+	return d, nil
+}
+
+func openDatabase(cfg config.Node, name string, logger *slog.Logger) (*postgres.Sink, error) {
+	db := cfg.Databases[name]
+	pw, err := db.ReadPassword("databases." + name)
+	if err != nil {
+		return nil, fmt.Errorf("node: %w", err)
+	}
+	s, err := postgres.Open(postgres.Options{
+		DSN: db.DSN, Password: pw, Schema: db.Schema,
+		MaxErrorRowsKept: cfg.MaxErrorRowsKept,
+		MaxConns:         int32(min(max(cfg.MaxConcurrentTasks, 4), 64)),
+		Logger:           logger.With("component", "postgres", "database", name),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("node: database %s: %w", name, err)
+	}
+	return s, nil
+}
+
+func (d *databases) close() {
+	for _, s := range d.sinks {
+		s.Close()
+	}
+}
+
+// UnknownDatabaseError refuses a table whose database the node config
+// does not name.
+type UnknownDatabaseError struct {
+	Name  string
+	Known []string
+}
+
+func (e *UnknownDatabaseError) Error() string {
+	if len(e.Known) == 0 {
+		return fmt.Sprintf("database %q is not in the node config (it names no databases)", e.Name)
+	}
+	return fmt.Sprintf("database %q is not in the node config (databases: %v)", e.Name, e.Known)
+}
+
+// SpecField is the job spec field at fault.
+func (e *UnknownDatabaseError) SpecField() string { return "table.database" }
+
+// sink is the actors' SinkFactory: the table's database, or the embedded
+// store when the table names none.
+func (d *databases) sink(t *api.TableSpec) (sink.Sink, error) {
+	name := t.GetDatabase()
+	if name == "" {
+		return d.embedded, nil
+	}
+	s, ok := d.sinks[name]
+	if !ok {
+		known := make([]string, 0, len(d.sinks))
+		for n := range d.cfg {
+			known = append(known, n)
+		}
+		return nil, &UnknownDatabaseError{Name: name, Known: known}
+	}
+	return s, nil
+}
+
+// describe names a table's sink: "postgres analytics public.orders", or
+// "embedded" for the node's own store.
+func (d *databases) describe(t *api.TableSpec) string {
+	name := t.GetDatabase()
+	if name == "" {
+		return "embedded"
+	}
+	db := d.cfg[name]
+	return fmt.Sprintf("%s %s %s.%s", db.Type, name, db.Schema, t.GetName())
+}
+
+// DatabaseProbe is whether one configured database answered.
+type DatabaseProbe struct {
+	Name string
+	// Err is why it is not reachable; nil when it is.
+	Err error
+}
+
+// ProbeDatabases connects to every database of cfg (at most timeout each,
+// all at once) and reports, in name order, which answered.
+func ProbeDatabases(ctx context.Context, cfg config.Node, timeout time.Duration) []DatabaseProbe {
+	names := cfg.DatabaseNames()
+	out := make([]DatabaseProbe, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		out[i].Name = name
+		wg.Go(func() {
+			s, err := openDatabase(cfg, name, slog.New(slog.DiscardHandler))
+			if err != nil {
+				out[i].Err = err
+				return
+			}
+			defer s.Close()
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			out[i].Err = s.Ping(ctx)
+		})
+	}
+	wg.Wait()
+	return out
+}
