@@ -50,6 +50,13 @@ func (m *manager) storedTable(spec *api.JobSpec) *api.JobResponse {
 		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "table.name",
 			Message: fmt.Sprintf("table %q does not exist: create it first", name)}}
 	}
+	if db := spec.GetTable().GetDatabase(); db != "" && db != stored.GetDatabase() {
+		where := "the embedded store"
+		if stored.GetDatabase() != "" {
+			where = fmt.Sprintf("database %q", stored.GetDatabase())
+		}
+		return invalid("table.database", fmt.Sprintf("table %s is in %s, not in database %q", name, where, db))
+	}
 	if cols := spec.GetTable().GetColumns(); len(cols) > 0 {
 		want := make([]string, len(stored.GetColumns()))
 		for i, c := range stored.GetColumns() {

@@ -9,6 +9,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/sink"
 	"github.com/loadnode/loadnode/sources"
 	"github.com/loadnode/loadnode/table"
 )
@@ -46,6 +47,7 @@ func (j *job) spawnTasks(ctx actor.Context) {
 		j.schema = schema
 	}
 	n := min(int(max(spec.GetDesiredConcurrentNumber(), 1)), len(parts))
+	checker, _ := j.sink.(sink.RowChecker)
 	j.generation = j.deps.nextGeneration()
 	limits := sources.Limits{
 		MaxRows:  int(spec.GetMaxBatchRows()),
@@ -61,7 +63,7 @@ func (j *job) spawnTasks(ctx actor.Context) {
 			jobID: j.id, generation: j.generation, index: i,
 			job: ctx.Self(), scheduler: j.sch, source: j.src,
 			schema: j.schema, format: j.format, limits: limits, start: start, keepReader: keep,
-			settings: j.deps.Settings, logger: j.deps.Logger,
+			settings: j.deps.Settings, logger: j.deps.Logger, checker: checker,
 		}))
 		j.tasks[pid.Id] = i
 	}

@@ -1369,8 +1369,10 @@ type JobInfo struct {
 	Health             string  `protobuf:"bytes,10,opt,name=health,proto3" json:"health,omitempty"`
 	RowsPerSecond      float64 `protobuf:"fixed64,11,opt,name=rows_per_second,json=rowsPerSecond,proto3" json:"rows_per_second,omitempty"`                 // loaded rows/s over the last minute
 	LastProgressUnixMs int64   `protobuf:"varint,12,opt,name=last_progress_unix_ms,json=lastProgressUnixMs,proto3" json:"last_progress_unix_ms,omitempty"` // last commit, or when the job last started running
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// where the job's rows go: "embedded", or "postgres analytics public.orders"
+	Sink          string `protobuf:"bytes,30,opt,name=sink,proto3" json:"sink,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobInfo) Reset() {
@@ -1485,6 +1487,13 @@ func (x *JobInfo) GetLastProgressUnixMs() int64 {
 		return x.LastProgressUnixMs
 	}
 	return 0
+}
+
+func (x *JobInfo) GetSink() string {
+	if x != nil {
+		return x.Sink
+	}
+	return ""
 }
 
 // CreateJobRequest creates a job. With use_stored_table the job loads into
@@ -2939,7 +2948,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x06reason\x18\x04 \x01(\x0e2\x13.loadnode.v1.ReasonR\x06reason\x12%\n" +
 	"\x0ereason_message\x18\x05 \x01(\tR\rreasonMessage\x12\x14\n" +
 	"\x05table\x18\x06 \x01(\tR\x05table\x12\x16\n" +
-	"\x06source\x18\a \x01(\tR\x06source\"\x95\x04\n" +
+	"\x06source\x18\a \x01(\tR\x06source\"\xa9\x04\n" +
 	"\aJobInfo\x121\n" +
 	"\asummary\x18\x01 \x01(\v2\x17.loadnode.v1.JobSummaryR\asummary\x12(\n" +
 	"\x04spec\x18\x02 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12:\n" +
@@ -2956,7 +2965,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x06health\x18\n" +
 	" \x01(\tR\x06health\x12&\n" +
 	"\x0frows_per_second\x18\v \x01(\x01R\rrowsPerSecond\x121\n" +
-	"\x15last_progress_unix_ms\x18\f \x01(\x03R\x12lastProgressUnixMs\"f\n" +
+	"\x15last_progress_unix_ms\x18\f \x01(\x03R\x12lastProgressUnixMs\x12\x12\n" +
+	"\x04sink\x18\x1e \x01(\tR\x04sink\"f\n" +
 	"\x10CreateJobRequest\x12(\n" +
 	"\x04spec\x18\x01 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12(\n" +
 	"\x10use_stored_table\x18\x02 \x01(\bR\x0euseStoredTable\"%\n" +

@@ -115,3 +115,27 @@ func TestRedactedDSN(t *testing.T) {
 		}
 	}
 }
+
+// TestTableDatabase: table.database reads, validates and writes back.
+func TestTableDatabase(t *testing.T) {
+	spec := strings.Replace(minimal, "  name: t\n", "  name: t\n  database: analytics\n", 1)
+	s, err := ParseJobSpec([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.GetTable().GetDatabase() != "analytics" {
+		t.Fatalf("table.database = %q", s.GetTable().GetDatabase())
+	}
+	out, err := MarshalJobSpec(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := ParseJobSpec(out); err != nil || again.GetTable().GetDatabase() != "analytics" {
+		t.Fatalf("written back as\n%s\nreads as %v, %v", out, again.GetTable(), err)
+	}
+	_, err = ParseJobSpec([]byte(strings.Replace(minimal, "  name: t\n", "  name: t\n  database: \"a-b\"\n", 1)))
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "table.database" {
+		t.Fatalf("an invalid database name: %v, want a FieldError on table.database", err)
+	}
+}

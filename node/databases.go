@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,7 +46,7 @@ func openDatabase(cfg config.Node, name string, logger *slog.Logger) (*postgres.
 		return nil, fmt.Errorf("node: %w", err)
 	}
 	s, err := postgres.Open(postgres.Options{
-		DSN: db.DSN, Password: pw, Schema: db.Schema,
+		Name: name, DSN: db.DSN, Password: pw, Schema: db.Schema,
 		MaxErrorRowsKept: cfg.MaxErrorRowsKept,
 		MaxConns:         int32(min(max(cfg.MaxConcurrentTasks, 4), 64)),
 		Logger:           logger.With("component", "postgres", "database", name),
@@ -68,10 +71,11 @@ type UnknownDatabaseError struct {
 }
 
 func (e *UnknownDatabaseError) Error() string {
+	const hint = "; without table.database (or a Doris db. qualifier) a table is in the embedded store"
 	if len(e.Known) == 0 {
-		return fmt.Sprintf("database %q is not in the node config (it names no databases)", e.Name)
+		return fmt.Sprintf("table.database: database %q is not in the node config, which names no databases%s", e.Name, hint)
 	}
-	return fmt.Sprintf("database %q is not in the node config (databases: %v)", e.Name, e.Known)
+	return fmt.Sprintf("table.database: database %q is not in the node config (databases: %s)%s", e.Name, strings.Join(e.Known, ", "), hint)
 }
 
 // SpecField is the job spec field at fault.
@@ -86,24 +90,9 @@ func (d *databases) sink(t *api.TableSpec) (sink.Sink, error) {
 	}
 	s, ok := d.sinks[name]
 	if !ok {
-		known := make([]string, 0, len(d.sinks))
-		for n := range d.cfg {
-			known = append(known, n)
-		}
-		return nil, &UnknownDatabaseError{Name: name, Known: known}
+		return nil, &UnknownDatabaseError{Name: name, Known: slices.Sorted(maps.Keys(d.cfg))}
 	}
 	return s, nil
-}
-
-// describe names a table's sink: "postgres analytics public.orders", or
-// "embedded" for the node's own store.
-func (d *databases) describe(t *api.TableSpec) string {
-	name := t.GetDatabase()
-	if name == "" {
-		return "embedded"
-	}
-	db := d.cfg[name]
-	return fmt.Sprintf("%s %s %s.%s", db.Type, name, db.Schema, t.GetName())
 }
 
 // DatabaseProbe is whether one configured database answered.

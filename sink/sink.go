@@ -133,3 +133,10 @@ type Sink interface {
 type RowChecker interface {
 	CheckRow(s *table.Schema, vals []table.Value) error
 }
+
+// Describer is implemented by a sink that says, for people, where a
+// table's rows are: "postgres analytics public.orders". A sink without it
+// is the node's embedded store.
+type Describer interface {
+	Describe(table string) string
+}

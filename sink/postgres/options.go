@@ -10,6 +10,9 @@ import (
 // Options configure a Sink. Zero fields take the defaults of
 // defaultOptions.
 type Options struct {
+	// Name is the database's name in the node config, for Describe.
+	// Default "postgres".
+	Name string
 	// DSN is the connection string (URL or key=value). Required.
 	DSN string
 	// Password, when set, overrides the DSN's.

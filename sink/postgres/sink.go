@@ -32,6 +32,7 @@ type Sink struct {
 var (
 	_ sink.Sink       = (*Sink)(nil)
 	_ sink.RowChecker = (*Sink)(nil)
+	_ sink.Describer  = (*Sink)(nil)
 )
 
 // Open returns a Sink over the database of o.DSN. It does not connect:
@@ -63,6 +64,15 @@ func Open(o Options) (*Sink, error) {
 
 // Close closes the pool; calls in flight end first.
 func (s *Sink) Close() { s.pool.Close() }
+
+// Describe names where a table's rows are: "postgres NAME SCHEMA.TABLE".
+func (s *Sink) Describe(table string) string {
+	name := s.opts.Name
+	if name == "" {
+		name = "postgres"
+	}
+	return "postgres " + name + " " + s.opts.Schema + "." + table
+}
 
 // Schema is the schema of the loaded tables.
 func (s *Sink) Schema() string { return s.opts.Schema }
