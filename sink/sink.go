@@ -140,3 +140,13 @@ type RowChecker interface {
 type Describer interface {
 	Describe(table string) string
 }
+
+// TableCreator is implemented by a sink whose tables exist outside
+// loadnode's catalog (a database server): CreateTable creates the table or
+// checks that the existing one can hold the spec's rows, before the
+// catalog records it, so that an incompatible table refuses the create
+// (the error names the column and both types). PrepareTable does the same
+// again when a job starts loading.
+type TableCreator interface {
+	CreateTable(spec *api.TableSpec) error
+}

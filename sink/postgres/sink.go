@@ -30,9 +30,10 @@ type Sink struct {
 }
 
 var (
-	_ sink.Sink       = (*Sink)(nil)
-	_ sink.RowChecker = (*Sink)(nil)
-	_ sink.Describer  = (*Sink)(nil)
+	_ sink.Sink         = (*Sink)(nil)
+	_ sink.RowChecker   = (*Sink)(nil)
+	_ sink.Describer    = (*Sink)(nil)
+	_ sink.TableCreator = (*Sink)(nil)
 )
 
 // Open returns a Sink over the database of o.DSN. It does not connect:

@@ -96,6 +96,10 @@ func (e *IncompatibleError) Error() string {
 // SpecField names the spec field the error is about.
 func (e *IncompatibleError) SpecField() string { return "table.columns" }
 
+// CreateTable is PrepareTable: the table is made or checked before the
+// node's catalog records it.
+func (s *Sink) CreateTable(spec *api.TableSpec) error { return s.PrepareTable(spec) }
+
 // PrepareTable creates the table if it does not exist, else checks that
 // its columns can hold the spec's rows, and records the spec in
 // loadnode.tables.

@@ -2,14 +2,17 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/internal/ledger"
 	"github.com/loadnode/loadnode/internal/pgtest"
@@ -40,6 +43,21 @@ func pgQuery(t *testing.T, dsn, sql string, dest ...any) {
 	}
 	defer c.Close(ctx)
 	if err := c.QueryRow(ctx, sql).Scan(dest...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// pgExec runs statements.
+func pgExec(t *testing.T, dsn, sql string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect to PostgreSQL: %v", err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, sql); err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
 }
@@ -195,5 +213,84 @@ func TestPostgresTwoIncarnations(t *testing.T) {
 	}
 	if count != records || distinct != records || statRows != records {
 		t.Fatalf("two incarnations of one job: count=%d distinct=%d loaded_rows=%d, want %d each", count, distinct, statRows, records)
+	}
+}
+
+// TestPostgresStatements: Doris statements name the database; the table
+// is made in PostgreSQL at CREATE TABLE; an existing incompatible table
+// and a database the node does not have are refused by field, and nothing
+// is persisted.
+func TestPostgresStatements(t *testing.T) {
+	const topic = "pgsql"
+	pg := pgtest.Start(t)
+	dsn := pg.CreateDatabase(t)
+	b := testnode.StartBroker(t, 2, topic)
+	l := ledger.New()
+	produce(t, l, b, topic, 0, 3000)
+	p := startNodeArgs(t, t.TempDir(), pgNode(t, dsn))
+	c := p.Client(t)
+	exec := func(stmt string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_, err := c.Exec(ctx, stmt)
+		return err
+	}
+	code := func(err error) api.ErrorCode {
+		var ce *client.Error
+		if errors.As(err, &ce) {
+			return ce.Code
+		}
+		return api.ErrorCode_OK
+	}
+	field := func(err error) string {
+		var ce *client.Error
+		if errors.As(err, &ce) {
+			return ce.Field
+		}
+		return ""
+	}
+
+	if err := exec("CREATE TABLE nowhere.orders (id BIGINT, note VARCHAR(64))"); code(err) != api.ErrorCode_INVALID_ARGUMENT || field(err) != "table.database" {
+		t.Fatalf("CREATE TABLE in a database the node does not have: %v (field %q), want INVALID_ARGUMENT on table.database", err, field(err))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Count(ctx, "orders"); code(err) != api.ErrorCode_NOT_FOUND {
+		t.Fatalf("a refused CREATE TABLE left a table: %v", err)
+	}
+
+	if err := exec("CREATE TABLE analytics.orders (id BIGINT, note VARCHAR(64)) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 4"); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	pgQuery(t, dsn, `SELECT count(*) FROM information_schema.columns WHERE table_schema = 'public' AND table_name = 'orders'`, &n)
+	if n != 6 { // the key, job, partition, offset, and the two columns
+		t.Fatalf("public.orders has %d columns after CREATE TABLE, want 6", n)
+	}
+	// A table PostgreSQL has already, with another type.
+	pgExec(t, dsn, `CREATE TABLE public.legacy (_loadnode_key bytea PRIMARY KEY, _loadnode_job bigint NOT NULL,
+		_loadnode_partition integer NOT NULL, _loadnode_offset bigint NOT NULL, id integer, note text)`)
+	err := exec("CREATE TABLE analytics.legacy (id BIGINT, note VARCHAR(64))")
+	if code(err) != api.ErrorCode_INVALID_ARGUMENT || !strings.Contains(err.Error(), "column id") ||
+		!strings.Contains(err.Error(), "integer") || !strings.Contains(err.Error(), "bigint") {
+		t.Fatalf("CREATE TABLE over an incompatible PostgreSQL table: %v, want INVALID_ARGUMENT naming column id, integer and bigint", err)
+	}
+	if _, err := c.Count(ctx, "legacy"); code(err) != api.ErrorCode_NOT_FOUND {
+		t.Fatalf("a refused CREATE TABLE left a table: %v", err)
+	}
+
+	if err := exec(`CREATE ROUTINE LOAD nowhere.orders_load ON orders PROPERTIES ("format" = "json")
+		FROM KAFKA ("kafka_broker_list" = "` + b.Addrs()[0] + `", "kafka_topic" = "` + topic + `")`); code(err) != api.ErrorCode_INVALID_ARGUMENT || field(err) != "table.database" {
+		t.Fatalf("CREATE ROUTINE LOAD naming another database than the table's: %v (field %q)", err, field(err))
+	}
+	if err := exec(`CREATE ROUTINE LOAD analytics.orders_load ON orders PROPERTIES ("format" = "json", "max_batch_interval" = "1")
+		FROM KAFKA ("kafka_broker_list" = "` + b.Addrs()[0] + `", "kafka_topic" = "` + topic + `",
+		"property.kafka_default_offsets" = "OFFSET_BEGINNING")`); err != nil {
+		t.Fatal(err)
+	}
+	waitDrained(t, c, b, "orders_load", topic, 60*time.Second)
+	checkExactlyOnce(t, c, l, "orders_load", "orders")
+	if s := showJob(t, c, "orders_load").GetSink(); s != "postgres analytics public.orders" {
+		t.Errorf("sink = %q", s)
 	}
 }
