@@ -37,7 +37,7 @@ func runWithServer(m *testing.M) int {
 
 // open returns a sink over a new database and its reopen; with crash,
 // reopen also crash-restarts the server (pg_ctl stop -m immediate).
-func open(t *testing.T, crash bool) (*Sink, func(t *testing.T) *Sink) {
+func open(t testing.TB, crash bool) (*Sink, func(t *testing.T) *Sink) {
 	t.Helper()
 	if server == nil {
 		_, err := pgtest.FindBin()
