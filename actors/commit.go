@@ -226,7 +226,11 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 			j.stats.AbortedBatches = max(j.stats.AbortedBatches, aborted)
 			j.deps.observeFence(p.Fence)
 		}
-		if !errors.Is(err, sink.ErrStaleCommit) {
+		switch {
+		case errors.Is(err, sink.ErrStaleCommit):
+		case errors.Is(err, sink.ErrUnavailable):
+			j.onSinkUnavailable(ctx, err)
+		default:
 			j.onStoreError(ctx, err)
 		}
 	} else {

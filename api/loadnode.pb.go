@@ -276,6 +276,7 @@ const (
 	Reason_STORE_FAILURE            Reason = 13
 	Reason_AUTO_RESUME              Reason = 14 // PAUSED -> NEED_SCHEDULE after a transient pause
 	Reason_USER_ALTER               Reason = 15 // properties or offsets changed by the user
+	Reason_SINK_UNREACHABLE         Reason = 20 // the table's database did not answer: transient
 )
 
 // Enum value maps for Reason.
@@ -297,6 +298,7 @@ var (
 		13: "STORE_FAILURE",
 		14: "AUTO_RESUME",
 		15: "USER_ALTER",
+		20: "SINK_UNREACHABLE",
 	}
 	Reason_value = map[string]int32{
 		"REASON_UNSPECIFIED":       0,
@@ -315,6 +317,7 @@ var (
 		"STORE_FAILURE":            13,
 		"AUTO_RESUME":              14,
 		"USER_ALTER":               15,
+		"SINK_UNREACHABLE":         20,
 	}
 )
 
@@ -3080,7 +3083,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\n" +
 	"\x06PAUSED\x10\x03\x12\v\n" +
 	"\aSTOPPED\x10\x04\x12\r\n" +
-	"\tCANCELLED\x10\x05*\xc4\x02\n" +
+	"\tCANCELLED\x10\x05*\xda\x02\n" +
 	"\x06Reason\x12\x16\n" +
 	"\x12REASON_UNSPECIFIED\x10\x00\x12\v\n" +
 	"\aCREATED\x10\x01\x12\r\n" +
@@ -3100,7 +3103,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\rSTORE_FAILURE\x10\r\x12\x0f\n" +
 	"\vAUTO_RESUME\x10\x0e\x12\x0e\n" +
 	"\n" +
-	"USER_ALTER\x10\x0fB&Z$github.com/loadnode/loadnode/api;apib\x06proto3"
+	"USER_ALTER\x10\x0f\x12\x14\n" +
+	"\x10SINK_UNREACHABLE\x10\x14B&Z$github.com/loadnode/loadnode/api;apib\x06proto3"
 
 var (
 	file_api_loadnode_proto_rawDescOnce sync.Once

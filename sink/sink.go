@@ -27,6 +27,12 @@ import (
 // progress, a fence older than the stored one, statistics that moved.
 var ErrStaleCommit = errors.New("sink: stale commit")
 
+// ErrUnavailable is wrapped by errors of a sink that could not reach its
+// database (connection refused or lost, the server shutting down or
+// restarting): transient, and the outcome of a commit is unknown (read
+// Progress once the database answers).
+var ErrUnavailable = errors.New("sink: database unavailable")
+
 // ErrProgressExists is wrapped by InitStarts when a partition already has
 // progress.
 var ErrProgressExists = errors.New("sink: progress exists")

@@ -182,6 +182,9 @@ func freePort() (int, error) {
 func (s *Server) start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.mu.running {
+		return nil
+	}
 	opts := strings.Join([]string{
 		"-c listen_addresses=127.0.0.1",
 		"-c port=" + strconv.Itoa(s.port),
@@ -272,7 +275,7 @@ func (s *Server) Crash() error {
 // Stop stops the server (fast shutdown) until Start.
 func (s *Server) Stop() error { return s.stop("fast") }
 
-// StartAgain starts a stopped server on its port.
+// StartAgain starts a stopped server on its port (a running one: no-op).
 func (s *Server) StartAgain() error { return s.start() }
 
 // LogTail returns the last n lines of the server's log.

@@ -56,7 +56,7 @@ func (s *Sink) Commit(c *sink.Commit) error {
 		if errors.Is(err, sink.ErrStaleCommit) {
 			return err
 		}
-		return fmt.Errorf("postgres: commit job %d: %w", c.JobID, err)
+		return fmt.Errorf("postgres: commit job %d: %w", c.JobID, unavailable(err))
 	}
 	return nil
 }

@@ -50,7 +50,7 @@ func (s *Sink) InitStarts(job uint64, positions map[int32]int64, checkpoints map
 		return upsertProgress(ctx, tx, int64(job), parts, positions, checkpoints)
 	})
 	if err != nil && !errors.Is(err, sink.ErrProgressExists) {
-		return fmt.Errorf("postgres: init starts of job %d: %w", job, err)
+		return fmt.Errorf("postgres: init starts of job %d: %w", job, unavailable(err))
 	}
 	return err
 }
@@ -107,7 +107,7 @@ func (s *Sink) ResetStarts(job uint64, positions map[int32]int64, checkpoints ma
 		return upsertProgress(ctx, tx, int64(job), parts, positions, checkpoints)
 	})
 	if err != nil {
-		return fmt.Errorf("postgres: reset progress of job %d: %w", job, err)
+		return fmt.Errorf("postgres: reset progress of job %d: %w", job, unavailable(err))
 	}
 	return nil
 }
@@ -123,7 +123,7 @@ func (s *Sink) Progress(job uint64) (*sink.Progress, error) {
 	rows, err := s.pool.Query(ctx, `SELECT j.fence, j.stats, p.partition, p.position, p.checkpoint
 		FROM loadnode.jobs j LEFT JOIN loadnode.progress p ON p.job = j.job WHERE j.job = $1`, int64(job))
 	if err != nil {
-		return nil, fmt.Errorf("postgres: progress of job %d: %w", job, err)
+		return nil, fmt.Errorf("postgres: progress of job %d: %w", job, unavailable(err))
 	}
 	defer rows.Close()
 	var stats []byte
@@ -133,7 +133,7 @@ func (s *Sink) Progress(job uint64) (*sink.Progress, error) {
 		var pos *int64
 		var ck []byte
 		if err := rows.Scan(&fence, &stats, &part, &pos, &ck); err != nil {
-			return nil, fmt.Errorf("postgres: progress of job %d: %w", job, err)
+			return nil, fmt.Errorf("postgres: progress of job %d: %w", job, unavailable(err))
 		}
 		p.Fence = uint64(fence)
 		if part != nil {
@@ -144,7 +144,7 @@ func (s *Sink) Progress(job uint64) (*sink.Progress, error) {
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: progress of job %d: %w", job, err)
+		return nil, fmt.Errorf("postgres: progress of job %d: %w", job, unavailable(err))
 	}
 	if stats != nil {
 		if err := proto.Unmarshal(stats, p.Stats); err != nil {

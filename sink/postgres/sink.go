@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
 	"sync"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/loadnode/loadnode/sink"
@@ -144,7 +149,7 @@ func (s *Sink) bootstrap(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("postgres: create schema loadnode: %w", err)
+		return fmt.Errorf("postgres: create schema loadnode: %w", unavailable(err))
 	}
 	s.mu.Lock()
 	s.mu.bootstrapped = true
@@ -176,4 +181,34 @@ func checkRow(sc *table.Schema, vals []table.Value) error {
 		}
 	}
 	return nil
+}
+
+// unavailable wraps err with sink.ErrUnavailable when it says the server
+// could not be reached or went away: a connection refused, lost or timed
+// out, or the server shutting down, starting or in recovery (SQLSTATE
+// class 08 and 57P01..57P03).
+func unavailable(err error) error {
+	if err == nil || errors.Is(err, sink.ErrUnavailable) {
+		return err
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		if strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" {
+			return fmt.Errorf("%w: %w", sink.ErrUnavailable, err)
+		}
+		return err
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	if errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) || pgconn.SafeToRetry(err) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", sink.ErrUnavailable, err)
+	}
+	// pgx reports a connection that died under a query without a type
+	// that says so.
+	if msg := err.Error(); strings.Contains(msg, "conn closed") || strings.Contains(msg, "unexpected EOF") {
+		return fmt.Errorf("%w: %w", sink.ErrUnavailable, err)
+	}
+	return err
 }

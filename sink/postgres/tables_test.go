@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/sink"
 	"github.com/loadnode/loadnode/table"
 )
 
@@ -117,5 +118,39 @@ func TestCheckRow(t *testing.T) {
 		case c.bad != "" && (err == nil || !strings.Contains(err.Error(), c.bad) || !strings.Contains(err.Error(), "column s")):
 			t.Errorf("checkRow(%q) = %v, want an error naming column s and %q", c.s, err, c.bad)
 		}
+	}
+}
+
+// TestUnavailable: with the server stopped, calls fail with an error
+// wrapping sink.ErrUnavailable; once it is back the same sink works.
+func TestUnavailable(t *testing.T) {
+	s, _ := open(t, false)
+	sp := spec("down", col("n", api.ColumnType_INT64))
+	if err := s.PrepareTable(sp); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InitStarts(1, map[int32]int64{0: 0}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := server.StartAgain(); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	c := &sink.Commit{JobID: 1, Table: "down", Fence: 1, Ranges: []sink.Range{{Partition: 0, From: 0, To: 1}}}
+	if err := s.Commit(c); !errors.Is(err, sink.ErrUnavailable) {
+		t.Errorf("Commit with the server down = %v, want an error wrapping sink.ErrUnavailable", err)
+	}
+	if _, err := s.Progress(1); !errors.Is(err, sink.ErrUnavailable) {
+		t.Errorf("Progress with the server down = %v, want an error wrapping sink.ErrUnavailable", err)
+	}
+	if err := server.StartAgain(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(c); err != nil {
+		t.Errorf("Commit once the server is back: %v", err)
 	}
 }
