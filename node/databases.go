@@ -22,12 +22,52 @@ import (
 type databases struct {
 	embedded sink.Sink
 	sinks    map[string]*postgres.Sink
-	cfg      map[string]config.Database
+	// timed are the sinks the actors get: sinks (and embedded) timing their
+	// commits when observe is set.
+	timed map[string]sink.Sink
+	cfg   map[string]config.Database
+}
+
+// commitObserver receives the latency of every commit call, by sink.
+type commitObserver func(sink string, d time.Duration)
+
+// timedPostgres is a postgres sink whose commits are timed; the embedded
+// pointer keeps its optional interfaces (RowChecker, Describer,
+// TableCreator).
+type timedPostgres struct {
+	*postgres.Sink
+	label   string
+	observe commitObserver
+}
+
+func (t timedPostgres) Commit(c *sink.Commit) error {
+	began := time.Now()
+	err := t.Sink.Commit(c)
+	t.observe(t.label, time.Since(began))
+	return err
+}
+
+// timedSink is timedPostgres for the embedded store.
+type timedSink struct {
+	sink.Sink
+	label   string
+	observe commitObserver
+}
+
+func (t timedSink) Commit(c *sink.Commit) error {
+	began := time.Now()
+	err := t.Sink.Commit(c)
+	t.observe(t.label, time.Since(began))
+	return err
 }
 
 // openDatabases opens a sink per configured database.
-func openDatabases(cfg config.Node, embedded sink.Sink, logger *slog.Logger) (*databases, error) {
-	d := &databases{embedded: embedded, sinks: map[string]*postgres.Sink{}, cfg: cfg.Databases}
+// observe, when not nil, receives every commit's latency.
+func openDatabases(cfg config.Node, embedded sink.Sink, logger *slog.Logger, observe commitObserver) (*databases, error) {
+	d := &databases{embedded: embedded, sinks: map[string]*postgres.Sink{}, timed: map[string]sink.Sink{}, cfg: cfg.Databases}
+	if observe != nil {
+		d.embedded = timedSink{Sink: embedded, label: "embedded", observe: observe}
+	}
 	for _, name := range cfg.DatabaseNames() {
 		s, err := openDatabase(cfg, name, logger)
 		if err != nil {
@@ -35,6 +75,10 @@ func openDatabases(cfg config.Node, embedded sink.Sink, logger *slog.Logger) (*d
 			return nil, err
 		}
 		d.sinks[name] = s
+		d.timed[name] = s
+		if observe != nil {
+			d.timed[name] = timedPostgres{Sink: s, label: "postgres:" + name, observe: observe}
+		}
 	}
 	return d, nil
 }
@@ -88,7 +132,7 @@ func (d *databases) sink(t *api.TableSpec) (sink.Sink, error) {
 	if name == "" {
 		return d.embedded, nil
 	}
-	s, ok := d.sinks[name]
+	s, ok := d.timed[name]
 	if !ok {
 		return nil, &UnknownDatabaseError{Name: name, Known: slices.Sorted(maps.Keys(d.cfg))}
 	}

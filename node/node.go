@@ -162,7 +162,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	// One node, one Pebble store: it is the metadata store and the sink
 	// of every table that names no database of the node config.
-	dbs, err := openDatabases(cfg.Node, st.Sink(), logger)
+	var observe commitObserver
+	if adm != nil {
+		observe = adm.sinkCommitDone
+	}
+	dbs, err := openDatabases(cfg.Node, st.Sink(), logger, observe)
 	if err != nil {
 		n.Close()
 		return nil, err

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -227,7 +229,7 @@ func TestPostgresStatements(t *testing.T) {
 	b := testnode.StartBroker(t, 2, topic)
 	l := ledger.New()
 	produce(t, l, b, topic, 0, 3000)
-	p := startNodeArgs(t, t.TempDir(), pgNode(t, dsn))
+	p := testnode.Start(t, testnode.Options{DataDir: t.TempDir(), Args: pgNode(t, dsn), HTTP: true})
 	c := p.Client(t)
 	exec := func(stmt string) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -292,5 +294,14 @@ func TestPostgresStatements(t *testing.T) {
 	checkExactlyOnce(t, c, l, "orders_load", "orders")
 	if s := showJob(t, c, "orders_load").GetSink(); s != "postgres analytics public.orders" {
 		t.Errorf("sink = %q", s)
+	}
+	resp, err := http.Get("http://" + p.AdminAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `loadnode_sink_commit_seconds_count{sink="postgres:analytics"}`) {
+		t.Errorf("/metrics has no commit latency of sink postgres:analytics")
 	}
 }
