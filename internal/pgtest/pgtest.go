@@ -296,3 +296,18 @@ func (s *Server) Close() error {
 	}
 	return errors.Join(err, os.RemoveAll(s.dir))
 }
+
+// PostmasterPID is the server's main process id (the first line of
+// postmaster.pid).
+func (s *Server) PostmasterPID() (int, error) {
+	b, err := os.ReadFile(filepath.Join(s.data(), "postmaster.pid"))
+	if err != nil {
+		return 0, fmt.Errorf("pgtest: %w", err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		return 0, fmt.Errorf("pgtest: postmaster.pid: %w", err)
+	}
+	return pid, nil
+}
