@@ -1,19 +1,17 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/sink"
-	"github.com/loadnode/loadnode/table"
 )
 
 // uniqueViolation is PostgreSQL's SQLSTATE for a duplicate key.
@@ -33,14 +31,14 @@ func (s *Sink) Commit(c *sink.Commit) error {
 	if err := s.bootstrap(ctx); err != nil {
 		return err
 	}
-	var rows [][]any
+	var rows *copyData
 	var ti *tableInfo
 	if len(c.Rows) > 0 {
 		var err error
 		if ti, err = s.table(ctx, c.Table); err != nil {
 			return fmt.Errorf("postgres: commit job %d: %w", c.JobID, err)
 		}
-		if rows, err = copyRows(ti, c.Rows); err != nil {
+		if rows, err = encodeCopy(ti, c.Rows); err != nil {
 			return fmt.Errorf("postgres: commit job %d: %w", c.JobID, err)
 		}
 	}
@@ -86,61 +84,8 @@ func validateCommit(c *sink.Commit) error {
 	return nil
 }
 
-// copyRows decodes the rows into COPY's values, keeping the last row of a
-// key written twice.
-func copyRows(ti *tableInfo, kvs []sink.KV) ([][]any, error) {
-	last := make(map[string]int, len(kvs))
-	dups := false
-	for i, kv := range kvs {
-		if _, ok := last[string(kv.Key)]; ok {
-			dups = true
-		}
-		last[string(kv.Key)] = i
-	}
-	out := make([][]any, 0, len(last))
-	cols := ti.schema.Columns()
-	var vals []table.Value
-	for i, kv := range kvs {
-		if dups && last[string(kv.Key)] != i {
-			continue
-		}
-		var pos table.Pos
-		var err error
-		vals, pos, err = table.DecodeValue(ti.schema, kv.Value, vals)
-		if err != nil {
-			return nil, fmt.Errorf("row %x: %w", kv.Key, err)
-		}
-		if err := checkRow(ti.schema, vals); err != nil {
-			return nil, fmt.Errorf("row %x: %w", kv.Key, err)
-		}
-		r := make([]any, 0, len(systemColumns)+len(cols))
-		r = append(r, kv.Key, int64(pos.JobID), pos.Partition, pos.Offset)
-		for j, c := range cols {
-			v := &vals[j]
-			if v.Null {
-				r = append(r, nil)
-				continue
-			}
-			switch c.GetType() {
-			case api.ColumnType_INT64:
-				r = append(r, v.Int)
-			case api.ColumnType_FLOAT64:
-				r = append(r, v.Float)
-			case api.ColumnType_STRING:
-				r = append(r, v.Str)
-			case api.ColumnType_BOOL:
-				r = append(r, v.Bool)
-			case api.ColumnType_TIMESTAMP:
-				r = append(r, time.UnixMicro(v.Int).UTC())
-			}
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
-
 // commit is one attempt of Commit: one transaction.
-func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows [][]any, upsert bool) error {
+func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows *copyData, upsert bool) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return err
@@ -199,7 +144,7 @@ func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows [
 			c.JobID, batches, c.StatsBase, sink.ErrStaleCommit)
 	}
 
-	if len(rows) > 0 {
+	if rows != nil && rows.rows > 0 {
 		if err := writeRows(ctx, tx, ti, rows, upsert); err != nil {
 			return err
 		}
@@ -260,26 +205,35 @@ func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows [
 
 // writeRows copies rows into the table; with upsert, through a staging
 // table whose rows replace those stored under the same keys.
-func writeRows(ctx context.Context, tx pgx.Tx, ti *tableInfo, rows [][]any, upsert bool) error {
-	if !upsert {
-		_, err := tx.CopyFrom(ctx, ti.ident, ti.cols, pgx.CopyFromRows(rows))
+func writeRows(ctx context.Context, tx pgx.Tx, ti *tableInfo, rows *copyData, upsert bool) error {
+	quoted := make([]string, len(ti.cols))
+	for i, c := range ti.cols {
+		quoted[i] = pgx.Identifier{c}.Sanitize()
+	}
+	list := strings.Join(quoted, ", ")
+	copyInto := func(target string) error {
+		tag, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(rows.buf),
+			"COPY "+target+" ("+list+") FROM STDIN (FORMAT binary)")
+		if err == nil && tag.RowsAffected() != int64(rows.rows) {
+			err = fmt.Errorf("COPY wrote %d rows of %d", tag.RowsAffected(), rows.rows)
+		}
 		return err
+	}
+	if !upsert {
+		return copyInto(ti.ident.Sanitize())
 	}
 	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE loadnode_staging (LIKE `+ti.ident.Sanitize()+`) ON COMMIT DROP`); err != nil {
 		return err
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"loadnode_staging"}, ti.cols, pgx.CopyFromRows(rows)); err != nil {
+	if err := copyInto("loadnode_staging"); err != nil {
 		return err
 	}
-	quoted := make([]string, len(ti.cols))
 	set := make([]string, 0, len(ti.cols)-1)
 	for i, c := range ti.cols {
-		quoted[i] = pgx.Identifier{c}.Sanitize()
 		if c != keyColumn {
 			set = append(set, quoted[i]+" = EXCLUDED."+quoted[i])
 		}
 	}
-	list := strings.Join(quoted, ", ")
 	_, err := tx.Exec(ctx, `INSERT INTO `+ti.ident.Sanitize()+` (`+list+`) SELECT `+list+` FROM loadnode_staging
 		ON CONFLICT (`+pgx.Identifier{keyColumn}.Sanitize()+`) DO UPDATE SET `+strings.Join(set, ", "))
 	return err
