@@ -303,11 +303,15 @@ func (e *sinkTableError) Error() string { return e.err.Error() }
 func (e *sinkTableError) Unwrap() error { return e.err }
 
 // answer: a refusal naming a spec field is the caller's (INVALID_ARGUMENT);
-// any other (the database unreachable) is UNAVAILABLE.
+// a table dropped under loadnode is FAILED_PRECONDITION; any other (the
+// database unreachable) is UNAVAILABLE.
 func (e *sinkTableError) answer() *api.Error {
 	var f fielder
 	if errors.As(e.err, &f) && f.SpecField() != "" {
 		return invalidErr("table", e.err)
+	}
+	if errors.Is(e.err, sink.ErrTableChanged) {
+		return &api.Error{Code: api.ErrorCode_FAILED_PRECONDITION, Field: "table", Message: e.err.Error()}
 	}
 	return &api.Error{Code: api.ErrorCode_UNAVAILABLE, Field: "table.database", Message: e.err.Error()}
 }

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -41,7 +42,11 @@ func (j *job) spawnTasks(ctx actor.Context) {
 			err = j.sink.PrepareTable(spec.GetTable())
 		}
 		if err != nil {
-			j.transition(ctx, api.JobState_PAUSED, api.Reason_SOURCE_CONFIG_ERROR, err.Error())
+			reason := api.Reason_SOURCE_CONFIG_ERROR
+			if errors.Is(err, sink.ErrTableChanged) {
+				reason = api.Reason_SINK_TABLE_CHANGED
+			}
+			j.transition(ctx, api.JobState_PAUSED, reason, err.Error())
 			return
 		}
 		j.schema = schema

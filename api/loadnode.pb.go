@@ -277,6 +277,7 @@ const (
 	Reason_AUTO_RESUME              Reason = 14 // PAUSED -> NEED_SCHEDULE after a transient pause
 	Reason_USER_ALTER               Reason = 15 // properties or offsets changed by the user
 	Reason_SINK_UNREACHABLE         Reason = 20 // the table's database did not answer: transient
+	Reason_SINK_TABLE_CHANGED       Reason = 21 // the table was dropped or altered in its database: never auto-resumed
 )
 
 // Enum value maps for Reason.
@@ -299,6 +300,7 @@ var (
 		14: "AUTO_RESUME",
 		15: "USER_ALTER",
 		20: "SINK_UNREACHABLE",
+		21: "SINK_TABLE_CHANGED",
 	}
 	Reason_value = map[string]int32{
 		"REASON_UNSPECIFIED":       0,
@@ -318,6 +320,7 @@ var (
 		"AUTO_RESUME":              14,
 		"USER_ALTER":               15,
 		"SINK_UNREACHABLE":         20,
+		"SINK_TABLE_CHANGED":       21,
 	}
 )
 
@@ -3083,7 +3086,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\n" +
 	"\x06PAUSED\x10\x03\x12\v\n" +
 	"\aSTOPPED\x10\x04\x12\r\n" +
-	"\tCANCELLED\x10\x05*\xda\x02\n" +
+	"\tCANCELLED\x10\x05*\xf2\x02\n" +
 	"\x06Reason\x12\x16\n" +
 	"\x12REASON_UNSPECIFIED\x10\x00\x12\v\n" +
 	"\aCREATED\x10\x01\x12\r\n" +
@@ -3104,7 +3107,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\vAUTO_RESUME\x10\x0e\x12\x0e\n" +
 	"\n" +
 	"USER_ALTER\x10\x0f\x12\x14\n" +
-	"\x10SINK_UNREACHABLE\x10\x14B&Z$github.com/loadnode/loadnode/api;apib\x06proto3"
+	"\x10SINK_UNREACHABLE\x10\x14\x12\x16\n" +
+	"\x12SINK_TABLE_CHANGED\x10\x15B&Z$github.com/loadnode/loadnode/api;apib\x06proto3"
 
 var (
 	file_api_loadnode_proto_rawDescOnce sync.Once

@@ -33,6 +33,11 @@ var ErrStaleCommit = errors.New("sink: stale commit")
 // Progress once the database answers).
 var ErrUnavailable = errors.New("sink: database unavailable")
 
+// ErrTableChanged is wrapped by errors of a sink whose table is no longer
+// the one it prepared (dropped, or a column dropped or changed in the
+// database under a running job). Not transient: a person decides.
+var ErrTableChanged = errors.New("sink: table changed under the job")
+
 // ErrProgressExists is wrapped by InitStarts when a partition already has
 // progress.
 var ErrProgressExists = errors.New("sink: progress exists")

@@ -146,7 +146,7 @@ func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows *
 
 	if rows != nil && rows.rows > 0 {
 		if err := writeRows(ctx, tx, ti, rows, upsert); err != nil {
-			return err
+			return tableChanged(err, ti.ident.Sanitize())
 		}
 	}
 

@@ -183,6 +183,22 @@ func checkRow(sc *table.Schema, vals []table.Value) error {
 	return nil
 }
 
+// tableChanged wraps err with sink.ErrTableChanged, naming the table, when
+// PostgreSQL says the table or a column is not what loadnode prepared:
+// undefined table (42P01) or column (42703), a type mismatch (42804), a
+// NOT NULL column loadnode does not write (23502).
+func tableChanged(err error, table string) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	switch pe.Code {
+	case "42P01", "42703", "42804", "23502":
+		return fmt.Errorf("table %s was dropped or altered in PostgreSQL under the job (%w): %w", table, sink.ErrTableChanged, err)
+	}
+	return err
+}
+
 // unavailable wraps err with sink.ErrUnavailable when it says the server
 // could not be reached or went away: a connection refused, lost or timed
 // out, or the server shutting down, starting or in recovery (SQLSTATE

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/sink"
 	"github.com/loadnode/loadnode/table"
 )
 
@@ -138,6 +139,20 @@ func (s *Sink) PrepareTable(spec *api.TableSpec) error {
 			return err
 		}
 		if len(existing) == 0 {
+			// A table loadnode made before and that is gone was dropped
+			// by someone: making it again would hide that its rows are
+			// gone. A person decides (delete its row in loadnode.tables
+			// to have it made again).
+			var known bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM loadnode.tables WHERE schema_name = $1 AND table_name = $2)`,
+				s.opts.Schema, sc.Name()).Scan(&known); err != nil {
+				return err
+			}
+			if known {
+				return fmt.Errorf("postgres: table %s was created by loadnode and has been dropped (%w); "+
+					"to have it created again, DELETE FROM loadnode.tables WHERE schema_name = '%s' AND table_name = '%s'",
+					ti.ident.Sanitize(), sink.ErrTableChanged, s.opts.Schema, sc.Name())
+			}
 			if _, err := tx.Exec(ctx, createTableSQL(ti)); err != nil {
 				return err
 			}
@@ -150,7 +165,7 @@ func (s *Sink) PrepareTable(spec *api.TableSpec) error {
 	})
 	if err != nil {
 		var ie *IncompatibleError
-		if errors.As(err, &ie) {
+		if errors.As(err, &ie) || errors.Is(err, sink.ErrTableChanged) {
 			return err
 		}
 		return fmt.Errorf("postgres: prepare table %s: %w", ti.ident.Sanitize(), err)

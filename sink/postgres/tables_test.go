@@ -217,3 +217,42 @@ func TestLastOfKeys(t *testing.T) {
 		t.Errorf("keep = %v, want %v", got, want)
 	}
 }
+
+// TestTableDropped: a table dropped under a job fails its commit with
+// sink.ErrTableChanged naming the table, and is not made again silently
+// by PrepareTable until its loadnode.tables row is deleted.
+func TestTableDropped(t *testing.T) {
+	s, _ := open(t, false)
+	sp := spec("dropped", col("n", api.ColumnType_INT64))
+	sc, _ := table.NewSchema(sp)
+	if err := s.PrepareTable(sp); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InitStarts(1, map[int32]int64{0: 0}, nil); err != nil {
+		t.Fatal(err)
+	}
+	row := func(o int64) sink.KV {
+		pos := table.Pos{JobID: 1, Offset: o}
+		vals := []table.Value{{Int: o}}
+		return sink.KV{Key: table.AppendKey(nil, sp.Model, pos, vals), Value: table.AppendValue(nil, sc, pos, vals)}
+	}
+	exec(t, s, `DROP TABLE public.dropped`)
+	c := &sink.Commit{JobID: 1, Table: "dropped", Fence: 1, Rows: []sink.KV{row(0)}, Ranges: []sink.Range{{Partition: 0, From: 0, To: 1}}}
+	err := s.Commit(c)
+	if !errors.Is(err, sink.ErrTableChanged) || !strings.Contains(err.Error(), `"public"."dropped"`) {
+		t.Fatalf("Commit into a dropped table = %v, want sink.ErrTableChanged naming it", err)
+	}
+	if p, _ := s.Progress(1); p.Positions[0] != 0 {
+		t.Fatalf("a failed commit moved the progress: %v", p.Positions)
+	}
+	if err := s.PrepareTable(sp); !errors.Is(err, sink.ErrTableChanged) || !strings.Contains(err.Error(), "DELETE FROM loadnode.tables") {
+		t.Fatalf("PrepareTable of a dropped table = %v, want sink.ErrTableChanged saying how to have it made again", err)
+	}
+	exec(t, s, `DELETE FROM loadnode.tables WHERE table_name = 'dropped'`)
+	if err := s.PrepareTable(sp); err != nil {
+		t.Fatalf("PrepareTable once its catalog row is gone: %v", err)
+	}
+	if err := s.Commit(c); err != nil {
+		t.Fatalf("Commit into the table made again: %v", err)
+	}
+}

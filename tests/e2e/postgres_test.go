@@ -295,6 +295,17 @@ func TestPostgresStatements(t *testing.T) {
 	if s := showJob(t, c, "orders_load").GetSink(); s != "postgres analytics public.orders" {
 		t.Errorf("sink = %q", s)
 	}
+	// The table dropped under the running job: the next commit pauses it,
+	// naming the table, and it is not auto-resumed.
+	pgExec(t, dsn, `DROP TABLE public.orders`)
+	dropped := time.Now()
+	produce(t, l, b, topic, 3000, 100)
+	waitFor(t, 60*time.Second, "a pause for the dropped table", func() (bool, string) {
+		s := showJob(t, c, "orders_load").GetSummary()
+		return s.GetState() == api.JobState_PAUSED && s.GetReason() == api.Reason_SINK_TABLE_CHANGED &&
+			strings.Contains(s.GetReasonMessage(), "orders"), fmt.Sprintf("%s %s: %s", s.GetState(), s.GetReason(), s.GetReasonMessage())
+	})
+	t.Logf("paused %s after the drop: %s", time.Since(dropped).Round(time.Millisecond), showJob(t, c, "orders_load").GetSummary().GetReasonMessage())
 	resp, err := http.Get("http://" + p.AdminAddr() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
