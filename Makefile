@@ -36,10 +36,13 @@ fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCSV$$' -fuzztime $(FUZZTIME) ./table
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./doris
 
-# Go modules, and kinesalite (a local Kinesis, pinned by
-# tests/kinesalite/package-lock.json) for the Kinesis source's tests.
+# Go modules, kinesalite (a local Kinesis, pinned by
+# tests/kinesalite/package-lock.json) for the Kinesis source's tests, and
+# the Debian PostgreSQL server for the PostgreSQL sink's tests
+# (internal/pgtest runs a private cluster of it).
 deps:
 	$(GO) mod download
+	@dpkg -s postgresql >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
 	npm ci --prefix tests/kinesalite --no-audit --no-fund --loglevel=error >/dev/null
 
 vet:

@@ -17,7 +17,8 @@ import (
 // are: they need a person.
 func transient(r api.Reason) bool {
 	switch r {
-	case api.Reason_SOURCE_UNREACHABLE, api.Reason_INTERNAL_ERROR, api.Reason_STORE_FAILURE, api.Reason_RESTART_BUDGET_EXHAUSTED:
+	case api.Reason_SOURCE_UNREACHABLE, api.Reason_INTERNAL_ERROR, api.Reason_STORE_FAILURE, api.Reason_RESTART_BUDGET_EXHAUSTED,
+		api.Reason_SINK_UNREACHABLE:
 		return true
 	}
 	return false

@@ -227,7 +227,18 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 			j.stats.AbortedBatches = max(j.stats.AbortedBatches, aborted)
 			j.deps.observeFence(p.Fence)
 		}
-		if !errors.Is(err, sink.ErrStaleCommit) {
+		switch {
+		case errors.Is(err, sink.ErrStaleCommit):
+		case errors.Is(err, sink.ErrUnavailable):
+			j.onSinkUnavailable(ctx, err)
+		case errors.Is(err, sink.ErrTableChanged):
+			// INVARIANT (no silent loss): a table dropped or altered under
+			// the job stops it, naming the table; resumed, the job prepares
+			// its table again first.
+			j.stopTasks(ctx)
+			j.schema = nil
+			j.transition(ctx, api.JobState_PAUSED, api.Reason_SINK_TABLE_CHANGED, err.Error())
+		default:
 			j.onStoreError(ctx, err)
 		}
 	} else {

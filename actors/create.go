@@ -11,6 +11,7 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/metastore"
+	"github.com/loadnode/loadnode/sink"
 	"github.com/loadnode/loadnode/table"
 )
 
@@ -49,6 +50,13 @@ func (m *manager) storedTable(spec *api.JobSpec) *api.JobResponse {
 	if stored == nil {
 		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "table.name",
 			Message: fmt.Sprintf("table %s does not exist: create it first", api.Quote(name))}}
+	}
+	if db := spec.GetTable().GetDatabase(); db != "" && db != stored.GetDatabase() {
+		where := "the embedded store"
+		if stored.GetDatabase() != "" {
+			where = fmt.Sprintf("database %q", stored.GetDatabase())
+		}
+		return invalid("table.database", fmt.Sprintf("table %s is in %s, not in database %q", name, where, db))
 	}
 	if cols := spec.GetTable().GetColumns(); len(cols) > 0 {
 		want := make([]string, len(stored.GetColumns()))
@@ -121,6 +129,8 @@ func (m *manager) createFor(ctx actor.Context, req *api.CreateJobRequest) *api.J
 }
 
 // createTable adds a table to the catalog (CREATE TABLE).
+// It returns nil when the table's sink keeps tables of its own: then
+// createTableIn answers, outside the mailbox.
 func (m *manager) createTable(req *api.CreateTableRequest) *api.CreateTableResponse {
 	spec := req.GetSpec()
 	fail := func(code api.ErrorCode, field, format string, a ...any) *api.CreateTableResponse {
@@ -130,13 +140,42 @@ func (m *manager) createTable(req *api.CreateTableRequest) *api.CreateTableRespo
 		e := invalidErr("table", err)
 		return &api.CreateTableResponse{Error: e}
 	}
-	if _, err := m.deps.Sinks(spec); err != nil {
+	sk, err := m.deps.Sinks(spec)
+	if err != nil {
 		return &api.CreateTableResponse{Error: invalidErr("table", err)}
 	}
 	if _, pending := m.newTables[spec.GetName()]; pending {
 		return fail(api.ErrorCode_ALREADY_EXISTS, "table", "table %s is being created by a job", api.Quote(spec.GetName()))
 	}
-	created, err := m.deps.Meta.CreateTable(spec)
+	if _, ok := sk.(sink.TableCreator); ok {
+		return nil // createTableIn, outside the mailbox
+	}
+	return catalogCreate(m.deps.Meta, req)
+}
+
+// createTableIn makes a table in its database server, then in the catalog,
+// in a goroutine; the answer goes to the requester.
+func (m *manager) createTableIn(ctx actor.Context, req *api.CreateTableRequest) {
+	meta, sinks := m.deps.Meta, m.deps.Sinks
+	runTo(m.life, ctx.Sender(), "create table", func(context.Context) *api.CreateTableResponse {
+		if err := createInSink(sinks, req.GetSpec()); err != nil {
+			var te *sinkTableError
+			errors.As(err, &te)
+			return &api.CreateTableResponse{Error: te.answer()}
+		}
+		return catalogCreate(meta, req)
+	}, func(err error) *api.CreateTableResponse {
+		return &api.CreateTableResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
+	})
+}
+
+// catalogCreate records a validated table in the catalog.
+func catalogCreate(meta metastore.Store, req *api.CreateTableRequest) *api.CreateTableResponse {
+	spec := req.GetSpec()
+	fail := func(code api.ErrorCode, field, format string, a ...any) *api.CreateTableResponse {
+		return &api.CreateTableResponse{Error: &api.Error{Code: code, Field: field, Message: fmt.Sprintf(format, a...)}}
+	}
+	created, err := meta.CreateTable(spec)
 	switch {
 	case errors.Is(err, metastore.ErrTableExists) || (err == nil && !created):
 		if req.GetIfNotExists() {
@@ -177,12 +216,29 @@ func (m *manager) flushCreates(ctx actor.Context) {
 	for i, pc := range batch {
 		jobs[i] = pc.job
 	}
-	meta := m.deps.Meta
+	meta, sinks := m.deps.Meta, m.deps.Sinks
 	// The result goes to the manager's PID unwrapped, so that a manager
 	// restarted meanwhile still answers the waiting clients (its recovery
 	// respawned the jobs that were written; onCreatesWritten sees them).
 	runTo(m.life, m.life.self, "create write", func(context.Context) *createsWritten {
-		return &createsWritten{batch: batch, errs: meta.CreateJobs(jobs)}
+		// A table in a database server is made (or checked) there first;
+		// a create it refuses is not written.
+		errs := make([]error, len(jobs))
+		var write []metastore.NewJob
+		var at []int
+		for i, j := range jobs {
+			if err := createInSink(sinks, j.Record.GetSpec().GetTable()); err != nil {
+				errs[i] = err
+				continue
+			}
+			write, at = append(write, j), append(at, i)
+		}
+		if len(write) > 0 {
+			for k, err := range meta.CreateJobs(write) {
+				errs[at[k]] = err
+			}
+		}
+		return &createsWritten{batch: batch, errs: errs}
 	}, func(err error) *createsWritten {
 		res := &createsWritten{batch: batch}
 		for range batch {
@@ -209,6 +265,8 @@ func (m *manager) onCreatesWritten(ctx actor.Context, msg *createsWritten) {
 				resp = &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_ALREADY_EXISTS, Field: "name", Message: err.Error()}}
 			} else if errors.Is(err, metastore.ErrTableExists) {
 				resp = invalid("table", err.Error())
+			} else if te := (*sinkTableError)(nil); errors.As(err, &te) {
+				resp = &api.JobResponse{Error: te.answer()}
 			} else {
 				m.log().Error("create job: durable write failed", "name", name, "err", err)
 				resp = &api.JobResponse{Error: storeErr(err)}
@@ -239,4 +297,40 @@ func (m *manager) replyCreate(ctx actor.Context, pc *pendingCreate, resp *api.Jo
 	if pc.sender != nil {
 		ctx.Send(pc.sender, resp)
 	}
+}
+
+// sinkTableError is a sink's refusal of a table at create.
+type sinkTableError struct{ err error }
+
+func (e *sinkTableError) Error() string { return e.err.Error() }
+func (e *sinkTableError) Unwrap() error { return e.err }
+
+// answer: a refusal naming a spec field is the caller's (INVALID_ARGUMENT);
+// a table dropped under loadnode is FAILED_PRECONDITION; any other (the
+// database unreachable) is UNAVAILABLE.
+func (e *sinkTableError) answer() *api.Error {
+	var f fielder
+	if errors.As(e.err, &f) && f.SpecField() != "" {
+		return invalidErr("table", e.err)
+	}
+	if errors.Is(e.err, sink.ErrTableChanged) {
+		return &api.Error{Code: api.ErrorCode_FAILED_PRECONDITION, Field: "table", Message: e.err.Error()}
+	}
+	return &api.Error{Code: api.ErrorCode_UNAVAILABLE, Field: "table.database", Message: e.err.Error()}
+}
+
+// createInSink makes a table in its sink when the sink keeps tables of its
+// own (sink.TableCreator). REQUIRES: outside the actor (it may block on a
+// database server).
+func createInSink(sinks SinkFactory, spec *api.TableSpec) error {
+	sk, err := sinks(spec)
+	if err != nil {
+		return &sinkTableError{err: err}
+	}
+	if tc, ok := sk.(sink.TableCreator); ok {
+		if err := tc.CreateTable(spec); err != nil {
+			return &sinkTableError{err: err}
+		}
+	}
+	return nil
 }

@@ -528,7 +528,12 @@ func TestExecStatements(t *testing.T) {
 	n := startNode(t, nil, t.TempDir(), actors.Hooks{})
 	exec := func(stmt string) (*api.ExecResponse, error) { return n.c.Exec(ctx10(t), stmt) }
 
-	if _, err := exec("CREATE TABLE example_db.orders (id BIGINT, note VARCHAR(64)) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 4 PROPERTIES (\"replication_num\" = \"1\");"); err != nil {
+	// A database qualifier names a database of the node config (which
+	// names none here): refused by field, nothing created.
+	if _, err := exec("CREATE TABLE example_db.orders (id BIGINT, note VARCHAR(64))"); code(err) != api.ErrorCode_INVALID_ARGUMENT || !strings.Contains(err.Error(), "table.database") {
+		t.Fatalf("CREATE TABLE in a database the node does not have: %v, want INVALID_ARGUMENT naming table.database", err)
+	}
+	if _, err := exec("CREATE TABLE orders (id BIGINT, note VARCHAR(64)) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 4 PROPERTIES (\"replication_num\" = \"1\");"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := exec("CREATE TABLE orders (id BIGINT, note VARCHAR(64))"); code(err) != api.ErrorCode_ALREADY_EXISTS {
@@ -546,7 +551,7 @@ func TestExecStatements(t *testing.T) {
 	if _, err := n.c.ShowJob(ctx10(t), "bad"); code(err) != api.ErrorCode_NOT_FOUND {
 		t.Fatalf("a refused statement created a job: %v", err)
 	}
-	res, err := exec(`CREATE ROUTINE LOAD example_db.orders_load ON orders
+	res, err := exec(`CREATE ROUTINE LOAD orders_load ON orders
 		COLUMNS(id, note)
 		PROPERTIES ("desired_concurrent_number" = "2", "max_batch_interval" = "1", "format" = "json",
 		            "jsonpaths" = "[\"$.id\",\"$.note\"]")

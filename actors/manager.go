@@ -112,7 +112,11 @@ func (m *manager) Receive(ctx actor.Context) {
 	case *api.DeleteJobRequest:
 		ctx.Respond(m.deleteJob(msg.GetName()))
 	case *api.CreateTableRequest:
-		ctx.Respond(m.createTable(msg))
+		if resp := m.createTable(msg); resp != nil {
+			ctx.Respond(resp)
+		} else {
+			m.createTableIn(ctx, msg)
+		}
 	case *api.PingRequest:
 		ctx.Respond(&api.PingResponse{Jobs: int64(len(m.byName))})
 	case *api.ListJobsRequest:

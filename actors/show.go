@@ -80,6 +80,10 @@ func present(v jobView) (*api.JobInfo, error) {
 		Summary: v.summary, Spec: api.RedactSpec(v.rec.GetSpec()), Stats: proto.Clone(v.stats).(*api.JobStats), History: hist,
 		ErrorRows: errRows, CreatedUnixMs: v.rec.GetCreatedUnixMs(), TotalLag: 0,
 	}
+	info.Sink = "embedded"
+	if d, ok := v.sink.(sink.Describer); ok {
+		info.Sink = d.Describe(v.rec.GetSpec().GetTable().GetName())
+	}
 	parts := make([]int32, 0, len(v.progress))
 	for p := range v.progress {
 		parts = append(parts, p)

@@ -148,6 +148,26 @@ func (j *job) onStoreError(ctx actor.Context, err error) {
 	}
 }
 
+// onSinkUnavailable: the table's database did not answer. Like a
+// transient source error, the job stays where it is and tries again with
+// back-off (its tasks respawn from the progress the sink reports); after
+// SourceRetryLimit failures in a row it pauses with SINK_UNREACHABLE, which
+// is auto-resumed.
+func (j *job) onSinkUnavailable(ctx actor.Context, err error) {
+	j.retries++
+	if j.retries > j.deps.Settings.SourceRetryLimit {
+		j.stopTasks(ctx)
+		j.transition(ctx, api.JobState_PAUSED, api.Reason_SINK_UNREACHABLE,
+			fmt.Sprintf("%d failures in a row; last: %v", j.retries-1, err))
+		return
+	}
+	delay := j.retryDelay(j.retries)
+	j.message = fmt.Sprintf("sink unavailable (retry %d in %s): %v", j.retries, delay, err)
+	j.log().Warn("sink unavailable", "err", err, "retry_in", delay)
+	j.stopTasks(ctx)
+	j.scheduleTimer(delay, &respawnTasks{epoch: j.epoch})
+}
+
 // retryDelay is the back-off before retry n (1-based) of a transient
 // source failure: SourceRetryBase doubled per retry, at most 30s.
 func (j *job) retryDelay(n int) time.Duration {

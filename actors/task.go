@@ -33,6 +33,9 @@ type taskConfig struct {
 	keepReader bool
 	settings   Settings
 	logger     *slog.Logger
+	// checker, when not nil, is the sink's check of a parsed row: a row
+	// it refuses becomes an error row.
+	checker sink.RowChecker
 }
 
 // commitBatch asks the job actor to commit one batch. The job answers with
@@ -366,6 +369,9 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 			// The row is encoded below, before the next record: its
 			// STRING cells may borrow the record's bytes.
 			vals, perr = parser.ParseBorrowed(r.Value, vals)
+			if perr == nil && cfg.checker != nil {
+				perr = cfg.checker.CheckRow(cfg.schema, vals)
+			}
 		}
 		if perr == table.ErrFiltered {
 			c.unselected++

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/sink"
 	"github.com/loadnode/loadnode/sources"
 	"github.com/loadnode/loadnode/table"
 )
@@ -40,12 +42,17 @@ func (j *job) spawnTasks(ctx actor.Context) {
 			err = j.sink.PrepareTable(spec.GetTable())
 		}
 		if err != nil {
-			j.transition(ctx, api.JobState_PAUSED, api.Reason_SOURCE_CONFIG_ERROR, err.Error())
+			reason := api.Reason_SOURCE_CONFIG_ERROR
+			if errors.Is(err, sink.ErrTableChanged) {
+				reason = api.Reason_SINK_TABLE_CHANGED
+			}
+			j.transition(ctx, api.JobState_PAUSED, reason, err.Error())
 			return
 		}
 		j.schema = schema
 	}
 	n := min(int(max(spec.GetDesiredConcurrentNumber(), 1)), len(parts))
+	checker, _ := j.sink.(sink.RowChecker)
 	j.generation = j.deps.nextGeneration()
 	limits := sources.Limits{
 		MaxRows:  int(spec.GetMaxBatchRows()),
@@ -61,7 +68,7 @@ func (j *job) spawnTasks(ctx actor.Context) {
 			jobID: j.id, generation: j.generation, index: i,
 			job: ctx.Self(), scheduler: j.sch, source: j.src,
 			schema: j.schema, format: j.format, limits: limits, start: start, keepReader: keep,
-			settings: j.deps.Settings, logger: j.deps.Logger,
+			settings: j.deps.Settings, logger: j.deps.Logger, checker: checker,
 		}))
 		j.tasks[pid.Id] = i
 	}

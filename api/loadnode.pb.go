@@ -317,6 +317,8 @@ const (
 	Reason_STORE_FAILURE            Reason = 13
 	Reason_AUTO_RESUME              Reason = 14 // PAUSED -> NEED_SCHEDULE after a transient pause
 	Reason_USER_ALTER               Reason = 15 // properties or offsets changed by the user
+	Reason_SINK_UNREACHABLE         Reason = 20 // the table's database did not answer: transient
+	Reason_SINK_TABLE_CHANGED       Reason = 21 // the table was dropped or altered in its database: never auto-resumed
 )
 
 // Enum value maps for Reason.
@@ -338,6 +340,8 @@ var (
 		13: "STORE_FAILURE",
 		14: "AUTO_RESUME",
 		15: "USER_ALTER",
+		20: "SINK_UNREACHABLE",
+		21: "SINK_TABLE_CHANGED",
 	}
 	Reason_value = map[string]int32{
 		"REASON_UNSPECIFIED":       0,
@@ -356,6 +360,8 @@ var (
 		"STORE_FAILURE":            13,
 		"AUTO_RESUME":              14,
 		"USER_ALTER":               15,
+		"SINK_UNREACHABLE":         20,
+		"SINK_TABLE_CHANGED":       21,
 	}
 )
 
@@ -546,10 +552,13 @@ func (x *Column) GetScale() int32 {
 }
 
 type TableSpec struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Columns       []*Column              `protobuf:"bytes,2,rep,name=columns,proto3" json:"columns,omitempty"`
-	Model         TableModel             `protobuf:"varint,3,opt,name=model,proto3,enum=loadnode.v1.TableModel" json:"model,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Columns []*Column              `protobuf:"bytes,2,rep,name=columns,proto3" json:"columns,omitempty"`
+	Model   TableModel             `protobuf:"varint,3,opt,name=model,proto3,enum=loadnode.v1.TableModel" json:"model,omitempty"`
+	// database names a database of the node config (databases:) that holds
+	// the table; empty: the node's embedded store.
+	Database      string `protobuf:"bytes,4,opt,name=database,proto3" json:"database,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -603,6 +612,13 @@ func (x *TableSpec) GetModel() TableModel {
 		return x.Model
 	}
 	return TableModel_DUPLICATE
+}
+
+func (x *TableSpec) GetDatabase() string {
+	if x != nil {
+		return x.Database
+	}
+	return ""
 }
 
 type KafkaSpec struct {
@@ -1553,8 +1569,10 @@ type JobInfo struct {
 	Health             string  `protobuf:"bytes,10,opt,name=health,proto3" json:"health,omitempty"`
 	RowsPerSecond      float64 `protobuf:"fixed64,11,opt,name=rows_per_second,json=rowsPerSecond,proto3" json:"rows_per_second,omitempty"`                 // loaded rows/s over the last minute
 	LastProgressUnixMs int64   `protobuf:"varint,12,opt,name=last_progress_unix_ms,json=lastProgressUnixMs,proto3" json:"last_progress_unix_ms,omitempty"` // last commit, or when the job last started running
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// where the job's rows go: "embedded", or "postgres analytics public.orders"
+	Sink          string `protobuf:"bytes,30,opt,name=sink,proto3" json:"sink,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobInfo) Reset() {
@@ -1669,6 +1687,13 @@ func (x *JobInfo) GetLastProgressUnixMs() int64 {
 		return x.LastProgressUnixMs
 	}
 	return 0
+}
+
+func (x *JobInfo) GetSink() string {
+	if x != nil {
+		return x.Sink
+	}
+	return ""
 }
 
 // CreateJobRequest creates a job. With use_stored_table the job loads into
@@ -3096,11 +3121,12 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x06length\x18\x05 \x01(\x05R\x06length\x12\x1c\n" +
 	"\tprecision\x18\x06 \x01(\x05R\tprecision\x12\x14\n" +
 	"\x05scale\x18\a \x01(\x05R\x05scaleB\x10\n" +
-	"\x0e_default_value\"}\n" +
+	"\x0e_default_value\"\x99\x01\n" +
 	"\tTableSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
 	"\acolumns\x18\x02 \x03(\v2\x13.loadnode.v1.ColumnR\acolumns\x12-\n" +
-	"\x05model\x18\x03 \x01(\x0e2\x17.loadnode.v1.TableModelR\x05model\"\x84\x03\n" +
+	"\x05model\x18\x03 \x01(\x0e2\x17.loadnode.v1.TableModelR\x05model\x12\x1a\n" +
+	"\bdatabase\x18\x04 \x01(\tR\bdatabase\"\x84\x03\n" +
 	"\tKafkaSpec\x12\x18\n" +
 	"\abrokers\x18\x01 \x03(\tR\abrokers\x12\x14\n" +
 	"\x05topic\x18\x02 \x01(\tR\x05topic\x12\x1e\n" +
@@ -3211,7 +3237,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x06reason\x18\x04 \x01(\x0e2\x13.loadnode.v1.ReasonR\x06reason\x12%\n" +
 	"\x0ereason_message\x18\x05 \x01(\tR\rreasonMessage\x12\x14\n" +
 	"\x05table\x18\x06 \x01(\tR\x05table\x12\x16\n" +
-	"\x06source\x18\a \x01(\tR\x06source\"\x95\x04\n" +
+	"\x06source\x18\a \x01(\tR\x06source\"\xa9\x04\n" +
 	"\aJobInfo\x121\n" +
 	"\asummary\x18\x01 \x01(\v2\x17.loadnode.v1.JobSummaryR\asummary\x12(\n" +
 	"\x04spec\x18\x02 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12:\n" +
@@ -3228,7 +3254,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x06health\x18\n" +
 	" \x01(\tR\x06health\x12&\n" +
 	"\x0frows_per_second\x18\v \x01(\x01R\rrowsPerSecond\x121\n" +
-	"\x15last_progress_unix_ms\x18\f \x01(\x03R\x12lastProgressUnixMs\"f\n" +
+	"\x15last_progress_unix_ms\x18\f \x01(\x03R\x12lastProgressUnixMs\x12\x12\n" +
+	"\x04sink\x18\x1e \x01(\tR\x04sink\"f\n" +
 	"\x10CreateJobRequest\x12(\n" +
 	"\x04spec\x18\x01 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12(\n" +
 	"\x10use_stored_table\x18\x02 \x01(\bR\x0euseStoredTable\"%\n" +
@@ -3360,7 +3387,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\n" +
 	"\x06PAUSED\x10\x03\x12\v\n" +
 	"\aSTOPPED\x10\x04\x12\r\n" +
-	"\tCANCELLED\x10\x05*\xc4\x02\n" +
+	"\tCANCELLED\x10\x05*\xf2\x02\n" +
 	"\x06Reason\x12\x16\n" +
 	"\x12REASON_UNSPECIFIED\x10\x00\x12\v\n" +
 	"\aCREATED\x10\x01\x12\r\n" +
@@ -3380,7 +3407,9 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\rSTORE_FAILURE\x10\r\x12\x0f\n" +
 	"\vAUTO_RESUME\x10\x0e\x12\x0e\n" +
 	"\n" +
-	"USER_ALTER\x10\x0fB&Z$github.com/loadnode/loadnode/api;apib\x06proto3"
+	"USER_ALTER\x10\x0f\x12\x14\n" +
+	"\x10SINK_UNREACHABLE\x10\x14\x12\x16\n" +
+	"\x12SINK_TABLE_CHANGED\x10\x15B&Z$github.com/loadnode/loadnode/api;apib\x06proto3"
 
 var (
 	file_api_loadnode_proto_rawDescOnce sync.Once

@@ -33,6 +33,9 @@ func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse,
 	switch {
 	case st.CreateTable != nil:
 		name := st.CreateTable.GetName()
+		// CREATE TABLE analytics.orders: the table is in the node config's
+		// database analytics.
+		st.CreateTable.Database = st.DB
 		existed, err := c.CreateTable(ctx, st.CreateTable, st.IfNotExists)
 		if err != nil {
 			return nil, err
@@ -47,6 +50,15 @@ func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse,
 		return &api.ExecResponse{Table: st.CreateTable, Message: fmt.Sprintf("table %s created%s", name, ignored)}, nil
 	case st.CreateRoutineLoad != nil:
 		spec := st.CreateRoutineLoad
+		// CREATE ROUTINE LOAD analytics.orders_load ON orders: the table
+		// must be in database analytics (without a qualifier: wherever it
+		// is).
+		if st.DB != "" {
+			if spec.Table == nil {
+				spec.Table = &api.TableSpec{}
+			}
+			spec.Table.Database = st.DB
+		}
 		info, err := c.job(ctx, "create job", &api.CreateJobRequest{Spec: spec, UseStoredTable: true})
 		if err != nil {
 			return nil, clauseErr(err)

@@ -262,7 +262,7 @@ func offsetText(n *yaml.Node) string {
 
 var (
 	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "kafka", "kinesis"}
-	tableKeys = []string{"name", "columns", "model"}
+	tableKeys = []string{"name", "columns", "model", "database"}
 	colKeys   = []string{"name", "type", "not_null", "default"}
 	kafkaKeys = []string{"brokers", "topic", "partitions", "offsets", "default_offset", "properties"}
 )
@@ -385,6 +385,8 @@ func (d *decoder) table(n *yaml.Node) (*api.TableSpec, error) {
 		switch key {
 		case "name":
 			t.Name, err = str(v, field)
+		case "database":
+			t.Database, err = str(v, field)
 		case "model":
 			var m string
 			if m, err = str(v, field); err == nil && !strings.EqualFold(m, "duplicate") {

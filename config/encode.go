@@ -36,6 +36,9 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 		if t.Name != "" {
 			add(tn, "name", strNode(t.Name))
 		}
+		if t.Database != "" {
+			add(tn, "database", strNode(t.Database))
+		}
 		if t.Model != api.TableModel_DUPLICATE {
 			add(tn, "model", strNode(t.Model.String()))
 		}

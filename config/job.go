@@ -242,6 +242,9 @@ func validateTable(t *api.TableSpec) *FieldError {
 	if err := validateName("table.name", t.Name, namePattern); err != nil {
 		return err
 	}
+	if t.Database != "" && !isIdentifier(t.Database) {
+		return fieldErr("table.database", "invalid name %q: want letters, digits and _, not starting with a digit", t.Database)
+	}
 	if t.Model != api.TableModel_DUPLICATE {
 		return fieldErr("table.model", "%s not supported; only duplicate", t.Model)
 	}

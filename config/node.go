@@ -103,6 +103,10 @@ type Node struct {
 	// JobRestartBackoffMax caps the restart delay. Default 10s;
 	// >= JobRestartBackoff.
 	JobRestartBackoffMax time.Duration `yaml:"job_restart_backoff_max"`
+
+	// Databases are the databases jobs may load into, by name (a job's
+	// table.database). Default none: every table is in the embedded store.
+	Databases map[string]Database `yaml:"databases"`
 }
 
 // Ranges of the node's byte sizes.
@@ -144,7 +148,7 @@ func DefaultNode() Node {
 
 var nodeKeys = []string{"data_dir", "listen", "max_concurrent_tasks", "topology_interval", "watermark_interval", "log_level", "max_error_rows_kept", "http", "auth_token_file", "tls_cert_file", "tls_key_file",
 	"max_record_size", "error_row_raw_size", "source_retry_base", "source_retry_limit", "auto_resume_base", "auto_resume_max", "auto_resume_quiet", "stall_after",
-	"job_restart_limit", "job_restart_window", "job_restart_backoff", "job_restart_backoff_max"}
+	"job_restart_limit", "job_restart_window", "job_restart_backoff", "job_restart_backoff_max", "databases"}
 
 // LoadNode reads a node config file strictly (unknown and duplicate keys are
 // errors) over DefaultNode: absent or null keys keep their default. Durations
@@ -213,6 +217,8 @@ func LoadNode(data []byte) (Node, error) {
 			n.JobRestartBackoff, err = duration(v, key)
 		case "job_restart_backoff_max":
 			n.JobRestartBackoffMax, err = duration(v, key)
+		case "databases":
+			n.Databases, err = d.databases(v)
 		}
 		return err
 	})
@@ -318,7 +324,7 @@ func (n Node) validateFields() error {
 	if n.TLSKeyFile != "" && n.TLSCertFile == "" {
 		return fieldErr("tls_cert_file", "required when tls_key_file is set")
 	}
-	return nil
+	return n.validateDatabases()
 }
 
 // validateActorFields checks the knobs the actors are started with.

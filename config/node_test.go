@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +33,7 @@ func TestDefaultNode(t *testing.T) {
 		JobRestartBackoff:    100 * time.Millisecond,
 		JobRestartBackoffMax: 10 * time.Second,
 	}
-	if n != want {
+	if !reflect.DeepEqual(n, want) {
 		t.Fatalf("got %+v, want %+v", n, want)
 	}
 	if err := n.Validate(); err != nil {
@@ -139,7 +140,7 @@ job_restart_backoff_max: 5s
 		MaxRecordSize: 4 << 20, ErrorRowRawSize: 512, SourceRetryBase: 250 * time.Millisecond, SourceRetryLimit: 3,
 		AutoResumeBase: 5 * time.Second, AutoResumeMax: 2 * time.Minute, AutoResumeQuiet: time.Hour, StallAfter: 90 * time.Second,
 		JobRestartLimit: 4, JobRestartWindow: time.Minute, JobRestartBackoff: 50 * time.Millisecond, JobRestartBackoffMax: 5 * time.Second}
-	if n != want {
+	if !reflect.DeepEqual(n, want) {
 		t.Fatalf("got %+v, want %+v", n, want)
 	}
 	if n.SlogLevel() != slog.LevelDebug {
@@ -165,7 +166,7 @@ job_restart_backoff_max: 5s
 
 	for _, empty := range []string{"", "# only a comment\n", "~\n"} {
 		n, err := LoadNode([]byte(empty))
-		if err != nil || n != DefaultNode() {
+		if err != nil || !reflect.DeepEqual(n, DefaultNode()) {
 			t.Fatalf("LoadNode(%q) = %+v, %v", empty, n, err)
 		}
 	}
@@ -260,7 +261,7 @@ func TestLoadNodeErrors(t *testing.T) {
 			if fe.Field != tc.field || fe.Line != tc.line || !strings.Contains(err.Error(), tc.msg) {
 				t.Fatalf("got field %q line %d error %q; want %q line %d containing %q", fe.Field, fe.Line, err, tc.field, tc.line, tc.msg)
 			}
-			if n != (Node{}) {
+			if !reflect.DeepEqual(n, Node{}) {
 				t.Fatalf("config returned with error: %+v", n)
 			}
 		})

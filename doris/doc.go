@@ -31,9 +31,11 @@
 // single- or double-quoted with MySQL escapes (\n \t \\ \' \" ...; other
 // backslash sequences such as \x01 are kept as written), `-- ...`, `# ...`
 // and `/* ... */` comments are skipped, and one trailing ";" is allowed. A
-// database qualifier (db.) is accepted everywhere and ignored: a node has
-// one namespace. It is reported in Statement.DB, JobRef.DB, Alter.DB and
-// Show.DB.
+// database qualifier (db.) is accepted everywhere and reported in
+// Statement.DB, JobRef.DB, Alter.DB and Show.DB. client.Exec maps
+// Statement.DB of CREATE TABLE and CREATE ROUTINE LOAD to table.database
+// (a database of the node config; none: the embedded store); job names
+// are one namespace per node, so the others ignore it.
 //
 // # CREATE ROUTINE LOAD: how it maps onto api.JobSpec
 //

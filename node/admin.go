@@ -34,10 +34,12 @@ type admin struct {
 	ready   func() bool
 	reg     *prometheus.Registry
 	commits *prometheus.HistogramVec
-	srv     *http.Server
-	addr    string
-	token   string      // "" is no authentication
-	tls     *tls.Config // nil is plain HTTP
+	// sinkCommits is the commit latency per sink (embedded, postgres:NAME).
+	sinkCommits *prometheus.HistogramVec
+	srv         *http.Server
+	addr        string
+	token       string      // "" is no authentication
+	tls         *tls.Config // nil is plain HTTP
 }
 
 var _ actors.Observer = (*admin)(nil)
@@ -49,8 +51,18 @@ func newAdmin(logger *slog.Logger, token string, tlsCfg *tls.Config) *admin {
 		Help:    "Latency of a job's synced batch commit (rows + progress + statistics).",
 		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16), // 100µs .. ~3.3s
 	}, []string{"job"})
-	a.reg.MustRegister(a.commits, &jobsCollector{a: a})
+	a.sinkCommits = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "loadnode_sink_commit_seconds",
+		Help:    "Latency of one commit call to a sink (embedded, or postgres:NAME for a database of the node config), failed ones included.",
+		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+	}, []string{"sink"})
+	a.reg.MustRegister(a.commits, a.sinkCommits, &jobsCollector{a: a})
 	return a
+}
+
+// sinkCommitDone records one commit call to a sink.
+func (a *admin) sinkCommitDone(sink string, d time.Duration) {
+	a.sinkCommits.WithLabelValues(sink).Observe(d.Seconds())
 }
 
 // CommitDone implements actors.Observer.

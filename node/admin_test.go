@@ -78,7 +78,8 @@ func TestAdminEndpoint(t *testing.T) {
 		_, metrics = get(t, base+"/metrics")
 		if strings.Contains(metrics, `loadnode_job_loaded_rows_total{job="metered",table="mt"} 2`) &&
 			strings.Contains(metrics, `loadnode_job_lag_records{job="metered",partition=`) &&
-			strings.Contains(metrics, "loadnode_batch_commit_seconds_count") {
+			strings.Contains(metrics, "loadnode_batch_commit_seconds_count") &&
+			strings.Contains(metrics, `loadnode_sink_commit_seconds_count{sink="embedded"}`) {
 			break
 		}
 		select {

@@ -27,10 +27,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/loadnode/loadnode/actors"
-	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/config"
 	"github.com/loadnode/loadnode/persistence"
-	"github.com/loadnode/loadnode/sink"
 )
 
 // Config is what a node is started with.
@@ -64,6 +62,7 @@ type Node struct {
 	closed    bool
 	admin     *admin
 	ready     atomic.Bool
+	dbs       *databases
 }
 
 // AdminAddr is the HTTP admin endpoint's host:port, "" when it is off.
@@ -172,11 +171,20 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		adm = newAdmin(logger.With("component", "admin"), sec.token, sec.serverTLS())
 	}
 	// One node, one Pebble store: it is the metadata store and the sink
-	// of every table.
-	embedded := st.Sink()
+	// of every table that names no database of the node config.
+	var observe commitObserver
+	if adm != nil {
+		observe = adm.sinkCommitDone
+	}
+	dbs, err := openDatabases(cfg.Node, st.Sink(), logger, observe)
+	if err != nil {
+		n.Close()
+		return nil, err
+	}
+	n.dbs = dbs
 	deps := &actors.Deps{
 		Meta:    st.Meta(),
-		Sinks:   func(*api.TableSpec) (sink.Sink, error) { return embedded, nil },
+		Sinks:   dbs.sink,
 		Sources: n.sources.open,
 		Specs:   specRules{},
 		Logger:  logger,
@@ -282,6 +290,9 @@ func (n *Node) Close() error {
 	}
 	if n.sources != nil {
 		n.sources.closeAll()
+	}
+	if n.dbs != nil {
+		n.dbs.close()
 	}
 	return n.closeStore()
 }

@@ -19,12 +19,24 @@ import (
 	"errors"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/table"
 )
 
 // ErrStaleCommit is wrapped by every refusal of a commit that does not
 // continue the stored state: a range that does not start at the stored
 // progress, a fence older than the stored one, statistics that moved.
 var ErrStaleCommit = errors.New("sink: stale commit")
+
+// ErrUnavailable is wrapped by errors of a sink that could not reach its
+// database (connection refused or lost, the server shutting down or
+// restarting): transient, and the outcome of a commit is unknown (read
+// Progress once the database answers).
+var ErrUnavailable = errors.New("sink: database unavailable")
+
+// ErrTableChanged is wrapped by errors of a sink whose table is no longer
+// the one it prepared (dropped, or a column dropped or changed in the
+// database under a running job). Not transient: a person decides.
+var ErrTableChanged = errors.New("sink: table changed under the job")
 
 // ErrProgressExists is wrapped by InitStarts when a partition already has
 // progress.
@@ -123,4 +135,29 @@ type Sink interface {
 	// ScanRowsAfter calls fn for up to limit rows of table whose keys
 	// follow after (nil: from the start), in key order.
 	ScanRowsAfter(table string, after []byte, limit int, fn func(key, value []byte) error) error
+}
+
+// RowChecker is implemented by a sink that refuses some rows their table's
+// schema admits (PostgreSQL: text with a NUL byte). A task asks it of every
+// parsed row before encoding it; an error makes the row an error row, with
+// the error as its reason, before the batch reaches Commit.
+type RowChecker interface {
+	CheckRow(s *table.Schema, vals []table.Value) error
+}
+
+// Describer is implemented by a sink that says, for people, where a
+// table's rows are: "postgres analytics public.orders". A sink without it
+// is the node's embedded store.
+type Describer interface {
+	Describe(table string) string
+}
+
+// TableCreator is implemented by a sink whose tables exist outside
+// loadnode's catalog (a database server): CreateTable creates the table or
+// checks that the existing one can hold the spec's rows, before the
+// catalog records it, so that an incompatible table refuses the create
+// (the error names the column and both types). PrepareTable does the same
+// again when a job starts loading.
+type TableCreator interface {
+	CreateTable(spec *api.TableSpec) error
 }

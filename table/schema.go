@@ -201,6 +201,9 @@ func Compare(existing, spec *api.TableSpec) error {
 	if existing.GetName() != spec.GetName() {
 		return mismatch("table.name", "spec names table %q", spec.GetName())
 	}
+	if existing.GetDatabase() != spec.GetDatabase() {
+		return mismatch("table.database", "is in database %q, spec says %q", existing.GetDatabase(), spec.GetDatabase())
+	}
 	if existing.GetModel() != spec.GetModel() {
 		return mismatch("table.model", "model is %s, spec says %s", existing.GetModel(), spec.GetModel())
 	}

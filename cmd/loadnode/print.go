@@ -75,6 +75,9 @@ func printJobText(w io.Writer, info *api.JobInfo) error {
 		fmt.Fprintf(tw, "Health:\t%s\n", h)
 	}
 	fmt.Fprintf(tw, "Table:\t%s\n", cell(s.GetTable()))
+	if k := info.GetSink(); k != "" {
+		fmt.Fprintf(tw, "Sink:\t%s\n", cell(k))
+	}
 	fmt.Fprintf(tw, "Source:\t%s\n", cell(s.GetSource()))
 	if f := info.GetSpec().GetFormat(); f != "" {
 		fmt.Fprintf(tw, "Format:\t%s\n", cell(f))

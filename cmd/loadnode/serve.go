@@ -81,6 +81,11 @@ func (c serveCmd) nodeConfig(getenv func(string) string) (config.Node, error) {
 		}
 		// The token itself, only ever from the environment.
 		cfg.AuthToken = getenv(config.TokenEnv)
+		// So are database passwords given as values.
+		for name, db := range cfg.Databases {
+			db.Password = getenv(config.DatabasePasswordEnv(name))
+			cfg.Databases[name] = db
+		}
 	}
 	if c.dataDir != "" {
 		cfg.DataDir = c.dataDir
@@ -138,6 +143,9 @@ func (c serveCmd) run(ctx context.Context, m *Main) error {
 			cfg.JobRestartLimit, cfg.JobRestartWindow, cfg.JobRestartBackoff, cfg.JobRestartBackoffMax)
 		fmt.Fprintf(m.Stdout, "auth_token_file: %q\ntls_cert_file: %q\ntls_key_file: %q\n# token from: %s\n",
 			cfg.AuthTokenFile, cfg.TLSCertFile, cfg.TLSKeyFile, cfg.TokenSource())
+		if err := printDatabases(ctx, m, cfg); err != nil {
+			return err
+		}
 		fmt.Fprintln(m.Stderr, "loadnode: configuration is valid")
 		return nil
 	}
@@ -208,5 +216,31 @@ func (c serveCmd) run(ctx context.Context, m *Main) error {
 		return fmt.Errorf("serve: close: %w", err)
 	}
 	logger.Info("loadnode: stopped")
+	return nil
+}
+
+// printDatabases prints every database of cfg and whether it answered. A
+// password that cannot be read fails the check; an unreachable database
+// does not (the node starts, and its jobs wait for it).
+func printDatabases(ctx context.Context, m *Main, cfg config.Node) error {
+	if len(cfg.Databases) == 0 {
+		fmt.Fprintln(m.Stdout, "databases: {}")
+		return nil
+	}
+	for _, name := range cfg.DatabaseNames() {
+		if _, err := cfg.Databases[name].ReadPassword("databases." + name); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+	}
+	fmt.Fprintln(m.Stdout, "databases:")
+	for _, p := range node.ProbeDatabases(ctx, cfg, 5*time.Second) {
+		db := cfg.Databases[p.Name]
+		state := "reachable"
+		if p.Err != nil {
+			state = "unreachable: " + p.Err.Error()
+		}
+		fmt.Fprintf(m.Stdout, "  %s:\n    type: %s\n    dsn: %q\n    password_file: %q\n    schema: %q\n    # password from: %s\n    # %s\n",
+			p.Name, db.Type, db.RedactedDSN(), db.PasswordFile, db.Schema, db.PasswordSource(p.Name), state)
+	}
 	return nil
 }

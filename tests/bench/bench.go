@@ -168,6 +168,15 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		}
 	}
 
+	// 3b: PostgreSQL: its ceiling and loadnode end to end, same server.
+	if o.has(ScenarioPostgres) && ctx.Err() == nil {
+		rs, err := runPostgres(ctx, o, brokers, logf)
+		res.Throughput = append(res.Throughput, rs...)
+		if err != nil {
+			fail(err)
+		}
+	}
+
 	// 4: create latency and throughput.
 	if o.has(ScenarioCreate) && ctx.Err() == nil {
 		c, err := runCreate(ctx, o, brokers, logf)
@@ -303,6 +312,13 @@ func targets(r *Results) []Target {
 		}
 		out = append(out, Target{Name: fmt.Sprintf("commit path / store ceiling, %s, 8 partitions", t.Format), Want: ">= 0.7",
 			Measured: *t.CommitToStoreRatio, Unit: "x", Met: *t.CommitToStoreRatio >= 0.7})
+	}
+	for _, t := range r.Throughput {
+		if t.Scenario != scenarioPGE2E || t.E2EToCeilingRatio == nil {
+			continue
+		}
+		out = append(out, Target{Name: fmt.Sprintf("postgres e2e / postgres ceiling, %s, %d partitions", t.Format, t.Partitions), Want: ">= 0.7",
+			Measured: *t.E2EToCeilingRatio, Unit: "x", Met: *t.E2EToCeilingRatio >= 0.7})
 	}
 	if c := r.Create; c != nil {
 		out = append(out,

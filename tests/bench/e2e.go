@@ -19,11 +19,20 @@ import (
 // startNode starts an in-process node on a fresh data directory; cleanup
 // closes it and removes the directory.
 func startNode(ctx context.Context, o Options, prefix string) (*node.Node, func(), error) {
+	return startNodeDB(ctx, o, prefix, "")
+}
+
+// startNodeDB is startNode with, when dsn is set, the database "bench" of
+// the node config at dsn.
+func startNodeDB(ctx context.Context, o Options, prefix, dsn string) (*node.Node, func(), error) {
 	dir, err := tempDir(prefix)
 	if err != nil {
 		return nil, nil, err
 	}
 	cfg := config.DefaultNode()
+	if dsn != "" {
+		cfg.Databases = map[string]config.Database{benchDatabase: {Type: config.DatabasePostgres, DSN: dsn, Schema: "public"}}
+	}
 	cfg.DataDir = dir
 	cfg.Listen = "127.0.0.1:0"
 	cfg.HTTP = "127.0.0.1:0" // /metrics: the jobs' commit times
@@ -39,7 +48,12 @@ func startNode(ctx context.Context, o Options, prefix string) (*node.Node, func(
 // measures from the create until every partition's committed offset is its
 // end offset. It checks that the job loaded exactly the topic's records.
 func e2eRun(ctx context.Context, o Options, brokers []string, topic, format string, ends map[int32]int64, run int) (sample, error) {
-	n, cleanup, err := startNode(ctx, o, "e2e")
+	return e2eRunDB(ctx, o, brokers, topic, format, ends, run, "")
+}
+
+// e2eRunDB is e2eRun loading into the PostgreSQL database at dsn when set.
+func e2eRunDB(ctx context.Context, o Options, brokers []string, topic, format string, ends map[int32]int64, run int, dsn string) (sample, error) {
+	n, cleanup, err := startNodeDB(ctx, o, "e2e", dsn)
 	if err != nil {
 		return sample{}, err
 	}
@@ -51,6 +65,11 @@ func e2eRun(ctx context.Context, o Options, brokers []string, topic, format stri
 	defer c.Close()
 	name := fmt.Sprintf("bench_%s_p%d_r%d", format, len(ends), run)
 	spec := o.jobSpec(name, name+"_t", format, topic, brokers)
+	if dsn != "" {
+		spec.Name, spec.Table.Name = "pg_"+name, "pg_"+name+"_t"
+		name = spec.Name
+		spec.Table.Database = benchDatabase
+	}
 	want := sum(ends)
 	bytes := int64(0)
 

@@ -19,10 +19,19 @@ const (
 	ScenarioStore   = "store"   // Pebble store ceiling
 	ScenarioCreate  = "create"  // create latency and throughput
 	ScenarioScale   = "scale"   // idle jobs: RSS per job, restart time
+	// ScenarioPostgres: loadnode end to end into PostgreSQL next to that
+	// server's ceiling (COPY plus a progress update per transaction).
+	ScenarioPostgres = "postgres"
+)
+
+// Rows of the postgres scenario.
+const (
+	scenarioPGCeiling = "pg-ceiling"
+	scenarioPGE2E     = "pg-e2e"
 )
 
 // AllScenarios is the default scenario list, in the order they run.
-var AllScenarios = []string{ScenarioCeiling, ScenarioKcat, ScenarioE2E, ScenarioStore, ScenarioCreate, ScenarioScale}
+var AllScenarios = []string{ScenarioCeiling, ScenarioKcat, ScenarioE2E, ScenarioStore, ScenarioPostgres, ScenarioCreate, ScenarioScale}
 
 // Options configures Run. Zero fields take the defaults of Defaults (or
 // QuickDefaults when Quick is set).

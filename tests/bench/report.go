@@ -176,6 +176,10 @@ func scenarioLabel(s string) string {
 		return "loadnode e2e"
 	case ScenarioStore:
 		return "store ceiling"
+	case scenarioPGCeiling:
+		return "postgres ceiling (COPY)"
+	case scenarioPGE2E:
+		return "loadnode e2e -> postgres"
 	}
 	return s
 }

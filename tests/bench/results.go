@@ -83,6 +83,9 @@ type Throughput struct {
 	// E2EToKcatRatio (e2e rows, when kcat ran on the same topic): records/s
 	// over kcat's.
 	E2EToKcatRatio *float64 `json:"e2e_to_kcat_ratio,omitempty"`
+	// ServerCPUSecPerMillion (postgres rows): CPU seconds of the
+	// PostgreSQL server per million records.
+	ServerCPUSecPerMillion float64 `json:"server_cpu_sec_per_million,omitempty"`
 	// Skipped says why the scenario did not run (kcat not installed).
 	Skipped string `json:"skipped,omitempty"`
 	Error   string `json:"error,omitempty"`

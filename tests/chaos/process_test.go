@@ -16,6 +16,7 @@ import (
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/internal/ledger"
+	"github.com/loadnode/loadnode/internal/pgtest"
 	"github.com/loadnode/loadnode/internal/testnode"
 	"github.com/loadnode/loadnode/node"
 )
@@ -122,8 +123,18 @@ func TestChaosProcess(t *testing.T) {
 		Seed: []kfake.Opt{kfake.SeedTopics(4, topic), kfake.SeedTopics(1, retTopic), kfake.SeedTopics(2, sideTopic)}})
 	brokers := b.Addrs()
 
+	// The PostgreSQL variant: one more job loads the main topic into a
+	// private PostgreSQL cluster, which the schedule crash-restarts.
+	nodeCfg := "topology_interval: 300ms\nwatermark_interval: 200ms\n"
+	var pg *pgtest.Server
+	if _, err := pgtest.FindBin(); err == nil {
+		pg = pgtest.Start(t)
+		nodeCfg += fmt.Sprintf("databases:\n  chaos:\n    type: postgres\n    dsn: %q\n", pg.CreateDatabase(t))
+	} else {
+		t.Logf("no PostgreSQL variant: %v", err)
+	}
 	cfgFile := filepath.Join(t.TempDir(), "node.yaml")
-	if err := os.WriteFile(cfgFile, []byte("topology_interval: 300ms\nwatermark_interval: 200ms\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfgFile, []byte(nodeCfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// The node's output is dumped when the test fails (testnode.Start).
@@ -141,11 +152,17 @@ func TestChaosProcess(t *testing.T) {
 		t.Logf("create %s: %s (%v)", spec.GetName(), run.registry.Created(spec.GetName(), err), err)
 		return err
 	}
-	for _, s := range []*api.JobSpec{
+	specs := []*api.JobSpec{
 		chaosSpec("p1", "pt1", topic, brokers, 2, 1000),
 		chaosSpec("p2", "pt2", topic, brokers, 3, 500),
 		chaosSpec("ret_load", "pt_ret", retTopic, brokers, 1, 1000),
-	} {
+	}
+	if pg != nil {
+		ps := chaosSpec("pg1", "pt_pg", topic, brokers, 2, 1000)
+		ps.Table.Database = "chaos"
+		specs = append(specs, ps)
+	}
+	for _, s := range specs {
 		if err := create(s); err != nil {
 			t.Fatal(err)
 		}
@@ -342,7 +359,14 @@ func TestChaosProcess(t *testing.T) {
 	for range size.brokers {
 		kinds = append(kinds, "broker-restart")
 	}
-	for len(kinds) < size.kills+3+size.pauses+size.brokers {
+	pgCrashes := 0
+	if pg != nil {
+		pgCrashes = size.brokers
+		for range pgCrashes {
+			kinds = append(kinds, "postgres-crash")
+		}
+	}
+	for len(kinds) < size.kills+3+size.pauses+size.brokers+pgCrashes {
 		kinds = append(kinds, "kill")
 	}
 	rng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
@@ -392,6 +416,14 @@ func TestChaosProcess(t *testing.T) {
 			pl.gate.Unlock()
 			run.fault("broker stop/restart")
 			afterRestart("broker restart", time.Now())
+		case "postgres-crash":
+			// pg_ctl stop -m immediate, then a start: the WAL recovers
+			// what was committed; commits in flight are lost or done.
+			if err := pg.Crash(); err != nil {
+				t.Fatal(err)
+			}
+			run.fault("PostgreSQL crash restart")
+			afterRestart("PostgreSQL crash restart", time.Now())
 		default:
 			crashPoint(ev.kind)
 		}

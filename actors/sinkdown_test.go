@@ -1,0 +1,96 @@
+package actors
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/persistence"
+	"github.com/loadnode/loadnode/sink"
+	"github.com/loadnode/loadnode/table"
+)
+
+// downSink fails every commit with sink.ErrUnavailable while down is set,
+// writing nothing.
+type downSink struct {
+	sink.Sink
+	down  atomic.Bool
+	fails atomic.Int64
+}
+
+func (d *downSink) Commit(c *sink.Commit) error {
+	if d.down.Load() {
+		d.fails.Add(1)
+		return fmt.Errorf("test: connection refused: %w", sink.ErrUnavailable)
+	}
+	return d.Sink.Commit(c)
+}
+
+// TestSinkUnreachable: a database that does not answer is retried with
+// back-off, the job staying RUNNING, up to the retry limit; then the job
+// pauses with SINK_UNREACHABLE, which auto-resumes; once the database
+// answers the job commits from where it stood.
+func TestSinkUnreachable(t *testing.T) {
+	ds := &downSink{}
+	ds.down.Store(true)
+	const limit = 2
+	h := newHarnessStore(t, vfs.NewMem(), &quietSource{parts: []int32{0}},
+		Settings{SourceRetryLimit: limit, SourceRetryBase: 10 * time.Millisecond, AutoResumeBase: 200 * time.Millisecond, AutoResumeMax: 200 * time.Millisecond},
+		func(st *persistence.Store) sink.Sink {
+			ds.Sink = st.Sink()
+			return ds
+		})
+	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec("down")}).(*api.JobResponse)
+	if resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	id := resp.Job.Summary.Id
+	pid := h.jobPID(id)
+	schema, _ := table.NewSchema(testSpec("down").Table)
+	row := func(p int32, off int64) persistence.KV {
+		return oneRow(t, schema, table.Pos{JobID: id, Partition: p, Offset: off}, off)
+	}
+	commit := func() error {
+		t.Helper()
+		in := h.waitState(pid, api.JobState_RUNNING)
+		return commitAnswer(t, h.system.Root.RequestFuture(pid, commitOf(in.generation, 0, 0, 3, row), 5*time.Second))
+	}
+	for i := range limit {
+		if err := commit(); err == nil {
+			t.Fatalf("commit %d succeeded while the sink is down", i)
+		}
+		if s := showJob(t, h, "down").GetSummary(); s.GetState() != api.JobState_RUNNING {
+			t.Fatalf("after %d failures (limit %d): %s (%s), want RUNNING, retrying", i+1, limit, s.GetState(), s.GetReason())
+		}
+	}
+	if err := commit(); err == nil {
+		t.Fatal("commit succeeded while the sink is down")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		info := showJob(t, h, "down")
+		hist := info.GetHistory()
+		paused := false
+		for _, tr := range hist {
+			paused = paused || (tr.GetTo() == api.JobState_PAUSED && tr.GetReason() == api.Reason_SINK_UNREACHABLE)
+		}
+		if paused && info.GetSummary().GetState() == api.JobState_RUNNING {
+			break // paused for SINK_UNREACHABLE, then auto-resumed
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job did not pause with SINK_UNREACHABLE and auto-resume: %v", hist)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ds.down.Store(false)
+	if err := commit(); err != nil {
+		t.Fatalf("commit once the sink answers: %v", err)
+	}
+	if p, _ := ds.Progress(id); p.Positions[0] != 3 || p.Stats.GetLoadedRows() != 3 {
+		t.Fatalf("progress after the sink came back: %v, loaded %d", p.Positions, p.Stats.GetLoadedRows())
+	}
+}

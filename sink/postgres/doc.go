@@ -1,0 +1,42 @@
+// Package postgres is the PostgreSQL sink: it implements sink.Sink over a
+// pgx connection pool (github.com/jackc/pgx/v5/pgxpool).
+//
+// # Layout
+//
+// A loadnode table T lives in PostgreSQL as <schema>.T (Options.Schema,
+// default public), created on first use (PrepareTable) with these columns:
+//
+//	_loadnode_key        bytea PRIMARY KEY  the table-model row key (sink.KV.Key)
+//	_loadnode_job        bigint             where the row came from: job,
+//	_loadnode_partition  integer            partition and offset (the row
+//	_loadnode_offset     bigint             value's header)
+//	<column>             bigint | double precision | text | boolean | timestamptz
+//
+// A row written twice under one key keeps the last value (a replay after a
+// reset overwrites). The job state lives in loadnode's own schema, created
+// on first use:
+//
+//	loadnode.jobs        job, fence, statistics (protobuf and readable
+//	                     columns), the sequence number of the newest error row
+//	loadnode.progress    (job, partition) -> next position, source checkpoint
+//	loadnode.error_rows  (job, seq) -> error row, the newest MaxErrorRowsKept
+//	loadnode.tables      (schema, table) -> the loadnode table spec
+//
+// # Exactly once
+//
+// A Commit is one transaction: it locks the job's row in loadnode.jobs
+// (FOR UPDATE: every writer of a job serializes there), checks the fence,
+// the statistics base and that every range starts at its stored position,
+// writes the rows with a binary COPY, and moves the progress of exactly the
+// covered partitions, the statistics, the fence and the error rows. Either
+// all of it commits or none; a refused commit rolls back having written
+// nothing. After an error that is not a refusal (the connection lost during
+// COMMIT) the caller reads Progress, which PostgreSQL answers from one
+// snapshot.
+//
+// Identifiers are always quoted (pgx.Identifier); no value from a spec or a
+// row is ever pasted into SQL text.
+//
+// Concurrency: a Sink is safe for concurrent use; the pool bounds the
+// connections (Options.MaxConns).
+package postgres

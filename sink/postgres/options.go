@@ -1,0 +1,77 @@
+package postgres
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Options configure a Sink. Zero fields take the defaults of
+// defaultOptions.
+type Options struct {
+	// Name is the database's name in the node config, for Describe.
+	// Default "postgres".
+	Name string
+	// DSN is the connection string (URL or key=value). Required.
+	DSN string
+	// Password, when set, overrides the DSN's.
+	Password string
+	// Schema is the schema of the loaded tables. Default "public".
+	Schema string
+	// MaxErrorRowsKept is how many error rows are kept per job (the
+	// newest). Default 1000; >= 1.
+	MaxErrorRowsKept int
+	// MaxConns bounds the pool. Default 16; >= 1.
+	MaxConns int32
+	// Timeout bounds each call (a commit is one call). Default 2m; > 0.
+	Timeout time.Duration
+	// Logger receives the sink's log lines. Default: discarded.
+	Logger *slog.Logger
+}
+
+func defaultOptions() Options {
+	return Options{
+		Schema:           "public",
+		MaxErrorRowsKept: 1000,
+		MaxConns:         16,
+		Timeout:          2 * time.Minute,
+		Logger:           slog.New(slog.DiscardHandler),
+	}
+}
+
+// withDefaults fills the zero fields of o.
+func (o Options) withDefaults() Options {
+	d := defaultOptions()
+	if o.Schema == "" {
+		o.Schema = d.Schema
+	}
+	if o.MaxErrorRowsKept == 0 {
+		o.MaxErrorRowsKept = d.MaxErrorRowsKept
+	}
+	if o.MaxConns == 0 {
+		o.MaxConns = d.MaxConns
+	}
+	if o.Timeout == 0 {
+		o.Timeout = d.Timeout
+	}
+	if o.Logger == nil {
+		o.Logger = d.Logger
+	}
+	return o
+}
+
+// Validate reports the first invalid field.
+func (o Options) Validate() error {
+	switch {
+	case o.DSN == "":
+		return errors.New("postgres: DSN is required")
+	case o.MaxErrorRowsKept < 1:
+		return fmt.Errorf("postgres: MaxErrorRowsKept is %d, want >= 1", o.MaxErrorRowsKept)
+	case o.MaxConns < 1:
+		return fmt.Errorf("postgres: MaxConns is %d, want >= 1", o.MaxConns)
+	case o.Timeout <= 0:
+		return fmt.Errorf("postgres: Timeout is %v, want > 0", o.Timeout)
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+package postgres
+
+import (
+	"os"
+	"testing"
+
+	"github.com/loadnode/loadnode/internal/pgtest"
+	"github.com/loadnode/loadnode/sink"
+	"github.com/loadnode/loadnode/sink/sinktest"
+)
+
+// errorRowsKept is MaxErrorRowsKept of the suite's sinks.
+const errorRowsKept = 5
+
+// server is the test binary's PostgreSQL cluster, started by TestMain.
+var server *pgtest.Server
+
+func TestMain(m *testing.M) {
+	os.Exit(runWithServer(m))
+}
+
+func runWithServer(m *testing.M) int {
+	bin, err := pgtest.FindBin()
+	if err != nil {
+		// Every test that needs the server skips, saying this.
+		return m.Run()
+	}
+	s, err := pgtest.Launch(bin)
+	if err != nil {
+		println(err.Error())
+		return 1
+	}
+	defer s.Close()
+	server = s
+	return m.Run()
+}
+
+// open returns a sink over a new database and its reopen; with crash,
+// reopen also crash-restarts the server (pg_ctl stop -m immediate).
+func open(t testing.TB, crash bool) (*Sink, func(t *testing.T) *Sink) {
+	t.Helper()
+	if server == nil {
+		_, err := pgtest.FindBin()
+		t.Skipf("%v", err)
+	}
+	dsn := server.CreateDatabase(t)
+	o := Options{DSN: dsn, MaxErrorRowsKept: errorRowsKept}
+	cur, err := Open(o)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { cur.Close() })
+	return cur, func(t *testing.T) *Sink {
+		t.Helper()
+		cur.Close()
+		if crash {
+			if err := server.Crash(); err != nil {
+				t.Fatalf("%v", err)
+			}
+		}
+		if cur, err = Open(o); err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		return cur
+	}
+}
+
+// TestSinkConformance runs the sink suite; every reopen is a crash
+// restart of PostgreSQL, so what survives is what was committed.
+func TestSinkConformance(t *testing.T) {
+	sinktest.Run(t, sinktest.Harness{
+		Open: func(t *testing.T) (sink.Sink, func(*testing.T) sink.Sink) {
+			s, reopen := open(t, true)
+			return s, func(t *testing.T) sink.Sink { return reopen(t) }
+		},
+		MaxErrorRowsKept: errorRowsKept,
+	})
+}

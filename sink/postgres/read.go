@@ -1,0 +1,351 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/sink"
+	"github.com/loadnode/loadnode/table"
+)
+
+// lockJob makes the job's row exist and locks it.
+func lockJob(ctx context.Context, tx pgx.Tx, job int64) error {
+	if _, err := tx.Exec(ctx, `INSERT INTO loadnode.jobs (job) VALUES ($1) ON CONFLICT (job) DO NOTHING`, job); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `SELECT 1 FROM loadnode.jobs WHERE job = $1 FOR UPDATE`, job)
+	return err
+}
+
+// InitStarts inserts the partitions' first positions, or nothing if one
+// has progress.
+func (s *Sink) InitStarts(job uint64, positions map[int32]int64, checkpoints map[int32][]byte) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if err := s.bootstrap(ctx); err != nil {
+		return err
+	}
+	parts := slices.Sorted(maps.Keys(positions))
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := lockJob(ctx, tx, int64(job)); err != nil {
+			return err
+		}
+		var have []int32
+		if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(partition ORDER BY partition), '{}') FROM loadnode.progress
+			WHERE job = $1 AND partition = ANY($2)`, int64(job), parts).Scan(&have); err != nil {
+			return err
+		}
+		if len(have) > 0 {
+			return fmt.Errorf("postgres: init starts of job %d: partitions %v: %w", job, have, sink.ErrProgressExists)
+		}
+		return upsertProgress(ctx, tx, int64(job), parts, positions, checkpoints)
+	})
+	if err != nil && !errors.Is(err, sink.ErrProgressExists) {
+		return fmt.Errorf("postgres: init starts of job %d: %w", job, unavailable(err))
+	}
+	return err
+}
+
+// upsertProgress writes the partitions' positions; a partition without a
+// checkpoint in checkpoints keeps its stored one.
+func upsertProgress(ctx context.Context, tx pgx.Tx, job int64, parts []int32, positions map[int32]int64, checkpoints map[int32][]byte) error {
+	if len(parts) == 0 {
+		return nil
+	}
+	pos := make([]int64, len(parts))
+	var ckParts []int32
+	var cks [][]byte
+	for i, p := range parts {
+		pos[i] = positions[p]
+		if ck, ok := checkpoints[p]; ok {
+			ckParts, cks = append(ckParts, p), append(cks, ck)
+		}
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO loadnode.progress (job, partition, position)
+		SELECT $1, * FROM unnest($2::integer[], $3::bigint[])
+		ON CONFLICT (job, partition) DO UPDATE SET position = EXCLUDED.position`, job, parts, pos); err != nil {
+		return err
+	}
+	if len(ckParts) == 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `UPDATE loadnode.progress p SET checkpoint = u.checkpoint
+		FROM unnest($2::integer[], $3::bytea[]) AS u(partition, checkpoint)
+		WHERE p.job = $1 AND p.partition = u.partition`, job, ckParts, cks)
+	return err
+}
+
+// ResetStarts overwrites the partitions' progress (backwards too).
+func (s *Sink) ResetStarts(job uint64, positions map[int32]int64, checkpoints map[int32][]byte) error {
+	for p := range checkpoints {
+		if _, ok := positions[p]; !ok {
+			return fmt.Errorf("postgres: reset progress of job %d: checkpoint for partition %d without a position", job, p)
+		}
+	}
+	if len(positions) == 0 {
+		return nil
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if err := s.bootstrap(ctx); err != nil {
+		return err
+	}
+	parts := slices.Sorted(maps.Keys(positions))
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := lockJob(ctx, tx, int64(job)); err != nil {
+			return err
+		}
+		return upsertProgress(ctx, tx, int64(job), parts, positions, checkpoints)
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: reset progress of job %d: %w", job, unavailable(err))
+	}
+	return nil
+}
+
+// Progress reads the job's state in one statement, so from one snapshot.
+func (s *Sink) Progress(job uint64) (*sink.Progress, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if err := s.bootstrap(ctx); err != nil {
+		return nil, err
+	}
+	p := &sink.Progress{Positions: map[int32]int64{}, Checkpoints: map[int32][]byte{}, Stats: &api.JobStats{}}
+	rows, err := s.pool.Query(ctx, `SELECT j.fence, j.stats, p.partition, p.position, p.checkpoint
+		FROM loadnode.jobs j LEFT JOIN loadnode.progress p ON p.job = j.job WHERE j.job = $1`, int64(job))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: progress of job %d: %w", job, unavailable(err))
+	}
+	defer rows.Close()
+	var stats []byte
+	for rows.Next() {
+		var fence int64
+		var part *int32
+		var pos *int64
+		var ck []byte
+		if err := rows.Scan(&fence, &stats, &part, &pos, &ck); err != nil {
+			return nil, fmt.Errorf("postgres: progress of job %d: %w", job, unavailable(err))
+		}
+		p.Fence = uint64(fence)
+		if part != nil {
+			p.Positions[*part] = *pos
+			if ck != nil {
+				p.Checkpoints[*part] = ck
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: progress of job %d: %w", job, unavailable(err))
+	}
+	if stats != nil {
+		if err := proto.Unmarshal(stats, p.Stats); err != nil {
+			return nil, fmt.Errorf("postgres: progress of job %d: corrupt statistics: %w", job, err)
+		}
+	}
+	return p, nil
+}
+
+// ErrorRows returns the job's newest limit error rows, oldest first.
+func (s *Sink) ErrorRows(job uint64, limit int) ([]*api.ErrorRow, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if err := s.bootstrap(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT row FROM loadnode.error_rows WHERE job = $1 ORDER BY seq DESC LIMIT $2`, int64(job), limit)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: error rows of job %d: %w", job, err)
+	}
+	defer rows.Close()
+	var out []*api.ErrorRow
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return nil, fmt.Errorf("postgres: error rows of job %d: %w", job, err)
+		}
+		r := &api.ErrorRow{}
+		if err := proto.Unmarshal(b, r); err != nil {
+			return nil, fmt.Errorf("postgres: error rows of job %d: corrupt row: %w", job, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: error rows of job %d: %w", job, err)
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+// DropJob removes the job's progress, statistics, fence and error rows.
+func (s *Sink) DropJob(job uint64) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if err := s.bootstrap(ctx); err != nil {
+		return err
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for _, q := range []string{
+			`DELETE FROM loadnode.progress WHERE job = $1`,
+			`DELETE FROM loadnode.error_rows WHERE job = $1`,
+			`DELETE FROM loadnode.jobs WHERE job = $1`,
+		} {
+			if _, err := tx.Exec(ctx, q, int64(job)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: drop job %d: %w", job, err)
+	}
+	return nil
+}
+
+// CountRows counts the table's rows.
+func (s *Sink) CountRows(name string) (int64, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	ti, err := s.table(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM `+ti.ident.Sanitize()).Scan(&n); err != nil {
+		return 0, fmt.Errorf("postgres: count rows of %s: %w", ti.ident.Sanitize(), err)
+	}
+	return n, nil
+}
+
+// ScanRowsAfter reads up to limit rows after the key after, in key order
+// (bytea compares as bytes), and gives each as the key and the row value
+// loadnode encoded (re-encoded from the typed columns).
+func (s *Sink) ScanRowsAfter(name string, after []byte, limit int, fn func(key, value []byte) error) error {
+	if limit <= 0 {
+		return nil
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	ti, err := s.table(ctx, name)
+	if err != nil {
+		return err
+	}
+	quoted := make([]string, len(ti.cols))
+	for i, c := range ti.cols {
+		quoted[i] = pgx.Identifier{c}.Sanitize()
+	}
+	key := pgx.Identifier{keyColumn}.Sanitize()
+	q := `SELECT ` + strings.Join(quoted, ", ") + ` FROM ` + ti.ident.Sanitize()
+	args := []any{limit}
+	if after != nil {
+		q += ` WHERE ` + key + ` > $2`
+		args = append(args, after)
+	}
+	q += ` ORDER BY ` + key + ` LIMIT $1`
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("postgres: scan %s: %w", ti.ident.Sanitize(), err)
+	}
+	defer rows.Close()
+	cols := ti.schema.Columns()
+	dest := make([]any, len(ti.cols))
+	var k []byte
+	var job, off int64
+	var part int32
+	dest[0], dest[1], dest[2], dest[3] = &k, &job, &part, &off
+	cells := make([]cell, len(cols))
+	for i := range cols {
+		dest[len(systemColumns)+i] = cells[i].target(cols[i].GetType())
+	}
+	vals := make([]table.Value, len(cols))
+	var value []byte
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return fmt.Errorf("postgres: scan %s: %w", ti.ident.Sanitize(), err)
+		}
+		for i := range cols {
+			if vals[i], err = cells[i].value(cols[i]); err != nil {
+				return fmt.Errorf("postgres: scan %s: row %x: %w", ti.ident.Sanitize(), k, err)
+			}
+		}
+		value = table.AppendValue(value[:0], ti.schema, table.Pos{JobID: uint64(job), Partition: part, Offset: off}, vals)
+		if err := fn(k, value); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("postgres: scan %s: %w", ti.ident.Sanitize(), err)
+	}
+	return nil
+}
+
+// cell receives one column of a scanned row.
+type cell struct {
+	i  pgtype.Int8
+	f  pgtype.Float8
+	s  pgtype.Text
+	b  pgtype.Bool
+	ts pgtype.Timestamptz
+}
+
+func (c *cell) target(t api.ColumnType) any {
+	switch t {
+	case api.ColumnType_INT64:
+		return &c.i
+	case api.ColumnType_FLOAT64:
+		return &c.f
+	case api.ColumnType_STRING:
+		return &c.s
+	case api.ColumnType_BOOL:
+		return &c.b
+	case api.ColumnType_TIMESTAMP:
+		return &c.ts
+	}
+	return nil
+}
+
+func (c *cell) value(col *api.Column) (table.Value, error) {
+	null := table.Value{Null: true}
+	switch col.GetType() {
+	case api.ColumnType_INT64:
+		if !c.i.Valid {
+			return null, nil
+		}
+		return table.Value{Int: c.i.Int64}, nil
+	case api.ColumnType_FLOAT64:
+		if !c.f.Valid {
+			return null, nil
+		}
+		return table.Value{Float: c.f.Float64}, nil
+	case api.ColumnType_STRING:
+		if !c.s.Valid {
+			return null, nil
+		}
+		return table.Value{Str: c.s.String}, nil
+	case api.ColumnType_BOOL:
+		if !c.b.Valid {
+			return null, nil
+		}
+		return table.Value{Bool: c.b.Bool}, nil
+	case api.ColumnType_TIMESTAMP:
+		if !c.ts.Valid {
+			return null, nil
+		}
+		if c.ts.InfinityModifier != pgtype.Finite {
+			return null, fmt.Errorf("column %s: an infinite timestamp", col.GetName())
+		}
+		return table.Value{Int: c.ts.Time.UnixMicro()}, nil
+	}
+	return null, fmt.Errorf("column %s: type %s", col.GetName(), col.GetType())
+}

@@ -1,0 +1,230 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/loadnode/loadnode/sink"
+	"github.com/loadnode/loadnode/table"
+)
+
+// Sink is a PostgreSQL database seen as a loadnode sink.
+type Sink struct {
+	pool *pgxpool.Pool
+	opts Options
+
+	mu struct {
+		sync.Mutex
+		// bootstrapped: loadnode's schema and tables exist.
+		bootstrapped bool
+		// tables caches what PrepareTable (or the catalog) said of each
+		// table, by loadnode table name.
+		tables map[string]*tableInfo
+	}
+}
+
+var (
+	_ sink.Sink         = (*Sink)(nil)
+	_ sink.RowChecker   = (*Sink)(nil)
+	_ sink.Describer    = (*Sink)(nil)
+	_ sink.TableCreator = (*Sink)(nil)
+)
+
+// Open returns a Sink over the database of o.DSN. It does not connect:
+// the first call that needs the database does (so a node starts while its
+// database is down); Ping checks it.
+func Open(o Options) (*Sink, error) {
+	o = o.withDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	cfg, err := pgxpool.ParseConfig(o.DSN)
+	if err != nil {
+		// pgx's message may quote the DSN, password included: say less.
+		return nil, errors.New("postgres: cannot parse the DSN (want postgres://user@host:port/db?... or key=value pairs)")
+	}
+	if o.Password != "" {
+		cfg.ConnConfig.Password = o.Password
+	}
+	cfg.MaxConns = o.MaxConns
+	cfg.ConnConfig.RuntimeParams["application_name"] = "loadnode"
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	s := &Sink{pool: pool, opts: o}
+	s.mu.tables = make(map[string]*tableInfo)
+	return s, nil
+}
+
+// Close closes the pool; calls in flight end first.
+func (s *Sink) Close() { s.pool.Close() }
+
+// Describe names where a table's rows are: "postgres NAME SCHEMA.TABLE".
+func (s *Sink) Describe(table string) string {
+	name := s.opts.Name
+	if name == "" {
+		name = "postgres"
+	}
+	return "postgres " + name + " " + s.opts.Schema + "." + table
+}
+
+// Schema is the schema of the loaded tables.
+func (s *Sink) Schema() string { return s.opts.Schema }
+
+// Ping connects and runs a query.
+func (s *Sink) Ping(ctx context.Context) error {
+	var one int
+	if err := s.pool.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	return nil
+}
+
+func (s *Sink) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.opts.Timeout)
+}
+
+// bootstrapSQL creates loadnode's own schema. It runs under an advisory
+// lock: CREATE ... IF NOT EXISTS races between sessions.
+var bootstrapSQL = []string{
+	`SELECT pg_advisory_xact_lock(7400812519388)`,
+	`CREATE SCHEMA IF NOT EXISTS loadnode`,
+	`CREATE TABLE IF NOT EXISTS loadnode.jobs (
+		job bigint PRIMARY KEY,
+		fence bigint NOT NULL DEFAULT 0,
+		committed_batches bigint NOT NULL DEFAULT 0,
+		loaded_rows bigint NOT NULL DEFAULT 0,
+		error_rows bigint NOT NULL DEFAULT 0,
+		stats bytea,
+		error_seq bigint NOT NULL DEFAULT 0,
+		updated_at timestamptz NOT NULL DEFAULT now())`,
+	`CREATE TABLE IF NOT EXISTS loadnode.progress (
+		job bigint NOT NULL,
+		partition integer NOT NULL,
+		position bigint NOT NULL,
+		checkpoint bytea,
+		PRIMARY KEY (job, partition))`,
+	`CREATE TABLE IF NOT EXISTS loadnode.error_rows (
+		job bigint NOT NULL,
+		seq bigint NOT NULL,
+		partition integer NOT NULL,
+		"offset" bigint NOT NULL,
+		reason text NOT NULL,
+		row bytea NOT NULL,
+		PRIMARY KEY (job, seq))`,
+	`CREATE TABLE IF NOT EXISTS loadnode.tables (
+		schema_name text NOT NULL,
+		table_name text NOT NULL,
+		spec bytea NOT NULL,
+		PRIMARY KEY (schema_name, table_name))`,
+}
+
+// bootstrap creates loadnode's schema once per Sink (again after a
+// failure).
+func (s *Sink) bootstrap(ctx context.Context) error {
+	s.mu.Lock()
+	done := s.mu.bootstrapped
+	s.mu.Unlock()
+	if done {
+		return nil
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for _, q := range bootstrapSQL {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: create schema loadnode: %w", unavailable(err))
+	}
+	s.mu.Lock()
+	s.mu.bootstrapped = true
+	s.mu.Unlock()
+	return nil
+}
+
+// CheckRow refuses what PostgreSQL would: text with a NUL byte or that is
+// not UTF-8 (the server encoding of every database loadnode creates
+// tables in is assumed UTF-8). Values the table package admits are in
+// PostgreSQL's ranges otherwise (timestamps in years 0000..9999).
+func (s *Sink) CheckRow(sc *table.Schema, vals []table.Value) error {
+	return checkRow(sc, vals)
+}
+
+func checkRow(sc *table.Schema, vals []table.Value) error {
+	for i, c := range sc.Columns() {
+		if c.GetType() != apiString || vals[i].Null {
+			continue
+		}
+		v := vals[i].Str
+		for j := 0; j < len(v); j++ {
+			if v[j] == 0 {
+				return fmt.Errorf("column %s: PostgreSQL text cannot hold a NUL byte (at byte %d)", c.GetName(), j)
+			}
+		}
+		if !utf8.ValidString(v) {
+			return fmt.Errorf("column %s: PostgreSQL text must be valid UTF-8", c.GetName())
+		}
+	}
+	return nil
+}
+
+// tableChanged wraps err with sink.ErrTableChanged, naming the table, when
+// PostgreSQL says the table or a column is not what loadnode prepared:
+// undefined table (42P01) or column (42703), a type mismatch (42804), a
+// NOT NULL column loadnode does not write (23502).
+func tableChanged(err error, table string) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	switch pe.Code {
+	case "42P01", "42703", "42804", "23502":
+		return fmt.Errorf("table %s was dropped or altered in PostgreSQL under the job (%w): %w", table, sink.ErrTableChanged, err)
+	}
+	return err
+}
+
+// unavailable wraps err with sink.ErrUnavailable when it says the server
+// could not be reached or went away: a connection refused, lost or timed
+// out, or the server shutting down, starting or in recovery (SQLSTATE
+// class 08 and 57P01..57P03).
+func unavailable(err error) error {
+	if err == nil || errors.Is(err, sink.ErrUnavailable) {
+		return err
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		if strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" {
+			return fmt.Errorf("%w: %w", sink.ErrUnavailable, err)
+		}
+		return err
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	if errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) || pgconn.SafeToRetry(err) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", sink.ErrUnavailable, err)
+	}
+	// pgx reports a connection that died under a query without a type
+	// that says so.
+	if msg := err.Error(); strings.Contains(msg, "conn closed") || strings.Contains(msg, "unexpected EOF") {
+		return fmt.Errorf("%w: %w", sink.ErrUnavailable, err)
+	}
+	return err
+}

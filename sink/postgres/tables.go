@@ -1,0 +1,321 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/sink"
+	"github.com/loadnode/loadnode/table"
+)
+
+const apiString = api.ColumnType_STRING
+
+// The columns loadnode adds to every table, before the spec's.
+const (
+	keyColumn       = "_loadnode_key"
+	jobColumn       = "_loadnode_job"
+	partitionColumn = "_loadnode_partition"
+	offsetColumn    = "_loadnode_offset"
+	reservedPrefix  = "_loadnode_"
+)
+
+// systemColumns are the added columns and their PostgreSQL types.
+var systemColumns = []struct{ name, typ string }{
+	{keyColumn, "bytea"},
+	{jobColumn, "bigint"},
+	{partitionColumn, "integer"},
+	{offsetColumn, "bigint"},
+}
+
+// pgType is the PostgreSQL type of a column type, as information_schema
+// names it (format_type for the DDL is the same text).
+func pgType(t api.ColumnType) string {
+	switch t {
+	case api.ColumnType_INT64:
+		return "bigint"
+	case api.ColumnType_FLOAT64:
+		return "double precision"
+	case api.ColumnType_STRING:
+		return "text"
+	case api.ColumnType_BOOL:
+		return "boolean"
+	case api.ColumnType_TIMESTAMP:
+		return "timestamp with time zone"
+	}
+	return ""
+}
+
+// compatible reports whether an existing column of PostgreSQL type have
+// holds every value of t without loss.
+func compatible(t api.ColumnType, have string) bool {
+	if have == pgType(t) {
+		return true
+	}
+	return t == api.ColumnType_STRING && have == "character varying" // without a length: checked by the caller
+}
+
+// tableInfo is what the sink knows of one table.
+type tableInfo struct {
+	schema *table.Schema
+	ident  pgx.Identifier
+	// cols are every column COPY writes, the added ones first.
+	cols []string
+}
+
+func newTableInfo(pgSchema string, sc *table.Schema) *tableInfo {
+	ti := &tableInfo{schema: sc, ident: pgx.Identifier{pgSchema, sc.Name()}}
+	for _, c := range systemColumns {
+		ti.cols = append(ti.cols, c.name)
+	}
+	for _, c := range sc.Columns() {
+		ti.cols = append(ti.cols, c.GetName())
+	}
+	return ti
+}
+
+// IncompatibleError says why an existing PostgreSQL table cannot hold a
+// spec's rows.
+type IncompatibleError struct {
+	Table  string // schema.table
+	Column string // "" when the table as a whole
+	Msg    string
+}
+
+func (e *IncompatibleError) Error() string {
+	if e.Column == "" {
+		return fmt.Sprintf("postgres: table %s: %s", e.Table, e.Msg)
+	}
+	return fmt.Sprintf("postgres: table %s column %s: %s", e.Table, e.Column, e.Msg)
+}
+
+// SpecField names the spec field the error is about.
+func (e *IncompatibleError) SpecField() string { return "table.columns" }
+
+// CreateTable is PrepareTable: the table is made or checked before the
+// node's catalog records it.
+func (s *Sink) CreateTable(spec *api.TableSpec) error { return s.PrepareTable(spec) }
+
+// PrepareTable creates the table if it does not exist, else checks that
+// its columns can hold the spec's rows, and records the spec in
+// loadnode.tables.
+func (s *Sink) PrepareTable(spec *api.TableSpec) error {
+	sc, err := table.NewSchema(spec)
+	if err != nil {
+		return fmt.Errorf("postgres: prepare table: %w", err)
+	}
+	for _, c := range sc.Columns() {
+		if strings.HasPrefix(strings.ToLower(c.GetName()), reservedPrefix) {
+			return &IncompatibleError{Table: s.opts.Schema + "." + sc.Name(), Column: c.GetName(),
+				Msg: "names starting with " + reservedPrefix + " are loadnode's own"}
+		}
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if err := s.bootstrap(ctx); err != nil {
+		return err
+	}
+	ti := newTableInfo(s.opts.Schema, sc)
+	specBytes, err := proto.Marshal(sc.Spec())
+	if err != nil {
+		return fmt.Errorf("postgres: prepare table %s: %w", sc.Name(), err)
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// One preparer of a table at a time (two jobs' first loads).
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7400812519388))`,
+			ti.ident.Sanitize()); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{s.opts.Schema}.Sanitize()); err != nil {
+			return err
+		}
+		existing, err := columnsOf(ctx, tx, s.opts.Schema, sc.Name())
+		if err != nil {
+			return err
+		}
+		if len(existing) == 0 {
+			// A table loadnode made before and that is gone was dropped
+			// by someone: making it again would hide that its rows are
+			// gone. A person decides (delete its row in loadnode.tables
+			// to have it made again).
+			var known bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM loadnode.tables WHERE schema_name = $1 AND table_name = $2)`,
+				s.opts.Schema, sc.Name()).Scan(&known); err != nil {
+				return err
+			}
+			if known {
+				return fmt.Errorf("postgres: table %s was created by loadnode and has been dropped (%w); "+
+					"to have it created again, DELETE FROM loadnode.tables WHERE schema_name = '%s' AND table_name = '%s'",
+					ti.ident.Sanitize(), sink.ErrTableChanged, s.opts.Schema, sc.Name())
+			}
+			if _, err := tx.Exec(ctx, createTableSQL(ti)); err != nil {
+				return err
+			}
+		} else if err := checkColumns(ti, existing); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO loadnode.tables (schema_name, table_name, spec) VALUES ($1, $2, $3)
+			ON CONFLICT (schema_name, table_name) DO UPDATE SET spec = EXCLUDED.spec`, s.opts.Schema, sc.Name(), specBytes)
+		return err
+	})
+	if err != nil {
+		var ie *IncompatibleError
+		if errors.As(err, &ie) || errors.Is(err, sink.ErrTableChanged) {
+			return err
+		}
+		return fmt.Errorf("postgres: prepare table %s: %w", ti.ident.Sanitize(), err)
+	}
+	s.mu.Lock()
+	s.mu.tables[sc.Name()] = ti
+	s.mu.Unlock()
+	return nil
+}
+
+func createTableSQL(ti *tableInfo) string {
+	var b strings.Builder
+	b.WriteString("CREATE TABLE ")
+	b.WriteString(ti.ident.Sanitize())
+	b.WriteString(" (")
+	for i, c := range systemColumns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(pgx.Identifier{c.name}.Sanitize() + " " + c.typ + " NOT NULL")
+		if c.name == keyColumn {
+			b.WriteString(" PRIMARY KEY")
+		}
+	}
+	for _, c := range ti.schema.Columns() {
+		b.WriteString(", " + pgx.Identifier{c.GetName()}.Sanitize() + " " + pgType(c.GetType()))
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// pgColumn is a column of an existing table.
+type pgColumn struct {
+	typ       string
+	maxLen    *int32
+	nullable  bool
+	hasDefult bool
+	key       bool // part of the primary key
+}
+
+func columnsOf(ctx context.Context, tx pgx.Tx, schema, name string) (map[string]pgColumn, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT c.column_name, c.data_type, c.character_maximum_length, c.is_nullable = 'YES', c.column_default IS NOT NULL,
+			EXISTS (SELECT 1 FROM information_schema.table_constraints tc
+				JOIN information_schema.key_column_usage k USING (constraint_schema, constraint_name)
+				WHERE tc.table_schema = c.table_schema AND tc.table_name = c.table_name
+				AND tc.constraint_type = 'PRIMARY KEY' AND k.column_name = c.column_name)
+		FROM information_schema.columns c
+		WHERE c.table_schema = $1 AND c.table_name = $2`, schema, name)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols := make(map[string]pgColumn)
+	for rows.Next() {
+		var n string
+		var c pgColumn
+		if err := rows.Scan(&n, &c.typ, &c.maxLen, &c.nullable, &c.hasDefult, &c.key); err != nil {
+			return nil, err
+		}
+		cols[n] = c
+	}
+	return cols, rows.Err()
+}
+
+// checkColumns: every column loadnode writes exists with a type that holds
+// its values, the row key is the primary key, and every other column may
+// be left out of a COPY.
+func checkColumns(ti *tableInfo, existing map[string]pgColumn) error {
+	name := ti.ident.Sanitize()
+	bad := func(col, format string, args ...any) error {
+		return &IncompatibleError{Table: name, Column: col, Msg: fmt.Sprintf(format, args...)}
+	}
+	for _, c := range systemColumns {
+		have, ok := existing[c.name]
+		switch {
+		case !ok:
+			return &IncompatibleError{Table: name, Msg: fmt.Sprintf("exists without loadnode's column %s %s (not a table loadnode created)", c.name, c.typ)}
+		case have.typ != c.typ:
+			return bad(c.name, "is %s in PostgreSQL, loadnode needs %s", have.typ, c.typ)
+		}
+	}
+	if !existing[keyColumn].key {
+		return bad(keyColumn, "is not the primary key")
+	}
+	written := map[string]bool{}
+	for _, c := range systemColumns {
+		written[c.name] = true
+	}
+	for _, c := range ti.schema.Columns() {
+		written[c.GetName()] = true
+		have, ok := existing[c.GetName()]
+		want := pgType(c.GetType())
+		switch {
+		case !ok:
+			return bad(c.GetName(), "is missing in PostgreSQL; the spec has it as %s (%s)", c.GetType(), want)
+		case !compatible(c.GetType(), have.typ) || (have.maxLen != nil):
+			t := have.typ
+			if have.maxLen != nil {
+				t = fmt.Sprintf("%s(%d)", t, *have.maxLen)
+			}
+			return bad(c.GetName(), "is %s in PostgreSQL, the spec has %s (%s)", t, c.GetType(), want)
+		case !have.nullable:
+			return bad(c.GetName(), "is NOT NULL in PostgreSQL; loadnode may write NULL")
+		}
+	}
+	for n, have := range existing {
+		if !written[n] && !have.nullable && !have.hasDefult {
+			return bad(n, "is NOT NULL without a default in PostgreSQL and not in the spec")
+		}
+	}
+	return nil
+}
+
+// table returns the table's info: from PrepareTable, else from
+// loadnode.tables (a restarted node reading a table before any job
+// prepared it).
+func (s *Sink) table(ctx context.Context, name string) (*tableInfo, error) {
+	s.mu.Lock()
+	ti := s.mu.tables[name]
+	s.mu.Unlock()
+	if ti != nil {
+		return ti, nil
+	}
+	if err := s.bootstrap(ctx); err != nil {
+		return nil, err
+	}
+	var b []byte
+	err := s.pool.QueryRow(ctx, `SELECT spec FROM loadnode.tables WHERE schema_name = $1 AND table_name = $2`,
+		s.opts.Schema, name).Scan(&b)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("postgres: table %s.%s: %w", s.opts.Schema, name, ErrNoTable)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: table %s.%s: %w", s.opts.Schema, name, err)
+	}
+	spec := &api.TableSpec{}
+	if err := proto.Unmarshal(b, spec); err != nil {
+		return nil, fmt.Errorf("postgres: table %s.%s: corrupt spec in loadnode.tables: %w", s.opts.Schema, name, err)
+	}
+	sc, err := table.NewSchema(spec)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: table %s.%s: spec in loadnode.tables: %w", s.opts.Schema, name, err)
+	}
+	ti = newTableInfo(s.opts.Schema, sc)
+	s.mu.Lock()
+	s.mu.tables[name] = ti
+	s.mu.Unlock()
+	return ti, nil
+}
+
+// ErrNoTable is wrapped when a table was never prepared in the database.
+var ErrNoTable = errors.New("postgres: no such table")

@@ -1,0 +1,291 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/internal/pgtest"
+	"github.com/loadnode/loadnode/table"
+)
+
+// benchDatabase is the node config name of the PostgreSQL database.
+const benchDatabase = "bench"
+
+// pgServer is the PostgreSQL server of the scenario and how to read its
+// CPU time.
+type pgServer struct {
+	srv *pgtest.Server
+	dsn string
+	pid int // the postmaster
+}
+
+// startPostgres runs a private cluster (internal/pgtest) for the run.
+func startPostgres() (*pgServer, error) {
+	bin, err := pgtest.FindBin()
+	if err != nil {
+		return nil, err
+	}
+	srv, err := pgtest.Launch(bin)
+	if err != nil {
+		return nil, err
+	}
+	pid, err := srv.PostmasterPID()
+	if err != nil {
+		srv.Close()
+		return nil, err
+	}
+	return &pgServer{srv: srv, dsn: srv.DSN("postgres"), pid: pid}, nil
+}
+
+// cpu is the server's CPU time: the postmaster's own and that of its
+// reaped children (the backends that ended), plus its live children's.
+func (s *pgServer) cpu() time.Duration {
+	total := procTimes(s.pid, true)
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == s.pid {
+			continue
+		}
+		if ppid(pid) == s.pid {
+			total += procTimes(pid, false)
+		}
+	}
+	return total
+}
+
+// procTimes is utime + stime of pid (with children: + cutime + cstime).
+func procTimes(pid int, children bool) time.Duration {
+	f := statFields(pid)
+	if len(f) < 15 {
+		return 0
+	}
+	// f[0] is field 3; utime is field 14 (f[11]) ... cstime field 17 (f[14]).
+	n := 2
+	if children {
+		n = 4
+	}
+	var t int64
+	for i := 11; i < 11+n; i++ {
+		v, _ := strconv.ParseInt(f[i], 10, 64)
+		t += v
+	}
+	return time.Duration(t) * clockTick
+}
+
+func ppid(pid int) int {
+	f := statFields(pid)
+	if len(f) < 2 {
+		return 0
+	}
+	p, _ := strconv.Atoi(f[1])
+	return p
+}
+
+func statFields(pid int) []string {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return nil
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(b[i+1:]))
+}
+
+// freshDatabase creates an empty database and returns its DSN, after a
+// CHECKPOINT: the run before it leaves no dirty pages for this one to
+// write.
+func (s *pgServer) freshDatabase(ctx context.Context, name string) (string, error) {
+	c, err := pgx.Connect(ctx, s.dsn)
+	if err != nil {
+		return "", fmt.Errorf("bench: postgres: %w", err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, "CHECKPOINT"); err != nil {
+		return "", fmt.Errorf("bench: postgres: %w", err)
+	}
+	if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", fmt.Errorf("bench: postgres: %w", err)
+	}
+	if _, err := c.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", fmt.Errorf("bench: postgres: %w", err)
+	}
+	return strings.Replace(s.dsn, "/postgres?", "/"+name+"?", 1), nil
+}
+
+// pgCeilingRun is the PostgreSQL ceiling: the same rows, decoded outside
+// the measured time, written in transactions of batchRows with a binary
+// COPY into a table of the sink's layout and one progress UPDATE each, by
+// one connection; no source, no loadnode.
+func pgCeilingRun(ctx context.Context, s *pgServer, rows *encodedRows, batchRows, run int) (sample, int64, error) {
+	dsn, err := s.freshDatabase(ctx, fmt.Sprintf("ceiling_%d", run))
+	if err != nil {
+		return sample{}, 0, err
+	}
+	schema, err := table.NewSchema(&api.TableSpec{Name: "store_ceiling", Columns: benchColumns()})
+	if err != nil {
+		return sample{}, 0, err
+	}
+	cols := []string{"_loadnode_key", "_loadnode_job", "_loadnode_partition", "_loadnode_offset"}
+	ddl := `CREATE TABLE t (_loadnode_key bytea PRIMARY KEY, _loadnode_job bigint NOT NULL, _loadnode_partition integer NOT NULL, _loadnode_offset bigint NOT NULL`
+	for _, c := range schema.Columns() {
+		cols = append(cols, c.GetName())
+		typ := map[api.ColumnType]string{api.ColumnType_INT64: "bigint", api.ColumnType_FLOAT64: "double precision",
+			api.ColumnType_STRING: "text", api.ColumnType_BOOL: "boolean", api.ColumnType_TIMESTAMP: "timestamptz"}[c.GetType()]
+		ddl += ", " + pgx.Identifier{c.GetName()}.Sanitize() + " " + typ
+	}
+	ddl += `); CREATE TABLE progress (job bigint, partition integer, position bigint, PRIMARY KEY (job, partition));
+		INSERT INTO progress VALUES (1, 0, 0)`
+	values := make([][]any, len(rows.rows))
+	var vals []table.Value
+	for i, kv := range rows.rows {
+		var pos table.Pos
+		if vals, pos, err = table.DecodeValue(schema, kv.Value, vals); err != nil {
+			return sample{}, 0, err
+		}
+		r := []any{kv.Key, int64(pos.JobID), pos.Partition, pos.Offset}
+		for j, c := range schema.Columns() {
+			v := vals[j]
+			switch {
+			case v.Null:
+				r = append(r, nil)
+			case c.GetType() == api.ColumnType_INT64:
+				r = append(r, v.Int)
+			case c.GetType() == api.ColumnType_FLOAT64:
+				r = append(r, v.Float)
+			case c.GetType() == api.ColumnType_STRING:
+				r = append(r, v.Str)
+			case c.GetType() == api.ColumnType_BOOL:
+				r = append(r, v.Bool)
+			default:
+				r = append(r, time.UnixMicro(v.Int).UTC())
+			}
+		}
+		values[i] = r
+	}
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return sample{}, 0, fmt.Errorf("bench: postgres: %w", err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, ddl); err != nil {
+		return sample{}, 0, fmt.Errorf("bench: postgres ceiling: %w", err)
+	}
+	n := len(values)
+	pg0 := s.cpu()
+	m := startMeter()
+	batches := int64(0)
+	for from := 0; from < n; from += batchRows {
+		to := min(from+batchRows, n)
+		err := pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"t"}, cols, pgx.CopyFromRows(values[from:to])); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `UPDATE progress SET position = $1 WHERE job = 1 AND partition = 0 AND position = $2`, to, from)
+			return err
+		})
+		if err != nil {
+			return sample{}, 0, fmt.Errorf("bench: postgres ceiling: %w", err)
+		}
+		batches++
+	}
+	smp := m.stop(int64(n), rows.bytes)
+	smp.batches = batches
+	return smp, int64(s.cpu() - pg0), nil
+}
+
+// runPostgres runs the postgres scenario on a private PostgreSQL cluster:
+// its ceiling on the store ceiling's rows, then loadnode end to end from
+// the json topic of 8 partitions (or the first partition count asked),
+// each o.Runs times (medians), on the same server.
+func runPostgres(ctx context.Context, o Options, brokers []string, logf func(string, ...any)) ([]*Throughput, error) {
+	parts := o.Partitions[0]
+	for _, p := range o.Partitions {
+		if p == 8 {
+			parts = 8
+		}
+	}
+	format := o.Formats[0]
+	ceil := &Throughput{Scenario: scenarioPGCeiling, Format: "encoded", Partitions: 1, Records: int64(o.Records)}
+	e2e := &Throughput{Scenario: scenarioPGE2E, Format: format, Partitions: parts, Records: int64(o.Records)}
+	out := []*Throughput{ceil, e2e}
+	s, err := startPostgres()
+	if err != nil {
+		ceil.Skipped, e2e.Skipped = err.Error(), err.Error()
+		logf("postgres: skipped: %v", err)
+		return out, nil
+	}
+	defer s.srv.Close()
+	rows, err := encodeRows(o.Records, o.RecordBytes)
+	if err != nil {
+		ceil.Error, e2e.Error = err.Error(), err.Error()
+		return out, err
+	}
+	var ceilCPU []time.Duration
+	ss, err := repeat(o.Runs, func(run int) (sample, error) {
+		smp, pgCPU, err := pgCeilingRun(ctx, s, rows, o.BatchRows, run)
+		ceilCPU = append(ceilCPU, time.Duration(pgCPU))
+		return smp, err
+	})
+	if err != nil {
+		ceil.Error = err.Error()
+		return out, err
+	}
+	summarize(ceil, ss)
+	ceil.ServerCPUSecPerMillion = serverCPU(ceilCPU, int64(len(rows.rows)))
+	logf("postgres ceiling %10.0f records/s", ceil.RecordsPerSec)
+
+	topic := topicName(format, parts, o.Records, o.RecordBytes)
+	ends, err := prepareTopic(ctx, brokers, topic, format, parts, o.Records, o.RecordBytes)
+	if err != nil {
+		e2e.Error = err.Error()
+		return out, err
+	}
+	e2e.Topic, e2e.Records = topic, sum(ends)
+	var e2eCPU []time.Duration
+	ss, err = repeat(o.Runs, func(run int) (sample, error) {
+		dsn, err := s.freshDatabase(ctx, fmt.Sprintf("e2e_%d", run))
+		if err != nil {
+			return sample{}, err
+		}
+		pg0 := s.cpu()
+		smp, err := e2eRunDB(ctx, o, brokers, topic, format, ends, run, dsn)
+		e2eCPU = append(e2eCPU, s.cpu()-pg0)
+		return smp, err
+	})
+	if err != nil {
+		e2e.Error = err.Error()
+		return out, err
+	}
+	summarize(e2e, ss)
+	e2e.ServerCPUSecPerMillion = serverCPU(e2eCPU, e2e.Records)
+	if ceil.RecordsPerSec > 0 {
+		r := e2e.RecordsPerSec / ceil.RecordsPerSec
+		e2e.E2EToCeilingRatio = &r
+	}
+	logf("loadnode -> postgres %s p%-2d %10.0f records/s (%.2f x the postgres ceiling)", format, parts, e2e.RecordsPerSec, e2e.RecordsPerSec/max(ceil.RecordsPerSec, 1))
+	return out, nil
+}
+
+// serverCPU is the median server CPU seconds per million records; the
+// first value (the warm-up run of repeat) is dropped when there are more.
+func serverCPU(ds []time.Duration, records int64) float64 {
+	if len(ds) > 1 {
+		ds = ds[1:]
+	}
+	v := make([]float64, len(ds))
+	for i, d := range ds {
+		v[i] = d.Seconds() / (float64(records) / 1e6)
+	}
+	return median(v)
+}

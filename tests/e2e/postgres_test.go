@@ -1,0 +1,318 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/client"
+	"github.com/loadnode/loadnode/internal/ledger"
+	"github.com/loadnode/loadnode/internal/pgtest"
+	"github.com/loadnode/loadnode/internal/testnode"
+)
+
+// pgNode writes a node config naming the database analytics at dsn and
+// returns the serve arguments that use it. Paused jobs resume after 1 s,
+// so a job that lost its database comes back quickly.
+func pgNode(t *testing.T, dsn string) []string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "node.yaml")
+	cfg := fmt.Sprintf("auto_resume_base: 1s\nauto_resume_max: 4s\ndatabases:\n  analytics:\n    type: postgres\n    dsn: %q\n", dsn)
+	if err := os.WriteFile(file, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"--config", file}
+}
+
+// pgQuery runs one query that returns one row.
+func pgQuery(t *testing.T, dsn, sql string, dest ...any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect to PostgreSQL: %v", err)
+	}
+	defer c.Close(ctx)
+	if err := c.QueryRow(ctx, sql).Scan(dest...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// pgExec runs statements.
+func pgExec(t *testing.T, dsn, sql string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect to PostgreSQL: %v", err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, sql); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// TestPostgresExactlyOnce loads 200,000 records into PostgreSQL through a
+// real `loadnode serve`, killed with SIGKILL three times while loading, and
+// PostgreSQL crash-restarted once (pg_ctl stop -m immediate) under the
+// running job: every record is in the table once (count = distinct
+// positions = records), the loaded-rows statistic in loadnode.jobs and
+// in job show equals the record count, and a scan through loadnode gives
+// every record at its position.
+func TestPostgresExactlyOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	const (
+		topic, name, tbl = "pgload", "pg_load", "pg_rows"
+		parts            = 4
+		phase            = 50000
+		phases           = 4
+	)
+	pg := pgtest.Start(t)
+	dsn := pg.CreateDatabase(t)
+	b := testnode.StartBroker(t, parts, topic)
+	l := ledger.New()
+	dir := t.TempDir()
+	args := pgNode(t, dsn)
+
+	produce(t, l, b, topic, 0, phase)
+	p := startNodeArgs(t, dir, args)
+	c := p.Client(t)
+	spec := jsonSpec(name, tbl, topic, b.Addrs())
+	spec.Table.Database = "analytics"
+	spec.DesiredConcurrentNumber = parts
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	if _, err := c.CreateJob(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if s := showJob(t, c, name).GetSink(); s != "postgres analytics public."+tbl {
+		t.Errorf("job show names the sink %q, want %q", s, "postgres analytics public."+tbl)
+	}
+
+	// loaded waits until the job has loaded at least n rows.
+	loaded := func(n int64) {
+		t.Helper()
+		waitFor(t, 120*time.Second, fmt.Sprintf("%d loaded rows", n), func() (bool, string) {
+			info := showJob(t, c, name)
+			return info.GetStats().GetLoadedRows() >= n, fmt.Sprintf("loaded %d, state %s (%s: %s)",
+				info.GetStats().GetLoadedRows(), info.GetSummary().GetState(), info.GetSummary().GetReason(), info.GetSummary().GetReasonMessage())
+		})
+	}
+	kills := 0
+	for ph := 1; ph <= phases; ph++ {
+		// Part of this phase's records are loaded: interrupt the load.
+		loaded(int64(ph-1)*phase + phase/5)
+		switch ph {
+		case 3:
+			// PostgreSQL crashes under the running job; the node stays.
+			if err := pg.Crash(); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("phase %d: PostgreSQL crash-restarted at %d loaded rows", ph, showJob(t, c, name).GetStats().GetLoadedRows())
+		default:
+			p.MustKill(t)
+			c.Close()
+			kills++
+			t.Logf("phase %d: SIGKILL %d", ph, kills)
+		}
+		if ph < phases {
+			produce(t, l, b, topic, ph*phase, phase)
+		}
+		if ph != 3 {
+			p.MustRestart(t)
+			c = p.Client(t)
+		}
+	}
+	waitDrained(t, c, b, name, topic, 180*time.Second)
+	checkExactlyOnce(t, c, l, name, tbl)
+
+	records := int64(phases * phase)
+	var count, distinct, statRows, keys int64
+	pgQuery(t, dsn, `SELECT count(*), count(DISTINCT (_loadnode_partition, _loadnode_offset)), count(DISTINCT _loadnode_key) FROM public.`+tbl,
+		&count, &distinct, &keys)
+	pgQuery(t, dsn, `SELECT loaded_rows FROM loadnode.jobs`, &statRows)
+	t.Logf("PostgreSQL: records=%d count=%d distinct positions=%d distinct keys=%d loadnode.jobs.loaded_rows=%d (kills=%d, PostgreSQL crashes=1)",
+		records, count, distinct, keys, statRows, kills)
+	if count != records || distinct != records || keys != records || statRows != records {
+		t.Fatalf("not exactly once in PostgreSQL: records=%d count=%d distinct=%d keys=%d loaded_rows=%d", records, count, distinct, keys, statRows)
+	}
+	if kills != 3 {
+		t.Fatalf("%d kills, want 3", kills)
+	}
+}
+
+// TestPostgresTwoIncarnations runs the same job (the same id, spec and
+// topic) on two nodes with their own stores and one PostgreSQL database: a
+// second incarnation of a job, which the database's checks alone must
+// fence (start positions, the task generation, the statistics base). Both
+// load at once; every record is in the table once and the loaded-rows
+// statistic equals the record count.
+func TestPostgresTwoIncarnations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	const topic, name, tbl, records = "pgtwins", "twin_load", "twin_rows", 100000
+	pg := pgtest.Start(t)
+	dsn := pg.CreateDatabase(t)
+	b := testnode.StartBroker(t, 2, topic)
+	l := ledger.New()
+	args := pgNode(t, dsn)
+	spec := jsonSpec(name, tbl, topic, b.Addrs())
+	spec.Table.Database = "analytics"
+	spec.MaxBatchRows = 500
+	// The records are there before the jobs: both incarnations read at once.
+	produce(t, l, b, topic, 0, records)
+	var clients []*client.Client
+	for i := range 2 {
+		p := startNodeArgs(t, t.TempDir(), args)
+		c := p.Client(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		info, err := c.CreateJob(ctx, spec)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id := info.GetSummary().GetId(); id != 1 {
+			t.Fatalf("node %d gave the job id %d; the test needs both to use 1", i, id)
+		}
+		clients = append(clients, c)
+	}
+	waitFor(t, 120*time.Second, "PostgreSQL progress at the end offsets", func() (bool, string) {
+		var sum int64
+		pgQuery(t, dsn, `SELECT coalesce(sum(position), 0) FROM loadnode.progress WHERE job = 1`, &sum)
+		return sum == records, fmt.Sprintf("progress sum %d of %d", sum, records)
+	})
+	var count, distinct, statRows, batches, fence int64
+	pgQuery(t, dsn, `SELECT count(*), count(DISTINCT (_loadnode_partition, _loadnode_offset)) FROM public.`+tbl, &count, &distinct)
+	pgQuery(t, dsn, `SELECT loaded_rows, committed_batches, fence FROM loadnode.jobs WHERE job = 1`, &statRows, &batches, &fence)
+	// Refused commits roll back: the count shows that the incarnations
+	// did race (a test where one never tried would prove nothing).
+	var rollbacks int64
+	pgQuery(t, dsn, `SELECT xact_rollback FROM pg_stat_database WHERE datname = current_database()`, &rollbacks)
+	t.Logf("records=%d count=%d distinct=%d loaded_rows=%d committed_batches=%d fence=%d rolled-back transactions=%d",
+		records, count, distinct, statRows, batches, fence, rollbacks)
+	for i, c := range clients {
+		info := showJob(t, c, name)
+		t.Logf("node %d: %s (%s) tasks %d, loaded_rows %d, aborted %d", i, info.GetSummary().GetState(), info.GetSummary().GetReasonMessage(),
+			info.GetRunningTasks(), info.GetStats().GetLoadedRows(), info.GetStats().GetAbortedBatches())
+	}
+	if rollbacks == 0 {
+		t.Errorf("no transaction rolled back: the two incarnations never raced")
+	}
+	if count != records || distinct != records || statRows != records {
+		t.Fatalf("two incarnations of one job: count=%d distinct=%d loaded_rows=%d, want %d each", count, distinct, statRows, records)
+	}
+}
+
+// TestPostgresStatements: Doris statements name the database; the table
+// is made in PostgreSQL at CREATE TABLE; an existing incompatible table
+// and a database the node does not have are refused by field, and nothing
+// is persisted.
+func TestPostgresStatements(t *testing.T) {
+	const topic = "pgsql"
+	pg := pgtest.Start(t)
+	dsn := pg.CreateDatabase(t)
+	b := testnode.StartBroker(t, 2, topic)
+	l := ledger.New()
+	produce(t, l, b, topic, 0, 3000)
+	p := testnode.Start(t, testnode.Options{DataDir: t.TempDir(), Args: pgNode(t, dsn), HTTP: true})
+	c := p.Client(t)
+	exec := func(stmt string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_, err := c.Exec(ctx, stmt)
+		return err
+	}
+	code := func(err error) api.ErrorCode {
+		var ce *client.Error
+		if errors.As(err, &ce) {
+			return ce.Code
+		}
+		return api.ErrorCode_OK
+	}
+	field := func(err error) string {
+		var ce *client.Error
+		if errors.As(err, &ce) {
+			return ce.Field
+		}
+		return ""
+	}
+
+	if err := exec("CREATE TABLE nowhere.orders (id BIGINT, note VARCHAR(64))"); code(err) != api.ErrorCode_INVALID_ARGUMENT || field(err) != "table.database" {
+		t.Fatalf("CREATE TABLE in a database the node does not have: %v (field %q), want INVALID_ARGUMENT on table.database", err, field(err))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Count(ctx, "orders"); code(err) != api.ErrorCode_NOT_FOUND {
+		t.Fatalf("a refused CREATE TABLE left a table: %v", err)
+	}
+
+	if err := exec("CREATE TABLE analytics.orders (id BIGINT, note VARCHAR(64)) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 4"); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	pgQuery(t, dsn, `SELECT count(*) FROM information_schema.columns WHERE table_schema = 'public' AND table_name = 'orders'`, &n)
+	if n != 6 { // the key, job, partition, offset, and the two columns
+		t.Fatalf("public.orders has %d columns after CREATE TABLE, want 6", n)
+	}
+	// A table PostgreSQL has already, with another type.
+	pgExec(t, dsn, `CREATE TABLE public.legacy (_loadnode_key bytea PRIMARY KEY, _loadnode_job bigint NOT NULL,
+		_loadnode_partition integer NOT NULL, _loadnode_offset bigint NOT NULL, id integer, note text)`)
+	err := exec("CREATE TABLE analytics.legacy (id BIGINT, note VARCHAR(64))")
+	if code(err) != api.ErrorCode_INVALID_ARGUMENT || !strings.Contains(err.Error(), "column id") ||
+		!strings.Contains(err.Error(), "integer") || !strings.Contains(err.Error(), "bigint") {
+		t.Fatalf("CREATE TABLE over an incompatible PostgreSQL table: %v, want INVALID_ARGUMENT naming column id, integer and bigint", err)
+	}
+	if _, err := c.Count(ctx, "legacy"); code(err) != api.ErrorCode_NOT_FOUND {
+		t.Fatalf("a refused CREATE TABLE left a table: %v", err)
+	}
+
+	if err := exec(`CREATE ROUTINE LOAD nowhere.orders_load ON orders PROPERTIES ("format" = "json")
+		FROM KAFKA ("kafka_broker_list" = "` + b.Addrs()[0] + `", "kafka_topic" = "` + topic + `")`); code(err) != api.ErrorCode_INVALID_ARGUMENT || field(err) != "table.database" {
+		t.Fatalf("CREATE ROUTINE LOAD naming another database than the table's: %v (field %q)", err, field(err))
+	}
+	if err := exec(`CREATE ROUTINE LOAD analytics.orders_load ON orders PROPERTIES ("format" = "json", "max_batch_interval" = "1")
+		FROM KAFKA ("kafka_broker_list" = "` + b.Addrs()[0] + `", "kafka_topic" = "` + topic + `",
+		"property.kafka_default_offsets" = "OFFSET_BEGINNING")`); err != nil {
+		t.Fatal(err)
+	}
+	waitDrained(t, c, b, "orders_load", topic, 60*time.Second)
+	checkExactlyOnce(t, c, l, "orders_load", "orders")
+	if s := showJob(t, c, "orders_load").GetSink(); s != "postgres analytics public.orders" {
+		t.Errorf("sink = %q", s)
+	}
+	// The table dropped under the running job: the next commit pauses it,
+	// naming the table, and it is not auto-resumed.
+	pgExec(t, dsn, `DROP TABLE public.orders`)
+	dropped := time.Now()
+	produce(t, l, b, topic, 3000, 100)
+	waitFor(t, 60*time.Second, "a pause for the dropped table", func() (bool, string) {
+		s := showJob(t, c, "orders_load").GetSummary()
+		return s.GetState() == api.JobState_PAUSED && s.GetReason() == api.Reason_SINK_TABLE_CHANGED &&
+			strings.Contains(s.GetReasonMessage(), "orders"), fmt.Sprintf("%s %s: %s", s.GetState(), s.GetReason(), s.GetReasonMessage())
+	})
+	t.Logf("paused %s after the drop: %s", time.Since(dropped).Round(time.Millisecond), showJob(t, c, "orders_load").GetSummary().GetReasonMessage())
+	resp, err := http.Get("http://" + p.AdminAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `loadnode_sink_commit_seconds_count{sink="postgres:analytics"}`) {
+		t.Errorf("/metrics has no commit latency of sink postgres:analytics")
+	}
+}
