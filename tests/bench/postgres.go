@@ -271,7 +271,7 @@ func runPostgres(ctx context.Context, o Options, brokers []string, logf func(str
 	e2e.ServerCPUSecPerMillion = serverCPU(e2eCPU, e2e.Records)
 	if ceil.RecordsPerSec > 0 {
 		r := e2e.RecordsPerSec / ceil.RecordsPerSec
-		e2e.E2EToCeilingRatio = &r
+		e2e.PGToCeilingRatio = &r
 	}
 	logf("loadnode -> postgres %s p%-2d %10.0f records/s (%.2f x the postgres ceiling)", format, parts, e2e.RecordsPerSec, e2e.RecordsPerSec/max(ceil.RecordsPerSec, 1))
 	return out, nil

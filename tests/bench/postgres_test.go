@@ -47,7 +47,7 @@ func TestPostgresScenario(t *testing.T) {
 			t.Errorf("%s row: %+v", r.Scenario, r)
 		}
 	}
-	if e2e.Partitions != 8 || e2e.E2EToCeilingRatio == nil {
+	if e2e.Partitions != 8 || e2e.PGToCeilingRatio == nil {
 		t.Errorf("e2e row: %+v", e2e)
 	}
 	found := false

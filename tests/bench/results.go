@@ -83,6 +83,9 @@ type Throughput struct {
 	// E2EToKcatRatio (e2e rows, when kcat ran on the same topic): records/s
 	// over kcat's.
 	E2EToKcatRatio *float64 `json:"e2e_to_kcat_ratio,omitempty"`
+	// PGToCeilingRatio (the pg-e2e row): its records/s over the
+	// PostgreSQL ceiling's, same server, same run.
+	PGToCeilingRatio *float64 `json:"pg_e2e_to_pg_ceiling_ratio,omitempty"`
 	// ServerCPUSecPerMillion (postgres rows): CPU seconds of the
 	// PostgreSQL server per million records.
 	ServerCPUSecPerMillion float64 `json:"server_cpu_sec_per_million,omitempty"`
