@@ -124,3 +124,11 @@ type Sink interface {
 	// follow after (nil: from the start), in key order.
 	ScanRowsAfter(table string, after []byte, limit int, fn func(key, value []byte) error) error
 }
+
+// Truncater is implemented by a sink that can empty a table (Doris TRUNCATE
+// TABLE): every row of the table goes in one atomic step; progress, error
+// rows and statistics stay, so the jobs loading into it go on from where
+// they were. A commit is wholly before or wholly after the truncate.
+type Truncater interface {
+	TruncateTable(table string) error
+}
