@@ -12,6 +12,7 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/sources"
+	"github.com/loadnode/loadnode/table"
 )
 
 // Alters: a user's change of a job's settings, or (PAUSED only) of its
@@ -123,6 +124,9 @@ func (j *job) onAlterResolved(ctx actor.Context, res *alterResolved) {
 	}
 	j.lastSeq = t.Seq
 	j.rec = rec
+	// Parsing options (strict_mode, enclose, json_root, ...) may have
+	// changed: the next generation of tasks parses with the new ones.
+	j.format = table.FormatOf(rec.GetSpec())
 	if len(res.reset) > 0 {
 		reset, cks := map[int32]int64{}, map[int32][]byte{}
 		for p, s := range res.reset {

@@ -681,3 +681,38 @@ func TestAlterJob(t *testing.T) {
 		t.Fatalf("progress = %d, want 120", info.Partitions[0].CommittedOffset)
 	}
 }
+
+// TestExecWhere: a Doris COLUMNS mapping with a temporary and an
+// expression, and a WHERE filter; filtered rows are unselected rows, not
+// error rows, and the loaded rows are the ones the filter keeps.
+func TestExecWhere(t *testing.T) {
+	_, cl := kafka(t, "wheretopic", 1, 200)
+	broker := cl.OptValue(kgo.SeedBrokers).([]string)[0]
+	n := startNode(t, nil, t.TempDir(), actors.Hooks{})
+	exec := func(stmt string) (*api.ExecResponse, error) { return n.c.Exec(ctx10(t), stmt) }
+	if _, err := exec("CREATE TABLE evens (id INT NOT NULL, note VARCHAR(8), flag BOOLEAN DEFAULT 'true')"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec(`CREATE ROUTINE LOAD evens_load ON evens
+		COLUMNS(id, n, note = upper(n)),
+		WHERE id % 2 = 0
+		PROPERTIES ("format" = "json", "jsonpaths" = "[\"$.id\",\"$.note\"]", "max_batch_interval" = "1")
+		FROM KAFKA ("kafka_broker_list" = "` + broker + `", "kafka_topic" = "wheretopic",
+		            "property.kafka_default_offsets" = "OFFSET_BEGINNING")`); err != nil {
+		t.Fatal(err)
+	}
+	info := n.waitLoaded(t, "evens_load", 100)
+	if st := info.GetStats(); st.GetLoadedRows() != 100 || st.GetUnselectedRows() != 100 || st.GetErrorRows() != 0 {
+		t.Fatalf("stats %v: want 100 loaded, 100 unselected, no error rows", st)
+	}
+	_, rows, err := n.c.Scan(ctx10(t), "evens", 0)
+	if err != nil || len(rows) != 100 {
+		t.Fatalf("scan: %d rows, %v", len(rows), err)
+	}
+	for _, r := range rows {
+		id := r.GetValues()[0].GetInt64()
+		if id%2 != 0 || r.GetValues()[1].GetString_() != fmt.Sprintf("N%d", id) || !r.GetValues()[2].GetBool() {
+			t.Fatalf("row %v", r)
+		}
+	}
+}

@@ -123,6 +123,8 @@ func (m *manager) Receive(ctx actor.Context) {
 		ctx.Respond(m.list())
 	case *api.TableCountRequest:
 		m.tableCount(ctx, msg)
+	case *api.TableTruncateRequest:
+		m.tableTruncate(ctx, msg)
 	case *api.TableScanRequest:
 		m.tableScan(ctx, msg)
 	case *jobStateChanged:

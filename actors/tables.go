@@ -10,6 +10,7 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/metastore"
+	"github.com/loadnode/loadnode/sink"
 	"github.com/loadnode/loadnode/table"
 )
 
@@ -53,6 +54,35 @@ func (m *manager) tableCount(ctx actor.Context, req *api.TableCountRequest) {
 		return &api.TableCountResponse{Count: n}
 	}, func(err error) *api.TableCountResponse {
 		return &api.TableCountResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
+	})
+}
+
+// tableTruncate empties a table through its sink, if the sink can.
+func (m *manager) tableTruncate(ctx actor.Context, req *api.TableTruncateRequest) {
+	if ctx.Sender() == nil {
+		return
+	}
+	meta, sinks := m.deps.Meta, m.deps.Sinks
+	runTo(m.life, ctx.Sender(), "table truncate", func(context.Context) *api.TableTruncateResponse {
+		spec, err := meta.Table(req.GetTable())
+		if err != nil {
+			return &api.TableTruncateResponse{Error: tableErr(req.GetTable(), err)}
+		}
+		sk, err := sinks(spec)
+		if err != nil {
+			return &api.TableTruncateResponse{Error: storeErr(err)}
+		}
+		tr, ok := sk.(sink.Truncater)
+		if !ok {
+			return &api.TableTruncateResponse{Error: &api.Error{Code: api.ErrorCode_FAILED_PRECONDITION, Field: "table",
+				Message: fmt.Sprintf("the database of table %q cannot truncate tables", req.GetTable())}}
+		}
+		if err := tr.TruncateTable(req.GetTable()); err != nil {
+			return &api.TableTruncateResponse{Error: storeErr(err)}
+		}
+		return &api.TableTruncateResponse{}
+	}, func(err error) *api.TableTruncateResponse {
+		return &api.TableTruncateResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
 	})
 }
 

@@ -2499,6 +2499,97 @@ func (x *TableCountResponse) GetError() *Error {
 	return nil
 }
 
+// TableTruncateRequest deletes every row of a table (Doris TRUNCATE
+// TABLE). Jobs loading into it keep their progress and statistics and go
+// on from where they were.
+type TableTruncateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         string                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TableTruncateRequest) Reset() {
+	*x = TableTruncateRequest{}
+	mi := &file_api_loadnode_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TableTruncateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TableTruncateRequest) ProtoMessage() {}
+
+func (x *TableTruncateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TableTruncateRequest.ProtoReflect.Descriptor instead.
+func (*TableTruncateRequest) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *TableTruncateRequest) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+type TableTruncateResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Error         *Error                 `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TableTruncateResponse) Reset() {
+	*x = TableTruncateResponse{}
+	mi := &file_api_loadnode_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TableTruncateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TableTruncateResponse) ProtoMessage() {}
+
+func (x *TableTruncateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TableTruncateResponse.ProtoReflect.Descriptor instead.
+func (*TableTruncateResponse) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *TableTruncateResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 type Value struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Kind:
@@ -2520,7 +2611,7 @@ type Value struct {
 
 func (x *Value) Reset() {
 	*x = Value{}
-	mi := &file_api_loadnode_proto_msgTypes[28]
+	mi := &file_api_loadnode_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2532,7 +2623,7 @@ func (x *Value) String() string {
 func (*Value) ProtoMessage() {}
 
 func (x *Value) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[28]
+	mi := &file_api_loadnode_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2545,7 +2636,7 @@ func (x *Value) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Value.ProtoReflect.Descriptor instead.
 func (*Value) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{28}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Value) GetKind() isValue_Kind {
@@ -2726,7 +2817,7 @@ type Row struct {
 
 func (x *Row) Reset() {
 	*x = Row{}
-	mi := &file_api_loadnode_proto_msgTypes[29]
+	mi := &file_api_loadnode_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2738,7 +2829,7 @@ func (x *Row) String() string {
 func (*Row) ProtoMessage() {}
 
 func (x *Row) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[29]
+	mi := &file_api_loadnode_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2751,7 +2842,7 @@ func (x *Row) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Row.ProtoReflect.Descriptor instead.
 func (*Row) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{29}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Row) GetValues() []*Value {
@@ -2793,7 +2884,7 @@ type TableScanRequest struct {
 
 func (x *TableScanRequest) Reset() {
 	*x = TableScanRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[30]
+	mi := &file_api_loadnode_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2805,7 +2896,7 @@ func (x *TableScanRequest) String() string {
 func (*TableScanRequest) ProtoMessage() {}
 
 func (x *TableScanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[30]
+	mi := &file_api_loadnode_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2818,7 +2909,7 @@ func (x *TableScanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableScanRequest.ProtoReflect.Descriptor instead.
 func (*TableScanRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{30}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *TableScanRequest) GetTable() string {
@@ -2854,7 +2945,7 @@ type TableScanResponse struct {
 
 func (x *TableScanResponse) Reset() {
 	*x = TableScanResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[31]
+	mi := &file_api_loadnode_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2866,7 +2957,7 @@ func (x *TableScanResponse) String() string {
 func (*TableScanResponse) ProtoMessage() {}
 
 func (x *TableScanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[31]
+	mi := &file_api_loadnode_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2879,7 +2970,7 @@ func (x *TableScanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableScanResponse.ProtoReflect.Descriptor instead.
 func (*TableScanResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{31}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *TableScanResponse) GetSchema() *TableSpec {
@@ -2923,7 +3014,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[32]
+	mi := &file_api_loadnode_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2935,7 +3026,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[32]
+	mi := &file_api_loadnode_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2948,7 +3039,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{32}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ExecRequest) GetStatement() string {
@@ -2971,7 +3062,7 @@ type ExecResponse struct {
 
 func (x *ExecResponse) Reset() {
 	*x = ExecResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[33]
+	mi := &file_api_loadnode_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2983,7 +3074,7 @@ func (x *ExecResponse) String() string {
 func (*ExecResponse) ProtoMessage() {}
 
 func (x *ExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[33]
+	mi := &file_api_loadnode_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2996,7 +3087,7 @@ func (x *ExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
 func (*ExecResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{33}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ExecResponse) GetMessage() string {
@@ -3048,7 +3139,7 @@ type JobRecord struct {
 
 func (x *JobRecord) Reset() {
 	*x = JobRecord{}
-	mi := &file_api_loadnode_proto_msgTypes[34]
+	mi := &file_api_loadnode_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3060,7 +3151,7 @@ func (x *JobRecord) String() string {
 func (*JobRecord) ProtoMessage() {}
 
 func (x *JobRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[34]
+	mi := &file_api_loadnode_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3073,7 +3164,7 @@ func (x *JobRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobRecord.ProtoReflect.Descriptor instead.
 func (*JobRecord) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{34}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *JobRecord) GetId() uint64 {
@@ -3303,7 +3394,11 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x05table\x18\x01 \x01(\tR\x05table\"T\n" +
 	"\x12TableCountResponse\x12\x14\n" +
 	"\x05count\x18\x01 \x01(\x03R\x05count\x12(\n" +
-	"\x05error\x18\x02 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\"\xa9\x02\n" +
+	"\x05error\x18\x02 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\",\n" +
+	"\x14TableTruncateRequest\x12\x14\n" +
+	"\x05table\x18\x01 \x01(\tR\x05table\"A\n" +
+	"\x15TableTruncateResponse\x12(\n" +
+	"\x05error\x18\x01 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\"\xa9\x02\n" +
 	"\x05Value\x12\x14\n" +
 	"\x04null\x18\x01 \x01(\bH\x00R\x04null\x12\x16\n" +
 	"\x05int64\x18\x02 \x01(\x03H\x00R\x05int64\x12\x1a\n" +
@@ -3424,62 +3519,64 @@ func file_api_loadnode_proto_rawDescGZIP() []byte {
 }
 
 var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_api_loadnode_proto_goTypes = []any{
-	(ErrorCode)(0),              // 0: loadnode.v1.ErrorCode
-	(ColumnType)(0),             // 1: loadnode.v1.ColumnType
-	(TableModel)(0),             // 2: loadnode.v1.TableModel
-	(JobState)(0),               // 3: loadnode.v1.JobState
-	(Reason)(0),                 // 4: loadnode.v1.Reason
-	(*Error)(nil),               // 5: loadnode.v1.Error
-	(*Column)(nil),              // 6: loadnode.v1.Column
-	(*TableSpec)(nil),           // 7: loadnode.v1.TableSpec
-	(*KafkaSpec)(nil),           // 8: loadnode.v1.KafkaSpec
-	(*KinesisSpec)(nil),         // 9: loadnode.v1.KinesisSpec
-	(*JobSpec)(nil),             // 10: loadnode.v1.JobSpec
-	(*Transition)(nil),          // 11: loadnode.v1.Transition
-	(*JobStats)(nil),            // 12: loadnode.v1.JobStats
-	(*ErrorRow)(nil),            // 13: loadnode.v1.ErrorRow
-	(*PartitionInfo)(nil),       // 14: loadnode.v1.PartitionInfo
-	(*JobSummary)(nil),          // 15: loadnode.v1.JobSummary
-	(*JobInfo)(nil),             // 16: loadnode.v1.JobInfo
-	(*CreateJobRequest)(nil),    // 17: loadnode.v1.CreateJobRequest
-	(*PauseJobRequest)(nil),     // 18: loadnode.v1.PauseJobRequest
-	(*ResumeJobRequest)(nil),    // 19: loadnode.v1.ResumeJobRequest
-	(*StopJobRequest)(nil),      // 20: loadnode.v1.StopJobRequest
-	(*ShowJobRequest)(nil),      // 21: loadnode.v1.ShowJobRequest
-	(*AlterJobRequest)(nil),     // 22: loadnode.v1.AlterJobRequest
-	(*CreateTableRequest)(nil),  // 23: loadnode.v1.CreateTableRequest
-	(*CreateTableResponse)(nil), // 24: loadnode.v1.CreateTableResponse
-	(*DeleteJobRequest)(nil),    // 25: loadnode.v1.DeleteJobRequest
-	(*JobResponse)(nil),         // 26: loadnode.v1.JobResponse
-	(*PingRequest)(nil),         // 27: loadnode.v1.PingRequest
-	(*PingResponse)(nil),        // 28: loadnode.v1.PingResponse
-	(*ListJobsRequest)(nil),     // 29: loadnode.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),    // 30: loadnode.v1.ListJobsResponse
-	(*TableCountRequest)(nil),   // 31: loadnode.v1.TableCountRequest
-	(*TableCountResponse)(nil),  // 32: loadnode.v1.TableCountResponse
-	(*Value)(nil),               // 33: loadnode.v1.Value
-	(*Row)(nil),                 // 34: loadnode.v1.Row
-	(*TableScanRequest)(nil),    // 35: loadnode.v1.TableScanRequest
-	(*TableScanResponse)(nil),   // 36: loadnode.v1.TableScanResponse
-	(*ExecRequest)(nil),         // 37: loadnode.v1.ExecRequest
-	(*ExecResponse)(nil),        // 38: loadnode.v1.ExecResponse
-	(*JobRecord)(nil),           // 39: loadnode.v1.JobRecord
-	nil,                         // 40: loadnode.v1.KafkaSpec.OffsetsEntry
-	nil,                         // 41: loadnode.v1.KafkaSpec.PropertiesEntry
-	nil,                         // 42: loadnode.v1.KinesisSpec.PositionsEntry
-	nil,                         // 43: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	nil,                         // 44: loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	(ErrorCode)(0),                // 0: loadnode.v1.ErrorCode
+	(ColumnType)(0),               // 1: loadnode.v1.ColumnType
+	(TableModel)(0),               // 2: loadnode.v1.TableModel
+	(JobState)(0),                 // 3: loadnode.v1.JobState
+	(Reason)(0),                   // 4: loadnode.v1.Reason
+	(*Error)(nil),                 // 5: loadnode.v1.Error
+	(*Column)(nil),                // 6: loadnode.v1.Column
+	(*TableSpec)(nil),             // 7: loadnode.v1.TableSpec
+	(*KafkaSpec)(nil),             // 8: loadnode.v1.KafkaSpec
+	(*KinesisSpec)(nil),           // 9: loadnode.v1.KinesisSpec
+	(*JobSpec)(nil),               // 10: loadnode.v1.JobSpec
+	(*Transition)(nil),            // 11: loadnode.v1.Transition
+	(*JobStats)(nil),              // 12: loadnode.v1.JobStats
+	(*ErrorRow)(nil),              // 13: loadnode.v1.ErrorRow
+	(*PartitionInfo)(nil),         // 14: loadnode.v1.PartitionInfo
+	(*JobSummary)(nil),            // 15: loadnode.v1.JobSummary
+	(*JobInfo)(nil),               // 16: loadnode.v1.JobInfo
+	(*CreateJobRequest)(nil),      // 17: loadnode.v1.CreateJobRequest
+	(*PauseJobRequest)(nil),       // 18: loadnode.v1.PauseJobRequest
+	(*ResumeJobRequest)(nil),      // 19: loadnode.v1.ResumeJobRequest
+	(*StopJobRequest)(nil),        // 20: loadnode.v1.StopJobRequest
+	(*ShowJobRequest)(nil),        // 21: loadnode.v1.ShowJobRequest
+	(*AlterJobRequest)(nil),       // 22: loadnode.v1.AlterJobRequest
+	(*CreateTableRequest)(nil),    // 23: loadnode.v1.CreateTableRequest
+	(*CreateTableResponse)(nil),   // 24: loadnode.v1.CreateTableResponse
+	(*DeleteJobRequest)(nil),      // 25: loadnode.v1.DeleteJobRequest
+	(*JobResponse)(nil),           // 26: loadnode.v1.JobResponse
+	(*PingRequest)(nil),           // 27: loadnode.v1.PingRequest
+	(*PingResponse)(nil),          // 28: loadnode.v1.PingResponse
+	(*ListJobsRequest)(nil),       // 29: loadnode.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 30: loadnode.v1.ListJobsResponse
+	(*TableCountRequest)(nil),     // 31: loadnode.v1.TableCountRequest
+	(*TableCountResponse)(nil),    // 32: loadnode.v1.TableCountResponse
+	(*TableTruncateRequest)(nil),  // 33: loadnode.v1.TableTruncateRequest
+	(*TableTruncateResponse)(nil), // 34: loadnode.v1.TableTruncateResponse
+	(*Value)(nil),                 // 35: loadnode.v1.Value
+	(*Row)(nil),                   // 36: loadnode.v1.Row
+	(*TableScanRequest)(nil),      // 37: loadnode.v1.TableScanRequest
+	(*TableScanResponse)(nil),     // 38: loadnode.v1.TableScanResponse
+	(*ExecRequest)(nil),           // 39: loadnode.v1.ExecRequest
+	(*ExecResponse)(nil),          // 40: loadnode.v1.ExecResponse
+	(*JobRecord)(nil),             // 41: loadnode.v1.JobRecord
+	nil,                           // 42: loadnode.v1.KafkaSpec.OffsetsEntry
+	nil,                           // 43: loadnode.v1.KafkaSpec.PropertiesEntry
+	nil,                           // 44: loadnode.v1.KinesisSpec.PositionsEntry
+	nil,                           // 45: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	nil,                           // 46: loadnode.v1.AlterJobRequest.ResetPositionsEntry
 }
 var file_api_loadnode_proto_depIdxs = []int32{
 	0,  // 0: loadnode.v1.Error.code:type_name -> loadnode.v1.ErrorCode
 	1,  // 1: loadnode.v1.Column.type:type_name -> loadnode.v1.ColumnType
 	6,  // 2: loadnode.v1.TableSpec.columns:type_name -> loadnode.v1.Column
 	2,  // 3: loadnode.v1.TableSpec.model:type_name -> loadnode.v1.TableModel
-	40, // 4: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	41, // 5: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
-	42, // 6: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
+	42, // 4: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	43, // 5: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	44, // 6: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
 	7,  // 7: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
 	8,  // 8: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
 	9,  // 9: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
@@ -3497,8 +3594,8 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	13, // 21: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
 	10, // 22: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
 	10, // 23: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	43, // 24: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	44, // 25: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	45, // 24: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	46, // 25: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
 	7,  // 26: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
 	7,  // 27: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
 	5,  // 28: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
@@ -3507,20 +3604,21 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	15, // 31: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
 	5,  // 32: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
 	5,  // 33: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
-	33, // 34: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
-	7,  // 35: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
-	34, // 36: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
-	5,  // 37: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
-	16, // 38: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
-	15, // 39: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
-	7,  // 40: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
-	5,  // 41: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
-	10, // 42: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
-	43, // [43:43] is the sub-list for method output_type
-	43, // [43:43] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	5,  // 34: loadnode.v1.TableTruncateResponse.error:type_name -> loadnode.v1.Error
+	35, // 35: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
+	7,  // 36: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
+	36, // 37: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
+	5,  // 38: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
+	16, // 39: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
+	15, // 40: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
+	7,  // 41: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
+	5,  // 42: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
+	10, // 43: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
+	44, // [44:44] is the sub-list for method output_type
+	44, // [44:44] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }
@@ -3530,7 +3628,7 @@ func file_api_loadnode_proto_init() {
 	}
 	file_api_loadnode_proto_msgTypes[1].OneofWrappers = []any{}
 	file_api_loadnode_proto_msgTypes[5].OneofWrappers = []any{}
-	file_api_loadnode_proto_msgTypes[28].OneofWrappers = []any{
+	file_api_loadnode_proto_msgTypes[30].OneofWrappers = []any{
 		(*Value_Null)(nil),
 		(*Value_Int64)(nil),
 		(*Value_Float64)(nil),
@@ -3548,7 +3646,7 @@ func file_api_loadnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_loadnode_proto_rawDesc), len(file_api_loadnode_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   40,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

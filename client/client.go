@@ -458,6 +458,16 @@ func (c *Client) Count(ctx context.Context, table string) (int64, error) {
 	return resp.GetCount(), nil
 }
 
+// TruncateTable deletes every row of a table; the jobs loading into it go
+// on from where they were.
+func (c *Client) TruncateTable(ctx context.Context, table string) error {
+	resp, err := call[*api.TableTruncateResponse](ctx, c, "truncate", &api.TableTruncateRequest{Table: table})
+	if err != nil {
+		return err
+	}
+	return fromAPI(resp.GetError())
+}
+
 // Scan returns a table's schema and its first limit rows in storage order;
 // limit <= 0 means every row. Large scans are read page by page; each page
 // is one request with its own timeout.

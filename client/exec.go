@@ -83,6 +83,11 @@ func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse,
 			return nil, err
 		}
 		return &api.ExecResponse{Jobs: jobs}, nil
+	case st.Truncate != nil:
+		if err := c.TruncateTable(ctx, st.Truncate.Name); err != nil {
+			return nil, err
+		}
+		return &api.ExecResponse{Message: "table " + st.Truncate.Name + " truncated"}, nil
 	case st.Alter != nil:
 		info, err := c.Alter(ctx, st.Alter.Request)
 		if err != nil {

@@ -19,13 +19,14 @@
 //	    [ENGINE=OLAP] [DUPLICATE KEY(cols)] [COMMENT '...']
 //	    [DISTRIBUTED BY HASH(cols)|RANDOM [BUCKETS n|AUTO]] [PROPERTIES (...)]
 //	CREATE ROUTINE LOAD [db.]name ON [db.]table [WITH APPEND]
-//	    [COLUMNS TERMINATED BY 'sep'] [,] [COLUMNS (c1, c2, ...)]
+//	    [COLUMNS TERMINATED BY 'sep'] [,] [COLUMNS (c1, tmp, c3 = expr, ...)] [,] [WHERE expr]
 //	    [PROPERTIES (...)] FROM KAFKA (...) [COMMENT '...']
 //	ALTER ROUTINE LOAD FOR [db.]name [PROPERTIES (...)] [FROM KAFKA (...)]
 //	PAUSE [ALL] ROUTINE LOAD [FOR [db.]name]      (FOR without ALL, none with ALL)
 //	RESUME [ALL] ROUTINE LOAD [FOR [db.]name]
 //	STOP ROUTINE LOAD FOR [db.]name
 //	SHOW [ALL] ROUTINE LOAD [FOR [db.]name]
+//	TRUNCATE TABLE [db.]name                (every row goes; jobs keep their progress)
 //
 // Keywords are case-insensitive, identifiers may be `backquoted`, strings are
 // single- or double-quoted with MySQL escapes (\n \t \\ \' \" ...; other

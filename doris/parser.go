@@ -36,6 +36,8 @@ type Statement struct {
 	Alter *Alter
 	// Show is SHOW [ALL] ROUTINE LOAD [FOR name].
 	Show *Show
+	// Truncate names the table of TRUNCATE TABLE [db.]name.
+	Truncate *JobRef
 
 	// DB is the database qualifier of the created table or routine load
 	// ("db" in CREATE TABLE db.t), or "". loadnode has one namespace per
@@ -296,7 +298,7 @@ func (p *parser) properties(clause string) ([]property, *Error) {
 
 // statementsHelp lists what Parse understands, for the error about any other
 // statement.
-const statementsHelp = "loadnode understands CREATE TABLE, CREATE ROUTINE LOAD, ALTER ROUTINE LOAD, PAUSE, RESUME and STOP ROUTINE LOAD, and SHOW ROUTINE LOAD"
+const statementsHelp = "loadnode understands CREATE TABLE, TRUNCATE TABLE, CREATE ROUTINE LOAD, ALTER ROUTINE LOAD, PAUSE, RESUME and STOP ROUTINE LOAD, and SHOW ROUTINE LOAD"
 
 func (p *parser) statement() (*Statement, *Error) {
 	t := p.next()
@@ -334,6 +336,16 @@ func (p *parser) statement() (*Statement, *Error) {
 		return p.jobCommand(strings.ToUpper(t.text))
 	case t.is("SHOW"):
 		return p.show()
+	case t.is("TRUNCATE"):
+		p.accept("TABLE")
+		db, name, _, err := p.qualifiedName("TRUNCATE TABLE", "a table name")
+		if err != nil {
+			return nil, err
+		}
+		if n := p.peek(); n.is("PARTITION") {
+			return nil, p.errf(n, "TRUNCATE TABLE PARTITION", "partitions not supported: loadnode truncates whole tables")
+		}
+		return &Statement{Truncate: &JobRef{DB: db, Name: name}, DB: db}, nil
 	}
 	what := strings.ToUpper(t.text)
 	if t.kind != tokIdent {

@@ -975,3 +975,15 @@ func TestOffsetsByTime(t *testing.T) {
 		t.Error("a bad time was accepted")
 	}
 }
+
+func TestParseTruncate(t *testing.T) {
+	for _, sql := range []string{"TRUNCATE TABLE db.t", "truncate table t;", "TRUNCATE t"} {
+		st := mustParse(t, sql)
+		if st.Truncate == nil || st.Truncate.Name != "t" {
+			t.Errorf("%s: %+v", sql, st)
+		}
+	}
+	if _, err := Parse("TRUNCATE TABLE t PARTITION (p1)"); err == nil {
+		t.Error("TRUNCATE ... PARTITION accepted")
+	}
+}

@@ -36,3 +36,19 @@ func (s *Store) CountRows(table string) (n int64, err error) {
 func (s *Store) ScanRows(table string, limit int, fn func(key, value []byte) error) error {
 	return s.ScanRowsAfter(table, nil, limit, fn)
 }
+
+// TruncateTable deletes every row of a table in one synced batch, or
+// returns an error wrapping ErrNotFound. Progress and statistics stay.
+func (s *Store) TruncateTable(table string) (err error) {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if _, err := s.Table(table); err != nil {
+		return fmt.Errorf("persistence: truncate table: %w", err)
+	}
+	defer s.recoverFatal(&err)
+	p := tableRowPrefix(table)
+	b := s.db.NewBatch()
+	_ = b.DeleteRange(p, prefixEnd(p), nil)
+	return s.commit(b, fmt.Sprintf("truncate table %q", table))
+}

@@ -202,6 +202,11 @@ func (k *Sink) DropJob(job uint64) (err error) {
 
 func (k *Sink) CountRows(table string) (int64, error) { return k.s.CountRows(table) }
 
+// TruncateTable implements sink.Truncater.
+func (k *Sink) TruncateTable(table string) error { return k.s.TruncateTable(table) }
+
+var _ sink.Truncater = (*Sink)(nil)
+
 func (k *Sink) ScanRowsAfter(table string, after []byte, limit int, fn func(key, value []byte) error) error {
 	return k.s.ScanRowsAfter(table, after, limit, fn)
 }

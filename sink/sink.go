@@ -161,3 +161,11 @@ type Describer interface {
 type TableCreator interface {
 	CreateTable(spec *api.TableSpec) error
 }
+
+// Truncater is implemented by a sink that can empty a table (Doris TRUNCATE
+// TABLE): every row of the table goes in one atomic step; progress, error
+// rows and statistics stay, so the jobs loading into it go on from where
+// they were. A commit is wholly before or wholly after the truncate.
+type Truncater interface {
+	TruncateTable(table string) error
+}

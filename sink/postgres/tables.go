@@ -114,6 +114,12 @@ func (s *Sink) PrepareTable(spec *api.TableSpec) error {
 			return &IncompatibleError{Table: s.opts.Schema + "." + sc.Name(), Column: c.GetName(),
 				Msg: "names starting with " + reservedPrefix + " are loadnode's own"}
 		}
+		if pgType(c.GetType()) == "" {
+			// The types of the Doris row semantics (INT, DECIMAL, DATE,
+			// DATETIME, VARCHAR, JSON, ...) are not mapped yet.
+			return &IncompatibleError{Table: s.opts.Schema + "." + sc.Name(), Column: c.GetName(),
+				Msg: "type " + c.GetType().String() + " is not supported by the PostgreSQL sink yet (supported: BIGINT, DOUBLE, STRING, BOOLEAN, TIMESTAMP)"}
+		}
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()

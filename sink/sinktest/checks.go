@@ -601,3 +601,41 @@ func testScanPaging(t *testing.T, e *env) {
 		t.Errorf("scan of an empty table: %d rows", len(got))
 	}
 }
+
+// testTruncate: a sink.Truncater empties one table and nothing else; the
+// job's progress and statistics stay, and its next commit goes on from
+// them. A sink that is no Truncater skips it.
+func testTruncate(t *testing.T, e *env) {
+	tr, ok := e.s.(sink.Truncater)
+	if !ok {
+		t.Skip("the sink is not a sink.Truncater")
+	}
+	j := e.setup(t, 1, newTable("truncated"))
+	o := e.setup(t, 2, newTable("kept"))
+	for _, x := range []*job{j, o} {
+		e.mustInit(t, x, map[int32]int64{0: 0}, nil)
+	}
+	stats := e.mustCommit(t, j.commit(1, nil, rng{Partition: 0, From: 0, To: 5}))
+	e.mustCommit(t, o.commit(1, nil, rng{Partition: 0, From: 0, To: 3}))
+	before := e.state(t, j)
+	if err := tr.TruncateTable(j.spec.GetName()); err != nil {
+		t.Fatalf("TruncateTable: %v", err)
+	}
+	for _, when := range []string{"after TruncateTable", "after TruncateTable and a restart"} {
+		if n := e.countRows(t, j.spec.GetName()); n != 0 {
+			t.Errorf("%s: %d rows, want 0", when, n)
+		}
+		if n := e.countRows(t, o.spec.GetName()); n != 3 {
+			t.Errorf("%s: the other table has %d rows, want 3", when, n)
+		}
+		if p := e.progress(t, j.id); diffProgress(p, before.progress) != "" {
+			t.Errorf("%s: progress moved: %s", when, diffProgress(p, before.progress))
+		}
+		e.restart(t)
+		tr = e.s.(sink.Truncater)
+	}
+	e.mustCommit(t, j.commit(1, stats, rng{Partition: 0, From: 5, To: 7}))
+	if n := e.countRows(t, j.spec.GetName()); n != 2 {
+		t.Errorf("rows after the next commit = %d, want 2", n)
+	}
+}

@@ -77,6 +77,7 @@ func Run(t *testing.T, h Harness) {
 		{"JobsAreIndependent", testJobsIndependent},
 		{"RowKeyWrittenTwiceKeepsLast", testOverwrite},
 		{"ScanRowsAfterPagesInKeyOrder", testScanPaging},
+		{"TruncateKeepsProgress", testTruncate},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, reopen := h.Open(t)
