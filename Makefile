@@ -45,6 +45,7 @@ fuzz-short:
 deps:
 	$(GO) mod download
 	@dpkg -s postgresql >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
+	@command -v kcat >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat >/dev/null; } || echo "make: kcat could not be installed; the bench's kcat scenario is skipped"
 	npm ci --prefix tests/kinesalite --no-audit --no-fund --loglevel=error >/dev/null
 
 vet:
