@@ -83,7 +83,7 @@ func encodeCopy(ti *tableInfo, kvs []sink.KV) (*copyData, error) {
 				b = binary.BigEndian.AppendUint32(b, math.MaxUint32) // -1: NULL
 				continue
 			}
-			switch c.GetType() {
+			switch stored(c.GetType()) {
 			case api.ColumnType_INT64:
 				b = appendInt64(b, v.Int)
 			case api.ColumnType_FLOAT64:

@@ -300,7 +300,7 @@ type cell struct {
 }
 
 func (c *cell) target(t api.ColumnType) any {
-	switch t {
+	switch stored(t) {
 	case api.ColumnType_INT64:
 		return &c.i
 	case api.ColumnType_FLOAT64:
@@ -317,7 +317,7 @@ func (c *cell) target(t api.ColumnType) any {
 
 func (c *cell) value(col *api.Column) (table.Value, error) {
 	null := table.Value{Null: true}
-	switch col.GetType() {
+	switch stored(col.GetType()) {
 	case api.ColumnType_INT64:
 		if !c.i.Valid {
 			return null, nil

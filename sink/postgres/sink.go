@@ -167,7 +167,7 @@ func (s *Sink) CheckRow(sc *table.Schema, vals []table.Value) error {
 
 func checkRow(sc *table.Schema, vals []table.Value) error {
 	for i, c := range sc.Columns() {
-		if c.GetType() != apiString || vals[i].Null {
+		if stored(c.GetType()) != apiString || vals[i].Null {
 			continue
 		}
 		v := vals[i].Str

@@ -33,10 +33,29 @@ var systemColumns = []struct{ name, typ string }{
 	{offsetColumn, "bigint"},
 }
 
+// stored is the column type whose PostgreSQL column holds t's values: the
+// narrower Doris integers in bigint, FLOAT in double precision (a float32
+// value is exact in a float64), CHAR and VARCHAR in text (their lengths are
+// checked by loadnode's parser). Each is held in table.Value as its wider
+// type is, so the COPY encoding and the scan are those of the wider type.
+// Types without a mapping yet (DECIMAL, LARGEINT, DATE, DATETIME, JSON)
+// are themselves, and refused by PrepareTable.
+func stored(t api.ColumnType) api.ColumnType {
+	switch t {
+	case api.ColumnType_INT8, api.ColumnType_INT16, api.ColumnType_INT32:
+		return api.ColumnType_INT64
+	case api.ColumnType_FLOAT32:
+		return api.ColumnType_FLOAT64
+	case api.ColumnType_CHAR, api.ColumnType_VARCHAR:
+		return api.ColumnType_STRING
+	}
+	return t
+}
+
 // pgType is the PostgreSQL type of a column type, as information_schema
 // names it (format_type for the DDL is the same text).
 func pgType(t api.ColumnType) string {
-	switch t {
+	switch stored(t) {
 	case api.ColumnType_INT64:
 		return "bigint"
 	case api.ColumnType_FLOAT64:
@@ -57,7 +76,7 @@ func compatible(t api.ColumnType, have string) bool {
 	if have == pgType(t) {
 		return true
 	}
-	return t == api.ColumnType_STRING && have == "character varying" // without a length: checked by the caller
+	return stored(t) == api.ColumnType_STRING && have == "character varying" // without a length: checked by the caller
 }
 
 // tableInfo is what the sink knows of one table.
@@ -118,7 +137,7 @@ func (s *Sink) PrepareTable(spec *api.TableSpec) error {
 			// The types of the Doris row semantics (INT, DECIMAL, DATE,
 			// DATETIME, VARCHAR, JSON, ...) are not mapped yet.
 			return &IncompatibleError{Table: s.opts.Schema + "." + sc.Name(), Column: c.GetName(),
-				Msg: "type " + c.GetType().String() + " is not supported by the PostgreSQL sink yet (supported: BIGINT, DOUBLE, STRING, BOOLEAN, TIMESTAMP)"}
+				Msg: "type " + c.GetType().String() + " is not supported by the PostgreSQL sink yet (supported: TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, CHAR, VARCHAR, STRING, BOOLEAN, TIMESTAMP)"}
 		}
 	}
 	ctx, cancel := s.ctx()
