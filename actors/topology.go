@@ -8,6 +8,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/metastore"
 	"github.com/loadnode/loadnode/sources"
 )
 
@@ -66,11 +67,26 @@ func (j *job) onTopology(ctx actor.Context, msg *topologyResolved) {
 			}
 		}
 	}
+	// A first schedule journals RUNNING in the same durable write as the
+	// initial positions when the sink keeps the job's journal too (the
+	// embedded store): one fsync per new job, not two.
+	var run *api.Transition
+	js, oneStore := j.sink.(journaledStarts)
+	oneStore = oneStore && js.Journals(j.deps.Meta)
+	if oneStore && j.state == api.JobState_NEED_SCHEDULE && len(fresh) > 0 {
+		run = j.nextTransition(api.JobState_RUNNING, api.Reason_SCHEDULED, "")
+	}
 	if len(fresh) > 0 {
 		// INVARIANT (topology follows progress): a new partition's initial
 		// position (and, for Kinesis, its lineage and start position) is
 		// durable in the sink before any task is given the partition.
-		if err := j.sink.InitStarts(j.id, fresh, cks); err != nil {
+		var err error
+		if run != nil {
+			err = js.InitStartsJournaled(j.id, fresh, cks, run)
+		} else {
+			err = j.sink.InitStarts(j.id, fresh, cks)
+		}
+		if err != nil {
 			j.onStoreError(ctx, fmt.Errorf("persist initial positions: %w", err))
 			return
 		}
@@ -84,7 +100,9 @@ func (j *job) onTopology(ctx actor.Context, msg *topologyResolved) {
 	}
 	switch j.state {
 	case api.JobState_NEED_SCHEDULE:
-		if !j.transition(ctx, api.JobState_RUNNING, api.Reason_SCHEDULED, "") {
+		if run != nil {
+			j.applyTransition(ctx, run)
+		} else if !j.transition(ctx, api.JobState_RUNNING, api.Reason_SCHEDULED, "") {
 			return
 		}
 		j.spawnTasks(ctx)
@@ -94,4 +112,13 @@ func (j *job) onTopology(ctx actor.Context, msg *topologyResolved) {
 		}
 	}
 	j.scheduleTimer(j.deps.Settings.TopologyInterval, &topologyTick{epoch: j.epoch})
+}
+
+// journaledStarts is implemented by a sink that can also keep a job's
+// journal: the embedded store, which is the node's metadata store as well.
+// Journals reports whether meta is that same store; only then may the
+// initial positions and a transition go in one write.
+type journaledStarts interface {
+	Journals(meta metastore.Store) bool
+	InitStartsJournaled(job uint64, positions map[int32]int64, checkpoints map[int32][]byte, t *api.Transition) error
 }

@@ -112,6 +112,20 @@ func (k *Sink) InitStarts(job uint64, positions map[int32]int64, checkpoints map
 	return k.s.InitStarts(job, positions, checkpoints, nil)
 }
 
+// Journals reports whether meta is this store's metadata face: then the
+// sink may journal a transition with a job's initial positions.
+func (k *Sink) Journals(meta metastore.Store) bool {
+	m, ok := meta.(*Meta)
+	return ok && m.s == k.s
+}
+
+// InitStartsJournaled is InitStarts with t journaled in the same synced
+// batch (a job's first schedule: RUNNING with its initial positions, one
+// fsync). Only for a job whose metadata store is this store (Journals).
+func (k *Sink) InitStartsJournaled(job uint64, positions map[int32]int64, checkpoints map[int32][]byte, t *api.Transition) error {
+	return k.s.InitStarts(job, positions, checkpoints, t)
+}
+
 func (k *Sink) Commit(c *sink.Commit) error { return k.s.CommitBatch(c) }
 
 // ResetStarts overwrites the partitions' progress and checkpoints in one
