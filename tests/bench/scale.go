@@ -17,13 +17,17 @@ import (
 )
 
 // startServe starts `loadnode serve` on dir and waits up to wait until it
-// is ready; its output goes to o.Log. Close (after Stop) removes the
-// harness's files.
+// is ready; its output stays in the process's log ring (Proc.Tail), out of
+// the report (1,000 creates are 1,000 INFO lines). Close (after Stop)
+// removes the harness's files.
 func startServe(ctx context.Context, o Options, dir string, wait time.Duration, extra ...string) (*testnode.Proc, error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	p, err := testnode.Launch(ctx, testnode.Options{Binary: o.Binary, DataDir: dir, Args: extra, Log: o.Log, ReadyTimeout: wait})
+	p, err := testnode.Launch(ctx, testnode.Options{Binary: o.Binary, DataDir: dir, Args: extra, ReadyTimeout: wait})
 	if err != nil {
+		if p != nil && o.Log != nil {
+			fmt.Fprintf(o.Log, "bench: serve output:\n%s\n", p.Tail(40))
+		}
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	return p, nil
