@@ -70,22 +70,17 @@ func TestSinkUnreachable(t *testing.T) {
 	if err := commit(); err == nil {
 		t.Fatal("commit succeeded while the sink is down")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	poll(t, 5*time.Second, func() (bool, string) {
 		info := showJob(t, h, "down")
 		hist := info.GetHistory()
 		paused := false
 		for _, tr := range hist {
 			paused = paused || (tr.GetTo() == api.JobState_PAUSED && tr.GetReason() == api.Reason_SINK_UNREACHABLE)
 		}
-		if paused && info.GetSummary().GetState() == api.JobState_RUNNING {
-			break // paused for SINK_UNREACHABLE, then auto-resumed
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job did not pause with SINK_UNREACHABLE and auto-resume: %v", hist)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		// Paused for SINK_UNREACHABLE, then auto-resumed.
+		return paused && info.GetSummary().GetState() == api.JobState_RUNNING,
+			fmt.Sprintf("job did not pause with SINK_UNREACHABLE and auto-resume: %v", hist)
+	})
 	ds.down.Store(false)
 	if err := commit(); err != nil {
 		t.Fatalf("commit once the sink answers: %v", err)

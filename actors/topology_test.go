@@ -27,6 +27,9 @@ type durableStartSource struct {
 	parts      []int32
 	read       map[int32]bool // partitions a reader was opened for
 	violations []string
+	// opened gets a value each time a reader was opened (after its
+	// check), without blocking.
+	opened chan struct{}
 }
 
 func (s *durableStartSource) Partitions(context.Context) ([]int32, error) {
@@ -70,6 +73,10 @@ func (s *durableStartSource) NewReader(start map[int32]sources.Start) (sources.R
 	for p := range start {
 		s.read[p] = true
 	}
+	select {
+	case s.opened <- struct{}{}:
+	default:
+	}
 	return quietReader{}, nil
 }
 
@@ -91,13 +98,23 @@ func (s *durableStartSource) state() (read []int32, violations []string) {
 	return read, slices.Clone(s.violations)
 }
 
-// slowInitSink takes its time to make initial positions durable, so that
-// a task given a partition before its start is durable opens its reader
-// first.
-type slowInitSink struct{ sink.Sink }
+// slowInitSink holds back initial positions until a reader is opened (or
+// 50ms pass, when none is): a task given a partition before its start is
+// durable then always opens its reader first, and the source records it.
+type slowInitSink struct {
+	sink.Sink
+	src *durableStartSource
+}
 
 func (s slowInitSink) InitStarts(job uint64, pos map[int32]int64, cks map[int32][]byte) error {
-	time.Sleep(50 * time.Millisecond) // fault injection: a slow durable write
+	select { // readers opened before this write are not the ones it holds back for
+	case <-s.src.opened:
+	default:
+	}
+	select {
+	case <-s.src.opened:
+	case <-time.After(50 * time.Millisecond):
+	}
 	return s.Sink.InitStarts(job, pos, cks)
 }
 
@@ -105,9 +122,9 @@ func (s slowInitSink) InitStarts(job uint64, pos map[int32]int64, cks map[int32]
 // partition's start is durable in the sink: neither the partitions the job
 // starts with nor one added while it runs.
 func TestTopologyFollowsProgress(t *testing.T) {
-	src := &durableStartSource{parts: []int32{0, 1}, read: map[int32]bool{}}
+	src := &durableStartSource{parts: []int32{0, 1}, read: map[int32]bool{}, opened: make(chan struct{}, 1)}
 	h := newHarnessStore(t, vfs.NewMem(), src, Settings{TopologyInterval: 10 * time.Millisecond},
-		func(st *persistence.Store) sink.Sink { return slowInitSink{st.Sink()} })
+		func(st *persistence.Store) sink.Sink { return slowInitSink{Sink: st.Sink(), src: src} })
 	src.store.Store(h.store)
 	spec := testSpec("durable")
 	spec.DesiredConcurrentNumber = 3

@@ -173,18 +173,33 @@ func (e *env) lines(name string) []string {
 // fails with the job's state and error rows.
 func (e *env) waitCount(table, job string, n int64) {
 	e.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	e.poll(func() (bool, func() string) {
 		got, err := e.c.Count(e.ctx, table)
-		if err == nil && got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
+		return err == nil && got >= n, func() string {
 			info, _ := e.c.ShowJob(e.ctx, job)
-			e.t.Fatalf("table %s: %d rows (err %v), want %d; job %s: %v %v, error rows %v", table, got, err, n,
+			return fmt.Sprintf("table %s: %d rows (err %v), want %d; job %s: %v %v, error rows %v", table, got, err, n,
 				job, info.GetSummary().GetState(), info.GetSummary().GetReason(), info.GetErrorRows())
 		}
-		time.Sleep(50 * time.Millisecond)
+	})
+}
+
+// poll calls cond every 50ms until it holds; after 60s it fails the test
+// with cond's description of what it last saw.
+func (e *env) poll(cond func() (bool, func() string)) {
+	e.t.Helper()
+	deadline := time.After(60 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ok, what := cond()
+		if ok {
+			return
+		}
+		select {
+		case <-deadline:
+			e.t.Fatal(what())
+		case <-tick.C:
+		}
 	}
 }
 
@@ -192,17 +207,11 @@ func (e *env) waitCount(table, job string, n int64) {
 // (OFFSET_END is resolved then: records produced later are read).
 func (e *env) waitStarted(job string, partitions int) {
 	e.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	e.poll(func() (bool, func() string) {
 		info, err := e.c.ShowJob(e.ctx, job)
-		if err == nil && len(info.GetPartitions()) >= partitions && info.GetSummary().GetState() == api.JobState_RUNNING {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("job %s did not start: %v %v", job, info, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err == nil && len(info.GetPartitions()) >= partitions && info.GetSummary().GetState() == api.JobState_RUNNING,
+			func() string { return fmt.Sprintf("job %s did not start: %v %v", job, info, err) }
+	})
 }
 
 // query is SELECT * FROM table ORDER BY keys (column positions from 0), or
