@@ -124,6 +124,7 @@ func TestHealth(t *testing.T) {
 	info := func(state api.JobState, reason api.Reason, lag int64, lastMs int64) *api.JobInfo {
 		return &api.JobInfo{Summary: &api.JobSummary{State: state, Reason: reason}, TotalLag: lag, LastProgressUnixMs: lastMs}
 	}
+	retrying := func(i *api.JobInfo) *api.JobInfo { i.Retries = 3; return i }
 	cases := []struct {
 		in   *api.JobInfo
 		want string
@@ -142,10 +143,16 @@ func TestHealth(t *testing.T) {
 		{info(api.JobState_PAUSED, api.Reason_ERROR_ROWS_EXCEEDED, 5, 0), "failed"},
 		{info(api.JobState_STOPPED, api.Reason_USER_STOP, 0, 0), "stopped"},
 		{info(api.JobState_CANCELLED, api.Reason_INTERNAL_ERROR, 0, 0), "failed"},
+		// Retrying a source error is failing, whatever the lag says.
+		{retrying(info(api.JobState_NEED_SCHEDULE, api.Reason_CREATED, -1, 0)), "failing"},
+		{retrying(info(api.JobState_RUNNING, api.Reason_SCHEDULED, 0, 999_000)), "failing"},
+		{retrying(info(api.JobState_RUNNING, api.Reason_SCHEDULED, 5, 900_000)), "failing"},
+		{retrying(info(api.JobState_PAUSED, api.Reason_SOURCE_UNREACHABLE, 5, 0)), "paused"},
+		{retrying(info(api.JobState_STOPPED, api.Reason_USER_STOP, 0, 0)), "stopped"},
 	}
 	for _, c := range cases {
 		if got := health(c.in, now, time.Minute, 1000); got != c.want {
-			t.Errorf("health(%s %s lag=%d last=%d) = %s, want %s", c.in.Summary.State, c.in.Summary.Reason, c.in.TotalLag, c.in.LastProgressUnixMs, got, c.want)
+			t.Errorf("health(%s %s lag=%d last=%d retries=%d) = %s, want %s", c.in.Summary.State, c.in.Summary.Reason, c.in.TotalLag, c.in.LastProgressUnixMs, c.in.Retries, got, c.want)
 		}
 	}
 }

@@ -172,7 +172,7 @@ func (j *job) startGroup(ctx actor.Context) {
 		stats.WindowErrorRows += nErr
 		g.exceeded = windowExceeded(spec, stats.WindowRows, stats.WindowErrorRows)
 		g.windowErrors = stats.WindowErrorRows
-		if !g.exceeded && stats.WindowRows >= max(spec.GetMaxBatchRows(), 1)*10 {
+		if !g.exceeded && stats.WindowRows >= errorWindowSize(spec) {
 			stats.WindowRows, stats.WindowErrorRows = 0, 0
 		}
 		g.members = append(g.members, q)
@@ -226,6 +226,7 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 			j.progress, j.checkpoints, j.stats = p.Positions, p.Checkpoints, p.Stats
 			j.stats.AbortedBatches = max(j.stats.AbortedBatches, aborted)
 			j.deps.observeFence(p.Fence)
+			j.applyWindowReset()
 		}
 		switch {
 		case errors.Is(err, sink.ErrStaleCommit):
@@ -266,6 +267,9 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 		j.stats = g.stats
 		j.retries = 0
 		j.noteRate(g.stats.LastCommitUnixMs, g.loaded)
+		if j.health == EventFailing || j.health == EventStalled {
+			j.judge(ctx, true) // progress: no longer failing or stalled
+		}
 		if g.exceeded {
 			spec := j.rec.GetSpec()
 			j.transition(ctx, api.JobState_PAUSED, api.Reason_ERROR_ROWS_EXCEEDED,

@@ -287,7 +287,7 @@ func (m *manager) onCreatesWritten(ctx actor.Context, msg *createsWritten) {
 		e := &entry{rec: rec, summary: summaryOf(m.deps.Specs, rec, api.JobState_NEED_SCHEDULE, api.Reason_CREATED, "created")}
 		m.byName[name] = e
 		m.spawn(ctx, e)
-		m.log().Info("job created", "job", rec.GetId(), "name", name)
+		m.jobLog(rec).Info("job created")
 		m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: api.RedactSpec(rec.GetSpec()), CreatedUnixMs: rec.GetCreatedUnixMs()}})
 	}
 	m.flushCreates(ctx)

@@ -94,6 +94,13 @@ func (s Settings) Validate() error {
 type Observer interface {
 	// CommitDone reports one synced batch commit of a job.
 	CommitDone(job string, rows int, d time.Duration)
+	// JobSampled reports a look at a live job: every watermark_interval
+	// (not while an idle job watches its source) and at every transition.
+	JobSampled(s *JobSample)
+	// JobEvent reports an alert event of a job (see Events).
+	JobEvent(e *JobEvent)
+	// JobDeleted reports that a job was deleted: what is kept of it goes.
+	JobDeleted(id uint64)
 }
 
 // SourceFactory opens the source of a job spec. It is called inside a job

@@ -96,12 +96,16 @@ type job struct {
 
 	// epoch changes whenever the job leaves RUNNING or NEED_SCHEDULE, so
 	// that results of look-ups started before are recognised as stale.
-	epoch          uint64
-	generation     uint64
-	tasks          map[string]int // task PID id -> index, current generation only
-	retries        int            // consecutive task or topology failures
-	autoResumeN    int            // the attempt number of the planned auto-resume
-	runningSinceMs int64          // when the job last entered RUNNING
+	epoch      uint64
+	generation uint64
+	tasks      map[string]int // task PID id -> index, current generation only
+	retries    int            // consecutive task or topology failures
+	health         string // the last verdict judged (judge)
+	// windowSeq is the journal seq of the newest user resume: the error
+	// window starts there (see applyWindowReset).
+	windowSeq      uint64
+	autoResumeN    int   // the attempt number of the planned auto-resume
+	runningSinceMs int64 // when the job last entered RUNNING
 	topoBusy       bool
 	markBusy       bool
 	unwatch        func() // set while an idle job watches its source (Watcher)
@@ -140,11 +144,15 @@ func newJobProps(id uint64, deps *Deps, sch *actor.PID, preload *metastore.JobSt
 	})))
 }
 
+// log is the job's logger: every line carries "job" (the id) and "name".
 func (j *job) log() *slog.Logger {
-	if j.rec != nil {
-		return j.deps.Logger.With("job", j.id, "name", j.rec.GetName())
-	}
-	return j.deps.Logger.With("job", j.id)
+	return jobLogger(j.deps.Logger, j.id, j.rec.GetName())
+}
+
+// jobLogger returns l with a job's id and name under the constant keys
+// "job" and "name" (the name is "" only before the job's snapshot is read).
+func jobLogger(l *slog.Logger, id uint64, name string) *slog.Logger {
+	return l.With("job", id, "name", name)
 }
 
 func (j *job) Receive(ctx actor.Context) {
@@ -194,6 +202,7 @@ func (j *job) handle(ctx actor.Context) {
 		}
 	case *watermarkTick:
 		j.refreshWatermarks(ctx)
+		j.judge(ctx, true)
 	case *watermarksRefreshed:
 		j.markBusy = false
 		if msg.err != nil {
@@ -282,6 +291,7 @@ func (j *job) start(ctx actor.Context) {
 		}
 		j.progress, j.checkpoints, j.stats = prog.Positions, prog.Checkpoints, prog.Stats
 		j.deps.observeFence(prog.Fence)
+		j.loadWindowReset()
 	}
 	if j.state == api.JobState_RUNNING {
 		// RUNNING means "has live tasks" and is never restored.

@@ -79,6 +79,13 @@ func NewManagerProps(deps *Deps, scheduler *actor.PID) (*actor.Props, error) {
 
 func (m *manager) log() *slog.Logger { return m.deps.Logger }
 
+// jobLog is the logger of lines about one job: every one carries the job's
+// id and name under the constant keys "job" and "name", as the job actor's
+// own lines do (job.log).
+func (m *manager) jobLog(rec *api.JobRecord) *slog.Logger {
+	return jobLogger(m.deps.Logger, rec.GetId(), rec.GetName())
+}
+
 func (m *manager) Receive(ctx actor.Context) {
 	crashOn(ctx.Message())
 	if _, ok := ctx.Message().(*actor.Started); ok {
@@ -186,7 +193,7 @@ func (m *manager) recover(ctx actor.Context) {
 		rec, last := st.Record, st.Last
 		m.lastID = max(m.lastID, rec.GetId())
 		if last == nil {
-			m.log().Error("recover job", "job", rec.GetId(), "err", "empty journal")
+			m.jobLog(rec).Error("recover job", "err", "empty journal")
 			continue
 		}
 		state, reason, message := stateOf(last)
@@ -299,13 +306,16 @@ func (m *manager) deleteJob(name string) *api.JobResponse {
 	if err := m.deps.Meta.DeleteJob(e.rec.GetId(), name); err != nil {
 		return &api.JobResponse{Error: storeErr(err)}
 	}
+	if o := m.deps.Observer; o != nil {
+		o.JobDeleted(e.rec.GetId())
+	}
 	if sk, err := m.deps.Sinks(e.rec.GetSpec().GetTable()); err != nil {
-		m.log().Warn("job deleted; its sink is unavailable, its progress stays there", "job", e.rec.GetId(), "name", name, "err", err)
+		m.jobLog(e.rec).Warn("job deleted; its sink is unavailable, its progress stays there", "err", err)
 	} else if err := sk.DropJob(e.rec.GetId()); err != nil {
-		m.log().Warn("job deleted; dropping its progress from its sink failed", "job", e.rec.GetId(), "name", name, "err", err)
+		m.jobLog(e.rec).Warn("job deleted; dropping its progress from its sink failed", "err", err)
 	}
 	delete(m.byName, name)
-	m.log().Info("job deleted", "job", e.rec.GetId(), "name", name)
+	m.jobLog(e.rec).Info("job deleted")
 	return &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: api.RedactSpec(e.rec.GetSpec())}}
 }
 
@@ -360,7 +370,7 @@ func (m *manager) onJobTerminated(ctx actor.Context, who *actor.PID) {
 	// The job actor is gone, so the manager is its journal's only writer now.
 	st, err := m.deps.Meta.LoadJob(e.rec.GetId())
 	if err != nil {
-		m.log().Error("job actor gave up; cannot load job", "job", e.rec.GetId(), "err", err)
+		m.jobLog(e.rec).Error("job actor gave up; cannot load job", "err", err)
 		return
 	}
 	if st.Last != nil && isFinal(st.Last.To) {
@@ -379,7 +389,7 @@ func (m *manager) onJobTerminated(ctx actor.Context, who *actor.PID) {
 		t.Seq = 1
 	}
 	if err := m.deps.Meta.AppendTransition(e.rec.GetId(), t); err != nil {
-		m.log().Error("journal restart-budget pause failed", "job", e.rec.GetId(), "err", err)
+		m.jobLog(e.rec).Error("journal restart-budget pause failed", "err", err)
 		return
 	}
 	e.summary = summaryOf(m.deps.Specs, e.rec, t.To, t.Reason, t.Message)
@@ -395,7 +405,7 @@ func (m *manager) onJobTerminated(ctx actor.Context, who *actor.PID) {
 	}
 	delay := doubling(m.deps.Settings.AutoResumeBase, n-1, m.deps.Settings.AutoResumeMax)
 	m.life.after(delay, &respawnJob{name: e.rec.GetName()})
-	m.log().Warn("job paused: restart budget exhausted", "job", e.rec.GetId(), "respawn_in", delay)
+	m.jobLog(e.rec).Warn("job paused: restart budget exhausted", "respawn_in", delay)
 }
 
 // respawnJob asks the manager (itself) to bring back a job whose actor the

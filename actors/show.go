@@ -43,12 +43,14 @@ type jobView struct {
 	rowsPerSec float64
 	now        time.Time
 	stallAfter time.Duration
+	retries    int // consecutive failures being retried
 }
 
 // present assembles a JobInfo from v plus the journal (metadata store) and
 // the error rows (sink).
 func present(v jobView) (*api.JobInfo, error) {
 	id := v.rec.GetId()
+	info := shape(v)
 	hist, err := v.meta.History(id, showTransitions)
 	if err != nil {
 		return nil, fmt.Errorf("actors: job %d: journal: %w", id, err)
@@ -76,9 +78,18 @@ func present(v jobView) (*api.JobInfo, error) {
 			hist[i] = t
 		}
 	}
+	info.History, info.ErrorRows = hist, errRows
+	return info, nil
+}
+
+// shape is the part of a job's presentation that reads no store: its
+// summary, positions, lag, statistics and, for a live job, its rates and
+// health verdict.
+func shape(v jobView) *api.JobInfo {
 	info := &api.JobInfo{
-		Summary: v.summary, Spec: api.RedactSpec(v.rec.GetSpec()), Stats: proto.Clone(v.stats).(*api.JobStats), History: hist,
-		ErrorRows: errRows, CreatedUnixMs: v.rec.GetCreatedUnixMs(), TotalLag: 0,
+		Summary: v.summary, Spec: api.RedactSpec(v.rec.GetSpec()), Stats: proto.Clone(v.stats).(*api.JobStats),
+		CreatedUnixMs: v.rec.GetCreatedUnixMs(), TotalLag: 0,
+		ErrorWindowSize: errorWindowSize(v.rec.GetSpec()),
 	}
 	info.Sink = "embedded"
 	if d, ok := v.sink.(sink.Describer); ok {
@@ -110,13 +121,18 @@ func present(v jobView) (*api.JobInfo, error) {
 		info.RunningTasks = int32(v.tasks)
 		info.LastProgressUnixMs = v.lastMs
 		info.RowsPerSecond = v.rowsPerSec
+		info.Retries = int32(v.retries)
 		info.Health = health(info, v.now, v.stallAfter, v.rec.GetSpec().GetMaxBatchRows())
+		if info.Summary != nil {
+			info.Summary = proto.Clone(info.Summary).(*api.JobSummary)
+			info.Summary.Health = info.Health
+		}
 	}
-	return info, nil
+	return info
 }
 
-// show presents the live job.
-func (j *job) show() *api.JobResponse {
+// view is the live job's jobView.
+func (j *job) view() jobView {
 	lin, _ := j.src.(Lineage)
 	now := j.deps.Now()
 	var rows int64
@@ -125,12 +141,17 @@ func (j *job) show() *api.JobResponse {
 			rows += r.rows
 		}
 	}
-	info, err := present(jobView{
+	return jobView{
 		rec: j.rec, summary: j.summary(), progress: j.progress, checkpoints: j.checkpoints,
 		marks: j.marks, behind: j.behind, stats: j.stats, lineage: lin, meta: j.deps.Meta, sink: j.sink,
 		live: true, tasks: len(j.tasks), lastMs: max(j.stats.GetLastCommitUnixMs(), j.runningSinceMs),
-		rowsPerSec: float64(rows) / 60, now: now, stallAfter: j.deps.Settings.StallAfter,
-	})
+		rowsPerSec: float64(rows) / 60, now: now, stallAfter: j.deps.Settings.StallAfter, retries: j.retries,
+	}
+}
+
+// show presents the live job.
+func (j *job) show() *api.JobResponse {
+	info, err := present(j.view())
 	if err != nil {
 		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
 	}
@@ -140,17 +161,13 @@ func (j *job) show() *api.JobResponse {
 // health is a job's verdict at a glance.
 func health(info *api.JobInfo, now time.Time, stallAfter time.Duration, batchRows int64) string {
 	s := info.GetSummary()
-	switch s.GetState() {
-	case api.JobState_STOPPED:
-		return "stopped"
-	case api.JobState_CANCELLED:
-		return "failed"
-	case api.JobState_PAUSED:
-		switch s.GetReason() {
-		case api.Reason_ERROR_ROWS_EXCEEDED, api.Reason_OFFSET_OUT_OF_RANGE, api.Reason_SOURCE_CONFIG_ERROR:
-			return "failed" // error-row budget, data loss, configuration: a person must act
-		}
-		return "paused"
+	if h := stateHealth(s.GetState(), s.GetReason()); h != "" {
+		return h
+	}
+	if info.GetRetries() > 0 {
+		// Retrying a source, sink or task failure (NEED_SCHEDULE with
+		// "source error (retry N in Ts)"): not healthy, whatever the lag.
+		return "failing"
 	}
 	lag := info.GetTotalLag()
 	for _, p := range info.GetPartitions() {
@@ -167,6 +184,30 @@ func health(info *api.JobInfo, now time.Time, stallAfter time.Duration, batchRow
 		return "lagging"
 	}
 	return "healthy"
+}
+
+// stateHealth is the verdict that a job's state alone decides (a job that
+// is not loading), "" for NEED_SCHEDULE and RUNNING.
+func stateHealth(state api.JobState, reason api.Reason) string {
+	switch state {
+	case api.JobState_STOPPED:
+		return "stopped"
+	case api.JobState_CANCELLED:
+		return "failed"
+	case api.JobState_PAUSED:
+		switch reason {
+		case api.Reason_ERROR_ROWS_EXCEEDED, api.Reason_OFFSET_OUT_OF_RANGE, api.Reason_SOURCE_CONFIG_ERROR:
+			return "failed" // error-row budget, data loss, configuration: a person must act
+		}
+		return "paused"
+	}
+	return ""
+}
+
+// errorWindowSize is the number of rows of a job's error-row window
+// (Doris: max_batch_rows * 10).
+func errorWindowSize(spec *api.JobSpec) int64 {
+	return max(spec.GetMaxBatchRows(), 1) * 10
 }
 
 // addShardInfo fills the Kinesis fields of info's partitions from the job's

@@ -78,7 +78,11 @@ func (j *job) applyTransition(ctx actor.Context, t *api.Transition) {
 	if j.deps.Logger.Enabled(context.Background(), lvl) {
 		j.log().Log(context.Background(), lvl, "job state", "from", leaving.String(), "to", to.String(), "reason", reason.String(), "message", message)
 	}
+	j.judge(ctx, false)
 	j.notify(ctx)
+	if ev := transitionEvent(leaving, t); ev != "" {
+		j.event(ev, message)
+	}
 	if to == api.JobState_PAUSED {
 		j.planAutoResume(ctx)
 	}
@@ -91,13 +95,18 @@ func (j *job) notify(ctx actor.Context) {
 }
 
 func (j *job) summary() *api.JobSummary {
-	return summaryOf(j.deps.Specs, j.rec, j.state, j.reason, j.message)
+	s := summaryOf(j.deps.Specs, j.rec, j.state, j.reason, j.message)
+	if s.Health == "" {
+		s.Health = j.health
+	}
+	return s
 }
 
 func summaryOf(specs Specs, rec *api.JobRecord, state api.JobState, reason api.Reason, message string) *api.JobSummary {
 	return &api.JobSummary{
 		Id: rec.GetId(), Name: rec.GetName(), State: state, Reason: reason,
 		ReasonMessage: api.Clip(message, api.MaxMessageBytes), Table: rec.GetSpec().GetTable().GetName(), Source: specs.SourceName(rec.GetSpec()),
+		Health: stateHealth(state, reason),
 	}
 }
 
@@ -129,6 +138,7 @@ func (j *job) onSourceError(ctx actor.Context, err error) {
 		delay := j.retryDelay(j.retries)
 		j.message = fmt.Sprintf("source error (retry %d in %s): %v", j.retries, delay, err)
 		j.log().Warn("source error", "err", err, "retry_in", delay)
+		j.judge(ctx, true)
 		if j.state == api.JobState_NEED_SCHEDULE {
 			j.scheduleTimer(delay, &retrySchedule{epoch: j.epoch})
 		} else {
@@ -164,6 +174,7 @@ func (j *job) onSinkUnavailable(ctx actor.Context, err error) {
 	delay := j.retryDelay(j.retries)
 	j.message = fmt.Sprintf("sink unavailable (retry %d in %s): %v", j.retries, delay, err)
 	j.log().Warn("sink unavailable", "err", err, "retry_in", delay)
+	j.judge(ctx, true)
 	j.stopTasks(ctx)
 	j.scheduleTimer(delay, &respawnTasks{epoch: j.epoch})
 }
@@ -231,9 +242,18 @@ func (j *job) userResume(ctx actor.Context) *api.JobResponse {
 		}
 		j.src = src
 	}
-	if !j.transition(ctx, api.JobState_NEED_SCHEDULE, api.Reason_USER_RESUME, "resumed by user") {
+	// A user resume starts a fresh error window: after ERROR_ROWS_EXCEEDED
+	// the person fixed the producer, and the old error rows must not pause
+	// the job again. The journaled USER_RESUME is the reset: its seq
+	// becomes the window's start (JobStats.window_start_seq), so a restart
+	// before the next commit resets the window again (applyWindowReset).
+	msg := fmt.Sprintf("resumed by user; new error window (the last one held %d error rows in %d rows)",
+		j.stats.GetWindowErrorRows(), j.stats.GetWindowRows())
+	if !j.transition(ctx, api.JobState_NEED_SCHEDULE, api.Reason_USER_RESUME, msg) {
 		return j.reply(storeErr(errors.New("journal write failed; the job was not resumed")))
 	}
+	j.windowSeq = j.lastSeq
+	j.applyWindowReset()
 	j.retries = 0
 	j.askAdmission(ctx)
 	return j.reply(nil)
@@ -268,5 +288,37 @@ func (j *job) openSink() error {
 	}
 	j.sink, j.progress, j.checkpoints, j.stats = sk, prog.Positions, prog.Checkpoints, prog.Stats
 	j.deps.observeFence(prog.Fence)
+	j.loadWindowReset()
 	return nil
+}
+
+// applyWindowReset empties the error window of j.stats if a user resume
+// (at journal seq j.windowSeq) started a new window after the one the
+// statistics hold. Call it whenever j.stats is loaded from the sink.
+func (j *job) applyWindowReset() {
+	if j.stats == nil || j.windowSeq <= j.stats.GetWindowStartSeq() {
+		return
+	}
+	j.stats.WindowRows, j.stats.WindowErrorRows, j.stats.WindowStartSeq = 0, 0, j.windowSeq
+}
+
+// loadWindowReset finds, in the journal, the newest user resume, if the
+// statistics just loaded hold error rows in their window (an empty window
+// needs no reset, and the journal is then not read: a restart of 100,000
+// jobs reads none), and applies it.
+func (j *job) loadWindowReset() {
+	if j.stats.GetWindowErrorRows() == 0 {
+		return
+	}
+	hist, err := j.deps.Meta.Journal(j.id)
+	if err != nil {
+		j.log().Warn("error window: read journal", "err", err)
+		return
+	}
+	for _, t := range hist {
+		if t.GetReason() == api.Reason_USER_RESUME {
+			j.windowSeq = max(j.windowSeq, t.GetSeq())
+		}
+	}
+	j.applyWindowReset()
 }

@@ -183,7 +183,7 @@ func (t *task) Receive(ctx actor.Context) {
 		if msg.err != nil {
 			// The job refused the batch (stale, paused) or could not make
 			// it durable: this task's positions can no longer be trusted.
-			t.cfg.logger.Debug("task commit refused", "job", t.cfg.jobID, "task", t.cfg.index, "err", msg.err)
+			t.cfg.logger.Debug("task commit refused", "task", t.cfg.index, "err", msg.err)
 			ctx.Stop(ctx.Self())
 			return
 		}

@@ -68,7 +68,7 @@ func (j *job) spawnTasks(ctx actor.Context) {
 			jobID: j.id, generation: j.generation, index: i,
 			job: ctx.Self(), scheduler: j.sch, source: j.src,
 			schema: j.schema, format: j.format, limits: limits, start: start, keepReader: keep,
-			settings: j.deps.Settings, logger: j.deps.Logger, checker: checker,
+			settings: j.deps.Settings, logger: j.log(), checker: checker,
 		}))
 		j.tasks[pid.Id] = i
 	}
@@ -110,6 +110,7 @@ func (j *job) onTaskTerminated(ctx actor.Context, who *actor.PID) {
 	}
 	j.stopTasks(ctx)
 	j.scheduleTimer(j.retryDelay(j.retries)/5, &respawnTasks{epoch: j.epoch})
+	j.judge(ctx, true)
 }
 
 // lineageMoved reports whether the committed group g changed which

@@ -54,6 +54,13 @@ func (j *job) onMarks(ctx actor.Context, marks map[int32]int64) {
 	j.marks = marks
 	quiet := j.stats.GetCommittedBatches() == j.batchesAtMark
 	j.batchesAtMark = j.stats.GetCommittedBatches()
+	if j.state == api.JobState_RUNNING && j.retries > 0 && j.nothingToRead() {
+		// The source answered and the job has read everything: nothing is
+		// failing any more (a commit would say so too, but a job at its end
+		// commits nothing).
+		j.retries = 0
+		j.judge(ctx, true)
+	}
 	switch {
 	case j.state != api.JobState_RUNNING, j.inflight != nil:
 		// Tasks change only between group commits.

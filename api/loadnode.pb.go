@@ -1178,6 +1178,11 @@ type JobStats struct {
 	LastCommitUnixMs int64 `protobuf:"varint,8,opt,name=last_commit_unix_ms,json=lastCommitUnixMs,proto3" json:"last_commit_unix_ms,omitempty"`
 	// rows a WHERE filter left out (Doris: unselected rows)
 	UnselectedRows int64 `protobuf:"varint,9,opt,name=unselected_rows,json=unselectedRows,proto3" json:"unselected_rows,omitempty"`
+	// window_start_seq is the journal seq of the user resume that opened the
+	// current error window (0: the window was never reset by a resume). A
+	// USER_RESUME journaled after it starts a fresh window, also when the
+	// node restarts before the next commit writes these statistics.
+	WindowStartSeq uint64 `protobuf:"varint,100,opt,name=window_start_seq,json=windowStartSeq,proto3" json:"window_start_seq,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -1271,6 +1276,13 @@ func (x *JobStats) GetLastCommitUnixMs() int64 {
 func (x *JobStats) GetUnselectedRows() int64 {
 	if x != nil {
 		return x.UnselectedRows
+	}
+	return 0
+}
+
+func (x *JobStats) GetWindowStartSeq() uint64 {
+	if x != nil {
+		return x.WindowStartSeq
 	}
 	return 0
 }
@@ -1469,6 +1481,9 @@ type JobSummary struct {
 	ReasonMessage string                 `protobuf:"bytes,5,opt,name=reason_message,json=reasonMessage,proto3" json:"reason_message,omitempty"`
 	Table         string                 `protobuf:"bytes,6,opt,name=table,proto3" json:"table,omitempty"`
 	Source        string                 `protobuf:"bytes,7,opt,name=source,proto3" json:"source,omitempty"` // "kafka://topic"
+	// health is the job's verdict as of its last look (JobInfo.health; a
+	// live job re-judges it every watermark_interval and at every change).
+	Health        string `protobuf:"bytes,100,opt,name=health,proto3" json:"health,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1552,6 +1567,13 @@ func (x *JobSummary) GetSource() string {
 	return ""
 }
 
+func (x *JobSummary) GetHealth() string {
+	if x != nil {
+		return x.Health
+	}
+	return ""
+}
+
 type JobInfo struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Summary       *JobSummary            `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
@@ -1564,15 +1586,23 @@ type JobInfo struct {
 	RunningTasks  int32                  `protobuf:"varint,8,opt,name=running_tasks,json=runningTasks,proto3" json:"running_tasks,omitempty"`
 	TotalLag      int64                  `protobuf:"varint,9,opt,name=total_lag,json=totalLag,proto3" json:"total_lag,omitempty"` // -1 when unknown
 	// health verdict: healthy | lagging | stalled (lag > 0 and no progress for
-	// the node's stall_after) | paused | failed (paused for a reason that needs
-	// a person, or cancelled) | stopped
+	// the node's stall_after) | failing (retrying a source or sink error, see
+	// retries) | paused | failed (paused for a reason that needs a person, or
+	// cancelled) | stopped
 	Health             string  `protobuf:"bytes,10,opt,name=health,proto3" json:"health,omitempty"`
 	RowsPerSecond      float64 `protobuf:"fixed64,11,opt,name=rows_per_second,json=rowsPerSecond,proto3" json:"rows_per_second,omitempty"`                 // loaded rows/s over the last minute
 	LastProgressUnixMs int64   `protobuf:"varint,12,opt,name=last_progress_unix_ms,json=lastProgressUnixMs,proto3" json:"last_progress_unix_ms,omitempty"` // last commit, or when the job last started running
 	// where the job's rows go: "embedded", or "postgres analytics public.orders"
-	Sink          string `protobuf:"bytes,30,opt,name=sink,proto3" json:"sink,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Sink string `protobuf:"bytes,30,opt,name=sink,proto3" json:"sink,omitempty"`
+	// retries is the number of consecutive source, sink or task failures the
+	// job is retrying (0 when it is not); a job retrying is "failing".
+	Retries int32 `protobuf:"varint,100,opt,name=retries,proto3" json:"retries,omitempty"`
+	// error_window_size is the number of rows of the error-row window
+	// (max_batch_rows * 10); stats.window_rows and stats.window_error_rows
+	// are the rows and error rows of the current window.
+	ErrorWindowSize int64 `protobuf:"varint,101,opt,name=error_window_size,json=errorWindowSize,proto3" json:"error_window_size,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *JobInfo) Reset() {
@@ -1694,6 +1724,20 @@ func (x *JobInfo) GetSink() string {
 		return x.Sink
 	}
 	return ""
+}
+
+func (x *JobInfo) GetRetries() int32 {
+	if x != nil {
+		return x.Retries
+	}
+	return 0
+}
+
+func (x *JobInfo) GetErrorWindowSize() int64 {
+	if x != nil {
+		return x.ErrorWindowSize
+	}
+	return 0
 }
 
 // CreateJobRequest creates a job. With use_stored_table the job loads into
@@ -3288,7 +3332,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x06reason\x18\x05 \x01(\x0e2\x13.loadnode.v1.ReasonR\x06reason\x12\x18\n" +
 	"\amessage\x18\x06 \x01(\tR\amessage\x126\n" +
 	"\fstate_reason\x18\a \x01(\x0e2\x13.loadnode.v1.ReasonR\vstateReason\x12#\n" +
-	"\rstate_message\x18\b \x01(\tR\fstateMessage\"\xec\x02\n" +
+	"\rstate_message\x18\b \x01(\tR\fstateMessage\"\x96\x03\n" +
 	"\bJobStats\x12\x1f\n" +
 	"\vloaded_rows\x18\x01 \x01(\x03R\n" +
 	"loadedRows\x12\x1d\n" +
@@ -3301,7 +3345,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"windowRows\x12*\n" +
 	"\x11window_error_rows\x18\a \x01(\x03R\x0fwindowErrorRows\x12-\n" +
 	"\x13last_commit_unix_ms\x18\b \x01(\x03R\x10lastCommitUnixMs\x12'\n" +
-	"\x0funselected_rows\x18\t \x01(\x03R\x0eunselectedRows\"\x8c\x01\n" +
+	"\x0funselected_rows\x18\t \x01(\x03R\x0eunselectedRows\x12(\n" +
+	"\x10window_start_seq\x18d \x01(\x04R\x0ewindowStartSeq\"\x8c\x01\n" +
 	"\bErrorRow\x12\x1c\n" +
 	"\tpartition\x18\x01 \x01(\x05R\tpartition\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x10\n" +
@@ -3319,7 +3364,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"shardState\x12\x1a\n" +
 	"\bsequence\x18\a \x01(\tR\bsequence\x12#\n" +
 	"\rmillis_behind\x18\b \x01(\x03R\fmillisBehind\x12\x18\n" +
-	"\aparents\x18\t \x03(\x05R\aparents\"\xdf\x01\n" +
+	"\aparents\x18\t \x03(\x05R\aparents\"\xf7\x01\n" +
 	"\n" +
 	"JobSummary\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
@@ -3328,7 +3373,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x06reason\x18\x04 \x01(\x0e2\x13.loadnode.v1.ReasonR\x06reason\x12%\n" +
 	"\x0ereason_message\x18\x05 \x01(\tR\rreasonMessage\x12\x14\n" +
 	"\x05table\x18\x06 \x01(\tR\x05table\x12\x16\n" +
-	"\x06source\x18\a \x01(\tR\x06source\"\xa9\x04\n" +
+	"\x06source\x18\a \x01(\tR\x06source\x12\x16\n" +
+	"\x06health\x18d \x01(\tR\x06health\"\xef\x04\n" +
 	"\aJobInfo\x121\n" +
 	"\asummary\x18\x01 \x01(\v2\x17.loadnode.v1.JobSummaryR\asummary\x12(\n" +
 	"\x04spec\x18\x02 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12:\n" +
@@ -3346,7 +3392,9 @@ const file_api_loadnode_proto_rawDesc = "" +
 	" \x01(\tR\x06health\x12&\n" +
 	"\x0frows_per_second\x18\v \x01(\x01R\rrowsPerSecond\x121\n" +
 	"\x15last_progress_unix_ms\x18\f \x01(\x03R\x12lastProgressUnixMs\x12\x12\n" +
-	"\x04sink\x18\x1e \x01(\tR\x04sink\"f\n" +
+	"\x04sink\x18\x1e \x01(\tR\x04sink\x12\x18\n" +
+	"\aretries\x18d \x01(\x05R\aretries\x12*\n" +
+	"\x11error_window_size\x18e \x01(\x03R\x0ferrorWindowSize\"f\n" +
 	"\x10CreateJobRequest\x12(\n" +
 	"\x04spec\x18\x01 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12(\n" +
 	"\x10use_stored_table\x18\x02 \x01(\bR\x0euseStoredTable\"%\n" +

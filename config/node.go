@@ -107,6 +107,10 @@ type Node struct {
 	// Databases are the databases jobs may load into, by name (a job's
 	// table.database). Default none: every table is in the embedded store.
 	Databases map[string]Database `yaml:"databases"`
+
+	// Alerts are the webhook targets of job events (paused, stalled,
+	// failing, resumed, stopped). Default none. See config/alerts.go.
+	Alerts Alerts `yaml:"alerts"`
 }
 
 // Ranges of the node's byte sizes.
@@ -148,7 +152,7 @@ func DefaultNode() Node {
 
 var nodeKeys = []string{"data_dir", "listen", "max_concurrent_tasks", "topology_interval", "watermark_interval", "log_level", "max_error_rows_kept", "http", "auth_token_file", "tls_cert_file", "tls_key_file",
 	"max_record_size", "error_row_raw_size", "source_retry_base", "source_retry_limit", "auto_resume_base", "auto_resume_max", "auto_resume_quiet", "stall_after",
-	"job_restart_limit", "job_restart_window", "job_restart_backoff", "job_restart_backoff_max", "databases"}
+	"job_restart_limit", "job_restart_window", "job_restart_backoff", "job_restart_backoff_max", "databases", "alerts"}
 
 // LoadNode reads a node config file strictly (unknown and duplicate keys are
 // errors) over DefaultNode: absent or null keys keep their default. Durations
@@ -219,6 +223,8 @@ func LoadNode(data []byte) (Node, error) {
 			n.JobRestartBackoffMax, err = duration(v, key)
 		case "databases":
 			n.Databases, err = d.databases(v)
+		case "alerts":
+			n.Alerts, err = d.alerts(v)
 		}
 		return err
 	})
@@ -324,7 +330,10 @@ func (n Node) validateFields() error {
 	if n.TLSKeyFile != "" && n.TLSCertFile == "" {
 		return fieldErr("tls_cert_file", "required when tls_key_file is set")
 	}
-	return n.validateDatabases()
+	if err := n.validateDatabases(); err != nil {
+		return err
+	}
+	return n.validateAlerts()
 }
 
 // validateActorFields checks the knobs the actors are started with.

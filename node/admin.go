@@ -19,7 +19,6 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/loadnode/loadnode/actors"
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/internal/remoteauth"
 )
@@ -40,9 +39,8 @@ type admin struct {
 	addr        string
 	token       string      // "" is no authentication
 	tls         *tls.Config // nil is plain HTTP
+	console     *console    // the web console at /ui; nil is none
 }
-
-var _ actors.Observer = (*admin)(nil)
 
 func newAdmin(logger *slog.Logger, token string, tlsCfg *tls.Config) *admin {
 	a := &admin{logger: logger, reg: prometheus.NewRegistry(), token: token, tls: tlsCfg}
@@ -65,7 +63,8 @@ func (a *admin) sinkCommitDone(sink string, d time.Duration) {
 	a.sinkCommits.WithLabelValues(sink).Observe(d.Seconds())
 }
 
-// CommitDone implements actors.Observer.
+// CommitDone records one synced batch commit of a job (the node's observer
+// calls it).
 func (a *admin) CommitDone(job string, _ int, d time.Duration) {
 	a.commits.WithLabelValues(job).Observe(d.Seconds())
 }
@@ -86,6 +85,9 @@ func (a *admin) start(addr string, system *actor.ActorSystem, manager *actor.PID
 	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	if a.console != nil {
+		a.console.routes(mux) // /ui: authenticated by its own sessions (console.go)
+	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("node: admin endpoint %s: %w", addr, err)
@@ -111,7 +113,7 @@ func (a *admin) authenticate(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/healthz" {
+		if r.URL.Path != "/healthz" && !consolePath(r.URL.Path) {
 			if err := remoteauth.CheckHeader(r.Header.Get("Authorization"), a.token); err != nil {
 				a.logger.Warn("admin: refused a request", "peer", r.RemoteAddr, "path", r.URL.Path, "reason", status.Convert(err).Message())
 				w.Header().Set("WWW-Authenticate", `Bearer realm="loadnode"`)

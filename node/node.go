@@ -20,6 +20,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/remote"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -27,6 +28,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/loadnode/loadnode/actors"
+	"github.com/loadnode/loadnode/alerts"
 	"github.com/loadnode/loadnode/config"
 	"github.com/loadnode/loadnode/persistence"
 )
@@ -63,6 +65,7 @@ type Node struct {
 	admin     *admin
 	ready     atomic.Bool
 	dbs       *databases
+	alerts    *alerts.Dispatcher
 }
 
 // AdminAddr is the HTTP admin endpoint's host:port, "" when it is off.
@@ -192,9 +195,19 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		// cfg.Node was validated above; see node/settings.go.
 		Settings: actorSettings(cfg.Node),
 	}
+	obs := &observer{admin: adm}
+	var reg prometheus.Registerer
 	if adm != nil {
-		deps.Observer = adm // before any actor can read deps
+		reg = adm.reg
+		obs.timelines = newTimelines(timelineSpan, cfg.Node.WatermarkInterval)
+		adm.console = newConsole(adm, obs.timelines)
 	}
+	if obs.alerts, err = startAlerts(cfg.Node.Alerts, logger.With("component", "alerts"), reg); err != nil {
+		n.Close()
+		return nil, err
+	}
+	n.alerts = obs.alerts
+	deps.Observer = obs // before any actor can read deps
 	n.scheduler, err = n.system.Root.SpawnNamed(actors.NewSchedulerProps(cfg.Node.MaxConcurrentTasks, logger), actors.SchedulerName)
 	if err != nil {
 		n.Close()
@@ -294,6 +307,7 @@ func (n *Node) Close() error {
 	if n.dbs != nil {
 		n.dbs.close()
 	}
+	n.alerts.Close()
 	return n.closeStore()
 }
 

@@ -160,7 +160,7 @@ func printJobText(w io.Writer, info *api.JobInfo) error {
 	fmt.Fprintf(tw, "  received bytes\t%d\n", st.GetReceivedBytes())
 	fmt.Fprintf(tw, "  committed batches\t%d\n", st.GetCommittedBatches())
 	fmt.Fprintf(tw, "  aborted batches\t%d\n", st.GetAbortedBatches())
-	fmt.Fprintf(tw, "  error window\t%d error rows in %d rows\n", st.GetWindowErrorRows(), st.GetWindowRows())
+	fmt.Fprintf(tw, "  error window\t%d error rows in %d rows%s\n", st.GetWindowErrorRows(), st.GetWindowRows(), windowText(info))
 	fmt.Fprintf(tw, "  last commit\t%s\n", msTime(st.GetLastCommitUnixMs()))
 	tw.Flush()
 
@@ -172,6 +172,22 @@ func printJobText(w io.Writer, info *api.JobInfo) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// windowText describes the error window: its size and, after a user
+// resume, where it started.
+func windowText(info *api.JobInfo) string {
+	var parts []string
+	if n := info.GetErrorWindowSize(); n > 0 {
+		parts = append(parts, fmt.Sprintf("window of %d rows", n))
+	}
+	if seq := info.GetStats().GetWindowStartSeq(); seq > 0 {
+		parts = append(parts, fmt.Sprintf("since the resume at history seq %d", seq))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // quoteRaw quotes raw input, cut to maxRawShown bytes.

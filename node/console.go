@@ -1,0 +1,403 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
+)
+
+// The web console at /ui, on the admin endpoint.
+//
+// Authentication. With a token configured, /ui asks for it once in a
+// login form (POST /ui/login, same-origin only); the node answers with a
+// session cookie: a random 256-bit id (not the token, nor derived from it)
+// the node keeps in memory for consoleSessionTTL, HttpOnly (scripts cannot
+// read it), SameSite=Strict (no other site's page sends it), Secure when
+// the endpoint serves TLS, Path=/ui. Without a token the console opens a
+// session on the first visit. Sessions end at logout, expiry or a restart
+// of the node. The rest of the admin endpoint (/v1, /metrics) still wants
+// the bearer token: the cookie opens /ui only.
+//
+// CSRF. Every change (pause, resume, stop, logout) is a POST that must
+// carry the session's CSRF token in X-CSRF-Token (random per session,
+// handed to the page by GET /ui/api/session, which another site's page
+// cannot read: no CORS) and an Origin header naming this endpoint. Pages
+// are served with a Content-Security-Policy that allows only the node's
+// own scripts and styles, and may not be framed.
+//
+// Assets are embedded (go:embed): plain HTML, CSS and JS, nothing fetched
+// from anywhere else. JSON the page reads is under /ui/api and is answered
+// through the manager, like /v1.
+
+//go:embed ui
+var consoleFiles embed.FS
+
+const (
+	consoleCookie     = "loadnode_session"
+	consoleSessionTTL = 12 * time.Hour
+	consoleMaxSession = 1024
+	csrfHeader        = "X-CSRF-Token"
+	consoleCSP        = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+
+// consolePath reports whether path belongs to the console (which checks
+// its own sessions instead of the bearer token).
+func consolePath(path string) bool { return path == "/ui" || strings.HasPrefix(path, "/ui/") }
+
+type console struct {
+	a  *admin
+	tl *timelines
+
+	mu       sync.Mutex
+	sessions map[string]*session // by sha256(id), hex
+}
+
+type session struct {
+	csrf    string
+	expires time.Time
+}
+
+func newConsole(a *admin, tl *timelines) *console {
+	return &console{a: a, tl: tl, sessions: map[string]*session{}}
+}
+
+func (c *console) routes(mux *http.ServeMux) {
+	static, _ := fs.Sub(consoleFiles, "ui")
+	files := http.FileServerFS(static)
+	mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
+	mux.HandleFunc("GET /ui/{$}", c.index)
+	mux.Handle("GET /ui/static/", c.headers(http.StripPrefix("/ui/", files)))
+	mux.HandleFunc("POST /ui/login", c.login)
+	mux.HandleFunc("POST /ui/logout", c.post(c.logout))
+	mux.HandleFunc("GET /ui/api/session", c.get(c.sessionInfo))
+	mux.HandleFunc("GET /ui/api/jobs", c.get(c.jobs))
+	mux.HandleFunc("GET /ui/api/jobs/{name}", c.get(c.job))
+	mux.HandleFunc("POST /ui/api/jobs/{name}/{action}", c.post(c.action))
+}
+
+func (c *console) headers(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		setSecurityHeaders(w)
+		h.ServeHTTP(w, r)
+	})
+}
+
+func setSecurityHeaders(w http.ResponseWriter) {
+	w.Header().Set("Content-Security-Policy", consoleCSP)
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.Header().Set("Cache-Control", "no-store")
+}
+
+// index serves the page, or the login form when a token is needed and the
+// request has no session. Without a token a session is opened here.
+func (c *console) index(w http.ResponseWriter, r *http.Request) {
+	setSecurityHeaders(w)
+	if _, ok := c.current(r); !ok {
+		if c.a.token != "" {
+			c.serveFile(w, "ui/login.html", http.StatusOK)
+			return
+		}
+		c.open(w)
+	}
+	c.serveFile(w, "ui/index.html", http.StatusOK)
+}
+
+func (c *console) serveFile(w http.ResponseWriter, name string, code int) {
+	b, err := consoleFiles.ReadFile(name)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	_, _ = w.Write(b)
+}
+
+func hashID(id string) string {
+	h := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(h[:])
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// open starts a session and sets its cookie.
+func (c *console) open(w http.ResponseWriter) *session {
+	id, s := randomHex(32), &session{csrf: randomHex(32), expires: time.Now().Add(consoleSessionTTL)}
+	c.mu.Lock()
+	now := time.Now()
+	for k, v := range c.sessions {
+		if now.After(v.expires) {
+			delete(c.sessions, k)
+		}
+	}
+	for k := range c.sessions {
+		if len(c.sessions) < consoleMaxSession {
+			break
+		}
+		delete(c.sessions, k) // full: an arbitrary one goes
+	}
+	c.sessions[hashID(id)] = s
+	c.mu.Unlock()
+	http.SetCookie(w, &http.Cookie{Name: consoleCookie, Value: id, Path: "/ui", HttpOnly: true, Secure: c.a.tls != nil,
+		SameSite: http.SameSiteStrictMode, MaxAge: int(consoleSessionTTL / time.Second)})
+	return s
+}
+
+// current returns the request's live session.
+func (c *console) current(r *http.Request) (*session, bool) {
+	ck, err := r.Cookie(consoleCookie)
+	if err != nil || ck.Value == "" {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := hashID(ck.Value)
+	s := c.sessions[key]
+	if s == nil {
+		return nil, false
+	}
+	if time.Now().After(s.expires) {
+		delete(c.sessions, key)
+		return nil, false
+	}
+	return s, true
+}
+
+// sameOrigin checks that a POST comes from a page of this endpoint: its
+// Origin header names this host (browsers send it with every POST).
+func (c *console) sameOrigin(r *http.Request) error {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return fmt.Errorf("no Origin header")
+	}
+	u, err := url.Parse(o)
+	if err != nil || u.Host != r.Host {
+		return fmt.Errorf("origin %q is not this endpoint (%s)", o, r.Host)
+	}
+	if want := map[bool]string{true: "https", false: "http"}[c.a.tls != nil]; u.Scheme != want {
+		return fmt.Errorf("origin %q is not %s", o, want)
+	}
+	if sf := r.Header.Get("Sec-Fetch-Site"); sf != "" && sf != "same-origin" {
+		return fmt.Errorf("Sec-Fetch-Site %q", sf)
+	}
+	return nil
+}
+
+func (c *console) refuse(w http.ResponseWriter, r *http.Request, code int, why string) {
+	c.a.logger.Warn("console: refused a request", "peer", r.RemoteAddr, "path", r.URL.Path, "reason", why)
+	writeConsoleJSON(w, code, map[string]string{"error": why})
+}
+
+// login checks the token from the form and opens a session.
+func (c *console) login(w http.ResponseWriter, r *http.Request) {
+	setSecurityHeaders(w)
+	if err := c.sameOrigin(r); err != nil {
+		c.refuse(w, r, http.StatusForbidden, "login refused: "+err.Error())
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	tok := r.PostFormValue("token")
+	if c.a.token != "" {
+		want, got := sha256.Sum256([]byte(c.a.token)), sha256.Sum256([]byte(strings.TrimSpace(tok)))
+		if subtle.ConstantTimeCompare(want[:], got[:]) != 1 {
+			c.a.logger.Warn("console: refused a login", "peer", r.RemoteAddr, "reason", "wrong token")
+			c.serveFile(w, "ui/login.html", http.StatusUnauthorized)
+			return
+		}
+	}
+	c.open(w)
+	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+}
+
+func (c *console) logout(w http.ResponseWriter, r *http.Request, _ *session) {
+	if ck, err := r.Cookie(consoleCookie); err == nil {
+		c.mu.Lock()
+		delete(c.sessions, hashID(ck.Value))
+		c.mu.Unlock()
+	}
+	http.SetCookie(w, &http.Cookie{Name: consoleCookie, Value: "", Path: "/ui", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	writeConsoleJSON(w, http.StatusOK, map[string]string{"ok": "logged out"})
+}
+
+// get wraps a read: it needs a session.
+func (c *console) get(h func(http.ResponseWriter, *http.Request, *session)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		setSecurityHeaders(w)
+		s, ok := c.current(r)
+		if !ok {
+			c.refuse(w, r, http.StatusUnauthorized, "no session: log in at /ui/")
+			return
+		}
+		h(w, r, s)
+	}
+}
+
+// post wraps a change: it needs a session, this endpoint's Origin and the
+// session's CSRF token.
+func (c *console) post(h func(http.ResponseWriter, *http.Request, *session)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		setSecurityHeaders(w)
+		s, ok := c.current(r)
+		if !ok {
+			c.refuse(w, r, http.StatusUnauthorized, "no session: log in at /ui/")
+			return
+		}
+		if err := c.sameOrigin(r); err != nil {
+			c.refuse(w, r, http.StatusForbidden, "refused: "+err.Error())
+			return
+		}
+		if got := r.Header.Get(csrfHeader); got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(s.csrf)) != 1 {
+			c.refuse(w, r, http.StatusForbidden, "refused: missing or wrong "+csrfHeader)
+			return
+		}
+		h(w, r, s)
+	}
+}
+
+func writeConsoleJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(b)
+}
+
+func (c *console) sessionInfo(w http.ResponseWriter, _ *http.Request, s *session) {
+	writeConsoleJSON(w, http.StatusOK, map[string]any{"csrf": s.csrf, "token": c.a.token != ""})
+}
+
+type protoMessage = proto.Message
+
+// consoleJob is a row of the console's job list.
+type consoleJob struct {
+	ID         uint64  `json:"id"`
+	Name       string  `json:"name"`
+	State      string  `json:"state"`
+	Reason     string  `json:"reason"`
+	Message    string  `json:"message"`
+	Health     string  `json:"health"`
+	RowsPerSec float64 `json:"rows_per_sec"`
+	TotalLag   int64   `json:"total_lag"` // -1 unknown
+	Sink       string  `json:"sink"`
+	Table      string  `json:"table"`
+	Source     string  `json:"source"`
+	SampledMs  int64   `json:"sampled_ms"` // when rows/s and lag were sampled; 0 never
+}
+
+// jobs answers the job list: the manager's listing, with rows/s, lag and
+// sink from each job's newest sample (the job samples itself every
+// watermark_interval), so that the list costs one request to the manager.
+func (c *console) jobs(w http.ResponseWriter, r *http.Request, _ *session) {
+	res, err := c.a.ask(r.Context(), &api.ListJobsRequest{})
+	if err != nil {
+		c.refuse(w, r, http.StatusServiceUnavailable, "no answer from the manager: "+err.Error())
+		return
+	}
+	list, ok := res.(*api.ListJobsResponse)
+	if !ok || list.GetError() != nil {
+		c.refuse(w, r, http.StatusInternalServerError, fmt.Sprintf("list jobs: %T %v", res, list.GetError()))
+		return
+	}
+	out := make([]consoleJob, 0, len(list.GetJobs()))
+	for _, s := range list.GetJobs() {
+		j := consoleJob{ID: s.GetId(), Name: s.GetName(), State: s.GetState().String(), Reason: s.GetReason().String(),
+			Message: s.GetReasonMessage(), Health: s.GetHealth(), TotalLag: -1, Table: s.GetTable(), Source: s.GetSource()}
+		if p, ok := c.tl.latest(s.GetId()); ok {
+			j.RowsPerSec, j.TotalLag, j.Sink, j.SampledMs = p.RowsPerSec, p.TotalLag, p.Sink, p.AtMs
+		}
+		out = append(out, j)
+	}
+	writeConsoleJSON(w, http.StatusOK, map[string]any{"jobs": out})
+}
+
+// job answers a job's page: `job show` (protojson) and its timeline.
+func (c *console) job(w http.ResponseWriter, r *http.Request, _ *session) {
+	resp, ok := c.askJob(w, r, &api.ShowJobRequest{Name: r.PathValue("name")})
+	if !ok {
+		return
+	}
+	info, err := protojson.Marshal(resp.GetJob())
+	if err != nil {
+		c.refuse(w, r, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeConsoleJSON(w, http.StatusOK, map[string]any{
+		"job": json.RawMessage(info), "timeline": c.tl.series(resp.GetJob().GetSummary().GetId()),
+		"span_ms": c.tl.span.Milliseconds(), "now_ms": time.Now().UnixMilli(),
+	})
+}
+
+// action pauses, resumes or stops a job.
+func (c *console) action(w http.ResponseWriter, r *http.Request, _ *session) {
+	name := r.PathValue("name")
+	var req protoMessage
+	switch r.PathValue("action") {
+	case "pause":
+		req = &api.PauseJobRequest{Name: name}
+	case "resume":
+		req = &api.ResumeJobRequest{Name: name}
+	case "stop":
+		req = &api.StopJobRequest{Name: name}
+	default:
+		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("unknown action %q (pause, resume, stop)", r.PathValue("action")))
+		return
+	}
+	resp, ok := c.askJob(w, r, req)
+	if !ok {
+		return
+	}
+	c.a.logger.Info("console: job "+r.PathValue("action"), "name", name, "peer", r.RemoteAddr)
+	s := resp.GetJob().GetSummary()
+	writeConsoleJSON(w, http.StatusOK, map[string]string{"name": s.GetName(), "state": s.GetState().String(), "reason": s.GetReason().String()})
+}
+
+// askJob asks the manager a job request and answers the HTTP request
+// itself on failure.
+func (c *console) askJob(w http.ResponseWriter, r *http.Request, req protoMessage) (*api.JobResponse, bool) {
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	res, err := c.a.ask(ctx, req)
+	if err != nil {
+		c.refuse(w, r, http.StatusServiceUnavailable, "no answer: "+err.Error())
+		return nil, false
+	}
+	resp, ok := res.(*api.JobResponse)
+	if !ok {
+		c.refuse(w, r, http.StatusInternalServerError, fmt.Sprintf("unexpected answer %T", res))
+		return nil, false
+	}
+	if e := resp.GetError(); e != nil {
+		code := httpStatus(e)
+		if e.GetCode() == api.ErrorCode_FAILED_PRECONDITION {
+			code = http.StatusConflict
+		}
+		writeConsoleJSON(w, code, map[string]string{"error": e.GetCode().String() + ": " + e.GetMessage()})
+		return nil, false
+	}
+	return resp, true
+}

@@ -1,0 +1,200 @@
+// loadnode console: plain JS, no dependencies. It reads /ui/api and draws
+// its charts as inline SVG. Changes are POSTs with the session's CSRF token.
+"use strict";
+(function () {
+  const $ = (sel) => document.querySelector(sel);
+  let csrf = "";
+  let jobs = [];
+  let sortKey = "name", sortDir = 1;
+  let timer = null;
+
+  async function api(path, opts) {
+    const r = await fetch(path, Object.assign({ credentials: "same-origin" }, opts || {}));
+    if (r.status === 401) { location.href = "/ui/"; throw new Error("session ended"); }
+    const body = await r.json().catch(() => ({}));
+    if (!r.ok) throw new Error(body.error || r.statusText);
+    return body;
+  }
+
+  function el(tag, attrs, text) {
+    const e = document.createElement(tag);
+    for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  function lagText(v) { return v < 0 ? "?" : String(v); }
+  function fmtTime(ms) { return ms ? new Date(Number(ms)).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z") : "-"; }
+
+  // ------------------------------------------------------------ job list
+  function renderList() {
+    const f = $("#filter").value.trim().toLowerCase();
+    const rows = jobs.filter((j) => !f || [j.name, j.state, j.reason, j.health, j.sink, j.table, j.source, j.message]
+      .some((v) => String(v || "").toLowerCase().includes(f)));
+    rows.sort((a, b) => {
+      const x = a[sortKey], y = b[sortKey];
+      if (typeof x === "number" && typeof y === "number") return (x - y) * sortDir;
+      return String(x).localeCompare(String(y)) * sortDir;
+    });
+    const tb = $("#jobs tbody");
+    tb.replaceChildren();
+    for (const j of rows) {
+      const tr = el("tr", { "data-job": j.name, "data-state": j.state });
+      const name = el("td", { class: "name" });
+      const a = el("a", { href: "#/job/" + encodeURIComponent(j.name) }, j.name);
+      name.append(a);
+      const reason = el("td", { class: "reason", title: j.message || "" }, j.reason + (j.state === "PAUSED" && j.message ? ": " + j.message : ""));
+      tr.append(name, el("td", { class: "state" }, j.state), reason,
+        el("td", { class: "health health-" + j.health }, j.health || "-"),
+        el("td", { class: "num rate" }, j.rows_per_sec.toFixed(1)),
+        el("td", { class: "num lag" }, lagText(j.total_lag)),
+        el("td", { class: "sink" }, j.sink || "-"));
+      tb.append(tr);
+    }
+    $("#count").textContent = rows.length + " of " + jobs.length + " jobs";
+    document.querySelectorAll("#jobs th[data-key]").forEach((th) => {
+      th.classList.toggle("sorted-asc", th.dataset.key === sortKey && sortDir > 0);
+      th.classList.toggle("sorted-desc", th.dataset.key === sortKey && sortDir < 0);
+    });
+    document.body.dataset.listReady = "1";
+  }
+
+  async function loadList() {
+    try {
+      jobs = (await api("/ui/api/jobs")).jobs;
+      $("#status").textContent = "updated " + new Date().toLocaleTimeString();
+      renderList();
+    } catch (e) { $("#status").textContent = "error: " + e.message; }
+  }
+
+  // ------------------------------------------------------------ charts
+  const colors = ["#2f6fdf", "#d9480f", "#2b8a3e", "#9c36b5", "#e67700", "#0c8599", "#c2255c", "#5c940d"];
+
+  // chart draws series [{label, points: [[tMs, v], ...]}] as polylines
+  // over the window [from, to].
+  function chart(container, series, from, to, unit) {
+    const W = 760, H = 200, L = 56, R = 110, T = 10, B = 24;
+    const ns = "http://www.w3.org/2000/svg";
+    const svg = document.createElementNS(ns, "svg");
+    svg.setAttribute("width", W); svg.setAttribute("height", H); svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+    let ymax = 0;
+    for (const s of series) for (const p of s.points) ymax = Math.max(ymax, p[1]);
+    if (ymax <= 0) ymax = 1;
+    const x = (t) => L + ((t - from) / Math.max(to - from, 1)) * (W - L - R);
+    const y = (v) => H - B - (v / ymax) * (H - T - B);
+    const line = (x1, y1, x2, y2) => { const l = document.createElementNS(ns, "line"); l.setAttribute("x1", x1); l.setAttribute("y1", y1); l.setAttribute("x2", x2); l.setAttribute("y2", y2); l.setAttribute("class", "axis"); svg.append(l); };
+    const text = (tx, ty, s, anchor) => { const e = document.createElementNS(ns, "text"); e.setAttribute("x", tx); e.setAttribute("y", ty); if (anchor) e.setAttribute("text-anchor", anchor); e.textContent = s; svg.append(e); };
+    line(L, H - B, W - R, H - B); line(L, T, L, H - B);
+    text(L - 4, T + 8, ymax.toFixed(ymax < 10 ? 1 : 0), "end"); text(L - 4, H - B, "0", "end");
+    text(L, H - 6, "-" + Math.round((to - from) / 60000) + " min"); text(W - R, H - 6, "now", "end");
+    series.forEach((s, i) => {
+      const pl = document.createElementNS(ns, "polyline");
+      pl.setAttribute("points", s.points.map((p) => x(p[0]).toFixed(1) + "," + y(p[1]).toFixed(1)).join(" "));
+      pl.setAttribute("stroke", colors[i % colors.length]);
+      pl.setAttribute("data-series", s.label);
+      pl.setAttribute("data-points", String(s.points.length));
+      svg.append(pl);
+      const e = document.createElementNS(ns, "text");
+      e.setAttribute("x", W - R + 6); e.setAttribute("y", T + 12 + i * 14); e.setAttribute("fill", colors[i % colors.length]);
+      e.textContent = s.label; svg.append(e);
+    });
+    if (!series.length || !series.some((s) => s.points.length)) text(W / 2, H / 2, "no samples yet", "middle");
+    container.replaceChildren(svg);
+    if (unit) container.title = unit;
+  }
+
+  // ------------------------------------------------------------ job page
+  let current = "";
+  async function loadJob(name) {
+    let d;
+    try { d = await api("/ui/api/jobs/" + encodeURIComponent(name)); }
+    catch (e) { $("#job-name").textContent = name + ": " + e.message; return; }
+    const info = d.job, s = info.summary || {};
+    $("#job-name").textContent = s.name;
+    const facts = $("#job-facts");
+    facts.replaceChildren();
+    const fact = (k, v, cls) => { facts.append(el("dt", {}, k)); facts.append(el("dd", cls ? { class: cls } : {}, v)); };
+    fact("State", (s.state || "") + (s.reason ? " (" + s.reason + (s.reasonMessage ? ": " + s.reasonMessage : "") + ")" : ""), "job-state");
+    fact("Health", info.health || "-", "job-health health-" + (info.health || ""));
+    fact("Table", s.table || "-"); fact("Sink", info.sink || "-"); fact("Source", s.source || "-");
+    fact("Rows/s (1 min)", (info.rowsPerSecond || 0).toFixed(1));
+    fact("Total lag", lagText(Number(info.totalLag === undefined ? 0 : info.totalLag)));
+    const st = info.stats || {};
+    fact("Loaded rows", String(st.loadedRows || 0)); fact("Error rows", String(st.errorRows || 0));
+    fact("Error window", (st.windowErrorRows || 0) + " error rows in " + (st.windowRows || 0) + " rows (window of " + (info.errorWindowSize || "?") + " rows)");
+    $("#pause").disabled = !(s.state === "RUNNING" || s.state === "NEED_SCHEDULE");
+    $("#resume").disabled = s.state !== "PAUSED";
+    $("#stop").disabled = s.state === "STOPPED" || s.state === "CANCELLED";
+
+    const tl = d.timeline || [], to = d.now_ms, from = to - d.span_ms;
+    const parts = {};
+    for (const p of tl) for (const k in p.lag || {}) { if (p.lag[k] >= 0) (parts[k] = parts[k] || []).push([p.t, p.lag[k]]); }
+    chart($("#lag-chart"), Object.keys(parts).sort((a, b) => a - b).map((k) => ({ label: "partition " + k, points: parts[k] })), from, to, "records");
+    chart($("#rate-chart"), [{ label: "rows/s", points: tl.map((p) => [p.t, p.rows_per_sec]) }], from, to, "rows/s");
+
+    const hb = $("#history tbody");
+    hb.replaceChildren();
+    for (const t of (info.history || []).slice().reverse()) {
+      const tr = el("tr");
+      tr.append(el("td", {}, String(t.seq)), el("td", {}, fmtTime(t.timeUnixMs)), el("td", {}, t.from || "-"), el("td", {}, t.to || ""),
+        el("td", {}, t.reason || ""), el("td", {}, t.message || ""));
+      hb.append(tr);
+    }
+    const eb = $("#error-rows tbody");
+    eb.replaceChildren();
+    for (const r of info.errorRows || []) {
+      let raw = "";
+      try { raw = atob(r.raw || ""); } catch (e) { raw = r.raw || ""; }
+      const tr = el("tr");
+      tr.append(el("td", {}, String(r.partition || 0)), el("td", {}, String(r.offset || 0)), el("td", {}, fmtTime(r.timeUnixMs)),
+        el("td", {}, r.reason || ""), el("td", { class: "raw" }, raw));
+      eb.append(tr);
+    }
+    document.body.dataset.jobReady = s.name;
+  }
+
+  async function act(action) {
+    $("#action-result").textContent = "";
+    try {
+      const r = await api("/ui/api/jobs/" + encodeURIComponent(current) + "/" + action, { method: "POST", headers: { "X-CSRF-Token": csrf } });
+      $("#action-result").textContent = action + ": " + r.state;
+    } catch (e) { $("#action-result").textContent = action + " failed: " + e.message; }
+    loadJob(current);
+  }
+
+  // ------------------------------------------------------------ routing
+  function route() {
+    clearInterval(timer);
+    const m = location.hash.match(/^#\/job\/(.+)$/);
+    $("#list-view").hidden = !!m; $("#job-view").hidden = !m;
+    delete document.body.dataset.jobReady;
+    if (m) {
+      current = decodeURIComponent(m[1]);
+      loadJob(current);
+      timer = setInterval(() => loadJob(current), 5000);
+    } else {
+      loadList();
+      timer = setInterval(loadList, 5000);
+    }
+  }
+
+  async function init() {
+    csrf = (await api("/ui/api/session")).csrf;
+    document.body.dataset.csrfReady = "1";
+    $("#filter").addEventListener("input", renderList);
+    document.querySelectorAll("#jobs th[data-key]").forEach((th) => th.addEventListener("click", () => {
+      if (sortKey === th.dataset.key) sortDir = -sortDir; else { sortKey = th.dataset.key; sortDir = 1; }
+      renderList();
+    }));
+    $("#pause").addEventListener("click", () => act("pause"));
+    $("#resume").addEventListener("click", () => act("resume"));
+    $("#stop").addEventListener("click", () => { if (confirm("Stop job " + current + "? A stopped job cannot be resumed.")) act("stop"); });
+    $("#logout").addEventListener("click", async () => {
+      await api("/ui/logout", { method: "POST", headers: { "X-CSRF-Token": csrf } }).catch(() => {});
+      location.href = "/ui/";
+    });
+    window.addEventListener("hashchange", route);
+    route();
+  }
+  init();
+})();
