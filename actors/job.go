@@ -100,7 +100,7 @@ type job struct {
 	generation uint64
 	tasks      map[string]int // task PID id -> index, current generation only
 	retries    int            // consecutive task or topology failures
-	health         string // the last verdict judged (judge)
+	health     string         // the last verdict judged (judge)
 	// windowSeq is the journal seq of the newest user resume: the error
 	// window starts there (see applyWindowReset).
 	windowSeq      uint64
