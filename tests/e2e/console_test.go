@@ -1,0 +1,210 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/client"
+	"github.com/loadnode/loadnode/internal/testnode"
+)
+
+// skipBrowserEnv, set to 1, skips the browser test when Chromium is
+// missing (locally only: CI installs it with `make deps`).
+const skipBrowserEnv = "LOADNODE_SKIP_BROWSER"
+
+// chromium returns the Chromium binary, or fails the test: a missing
+// browser is an error (make deps installs Debian's chromium), not a skip,
+// unless $LOADNODE_SKIP_BROWSER=1.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv(skipBrowserEnv) == "1" {
+		t.Skip("chromium is not installed and $" + skipBrowserEnv + "=1")
+	}
+	t.Fatal("chromium is not installed: run `make deps` (apt-get install chromium), or set " + skipBrowserEnv + "=1 to skip this test locally")
+	return ""
+}
+
+// artifactDir is where test artefacts go: $LOADNODE_ARTIFACTS, or the
+// test's temporary directory.
+func artifactDir(t *testing.T) string {
+	if d := os.Getenv("LOADNODE_ARTIFACTS"); d != "" {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	return t.TempDir()
+}
+
+// TestConsoleInChromium drives the web console of a real `loadnode serve`
+// in headless Chromium: log in with the token, the list shows the real
+// jobs (a paused one with its reason), a job's charts have points, the
+// pause button pauses the job (seen through the client), and a POST
+// without the CSRF token is refused. A screenshot is written as an
+// artefact.
+func TestConsoleInChromium(t *testing.T) {
+	bin := chromium(t)
+	const token = "console-0123456789abcdef-token"
+	b := testnode.StartBroker(t, 2, "orders")
+	cfg := writeNodeConfig(t, "watermark_interval: 300ms\n")
+	p := testnode.Start(t, testnode.Options{DataDir: t.TempDir(), HTTP: true, Args: []string{"--config", cfg},
+		Env: []string{"LOADNODE_AUTH_TOKEN=" + token}})
+	c := p.Client(t, client.WithToken(token))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, s := range []*api.JobSpec{
+		jsonSpec("orders_live", "orders", "orders", b.Addrs()),
+		jsonSpec("orders_held", "orders_held", "orders", b.Addrs()),
+	} {
+		if _, err := c.CreateJob(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.PauseJob(ctx, "orders_held"); err != nil {
+		t.Fatal(err)
+	}
+	vals := make([]string, 200)
+	for i := range vals {
+		vals[i] = fmt.Sprintf(`{"id":%d,"note":"n"}`, i)
+	}
+	produceValues(t, b, "orders", vals...)
+	base := "http://" + p.AdminAddr()
+
+	// Without a session the console's JSON is refused, and /v1 still
+	// wants the bearer token.
+	for _, path := range []string{"/ui/api/jobs", "/v1/jobs"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("GET %s without credentials: %s, want 401", path, resp.Status)
+		}
+	}
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1100))
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run as root with its sandbox
+	}
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	defer acancel()
+	bctx, bcancel := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	defer bcancel()
+	if err := chromedp.Do(bctx); err != nil { // starts the browser, on a context without a timeout
+		t.Fatalf("start chromium: %v", err)
+	}
+	// step runs one browser action with a deadline.
+	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, scancel := context.WithTimeout(bctx, 60*time.Second)
+		defer scancel()
+		if err := chromedp.Do(sctx, actions...); err != nil {
+			t.Fatalf("browser: %s: %v\nnode log:\n%s", what, err, p.Tail(40))
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		sctx, scancel := context.WithTimeout(bctx, 30*time.Second)
+		defer scancel()
+		v, err := chromedp.Run(sctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("browser: text of %s: %v", sel, err)
+		}
+		return v
+	}
+	eval := func(expr string) string {
+		t.Helper()
+		sctx, scancel := context.WithTimeout(bctx, 30*time.Second)
+		defer scancel()
+		v, err := chromedp.Run(sctx, chromedp.Evaluate[string](expr, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("browser: %s: %v", expr, err)
+		}
+		return v
+	}
+
+	// Log in.
+	step("log in", chromedp.Navigate(base+"/ui/"), chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), token), chromedp.Click(chromedp.ID("login-button")),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-list-ready="1"]`)))
+
+	// The list renders the real jobs; the paused one shows its reason.
+	step("job list", chromedp.WaitVisible(chromedp.CSS(`tr[data-job="orders_held"]`)), chromedp.WaitVisible(chromedp.CSS(`tr[data-job="orders_live"]`)))
+	if r := text(`tr[data-job="orders_held"] td.reason`); !strings.Contains(r, "USER_PAUSE") {
+		t.Errorf("the paused job's reason cell says %q", r)
+	}
+	if s := text(`tr[data-job="orders_live"] td.state`); s == "" {
+		t.Error("the live job's state cell is empty")
+	}
+	// The filter narrows the list.
+	step("filter", chromedp.SendKeys(chromedp.ID("filter"), "held"))
+	if n := eval(`String(document.querySelectorAll("#jobs tbody tr").length)`); n != "1" {
+		t.Errorf("filter 'held' leaves %s rows, want 1", n)
+	}
+
+	// The job page: its charts fill with samples.
+	step("job page", chromedp.Navigate(base+"/ui/#/job/orders_live"),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-job-ready="orders_live"]`)))
+	waitFor(t, 60*time.Second, "chart points", func() (bool, string) {
+		lag := eval(`Array.from(document.querySelectorAll("#lag-chart polyline")).map(p => p.dataset.points).join(",")`)
+		rate := eval(`Array.from(document.querySelectorAll("#rate-chart polyline")).map(p => p.dataset.points).join(",")`)
+		n, _ := strconv.Atoi(strings.Split(rate, ",")[0])
+		lagParts := strings.Split(lag, ",")
+		m, _ := strconv.Atoi(lagParts[0])
+		return n >= 2 && m >= 2 && len(lagParts) == 2, "lag points " + lag + ", rate points " + rate
+	})
+	sctx, scancel := context.WithTimeout(bctx, 30*time.Second)
+	shot, err := chromedp.Run(sctx, chromedp.FullScreenshot(90))
+	scancel()
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	png := filepath.Join(artifactDir(t), "console-job.png")
+	if err := os.WriteFile(png, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", png, len(shot))
+
+	// The pause button pauses the job.
+	step("pause", chromedp.WaitEnabled(chromedp.ID("pause")), chromedp.Click(chromedp.ID("pause")))
+	waitFor(t, 30*time.Second, "orders_live paused by the button", func() (bool, string) {
+		s := show(t, c, "orders_live").GetSummary()
+		return s.GetState() == api.JobState_PAUSED && s.GetReason() == api.Reason_USER_PAUSE, s.GetState().String() + " " + s.GetReason().String()
+	})
+
+	// A POST from the page without the CSRF token, or with a wrong one, is
+	// refused and changes nothing.
+	if st := eval(`fetch("/ui/api/jobs/orders_live/resume", {method: "POST"}).then(r => String(r.status))`); st != "403" {
+		t.Errorf("POST without the CSRF token: %s, want 403", st)
+	}
+	if st := eval(`fetch("/ui/api/jobs/orders_live/resume", {method: "POST", headers: {"X-CSRF-Token": "0000"}}).then(r => String(r.status))`); st != "403" {
+		t.Errorf("POST with a wrong CSRF token: %s, want 403", st)
+	}
+	if s := show(t, c, "orders_live").GetSummary(); s.GetState() != api.JobState_PAUSED {
+		t.Errorf("a refused POST changed the job: %s", s.GetState())
+	}
+	// The resume button, with the token, works.
+	step("resume", chromedp.WaitEnabled(chromedp.ID("resume")), chromedp.Click(chromedp.ID("resume")))
+	waitFor(t, 30*time.Second, "orders_live resumed by the button", func() (bool, string) {
+		s := show(t, c, "orders_live").GetSummary()
+		return s.GetState() != api.JobState_PAUSED, s.GetState().String()
+	})
+}
