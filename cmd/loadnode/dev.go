@@ -37,6 +37,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	seed := fs.Int("seed", 50000, "records written before the job starts")
 	partitions := fs.Int("partitions", 4, "partitions of the demo topic")
 	logLevel := fs.String("log-level", "warn", "node log level (debug|info|warn|error)")
+	httpAddr := fs.String("http", "", "admin endpoint `HOST:PORT` of the dev node, with the web console at /ui (e.g. 127.0.0.1:8080; port 0 picks one); off by default")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: loadnode dev [flags]\n\nRuns a self-contained demo: an embedded Kafka-protocol broker (kfake) on\nloopback, a producer, a node on a Pebble store and a demo job, with a live\nprogress line.\n\n")
 		fs.PrintDefaults()
@@ -88,12 +89,16 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	cfg := config.DefaultNode()
 	cfg.DataDir, cfg.Listen = dir, *listen
 	cfg.WatermarkInterval = time.Second
+	cfg.HTTP = *httpAddr
 	n, err := node.Start(ctx, node.Config{Node: cfg, Logger: logger})
 	if err != nil {
 		return fmt.Errorf("dev: %w", err)
 	}
 	defer n.Close()
 	fmt.Fprintf(stdout, "dev: node on %s, data in %s\n", n.Addr(), dir)
+	if a := n.AdminAddr(); a != "" {
+		fmt.Fprintf(stdout, "dev: web console on http://%s/ui/ (metrics on http://%s/metrics)\n", a, a)
+	}
 
 	// 3. The demo job, through the client like any program would.
 	c, err := client.Dial(ctx, n.Addr())

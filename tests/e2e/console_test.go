@@ -172,7 +172,7 @@ func TestConsoleInChromium(t *testing.T) {
 		return n >= 2 && m >= 2 && len(lagParts) == 2, "lag points " + lag + ", rate points " + rate
 	})
 	sctx, scancel := context.WithTimeout(bctx, 30*time.Second)
-	shot, err := chromedp.Run(sctx, chromedp.FullScreenshot(90))
+	shot, err := chromedp.Run(sctx, chromedp.FullScreenshot(100)) // quality 100: PNG
 	scancel()
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)

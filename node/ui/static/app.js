@@ -86,7 +86,7 @@
     const text = (tx, ty, s, anchor) => { const e = document.createElementNS(ns, "text"); e.setAttribute("x", tx); e.setAttribute("y", ty); if (anchor) e.setAttribute("text-anchor", anchor); e.textContent = s; svg.append(e); };
     line(L, H - B, W - R, H - B); line(L, T, L, H - B);
     text(L - 4, T + 8, ymax.toFixed(ymax < 10 ? 1 : 0), "end"); text(L - 4, H - B, "0", "end");
-    text(L, H - 6, "-" + Math.round((to - from) / 60000) + " min"); text(W - R, H - 6, "now", "end");
+    text(L, H - 6, "-" + Math.max(1, Math.round((to - from) / 60000)) + " min"); text(W - R, H - 6, "now", "end");
     series.forEach((s, i) => {
       const pl = document.createElementNS(ns, "polyline");
       pl.setAttribute("points", s.points.map((p) => x(p[0]).toFixed(1) + "," + y(p[1]).toFixed(1)).join(" "));
@@ -126,7 +126,10 @@
     $("#resume").disabled = s.state !== "PAUSED";
     $("#stop").disabled = s.state === "STOPPED" || s.state === "CANCELLED";
 
-    const tl = d.timeline || [], to = d.now_ms, from = to - d.span_ms;
+    // The window is the last hour, or less while the node has sampled
+    // the job for less (from its first sample, at least 5 minutes).
+    const tl = d.timeline || [], to = d.now_ms;
+    const from = Math.max(to - d.span_ms, Math.min(tl.length ? tl[0].t : to, to - 5 * 60000));
     const parts = {};
     for (const p of tl) for (const k in p.lag || {}) { if (p.lag[k] >= 0) (parts[k] = parts[k] || []).push([p.t, p.lag[k]]); }
     chart($("#lag-chart"), Object.keys(parts).sort((a, b) => a - b).map((k) => ({ label: "partition " + k, points: parts[k] })), from, to, "records");
