@@ -95,12 +95,14 @@ func TestFailingHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	produceValues(t, b, "live", `{"id":1,"note":"a"}`, `{"id":2,"note":"b"}`)
+	began := time.Now()
 	waitFor(t, 60*time.Second, "orders_unreachable failing", func() (bool, string) {
 		info := show(t, c, "orders_unreachable")
 		s := info.GetSummary()
 		return info.GetHealth() == "failing" && s.GetState() == api.JobState_NEED_SCHEDULE &&
 			strings.Contains(s.GetReasonMessage(), "source error (retry"), fmt.Sprintf("%s %s %q retries=%d", info.GetHealth(), s.GetState(), s.GetReasonMessage(), info.GetRetries())
 	})
+	t.Logf("failing after %s", time.Since(began))
 	waitFor(t, 60*time.Second, "orders_live healthy with its rows", func() (bool, string) {
 		info := show(t, c, "orders_live")
 		return info.GetHealth() == "healthy" && info.GetStats().GetLoadedRows() == 2, fmt.Sprintf("%s loaded %d", info.GetHealth(), info.GetStats().GetLoadedRows())
@@ -108,6 +110,7 @@ func TestFailingHealth(t *testing.T) {
 	if h := show(t, c, "orders_paused").GetHealth(); h != "paused" {
 		t.Errorf("orders_paused health %s, want paused", h)
 	}
+	t.Logf("healthy after %s", time.Since(began))
 	// The listing carries the verdicts (the job actor re-judges and tells
 	// the manager).
 	waitFor(t, 30*time.Second, "listing verdicts", func() (bool, string) {
@@ -132,6 +135,7 @@ func TestFailingHealth(t *testing.T) {
 			strings.Contains(m, `loadnode_job_health{health="paused",job="orders_paused"} 1`), grepLines(m, "loadnode_job_health")
 	})
 
+	t.Logf("metrics after %s", time.Since(began))
 	// Logs: every line about a job carries its id and its name.
 	log := p.Log()
 	names := map[string]string{}
