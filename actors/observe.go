@@ -67,7 +67,9 @@ func (j *job) judge(ctx actor.Context, notify bool) {
 	if j.rec == nil || isFinal(j.state) {
 		return
 	}
-	info := shape(j.view())
+	v := j.view()
+	v.lean = true
+	info := shape(v)
 	h := info.GetHealth()
 	prev := j.health
 	j.health = h

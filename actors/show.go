@@ -44,6 +44,9 @@ type jobView struct {
 	now        time.Time
 	stallAfter time.Duration
 	retries    int // consecutive failures being retried
+	// lean: for a look that is not kept (judge), the spec and the
+	// statistics are not copied.
+	lean bool
 }
 
 // present assembles a JobInfo from v plus the journal (metadata store) and
@@ -87,9 +90,13 @@ func present(v jobView) (*api.JobInfo, error) {
 // health verdict.
 func shape(v jobView) *api.JobInfo {
 	info := &api.JobInfo{
-		Summary: v.summary, Spec: api.RedactSpec(v.rec.GetSpec()), Stats: proto.Clone(v.stats).(*api.JobStats),
-		CreatedUnixMs: v.rec.GetCreatedUnixMs(), TotalLag: 0,
+		Summary: v.summary, CreatedUnixMs: v.rec.GetCreatedUnixMs(), TotalLag: 0,
 		ErrorWindowSize: errorWindowSize(v.rec.GetSpec()),
+	}
+	if v.lean {
+		info.Stats = v.stats // read, never kept: no copy
+	} else {
+		info.Spec, info.Stats = api.RedactSpec(v.rec.GetSpec()), proto.Clone(v.stats).(*api.JobStats)
 	}
 	info.Sink = "embedded"
 	if d, ok := v.sink.(sink.Describer); ok {
@@ -124,8 +131,7 @@ func shape(v jobView) *api.JobInfo {
 		info.Retries = int32(v.retries)
 		info.Health = health(info, v.now, v.stallAfter, v.rec.GetSpec().GetMaxBatchRows())
 		if info.Summary != nil {
-			info.Summary = proto.Clone(info.Summary).(*api.JobSummary)
-			info.Summary.Health = info.Health
+			info.Summary.Health = info.Health // a live job's summary is built for this look (job.summary)
 		}
 	}
 	return info

@@ -25,6 +25,11 @@ type timelines struct {
 // timelineSpan is how far back the console's charts reach.
 const timelineSpan = time.Hour
 
+// timelineBudget bounds the samples kept node-wide (about 150 B each, plus
+// 16 B per partition): past timelineBudget/722 sampled jobs, each job keeps
+// fewer than an hour of samples.
+const timelineBudget = 1_000_000
+
 type timeline struct {
 	name   string
 	points []point // oldest first
@@ -70,8 +75,11 @@ func (ts *timelines) add(s *actors.JobSample) {
 	} else {
 		tl.points = append(tl.points, p)
 	}
+	// The node-wide budget shares timelineBudget samples between the jobs:
+	// with many jobs each keeps fewer (at least 16).
+	limit := min(ts.max, max(timelineBudget/len(ts.jobs), 16))
 	cut := 0
-	for cut < len(tl.points)-1 && (len(tl.points)-cut > ts.max || tl.points[cut].AtMs < s.AtMs-ts.span.Milliseconds()) {
+	for cut < len(tl.points)-1 && (len(tl.points)-cut > limit || tl.points[cut].AtMs < s.AtMs-ts.span.Milliseconds()) {
 		cut++
 	}
 	if cut > 0 {
