@@ -100,6 +100,8 @@ type harnessOpts struct {
 	now func() time.Time
 	// logs, if set, also receives every log record.
 	logs slog.Handler
+	// observer, if set, receives samples and events.
+	observer Observer
 }
 
 // newHarnessOpts is newHarnessSources with the optional Deps of o.
@@ -129,7 +131,7 @@ func newHarnessOpts(t *testing.T, fs vfs.FS, open SourceFactory, set Settings, o
 		meta = o.meta(meta)
 	}
 	deps := &Deps{Meta: meta, Sinks: func(*api.TableSpec) (sink.Sink, error) { return sk, nil },
-		Specs: testSpecs{}, Logger: logger, Settings: testSettings(set), Sources: open, Now: o.now}
+		Specs: testSpecs{}, Logger: logger, Settings: testSettings(set), Sources: open, Now: o.now, Observer: o.observer}
 	sch, _ := system.Root.SpawnNamed(NewSchedulerProps(4, logger), SchedulerName)
 	props, err := NewManagerProps(deps, sch)
 	if err != nil {

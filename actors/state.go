@@ -64,7 +64,10 @@ func (j *job) applyTransition(ctx actor.Context, t *api.Transition) {
 	if to != leaving {
 		j.epoch++
 	}
-	if to == api.JobState_RUNNING {
+	if to == api.JobState_RUNNING || leaving == api.JobState_PAUSED {
+		// The stall clock (last progress) starts again when the job runs,
+		// and at a resume: a job just resumed is not stalled for the time
+		// it was paused.
 		j.runningSinceMs = t.TimeUnixMs
 	}
 	// Routine steps (scheduled, recovered at restart) are debug: a restart
