@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/loadnode/loadnode/config"
@@ -146,6 +147,9 @@ func (c serveCmd) run(ctx context.Context, m *Main) error {
 		if err := printDatabases(ctx, m, cfg); err != nil {
 			return err
 		}
+		if err := printAlerts(m, cfg); err != nil {
+			return err
+		}
 		fmt.Fprintln(m.Stderr, "loadnode: configuration is valid")
 		return nil
 	}
@@ -216,6 +220,39 @@ func (c serveCmd) run(ctx context.Context, m *Main) error {
 		return fmt.Errorf("serve: close: %w", err)
 	}
 	logger.Info("loadnode: stopped")
+	return nil
+}
+
+// printAlerts prints the webhook targets; a secret that cannot be read
+// fails the check. Where a secret comes from is printed, never the secret.
+func printAlerts(m *Main, cfg config.Node) error {
+	if len(cfg.Alerts.Webhooks) == 0 {
+		fmt.Fprintln(m.Stdout, "alerts: {}")
+		return nil
+	}
+	fmt.Fprintln(m.Stdout, "alerts:\n  webhooks:")
+	for i, w := range cfg.Alerts.Webhooks {
+		field := fmt.Sprintf("alerts.webhooks[%d]", i)
+		secret, inline, err := w.ReadSecret(field)
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		from := "none (unsigned)"
+		switch {
+		case inline:
+			from = "inline in the config file (prefer secret_file or secret_env)"
+		case w.SecretEnv != "":
+			from = "$" + w.SecretEnv
+		case secret != "":
+			from = "secret_file " + w.SecretFile
+		}
+		events := "all"
+		if w.Events != nil {
+			events = strings.Join(w.Events, ", ")
+		}
+		fmt.Fprintf(m.Stdout, "    - url: %q\n      name: %q\n      events: [%s]\n      timeout: %s\n      queue_size: %d\n      max_attempts: %d\n      backoff_base: %s\n      backoff_max: %s\n      # secret from: %s\n",
+			w.URL, w.TargetName(), events, w.Timeout, w.QueueSize, w.MaxAttempts, w.BackoffBase, w.BackoffMax, from)
+	}
 	return nil
 }
 
