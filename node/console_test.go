@@ -101,3 +101,53 @@ func TestConsoleSessions(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleWithoutToken: without a token (loopback only) the first visit
+// opens a session, and changes still need its CSRF token and the Origin.
+func TestConsoleWithoutToken(t *testing.T) {
+	cfg := config.DefaultNode()
+	cfg.DataDir, cfg.Listen, cfg.HTTP = t.TempDir(), "127.0.0.1:0", "127.0.0.1:0"
+	n, err := node.Start(context.Background(), node.Config{Node: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	base := "http://" + n.AdminAddr()
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar}
+	resp, err := hc.Get(base + "/ui/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "app.js") {
+		t.Fatalf("/ui/ without a token: %d, want the console", resp.StatusCode)
+	}
+	post := func(csrf string) int {
+		req, _ := http.NewRequest("POST", base+"/ui/api/jobs/nope/stop", nil)
+		req.Header.Set("Origin", base)
+		if csrf != "" {
+			req.Header.Set("X-CSRF-Token", csrf)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post(""); code != 403 {
+		t.Errorf("POST without the CSRF token: %d", code)
+	}
+	resp, err = hc.Get(base + "/ui/api/session")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	csrf := strings.SplitN(strings.SplitN(string(b), `"csrf":"`, 2)[1], `"`, 2)[0]
+	if code := post(csrf); code != 404 {
+		t.Errorf("POST with the CSRF token: %d, want 404 (no such job)", code)
+	}
+}
