@@ -50,6 +50,10 @@ type Schema struct {
 	// hasString reports whether any column is STRING (parsers then keep a
 	// string copy of each record to slice values from).
 	hasString bool
+	// keys are the key columns of a UNIQUE or AGGREGATE table, in key
+	// order; seq is the sequence column, or -1 (model.go).
+	keys []int
+	seq  int
 }
 
 // NewSchema validates spec and returns its Schema. The spec is cloned, so the
@@ -61,8 +65,8 @@ func NewSchema(spec *api.TableSpec) (*Schema, error) {
 	if err := checkName(spec.GetName()); err != nil {
 		return nil, fieldErr("table.name", "%s", err)
 	}
-	if m := spec.GetModel(); m != api.TableModel_DUPLICATE {
-		return nil, fieldErr("table.model", "unknown model %q", m.String())
+	if _, known := api.TableModel_name[int32(spec.GetModel())]; !known {
+		return nil, fieldErr("table.model", "unknown model %q", spec.GetModel().String())
 	}
 	cols := spec.GetColumns()
 	if len(cols) == 0 {
@@ -102,6 +106,9 @@ func NewSchema(spec *api.TableSpec) (*Schema, error) {
 		s.index[c.GetName()] = i
 	}
 	s.cols = s.spec.GetColumns()
+	if err := s.compileModel(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -93,6 +93,9 @@ type tableInfo struct {
 	ident  pgx.Identifier
 	// cols are every column COPY writes, the added ones first.
 	cols []string
+	// keyed, set on a commit's copy of a UNIQUE or AGGREGATE table's
+	// info, is the schema its rows merge by (models.go).
+	keyed *table.Schema
 }
 
 func newTableInfo(pgSchema string, sc *table.Schema) *tableInfo {
