@@ -3,6 +3,7 @@ package table
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -214,6 +215,12 @@ func Compare(existing, spec *api.TableSpec) error {
 	if existing.GetModel() != spec.GetModel() {
 		return mismatch("table.model", "model is %s, spec says %s", existing.GetModel(), spec.GetModel())
 	}
+	if !slices.Equal(existing.GetKeyColumns(), spec.GetKeyColumns()) {
+		return mismatch("table.keys", "key columns are %v, spec says %v", existing.GetKeyColumns(), spec.GetKeyColumns())
+	}
+	if existing.GetSequenceColumn() != spec.GetSequenceColumn() {
+		return mismatch("table.sequence_column", "sequence column is %q, spec says %q", existing.GetSequenceColumn(), spec.GetSequenceColumn())
+	}
 	ec, sc := existing.GetColumns(), spec.GetColumns()
 	for i := 0; i < len(ec) || i < len(sc); i++ {
 		field := fmt.Sprintf("table.columns[%d]", i)
@@ -225,7 +232,7 @@ func Compare(existing, spec *api.TableSpec) error {
 		case ec[i].GetName() != sc[i].GetName() || ec[i].GetType() != sc[i].GetType():
 			return mismatch(field, "column %d is %s %s, spec says %s %s", i+1, ec[i].GetName(), ec[i].GetType(), sc[i].GetName(), sc[i].GetType())
 		case !proto.Equal(ec[i], sc[i]):
-			return mismatch(field, "column %d %s differs in its options (length, precision, scale, NOT NULL or DEFAULT)", i+1, ec[i].GetName())
+			return mismatch(field, "column %d %s differs in its options (length, precision, scale, NOT NULL, DEFAULT or aggregation)", i+1, ec[i].GetName())
 		}
 	}
 	return nil
