@@ -3391,6 +3391,219 @@ func (x *JobRecord) GetCreatedUnixMs() int64 {
 	return 0
 }
 
+// TableInsertRequest adds rows to a table (Doris INSERT INTO ... VALUES),
+// in one atomic write; a UNIQUE or AGGREGATE table merges them as a load
+// does. Each row has one cell per name of columns (empty: every column,
+// in table order), given as text and parsed as the column's type; a
+// column not named takes its default (NULL without one).
+type TableInsertRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         string                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	Columns       []string               `protobuf:"bytes,2,rep,name=columns,proto3" json:"columns,omitempty"`
+	Rows          []*InsertRow           `protobuf:"bytes,3,rep,name=rows,proto3" json:"rows,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TableInsertRequest) Reset() {
+	*x = TableInsertRequest{}
+	mi := &file_api_loadnode_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TableInsertRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TableInsertRequest) ProtoMessage() {}
+
+func (x *TableInsertRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TableInsertRequest.ProtoReflect.Descriptor instead.
+func (*TableInsertRequest) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *TableInsertRequest) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *TableInsertRequest) GetColumns() []string {
+	if x != nil {
+		return x.Columns
+	}
+	return nil
+}
+
+func (x *TableInsertRequest) GetRows() []*InsertRow {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
+}
+
+type InsertRow struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cells         []*InsertCell          `protobuf:"bytes,1,rep,name=cells,proto3" json:"cells,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InsertRow) Reset() {
+	*x = InsertRow{}
+	mi := &file_api_loadnode_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InsertRow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InsertRow) ProtoMessage() {}
+
+func (x *InsertRow) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InsertRow.ProtoReflect.Descriptor instead.
+func (*InsertRow) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *InsertRow) GetCells() []*InsertCell {
+	if x != nil {
+		return x.Cells
+	}
+	return nil
+}
+
+type InsertCell struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Null          bool                   `protobuf:"varint,1,opt,name=null,proto3" json:"null,omitempty"`
+	Text          string                 `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InsertCell) Reset() {
+	*x = InsertCell{}
+	mi := &file_api_loadnode_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InsertCell) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InsertCell) ProtoMessage() {}
+
+func (x *InsertCell) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InsertCell.ProtoReflect.Descriptor instead.
+func (*InsertCell) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *InsertCell) GetNull() bool {
+	if x != nil {
+		return x.Null
+	}
+	return false
+}
+
+func (x *InsertCell) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+type TableInsertResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Rows          int64                  `protobuf:"varint,1,opt,name=rows,proto3" json:"rows,omitempty"`
+	Error         *Error                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TableInsertResponse) Reset() {
+	*x = TableInsertResponse{}
+	mi := &file_api_loadnode_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TableInsertResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TableInsertResponse) ProtoMessage() {}
+
+func (x *TableInsertResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TableInsertResponse.ProtoReflect.Descriptor instead.
+func (*TableInsertResponse) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *TableInsertResponse) GetRows() int64 {
+	if x != nil {
+		return x.Rows
+	}
+	return 0
+}
+
+func (x *TableInsertResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 var File_api_loadnode_proto protoreflect.FileDescriptor
 
 const file_api_loadnode_proto_rawDesc = "" +
@@ -3644,7 +3857,20 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
 	"\x04spec\x18\x03 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12&\n" +
-	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs*\xbf\x01\n" +
+	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\"p\n" +
+	"\x12TableInsertRequest\x12\x14\n" +
+	"\x05table\x18\x01 \x01(\tR\x05table\x12\x18\n" +
+	"\acolumns\x18\x02 \x03(\tR\acolumns\x12*\n" +
+	"\x04rows\x18\x03 \x03(\v2\x16.loadnode.v1.InsertRowR\x04rows\":\n" +
+	"\tInsertRow\x12-\n" +
+	"\x05cells\x18\x01 \x03(\v2\x17.loadnode.v1.InsertCellR\x05cells\"4\n" +
+	"\n" +
+	"InsertCell\x12\x12\n" +
+	"\x04null\x18\x01 \x01(\bR\x04null\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\"S\n" +
+	"\x13TableInsertResponse\x12\x12\n" +
+	"\x04rows\x18\x01 \x01(\x03R\x04rows\x12(\n" +
+	"\x05error\x18\x02 \x01(\v2\x12.loadnode.v1.ErrorR\x05error*\xbf\x01\n" +
 	"\tErrorCode\x12\x06\n" +
 	"\x02OK\x10\x00\x12\x14\n" +
 	"\x10INVALID_ARGUMENT\x10\x01\x12\r\n" +
@@ -3740,7 +3966,7 @@ func file_api_loadnode_proto_rawDescGZIP() []byte {
 }
 
 var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_api_loadnode_proto_goTypes = []any{
 	(ErrorCode)(0),                // 0: loadnode.v1.ErrorCode
 	(ColumnType)(0),               // 1: loadnode.v1.ColumnType
@@ -3786,11 +4012,15 @@ var file_api_loadnode_proto_goTypes = []any{
 	(*ExecRequest)(nil),           // 41: loadnode.v1.ExecRequest
 	(*ExecResponse)(nil),          // 42: loadnode.v1.ExecResponse
 	(*JobRecord)(nil),             // 43: loadnode.v1.JobRecord
-	nil,                           // 44: loadnode.v1.KafkaSpec.OffsetsEntry
-	nil,                           // 45: loadnode.v1.KafkaSpec.PropertiesEntry
-	nil,                           // 46: loadnode.v1.KinesisSpec.PositionsEntry
-	nil,                           // 47: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	nil,                           // 48: loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	(*TableInsertRequest)(nil),    // 44: loadnode.v1.TableInsertRequest
+	(*InsertRow)(nil),             // 45: loadnode.v1.InsertRow
+	(*InsertCell)(nil),            // 46: loadnode.v1.InsertCell
+	(*TableInsertResponse)(nil),   // 47: loadnode.v1.TableInsertResponse
+	nil,                           // 48: loadnode.v1.KafkaSpec.OffsetsEntry
+	nil,                           // 49: loadnode.v1.KafkaSpec.PropertiesEntry
+	nil,                           // 50: loadnode.v1.KinesisSpec.PositionsEntry
+	nil,                           // 51: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	nil,                           // 52: loadnode.v1.AlterJobRequest.ResetPositionsEntry
 }
 var file_api_loadnode_proto_depIdxs = []int32{
 	0,  // 0: loadnode.v1.Error.code:type_name -> loadnode.v1.ErrorCode
@@ -3798,9 +4028,9 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	5,  // 2: loadnode.v1.Column.aggregation:type_name -> loadnode.v1.Aggregation
 	8,  // 3: loadnode.v1.TableSpec.columns:type_name -> loadnode.v1.Column
 	2,  // 4: loadnode.v1.TableSpec.model:type_name -> loadnode.v1.TableModel
-	44, // 5: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	45, // 6: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
-	46, // 7: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
+	48, // 5: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	49, // 6: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	50, // 7: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
 	9,  // 8: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
 	10, // 9: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
 	11, // 10: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
@@ -3819,8 +4049,8 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	15, // 23: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
 	12, // 24: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
 	12, // 25: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	47, // 26: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	48, // 27: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	51, // 26: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	52, // 27: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
 	9,  // 28: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
 	9,  // 29: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
 	7,  // 30: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
@@ -3839,11 +4069,14 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	9,  // 43: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
 	7,  // 44: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
 	12, // 45: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
-	46, // [46:46] is the sub-list for method output_type
-	46, // [46:46] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	45, // 46: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
+	46, // 47: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
+	7,  // 48: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
+	49, // [49:49] is the sub-list for method output_type
+	49, // [49:49] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }
@@ -3871,7 +4104,7 @@ func file_api_loadnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_loadnode_proto_rawDesc), len(file_api_loadnode_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   42,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -18,8 +18,9 @@
 //	CREATE TABLE [IF NOT EXISTS] [db.]name (col type [KEY] [NULL | NOT NULL] [DEFAULT v] [COMMENT '...'], INDEX ..., ...)
 //	    [ENGINE=OLAP] [DUPLICATE KEY(cols)] [COMMENT '...']
 //	    [DISTRIBUTED BY HASH(cols)|RANDOM [BUCKETS n|AUTO]] [PROPERTIES (...)]
-//	CREATE ROUTINE LOAD [db.]name ON [db.]table [WITH APPEND]
+//	CREATE ROUTINE LOAD [db.]name ON [db.]table [WITH APPEND|MERGE|DELETE]
 //	    [COLUMNS TERMINATED BY 'sep'] [,] [COLUMNS (c1, tmp, c3 = expr, ...)] [,] [WHERE expr]
+//	    [,] [DELETE ON expr] [,] [ORDER BY col]
 //	    [PROPERTIES (...)] FROM KAFKA (...) [COMMENT '...']
 //	ALTER ROUTINE LOAD FOR [db.]name [PROPERTIES (...)] [FROM KAFKA (...)]
 //	PAUSE [ALL] ROUTINE LOAD [FOR [db.]name]      (FOR without ALL, none with ALL)
@@ -27,6 +28,10 @@
 //	STOP ROUTINE LOAD FOR [db.]name
 //	SHOW [ALL] ROUTINE LOAD [FOR [db.]name]
 //	TRUNCATE TABLE [db.]name                (every row goes; jobs keep their progress)
+//	INSERT INTO [db.]table [(cols)] VALUES (v, ...) [, (v, ...)]
+//	                                        (strings, numbers, TRUE, FALSE, NULL; one
+//	                                        atomic write, merged into a UNIQUE or
+//	                                        AGGREGATE table; INSERT ... SELECT refused)
 //
 // Keywords are case-insensitive, identifiers may be `backquoted`, strings are
 // single- or double-quoted with MySQL escapes (\n \t \\ \' \" ...; other

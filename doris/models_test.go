@@ -71,3 +71,23 @@ func TestMergeTypes(t *testing.T) {
 		t.Errorf("WITH UPSERT: %v", err)
 	}
 }
+
+// TestInsert: INSERT INTO ... VALUES keeps each value as text, NULL as
+// NULL, a sign with its number.
+func TestInsert(t *testing.T) {
+	st, err := Parse(`INSERT INTO db.t (id, name, score) VALUES (1, 'alice', -100), (2, NULL, +3.5), (3, "x", TRUE)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &api.TableInsertRequest{Table: "t", Columns: []string{"id", "name", "score"}, Rows: []*api.InsertRow{
+		{Cells: []*api.InsertCell{{Text: "1"}, {Text: "alice"}, {Text: "-100"}}},
+		{Cells: []*api.InsertCell{{Text: "2"}, {Null: true}, {Text: "3.5"}}},
+		{Cells: []*api.InsertCell{{Text: "3"}, {Text: "x"}, {Text: "true"}}},
+	}}
+	if !proto.Equal(st.Insert, want) {
+		t.Errorf("got %v\nwant %v", st.Insert, want)
+	}
+	if _, err := Parse(`INSERT INTO t SELECT * FROM u`); err == nil || !strings.Contains(err.Error(), "only VALUES") {
+		t.Errorf("INSERT ... SELECT: %v", err)
+	}
+}

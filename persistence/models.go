@@ -9,8 +9,11 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/sink"
 	"github.com/loadnode/loadnode/table"
 )
+
+var _ sink.Inserter = (*Sink)(nil)
 
 // Keyed tables (UNIQUE, AGGREGATE): a commit's rows merge into the stored
 // rows (table.Schema.Merge) in source order, in the same synced batch as
@@ -147,3 +150,40 @@ func (s *Store) storedState(sc *table.Schema, rowKey, tombKey []byte) (*table.Ro
 	}
 	return &table.RowState{Vals: vals, Pos: pos, Deleted: deleted}, nil
 }
+
+// InsertRows writes rows outside a job in one synced batch, merged into a
+// keyed table as a commit's are.
+func (s *Store) InsertRows(name string, rows []KV) (err error) {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	defer s.recoverFatal(&err)
+	v, ok, err := s.get(tableSpecKey(name))
+	if err != nil {
+		return fmt.Errorf("persistence: insert into %q: %w", name, err)
+	}
+	if !ok {
+		return fmt.Errorf("persistence: insert into %q: %w", name, ErrNotFound)
+	}
+	keyed, err := keyedSchema(v, nil)
+	if err != nil {
+		return fmt.Errorf("persistence: insert into %q: %w", name, err)
+	}
+	b := s.db.NewBatch()
+	if keyed != nil {
+		defer s.models.lock(name)()
+		if err := s.mergeRows(b, &Commit{Table: name, Rows: rows}, keyed); err != nil {
+			_ = b.Close()
+			return fmt.Errorf("persistence: insert into %q: %w", name, err)
+		}
+	} else {
+		prefix := tableRowPrefix(name)
+		for _, kv := range rows {
+			_ = b.Set(append(prefix[:len(prefix):len(prefix)], kv.Key...), kv.Value, nil)
+		}
+	}
+	return s.commit(b, fmt.Sprintf("insert into %q", name))
+}
+
+// InsertRows implements sink.Inserter.
+func (k *Sink) InsertRows(name string, rows []KV) error { return k.s.InsertRows(name, rows) }

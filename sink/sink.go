@@ -179,3 +179,11 @@ type TableCreator interface {
 type Truncater interface {
 	TruncateTable(table string) error
 }
+
+// Inserter is implemented by a sink that can add rows outside a job (Doris
+// INSERT INTO ... VALUES): the rows are written in one atomic, durable
+// step, merged into a UNIQUE or AGGREGATE table as a commit's rows are; no
+// job's progress moves.
+type Inserter interface {
+	InsertRows(table string, rows []KV) error
+}

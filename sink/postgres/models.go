@@ -182,3 +182,33 @@ func (s *Sink) readStates(ctx context.Context, tx pgx.Tx, ti *tableInfo, sc *tab
 	}
 	return trows.Err()
 }
+
+// InsertRows writes rows outside a job in one transaction, merged into a
+// keyed table as a commit's are.
+func (s *Sink) InsertRows(name string, rows []sink.KV) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if err := s.bootstrap(ctx); err != nil {
+		return err
+	}
+	ti, err := s.table(ctx, name)
+	if err != nil {
+		return fmt.Errorf("postgres: insert into %s: %w", name, err)
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if ti.schema.Keyed() {
+			return s.mergeRows(ctx, tx, ti, ti.schema, &sink.Commit{Table: name, Rows: rows})
+		}
+		data, err := encodeCopy(ti, rows)
+		if err != nil {
+			return err
+		}
+		return writeRows(ctx, tx, ti, data, true)
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: insert into %s: %w", ti.ident.Sanitize(), unavailable(err))
+	}
+	return nil
+}
+
+var _ sink.Inserter = (*Sink)(nil)

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -109,11 +110,24 @@ func case05(t *testing.T) {
 
 // case06: a UNIQUE merge-on-write table with partial updates.
 func case06(t *testing.T) {
-	e := newEnv(t, "06_partial_update_mow", 1, map[string]string{"TOPIC": "test_routine_load_partial_update"})
+	const table, job, topic = "test_routine_load_partial_update", "test_partial_update_job", "test_routine_load_partial_update"
+	e := newEnv(t, "06_partial_update_mow", 1, map[string]string{"TOPIC": topic})
 	for _, s := range e.statements("ddl.sql") {
 		e.mustExec(s)
 	}
-	t.Fatal("unreachable: the DDL needs UNIQUE KEY")
+	e.check("select_initial", e.query(table, []int{0}, false))
+	e.mustExec(e.statements("routine_load.sql")[0])
+	records := e.lines("data/records.txt")
+	e.produce(topic, 0, records)
+	// RoutineLoadTestUtils.waitForTaskFinish: the job has loaded the 3 records.
+	e.poll(func() (bool, func() string) {
+		info, err := e.c.ShowJob(e.ctx, job)
+		return err == nil && info.GetStats().GetLoadedRows() >= int64(len(records)), func() string {
+			return fmt.Sprintf("job %s: %v %v", job, info, err)
+		}
+	})
+	e.check("select_after_partial_update", e.query(table, []int{0}, false))
+	e.mustExec("STOP ROUTINE LOAD FOR " + job)
 }
 
 // case07: jsonpaths with "$." into a UNIQUE table.
