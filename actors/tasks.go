@@ -42,6 +42,9 @@ func (j *job) spawnTasks(ctx actor.Context) {
 			j.update, err = table.UpdateOf(schema, spec)
 		}
 		if err == nil {
+			err = table.CheckSequenceNamed(schema, spec)
+		}
+		if err == nil {
 			err = j.sink.PrepareTable(spec.GetTable())
 		}
 		if err != nil {

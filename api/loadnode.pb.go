@@ -1043,8 +1043,14 @@ type JobSpec struct {
 	// partial_update_new_key_behavior: APPEND (a new key is inserted, the
 	// other columns default) or ERROR (a new key makes an error row).
 	PartialUpdateNewKeyBehavior string `protobuf:"bytes,204,opt,name=partial_update_new_key_behavior,json=partialUpdateNewKeyBehavior,proto3" json:"partial_update_new_key_behavior,omitempty"`
-	unknownFields               protoimpl.UnknownFields
-	sizeCache                   protoimpl.SizeCache
+	// fill_missing_columns (Doris): unset or true, a column the COLUMNS list
+	// does not name is read by name or takes its default. false: as Doris,
+	// a load into a table with a sequence column must name that column in
+	// its COLUMNS list, or the job pauses ("need to specify the sequence
+	// column").
+	FillMissingColumns *bool `protobuf:"varint,205,opt,name=fill_missing_columns,json=fillMissingColumns,proto3,oneof" json:"fill_missing_columns,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *JobSpec) Reset() {
@@ -1257,6 +1263,13 @@ func (x *JobSpec) GetPartialUpdateNewKeyBehavior() string {
 		return x.PartialUpdateNewKeyBehavior
 	}
 	return ""
+}
+
+func (x *JobSpec) GetFillMissingColumns() bool {
+	if x != nil && x.FillMissingColumns != nil {
+		return *x.FillMissingColumns
+	}
+	return false
 }
 
 type Transition struct {
@@ -3662,7 +3675,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	" \x01(\tR\x0fdefaultPosition\x1a<\n" +
 	"\x0ePositionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc8\b\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x99\t\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x05table\x18\x02 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12\x16\n" +
@@ -3692,11 +3705,13 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\tdelete_on\x18\xc9\x01 \x01(\tR\bdeleteOn\x12(\n" +
 	"\x0fsequence_column\x18\xca\x01 \x01(\tR\x0esequenceColumn\x12(\n" +
 	"\x0fpartial_columns\x18\xcb\x01 \x01(\bR\x0epartialColumns\x12E\n" +
-	"\x1fpartial_update_new_key_behavior\x18\xcc\x01 \x01(\tR\x1bpartialUpdateNewKeyBehaviorB\x0e\n" +
+	"\x1fpartial_update_new_key_behavior\x18\xcc\x01 \x01(\tR\x1bpartialUpdateNewKeyBehavior\x126\n" +
+	"\x14fill_missing_columns\x18\xcd\x01 \x01(\bH\x03R\x12fillMissingColumns\x88\x01\x01B\x0e\n" +
 	"\f_strict_modeB\x13\n" +
 	"\x11_max_filter_ratioB\n" +
 	"\n" +
-	"\b_enclose\"\xb6\x02\n" +
+	"\b_encloseB\x17\n" +
+	"\x15_fill_missing_columns\"\xb6\x02\n" +
 	"\n" +
 	"Transition\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12 \n" +

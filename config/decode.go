@@ -261,7 +261,7 @@ func offsetText(n *yaml.Node) string {
 }
 
 var (
-	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "merge_type", "delete_on", "sequence_column", "partial_columns", "partial_update_new_key_behavior", "kafka", "kinesis"}
+	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "merge_type", "delete_on", "sequence_column", "partial_columns", "partial_update_new_key_behavior", "fill_missing_columns", "kafka", "kinesis"}
 	tableKeys = []string{"name", "columns", "model", "database", "keys", "sequence_column"}
 	colKeys   = []string{"name", "type", "not_null", "default", "aggregation"}
 	kafkaKeys = []string{"brokers", "topic", "partitions", "offsets", "default_offset", "properties"}
@@ -379,6 +379,15 @@ func (d *decoder) jobSpec(root *yaml.Node) (*api.JobSpec, error) {
 			}
 		case "partial_update_new_key_behavior":
 			s.PartialUpdateNewKeyBehavior, err = str(v, key)
+		case "fill_missing_columns":
+			var b string
+			if b, err = str(v, key); err == nil {
+				fb, perr := strconv.ParseBool(b)
+				if perr != nil {
+					return errAt(v, key, "must be true or false")
+				}
+				s.FillMissingColumns = &fb
+			}
 		case "empty_field_as_null":
 			var b string
 			if b, err = str(v, key); err == nil {

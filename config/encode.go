@@ -120,6 +120,9 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 	if s.PartialColumns {
 		add(root, "partial_columns", strNode("true"))
 	}
+	if s.FillMissingColumns != nil {
+		add(root, "fill_missing_columns", strNode(strconv.FormatBool(s.GetFillMissingColumns())))
+	}
 	if s.PartialUpdateNewKeyBehavior != "" {
 		add(root, "partial_update_new_key_behavior", strNode(s.PartialUpdateNewKeyBehavior))
 	}

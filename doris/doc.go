@@ -70,8 +70,15 @@
 //	"empty_field_as_null"                  empty_field_as_null (default false)
 //	"enclose", "escape"                    enclose, escape: one character each; without
 //	                                       enclose, quotes are literal (as Doris)
-//	"fill_missing_columns" = "true"        accepted: a missing JSON key loads the
-//	                                       column's DEFAULT (NULL without one)
+//	"fill_missing_columns"                 "true" (as if left out): a missing JSON key
+//	                                       loads the column's DEFAULT (NULL without
+//	                                       one); "false": the same, plus Doris's check
+//	                                       that a COLUMNS list names the table's
+//	                                       sequence column, else the job pauses when
+//	                                       it starts ("need to specify the sequence
+//	                                       column")
+//	"partial_columns", "partial_update_new_key_behavior"
+//	                                       UNIQUE tables: see Table models
 //	FROM KAFKA "kafka_broker_list"         kafka.brokers (comma-separated)
 //	"kafka_topic"                          kafka.topic
 //	"kafka_partitions"                     kafka.partitions ("0, 1, 2")

@@ -368,6 +368,7 @@ type jobProps struct {
 	format      string
 	jsonpaths   []string
 	partial     bool
+	fill        bool
 	newKey      string
 	raw         map[string]string
 }
@@ -420,6 +421,9 @@ func (j *jobProps) apply(s *api.JobSpec) {
 	if j.given["format"] {
 		s.Format = j.format
 	}
+	if j.given["fill_missing_columns"] {
+		s.FillMissingColumns = proto.Bool(j.fill)
+	}
 	if j.given["partial_columns"] {
 		s.PartialColumns = j.partial
 	}
@@ -441,7 +445,6 @@ var noopProperties = map[string]struct {
 	"strip_outer_array":     {isFalse, `only "false": each Kafka message is one row`},
 	"fuzzy_parse":           {isFalse, `only "false"`},
 	"load_to_single_tablet": {isFalse, `only "false": loadnode has no tablets`},
-	"fill_missing_columns":  {isTrue, `only "true": a field missing from a JSON record loads the column's DEFAULT (NULL without one)`},
 }
 
 func isTrue(v string) bool  { return strings.EqualFold(strings.TrimSpace(v), "true") }
@@ -552,6 +555,17 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 			j.partial = true
 		case isFalse(v):
 			j.partial = false
+		default:
+			return bad("must be true or false")
+		}
+		j.set(pr.key)
+		return nil
+	case "fill_missing_columns":
+		switch {
+		case isTrue(v):
+			j.fill = true
+		case isFalse(v):
+			j.fill = false
 		default:
 			return bad("must be true or false")
 		}

@@ -434,3 +434,28 @@ func UpdateOf(s *Schema, spec *api.JobSpec) (*Update, error) {
 	}
 	return u, nil
 }
+
+// CheckSequenceNamed is Doris's check of a load with
+// fill_missing_columns false into a table with a sequence column: its
+// COLUMNS list must name (or compute) the sequence column. Doris accepts
+// such a job and pauses it when it runs; so does a job here (its error is
+// the pause reason).
+func CheckSequenceNamed(s *Schema, spec *api.JobSpec) error {
+	if spec.FillMissingColumns == nil || spec.GetFillMissingColumns() || len(spec.GetColumnsMapping()) == 0 {
+		return nil
+	}
+	seq := s.spec.GetSequenceColumn()
+	if seq == "" {
+		seq = spec.GetSequenceColumn()
+	}
+	if seq == "" {
+		return nil
+	}
+	for _, it := range spec.GetColumnsMapping() {
+		name, _, _ := strings.Cut(it, "=")
+		if strings.EqualFold(strings.Trim(strings.TrimSpace(name), "`"), seq) {
+			return nil
+		}
+	}
+	return fmt.Errorf("table %s has sequence column %s, need to specify the sequence column (in COLUMNS, or set fill_missing_columns to true)", s.Name(), seq)
+}

@@ -189,6 +189,9 @@ func case08(t *testing.T) {
 			posJob = s
 		}
 	}
+	// neg is pos with _neg names and "fill_missing_columns" = "false".
+	negDDL := strings.ReplaceAll(posDDL, "_pos", "_neg")
+	negJob := strings.Replace(strings.ReplaceAll(posJob, "_pos", "_neg"), `"fill_missing_columns" = "true"`, `"fill_missing_columns" = "false"`, 1)
 	sub := func(name, ddl, job, table, jobName string, want []string) {
 		t.Run(name, func(t *testing.T) {
 			e := *e
@@ -212,7 +215,24 @@ func case08(t *testing.T) {
 	// select id, name, score, update_time ... order by id
 	sub("same", sameDDL, sameJob, "test_routine_load_fill_missing_columns_same", "test_routine_load_fill_missing_columns_same_job",
 		[]string{"1\talice\t11\t100", "2\tbob\t21\t200", "3\tcarol\t31\t300"})
-	t.Skip(`known failing: neg needs "fill_missing_columns" = "false" to pause the job with "need to specify the sequence column" (pos and same pass)`)
+	// neg: state [8] == PAUSED and [17] contains "need to specify the
+	// sequence column" (within 60 s); count(*) == 0.
+	t.Run("neg", func(t *testing.T) {
+		e := *e
+		e.t = t
+		const table, job = "test_routine_load_fill_missing_columns_neg", "test_routine_load_fill_missing_columns_neg_job"
+		e.mustExec(negDDL)
+		e.mustExec(negJob)
+		e.poll(func() (bool, func() string) {
+			info, err := e.c.ShowJob(e.ctx, job)
+			s := info.GetSummary()
+			return err == nil && s.GetState() == api.JobState_PAUSED && strings.Contains(s.GetReasonMessage(), "need to specify the sequence column"),
+				func() string { return fmt.Sprintf("job %s: %v %v", job, s, err) }
+		})
+		if n, err := e.c.Count(e.ctx, table); err != nil || n != 0 {
+			t.Errorf("count(*) = %d, %v; want 0", n, err)
+		}
+	})
 }
 
 // case09: two partitions, per-partition OFFSET_BEGINNING, harness-sorted
