@@ -180,7 +180,7 @@ func (j *job) startGroup(ctx actor.Context) {
 		g.rows += len(c.rows)
 	}
 	stats.LastCommitUnixMs = j.deps.nowMs()
-	commit := &sink.Commit{JobID: j.id, Table: spec.GetTable().GetName(), Fence: g.generation, Stats: stats, StatsBase: base}
+	commit := &sink.Commit{JobID: j.id, Table: spec.GetTable().GetName(), Fence: g.generation, Stats: stats, StatsBase: base, Update: j.update}
 	if len(g.members) == 1 {
 		c := g.members[0].c
 		commit.Rows, commit.Ranges, commit.ErrorRows = c.rows, c.ranges, c.errorRows

@@ -542,8 +542,9 @@ func TestExecStatements(t *testing.T) {
 	if _, err := exec("CREATE TABLE IF NOT EXISTS orders (id BIGINT, note VARCHAR(64))"); err != nil {
 		t.Fatalf("IF NOT EXISTS: %v", err)
 	}
-	// A clause loadnode does not support is refused by name; nothing is created.
-	_, err := exec(`CREATE ROUTINE LOAD example_db.bad ON orders ORDER BY id
+	// A clause the table cannot take (ORDER BY: a sequence column, on a
+	// DUPLICATE table) is refused by name; nothing is created.
+	_, err := exec(`CREATE ROUTINE LOAD bad ON orders ORDER BY id
 		PROPERTIES ("format" = "json") FROM KAFKA ("kafka_broker_list" = "` + broker + `", "kafka_topic" = "sqltopic")`)
 	if code(err) != api.ErrorCode_INVALID_ARGUMENT || !strings.Contains(err.Error(), "ORDER BY") {
 		t.Fatalf("ORDER BY clause: %v", err)

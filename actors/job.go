@@ -64,6 +64,7 @@ type job struct {
 
 	rec    *api.JobRecord
 	schema *table.Schema
+	update *table.Update // how rows change a keyed table; set with schema
 	format table.Format
 	src    Source
 	sink   sink.Sink

@@ -132,6 +132,8 @@ func (m *manager) Receive(ctx actor.Context) {
 		m.tableCount(ctx, msg)
 	case *api.TableTruncateRequest:
 		m.tableTruncate(ctx, msg)
+	case *api.TableInsertRequest:
+		m.tableInsert(ctx, msg)
 	case *api.TableScanRequest:
 		m.tableScan(ctx, msg)
 	case *jobStateChanged:

@@ -357,7 +357,6 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 	vals := make([]table.Value, len(cfg.schema.Columns()))
 	c.rows = make([]sink.KV, 0, len(b.Records))
 	arena := make([]byte, 0, int(b.Bytes)+len(b.Records)*(table.KeyLen+16))
-	model := cfg.schema.Spec().GetModel()
 	nowMs := time.Now().UnixMilli()
 	for i := range b.Records {
 		r := &b.Records[i]
@@ -392,11 +391,11 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 		// Keys and values share one arena per batch: two small allocations
 		// per row were most of the batch-building allocations.
 		start := len(arena)
-		arena = table.AppendKey(arena, model, pos, vals)
+		arena = table.AppendRowKey(arena, cfg.schema, pos, vals)
 		key := arena[start:len(arena):len(arena)]
 		start = len(arena)
 		arena = table.AppendValue(arena, cfg.schema, pos, vals)
-		c.rows = append(c.rows, sink.KV{Key: key, Value: arena[start:len(arena):len(arena)]})
+		c.rows = append(c.rows, sink.KV{Key: key, Value: arena[start:len(arena):len(arena)], Delete: parser.Deleted()})
 		c.loaded++
 	}
 	return batchCollected{commit: c, next: b.Next, err: readErr}

@@ -39,6 +39,12 @@ func (j *job) spawnTasks(ctx actor.Context) {
 	if j.schema == nil {
 		schema, err := table.NewSchema(spec.GetTable())
 		if err == nil {
+			j.update, err = table.UpdateOf(schema, spec)
+		}
+		if err == nil {
+			err = table.CheckSequenceNamed(schema, spec)
+		}
+		if err == nil {
 			err = j.sink.PrepareTable(spec.GetTable())
 		}
 		if err != nil {

@@ -195,20 +195,26 @@ func (ColumnType) EnumDescriptor() ([]byte, []int) {
 	return file_api_loadnode_proto_rawDescGZIP(), []int{1}
 }
 
-// TableModel decides a row's storage key. Only DUPLICATE exists today.
+// TableModel decides a row's storage key and how rows with one key merge.
 type TableModel int32
 
 const (
-	TableModel_DUPLICATE TableModel = 0 // append: rows keyed by (job id, partition, offset)
+	TableModel_DUPLICATE TableModel = 0   // append: rows keyed by (job id, partition, offset)
+	TableModel_UNIQUE    TableModel = 200 // keyed by key_columns; a later row replaces (merge-on-write)
+	TableModel_AGGREGATE TableModel = 201 // keyed by key_columns; value columns merge by their aggregation
 )
 
 // Enum value maps for TableModel.
 var (
 	TableModel_name = map[int32]string{
-		0: "DUPLICATE",
+		0:   "DUPLICATE",
+		200: "UNIQUE",
+		201: "AGGREGATE",
 	}
 	TableModel_value = map[string]int32{
 		"DUPLICATE": 0,
+		"UNIQUE":    200,
+		"AGGREGATE": 201,
 	}
 )
 
@@ -392,6 +398,115 @@ func (Reason) EnumDescriptor() ([]byte, []int) {
 	return file_api_loadnode_proto_rawDescGZIP(), []int{4}
 }
 
+// Aggregation is how an AGGREGATE table's value column merges.
+type Aggregation int32
+
+const (
+	Aggregation_AGG_NONE            Aggregation = 0
+	Aggregation_SUM                 Aggregation = 1
+	Aggregation_MIN                 Aggregation = 2
+	Aggregation_MAX                 Aggregation = 3
+	Aggregation_REPLACE             Aggregation = 4
+	Aggregation_REPLACE_IF_NOT_NULL Aggregation = 5
+)
+
+// Enum value maps for Aggregation.
+var (
+	Aggregation_name = map[int32]string{
+		0: "AGG_NONE",
+		1: "SUM",
+		2: "MIN",
+		3: "MAX",
+		4: "REPLACE",
+		5: "REPLACE_IF_NOT_NULL",
+	}
+	Aggregation_value = map[string]int32{
+		"AGG_NONE":            0,
+		"SUM":                 1,
+		"MIN":                 2,
+		"MAX":                 3,
+		"REPLACE":             4,
+		"REPLACE_IF_NOT_NULL": 5,
+	}
+)
+
+func (x Aggregation) Enum() *Aggregation {
+	p := new(Aggregation)
+	*p = x
+	return p
+}
+
+func (x Aggregation) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Aggregation) Descriptor() protoreflect.EnumDescriptor {
+	return file_api_loadnode_proto_enumTypes[5].Descriptor()
+}
+
+func (Aggregation) Type() protoreflect.EnumType {
+	return &file_api_loadnode_proto_enumTypes[5]
+}
+
+func (x Aggregation) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Aggregation.Descriptor instead.
+func (Aggregation) EnumDescriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{5}
+}
+
+// MergeType is a load's Doris merge type (WITH APPEND | MERGE | DELETE).
+type MergeType int32
+
+const (
+	MergeType_APPEND MergeType = 0
+	MergeType_MERGE  MergeType = 1
+	MergeType_DELETE MergeType = 2
+)
+
+// Enum value maps for MergeType.
+var (
+	MergeType_name = map[int32]string{
+		0: "APPEND",
+		1: "MERGE",
+		2: "DELETE",
+	}
+	MergeType_value = map[string]int32{
+		"APPEND": 0,
+		"MERGE":  1,
+		"DELETE": 2,
+	}
+)
+
+func (x MergeType) Enum() *MergeType {
+	p := new(MergeType)
+	*p = x
+	return p
+}
+
+func (x MergeType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (MergeType) Descriptor() protoreflect.EnumDescriptor {
+	return file_api_loadnode_proto_enumTypes[6].Descriptor()
+}
+
+func (MergeType) Type() protoreflect.EnumType {
+	return &file_api_loadnode_proto_enumTypes[6]
+}
+
+func (x MergeType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use MergeType.Descriptor instead.
+func (MergeType) EnumDescriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{6}
+}
+
 type Error struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Code          ErrorCode              `protobuf:"varint,1,opt,name=code,proto3,enum=loadnode.v1.ErrorCode" json:"code,omitempty"`
@@ -467,7 +582,10 @@ type Column struct {
 	// precision: DECIMAL digits (1..38) or DATETIME fraction digits (0..6).
 	Precision int32 `protobuf:"varint,6,opt,name=precision,proto3" json:"precision,omitempty"`
 	// scale: DECIMAL fraction digits (0..precision).
-	Scale         int32 `protobuf:"varint,7,opt,name=scale,proto3" json:"scale,omitempty"`
+	Scale int32 `protobuf:"varint,7,opt,name=scale,proto3" json:"scale,omitempty"`
+	// aggregation is how an AGGREGATE table's value column merges a new
+	// value into the stored one; AGG_NONE for key columns and other models.
+	Aggregation   Aggregation `protobuf:"varint,200,opt,name=aggregation,proto3,enum=loadnode.v1.Aggregation" json:"aggregation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -551,6 +669,13 @@ func (x *Column) GetScale() int32 {
 	return 0
 }
 
+func (x *Column) GetAggregation() Aggregation {
+	if x != nil {
+		return x.Aggregation
+	}
+	return Aggregation_AGG_NONE
+}
+
 type TableSpec struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -558,9 +683,16 @@ type TableSpec struct {
 	Model   TableModel             `protobuf:"varint,3,opt,name=model,proto3,enum=loadnode.v1.TableModel" json:"model,omitempty"`
 	// database names a database of the node config (databases:) that holds
 	// the table; empty: the node's embedded store.
-	Database      string `protobuf:"bytes,4,opt,name=database,proto3" json:"database,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Database string `protobuf:"bytes,4,opt,name=database,proto3" json:"database,omitempty"`
+	// key_columns are the UNIQUE or AGGREGATE key, in order; empty for
+	// DUPLICATE.
+	KeyColumns []string `protobuf:"bytes,200,rep,name=key_columns,json=keyColumns,proto3" json:"key_columns,omitempty"`
+	// sequence_column (UNIQUE only, Doris function_column.sequence_col): a
+	// row replaces the stored one only when its value here is >= the
+	// stored one (NULL is the smallest).
+	SequenceColumn string `protobuf:"bytes,201,opt,name=sequence_column,json=sequenceColumn,proto3" json:"sequence_column,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *TableSpec) Reset() {
@@ -617,6 +749,20 @@ func (x *TableSpec) GetModel() TableModel {
 func (x *TableSpec) GetDatabase() string {
 	if x != nil {
 		return x.Database
+	}
+	return ""
+}
+
+func (x *TableSpec) GetKeyColumns() []string {
+	if x != nil {
+		return x.KeyColumns
+	}
+	return nil
+}
+
+func (x *TableSpec) GetSequenceColumn() string {
+	if x != nil {
+		return x.SequenceColumn
 	}
 	return ""
 }
@@ -881,9 +1027,30 @@ type JobSpec struct {
 	// escape, csv only: the one character that makes the next one literal
 	// (inside an enclosed field, the enclose character); it is removed from
 	// every field, a trailing one too, as Doris does. "" means none.
-	Escape        string `protobuf:"bytes,21,opt,name=escape,proto3" json:"escape,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Escape string `protobuf:"bytes,21,opt,name=escape,proto3" json:"escape,omitempty"`
+	// merge_type (UNIQUE tables): APPEND (every row upserts), DELETE
+	// (every row deletes its key), MERGE (rows for which delete_on is true
+	// delete, the others upsert).
+	MergeType MergeType `protobuf:"varint,200,opt,name=merge_type,json=mergeType,proto3,enum=loadnode.v1.MergeType" json:"merge_type,omitempty"`
+	// delete_on is the Doris DELETE ON expression of merge_type MERGE.
+	DeleteOn string `protobuf:"bytes,201,opt,name=delete_on,json=deleteOn,proto3" json:"delete_on,omitempty"`
+	// sequence_column is the load's ORDER BY column (UNIQUE tables): the
+	// table's sequence column when it names none.
+	SequenceColumn string `protobuf:"bytes,202,opt,name=sequence_column,json=sequenceColumn,proto3" json:"sequence_column,omitempty"`
+	// partial_columns: only the columns the mapping names change for
+	// existing keys (UNIQUE tables).
+	PartialColumns bool `protobuf:"varint,203,opt,name=partial_columns,json=partialColumns,proto3" json:"partial_columns,omitempty"`
+	// partial_update_new_key_behavior: APPEND (a new key is inserted, the
+	// other columns default) or ERROR (a new key makes an error row).
+	PartialUpdateNewKeyBehavior string `protobuf:"bytes,204,opt,name=partial_update_new_key_behavior,json=partialUpdateNewKeyBehavior,proto3" json:"partial_update_new_key_behavior,omitempty"`
+	// fill_missing_columns (Doris): unset or true, a column the COLUMNS list
+	// does not name is read by name or takes its default. false: as Doris,
+	// a load into a table with a sequence column must name that column in
+	// its COLUMNS list, or the job pauses ("need to specify the sequence
+	// column").
+	FillMissingColumns *bool `protobuf:"varint,205,opt,name=fill_missing_columns,json=fillMissingColumns,proto3,oneof" json:"fill_missing_columns,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *JobSpec) Reset() {
@@ -1061,6 +1228,48 @@ func (x *JobSpec) GetEscape() string {
 		return x.Escape
 	}
 	return ""
+}
+
+func (x *JobSpec) GetMergeType() MergeType {
+	if x != nil {
+		return x.MergeType
+	}
+	return MergeType_APPEND
+}
+
+func (x *JobSpec) GetDeleteOn() string {
+	if x != nil {
+		return x.DeleteOn
+	}
+	return ""
+}
+
+func (x *JobSpec) GetSequenceColumn() string {
+	if x != nil {
+		return x.SequenceColumn
+	}
+	return ""
+}
+
+func (x *JobSpec) GetPartialColumns() bool {
+	if x != nil {
+		return x.PartialColumns
+	}
+	return false
+}
+
+func (x *JobSpec) GetPartialUpdateNewKeyBehavior() string {
+	if x != nil {
+		return x.PartialUpdateNewKeyBehavior
+	}
+	return ""
+}
+
+func (x *JobSpec) GetFillMissingColumns() bool {
+	if x != nil && x.FillMissingColumns != nil {
+		return *x.FillMissingColumns
+	}
+	return false
 }
 
 type Transition struct {
@@ -3239,6 +3448,219 @@ func (x *JobRecord) GetCreatedUnixMs() int64 {
 	return 0
 }
 
+// TableInsertRequest adds rows to a table (Doris INSERT INTO ... VALUES),
+// in one atomic write; a UNIQUE or AGGREGATE table merges them as a load
+// does. Each row has one cell per name of columns (empty: every column,
+// in table order), given as text and parsed as the column's type; a
+// column not named takes its default (NULL without one).
+type TableInsertRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         string                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	Columns       []string               `protobuf:"bytes,2,rep,name=columns,proto3" json:"columns,omitempty"`
+	Rows          []*InsertRow           `protobuf:"bytes,3,rep,name=rows,proto3" json:"rows,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TableInsertRequest) Reset() {
+	*x = TableInsertRequest{}
+	mi := &file_api_loadnode_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TableInsertRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TableInsertRequest) ProtoMessage() {}
+
+func (x *TableInsertRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TableInsertRequest.ProtoReflect.Descriptor instead.
+func (*TableInsertRequest) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *TableInsertRequest) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *TableInsertRequest) GetColumns() []string {
+	if x != nil {
+		return x.Columns
+	}
+	return nil
+}
+
+func (x *TableInsertRequest) GetRows() []*InsertRow {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
+}
+
+type InsertRow struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cells         []*InsertCell          `protobuf:"bytes,1,rep,name=cells,proto3" json:"cells,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InsertRow) Reset() {
+	*x = InsertRow{}
+	mi := &file_api_loadnode_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InsertRow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InsertRow) ProtoMessage() {}
+
+func (x *InsertRow) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InsertRow.ProtoReflect.Descriptor instead.
+func (*InsertRow) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *InsertRow) GetCells() []*InsertCell {
+	if x != nil {
+		return x.Cells
+	}
+	return nil
+}
+
+type InsertCell struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Null          bool                   `protobuf:"varint,1,opt,name=null,proto3" json:"null,omitempty"`
+	Text          string                 `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InsertCell) Reset() {
+	*x = InsertCell{}
+	mi := &file_api_loadnode_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InsertCell) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InsertCell) ProtoMessage() {}
+
+func (x *InsertCell) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InsertCell.ProtoReflect.Descriptor instead.
+func (*InsertCell) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *InsertCell) GetNull() bool {
+	if x != nil {
+		return x.Null
+	}
+	return false
+}
+
+func (x *InsertCell) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+type TableInsertResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Rows          int64                  `protobuf:"varint,1,opt,name=rows,proto3" json:"rows,omitempty"`
+	Error         *Error                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TableInsertResponse) Reset() {
+	*x = TableInsertResponse{}
+	mi := &file_api_loadnode_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TableInsertResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TableInsertResponse) ProtoMessage() {}
+
+func (x *TableInsertResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TableInsertResponse.ProtoReflect.Descriptor instead.
+func (*TableInsertResponse) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *TableInsertResponse) GetRows() int64 {
+	if x != nil {
+		return x.Rows
+	}
+	return 0
+}
+
+func (x *TableInsertResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 var File_api_loadnode_proto protoreflect.FileDescriptor
 
 const file_api_loadnode_proto_rawDesc = "" +
@@ -3247,7 +3669,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x05Error\x12*\n" +
 	"\x04code\x18\x01 \x01(\x0e2\x16.loadnode.v1.ErrorCodeR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x14\n" +
-	"\x05field\x18\x03 \x01(\tR\x05field\"\xec\x01\n" +
+	"\x05field\x18\x03 \x01(\tR\x05field\"\xa9\x02\n" +
 	"\x06Column\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12+\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x17.loadnode.v1.ColumnTypeR\x04type\x12\x19\n" +
@@ -3255,13 +3677,17 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\rdefault_value\x18\x04 \x01(\tH\x00R\fdefaultValue\x88\x01\x01\x12\x16\n" +
 	"\x06length\x18\x05 \x01(\x05R\x06length\x12\x1c\n" +
 	"\tprecision\x18\x06 \x01(\x05R\tprecision\x12\x14\n" +
-	"\x05scale\x18\a \x01(\x05R\x05scaleB\x10\n" +
-	"\x0e_default_value\"\x99\x01\n" +
+	"\x05scale\x18\a \x01(\x05R\x05scale\x12;\n" +
+	"\vaggregation\x18\xc8\x01 \x01(\x0e2\x18.loadnode.v1.AggregationR\vaggregationB\x10\n" +
+	"\x0e_default_value\"\xe5\x01\n" +
 	"\tTableSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
 	"\acolumns\x18\x02 \x03(\v2\x13.loadnode.v1.ColumnR\acolumns\x12-\n" +
 	"\x05model\x18\x03 \x01(\x0e2\x17.loadnode.v1.TableModelR\x05model\x12\x1a\n" +
-	"\bdatabase\x18\x04 \x01(\tR\bdatabase\"\x84\x03\n" +
+	"\bdatabase\x18\x04 \x01(\tR\bdatabase\x12 \n" +
+	"\vkey_columns\x18\xc8\x01 \x03(\tR\n" +
+	"keyColumns\x12(\n" +
+	"\x0fsequence_column\x18\xc9\x01 \x01(\tR\x0esequenceColumn\"\x84\x03\n" +
 	"\tKafkaSpec\x12\x18\n" +
 	"\abrokers\x18\x01 \x03(\tR\abrokers\x12\x14\n" +
 	"\x05topic\x18\x02 \x01(\tR\x05topic\x12\x1e\n" +
@@ -3293,7 +3719,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	" \x01(\tR\x0fdefaultPosition\x1a<\n" +
 	"\x0ePositionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd7\x06\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x99\t\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x05table\x18\x02 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12\x16\n" +
@@ -3317,11 +3743,19 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\tjson_root\x18\x12 \x01(\tR\bjsonRoot\x12-\n" +
 	"\x13empty_field_as_null\x18\x13 \x01(\bR\x10emptyFieldAsNull\x12\x1d\n" +
 	"\aenclose\x18\x14 \x01(\tH\x02R\aenclose\x88\x01\x01\x12\x16\n" +
-	"\x06escape\x18\x15 \x01(\tR\x06escapeB\x0e\n" +
+	"\x06escape\x18\x15 \x01(\tR\x06escape\x126\n" +
+	"\n" +
+	"merge_type\x18\xc8\x01 \x01(\x0e2\x16.loadnode.v1.MergeTypeR\tmergeType\x12\x1c\n" +
+	"\tdelete_on\x18\xc9\x01 \x01(\tR\bdeleteOn\x12(\n" +
+	"\x0fsequence_column\x18\xca\x01 \x01(\tR\x0esequenceColumn\x12(\n" +
+	"\x0fpartial_columns\x18\xcb\x01 \x01(\bR\x0epartialColumns\x12E\n" +
+	"\x1fpartial_update_new_key_behavior\x18\xcc\x01 \x01(\tR\x1bpartialUpdateNewKeyBehavior\x126\n" +
+	"\x14fill_missing_columns\x18\xcd\x01 \x01(\bH\x03R\x12fillMissingColumns\x88\x01\x01B\x0e\n" +
 	"\f_strict_modeB\x13\n" +
 	"\x11_max_filter_ratioB\n" +
 	"\n" +
-	"\b_enclose\"\xb6\x02\n" +
+	"\b_encloseB\x17\n" +
+	"\x15_fill_missing_columns\"\xb6\x02\n" +
 	"\n" +
 	"Transition\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12 \n" +
@@ -3486,7 +3920,20 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
 	"\x04spec\x18\x03 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12&\n" +
-	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs*\xbf\x01\n" +
+	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\"p\n" +
+	"\x12TableInsertRequest\x12\x14\n" +
+	"\x05table\x18\x01 \x01(\tR\x05table\x12\x18\n" +
+	"\acolumns\x18\x02 \x03(\tR\acolumns\x12*\n" +
+	"\x04rows\x18\x03 \x03(\v2\x16.loadnode.v1.InsertRowR\x04rows\":\n" +
+	"\tInsertRow\x12-\n" +
+	"\x05cells\x18\x01 \x03(\v2\x17.loadnode.v1.InsertCellR\x05cells\"4\n" +
+	"\n" +
+	"InsertCell\x12\x12\n" +
+	"\x04null\x18\x01 \x01(\bR\x04null\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\"S\n" +
+	"\x13TableInsertResponse\x12\x12\n" +
+	"\x04rows\x18\x01 \x01(\x03R\x04rows\x12(\n" +
+	"\x05error\x18\x02 \x01(\v2\x12.loadnode.v1.ErrorR\x05error*\xbf\x01\n" +
 	"\tErrorCode\x12\x06\n" +
 	"\x02OK\x10\x00\x12\x14\n" +
 	"\x10INVALID_ARGUMENT\x10\x01\x12\r\n" +
@@ -3519,10 +3966,12 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\bDATETIME\x10\r\x12\b\n" +
 	"\x04CHAR\x10\x0e\x12\v\n" +
 	"\aVARCHAR\x10\x0f\x12\b\n" +
-	"\x04JSON\x10\x10*\x1b\n" +
+	"\x04JSON\x10\x10*8\n" +
 	"\n" +
 	"TableModel\x12\r\n" +
-	"\tDUPLICATE\x10\x00*m\n" +
+	"\tDUPLICATE\x10\x00\x12\v\n" +
+	"\x06UNIQUE\x10\xc8\x01\x12\x0e\n" +
+	"\tAGGREGATE\x10\xc9\x01*m\n" +
 	"\bJobState\x12\x19\n" +
 	"\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rNEED_SCHEDULE\x10\x01\x12\v\n" +
@@ -3552,7 +4001,20 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\n" +
 	"USER_ALTER\x10\x0f\x12\x14\n" +
 	"\x10SINK_UNREACHABLE\x10\x14\x12\x16\n" +
-	"\x12SINK_TABLE_CHANGED\x10\x15B&Z$github.com/loadnode/loadnode/api;apib\x06proto3"
+	"\x12SINK_TABLE_CHANGED\x10\x15*\\\n" +
+	"\vAggregation\x12\f\n" +
+	"\bAGG_NONE\x10\x00\x12\a\n" +
+	"\x03SUM\x10\x01\x12\a\n" +
+	"\x03MIN\x10\x02\x12\a\n" +
+	"\x03MAX\x10\x03\x12\v\n" +
+	"\aREPLACE\x10\x04\x12\x17\n" +
+	"\x13REPLACE_IF_NOT_NULL\x10\x05*.\n" +
+	"\tMergeType\x12\n" +
+	"\n" +
+	"\x06APPEND\x10\x00\x12\t\n" +
+	"\x05MERGE\x10\x01\x12\n" +
+	"\n" +
+	"\x06DELETE\x10\x02B&Z$github.com/loadnode/loadnode/api;apib\x06proto3"
 
 var (
 	file_api_loadnode_proto_rawDescOnce sync.Once
@@ -3566,107 +4028,118 @@ func file_api_loadnode_proto_rawDescGZIP() []byte {
 	return file_api_loadnode_proto_rawDescData
 }
 
-var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_api_loadnode_proto_goTypes = []any{
 	(ErrorCode)(0),                // 0: loadnode.v1.ErrorCode
 	(ColumnType)(0),               // 1: loadnode.v1.ColumnType
 	(TableModel)(0),               // 2: loadnode.v1.TableModel
 	(JobState)(0),                 // 3: loadnode.v1.JobState
 	(Reason)(0),                   // 4: loadnode.v1.Reason
-	(*Error)(nil),                 // 5: loadnode.v1.Error
-	(*Column)(nil),                // 6: loadnode.v1.Column
-	(*TableSpec)(nil),             // 7: loadnode.v1.TableSpec
-	(*KafkaSpec)(nil),             // 8: loadnode.v1.KafkaSpec
-	(*KinesisSpec)(nil),           // 9: loadnode.v1.KinesisSpec
-	(*JobSpec)(nil),               // 10: loadnode.v1.JobSpec
-	(*Transition)(nil),            // 11: loadnode.v1.Transition
-	(*JobStats)(nil),              // 12: loadnode.v1.JobStats
-	(*ErrorRow)(nil),              // 13: loadnode.v1.ErrorRow
-	(*PartitionInfo)(nil),         // 14: loadnode.v1.PartitionInfo
-	(*JobSummary)(nil),            // 15: loadnode.v1.JobSummary
-	(*JobInfo)(nil),               // 16: loadnode.v1.JobInfo
-	(*CreateJobRequest)(nil),      // 17: loadnode.v1.CreateJobRequest
-	(*PauseJobRequest)(nil),       // 18: loadnode.v1.PauseJobRequest
-	(*ResumeJobRequest)(nil),      // 19: loadnode.v1.ResumeJobRequest
-	(*StopJobRequest)(nil),        // 20: loadnode.v1.StopJobRequest
-	(*ShowJobRequest)(nil),        // 21: loadnode.v1.ShowJobRequest
-	(*AlterJobRequest)(nil),       // 22: loadnode.v1.AlterJobRequest
-	(*CreateTableRequest)(nil),    // 23: loadnode.v1.CreateTableRequest
-	(*CreateTableResponse)(nil),   // 24: loadnode.v1.CreateTableResponse
-	(*DeleteJobRequest)(nil),      // 25: loadnode.v1.DeleteJobRequest
-	(*JobResponse)(nil),           // 26: loadnode.v1.JobResponse
-	(*PingRequest)(nil),           // 27: loadnode.v1.PingRequest
-	(*PingResponse)(nil),          // 28: loadnode.v1.PingResponse
-	(*ListJobsRequest)(nil),       // 29: loadnode.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 30: loadnode.v1.ListJobsResponse
-	(*TableCountRequest)(nil),     // 31: loadnode.v1.TableCountRequest
-	(*TableCountResponse)(nil),    // 32: loadnode.v1.TableCountResponse
-	(*TableTruncateRequest)(nil),  // 33: loadnode.v1.TableTruncateRequest
-	(*TableTruncateResponse)(nil), // 34: loadnode.v1.TableTruncateResponse
-	(*Value)(nil),                 // 35: loadnode.v1.Value
-	(*Row)(nil),                   // 36: loadnode.v1.Row
-	(*TableScanRequest)(nil),      // 37: loadnode.v1.TableScanRequest
-	(*TableScanResponse)(nil),     // 38: loadnode.v1.TableScanResponse
-	(*ExecRequest)(nil),           // 39: loadnode.v1.ExecRequest
-	(*ExecResponse)(nil),          // 40: loadnode.v1.ExecResponse
-	(*JobRecord)(nil),             // 41: loadnode.v1.JobRecord
-	nil,                           // 42: loadnode.v1.KafkaSpec.OffsetsEntry
-	nil,                           // 43: loadnode.v1.KafkaSpec.PropertiesEntry
-	nil,                           // 44: loadnode.v1.KinesisSpec.PositionsEntry
-	nil,                           // 45: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	nil,                           // 46: loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	(Aggregation)(0),              // 5: loadnode.v1.Aggregation
+	(MergeType)(0),                // 6: loadnode.v1.MergeType
+	(*Error)(nil),                 // 7: loadnode.v1.Error
+	(*Column)(nil),                // 8: loadnode.v1.Column
+	(*TableSpec)(nil),             // 9: loadnode.v1.TableSpec
+	(*KafkaSpec)(nil),             // 10: loadnode.v1.KafkaSpec
+	(*KinesisSpec)(nil),           // 11: loadnode.v1.KinesisSpec
+	(*JobSpec)(nil),               // 12: loadnode.v1.JobSpec
+	(*Transition)(nil),            // 13: loadnode.v1.Transition
+	(*JobStats)(nil),              // 14: loadnode.v1.JobStats
+	(*ErrorRow)(nil),              // 15: loadnode.v1.ErrorRow
+	(*PartitionInfo)(nil),         // 16: loadnode.v1.PartitionInfo
+	(*JobSummary)(nil),            // 17: loadnode.v1.JobSummary
+	(*JobInfo)(nil),               // 18: loadnode.v1.JobInfo
+	(*CreateJobRequest)(nil),      // 19: loadnode.v1.CreateJobRequest
+	(*PauseJobRequest)(nil),       // 20: loadnode.v1.PauseJobRequest
+	(*ResumeJobRequest)(nil),      // 21: loadnode.v1.ResumeJobRequest
+	(*StopJobRequest)(nil),        // 22: loadnode.v1.StopJobRequest
+	(*ShowJobRequest)(nil),        // 23: loadnode.v1.ShowJobRequest
+	(*AlterJobRequest)(nil),       // 24: loadnode.v1.AlterJobRequest
+	(*CreateTableRequest)(nil),    // 25: loadnode.v1.CreateTableRequest
+	(*CreateTableResponse)(nil),   // 26: loadnode.v1.CreateTableResponse
+	(*DeleteJobRequest)(nil),      // 27: loadnode.v1.DeleteJobRequest
+	(*JobResponse)(nil),           // 28: loadnode.v1.JobResponse
+	(*PingRequest)(nil),           // 29: loadnode.v1.PingRequest
+	(*PingResponse)(nil),          // 30: loadnode.v1.PingResponse
+	(*ListJobsRequest)(nil),       // 31: loadnode.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 32: loadnode.v1.ListJobsResponse
+	(*TableCountRequest)(nil),     // 33: loadnode.v1.TableCountRequest
+	(*TableCountResponse)(nil),    // 34: loadnode.v1.TableCountResponse
+	(*TableTruncateRequest)(nil),  // 35: loadnode.v1.TableTruncateRequest
+	(*TableTruncateResponse)(nil), // 36: loadnode.v1.TableTruncateResponse
+	(*Value)(nil),                 // 37: loadnode.v1.Value
+	(*Row)(nil),                   // 38: loadnode.v1.Row
+	(*TableScanRequest)(nil),      // 39: loadnode.v1.TableScanRequest
+	(*TableScanResponse)(nil),     // 40: loadnode.v1.TableScanResponse
+	(*ExecRequest)(nil),           // 41: loadnode.v1.ExecRequest
+	(*ExecResponse)(nil),          // 42: loadnode.v1.ExecResponse
+	(*JobRecord)(nil),             // 43: loadnode.v1.JobRecord
+	(*TableInsertRequest)(nil),    // 44: loadnode.v1.TableInsertRequest
+	(*InsertRow)(nil),             // 45: loadnode.v1.InsertRow
+	(*InsertCell)(nil),            // 46: loadnode.v1.InsertCell
+	(*TableInsertResponse)(nil),   // 47: loadnode.v1.TableInsertResponse
+	nil,                           // 48: loadnode.v1.KafkaSpec.OffsetsEntry
+	nil,                           // 49: loadnode.v1.KafkaSpec.PropertiesEntry
+	nil,                           // 50: loadnode.v1.KinesisSpec.PositionsEntry
+	nil,                           // 51: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	nil,                           // 52: loadnode.v1.AlterJobRequest.ResetPositionsEntry
 }
 var file_api_loadnode_proto_depIdxs = []int32{
 	0,  // 0: loadnode.v1.Error.code:type_name -> loadnode.v1.ErrorCode
 	1,  // 1: loadnode.v1.Column.type:type_name -> loadnode.v1.ColumnType
-	6,  // 2: loadnode.v1.TableSpec.columns:type_name -> loadnode.v1.Column
-	2,  // 3: loadnode.v1.TableSpec.model:type_name -> loadnode.v1.TableModel
-	42, // 4: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	43, // 5: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
-	44, // 6: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
-	7,  // 7: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
-	8,  // 8: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
-	9,  // 9: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
-	3,  // 10: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
-	3,  // 11: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
-	4,  // 12: loadnode.v1.Transition.reason:type_name -> loadnode.v1.Reason
-	4,  // 13: loadnode.v1.Transition.state_reason:type_name -> loadnode.v1.Reason
-	3,  // 14: loadnode.v1.JobSummary.state:type_name -> loadnode.v1.JobState
-	4,  // 15: loadnode.v1.JobSummary.reason:type_name -> loadnode.v1.Reason
-	15, // 16: loadnode.v1.JobInfo.summary:type_name -> loadnode.v1.JobSummary
-	10, // 17: loadnode.v1.JobInfo.spec:type_name -> loadnode.v1.JobSpec
-	14, // 18: loadnode.v1.JobInfo.partitions:type_name -> loadnode.v1.PartitionInfo
-	12, // 19: loadnode.v1.JobInfo.stats:type_name -> loadnode.v1.JobStats
-	11, // 20: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
-	13, // 21: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
-	10, // 22: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	10, // 23: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	45, // 24: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	46, // 25: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
-	7,  // 26: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
-	7,  // 27: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
-	5,  // 28: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
-	16, // 29: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
-	5,  // 30: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
-	15, // 31: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
-	5,  // 32: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
-	5,  // 33: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
-	5,  // 34: loadnode.v1.TableTruncateResponse.error:type_name -> loadnode.v1.Error
-	35, // 35: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
-	7,  // 36: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
-	36, // 37: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
-	5,  // 38: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
-	16, // 39: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
-	15, // 40: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
-	7,  // 41: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
-	5,  // 42: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
-	10, // 43: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
-	44, // [44:44] is the sub-list for method output_type
-	44, // [44:44] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	5,  // 2: loadnode.v1.Column.aggregation:type_name -> loadnode.v1.Aggregation
+	8,  // 3: loadnode.v1.TableSpec.columns:type_name -> loadnode.v1.Column
+	2,  // 4: loadnode.v1.TableSpec.model:type_name -> loadnode.v1.TableModel
+	48, // 5: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	49, // 6: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	50, // 7: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
+	9,  // 8: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
+	10, // 9: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
+	11, // 10: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
+	6,  // 11: loadnode.v1.JobSpec.merge_type:type_name -> loadnode.v1.MergeType
+	3,  // 12: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
+	3,  // 13: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
+	4,  // 14: loadnode.v1.Transition.reason:type_name -> loadnode.v1.Reason
+	4,  // 15: loadnode.v1.Transition.state_reason:type_name -> loadnode.v1.Reason
+	3,  // 16: loadnode.v1.JobSummary.state:type_name -> loadnode.v1.JobState
+	4,  // 17: loadnode.v1.JobSummary.reason:type_name -> loadnode.v1.Reason
+	17, // 18: loadnode.v1.JobInfo.summary:type_name -> loadnode.v1.JobSummary
+	12, // 19: loadnode.v1.JobInfo.spec:type_name -> loadnode.v1.JobSpec
+	16, // 20: loadnode.v1.JobInfo.partitions:type_name -> loadnode.v1.PartitionInfo
+	14, // 21: loadnode.v1.JobInfo.stats:type_name -> loadnode.v1.JobStats
+	13, // 22: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
+	15, // 23: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
+	12, // 24: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	12, // 25: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	51, // 26: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	52, // 27: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	9,  // 28: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
+	9,  // 29: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
+	7,  // 30: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
+	18, // 31: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
+	7,  // 32: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
+	17, // 33: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
+	7,  // 34: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
+	7,  // 35: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
+	7,  // 36: loadnode.v1.TableTruncateResponse.error:type_name -> loadnode.v1.Error
+	37, // 37: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
+	9,  // 38: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
+	38, // 39: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
+	7,  // 40: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
+	18, // 41: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
+	17, // 42: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
+	9,  // 43: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
+	7,  // 44: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
+	12, // 45: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
+	45, // 46: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
+	46, // 47: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
+	7,  // 48: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
+	49, // [49:49] is the sub-list for method output_type
+	49, // [49:49] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }
@@ -3693,8 +4166,8 @@ func file_api_loadnode_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_loadnode_proto_rawDesc), len(file_api_loadnode_proto_rawDesc)),
-			NumEnums:      5,
-			NumMessages:   42,
+			NumEnums:      7,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -458,6 +458,20 @@ func (c *Client) Count(ctx context.Context, table string) (int64, error) {
 	return resp.GetCount(), nil
 }
 
+// InsertRows adds rows to a table in one atomic write (Doris INSERT INTO
+// ... VALUES); a UNIQUE or AGGREGATE table merges them. It returns the
+// number of rows written.
+func (c *Client) InsertRows(ctx context.Context, req *api.TableInsertRequest) (int64, error) {
+	resp, err := call[*api.TableInsertResponse](ctx, c, "insert", req)
+	if err != nil {
+		return 0, err
+	}
+	if err := fromAPI(resp.GetError()); err != nil {
+		return 0, err
+	}
+	return resp.GetRows(), nil
+}
+
 // TruncateTable deletes every row of a table; the jobs loading into it go
 // on from where they were.
 func (c *Client) TruncateTable(ctx context.Context, table string) error {

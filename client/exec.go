@@ -83,6 +83,12 @@ func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse,
 			return nil, err
 		}
 		return &api.ExecResponse{Jobs: jobs}, nil
+	case st.Insert != nil:
+		n, err := c.InsertRows(ctx, st.Insert)
+		if err != nil {
+			return nil, err
+		}
+		return &api.ExecResponse{Message: fmt.Sprintf("%d rows inserted into %s", n, st.Insert.GetTable())}, nil
 	case st.Truncate != nil:
 		if err := c.TruncateTable(ctx, st.Truncate.Name); err != nil {
 			return nil, err

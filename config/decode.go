@@ -261,9 +261,9 @@ func offsetText(n *yaml.Node) string {
 }
 
 var (
-	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "kafka", "kinesis"}
-	tableKeys = []string{"name", "columns", "model", "database"}
-	colKeys   = []string{"name", "type", "not_null", "default"}
+	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "merge_type", "delete_on", "sequence_column", "partial_columns", "partial_update_new_key_behavior", "fill_missing_columns", "kafka", "kinesis"}
+	tableKeys = []string{"name", "columns", "model", "database", "keys", "sequence_column"}
+	colKeys   = []string{"name", "type", "not_null", "default", "aggregation"}
 	kafkaKeys = []string{"brokers", "topic", "partitions", "offsets", "default_offset", "properties"}
 )
 
@@ -355,6 +355,39 @@ func (d *decoder) jobSpec(root *yaml.Node) (*api.JobSpec, error) {
 			}
 		case "escape":
 			s.Escape, err = str(v, key)
+		case "merge_type":
+			var m string
+			if m, err = str(v, key); err == nil {
+				mt, ok := api.MergeType_value[strings.ToUpper(m)]
+				if !ok {
+					return errAt(v, key, "%q must be APPEND, MERGE or DELETE", m)
+				}
+				s.MergeType = api.MergeType(mt)
+			}
+		case "delete_on":
+			s.DeleteOn, err = str(v, key)
+		case "sequence_column":
+			s.SequenceColumn, err = str(v, key)
+		case "partial_columns":
+			var b string
+			if b, err = str(v, key); err == nil {
+				pb, perr := strconv.ParseBool(b)
+				if perr != nil {
+					return errAt(v, key, "must be true or false")
+				}
+				s.PartialColumns = pb
+			}
+		case "partial_update_new_key_behavior":
+			s.PartialUpdateNewKeyBehavior, err = str(v, key)
+		case "fill_missing_columns":
+			var b string
+			if b, err = str(v, key); err == nil {
+				fb, perr := strconv.ParseBool(b)
+				if perr != nil {
+					return errAt(v, key, "must be true or false")
+				}
+				s.FillMissingColumns = &fb
+			}
 		case "empty_field_as_null":
 			var b string
 			if b, err = str(v, key); err == nil {
@@ -389,10 +422,26 @@ func (d *decoder) table(n *yaml.Node) (*api.TableSpec, error) {
 			t.Database, err = str(v, field)
 		case "model":
 			var m string
-			if m, err = str(v, field); err == nil && !strings.EqualFold(m, "duplicate") {
-				return errAt(v, field, "%q not supported; only duplicate", m)
+			if m, err = str(v, field); err == nil {
+				mv, ok := api.TableModel_value[strings.ToUpper(m)]
+				if !ok {
+					return errAt(v, field, "%q must be duplicate, unique or aggregate", m)
+				}
+				t.Model = api.TableModel(mv)
 			}
-			t.Model = api.TableModel_DUPLICATE
+		case "keys":
+			if v.Kind != yaml.SequenceNode {
+				return errAt(v, field, "must be a list of column names")
+			}
+			for i, e := range v.Content {
+				k, err := str(resolve(e), fmt.Sprintf("%s[%d]", field, i))
+				if err != nil {
+					return err
+				}
+				t.KeyColumns = append(t.KeyColumns, k)
+			}
+		case "sequence_column":
+			t.SequenceColumn, err = str(v, field)
 		case "columns":
 			if v.Kind != yaml.SequenceNode {
 				return errAt(v, field, "must be a list of {name, type}")
@@ -439,6 +488,12 @@ func (d *decoder) column(n *yaml.Node, path string) (*api.Column, error) {
 			c.NotNull = b
 		case "default":
 			c.DefaultValue = &s
+		case "aggregation":
+			a, ok := api.Aggregation_value[strings.ToUpper(s)]
+			if !ok || a == 0 {
+				return errAt(v, field, "%q must be SUM, MIN, MAX, REPLACE or REPLACE_IF_NOT_NULL", s)
+			}
+			c.Aggregation = api.Aggregation(a)
 		}
 		return nil
 	})

@@ -20,7 +20,8 @@
 //	name                       string, required. ^[A-Za-z_][A-Za-z0-9_-]{0,127}$. Unique per node.
 //	table.name                 string, required, same pattern as name. Created on first use; later
 //	                           jobs loading into it must declare the same columns.
-//	table.model                optional; only "duplicate" (append), the default.
+//	table.model                optional; duplicate (the default), unique or aggregate;
+//	                           table.keys, table.sequence_column, columns[i].aggregation.
 //	table.columns              list of {name, type}, at least one. Column names match
 //	                           ^[A-Za-z_][A-Za-z0-9_]{0,127}$ and are unique, case-insensitively.
 //	                           Types (case-insensitive): int64 (bigint, int), float64 (double,

@@ -40,7 +40,13 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 			add(tn, "database", strNode(t.Database))
 		}
 		if t.Model != api.TableModel_DUPLICATE {
-			add(tn, "model", strNode(t.Model.String()))
+			add(tn, "model", strNode(strings.ToLower(t.Model.String())))
+		}
+		if len(t.KeyColumns) > 0 {
+			add(tn, "keys", strList(t.KeyColumns))
+		}
+		if t.SequenceColumn != "" {
+			add(tn, "sequence_column", strNode(t.SequenceColumn))
 		}
 		cols := &yaml.Node{Kind: yaml.SequenceNode}
 		for _, c := range t.Columns {
@@ -52,6 +58,9 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 			}
 			if c.DefaultValue != nil {
 				add(cn, "default", strNode(c.GetDefaultValue()))
+			}
+			if c.Aggregation != api.Aggregation_AGG_NONE {
+				add(cn, "aggregation", strNode(c.Aggregation.String()))
 			}
 			cols.Content = append(cols.Content, cn)
 		}
@@ -98,6 +107,24 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 	}
 	if s.EmptyFieldAsNull {
 		add(root, "empty_field_as_null", strNode("true"))
+	}
+	if s.MergeType != api.MergeType_APPEND {
+		add(root, "merge_type", strNode(s.MergeType.String()))
+	}
+	if s.DeleteOn != "" {
+		add(root, "delete_on", strNode(s.DeleteOn))
+	}
+	if s.SequenceColumn != "" {
+		add(root, "sequence_column", strNode(s.SequenceColumn))
+	}
+	if s.PartialColumns {
+		add(root, "partial_columns", strNode("true"))
+	}
+	if s.FillMissingColumns != nil {
+		add(root, "fill_missing_columns", strNode(strconv.FormatBool(s.GetFillMissingColumns())))
+	}
+	if s.PartialUpdateNewKeyBehavior != "" {
+		add(root, "partial_update_new_key_behavior", strNode(s.PartialUpdateNewKeyBehavior))
 	}
 	if k := s.Kafka; k != nil {
 		kn := mapNode(0)

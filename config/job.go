@@ -245,8 +245,11 @@ func validateTable(t *api.TableSpec) *FieldError {
 	if t.Database != "" && !isIdentifier(t.Database) {
 		return fieldErr("table.database", "invalid name %q: want letters, digits and _, not starting with a digit", t.Database)
 	}
-	if t.Model != api.TableModel_DUPLICATE {
-		return fieldErr("table.model", "%s not supported; only duplicate", t.Model)
+	if _, ok := api.TableModel_name[int32(t.Model)]; !ok {
+		return fieldErr("table.model", "unknown model %v", t.Model)
+	}
+	if t.Model != api.TableModel_DUPLICATE && len(t.KeyColumns) == 0 {
+		return fieldErr("table.keys", "a %s table needs key columns", strings.ToLower(t.Model.String()))
 	}
 	if len(t.Columns) == 0 {
 		return fieldErr("table.columns", "at least one column required")

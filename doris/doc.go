@@ -18,8 +18,9 @@
 //	CREATE TABLE [IF NOT EXISTS] [db.]name (col type [KEY] [NULL | NOT NULL] [DEFAULT v] [COMMENT '...'], INDEX ..., ...)
 //	    [ENGINE=OLAP] [DUPLICATE KEY(cols)] [COMMENT '...']
 //	    [DISTRIBUTED BY HASH(cols)|RANDOM [BUCKETS n|AUTO]] [PROPERTIES (...)]
-//	CREATE ROUTINE LOAD [db.]name ON [db.]table [WITH APPEND]
+//	CREATE ROUTINE LOAD [db.]name ON [db.]table [WITH APPEND|MERGE|DELETE]
 //	    [COLUMNS TERMINATED BY 'sep'] [,] [COLUMNS (c1, tmp, c3 = expr, ...)] [,] [WHERE expr]
+//	    [,] [DELETE ON expr] [,] [ORDER BY col]
 //	    [PROPERTIES (...)] FROM KAFKA (...) [COMMENT '...']
 //	ALTER ROUTINE LOAD FOR [db.]name [PROPERTIES (...)] [FROM KAFKA (...)]
 //	PAUSE [ALL] ROUTINE LOAD [FOR [db.]name]      (FOR without ALL, none with ALL)
@@ -27,6 +28,10 @@
 //	STOP ROUTINE LOAD FOR [db.]name
 //	SHOW [ALL] ROUTINE LOAD [FOR [db.]name]
 //	TRUNCATE TABLE [db.]name                (every row goes; jobs keep their progress)
+//	INSERT INTO [db.]table [(cols)] VALUES (v, ...) [, (v, ...)]
+//	                                        (strings, numbers, TRUE, FALSE, NULL; one
+//	                                        atomic write, merged into a UNIQUE or
+//	                                        AGGREGATE table; INSERT ... SELECT refused)
 //
 // Keywords are case-insensitive, identifiers may be `backquoted`, strings are
 // single- or double-quoted with MySQL escapes (\n \t \\ \' \" ...; other
@@ -65,8 +70,15 @@
 //	"empty_field_as_null"                  empty_field_as_null (default false)
 //	"enclose", "escape"                    enclose, escape: one character each; without
 //	                                       enclose, quotes are literal (as Doris)
-//	"fill_missing_columns" = "true"        accepted: a missing JSON key loads the
-//	                                       column's DEFAULT (NULL without one)
+//	"fill_missing_columns"                 "true" (as if left out): a missing JSON key
+//	                                       loads the column's DEFAULT (NULL without
+//	                                       one); "false": the same, plus Doris's check
+//	                                       that a COLUMNS list names the table's
+//	                                       sequence column, else the job pauses when
+//	                                       it starts ("need to specify the sequence
+//	                                       column")
+//	"partial_columns", "partial_update_new_key_behavior"
+//	                                       UNIQUE tables: see Table models
 //	FROM KAFKA "kafka_broker_list"         kafka.brokers (comma-separated)
 //	"kafka_topic"                          kafka.topic
 //	"kafka_partitions"                     kafka.partitions ("0, 1, 2")
@@ -98,7 +110,6 @@
 //	"strip_outer_array" = "false"       one Kafka message is one row
 //	"fuzzy_parse" = "false"
 //	"load_to_single_tablet" = "false"
-//	"partial_columns" = "false"
 //
 // Job properties with their meaning and Doris's default when left out:
 //
@@ -162,18 +173,53 @@
 // enable_duplicate_without_keys_by_default, skip_write_index_on_load,
 // compaction_policy, time_series_compaction_*, in_memory, is_being_synced,
 // colocate_with, store_row_column, bloom_filter_columns, bloom_filter_fpp,
-// estimate_partition_size, group_commit_*. The model is always DUPLICATE.
+// estimate_partition_size, group_commit_*.
+//
+// # Table models
+//
+//	DUPLICATE KEY(cols)  the default: every row kept (the columns are Doris's
+//	                     sort columns; loadnode keys rows by source position)
+//	UNIQUE KEY(cols)     merge-on-write: a later row with the same key replaces
+//	                     the stored one, in source order within a partition.
+//	                     PROPERTIES ("function_column.sequence_col" = "col"): a
+//	                     row replaces only when its col is >= the stored one
+//	                     (NULL is the smallest); a delete honours it too and is
+//	                     remembered (a tombstone), so a late, older row stays
+//	                     deleted. "enable_unique_key_merge_on_write" is accepted
+//	                     (true or false read the same); a hidden sequence column
+//	                     ("function_column.sequence_type") is refused.
+//	AGGREGATE KEY(cols)  each value column names its aggregation: SUM (numbers;
+//	                     integers wrap at their width, DECIMAL holds at its
+//	                     largest), MIN, MAX (NULL ignored), REPLACE,
+//	                     REPLACE_IF_NOT_NULL; a value column without one is refused
+//	                     (HLL_UNION, BITMAP_UNION, QUANTILE_UNION, GENERIC are refused)
+//
+// FLOAT, DOUBLE and JSON columns cannot be key columns. Rows merge in the
+// commit that moves the job's progress, so a batch replayed after a crash
+// never merges twice.
+//
+// A routine load into a UNIQUE table may say WITH APPEND (the default:
+// every row upserts), WITH DELETE (every row deletes its key), WITH MERGE
+// with DELETE ON <expr> (a row for which the expression is true deletes
+// its key; the expression sees the table columns after the mapping and the
+// temporaries), ORDER BY col (the sequence column, for a table that names
+// none), "partial_columns" = "true" (only the columns the COLUMNS list
+// names or computes change for a stored key; every key column must be
+// named) and "partial_update_new_key_behavior" = "APPEND" (the default: a
+// new key is inserted, the other columns take their DEFAULT or NULL) |
+// "ERROR" (a batch with a new key is refused and the job pauses with
+// STORE_FAILURE, naming it; Doris fails the load). Merge types, ORDER BY
+// and partial updates on a DUPLICATE or AGGREGATE table are refused.
 //
 // # Refused, by name
 //
-//	CREATE TABLE   UNIQUE KEY, AGGREGATE KEY ("table model not supported yet"),
-//	               ROLLUP, DEFAULT CURRENT_TIMESTAMP, AUTO_INCREMENT, ON UPDATE,
-//	               generated columns, aggregation types (SUM, REPLACE, ...), ENGINE
-//	               other than OLAP, CREATE TABLE LIKE / AS SELECT, any other table
-//	               property (dynamic_partition.*, function_column.*, storage_policy, ...)
-//	ROUTINE LOAD   no ON table (multi-table load), WITH MERGE / WITH DELETE,
-//	               PRECEDING FILTER, PARTITION(...), TEMPORARY PARTITION, DELETE ON,
-//	               ORDER BY, ROWS TERMINATED BY, COLUMNS TERMINATED BY with format json, formats
+//	CREATE TABLE   PRIMARY KEY, ROLLUP, DEFAULT CURRENT_TIMESTAMP, AUTO_INCREMENT,
+//	               ON UPDATE, generated columns, HLL_UNION / BITMAP_UNION /
+//	               QUANTILE_UNION / GENERIC, ENGINE other than OLAP, CREATE TABLE
+//	               LIKE / AS SELECT, any other table property (dynamic_partition.*,
+//	               function_column.sequence_type, storage_policy, ...)
+//	ROUTINE LOAD   no ON table (multi-table load), PRECEDING FILTER, PARTITION(...),
+//	               TEMPORARY PARTITION, ROWS TERMINATED BY, COLUMNS TERMINATED BY with format json, formats
 //	               other than csv and json, kafka_offsets without kafka_partitions, "FILE:"
 //	               property values (Doris CREATE FILE), every other job property (num_as_string,
 //	               exec_mem_limit, send_batch_parallelism,

@@ -38,6 +38,8 @@ type Statement struct {
 	Show *Show
 	// Truncate names the table of TRUNCATE TABLE [db.]name.
 	Truncate *JobRef
+	// Insert is INSERT INTO [db.]table [(cols)] VALUES (...), ...
+	Insert *api.TableInsertRequest
 
 	// DB is the database qualifier of the created table or routine load
 	// ("db" in CREATE TABLE db.t), or "". loadnode has one namespace per
@@ -298,7 +300,7 @@ func (p *parser) properties(clause string) ([]property, *Error) {
 
 // statementsHelp lists what Parse understands, for the error about any other
 // statement.
-const statementsHelp = "loadnode understands CREATE TABLE, TRUNCATE TABLE, CREATE ROUTINE LOAD, ALTER ROUTINE LOAD, PAUSE, RESUME and STOP ROUTINE LOAD, and SHOW ROUTINE LOAD"
+const statementsHelp = "loadnode understands CREATE TABLE, TRUNCATE TABLE, INSERT INTO ... VALUES, CREATE ROUTINE LOAD, ALTER ROUTINE LOAD, PAUSE, RESUME and STOP ROUTINE LOAD, and SHOW ROUTINE LOAD"
 
 func (p *parser) statement() (*Statement, *Error) {
 	t := p.next()
@@ -336,6 +338,8 @@ func (p *parser) statement() (*Statement, *Error) {
 		return p.jobCommand(strings.ToUpper(t.text))
 	case t.is("SHOW"):
 		return p.show()
+	case t.is("INSERT"):
+		return p.insert()
 	case t.is("TRUNCATE"):
 		p.accept("TABLE")
 		db, name, _, err := p.qualifiedName("TRUNCATE TABLE", "a table name")

@@ -72,7 +72,7 @@ var changeOrder = []string{
 }
 
 // jobPropertiesHelp lists the job PROPERTIES that map onto the spec.
-const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths, json_root, empty_field_as_null, enclose, escape, fill_missing_columns"
+const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths, json_root, empty_field_as_null, enclose, escape, fill_missing_columns, partial_columns, partial_update_new_key_behavior"
 
 // loadClauses are the load_properties of CREATE ROUTINE LOAD that loadnode
 // refuses, keyed by their first word, with the reason.
@@ -80,8 +80,6 @@ var refusedLoadClauses = map[string]string{
 	"PRECEDING": "filtering rows not supported by loadnode",
 	"PARTITION": "partitioned tables not supported yet",
 	"TEMPORARY": "partitioned tables not supported yet",
-	"DELETE":    "delete flags need the UNIQUE KEY model, not supported yet",
-	"ORDER":     "sequence columns need the UNIQUE KEY model, not supported yet",
 	"ROWS":      "records are Kafka messages; there is no row separator",
 }
 
@@ -106,13 +104,15 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 	spec.Table.Name = table
 	if t := p.peek(); t.is("WITH") {
 		p.next()
-		m, err := p.ident("WITH", "APPEND")
+		m, err := p.ident("WITH", "APPEND, MERGE or DELETE")
 		if err != nil {
 			return nil, err
 		}
-		if !m.is("APPEND") {
-			return nil, p.errf(m, "WITH "+strings.ToUpper(m.text), "merge types other than APPEND need the UNIQUE KEY model, not supported yet")
+		mt, ok := api.MergeType_value[strings.ToUpper(m.text)]
+		if !ok {
+			return nil, p.errf(m, "WITH "+strings.ToUpper(m.text), "unknown merge type (APPEND, MERGE or DELETE)")
 		}
+		spec.MergeType = api.MergeType(mt)
 	}
 
 	// load_properties, separated by commas, in any order.
@@ -138,15 +138,39 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 			p.acceptSym(",")
 			continue
 		}
+		if word == "DELETE" && p.peekAt(1).is("ON") {
+			if spec.DeleteOn != "" {
+				return nil, p.errf(t, "DELETE ON", "given twice")
+			}
+			p.next()
+			p.next()
+			src, err := p.exprText("DELETE ON", true)
+			if err != nil {
+				return nil, err
+			}
+			spec.DeleteOn = src
+			p.acceptSym(",")
+			continue
+		}
+		if word == "ORDER" && p.peekAt(1).is("BY") {
+			if spec.SequenceColumn != "" {
+				return nil, p.errf(t, "ORDER BY", "given twice")
+			}
+			p.next()
+			p.next()
+			c, err := p.ident("ORDER BY", "a column name")
+			if err != nil {
+				return nil, err
+			}
+			spec.SequenceColumn = c.text
+			p.acceptSym(",")
+			continue
+		}
 		if reason, ok := refusedLoadClauses[word]; ok {
 			what := word
 			switch word {
 			case "PRECEDING":
 				what = "PRECEDING FILTER"
-			case "DELETE":
-				what = "DELETE ON"
-			case "ORDER":
-				what = "ORDER BY"
 			case "ROWS":
 				what = "ROWS TERMINATED BY"
 			case "TEMPORARY":
@@ -343,6 +367,9 @@ type jobProps struct {
 	escape      string
 	format      string
 	jsonpaths   []string
+	partial     bool
+	fill        bool
+	newKey      string
 	raw         map[string]string
 }
 
@@ -394,6 +421,15 @@ func (j *jobProps) apply(s *api.JobSpec) {
 	if j.given["format"] {
 		s.Format = j.format
 	}
+	if j.given["fill_missing_columns"] {
+		s.FillMissingColumns = proto.Bool(j.fill)
+	}
+	if j.given["partial_columns"] {
+		s.PartialColumns = j.partial
+	}
+	if j.given["partial_update_new_key_behavior"] {
+		s.PartialUpdateNewKeyBehavior = j.newKey
+	}
 	if j.given[fieldJSONPaths] {
 		s.Jsonpaths = slices.Clone(j.jsonpaths)
 	}
@@ -409,8 +445,6 @@ var noopProperties = map[string]struct {
 	"strip_outer_array":     {isFalse, `only "false": each Kafka message is one row`},
 	"fuzzy_parse":           {isFalse, `only "false"`},
 	"load_to_single_tablet": {isFalse, `only "false": loadnode has no tablets`},
-	"partial_columns":       {isFalse, `only "false": partial updates need the UNIQUE KEY model, not supported yet`},
-	"fill_missing_columns":  {isTrue, `only "true": a field missing from a JSON record loads the column's DEFAULT (NULL without one)`},
 }
 
 func isTrue(v string) bool  { return strings.EqualFold(strings.TrimSpace(v), "true") }
@@ -511,6 +545,41 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 		}
 		j.format = f
 		j.set("format")
+		return nil
+	case "partial_columns":
+		if alter {
+			return p.errf(pr.keyTok, clause, "cannot be altered")
+		}
+		switch {
+		case isTrue(v):
+			j.partial = true
+		case isFalse(v):
+			j.partial = false
+		default:
+			return bad("must be true or false")
+		}
+		j.set(pr.key)
+		return nil
+	case "fill_missing_columns":
+		switch {
+		case isTrue(v):
+			j.fill = true
+		case isFalse(v):
+			j.fill = false
+		default:
+			return bad("must be true or false")
+		}
+		j.set(pr.key)
+		return nil
+	case "partial_update_new_key_behavior":
+		if alter {
+			return p.errf(pr.keyTok, clause, "cannot be altered")
+		}
+		if !strings.EqualFold(v, "APPEND") && !strings.EqualFold(v, "ERROR") {
+			return bad("must be APPEND or ERROR")
+		}
+		j.newKey = strings.ToUpper(v)
+		j.set(pr.key)
 		return nil
 	case fieldJSONPaths:
 		var paths []string

@@ -2,6 +2,7 @@ package doris
 
 import (
 	"errors"
+	"google.golang.org/protobuf/proto"
 	"strconv"
 	"strings"
 
@@ -163,7 +164,9 @@ func (p *parser) columnDef() (*api.Column, *Error) {
 		t := p.peek()
 		if t.isSym(",") || t.isSym(")") || t.kind == tokEOF {
 			if col.DefaultValue != nil {
-				if _, err := table.NewSchema(&api.TableSpec{Name: "t", Columns: []*api.Column{col}}); err != nil {
+				probe := proto.Clone(col).(*api.Column)
+				probe.Aggregation = api.Aggregation_AGG_NONE
+				if _, err := table.NewSchema(&api.TableSpec{Name: "t", Columns: []*api.Column{probe}}); err != nil {
 					var fe *table.FieldError
 					if errors.As(err, &fe) {
 						return nil, p.errf(nt, clause+" DEFAULT", "%s", fe.Msg)
@@ -233,7 +236,15 @@ func (p *parser) columnDef() (*api.Column, *Error) {
 		case t.is("AS"), t.is("GENERATED"):
 			return nil, p.errf(t, clause+" AS", "generated columns not supported by loadnode")
 		case t.kind == tokIdent && aggregationTypes[word]:
-			return nil, p.errf(t, clause+" "+word, "aggregation types belong to the AGGREGATE KEY model, which is not supported yet")
+			a, ok := api.Aggregation_value[word]
+			if !ok {
+				return nil, p.errf(t, clause+" "+word, "not supported by loadnode (SUM, MIN, MAX, REPLACE and REPLACE_IF_NOT_NULL are)")
+			}
+			if col.Aggregation != api.Aggregation_AGG_NONE {
+				return nil, p.errf(t, clause+" "+word, "a second aggregation type")
+			}
+			p.next()
+			col.Aggregation = api.Aggregation(a)
 		default:
 			return nil, p.errf(t, clause, "unexpected %s in the column definition", t.describe())
 		}
@@ -353,9 +364,32 @@ func (p *parser) tableClauses(st *Statement, spec *api.TableSpec) *Error {
 				return err
 			}
 			st.Ignored = append(st.Ignored, "DUPLICATE KEY (sort columns: rows are kept in load order)")
-		case t.is("UNIQUE"), t.is("AGGREGATE"), t.is("PRIMARY"):
+		case t.is("UNIQUE"), t.is("AGGREGATE"):
 			name := strings.ToUpper(t.text) + " KEY"
-			return p.errf(t, name, "table model not supported yet (only DUPLICATE KEY)")
+			if err := once(t, "DUPLICATE KEY"); err != nil {
+				return err
+			}
+			p.next()
+			if err := p.expect(name, "KEY"); err != nil {
+				return err
+			}
+			list, err := p.identList(name, "a column name")
+			if err != nil {
+				return err
+			}
+			spec.Model = api.TableModel_UNIQUE
+			if name == "AGGREGATE KEY" {
+				spec.Model = api.TableModel_AGGREGATE
+			}
+			for _, c := range list {
+				col := columnNamed(spec, c.text)
+				if col == nil {
+					return p.errf(c, name, "unknown column %s", quote(c.text))
+				}
+				spec.KeyColumns = append(spec.KeyColumns, col.GetName())
+			}
+		case t.is("PRIMARY"):
+			return p.errf(t, "PRIMARY KEY", "not a Doris table model (UNIQUE KEY is)")
 		case t.is("COMMENT"):
 			if err := once(t, "COMMENT"); err != nil {
 				return err
@@ -404,6 +438,22 @@ func (p *parser) tableClauses(st *Statement, spec *api.TableSpec) *Error {
 				return err
 			}
 			for _, pr := range props {
+				switch pr.key {
+				case "function_column.sequence_col":
+					col := columnNamed(spec, pr.val)
+					if col == nil {
+						return p.errf(pr.valTok, "PROPERTIES "+quote(pr.rawKey), "unknown column %s", quote(pr.val))
+					}
+					spec.SequenceColumn = col.GetName()
+					continue
+				case "function_column.sequence_type":
+					return p.errf(pr.keyTok, "PROPERTIES "+quote(pr.rawKey), "a hidden sequence column is not supported by loadnode; name a column with function_column.sequence_col")
+				case "enable_unique_key_merge_on_write":
+					// Merge-on-read and merge-on-write differ in when Doris
+					// merges, not in what a read sees.
+					st.Ignored = append(st.Ignored, "PROPERTIES "+quote(pr.rawKey)+" (rows always merge on write)")
+					continue
+				}
 				if !ignoredTableProperties[pr.key] {
 					return p.errf(pr.keyTok, "PROPERTIES "+quote(pr.rawKey), "not supported by loadnode")
 				}
@@ -485,6 +535,16 @@ func (p *parser) partitionBy(what string) *Error {
 			if depth == 0 {
 				break
 			}
+		}
+	}
+	return nil
+}
+
+// columnNamed finds a column of spec case-insensitively (as Doris).
+func columnNamed(spec *api.TableSpec, name string) *api.Column {
+	for _, c := range spec.Columns {
+		if strings.EqualFold(c.GetName(), name) {
+			return c
 		}
 	}
 	return nil

@@ -34,6 +34,9 @@ func (specRules) Prepare(spec *api.JobSpec) error {
 		}
 		return &config.FieldError{Field: "format", Msg: err.Error()}
 	}
+	if _, err := table.UpdateOf(schema, spec); err != nil {
+		return err
+	}
 	return checkSource(spec)
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/table"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -77,11 +78,14 @@ func (s *Store) CommitBatch(c *Commit) (err error) {
 				c.JobID, stored.CommittedBatches, c.StatsBase, ErrStaleCommit)
 		}
 	}
+	var keyed *table.Schema // a UNIQUE or AGGREGATE table: rows merge (models.go)
 	if len(c.Rows) > 0 {
-		if _, ok, err := s.get(tableSpecKey(c.Table)); err != nil {
+		if v, ok, err := s.get(tableSpecKey(c.Table)); err != nil {
 			return fmt.Errorf("persistence: commit job %d: %w", c.JobID, err)
 		} else if !ok {
 			return fmt.Errorf("persistence: commit job %d: table %q: %w", c.JobID, c.Table, ErrNotFound)
+		} else if keyed, err = keyedSchema(v, c.Update); err != nil {
+			return fmt.Errorf("persistence: commit job %d: table %q: %w", c.JobID, c.Table, err)
 		}
 	}
 
@@ -97,9 +101,17 @@ func (s *Store) CommitBatch(c *Commit) (err error) {
 	// Batch.Set copies key and value, so one key buffer serves every row.
 	prefix := tableRowPrefix(c.Table)
 	key := make([]byte, 0, len(prefix)+64)
-	for _, kv := range c.Rows {
-		key = append(append(key[:0], prefix...), kv.Key...)
-		_ = b.Set(key, kv.Value, nil)
+	if keyed != nil {
+		defer s.models.lock(c.Table)()
+		if err := s.mergeRows(b, c, keyed); err != nil {
+			_ = b.Close()
+			return fmt.Errorf("persistence: commit job %d: %w", c.JobID, err)
+		}
+	} else {
+		for _, kv := range c.Rows {
+			key = append(append(key[:0], prefix...), kv.Key...)
+			_ = b.Set(key, kv.Value, nil)
+		}
 	}
 	for _, r := range c.Ranges {
 		_ = b.Set(progressKey(c.JobID, r.Partition), encodeInt64(r.To), nil)

@@ -79,11 +79,13 @@
 //	                                 next                    [first, next) are stored)
 //	t/<table name>\x00s              proto api.TableSpec     CreateJob (when it creates the table)
 //	t/<table name>\x00r/<row key>    row value bytes         CommitBatch
+//	t/<table name>\x00d/<row key>    row value of a delete   CommitBatch (UNIQUE with a sequence column: tombstones)
 //
 // <id8> is the job id as 8 bytes, <seq8> a uint64 sequence number as 8
 // bytes, <partition4> 4 bytes. Table names must not contain a NUL byte, so
 // "t/<name>\x00" is a prefix of no other table's keys. Row keys and row values
-// are opaque: the table package builds them (for DUPLICATE, from job,
-// partition and offset; for a future UNIQUE model, from key columns) and the
-// store never interprets them.
+// are built by the table package (for DUPLICATE, from job, partition and
+// offset; for UNIQUE and AGGREGATE, from the key columns). The store
+// interprets them only for keyed tables, whose rows merge with the stored
+// ones (table.Schema.Merge) in the commit's synced batch (models.go).
 package persistence

@@ -47,8 +47,11 @@ func (s *Store) TruncateTable(table string) (err error) {
 		return fmt.Errorf("persistence: truncate table: %w", err)
 	}
 	defer s.recoverFatal(&err)
+	defer s.models.lock(table)() // not between a merge's read and its write
 	p := tableRowPrefix(table)
 	b := s.db.NewBatch()
 	_ = b.DeleteRange(p, prefixEnd(p), nil)
+	tp := tableTombPrefix(table)
+	_ = b.DeleteRange(tp, prefixEnd(tp), nil)
 	return s.commit(b, fmt.Sprintf("truncate table %q", table))
 }

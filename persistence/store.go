@@ -115,6 +115,8 @@ type Store struct {
 	createMu sync.Mutex
 
 	jobs jobLocks
+	// models serializes merging commits per keyed table (models.go).
+	models modelLocks
 
 	// heads caches each job's journal head seq as this Store last wrote
 	// it, so that AppendTransition need not read the journal back (at a

@@ -43,8 +43,13 @@ var ErrTableChanged = errors.New("sink: table changed under the job")
 var ErrProgressExists = errors.New("sink: progress exists")
 
 // KV is one table row: Key is the table-model row key, Value the encoded row.
-// Both are opaque to the sink.
-type KV struct{ Key, Value []byte }
+// Both are opaque to the sink, but for keyed tables (UNIQUE, AGGREGATE:
+// table.Schema.Keyed), whose rows the sink merges with table.Schema.Merge.
+type KV struct {
+	Key, Value []byte
+	// Delete (UNIQUE tables) deletes the key instead of upserting it.
+	Delete bool
+}
 
 // Range is the source range a batch covers on one partition: [From, To),
 // where To is the next position to read.
@@ -67,7 +72,12 @@ type Commit struct {
 	// sink stored for the job is stale; a successful commit stores it.
 	Fence uint64
 	// Rows are written to Table; a key written twice keeps the last value.
+	// In a keyed table (UNIQUE, AGGREGATE) they merge, in order, into the
+	// stored rows (table.Schema.Merge) in the same atomic commit.
 	Rows []KV
+	// Update is how the rows change a keyed table beyond whole rows
+	// (partial columns, the load's sequence column); nil: whole rows.
+	Update *table.Update
 	// Ranges are exactly the partitions this batch covers; at least one.
 	Ranges []Range
 	// Stats are the job's new absolute statistics; nil leaves them as stored.
@@ -168,4 +178,12 @@ type TableCreator interface {
 // they were. A commit is wholly before or wholly after the truncate.
 type Truncater interface {
 	TruncateTable(table string) error
+}
+
+// Inserter is implemented by a sink that can add rows outside a job (Doris
+// INSERT INTO ... VALUES): the rows are written in one atomic, durable
+// step, merged into a UNIQUE or AGGREGATE table as a commit's rows are; no
+// job's progress moves.
+type Inserter interface {
+	InsertRows(table string, rows []KV) error
 }

@@ -42,8 +42,11 @@ type mapping struct {
 	slots []slot
 	out   []outCol
 	where node
-	loc   *time.Location
-	env   evalEnv // scratch: slot values, then (for where) column values
+	// deleteOn, merge type MERGE: a row for which it is true deletes its
+	// key (Doris DELETE ON).
+	deleteOn node
+	loc      *time.Location
+	env      evalEnv // scratch: slot values, then (for where) column values
 }
 
 // ErrFiltered is returned by Parse for a record the filter (WHERE) leaves
@@ -54,8 +57,8 @@ var ErrFiltered = &ParseError{Reason: "filtered out by the WHERE clause"}
 // compileMapping builds the mapping of items (COLUMNS entries as written)
 // and where over s. An empty items and where yield nil: the record's
 // fields are the table's columns in order.
-func compileMapping(s *Schema, items []string, where string, loc *time.Location) (*mapping, error) {
-	if len(items) == 0 && strings.TrimSpace(where) == "" {
+func compileMapping(s *Schema, items []string, where, deleteOn string, loc *time.Location) (*mapping, error) {
+	if len(items) == 0 && strings.TrimSpace(where) == "" && strings.TrimSpace(deleteOn) == "" {
 		return nil, nil
 	}
 	m := &mapping{out: make([]outCol, len(s.cols)), loc: loc}
@@ -126,19 +129,27 @@ func compileMapping(s *Schema, items []string, where string, loc *time.Location)
 		}
 		m.out[d.col].expr = n
 	}
+	ncols := len(s.cols)
+	resolveAll := func(name string) (int, error) {
+		if col, ok := s.columnFold(strings.Trim(name, "`")); ok {
+			return col, nil
+		}
+		i, err := resolveSlot(name)
+		return ncols + i, err
+	}
 	if strings.TrimSpace(where) != "" {
-		ncols := len(s.cols)
-		n, err := parseExpr(where, func(name string) (int, error) {
-			if col, ok := s.columnFold(strings.Trim(name, "`")); ok {
-				return col, nil
-			}
-			i, err := resolveSlot(name)
-			return ncols + i, err
-		})
+		n, err := parseExpr(where, resolveAll)
 		if err != nil {
 			return nil, fieldErr("where", "%s", err)
 		}
 		m.where = n
+	}
+	if strings.TrimSpace(deleteOn) != "" {
+		n, err := parseExpr(deleteOn, resolveAll)
+		if err != nil {
+			return nil, fieldErr("delete_on", "%s", err)
+		}
+		m.deleteOn = n
 	}
 	m.env = evalEnv{vals: make([]ev, len(s.cols)+len(m.slots)), loc: loc}
 	return m, nil
@@ -210,14 +221,20 @@ func (p *Parser) apply(src, out []Value) error {
 			*v = Value{Null: true}
 		}
 	}
-	if m.where == nil || p.colErr != nil {
+	if m.where == nil && m.deleteOn == nil || p.colErr != nil {
 		return nil
 	}
 	for col := range s.cols {
 		m.env.vals[col] = toEv(s.types[col], s.meta[col], out[col])
 	}
-	if r := m.where.eval(&m.env); r.k == eNull || !r.truth() {
-		return ErrFiltered
+	if m.where != nil {
+		if r := m.where.eval(&m.env); r.k == eNull || !r.truth() {
+			return ErrFiltered
+		}
+	}
+	if m.deleteOn != nil {
+		r := m.deleteOn.eval(&m.env)
+		p.deleted = r.k != eNull && r.truth()
 	}
 	return nil
 }

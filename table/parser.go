@@ -52,6 +52,10 @@ type Format struct {
 	// Escape, csv only, makes the next character literal; it is removed
 	// from every field (a trailing one too, as Doris). 0 means none.
 	Escape byte
+	// MergeType (UNIQUE tables): DELETE makes every row a delete; MERGE
+	// makes the rows for which DeleteOn is true deletes (Deleted).
+	MergeType api.MergeType
+	DeleteOn  string
 }
 
 // ParseError is why one record did not parse. Its message is a human reason
@@ -97,6 +101,24 @@ type Parser struct {
 	dst    []Value
 	colErr *ParseError
 	buf    []byte // unescape scratch
+
+	deleteAll bool // merge type DELETE
+	deleted   bool // the last row deletes its key (DELETE ON)
+}
+
+// Deleted reports whether the row the last Parse returned deletes its key
+// (merge type DELETE, or MERGE and DELETE ON is true for it).
+func (p *Parser) Deleted() bool { return p.deleteAll || p.deleted }
+
+// Mapped reports, per table column, whether the load names it: the
+// COLUMNS list has it as a field or computes it (a partial update sets
+// only these). Without a mapping every column is named.
+func (p *Parser) Mapped() []bool {
+	out := make([]bool, len(p.s.cols))
+	for i := range out {
+		out[i] = p.m == nil || p.m.out[i].slot >= 0 || p.m.out[i].expr != nil
+	}
+	return out
 }
 
 // NewParser validates f against s and returns a parser. Errors are
@@ -111,7 +133,29 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
-	m, err := compileMapping(s, f.Columns, f.Where, loc)
+	deleteOn := ""
+	switch f.MergeType {
+	case api.MergeType_APPEND:
+		if strings.TrimSpace(f.DeleteOn) != "" {
+			return nil, fieldErr("delete_on", "DELETE ON needs merge type MERGE")
+		}
+	case api.MergeType_MERGE:
+		if strings.TrimSpace(f.DeleteOn) == "" {
+			return nil, fieldErr("delete_on", "merge type MERGE needs a DELETE ON expression")
+		}
+		deleteOn = f.DeleteOn
+	case api.MergeType_DELETE:
+		if strings.TrimSpace(f.DeleteOn) != "" {
+			return nil, fieldErr("delete_on", "DELETE ON needs merge type MERGE, not DELETE")
+		}
+		p.deleteAll = true
+	default:
+		return nil, fieldErr("merge_type", "unknown merge type %v", f.MergeType)
+	}
+	if f.MergeType != api.MergeType_APPEND && s.spec.GetModel() != api.TableModel_UNIQUE {
+		return nil, fieldErr("merge_type", "merge type %s needs a UNIQUE table (%s is %s)", f.MergeType, s.Name(), s.spec.GetModel())
+	}
+	m, err := compileMapping(s, f.Columns, f.Where, deleteOn, loc)
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +270,7 @@ func (p *Parser) parse(raw []byte, dst []Value, borrow bool) ([]Value, error) {
 		dst = make([]Value, n)
 	}
 	dst = dst[:n]
-	p.raw, p.rawStr, p.hasStr, p.dst, p.colErr, p.borrow = raw, "", false, dst, nil, borrow
+	p.raw, p.rawStr, p.hasStr, p.dst, p.colErr, p.borrow, p.deleted = raw, "", false, dst, nil, borrow, false
 	if p.m != nil {
 		p.dst, p.out = p.slotBuf, dst
 	}
@@ -524,6 +568,8 @@ func FormatOf(spec *api.JobSpec) Format {
 		NoEnclose:        spec.Enclose != nil && spec.GetEnclose() == "",
 		Enclose:          firstByte(spec.GetEnclose()),
 		Escape:           firstByte(spec.GetEscape()),
+		MergeType:        spec.GetMergeType(),
+		DeleteOn:         spec.GetDeleteOn(),
 	}
 }
 

@@ -3,6 +3,7 @@ package table
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,6 +51,10 @@ type Schema struct {
 	// hasString reports whether any column is STRING (parsers then keep a
 	// string copy of each record to slice values from).
 	hasString bool
+	// keys are the key columns of a UNIQUE or AGGREGATE table, in key
+	// order; seq is the sequence column, or -1 (model.go).
+	keys []int
+	seq  int
 }
 
 // NewSchema validates spec and returns its Schema. The spec is cloned, so the
@@ -61,8 +66,8 @@ func NewSchema(spec *api.TableSpec) (*Schema, error) {
 	if err := checkName(spec.GetName()); err != nil {
 		return nil, fieldErr("table.name", "%s", err)
 	}
-	if m := spec.GetModel(); m != api.TableModel_DUPLICATE {
-		return nil, fieldErr("table.model", "unknown model %q", m.String())
+	if _, known := api.TableModel_name[int32(spec.GetModel())]; !known {
+		return nil, fieldErr("table.model", "unknown model %q", spec.GetModel().String())
 	}
 	cols := spec.GetColumns()
 	if len(cols) == 0 {
@@ -102,6 +107,9 @@ func NewSchema(spec *api.TableSpec) (*Schema, error) {
 		s.index[c.GetName()] = i
 	}
 	s.cols = s.spec.GetColumns()
+	if err := s.compileModel(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -207,6 +215,12 @@ func Compare(existing, spec *api.TableSpec) error {
 	if existing.GetModel() != spec.GetModel() {
 		return mismatch("table.model", "model is %s, spec says %s", existing.GetModel(), spec.GetModel())
 	}
+	if !slices.Equal(existing.GetKeyColumns(), spec.GetKeyColumns()) {
+		return mismatch("table.keys", "key columns are %v, spec says %v", existing.GetKeyColumns(), spec.GetKeyColumns())
+	}
+	if existing.GetSequenceColumn() != spec.GetSequenceColumn() {
+		return mismatch("table.sequence_column", "sequence column is %q, spec says %q", existing.GetSequenceColumn(), spec.GetSequenceColumn())
+	}
 	ec, sc := existing.GetColumns(), spec.GetColumns()
 	for i := 0; i < len(ec) || i < len(sc); i++ {
 		field := fmt.Sprintf("table.columns[%d]", i)
@@ -218,7 +232,7 @@ func Compare(existing, spec *api.TableSpec) error {
 		case ec[i].GetName() != sc[i].GetName() || ec[i].GetType() != sc[i].GetType():
 			return mismatch(field, "column %d is %s %s, spec says %s %s", i+1, ec[i].GetName(), ec[i].GetType(), sc[i].GetName(), sc[i].GetType())
 		case !proto.Equal(ec[i], sc[i]):
-			return mismatch(field, "column %d %s differs in its options (length, precision, scale, NOT NULL or DEFAULT)", i+1, ec[i].GetName())
+			return mismatch(field, "column %d %s differs in its options (length, precision, scale, NOT NULL, DEFAULT or aggregation)", i+1, ec[i].GetName())
 		}
 	}
 	return nil

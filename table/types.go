@@ -575,3 +575,13 @@ func convReason(t api.ColumnType, m colMeta, b []byte, e numError) string {
 	}
 	return quote(b) + " is not " + article(t)
 }
+
+// Value128 returns the Value holding b (INT128, or the unscaled value of a
+// DECIMAL) in Hi:Int.
+//
+// REQUIRES: b fits in 128 signed bits.
+func Value128(b *big.Int) Value {
+	var v Value
+	set128(&v, b)
+	return v
+}

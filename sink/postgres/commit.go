@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/sink"
+	"github.com/loadnode/loadnode/table"
 )
 
 // uniqueViolation is PostgreSQL's SQLSTATE for a duplicate key.
@@ -33,12 +34,18 @@ func (s *Sink) Commit(c *sink.Commit) error {
 	}
 	var rows *copyData
 	var ti *tableInfo
+	var keyed *table.Schema // a UNIQUE or AGGREGATE table: rows merge (models.go)
 	if len(c.Rows) > 0 {
 		var err error
 		if ti, err = s.table(ctx, c.Table); err != nil {
 			return fmt.Errorf("postgres: commit job %d: %w", c.JobID, err)
 		}
-		if rows, err = encodeCopy(ti, c.Rows); err != nil {
+		if keyed, err = keyedTable(ti, c.Update); err != nil {
+			return fmt.Errorf("postgres: commit job %d: %w", c.JobID, err)
+		}
+		if keyed != nil {
+			ti = &tableInfo{schema: ti.schema, ident: ti.ident, cols: ti.cols, keyed: keyed}
+		} else if rows, err = encodeCopy(ti, c.Rows); err != nil {
 			return fmt.Errorf("postgres: commit job %d: %w", c.JobID, err)
 		}
 	}
@@ -144,7 +151,11 @@ func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows *
 			c.JobID, batches, c.StatsBase, sink.ErrStaleCommit)
 	}
 
-	if rows != nil && rows.rows > 0 {
+	if ti != nil && ti.keyed != nil {
+		if err := s.mergeRows(ctx, tx, ti, ti.keyed, c); err != nil {
+			return tableChanged(err, ti.ident.Sanitize())
+		}
+	} else if rows != nil && rows.rows > 0 {
 		if err := writeRows(ctx, tx, ti, rows, upsert); err != nil {
 			return tableChanged(err, ti.ident.Sanitize())
 		}

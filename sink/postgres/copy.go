@@ -101,7 +101,10 @@ func encodeCopy(ti *tableInfo, kvs []sink.KV) (*copyData, error) {
 			case api.ColumnType_TIMESTAMP:
 				b = appendInt64(b, v.Int-pgEpochMicros)
 			default:
-				return nil, fmt.Errorf("column %s: type %s", c.GetName(), c.GetType())
+				var ok bool
+				if b, ok = appendTypedCell(b, c, v); !ok {
+					return nil, fmt.Errorf("column %s: type %s", c.GetName(), c.GetType())
+				}
 			}
 		}
 		d.buf = b

@@ -11,6 +11,8 @@
 //	_loadnode_partition  integer            partition and offset (the row
 //	_loadnode_offset     bigint             value's header)
 //	<column>             bigint | double precision | text | boolean | timestamptz
+//	                     | numeric(p,s) (DECIMAL; LARGEINT numeric(39,0)) | date
+//	                     | timestamp(p) without time zone (DATETIME) | json
 //
 // A row written twice under one key keeps the last value (a replay after a
 // reset overwrites). The job state lives in loadnode's own schema, created

@@ -297,6 +297,7 @@ type cell struct {
 	s  pgtype.Text
 	b  pgtype.Bool
 	ts pgtype.Timestamptz
+	typedCell
 }
 
 func (c *cell) target(t api.ColumnType) any {
@@ -312,7 +313,7 @@ func (c *cell) target(t api.ColumnType) any {
 	case api.ColumnType_TIMESTAMP:
 		return &c.ts
 	}
-	return nil
+	return c.typedCell.target(t)
 }
 
 func (c *cell) value(col *api.Column) (table.Value, error) {
@@ -346,6 +347,9 @@ func (c *cell) value(col *api.Column) (table.Value, error) {
 			return null, fmt.Errorf("column %s: an infinite timestamp", col.GetName())
 		}
 		return table.Value{Int: c.ts.Time.UnixMicro()}, nil
+	}
+	if v, ok, err := c.typedCell.value(col); ok {
+		return v, err
 	}
 	return null, fmt.Errorf("column %s: type %s", col.GetName(), col.GetType())
 }

@@ -141,7 +141,7 @@ func (s *Sink) bootstrap(ctx context.Context) error {
 		return nil
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		for _, q := range bootstrapSQL {
+		for _, q := range append(bootstrapSQL[:len(bootstrapSQL):len(bootstrapSQL)], modelsSQL...) {
 			if _, err := tx.Exec(ctx, q); err != nil {
 				return err
 			}

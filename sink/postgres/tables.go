@@ -38,8 +38,8 @@ var systemColumns = []struct{ name, typ string }{
 // value is exact in a float64), CHAR and VARCHAR in text (their lengths are
 // checked by loadnode's parser). Each is held in table.Value as its wider
 // type is, so the COPY encoding and the scan are those of the wider type.
-// Types without a mapping yet (DECIMAL, LARGEINT, DATE, DATETIME, JSON)
-// are themselves, and refused by PrepareTable.
+// DECIMAL, LARGEINT, DATE, DATETIME and JSON are themselves (types.go
+// maps them).
 func stored(t api.ColumnType) api.ColumnType {
 	switch t {
 	case api.ColumnType_INT8, api.ColumnType_INT16, api.ColumnType_INT32:
@@ -66,6 +66,14 @@ func pgType(t api.ColumnType) string {
 		return "boolean"
 	case api.ColumnType_TIMESTAMP:
 		return "timestamp with time zone"
+	case api.ColumnType_DECIMAL, api.ColumnType_INT128:
+		return "numeric"
+	case api.ColumnType_DATE:
+		return "date"
+	case api.ColumnType_DATETIME:
+		return "timestamp without time zone"
+	case api.ColumnType_JSON:
+		return "json"
 	}
 	return ""
 }
@@ -85,6 +93,9 @@ type tableInfo struct {
 	ident  pgx.Identifier
 	// cols are every column COPY writes, the added ones first.
 	cols []string
+	// keyed, set on a commit's copy of a UNIQUE or AGGREGATE table's
+	// info, is the schema its rows merge by (models.go).
+	keyed *table.Schema
 }
 
 func newTableInfo(pgSchema string, sc *table.Schema) *tableInfo {
@@ -134,10 +145,8 @@ func (s *Sink) PrepareTable(spec *api.TableSpec) error {
 				Msg: "names starting with " + reservedPrefix + " are loadnode's own"}
 		}
 		if pgType(c.GetType()) == "" {
-			// The types of the Doris row semantics (INT, DECIMAL, DATE,
-			// DATETIME, VARCHAR, JSON, ...) are not mapped yet.
 			return &IncompatibleError{Table: s.opts.Schema + "." + sc.Name(), Column: c.GetName(),
-				Msg: "type " + c.GetType().String() + " is not supported by the PostgreSQL sink yet (supported: TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, CHAR, VARCHAR, STRING, BOOLEAN, TIMESTAMP)"}
+				Msg: "type " + c.GetType().String() + " is not supported by the PostgreSQL sink"}
 		}
 	}
 	ctx, cancel := s.ctx()
@@ -216,7 +225,7 @@ func createTableSQL(ti *tableInfo) string {
 		}
 	}
 	for _, c := range ti.schema.Columns() {
-		b.WriteString(", " + pgx.Identifier{c.GetName()}.Sanitize() + " " + pgType(c.GetType()))
+		b.WriteString(", " + pgx.Identifier{c.GetName()}.Sanitize() + " " + columnDDL(c))
 	}
 	b.WriteString(")")
 	return b.String()
@@ -229,6 +238,9 @@ type pgColumn struct {
 	nullable  bool
 	hasDefult bool
 	key       bool // part of the primary key
+	numPrec   *int32
+	numScale  *int32
+	dtPrec    *int32
 }
 
 func columnsOf(ctx context.Context, tx pgx.Tx, schema, name string) (map[string]pgColumn, error) {
@@ -237,7 +249,8 @@ func columnsOf(ctx context.Context, tx pgx.Tx, schema, name string) (map[string]
 			EXISTS (SELECT 1 FROM information_schema.table_constraints tc
 				JOIN information_schema.key_column_usage k USING (constraint_schema, constraint_name)
 				WHERE tc.table_schema = c.table_schema AND tc.table_name = c.table_name
-				AND tc.constraint_type = 'PRIMARY KEY' AND k.column_name = c.column_name)
+				AND tc.constraint_type = 'PRIMARY KEY' AND k.column_name = c.column_name),
+			c.numeric_precision, c.numeric_scale, c.datetime_precision
 		FROM information_schema.columns c
 		WHERE c.table_schema = $1 AND c.table_name = $2`, schema, name)
 	if err != nil {
@@ -248,7 +261,7 @@ func columnsOf(ctx context.Context, tx pgx.Tx, schema, name string) (map[string]
 	for rows.Next() {
 		var n string
 		var c pgColumn
-		if err := rows.Scan(&n, &c.typ, &c.maxLen, &c.nullable, &c.hasDefult, &c.key); err != nil {
+		if err := rows.Scan(&n, &c.typ, &c.maxLen, &c.nullable, &c.hasDefult, &c.key, &c.numPrec, &c.numScale, &c.dtPrec); err != nil {
 			return nil, err
 		}
 		cols[n] = c
@@ -283,11 +296,20 @@ func checkColumns(ti *tableInfo, existing map[string]pgColumn) error {
 	for _, c := range ti.schema.Columns() {
 		written[c.GetName()] = true
 		have, ok := existing[c.GetName()]
-		want := pgType(c.GetType())
+		want := columnDDL(c)
+		known, typedOK := typedCompatible(c, have)
 		switch {
 		case !ok:
 			return bad(c.GetName(), "is missing in PostgreSQL; the spec has it as %s (%s)", c.GetType(), want)
-		case !compatible(c.GetType(), have.typ) || (have.maxLen != nil):
+		case known && !typedOK:
+			t := have.typ
+			if have.numPrec != nil && have.numScale != nil {
+				t = fmt.Sprintf("numeric(%d,%d)", *have.numPrec, *have.numScale)
+			} else if have.dtPrec != nil && strings.HasPrefix(t, "timestamp") {
+				t = fmt.Sprintf("%s(%d)", t, *have.dtPrec)
+			}
+			return bad(c.GetName(), "is %s in PostgreSQL, the spec has %s (%s)", t, table.TypeString(c), want)
+		case !known && (!compatible(c.GetType(), have.typ) || (have.maxLen != nil)):
 			t := have.typ
 			if have.maxLen != nil {
 				t = fmt.Sprintf("%s(%d)", t, *have.maxLen)

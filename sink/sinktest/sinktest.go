@@ -84,6 +84,12 @@ func Run(t *testing.T, h Harness) {
 			c.run(t, &env{h: h, s: s, reopen: reopen})
 		})
 	}
+	for _, c := range modelChecks {
+		t.Run(c.name, func(t *testing.T) {
+			s, reopen := h.Open(t)
+			c.run(t, &env{h: h, s: s, reopen: reopen})
+		})
+	}
 }
 
 // env is one subtest's sink.

@@ -1,8 +1,11 @@
 package conformance
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/loadnode/loadnode/api"
 )
 
 // Each case follows its steps.md. `sync` (a Doris metadata barrier) has no
@@ -107,54 +110,129 @@ func case05(t *testing.T) {
 
 // case06: a UNIQUE merge-on-write table with partial updates.
 func case06(t *testing.T) {
-	e := newEnv(t, "06_partial_update_mow", 1, map[string]string{"TOPIC": "test_routine_load_partial_update"})
+	const table, job, topic = "test_routine_load_partial_update", "test_partial_update_job", "test_routine_load_partial_update"
+	e := newEnv(t, "06_partial_update_mow", 1, map[string]string{"TOPIC": topic})
 	for _, s := range e.statements("ddl.sql") {
 		e.mustExec(s)
 	}
-	t.Fatal("unreachable: the DDL needs UNIQUE KEY")
+	e.check("select_initial", e.query(table, []int{0}, false))
+	e.mustExec(e.statements("routine_load.sql")[0])
+	records := e.lines("data/records.txt")
+	e.produce(topic, 0, records)
+	// RoutineLoadTestUtils.waitForTaskFinish: the job has loaded the 3 records.
+	e.poll(func() (bool, func() string) {
+		info, err := e.c.ShowJob(e.ctx, job)
+		return err == nil && info.GetStats().GetLoadedRows() >= int64(len(records)), func() string {
+			return fmt.Sprintf("job %s: %v %v", job, info, err)
+		}
+	})
+	e.check("select_after_partial_update", e.query(table, []int{0}, false))
+	e.mustExec("STOP ROUTINE LOAD FOR " + job)
 }
 
 // case07: jsonpaths with "$." into a UNIQUE table.
 func case07(t *testing.T) {
-	e := newEnv(t, "07_json_jsonpath_dollar", 1, map[string]string{"TOPIC": "test_routine_load_jsonpath_dollar_job"})
+	const table, job, topic = "test_routine_load_jsonpath_dollar", "test_routine_load_jsonpath_dollar_job", "test_routine_load_jsonpath_dollar_job"
+	e := newEnv(t, "07_json_jsonpath_dollar", 1, map[string]string{"TOPIC": topic})
+	records := e.lines("data/test_routine_load_jsonpath_dollar_job.json")
+	e.produce(topic, 0, records)
 	for _, s := range e.statements("ddl.sql") {
 		e.mustExec(s)
 	}
-	t.Fatal("unreachable: the DDL needs UNIQUE KEY")
+	e.mustExec(e.statements("routine_load.sql")[0])
+	e.waitStarted(job, 1)
+	e.waitCount(table, job, int64(len(records)))
+	// expected_assertions.txt: content (where id = 1) holds the whole
+	// document; time, id, name (where id = 1) are 1752600673, 1, test1.
+	var row []string
+	for _, l := range e.query(table, []int{0, 1}, false) {
+		if f := strings.Split(l, "\t"); f[1] == "1" {
+			row = f
+		}
+	}
+	if row == nil {
+		t.Fatalf("no row with id = 1 in %v", e.query(table, []int{0, 1}, false))
+	}
+	if row[0] != "1752600673" || row[2] != "test1" {
+		t.Errorf("time, id, name where id = 1 = %q, want 1752600673, 1, test1", row[:3])
+	}
+	for _, w := range []string{"test1", "field1", "time"} {
+		if !strings.Contains(row[3], w) {
+			t.Errorf("content where id = 1 = %q, want it to contain %q", row[3], w)
+		}
+	}
+	e.mustExec("stop routine load for " + job)
 }
 
-// case08: JSON by field name with COLUMNS expressions. The "same" sub-case
-// (a DUPLICATE table) runs; pos and neg need a UNIQUE table with a
-// sequence column.
+// case08: JSON by field name with COLUMNS expressions: "pos" (a UNIQUE
+// table with a sequence column, fill_missing_columns) and "same" (a
+// DUPLICATE table) run; "neg" needs the job to pause with Doris's "need
+// to specify the sequence column" when fill_missing_columns is false.
 func case08(t *testing.T) {
 	const topic = "test_routine_load_fill_missing_columns"
 	e := newEnv(t, "08_json_fill_missing_columns", 1, map[string]string{"TOPIC": topic})
 	e.produce(topic, 0, e.lines("data/test_routine_load_fill_missing_columns.json"))
-	var sameDDL, sameJob string
+	var posDDL, sameDDL, posJob, sameJob string
 	for _, s := range e.statements("ddl.sql") {
-		if strings.Contains(s, "_same") {
+		switch {
+		case strings.Contains(s, "_same"):
 			sameDDL = s
+		case strings.Contains(s, "_pos"):
+			posDDL = s
 		}
 	}
 	for _, s := range e.statements("routine_load.sql") {
-		if strings.Contains(s, "_same_job") {
+		switch {
+		case strings.Contains(s, "_same_job"):
 			sameJob = s
+		case strings.Contains(s, "_pos_job"):
+			posJob = s
 		}
 	}
-	t.Run("same", func(t *testing.T) {
+	// neg is pos with _neg names and "fill_missing_columns" = "false".
+	negDDL := strings.ReplaceAll(posDDL, "_pos", "_neg")
+	negJob := strings.Replace(strings.ReplaceAll(posJob, "_pos", "_neg"), `"fill_missing_columns" = "true"`, `"fill_missing_columns" = "false"`, 1)
+	sub := func(name, ddl, job, table, jobName string, want []string) {
+		t.Run(name, func(t *testing.T) {
+			e := *e
+			e.t = t
+			e.mustExec(ddl)
+			e.mustExec(job)
+			e.waitCount(table, jobName, int64(len(want)))
+			info, err := e.c.ShowJob(e.ctx, jobName)
+			if err != nil || info.GetSummary().GetState() != api.JobState_RUNNING {
+				t.Errorf("job %s: %v %v, want RUNNING", jobName, info.GetSummary(), err)
+			}
+			got := e.query(table, []int{0}, false)
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("got %q, want %q", got, want)
+			}
+		})
+	}
+	// expected_assertions.txt: select id, name, score, score_x2, update_time ... order by id
+	sub("pos", posDDL, posJob, "test_routine_load_fill_missing_columns_pos", "test_routine_load_fill_missing_columns_pos_job",
+		[]string{"1\talice\t10\t20\t100", "2\tbob\t20\t40\t200", "3\tcarol\t30\t60\t300"})
+	// select id, name, score, update_time ... order by id
+	sub("same", sameDDL, sameJob, "test_routine_load_fill_missing_columns_same", "test_routine_load_fill_missing_columns_same_job",
+		[]string{"1\talice\t11\t100", "2\tbob\t21\t200", "3\tcarol\t31\t300"})
+	// neg: state [8] == PAUSED and [17] contains "need to specify the
+	// sequence column" (within 60 s); count(*) == 0.
+	t.Run("neg", func(t *testing.T) {
 		e := *e
 		e.t = t
-		e.mustExec(sameDDL)
-		e.mustExec(sameJob)
-		e.waitCount("test_routine_load_fill_missing_columns_same", "test_routine_load_fill_missing_columns_same_job", 3)
-		got := e.query("test_routine_load_fill_missing_columns_same", []int{0}, false)
-		// expected_assertions.txt: select id, name, score, update_time ... order by id
-		want := []string{"1\talice\t11\t100", "2\tbob\t21\t200", "3\tcarol\t31\t300"}
-		if strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Fatalf("got %q, want %q", got, want)
+		const table, job = "test_routine_load_fill_missing_columns_neg", "test_routine_load_fill_missing_columns_neg_job"
+		e.mustExec(negDDL)
+		e.mustExec(negJob)
+		e.poll(func() (bool, func() string) {
+			info, err := e.c.ShowJob(e.ctx, job)
+			s := info.GetSummary()
+			return err == nil && s.GetState() == api.JobState_PAUSED && strings.Contains(s.GetReasonMessage(), "need to specify the sequence column"),
+				func() string { return fmt.Sprintf("job %s: %v %v", job, s, err) }
+		})
+		if n, err := e.c.Count(e.ctx, table); err != nil || n != 0 {
+			t.Errorf("count(*) = %d, %v; want 0", n, err)
 		}
 	})
-	t.Skip("known failing: pos and neg need UNIQUE KEY with function_column.sequence_col (the \"same\" sub-case passes)")
 }
 
 // case09: two partitions, per-partition OFFSET_BEGINNING, harness-sorted

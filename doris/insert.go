@@ -1,0 +1,78 @@
+package doris
+
+import (
+	"strings"
+
+	"github.com/loadnode/loadnode/api"
+)
+
+// insert parses the rest of INSERT INTO [db.]table [(cols)] VALUES (v, ...)
+// [, (v, ...)]: each value a string, a number (with an optional sign),
+// TRUE, FALSE or NULL, kept as text for the node to parse as its column's
+// type.
+func (p *parser) insert() (*Statement, *Error) {
+	const clause = "INSERT"
+	if err := p.expect(clause, "INTO"); err != nil {
+		return nil, err
+	}
+	db, name, _, err := p.qualifiedName("INSERT INTO", "a table name")
+	if err != nil {
+		return nil, err
+	}
+	req := &api.TableInsertRequest{Table: name}
+	if p.peek().isSym("(") {
+		cols, err := p.identList("INSERT INTO "+name, "a column name")
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cols {
+			req.Columns = append(req.Columns, c.text)
+		}
+	}
+	if t := p.peek(); !t.is("VALUES") {
+		if t.is("SELECT") || t.is("WITH") {
+			return nil, p.errf(t, "INSERT INTO ... SELECT", "not supported by loadnode (only VALUES)")
+		}
+		return nil, p.errf(t, clause, "expected VALUES, found %s", t.describe())
+	}
+	p.next()
+	for {
+		if err := p.expectSym("VALUES", "("); err != nil {
+			return nil, err
+		}
+		row := &api.InsertRow{}
+		for {
+			t := p.next()
+			cell := &api.InsertCell{}
+			switch {
+			case t.kind == tokString || t.kind == tokNumber:
+				cell.Text = t.text
+			case t.isSym("-") || t.isSym("+"):
+				n := p.next()
+				if n.kind != tokNumber {
+					return nil, p.errf(n, "VALUES", "expected a number after %s, found %s", t.text, n.describe())
+				}
+				cell.Text = strings.TrimPrefix(t.text, "+") + n.text
+			case t.is("NULL"):
+				cell.Null = true
+			case t.is("TRUE"), t.is("FALSE"):
+				cell.Text = strings.ToLower(t.text)
+			default:
+				return nil, p.errf(t, "VALUES", "expected a string, a number, TRUE, FALSE or NULL, found %s", t.describe())
+			}
+			row.Cells = append(row.Cells, cell)
+			if p.acceptSym(",") {
+				continue
+			}
+			if err := p.expectSym("VALUES", ")"); err != nil {
+				return nil, err
+			}
+			break
+		}
+		req.Rows = append(req.Rows, row)
+		if !p.acceptSym(",") {
+			break
+		}
+	}
+	return &Statement{Insert: req, DB: db}, nil
+}

@@ -1,0 +1,93 @@
+package doris
+
+import (
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
+)
+
+// TestTableModels: UNIQUE KEY (with a sequence column) and AGGREGATE KEY
+// (with aggregation types) become keyed table specs.
+func TestTableModels(t *testing.T) {
+	for _, c := range []struct {
+		sql  string
+		want *api.TableSpec
+	}{
+		{`CREATE TABLE t (id INT NOT NULL, name VARCHAR(50), update_time BIGINT) UNIQUE KEY(ID)
+			DISTRIBUTED BY HASH(id) BUCKETS 1 PROPERTIES ("replication_num" = "1", "function_column.sequence_col" = "Update_Time",
+			"enable_unique_key_merge_on_write" = "true")`,
+			&api.TableSpec{Name: "t", Model: api.TableModel_UNIQUE, KeyColumns: []string{"id"}, SequenceColumn: "update_time", Columns: []*api.Column{
+				{Name: "id", Type: api.ColumnType_INT32, NotNull: true}, {Name: "name", Type: api.ColumnType_VARCHAR, Length: 50},
+				{Name: "update_time", Type: api.ColumnType_INT64}}}},
+		{`CREATE TABLE table_range (k1 DATE, k2 INT, v1 VARCHAR(2048) REPLACE, v2 INT SUM DEFAULT "1", v3 BIGINT MAX, v4 BIGINT MIN,
+			v5 STRING REPLACE_IF_NOT_NULL) AGGREGATE KEY(k1, k2)`,
+			&api.TableSpec{Name: "table_range", Model: api.TableModel_AGGREGATE, KeyColumns: []string{"k1", "k2"}, Columns: []*api.Column{
+				{Name: "k1", Type: api.ColumnType_DATE}, {Name: "k2", Type: api.ColumnType_INT32},
+				{Name: "v1", Type: api.ColumnType_VARCHAR, Length: 2048, Aggregation: api.Aggregation_REPLACE},
+				{Name: "v2", Type: api.ColumnType_INT32, DefaultValue: proto.String("1"), Aggregation: api.Aggregation_SUM},
+				{Name: "v3", Type: api.ColumnType_INT64, Aggregation: api.Aggregation_MAX},
+				{Name: "v4", Type: api.ColumnType_INT64, Aggregation: api.Aggregation_MIN},
+				{Name: "v5", Type: api.ColumnType_STRING, Aggregation: api.Aggregation_REPLACE_IF_NOT_NULL}}}},
+	} {
+		st, err := Parse(c.sql)
+		if err != nil {
+			t.Errorf("Parse(%s): %v", c.sql, err)
+			continue
+		}
+		if !proto.Equal(st.CreateTable, c.want) {
+			t.Errorf("Parse(%s)\n got %v\nwant %v", c.sql, st.CreateTable, c.want)
+		}
+	}
+}
+
+// TestMergeTypes: WITH MERGE | DELETE, DELETE ON, ORDER BY and the partial
+// update properties map onto the job spec.
+func TestMergeTypes(t *testing.T) {
+	st, err := Parse(`CREATE ROUTINE LOAD example_db.test1 ON example_tbl
+   WITH MERGE
+   COLUMNS(k1, k2, k3, v1, v2, v3),
+   WHERE k1 > 100 and k2 like "%doris%",
+   DELETE ON v3 >100,
+   ORDER BY v2
+   PROPERTIES ("desired_concurrent_number"="3", "partial_columns" = "true", "partial_update_new_key_behavior" = "error")
+   FROM KAFKA ("kafka_broker_list" = "broker1:9092", "kafka_topic" = "my_topic");`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := st.CreateRoutineLoad
+	if s.GetMergeType() != api.MergeType_MERGE || s.GetDeleteOn() != "v3 >100" || s.GetSequenceColumn() != "v2" ||
+		!s.GetPartialColumns() || s.GetPartialUpdateNewKeyBehavior() != "ERROR" || s.GetWhere() != `k1 > 100 and k2 like "%doris%"` {
+		t.Errorf("spec = %v", s)
+	}
+	st, err = Parse(`CREATE ROUTINE LOAD j ON t WITH DELETE COLUMNS(k1) FROM KAFKA ("kafka_broker_list" = "b:9092", "kafka_topic" = "t")`)
+	if err != nil || st.CreateRoutineLoad.GetMergeType() != api.MergeType_DELETE {
+		t.Errorf("WITH DELETE: %v, %v", st, err)
+	}
+	if _, err := Parse(`CREATE ROUTINE LOAD j ON t WITH UPSERT FROM KAFKA ("kafka_broker_list" = "b:9092", "kafka_topic" = "t")`); err == nil ||
+		!strings.Contains(err.Error(), "unknown merge type") {
+		t.Errorf("WITH UPSERT: %v", err)
+	}
+}
+
+// TestInsert: INSERT INTO ... VALUES keeps each value as text, NULL as
+// NULL, a sign with its number.
+func TestInsert(t *testing.T) {
+	st, err := Parse(`INSERT INTO db.t (id, name, score) VALUES (1, 'alice', -100), (2, NULL, +3.5), (3, "x", TRUE)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &api.TableInsertRequest{Table: "t", Columns: []string{"id", "name", "score"}, Rows: []*api.InsertRow{
+		{Cells: []*api.InsertCell{{Text: "1"}, {Text: "alice"}, {Text: "-100"}}},
+		{Cells: []*api.InsertCell{{Text: "2"}, {Null: true}, {Text: "3.5"}}},
+		{Cells: []*api.InsertCell{{Text: "3"}, {Text: "x"}, {Text: "true"}}},
+	}}
+	if !proto.Equal(st.Insert, want) {
+		t.Errorf("got %v\nwant %v", st.Insert, want)
+	}
+	if _, err := Parse(`INSERT INTO t SELECT * FROM u`); err == nil || !strings.Contains(err.Error(), "only VALUES") {
+		t.Errorf("INSERT ... SELECT: %v", err)
+	}
+}
