@@ -126,7 +126,12 @@ func (j *job) onAlterResolved(ctx actor.Context, res *alterResolved) {
 	j.rec = rec
 	// Parsing options (strict_mode, enclose, json_root, ...) may have
 	// changed: the next generation of tasks parses with the new ones.
-	j.format = table.FormatOf(rec.GetSpec())
+	if f, err := j.formatOf(rec.GetSpec()); err == nil {
+		j.format = f
+	} else {
+		j.log().Warn("alter: decoder", "err", err)
+		j.format = table.FormatOf(rec.GetSpec())
+	}
 	if len(res.reset) > 0 {
 		reset, cks := map[int32]int64{}, map[int32][]byte{}
 		for p, s := range res.reset {

@@ -18,7 +18,7 @@ import (
 func transient(r api.Reason) bool {
 	switch r {
 	case api.Reason_SOURCE_UNREACHABLE, api.Reason_INTERNAL_ERROR, api.Reason_STORE_FAILURE, api.Reason_RESTART_BUDGET_EXHAUSTED,
-		api.Reason_SINK_UNREACHABLE:
+		api.Reason_SINK_UNREACHABLE, api.Reason_SCHEMA_REGISTRY_UNREACHABLE:
 		return true
 	}
 	return false

@@ -21,6 +21,17 @@ type Record struct {
 	Key       []byte
 	Value     []byte
 	Timestamp time.Time
+	// Topic is the Kafka topic (the Kinesis stream name is not set here:
+	// a job reads one stream).
+	Topic string
+	// Headers are the Kafka record headers in order; nil when none.
+	Headers []Header
+}
+
+// Header is one Kafka record header.
+type Header struct {
+	Key   string
+	Value []byte
 }
 
 // Size is the record's payload size in bytes (key + value), the unit of

@@ -290,6 +290,8 @@ func (r *reader) drain(b *sources.Batch, lim sources.Limits) bool {
 			Key:       rec.Key,
 			Value:     rec.Value,
 			Timestamp: rec.Timestamp,
+			Topic:     rec.Topic,
+			Headers:   headersOf(rec.Headers),
 		})
 		b.Bytes += size
 		r.next[rec.Partition] = rec.Offset + 1
@@ -444,4 +446,17 @@ func (h *health) failure(since time.Time) error {
 			since.Format(time.RFC3339), h.lastErr)}
 	}
 	return nil
+}
+
+// headersOf copies a record's headers; nil (no allocation) when it has
+// none.
+func headersOf(hs []kgo.RecordHeader) []sources.Header {
+	if len(hs) == 0 {
+		return nil
+	}
+	out := make([]sources.Header, len(hs))
+	for i, h := range hs {
+		out[i] = sources.Header{Key: h.Key, Value: h.Value}
+	}
+	return out
 }
