@@ -146,4 +146,3 @@ func (p *Parser) metaEv(r metaRef) ev {
 	}
 	return evNull
 }
-

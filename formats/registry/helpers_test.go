@@ -7,7 +7,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-func protoValueInt(i int64) protoreflect.Value   { return protoreflect.ValueOfInt64(i) }
+func protoValueInt(i int64) protoreflect.Value  { return protoreflect.ValueOfInt64(i) }
 func protoValueStr(s string) protoreflect.Value { return protoreflect.ValueOfString(s) }
 
 func compact(b []byte) string {
