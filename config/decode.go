@@ -261,7 +261,7 @@ func offsetText(n *yaml.Node) string {
 }
 
 var (
-	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "kafka", "kinesis"}
+	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "schema_registry", "kafka", "kinesis"}
 	tableKeys = []string{"name", "columns", "model", "database"}
 	colKeys   = []string{"name", "type", "not_null", "default"}
 	kafkaKeys = []string{"brokers", "topic", "partitions", "offsets", "default_offset", "properties"}
@@ -368,6 +368,8 @@ func (d *decoder) jobSpec(root *yaml.Node) (*api.JobSpec, error) {
 			s.Kafka, err = d.kafka(v)
 		case "kinesis":
 			s.Kinesis, err = d.kinesis(v)
+		case "schema_registry":
+			s.SchemaRegistry, err = d.schemaRegistry(v)
 		}
 		return err
 	})

@@ -99,6 +99,7 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 	if s.EmptyFieldAsNull {
 		add(root, "empty_field_as_null", strNode("true"))
 	}
+	encodeRegistry(root, s.SchemaRegistry)
 	if k := s.Kafka; k != nil {
 		kn := mapNode(0)
 		add(kn, "brokers", strList(k.Brokers))
