@@ -14,6 +14,7 @@ import (
 	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
@@ -97,10 +98,10 @@ func avroSpec(name, topic, url string, brokers []string) *api.JobSpec {
 			{Name: "ts", Type: api.ColumnType_TIMESTAMP},
 			{Name: "src", Type: api.ColumnType_STRING},
 		}},
-		Format:         "avro",
-		SchemaRegistry: &api.SchemaRegistrySpec{Url: url, TimeoutMs: 2000},
-		Jsonpaths:      []string{"$.id", "$.note", "$.addr.city", "$.qty"},
-		ColumnsMapping: []string{"id", "note", "city", "qty", "k = __key", "trace = `__header.trace`", "ts = __timestamp", "src = concat(__topic, ':', __partition, ':', __offset)"},
+		Format:                  "avro",
+		SchemaRegistry:          &api.SchemaRegistrySpec{Url: url, TimeoutMs: 2000},
+		Jsonpaths:               []string{"$.id", "$.note", "$.addr.city", "$.qty"},
+		ColumnsMapping:          []string{"id", "note", "city", "qty", "k = __key", "trace = `__header.trace`", "ts = __timestamp", "src = concat(__topic, ':', __partition, ':', __offset)"},
 		DesiredConcurrentNumber: 1, MaxBatchIntervalMs: 200, MaxErrorNumber: 10, MaxBatchRows: 5000, MaxBatchSize: 4 << 20,
 		Kafka: &api.KafkaSpec{Brokers: brokers, Topic: topic, DefaultOffset: "OFFSET_BEGINNING"},
 	}
@@ -249,4 +250,157 @@ func TestAvroKillExactlyOnce(t *testing.T) {
 	c = p.Client(t)
 	waitDrained(t, c, b, name, topic, 180*time.Second)
 	checkExactlyOnce(t, c, l, name, name+"_rows")
+}
+
+const (
+	protoOrderV1 = `syntax = "proto3";
+package shop;
+message Order {
+  int64 id = 1;
+  string note = 2;
+  message Addr { string city = 1; }
+  Addr addr = 3;
+}`
+	// v2 adds qty and removes note.
+	protoOrderV2 = `syntax = "proto3";
+package shop;
+message Order {
+  int64 id = 1;
+  message Addr { string city = 1; }
+  Addr addr = 3;
+  int32 qty = 4;
+}`
+)
+
+// protoWire encodes an Order by hand (field numbers as in the schemas):
+// id (1), note (2), addr.city (3.1), qty (4).
+func protoWire(id int, schemaID int64, note, city string, qty int) []byte {
+	var h sr.ConfluentHeader
+	b, _ := h.AppendEncode(nil, int(schemaID), []int{0})
+	b = protowire.AppendTag(b, 1, protowire.VarintType)
+	b = protowire.AppendVarint(b, uint64(id))
+	if note != "" {
+		b = protowire.AppendTag(b, 2, protowire.BytesType)
+		b = protowire.AppendString(b, note)
+	}
+	var addr []byte
+	addr = protowire.AppendTag(addr, 1, protowire.BytesType)
+	addr = protowire.AppendString(addr, city)
+	b = protowire.AppendTag(b, 3, protowire.BytesType)
+	b = protowire.AppendBytes(b, addr)
+	if qty != 0 {
+		b = protowire.AppendTag(b, 4, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(qty))
+	}
+	return b
+}
+
+// TestProtobufSchemaRegistry: protobuf records with a schema change
+// mid-stream (a field added, one removed), nested fields by path, a
+// header in a column; a record that does not decode is an error row.
+func TestProtobufSchemaRegistry(t *testing.T) {
+	const topic = "proto_orders"
+	reg := registrytest.New(t)
+	id1 := reg.Register(t, topic+"-value", sr.TypeProtobuf, protoOrderV1)
+	id2 := reg.Register(t, topic+"-value", sr.TypeProtobuf, protoOrderV2)
+	b := testnode.StartBroker(t, 1, topic)
+	p := startNode(t, t.TempDir())
+	c := p.Client(t)
+	var recs []*kgo.Record
+	for i := 0; i < 40; i++ {
+		v := protoWire(i, int64(id1), fmt.Sprintf("n%d", i), "Oslo", 0)
+		if i >= 20 {
+			v = protoWire(i, int64(id2), "", "Rome", 5)
+		}
+		recs = append(recs, &kgo.Record{Topic: topic, Value: v, Headers: []kgo.RecordHeader{{Key: "trace", Value: []byte("t")}}})
+	}
+	var h sr.ConfluentHeader
+	bad, _ := h.AppendEncode(nil, id2, []int{0})
+	bad = append(bad, 0xff, 0xff) // a truncated varint
+	recs = append(recs, &kgo.Record{Topic: topic, Value: bad})
+	produceRecords(t, b, nil, recs, nil)
+	spec := avroSpec("proto_load", topic, reg.URL(), b.Addrs())
+	spec.Format = "protobuf"
+	spec.Table.Columns[3].DefaultValue = nil
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.CreateJob(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	waitDrained(t, c, b, "proto_load", topic, 60*time.Second)
+	info := showJob(t, c, "proto_load")
+	if info.Stats.LoadedRows != 40 || info.Stats.ErrorRows != 1 || len(info.ErrorRows) != 1 || !bytes.Equal(info.ErrorRows[0].Raw, bad) {
+		t.Fatalf("loaded %d, error rows %d (%v); want 40 and the bad record", info.Stats.LoadedRows, info.Stats.ErrorRows, info.ErrorRows)
+	}
+	for _, r := range scanAll(t, c, "proto_load_rows") {
+		v := r.Values
+		i := v[0].GetInt64()
+		// proto3: an absent scalar is its zero value.
+		wantNote, wantCity, wantQty := fmt.Sprintf("n%d", i), "Oslo", int64(0)
+		if i >= 20 {
+			wantNote, wantCity, wantQty = "", "Rome", 5
+		}
+		if v[1].GetString_() != wantNote || v[2].GetString_() != wantCity || v[3].GetInt64() != wantQty || v[5].GetString_() != "t" {
+			t.Fatalf("row %d: %v", i, v)
+		}
+	}
+}
+
+// TestMetadataColumnsText: key, headers, timestamp, topic, partition and
+// offset reach columns from csv and json records too.
+func TestMetadataColumnsText(t *testing.T) {
+	b := testnode.StartBroker(t, 1, "meta_csv", "meta_json")
+	p := startNode(t, t.TempDir())
+	c := p.Client(t)
+	ts0 := time.UnixMilli(1_700_000_000_000).UTC()
+	for _, format := range []string{"csv", "json"} {
+		topic := "meta_" + format
+		var recs []*kgo.Record
+		for i := 0; i < 10; i++ {
+			v := fmt.Appendf(nil, "%d,n%d", i, i)
+			if format == "json" {
+				v = fmt.Appendf(nil, `{"id":%d,"note":"n%d"}`, i, i)
+			}
+			recs = append(recs, &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, "key-%d", i), Value: v, Timestamp: ts0.Add(time.Duration(i) * time.Millisecond),
+				Headers: []kgo.RecordHeader{{Key: "trace", Value: []byte("old")}, {Key: "trace", Value: fmt.Appendf(nil, "t-%d", i)}}})
+		}
+		produceRecords(t, b, nil, recs, nil)
+		spec := &api.JobSpec{
+			Name: "meta_" + format,
+			Table: &api.TableSpec{Name: "meta_" + format + "_rows", Columns: []*api.Column{
+				{Name: "id", Type: api.ColumnType_INT64},
+				{Name: "note", Type: api.ColumnType_STRING},
+				{Name: "k", Type: api.ColumnType_STRING},
+				{Name: "trace", Type: api.ColumnType_STRING},
+				{Name: "ts", Type: api.ColumnType_TIMESTAMP},
+				{Name: "ms", Type: api.ColumnType_INT64},
+				{Name: "src", Type: api.ColumnType_STRING},
+				{Name: "missing", Type: api.ColumnType_STRING},
+			}},
+			Format:                  format,
+			ColumnsMapping:          []string{"id", "note", "k = __key", "trace = `__header.trace`", "ts = __timestamp", "ms = __timestamp_ms", "src = concat(__topic, '/', __partition, '/', __offset)", "missing = `__header.nope`"},
+			DesiredConcurrentNumber: 1, MaxBatchIntervalMs: 200, MaxBatchRows: 5000, MaxBatchSize: 4 << 20,
+			Kafka: &api.KafkaSpec{Brokers: b.Addrs(), Topic: topic, DefaultOffset: "OFFSET_BEGINNING"},
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if _, err := c.CreateJob(ctx, spec); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		waitDrained(t, c, b, spec.Name, topic, 60*time.Second)
+		rows := scanAll(t, c, spec.Table.Name)
+		if len(rows) != 10 {
+			t.Fatalf("%s: %d rows, want 10", format, len(rows))
+		}
+		for _, r := range rows {
+			v := r.Values
+			i := v[0].GetInt64()
+			at := ts0.Add(time.Duration(i) * time.Millisecond)
+			if v[2].GetString_() != fmt.Sprintf("key-%d", i) || v[3].GetString_() != fmt.Sprintf("t-%d", i) ||
+				v[4].GetTimestampMicros() != at.UnixMicro() || v[5].GetInt64() != at.UnixMilli() ||
+				v[6].GetString_() != fmt.Sprintf("%s/0/%d", topic, r.Offset) || !v[7].GetNull() {
+				t.Fatalf("%s row %d: %v", format, i, v)
+			}
+		}
+	}
 }
