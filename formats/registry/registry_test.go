@@ -35,7 +35,7 @@ func avroRecord(t *testing.T, schema string, id int, v any) []byte {
 	return append(b, body...)
 }
 
-func decoder(t *testing.T, url, format string) table.Decoder {
+func decoder(t testing.TB, url, format string) table.Decoder {
 	t.Helper()
 	d, err := registry.NewRegistries().Decoder(&api.JobSpec{Format: format, SchemaRegistry: &api.SchemaRegistrySpec{Url: url, TimeoutMs: 2000}})
 	if err != nil {

@@ -228,7 +228,7 @@ func TestAvroKillExactlyOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		v, _ := h.AppendEncode(nil, id, nil)
-		recs[i] = &kgo.Record{Topic: topic, Key: []byte{byte(i)}, Value: append(v, body...)}
+		recs[i] = &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, "k%d", i), Value: append(v, body...)}
 		seqs[i] = int64(i)
 	}
 	produceRecords(t, b, l, recs, seqs)
@@ -243,7 +243,8 @@ func TestAvroKillExactlyOnce(t *testing.T) {
 	}
 	cancel()
 	if exited, werr := p.Wait(60 * time.Second); !exited || werr == nil {
-		t.Fatalf("node exited=%v err=%v; expected SIGKILL at the crash point", exited, werr)
+		info := showJob(t, c, name)
+		t.Fatalf("node exited=%v err=%v; expected SIGKILL at the crash point; job %s %s, stats %v", exited, werr, info.Summary, info.ErrorRows, info.Stats)
 	}
 	c.Close()
 	p = startNode(t, dir)
