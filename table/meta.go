@@ -116,6 +116,9 @@ func (p *Parser) metaEv(r metaRef) ev {
 		}
 		return evStr(hex.EncodeToString(m.Key))
 	case metaTopic:
+		if m.Topic == "" {
+			return evNull
+		}
 		return evStr(m.Topic)
 	case metaPartition:
 		return evInt(int64(m.Partition))

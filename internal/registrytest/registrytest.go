@@ -7,6 +7,7 @@ package registrytest
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"sync"
@@ -29,18 +30,32 @@ type Server struct {
 // New starts a registry on a free port; t.Cleanup stops it.
 func New(t testing.TB) *Server {
 	t.Helper()
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a registry on a free port of 127.0.0.1 (for callers that
+// are not tests: the benchmark harness). Close stops it.
+func Start() (*Server, error) {
 	s := &Server{Reg: srfake.New()}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("registrytest: listen: %v", err)
+		s.Reg.Close()
+		return nil, fmt.Errorf("registrytest: listen: %w", err)
 	}
 	s.addr = ln.Addr().String()
 	s.serve(ln)
-	t.Cleanup(func() {
-		s.Stop()
-		s.Reg.Close()
-	})
-	return s
+	return s, nil
+}
+
+// Close stops serving and releases the registry.
+func (s *Server) Close() {
+	s.Stop()
+	s.Reg.Close()
 }
 
 // URL is the registry's base URL.
