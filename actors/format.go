@@ -26,6 +26,22 @@ func (j *job) formatOf(spec *api.JobSpec) (table.Format, error) {
 	return f, nil
 }
 
+// openSource opens the job's source and the decoder of its format: j.src
+// and j.format change only when both open, so that a job never runs
+// without the decoder its records need (a resume tries both again).
+func (j *job) openSource(spec *api.JobSpec) error {
+	f, err := j.formatOf(spec)
+	if err != nil {
+		return err
+	}
+	src, err := j.deps.Sources(spec)
+	if err != nil {
+		return err
+	}
+	j.format, j.src = f, src
+	return nil
+}
+
 // recordMeta fills m with what the source knows of r, reusing m's header
 // slice.
 func recordMeta(r *sources.Record, m table.RecordMeta) table.RecordMeta {

@@ -296,12 +296,8 @@ func (j *job) start(ctx actor.Context) {
 	// The table schema is built when tasks are first spawned: an idle job
 	// never needs it (a restart of 100,000 idle jobs builds none).
 	j.schema = nil
-	var ferr error
-	j.format, ferr = j.formatOf(spec)
-	j.src, err = j.deps.Sources(spec)
-	if err == nil {
-		err = ferr
-	}
+	j.format = table.FormatOf(spec)
+	err = j.openSource(spec)
 	j.notify(ctx)
 	if err != nil && !isFinal(j.state) {
 		j.transition(ctx, api.JobState_PAUSED, api.Reason_SOURCE_CONFIG_ERROR, err.Error())

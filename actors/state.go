@@ -230,11 +230,9 @@ func (j *job) userResume(ctx actor.Context) *api.JobResponse {
 		return j.reply(precondition("job %s: sink: %v", j.rec.GetName(), err))
 	}
 	if j.src == nil {
-		src, err := j.deps.Sources(j.rec.GetSpec())
-		if err != nil {
+		if err := j.openSource(j.rec.GetSpec()); err != nil {
 			return j.reply(precondition("job %s: source: %v", j.rec.GetName(), err))
 		}
-		j.src = src
 	}
 	if !j.transition(ctx, api.JobState_NEED_SCHEDULE, api.Reason_USER_RESUME, "resumed by user") {
 		return j.reply(storeErr(errors.New("journal write failed; the job was not resumed")))
