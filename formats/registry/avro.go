@@ -18,7 +18,6 @@ type avroSchema struct {
 
 type avroDecoder struct{ r *Registry }
 
-
 var _ table.Decoder = (*avroDecoder)(nil)
 
 func (d *avroDecoder) AppendJSON(dst, raw []byte) ([]byte, error) {
