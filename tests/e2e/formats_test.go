@@ -22,6 +22,7 @@ import (
 	"github.com/loadnode/loadnode/internal/registrytest"
 	"github.com/loadnode/loadnode/internal/testnode"
 	"github.com/loadnode/loadnode/node"
+	"github.com/loadnode/loadnode/sources/kinesis/kinesistest"
 )
 
 const (
@@ -402,6 +403,50 @@ func TestMetadataColumnsText(t *testing.T) {
 				v[6].GetString_() != fmt.Sprintf("%s/0/%d", topic, r.Offset) || !v[7].GetNull() {
 				t.Fatalf("%s row %d: %v", format, i, v)
 			}
+		}
+	}
+}
+
+// TestKinesisMetadataColumns: a Kinesis record's partition key, sequence
+// number and arrival time reach columns.
+func TestKinesisMetadataColumns(t *testing.T) {
+	endpoint := kinesistest.Start(t)
+	kc := kinesistest.NewClient(endpoint)
+	const stream = "meta_stream"
+	kinesistest.CreateStream(t, kc, stream, 1)
+	before := time.Now().Add(-time.Minute)
+	var recs []kinesistest.Record
+	for i := 0; i < 20; i++ {
+		recs = append(recs, kinesistest.Record{Key: fmt.Sprintf("pk-%d", i), Data: fmt.Appendf(nil, `{"id":%d}`, i)})
+	}
+	puts := kinesistest.PutRecords(t, kc, stream, recs...)
+	p := startNode(t, t.TempDir())
+	c := p.Client(t)
+	spec := kinesisSpec("kin_meta", "kin_meta_rows", stream, endpoint)
+	spec.Table.Columns = []*api.Column{
+		{Name: "id", Type: api.ColumnType_INT64},
+		{Name: "pk", Type: api.ColumnType_STRING},
+		{Name: "seq", Type: api.ColumnType_STRING},
+		{Name: "at", Type: api.ColumnType_TIMESTAMP},
+		{Name: "topic", Type: api.ColumnType_STRING},
+	}
+	spec.ColumnsMapping = []string{"id", "pk = __key", "seq = __sequence", "at = __timestamp", "topic = __topic"}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.CreateJob(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	var rows []*api.Row
+	waitFor(t, 60*time.Second, "20 rows", func() (bool, string) {
+		rows = scanAll(t, c, "kin_meta_rows")
+		return len(rows) == 20, fmt.Sprintf("%d rows", len(rows))
+	})
+	for _, r := range rows {
+		v := r.Values
+		i := v[0].GetInt64()
+		at := time.UnixMicro(v[3].GetTimestampMicros())
+		if v[1].GetString_() != fmt.Sprintf("pk-%d", i) || v[2].GetString_() != puts[i].Seq || at.Before(before) || at.After(time.Now().Add(time.Minute)) || !v[4].GetNull() {
+			t.Fatalf("row %d: %v (put seq %s)", i, v, puts[i].Seq)
 		}
 	}
 }
