@@ -44,10 +44,10 @@ func (j *job) openSource(spec *api.JobSpec) error {
 
 // recordMeta fills m with what the source knows of r, reusing m's header
 // slice.
-func recordMeta(r *sources.Record, m table.RecordMeta) table.RecordMeta {
+func recordMeta(r *sources.Record, topic string, m table.RecordMeta) table.RecordMeta {
 	hs := m.Headers[:0]
 	for _, h := range r.Headers {
 		hs = append(hs, table.Header{Key: h.Key, Value: h.Value})
 	}
-	return table.RecordMeta{Key: r.Key, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Seq: r.Seq, Timestamp: r.Timestamp, Headers: hs}
+	return table.RecordMeta{Key: r.Key, Topic: topic, Partition: r.Partition, Offset: r.Offset, Seq: r.Seq, Timestamp: r.Timestamp, Headers: hs}
 }

@@ -369,7 +369,7 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 			perr = fmt.Errorf("record of %d bytes exceeds the %d-byte limit", len(r.Value), cfg.settings.MaxRecordBytes)
 		} else {
 			if useMeta {
-				meta = recordMeta(r, meta)
+				meta = recordMeta(r, b.Topic, meta)
 				parser.SetMeta(&meta)
 			}
 			// The row is encoded below, before the next record: its

@@ -114,7 +114,7 @@ func (c *Cluster) NewReader(topic string, start map[int32]int64) (sources.Reader
 }
 
 func (r *reader) Read(ctx context.Context, lim sources.Limits) (*sources.Batch, error) {
-	b := &sources.Batch{}
+	b := &sources.Batch{Topic: r.topic}
 	defer func() { r.lastLen = len(b.Records) }()
 	if hint := max(r.lastLen, len(r.pending)-r.head, minRecordsCap); lim.MaxRows > 0 {
 		b.Records = make([]sources.Record, 0, min(hint, lim.MaxRows))
@@ -290,7 +290,6 @@ func (r *reader) drain(b *sources.Batch, lim sources.Limits) bool {
 			Key:       rec.Key,
 			Value:     rec.Value,
 			Timestamp: rec.Timestamp,
-			Topic:     rec.Topic,
 			Headers:   headersOf(rec.Headers),
 		})
 		b.Bytes += size
