@@ -27,6 +27,11 @@ go 1.26.0
 //     was archived in 2025). The YAML organisation's fork go.yaml.in/yaml/v3
 //     is a drop-in with a new import path: moving is an import change in
 //     config/, not a version bump, and is not done here.
+//   - github.com/twmb/franz-go/pkg/sr v1.8.0, github.com/hamba/avro/v2
+//     v2.31.0 and github.com/bufbuild/protocompile v0.14.1 are the schema
+//     registry formats (formats/registry); hamba/avro raised the indirect
+//     github.com/golang/snappy (Pebble's) from a 2023 pseudo-version to
+//     v1.0.0.
 require (
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
 	github.com/aws/aws-sdk-go-v2 v1.48.0
@@ -47,6 +52,12 @@ require (
 )
 
 require (
+	github.com/bufbuild/protocompile v0.14.1
+	github.com/hamba/avro/v2 v2.31.0
+	github.com/twmb/franz-go/pkg/sr v1.8.0
+)
+
+require (
 	github.com/DataDog/zstd v1.5.7 // indirect
 	github.com/RaduBerinde/axisds v0.1.0 // indirect
 	github.com/RaduBerinde/btreemap v0.0.0-20250419174037-3d62b7205d54 // indirect
@@ -64,7 +75,6 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/ssooidc v1.44.5 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sts v1.52.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
-	github.com/bufbuild/protocompile v0.14.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/cockroachdb/crlib v0.0.0-20241112164430-1264a2edc35b // indirect
 	github.com/cockroachdb/errors v1.11.3 // indirect
@@ -80,7 +90,6 @@ require (
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/snappy v1.0.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/hamba/avro/v2 v2.31.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
@@ -101,7 +110,6 @@ require (
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/rogpeppe/go-internal v1.14.1 // indirect
-	github.com/twmb/franz-go/pkg/sr v1.8.0 // indirect
 	github.com/twmb/murmur3 v1.1.8 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel v1.45.0 // indirect

@@ -14,6 +14,9 @@ import (
 //
 //	__key            the Kafka record key / the Kinesis partition key, as text (NULL if none)
 //	__key_hex        the key's bytes in hexadecimal (binary keys)
+//	__key_json       the key parsed with the job's format: an avro or protobuf key
+//	                 (its own schema id) decoded to JSON text, for JSON functions:
+//	                 get_json_string(__key_json, '$.id'); csv and json: the key as text
 //	__topic          the Kafka topic / the Kinesis stream
 //	__partition      the partition number (Kinesis: the job's number of the shard)
 //	__offset         the Kafka offset (Kinesis: the record's ordinal in its shard)
@@ -47,6 +50,7 @@ type metaKind uint8
 const (
 	metaKey metaKind = iota + 1
 	metaKeyHex
+	metaKeyJSON
 	metaTopic
 	metaPartition
 	metaOffset
@@ -63,7 +67,7 @@ type metaRef struct {
 }
 
 var metaNames = map[string]metaKind{
-	"__key": metaKey, "__key_hex": metaKeyHex, "__topic": metaTopic, "__partition": metaPartition,
+	"__key": metaKey, "__key_hex": metaKeyHex, "__key_json": metaKeyJSON, "__topic": metaTopic, "__partition": metaPartition,
 	"__offset": metaOffset, "__sequence": metaSequence, "__timestamp": metaTimestamp, "__timestamp_ms": metaTimestampMs,
 }
 
@@ -87,12 +91,31 @@ func parseMetaName(name string) (metaRef, bool, error) {
 		}
 		return metaRef{kind: metaHeader, header: h}, true, nil
 	}
-	return metaRef{}, false, fmt.Errorf("unknown source metadata %q (known: __key, __key_hex, __topic, __partition, __offset, __sequence, __timestamp, __timestamp_ms, `__header.NAME`)", name)
+	return metaRef{}, false, fmt.Errorf("unknown source metadata %q (known: __key, __key_hex, __key_json, __topic, __partition, __offset, __sequence, __timestamp, __timestamp_ms, `__header.NAME`)", name)
 }
 
 // UsesMeta reports whether the parser's mapping reads source metadata, so
 // that SetMeta must be called before each record.
 func (p *Parser) UsesMeta() bool { return p.m != nil && len(p.m.metas) > 0 }
+
+// decodeKey decodes the record key with the job's decoder when the
+// mapping reads __key_json: a key that does not decode makes the record an
+// error row, a registry that does not answer makes it wait, as for values.
+func (p *Parser) decodeKey() error {
+	p.keyJSON = p.keyJSON[:0]
+	if !p.keyJSONUsed || p.dec == nil || p.meta0 == nil || p.meta0.Key == nil {
+		return nil
+	}
+	out, err := p.dec.AppendJSON(p.keyJSON, p.meta0.Key)
+	if err != nil {
+		if pe, ok := err.(*ParseError); ok {
+			return &ParseError{Reason: "key: " + pe.Reason}
+		}
+		return err
+	}
+	p.keyJSON = out
+	return nil
+}
 
 // SetMeta sets the metadata of the next record(s) parsed. m is read during
 // Parse only and not retained beyond the next SetMeta.
@@ -108,6 +131,14 @@ func (p *Parser) metaEv(r metaRef) ev {
 	case metaKey:
 		if m.Key == nil {
 			return evNull
+		}
+		return evStr(string(m.Key))
+	case metaKeyJSON:
+		if m.Key == nil {
+			return evNull
+		}
+		if p.dec != nil {
+			return evStr(string(p.keyJSON))
 		}
 		return evStr(string(m.Key))
 	case metaKeyHex:

@@ -95,3 +95,27 @@ func TestBinaryFormat(t *testing.T) {
 		t.Fatalf("no decoder: %v", err)
 	}
 }
+
+// TestKeyJSON: __key_json is the key decoded with the job's decoder.
+func TestKeyJSON(t *testing.T) {
+	s := typedSchema(t, "id int", "k varchar(40)")
+	p, err := NewParser(s, Format{Kind: "avro", Decoder: jsonDecoder{}, Columns: []string{"id", "k = get_json_string(__key_json, '$.user')"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.SetMeta(&RecordMeta{Key: []byte(`{"user": "ann"}`)})
+	row, err := p.Parse([]byte(`{"id": 1}`), nil)
+	if err != nil || render(s, row) != "1|ann" {
+		t.Fatalf("got %v %v", row, err)
+	}
+	p.SetMeta(&RecordMeta{Key: []byte("bad")})
+	var pe *ParseError
+	if _, err := p.Parse([]byte(`{"id": 1}`), nil); !errors.As(err, &pe) || !strings.HasPrefix(pe.Reason, "key: ") {
+		t.Fatalf("a key that does not decode: %v", err)
+	}
+	p.SetMeta(&RecordMeta{Key: []byte("down")})
+	var ue *UnavailableError
+	if _, err := p.Parse([]byte(`{"id": 1}`), nil); !errors.As(err, &ue) {
+		t.Fatalf("registry down for the key: %v", err)
+	}
+}

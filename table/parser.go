@@ -101,7 +101,9 @@ type Parser struct {
 	binary bool
 	jbuf   []byte
 	// metadata the mapping reads (meta.go), set by SetMeta per record
-	meta0 *RecordMeta
+	meta0       *RecordMeta
+	keyJSONUsed bool   // the mapping reads __key_json
+	keyJSON     []byte // the key decoded with dec, per record
 
 	// per record
 	raw    []byte
@@ -138,6 +140,9 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 			p.names = append(p.names, sl.name)
 		}
 		p.slotBuf = make([]Value, len(m.slots))
+		for _, r := range m.metas {
+			p.keyJSONUsed = p.keyJSONUsed || r.kind == metaKeyJSON
+		}
 	}
 	switch strings.ToLower(f.Kind) {
 	case "", "csv":
@@ -247,6 +252,12 @@ func (p *Parser) parse(raw []byte, dst []Value, borrow bool) ([]Value, error) {
 		p.dst, p.out = p.slotBuf, dst
 	}
 	var err error
+	if p.keyJSONUsed {
+		if err = p.decodeKey(); err != nil {
+			p.raw, p.dst, p.out = nil, nil, nil
+			return dst, err
+		}
+	}
 	if p.binary {
 		if err = p.decode(raw); err != nil {
 			p.raw, p.dst, p.out = nil, nil, nil
