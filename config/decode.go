@@ -279,8 +279,8 @@ func (d *decoder) jobSpec(root *yaml.Node) (*api.JobSpec, error) {
 		case "format":
 			if s.Format, err = str(v, key); err == nil {
 				// An explicit value must be valid; only absence means the default.
-				if f := strings.ToLower(s.Format); f != FormatCSV && f != FormatJSON {
-					return errAt(v, key, "%q must be csv or json", s.Format)
+				if f := strings.ToLower(s.Format); f != FormatCSV && f != FormatJSON && !binaryFormat(f) {
+					return errAt(v, key, "%q must be csv, json, avro or protobuf", s.Format)
 				}
 			}
 		case "column_separator":
