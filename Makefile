@@ -37,6 +37,8 @@ fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzConvert$$' -fuzztime $(FUZZTIME) ./table
 	$(GO) test -run '^$$' -fuzz '^FuzzExpr$$' -fuzztime $(FUZZTIME) ./table
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./doris
+	$(GO) test -run '^$$' -fuzz '^FuzzAvroDecode$$' -fuzztime $(FUZZTIME) ./formats/registry
+	$(GO) test -run '^$$' -fuzz '^FuzzProtobufDecode$$' -fuzztime $(FUZZTIME) ./formats/registry
 
 # Go modules, kinesalite (a local Kinesis, pinned by
 # tests/kinesalite/package-lock.json) for the Kinesis source's tests, and

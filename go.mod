@@ -27,6 +27,11 @@ go 1.26.0
 //     was archived in 2025). The YAML organisation's fork go.yaml.in/yaml/v3
 //     is a drop-in with a new import path: moving is an import change in
 //     config/, not a version bump, and is not done here.
+//   - github.com/twmb/franz-go/pkg/sr v1.8.0, github.com/hamba/avro/v2
+//     v2.31.0 and github.com/bufbuild/protocompile v0.14.1 are the schema
+//     registry formats (formats/registry); hamba/avro raised the indirect
+//     github.com/golang/snappy (Pebble's) from a 2023 pseudo-version to
+//     v1.0.0.
 require (
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
 	github.com/aws/aws-sdk-go-v2 v1.48.0
@@ -47,6 +52,12 @@ require (
 )
 
 require github.com/chromedp/chromedp v0.23.0
+
+require (
+	github.com/bufbuild/protocompile v0.14.1
+	github.com/hamba/avro/v2 v2.31.0
+	github.com/twmb/franz-go/pkg/sr v1.8.0
+)
 
 require (
 	github.com/DataDog/zstd v1.5.7 // indirect
@@ -79,12 +90,14 @@ require (
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
+	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
-	github.com/golang/snappy v0.0.5-0.20231225225746-43d5d4cd4e0e // indirect
+	github.com/golang/snappy v1.0.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/kr/pretty v0.3.1 // indirect
 	github.com/kr/text v0.2.0 // indirect
@@ -92,6 +105,8 @@ require (
 	github.com/lithammer/shortuuid/v4 v4.0.0 // indirect
 	github.com/lmittmann/tint v1.0.3 // indirect
 	github.com/minio/minlz v1.0.1-0.20250507153514-87eb42fe8882 // indirect
+	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
+	github.com/modern-go/reflect2 v1.0.2 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/orcaman/concurrent-map v1.0.0 // indirect
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect

@@ -126,7 +126,10 @@ func (j *job) onAlterResolved(ctx actor.Context, res *alterResolved) {
 	j.rec = rec
 	// Parsing options (strict_mode, enclose, json_root, ...) may have
 	// changed: the next generation of tasks parses with the new ones.
+	// The decoder stays: schema_registry is not alterable.
+	dec := j.format.Decoder
 	j.format = table.FormatOf(rec.GetSpec())
+	j.format.Decoder = dec
 	if len(res.reset) > 0 {
 		reset, cks := map[int32]int64{}, map[int32][]byte{}
 		for p, s := range res.reset {

@@ -18,7 +18,7 @@ import (
 func transient(r api.Reason) bool {
 	switch r {
 	case api.Reason_SOURCE_UNREACHABLE, api.Reason_INTERNAL_ERROR, api.Reason_STORE_FAILURE, api.Reason_RESTART_BUDGET_EXHAUSTED,
-		api.Reason_SINK_UNREACHABLE:
+		api.Reason_SINK_UNREACHABLE, api.Reason_SCHEMA_REGISTRY_UNREACHABLE:
 		return true
 	}
 	return false
@@ -80,12 +80,10 @@ func (j *job) onAutoResume(ctx actor.Context, msg *autoResume) {
 		return
 	}
 	if j.src == nil {
-		src, err := j.deps.Sources(j.rec.GetSpec())
-		if err != nil {
+		if err := j.openSource(j.rec.GetSpec()); err != nil {
 			j.transition(ctx, api.JobState_PAUSED, api.Reason_SOURCE_CONFIG_ERROR, err.Error())
 			return
 		}
-		j.src = src
 	}
 	if !j.transition(ctx, api.JobState_NEED_SCHEDULE, api.Reason_AUTO_RESUME,
 		fmt.Sprintf("auto-resume %d after %s", j.autoResumeN, j.reason)) {

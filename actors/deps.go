@@ -121,7 +121,10 @@ type Deps struct {
 	// Sources opens a job's source.
 	Sources SourceFactory
 	// Specs applies spec defaults, validation and alters.
-	Specs    Specs
+	Specs Specs
+	// Decoders gives the decoder of a job's avro or protobuf records;
+	// nil: no binary formats (their records do not parse).
+	Decoders DecoderFactory
 	Logger   *slog.Logger
 	Settings Settings
 	Hooks    Hooks

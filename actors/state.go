@@ -11,6 +11,7 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/sources"
+	"github.com/loadnode/loadnode/table"
 )
 
 // A job's state: its transitions, the user's commands and what failures do
@@ -131,8 +132,12 @@ func (j *job) onSourceError(ctx actor.Context, err error) {
 		if j.retries > j.deps.Settings.SourceRetryLimit {
 			reason := api.Reason_SOURCE_UNREACHABLE
 			var pe *PanicError
-			if errors.As(err, &pe) {
+			var ue *table.UnavailableError
+			switch {
+			case errors.As(err, &pe):
 				reason = api.Reason_INTERNAL_ERROR
+			case errors.As(err, &ue):
+				reason = api.Reason_SCHEMA_REGISTRY_UNREACHABLE
 			}
 			j.transition(ctx, api.JobState_PAUSED, reason,
 				fmt.Sprintf("%d failures in a row; last: %v", j.retries-1, err))
@@ -239,11 +244,9 @@ func (j *job) userResume(ctx actor.Context) *api.JobResponse {
 		return j.reply(precondition("job %s: sink: %v", j.rec.GetName(), err))
 	}
 	if j.src == nil {
-		src, err := j.deps.Sources(j.rec.GetSpec())
-		if err != nil {
+		if err := j.openSource(j.rec.GetSpec()); err != nil {
 			return j.reply(precondition("job %s: source: %v", j.rec.GetName(), err))
 		}
-		j.src = src
 	}
 	// A user resume starts a fresh error window: after ERROR_ROWS_EXCEEDED
 	// the person fixed the producer, and the old error rows must not pause

@@ -358,6 +358,8 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 	c.rows = make([]sink.KV, 0, len(b.Records))
 	arena := make([]byte, 0, int(b.Bytes)+len(b.Records)*(table.KeyLen+16))
 	nowMs := time.Now().UnixMilli()
+	useMeta := parser.UsesMeta()
+	var meta table.RecordMeta
 	for i := range b.Records {
 		r := &b.Records[i]
 		pos := table.Pos{JobID: cfg.jobID, Partition: r.Partition, Offset: r.Offset}
@@ -365,6 +367,10 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 		if len(r.Value) > cfg.settings.MaxRecordBytes {
 			perr = fmt.Errorf("record of %d bytes exceeds the %d-byte limit", len(r.Value), cfg.settings.MaxRecordBytes)
 		} else {
+			if useMeta {
+				meta = recordMeta(r, b.Topic, meta)
+				parser.SetMeta(&meta)
+			}
 			// The row is encoded below, before the next record: its
 			// STRING cells may borrow the record's bytes.
 			vals, perr = parser.ParseBorrowed(r.Value, vals)
@@ -375,6 +381,13 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 		if perr == table.ErrFiltered {
 			c.unselected++
 			continue
+		}
+		var unavailable *table.UnavailableError
+		if errors.As(perr, &unavailable) {
+			// The schema registry did not answer: nothing of this batch
+			// is committed (no error row per record); the job retries
+			// from its durable progress with back-off.
+			return batchCollected{err: perr}
 		}
 		if perr != nil {
 			raw := r.Value

@@ -307,67 +307,70 @@ func (JobState) EnumDescriptor() ([]byte, []int) {
 type Reason int32
 
 const (
-	Reason_REASON_UNSPECIFIED       Reason = 0
-	Reason_CREATED                  Reason = 1
-	Reason_SCHEDULED                Reason = 2 // NEED_SCHEDULE -> RUNNING
-	Reason_USER_PAUSE               Reason = 3
-	Reason_USER_RESUME              Reason = 4
-	Reason_USER_STOP                Reason = 5
-	Reason_ERROR_ROWS_EXCEEDED      Reason = 6  // never auto-resumed
-	Reason_OFFSET_OUT_OF_RANGE      Reason = 7  // data loss: never auto-resumed
-	Reason_SOURCE_UNREACHABLE       Reason = 8  // transient
-	Reason_INTERNAL_ERROR           Reason = 9  // transient
-	Reason_RECOVERED                Reason = 10 // a stored RUNNING became NEED_SCHEDULE at restart
-	Reason_RESTART_BUDGET_EXHAUSTED Reason = 11
-	Reason_SOURCE_CONFIG_ERROR      Reason = 12 // authorization, unknown topic: never auto-resumed
-	Reason_STORE_FAILURE            Reason = 13
-	Reason_AUTO_RESUME              Reason = 14 // PAUSED -> NEED_SCHEDULE after a transient pause
-	Reason_USER_ALTER               Reason = 15 // properties or offsets changed by the user
-	Reason_SINK_UNREACHABLE         Reason = 20 // the table's database did not answer: transient
-	Reason_SINK_TABLE_CHANGED       Reason = 21 // the table was dropped or altered in its database: never auto-resumed
+	Reason_REASON_UNSPECIFIED          Reason = 0
+	Reason_CREATED                     Reason = 1
+	Reason_SCHEDULED                   Reason = 2 // NEED_SCHEDULE -> RUNNING
+	Reason_USER_PAUSE                  Reason = 3
+	Reason_USER_RESUME                 Reason = 4
+	Reason_USER_STOP                   Reason = 5
+	Reason_ERROR_ROWS_EXCEEDED         Reason = 6  // never auto-resumed
+	Reason_OFFSET_OUT_OF_RANGE         Reason = 7  // data loss: never auto-resumed
+	Reason_SOURCE_UNREACHABLE          Reason = 8  // transient
+	Reason_INTERNAL_ERROR              Reason = 9  // transient
+	Reason_RECOVERED                   Reason = 10 // a stored RUNNING became NEED_SCHEDULE at restart
+	Reason_RESTART_BUDGET_EXHAUSTED    Reason = 11
+	Reason_SOURCE_CONFIG_ERROR         Reason = 12 // authorization, unknown topic: never auto-resumed
+	Reason_STORE_FAILURE               Reason = 13
+	Reason_AUTO_RESUME                 Reason = 14  // PAUSED -> NEED_SCHEDULE after a transient pause
+	Reason_USER_ALTER                  Reason = 15  // properties or offsets changed by the user
+	Reason_SINK_UNREACHABLE            Reason = 20  // the table's database did not answer: transient
+	Reason_SINK_TABLE_CHANGED          Reason = 21  // the table was dropped or altered in its database: never auto-resumed
+	Reason_SCHEMA_REGISTRY_UNREACHABLE Reason = 140 // the job's schema registry did not answer: transient
 )
 
 // Enum value maps for Reason.
 var (
 	Reason_name = map[int32]string{
-		0:  "REASON_UNSPECIFIED",
-		1:  "CREATED",
-		2:  "SCHEDULED",
-		3:  "USER_PAUSE",
-		4:  "USER_RESUME",
-		5:  "USER_STOP",
-		6:  "ERROR_ROWS_EXCEEDED",
-		7:  "OFFSET_OUT_OF_RANGE",
-		8:  "SOURCE_UNREACHABLE",
-		9:  "INTERNAL_ERROR",
-		10: "RECOVERED",
-		11: "RESTART_BUDGET_EXHAUSTED",
-		12: "SOURCE_CONFIG_ERROR",
-		13: "STORE_FAILURE",
-		14: "AUTO_RESUME",
-		15: "USER_ALTER",
-		20: "SINK_UNREACHABLE",
-		21: "SINK_TABLE_CHANGED",
+		0:   "REASON_UNSPECIFIED",
+		1:   "CREATED",
+		2:   "SCHEDULED",
+		3:   "USER_PAUSE",
+		4:   "USER_RESUME",
+		5:   "USER_STOP",
+		6:   "ERROR_ROWS_EXCEEDED",
+		7:   "OFFSET_OUT_OF_RANGE",
+		8:   "SOURCE_UNREACHABLE",
+		9:   "INTERNAL_ERROR",
+		10:  "RECOVERED",
+		11:  "RESTART_BUDGET_EXHAUSTED",
+		12:  "SOURCE_CONFIG_ERROR",
+		13:  "STORE_FAILURE",
+		14:  "AUTO_RESUME",
+		15:  "USER_ALTER",
+		20:  "SINK_UNREACHABLE",
+		21:  "SINK_TABLE_CHANGED",
+		140: "SCHEMA_REGISTRY_UNREACHABLE",
 	}
 	Reason_value = map[string]int32{
-		"REASON_UNSPECIFIED":       0,
-		"CREATED":                  1,
-		"SCHEDULED":                2,
-		"USER_PAUSE":               3,
-		"USER_RESUME":              4,
-		"USER_STOP":                5,
-		"ERROR_ROWS_EXCEEDED":      6,
-		"OFFSET_OUT_OF_RANGE":      7,
-		"SOURCE_UNREACHABLE":       8,
-		"INTERNAL_ERROR":           9,
-		"RECOVERED":                10,
-		"RESTART_BUDGET_EXHAUSTED": 11,
-		"SOURCE_CONFIG_ERROR":      12,
-		"STORE_FAILURE":            13,
-		"AUTO_RESUME":              14,
-		"USER_ALTER":               15,
-		"SINK_UNREACHABLE":         20,
-		"SINK_TABLE_CHANGED":       21,
+		"REASON_UNSPECIFIED":          0,
+		"CREATED":                     1,
+		"SCHEDULED":                   2,
+		"USER_PAUSE":                  3,
+		"USER_RESUME":                 4,
+		"USER_STOP":                   5,
+		"ERROR_ROWS_EXCEEDED":         6,
+		"OFFSET_OUT_OF_RANGE":         7,
+		"SOURCE_UNREACHABLE":          8,
+		"INTERNAL_ERROR":              9,
+		"RECOVERED":                   10,
+		"RESTART_BUDGET_EXHAUSTED":    11,
+		"SOURCE_CONFIG_ERROR":         12,
+		"STORE_FAILURE":               13,
+		"AUTO_RESUME":                 14,
+		"USER_ALTER":                  15,
+		"SINK_UNREACHABLE":            20,
+		"SINK_TABLE_CHANGED":          21,
+		"SCHEMA_REGISTRY_UNREACHABLE": 140,
 	}
 )
 
@@ -1049,8 +1052,13 @@ type JobSpec struct {
 	// its COLUMNS list, or the job pauses ("need to specify the sequence
 	// column").
 	FillMissingColumns *bool `protobuf:"varint,205,opt,name=fill_missing_columns,json=fillMissingColumns,proto3,oneof" json:"fill_missing_columns,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// schema_registry: the Confluent-compatible schema registry that format
+	// avro and protobuf records name their schema in (magic byte 0, a 4-byte
+	// schema id, for protobuf the message indexes). Required by those
+	// formats, refused by the others.
+	SchemaRegistry *SchemaRegistrySpec `protobuf:"bytes,140,opt,name=schema_registry,json=schemaRegistry,proto3" json:"schema_registry,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *JobSpec) Reset() {
@@ -1270,6 +1278,13 @@ func (x *JobSpec) GetFillMissingColumns() bool {
 		return *x.FillMissingColumns
 	}
 	return false
+}
+
+func (x *JobSpec) GetSchemaRegistry() *SchemaRegistrySpec {
+	if x != nil {
+		return x.SchemaRegistry
+	}
+	return nil
 }
 
 type Transition struct {
@@ -3661,6 +3676,109 @@ func (x *TableInsertResponse) GetError() *Error {
 	return nil
 }
 
+// SchemaRegistrySpec is where a job's avro or protobuf schemas are fetched
+// (by id, once each). It holds no secret: passwords and tokens are read
+// from files or the environment of the node.
+type SchemaRegistrySpec struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	Url                string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`                                                  // http(s)://host[:port][/path]; no user information
+	Username           string                 `protobuf:"bytes,2,opt,name=username,proto3" json:"username,omitempty"`                                        // basic auth user
+	PasswordFile       string                 `protobuf:"bytes,3,opt,name=password_file,json=passwordFile,proto3" json:"password_file,omitempty"`            // basic auth password, read from this file (trimmed)
+	PasswordEnv        string                 `protobuf:"bytes,4,opt,name=password_env,json=passwordEnv,proto3" json:"password_env,omitempty"`               // or from this environment variable of the node
+	BearerTokenFile    string                 `protobuf:"bytes,5,opt,name=bearer_token_file,json=bearerTokenFile,proto3" json:"bearer_token_file,omitempty"` // bearer token, read from this file (trimmed)
+	CaFile             string                 `protobuf:"bytes,6,opt,name=ca_file,json=caFile,proto3" json:"ca_file,omitempty"`                              // PEM CA bundle verifying an https registry
+	InsecureSkipVerify bool                   `protobuf:"varint,7,opt,name=insecure_skip_verify,json=insecureSkipVerify,proto3" json:"insecure_skip_verify,omitempty"`
+	TimeoutMs          int64                  `protobuf:"varint,8,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"` // per request; 0 means 10s
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *SchemaRegistrySpec) Reset() {
+	*x = SchemaRegistrySpec{}
+	mi := &file_api_loadnode_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SchemaRegistrySpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SchemaRegistrySpec) ProtoMessage() {}
+
+func (x *SchemaRegistrySpec) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SchemaRegistrySpec.ProtoReflect.Descriptor instead.
+func (*SchemaRegistrySpec) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *SchemaRegistrySpec) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *SchemaRegistrySpec) GetUsername() string {
+	if x != nil {
+		return x.Username
+	}
+	return ""
+}
+
+func (x *SchemaRegistrySpec) GetPasswordFile() string {
+	if x != nil {
+		return x.PasswordFile
+	}
+	return ""
+}
+
+func (x *SchemaRegistrySpec) GetPasswordEnv() string {
+	if x != nil {
+		return x.PasswordEnv
+	}
+	return ""
+}
+
+func (x *SchemaRegistrySpec) GetBearerTokenFile() string {
+	if x != nil {
+		return x.BearerTokenFile
+	}
+	return ""
+}
+
+func (x *SchemaRegistrySpec) GetCaFile() string {
+	if x != nil {
+		return x.CaFile
+	}
+	return ""
+}
+
+func (x *SchemaRegistrySpec) GetInsecureSkipVerify() bool {
+	if x != nil {
+		return x.InsecureSkipVerify
+	}
+	return false
+}
+
+func (x *SchemaRegistrySpec) GetTimeoutMs() int64 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
+}
+
 var File_api_loadnode_proto protoreflect.FileDescriptor
 
 const file_api_loadnode_proto_rawDesc = "" +
@@ -3719,7 +3837,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	" \x01(\tR\x0fdefaultPosition\x1a<\n" +
 	"\x0ePositionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x99\t\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe4\t\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x05table\x18\x02 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12\x16\n" +
@@ -3750,7 +3868,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x0fsequence_column\x18\xca\x01 \x01(\tR\x0esequenceColumn\x12(\n" +
 	"\x0fpartial_columns\x18\xcb\x01 \x01(\bR\x0epartialColumns\x12E\n" +
 	"\x1fpartial_update_new_key_behavior\x18\xcc\x01 \x01(\tR\x1bpartialUpdateNewKeyBehavior\x126\n" +
-	"\x14fill_missing_columns\x18\xcd\x01 \x01(\bH\x03R\x12fillMissingColumns\x88\x01\x01B\x0e\n" +
+	"\x14fill_missing_columns\x18\xcd\x01 \x01(\bH\x03R\x12fillMissingColumns\x88\x01\x01\x12I\n" +
+	"\x0fschema_registry\x18\x8c\x01 \x01(\v2\x1f.loadnode.v1.SchemaRegistrySpecR\x0eschemaRegistryB\x0e\n" +
 	"\f_strict_modeB\x13\n" +
 	"\x11_max_filter_ratioB\n" +
 	"\n" +
@@ -3933,7 +4052,17 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x04text\x18\x02 \x01(\tR\x04text\"S\n" +
 	"\x13TableInsertResponse\x12\x12\n" +
 	"\x04rows\x18\x01 \x01(\x03R\x04rows\x12(\n" +
-	"\x05error\x18\x02 \x01(\v2\x12.loadnode.v1.ErrorR\x05error*\xbf\x01\n" +
+	"\x05error\x18\x02 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\"\xa0\x02\n" +
+	"\x12SchemaRegistrySpec\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12\x1a\n" +
+	"\busername\x18\x02 \x01(\tR\busername\x12#\n" +
+	"\rpassword_file\x18\x03 \x01(\tR\fpasswordFile\x12!\n" +
+	"\fpassword_env\x18\x04 \x01(\tR\vpasswordEnv\x12*\n" +
+	"\x11bearer_token_file\x18\x05 \x01(\tR\x0fbearerTokenFile\x12\x17\n" +
+	"\aca_file\x18\x06 \x01(\tR\x06caFile\x120\n" +
+	"\x14insecure_skip_verify\x18\a \x01(\bR\x12insecureSkipVerify\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\b \x01(\x03R\ttimeoutMs*\xbf\x01\n" +
 	"\tErrorCode\x12\x06\n" +
 	"\x02OK\x10\x00\x12\x14\n" +
 	"\x10INVALID_ARGUMENT\x10\x01\x12\r\n" +
@@ -3979,7 +4108,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\n" +
 	"\x06PAUSED\x10\x03\x12\v\n" +
 	"\aSTOPPED\x10\x04\x12\r\n" +
-	"\tCANCELLED\x10\x05*\xf2\x02\n" +
+	"\tCANCELLED\x10\x05*\x94\x03\n" +
 	"\x06Reason\x12\x16\n" +
 	"\x12REASON_UNSPECIFIED\x10\x00\x12\v\n" +
 	"\aCREATED\x10\x01\x12\r\n" +
@@ -4001,7 +4130,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\n" +
 	"USER_ALTER\x10\x0f\x12\x14\n" +
 	"\x10SINK_UNREACHABLE\x10\x14\x12\x16\n" +
-	"\x12SINK_TABLE_CHANGED\x10\x15*\\\n" +
+	"\x12SINK_TABLE_CHANGED\x10\x15\x12 \n" +
+	"\x1bSCHEMA_REGISTRY_UNREACHABLE\x10\x8c\x01*\\\n" +
 	"\vAggregation\x12\f\n" +
 	"\bAGG_NONE\x10\x00\x12\a\n" +
 	"\x03SUM\x10\x01\x12\a\n" +
@@ -4029,7 +4159,7 @@ func file_api_loadnode_proto_rawDescGZIP() []byte {
 }
 
 var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_api_loadnode_proto_goTypes = []any{
 	(ErrorCode)(0),                // 0: loadnode.v1.ErrorCode
 	(ColumnType)(0),               // 1: loadnode.v1.ColumnType
@@ -4079,11 +4209,12 @@ var file_api_loadnode_proto_goTypes = []any{
 	(*InsertRow)(nil),             // 45: loadnode.v1.InsertRow
 	(*InsertCell)(nil),            // 46: loadnode.v1.InsertCell
 	(*TableInsertResponse)(nil),   // 47: loadnode.v1.TableInsertResponse
-	nil,                           // 48: loadnode.v1.KafkaSpec.OffsetsEntry
-	nil,                           // 49: loadnode.v1.KafkaSpec.PropertiesEntry
-	nil,                           // 50: loadnode.v1.KinesisSpec.PositionsEntry
-	nil,                           // 51: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	nil,                           // 52: loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	(*SchemaRegistrySpec)(nil),    // 48: loadnode.v1.SchemaRegistrySpec
+	nil,                           // 49: loadnode.v1.KafkaSpec.OffsetsEntry
+	nil,                           // 50: loadnode.v1.KafkaSpec.PropertiesEntry
+	nil,                           // 51: loadnode.v1.KinesisSpec.PositionsEntry
+	nil,                           // 52: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	nil,                           // 53: loadnode.v1.AlterJobRequest.ResetPositionsEntry
 }
 var file_api_loadnode_proto_depIdxs = []int32{
 	0,  // 0: loadnode.v1.Error.code:type_name -> loadnode.v1.ErrorCode
@@ -4091,55 +4222,56 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	5,  // 2: loadnode.v1.Column.aggregation:type_name -> loadnode.v1.Aggregation
 	8,  // 3: loadnode.v1.TableSpec.columns:type_name -> loadnode.v1.Column
 	2,  // 4: loadnode.v1.TableSpec.model:type_name -> loadnode.v1.TableModel
-	48, // 5: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	49, // 6: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
-	50, // 7: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
+	49, // 5: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	50, // 6: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	51, // 7: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
 	9,  // 8: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
 	10, // 9: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
 	11, // 10: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
 	6,  // 11: loadnode.v1.JobSpec.merge_type:type_name -> loadnode.v1.MergeType
-	3,  // 12: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
-	3,  // 13: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
-	4,  // 14: loadnode.v1.Transition.reason:type_name -> loadnode.v1.Reason
-	4,  // 15: loadnode.v1.Transition.state_reason:type_name -> loadnode.v1.Reason
-	3,  // 16: loadnode.v1.JobSummary.state:type_name -> loadnode.v1.JobState
-	4,  // 17: loadnode.v1.JobSummary.reason:type_name -> loadnode.v1.Reason
-	17, // 18: loadnode.v1.JobInfo.summary:type_name -> loadnode.v1.JobSummary
-	12, // 19: loadnode.v1.JobInfo.spec:type_name -> loadnode.v1.JobSpec
-	16, // 20: loadnode.v1.JobInfo.partitions:type_name -> loadnode.v1.PartitionInfo
-	14, // 21: loadnode.v1.JobInfo.stats:type_name -> loadnode.v1.JobStats
-	13, // 22: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
-	15, // 23: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
-	12, // 24: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	12, // 25: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	51, // 26: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	52, // 27: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
-	9,  // 28: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
-	9,  // 29: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
-	7,  // 30: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
-	18, // 31: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
-	7,  // 32: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
-	17, // 33: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
-	7,  // 34: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
-	7,  // 35: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
-	7,  // 36: loadnode.v1.TableTruncateResponse.error:type_name -> loadnode.v1.Error
-	37, // 37: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
-	9,  // 38: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
-	38, // 39: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
-	7,  // 40: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
-	18, // 41: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
-	17, // 42: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
-	9,  // 43: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
-	7,  // 44: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
-	12, // 45: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
-	45, // 46: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
-	46, // 47: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
-	7,  // 48: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
-	49, // [49:49] is the sub-list for method output_type
-	49, // [49:49] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	48, // 12: loadnode.v1.JobSpec.schema_registry:type_name -> loadnode.v1.SchemaRegistrySpec
+	3,  // 13: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
+	3,  // 14: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
+	4,  // 15: loadnode.v1.Transition.reason:type_name -> loadnode.v1.Reason
+	4,  // 16: loadnode.v1.Transition.state_reason:type_name -> loadnode.v1.Reason
+	3,  // 17: loadnode.v1.JobSummary.state:type_name -> loadnode.v1.JobState
+	4,  // 18: loadnode.v1.JobSummary.reason:type_name -> loadnode.v1.Reason
+	17, // 19: loadnode.v1.JobInfo.summary:type_name -> loadnode.v1.JobSummary
+	12, // 20: loadnode.v1.JobInfo.spec:type_name -> loadnode.v1.JobSpec
+	16, // 21: loadnode.v1.JobInfo.partitions:type_name -> loadnode.v1.PartitionInfo
+	14, // 22: loadnode.v1.JobInfo.stats:type_name -> loadnode.v1.JobStats
+	13, // 23: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
+	15, // 24: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
+	12, // 25: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	12, // 26: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	52, // 27: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	53, // 28: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	9,  // 29: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
+	9,  // 30: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
+	7,  // 31: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
+	18, // 32: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
+	7,  // 33: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
+	17, // 34: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
+	7,  // 35: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
+	7,  // 36: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
+	7,  // 37: loadnode.v1.TableTruncateResponse.error:type_name -> loadnode.v1.Error
+	37, // 38: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
+	9,  // 39: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
+	38, // 40: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
+	7,  // 41: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
+	18, // 42: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
+	17, // 43: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
+	9,  // 44: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
+	7,  // 45: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
+	12, // 46: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
+	45, // 47: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
+	46, // 48: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
+	7,  // 49: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
+	50, // [50:50] is the sub-list for method output_type
+	50, // [50:50] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }
@@ -4167,7 +4299,7 @@ func file_api_loadnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_loadnode_proto_rawDesc), len(file_api_loadnode_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   46,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -48,6 +48,11 @@ func RedactSpec(s *JobSpec) *JobSpec {
 		}
 		k.Endpoint = redactUserInfo(k.Endpoint)
 	}
+	if r := c.GetSchemaRegistry(); r != nil {
+		// The registry's secrets live in files or the node's environment;
+		// a URL with user information is refused, but never shown.
+		r.Url = redactUserInfo(r.Url)
+	}
 	return c
 }
 
@@ -73,6 +78,9 @@ func hasSecret(s *JobSpec) bool {
 		if v != "" && SecretProperty(key) {
 			return true
 		}
+	}
+	if u := s.GetSchemaRegistry().GetUrl(); redactUserInfo(u) != u {
+		return true
 	}
 	k := s.GetKinesis()
 	return k.GetSecretAccessKey() != "" || k.GetSessionToken() != "" || redactUserInfo(k.GetEndpoint()) != k.GetEndpoint()

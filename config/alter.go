@@ -220,6 +220,7 @@ func firstDifference(a, b *api.JobSpec) string {
 		}},
 		{"kafka", func(s *api.JobSpec) proto.Message { return s.GetKafka() }},
 		{"kinesis", func(s *api.JobSpec) proto.Message { return s.GetKinesis() }},
+		{"schema_registry", func(s *api.JobSpec) proto.Message { return s.GetSchemaRegistry() }},
 	}
 	switch {
 	case a.GetName() != b.GetName():

@@ -261,7 +261,7 @@ func offsetText(n *yaml.Node) string {
 }
 
 var (
-	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "merge_type", "delete_on", "sequence_column", "partial_columns", "partial_update_new_key_behavior", "fill_missing_columns", "kafka", "kinesis"}
+	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "schema_registry", "merge_type", "delete_on", "sequence_column", "partial_columns", "partial_update_new_key_behavior", "fill_missing_columns", "kafka", "kinesis"}
 	tableKeys = []string{"name", "columns", "model", "database", "keys", "sequence_column"}
 	colKeys   = []string{"name", "type", "not_null", "default", "aggregation"}
 	kafkaKeys = []string{"brokers", "topic", "partitions", "offsets", "default_offset", "properties"}
@@ -279,8 +279,8 @@ func (d *decoder) jobSpec(root *yaml.Node) (*api.JobSpec, error) {
 		case "format":
 			if s.Format, err = str(v, key); err == nil {
 				// An explicit value must be valid; only absence means the default.
-				if f := strings.ToLower(s.Format); f != FormatCSV && f != FormatJSON {
-					return errAt(v, key, "%q must be csv or json", s.Format)
+				if f := strings.ToLower(s.Format); f != FormatCSV && f != FormatJSON && !binaryFormat(f) {
+					return errAt(v, key, "%q must be csv, json, avro or protobuf", s.Format)
 				}
 			}
 		case "column_separator":
@@ -401,6 +401,8 @@ func (d *decoder) jobSpec(root *yaml.Node) (*api.JobSpec, error) {
 			s.Kafka, err = d.kafka(v)
 		case "kinesis":
 			s.Kinesis, err = d.kinesis(v)
+		case "schema_registry":
+			s.SchemaRegistry, err = d.schemaRegistry(v)
 		}
 		return err
 	})

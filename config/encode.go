@@ -126,6 +126,7 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 	if s.PartialUpdateNewKeyBehavior != "" {
 		add(root, "partial_update_new_key_behavior", strNode(s.PartialUpdateNewKeyBehavior))
 	}
+	encodeRegistry(root, s.SchemaRegistry)
 	if k := s.Kafka; k != nil {
 		kn := mapNode(0)
 		add(kn, "brokers", strList(k.Brokers))

@@ -130,7 +130,7 @@ func ApplyDefaults(s *api.JobSpec) {
 	}
 	if s.Format == "" {
 		s.Format = DefaultFormat
-	} else if f := strings.ToLower(s.Format); f == FormatCSV || f == FormatJSON {
+	} else if f := strings.ToLower(s.Format); f == FormatCSV || f == FormatJSON || binaryFormat(f) {
 		s.Format = f
 	}
 	switch s.Format {
@@ -138,7 +138,7 @@ func ApplyDefaults(s *api.JobSpec) {
 		if s.ColumnSeparator == "" {
 			s.ColumnSeparator = DefaultColumnSeparator
 		}
-	case FormatJSON:
+	case FormatJSON, FormatAvro, FormatProtobuf:
 		// With a column mapping, the fields are read by their own names.
 		if len(s.Jsonpaths) == 0 && s.Table != nil && len(s.ColumnsMapping) == 0 {
 			for _, c := range s.Table.Columns {
@@ -303,7 +303,7 @@ func validateFormat(s *api.JobSpec) *FieldError {
 		if len(s.Escape) > 1 {
 			return fieldErr("escape", "must be one character (or empty for none)")
 		}
-	case FormatJSON:
+	case FormatJSON, FormatAvro, FormatProtobuf:
 		if s.ColumnSeparator != "" {
 			return fieldErr("column_separator", "only with format csv")
 		}
@@ -324,9 +324,9 @@ func validateFormat(s *api.JobSpec) *FieldError {
 	case "":
 		return fieldErr("format", "required")
 	default:
-		return fieldErr("format", "%q must be csv or json", s.Format)
+		return fieldErr("format", "%q must be csv, json, avro or protobuf", s.Format)
 	}
-	return nil
+	return validateRegistry(s)
 }
 
 func checkRange(field string, v, lo, hi int64) *FieldError {

@@ -63,7 +63,9 @@
 //	"max_batch_size"                       max_batch_size: bytes, or with a unit
 //	                                       (B, KB, MB, GB, KiB, MiB, GiB)
 //	"max_error_number"                     max_error_number (integer >= 0)
-//	"format"                               format: csv or json
+//	"format"                               format: csv, json, avro or protobuf (Doris
+//	                                       reads only the first two; avro and protobuf
+//	                                       need the schema registry properties below)
 //	"jsonpaths"                            jsonpaths: a JSON array of paths, one per
 //	                                       COLUMNS field; "$." is the whole document
 //	"json_root"                            json_root
@@ -88,6 +90,16 @@
 //	                                       timezone (TIME:<epoch ms>: the first offset
 //	                                       at or after it, by record timestamp)
 //	"property.kafka_default_offsets"       kafka.default_offset (also without "property.")
+//	"property.schema.registry.url"         schema_registry.url (the Confluent name); also
+//	                                       .username, .password_file, .password_env,
+//	                                       .bearer_token_file, .ssl.ca.location (ca_file),
+//	                                       .insecure_skip_verify, .timeout (registry.go);
+//	                                       the Confluent inline secrets basic.auth.user.info
+//	                                       and bearer.auth.token are refused by name; not
+//	                                       alterable
+//	COLUMNS (k = __key, ...)               source metadata in expressions, as in YAML:
+//	                                       __key, __topic, __partition, __offset,
+//	                                       __timestamp, `__header.NAME`, ... (table/meta.go)
 //	"property.<name>"                      kafka.properties[<name>] (security.protocol,
 //	                                       sasl.*, ssl.*, client.id, ...), passed to the
 //	                                       Kafka source, which validates them

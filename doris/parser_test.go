@@ -764,7 +764,7 @@ func TestParseErrors(t *testing.T) {
 		{"zero interval", `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_batch_interval" = "0") FROM KAFKA ()`, `PROPERTIES "max_batch_interval"`, 1, 63, "positive"},
 		{"negative duration", `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_batch_interval" = "-5s") FROM KAFKA ()`, `PROPERTIES "max_batch_interval"`, 1, 63, "positive"},
 		{"bad size", `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_batch_size" = "1.5GB") FROM KAFKA ()`, `PROPERTIES "max_batch_size"`, 1, 59, "64MiB"},
-		{"bad format", `CREATE ROUTINE LOAD j ON t PROPERTIES ("format" = "parquet") FROM KAFKA ()`, `PROPERTIES "format"`, 1, 51, "csv or json"},
+		{"bad format", `CREATE ROUTINE LOAD j ON t PROPERTIES ("format" = "parquet") FROM KAFKA ()`, `PROPERTIES "format"`, 1, 51, "csv, json, avro or protobuf"},
 		{"bad jsonpaths", `CREATE ROUTINE LOAD j ON t PROPERTIES ("format" = "json", "jsonpaths" = "$.a") FROM KAFKA ()`, `PROPERTIES "jsonpaths"`, 1, 73, "JSON array"},
 		{"separator with json", `CREATE ROUTINE LOAD j ON t COLUMNS TERMINATED BY "," PROPERTIES ("format" = "json") FROM KAFKA ()`, "COLUMNS TERMINATED BY", 1, 50, "only with format csv"},
 		{"empty separator", `CREATE ROUTINE LOAD j ON t COLUMNS TERMINATED BY "" FROM KAFKA ()`, "COLUMNS TERMINATED BY", 1, 50, "empty"},

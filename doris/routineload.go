@@ -251,6 +251,7 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 		spec.Kinesis = k.kinesis
 	} else {
 		spec.Kafka = k.spec
+		spec.SchemaRegistry = k.registry
 	}
 	if t := p.peek(); t.is("COMMENT") {
 		// A comment on the job: loadnode has nowhere to keep it.
@@ -540,8 +541,8 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 			return p.errf(pr.keyTok, clause, "cannot be altered")
 		}
 		f := strings.ToLower(v)
-		if f != config.FormatCSV && f != config.FormatJSON {
-			return bad("not supported by loadnode (csv or json)")
+		if f != config.FormatCSV && f != config.FormatJSON && f != config.FormatAvro && f != config.FormatProtobuf {
+			return bad("not supported by loadnode (csv, json, avro or protobuf)")
 		}
 		j.format = f
 		j.set("format")
@@ -661,6 +662,8 @@ type kafkaProps struct {
 	given   map[string]bool // spec field names set
 	// kafka_partitions as given (for ALTER, only to pair with offsets)
 	partitions []int32
+	// registry holds the property.schema.registry.* settings (registry.go)
+	registry *api.SchemaRegistrySpec
 }
 
 // fromSource parses FROM KAFKA (...). In ALTER, the FROM clause is optional
@@ -734,6 +737,16 @@ func (p *parser) fromSource(alter bool, loc *time.Location) (*kafkaProps, *Error
 			}
 			k.spec.DefaultOffset = off
 			k.given[fieldDefaultOffset] = true
+		case isRegistryProperty(pr.key):
+			if alter {
+				return nil, p.errf(pr.keyTok, clause, "cannot be altered (the schema registry of a job stays)")
+			}
+			if k.registry == nil {
+				k.registry = &api.SchemaRegistrySpec{}
+			}
+			if msg := registryProperty(k.registry, pr.key, pr.val); msg != "" {
+				return nil, p.errf(pr.keyTok, clause, "%s", msg)
+			}
 		case strings.HasPrefix(pr.key, "property."):
 			name := pr.rawKey[len("property."):]
 			if name == "" {

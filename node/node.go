@@ -30,6 +30,7 @@ import (
 	"github.com/loadnode/loadnode/actors"
 	"github.com/loadnode/loadnode/alerts"
 	"github.com/loadnode/loadnode/config"
+	"github.com/loadnode/loadnode/formats/registry"
 	"github.com/loadnode/loadnode/persistence"
 )
 
@@ -190,8 +191,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Sinks:   dbs.sink,
 		Sources: n.sources.open,
 		Specs:   specRules{},
-		Logger:  logger,
-		Hooks:   cfg.Hooks,
+		// Jobs naming the same schema registry share its client and cache.
+		Decoders: registry.NewRegistries().Decoder,
+		Logger:   logger,
+		Hooks:    cfg.Hooks,
 		// cfg.Node was validated above; see node/settings.go.
 		Settings: actorSettings(cfg.Node),
 	}

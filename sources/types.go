@@ -21,6 +21,14 @@ type Record struct {
 	Key       []byte
 	Value     []byte
 	Timestamp time.Time
+	// Headers are the Kafka record headers in order; nil when none.
+	Headers []Header
+}
+
+// Header is one Kafka record header.
+type Header struct {
+	Key   string
+	Value []byte
 }
 
 // Size is the record's payload size in bytes (key + value), the unit of
@@ -41,6 +49,10 @@ type Batch struct {
 	Next map[int32]int64
 	// Bytes is the sum of Record.Size over Records.
 	Bytes int64
+	// Topic is the Kafka topic every record of the batch is from (a
+	// Reader reads one); empty for Kinesis. It is here rather than in
+	// each Record, which every batch holds by the thousand.
+	Topic string
 	// Checkpoints holds, for a source whose position is more than an
 	// offset (Kinesis: the shard, its parents, the last sequence number,
 	// whether the shard's end was reached), the new opaque checkpoint of

@@ -40,6 +40,9 @@ type outCol struct {
 // mapping is a compiled column mapping and filter.
 type mapping struct {
 	slots []slot
+	// metas are the source metadata names the expressions read (meta.go);
+	// their values follow the slots' in the expression environment.
+	metas []metaRef
 	out   []outCol
 	where node
 	// deleteOn, merge type MERGE: a row for which it is true deletes its
@@ -120,6 +123,19 @@ func compileMapping(s *Schema, items []string, where, deleteOn string, loc *time
 				return i, nil
 			}
 		}
+		r, ok, err := parseMetaName(strings.Trim(name, "`"))
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			for k, mr := range m.metas {
+				if mr == r {
+					return len(m.slots) + k, nil
+				}
+			}
+			m.metas = append(m.metas, r)
+			return len(m.slots) + len(m.metas) - 1, nil
+		}
 		return 0, fmt.Errorf("unknown field %q (the fields are %s)", name, m.slotNames())
 	}
 	for _, d := range exprs {
@@ -151,7 +167,7 @@ func compileMapping(s *Schema, items []string, where, deleteOn string, loc *time
 		}
 		m.deleteOn = n
 	}
-	m.env = evalEnv{vals: make([]ev, len(s.cols)+len(m.slots)), loc: loc}
+	m.env = evalEnv{vals: make([]ev, len(s.cols)+len(m.slots)+len(m.metas)), loc: loc}
 	return m, nil
 }
 
@@ -206,6 +222,9 @@ func (p *Parser) apply(src, out []Value) error {
 	s := p.s
 	for i, sl := range m.slots {
 		m.env.vals[len(s.cols)+i] = toEv(sl.typ, sl.meta, src[i])
+	}
+	for k, r := range m.metas {
+		m.env.vals[len(s.cols)+len(m.slots)+k] = p.metaEv(r)
 	}
 	envSlots := evalEnv{vals: m.env.vals[len(s.cols):], loc: m.loc}
 	for col, oc := range m.out {

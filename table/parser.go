@@ -14,8 +14,14 @@ import (
 
 // Format says how source records are laid out.
 type Format struct {
-	// Kind is "csv" or "json" (case-insensitive); empty means csv.
+	// Kind is "csv", "json", "avro" or "protobuf" (case-insensitive);
+	// empty means csv. avro and protobuf records are turned into JSON by
+	// Decoder and then read as json records (decoder.go).
 	Kind string
+	// Decoder decodes avro and protobuf records; nil for csv and json. A
+	// parser of a binary format without one refuses every record (a spec
+	// check builds parsers without one).
+	Decoder Decoder
 	// ColumnSeparator separates csv fields; empty means ",". It may be
 	// several bytes; "\t" (tab), the two characters `\t`, and `\xHH` escapes
 	// are accepted. Ignored for json.
@@ -92,6 +98,16 @@ type Parser struct {
 
 	// json
 	root *jnode
+	// avro, protobuf: the decoder, and the JSON it wrote for the record
+	// being parsed (reused: borrowed STRING values alias it until the next
+	// record)
+	dec    Decoder
+	binary bool
+	jbuf   []byte
+	// metadata the mapping reads (meta.go), set by SetMeta per record
+	meta0       *RecordMeta
+	keyJSONUsed bool   // the mapping reads __key_json
+	keyJSON     []byte // the key decoded with dec, per record
 
 	// per record
 	raw    []byte
@@ -168,6 +184,9 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 			p.names = append(p.names, sl.name)
 		}
 		p.slotBuf = make([]Value, len(m.slots))
+		for _, r := range m.metas {
+			p.keyJSONUsed = p.keyJSONUsed || r.kind == metaKeyJSON
+		}
 	}
 	switch strings.ToLower(f.Kind) {
 	case "", "csv":
@@ -193,15 +212,17 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 		if p.enclose != 0 && bytes.IndexByte(sep, p.enclose) >= 0 || p.escape != 0 && bytes.IndexByte(sep, p.escape) >= 0 {
 			return nil, fieldErr("enclose", "the enclose and escape characters may not be part of the column separator")
 		}
-	case "json":
+	case "json", "avro", "protobuf":
 		p.json = true
+		p.binary = binaryFormat(f.Kind)
+		p.dec = f.Decoder
 		root, err := p.compilePaths(f.JSONPaths, f.JSONRoot)
 		if err != nil {
 			return nil, err
 		}
 		p.root = root
 	default:
-		return nil, fieldErr("format", "unknown format %q (want csv or json)", f.Kind)
+		return nil, fieldErr("format", "unknown format %q (want csv, json, avro or protobuf)", f.Kind)
 	}
 	return p, nil
 }
@@ -275,6 +296,18 @@ func (p *Parser) parse(raw []byte, dst []Value, borrow bool) ([]Value, error) {
 		p.dst, p.out = p.slotBuf, dst
 	}
 	var err error
+	if p.keyJSONUsed {
+		if err = p.decodeKey(); err != nil {
+			p.raw, p.dst, p.out = nil, nil, nil
+			return dst, err
+		}
+	}
+	if p.binary {
+		if err = p.decode(raw); err != nil {
+			p.raw, p.dst, p.out = nil, nil, nil
+			return dst, err
+		}
+	}
 	if p.json {
 		err = p.parseJSON()
 	} else {
@@ -294,6 +327,21 @@ func (p *Parser) parse(raw []byte, dst []Value, borrow bool) ([]Value, error) {
 		return dst, err
 	}
 	return dst, nil
+}
+
+// decode turns the binary record raw into JSON and makes it the record
+// the json parser reads.
+func (p *Parser) decode(raw []byte) error {
+	if p.dec == nil {
+		return &ParseError{Reason: "format has no decoder (no schema registry)"}
+	}
+	out, err := p.dec.AppendJSON(p.jbuf[:0], raw)
+	if err != nil {
+		return err
+	}
+	p.jbuf = out
+	p.raw = out
+	return nil
 }
 
 // str returns raw[i:j] as a string, slicing one copy of the record, or

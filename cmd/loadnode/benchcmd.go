@@ -30,7 +30,7 @@ func (m *Main) parseBench(args []string) (command, error) {
 	fs := m.newFlagSet("bench", "bench [--quick] [--json] [--brokers HOST:PORT,...] [--records N] [--runs N] [--scenarios LIST] [--out FILE] [--chart FILE]\n\n"+
 		"Measures, in one run on the same data: the raw franz-go consumer ceiling,\n"+
 		"a plain kcat consume (skipped when kcat is not on PATH),\n"+
-		"loadnode end to end (json and csv; 1, 8 and 64 partitions), the Pebble store\n"+
+		"loadnode end to end (json, csv and avro through a schema registry; 1, 8 and\n64 partitions), the Pebble store\n"+
 		"ceiling, job create latency next to a bare synced Pebble commit, and the\n"+
 		"scale of idle jobs. The broker is a `loadnode kfake` child process unless\n"+
 		"--brokers is given. Progress goes to stderr. See BENCHMARKS.md.")
@@ -41,7 +41,7 @@ func (m *Main) parseBench(args []string) (command, error) {
 	fs.IntVar(&c.opts.RecordBytes, "record-bytes", 0, "approximate record size in `bytes` (default 200)")
 	fs.IntVar(&c.opts.Runs, "runs", 0, "measured runs `N` per scenario after a warm-up; the median is reported (default 3)")
 	fs.StringVar(&scenarios, "scenarios", "", "comma-separated `LIST` of "+strings.Join(bench.AllScenarios, ",")+" (default all)")
-	fs.StringVar(&formats, "formats", "", "end-to-end formats `LIST` (default json,csv)")
+	fs.StringVar(&formats, "formats", "", "end-to-end formats `LIST`: json, csv, avro (default all)")
 	fs.StringVar(&partitions, "partitions", "", "end-to-end partition counts `LIST` (default 1,8,64)")
 	fs.IntVar(&c.opts.Tasks, "tasks", 0, "the jobs' desired_concurrent_number (0: spec default)")
 	fs.IntVar(&c.opts.BatchRows, "batch-rows", 0, "the jobs' max_batch_rows and the store ceiling's batch size (default 20000)")

@@ -114,7 +114,7 @@ func (c *Cluster) NewReader(topic string, start map[int32]int64) (sources.Reader
 }
 
 func (r *reader) Read(ctx context.Context, lim sources.Limits) (*sources.Batch, error) {
-	b := &sources.Batch{}
+	b := &sources.Batch{Topic: r.topic}
 	defer func() { r.lastLen = len(b.Records) }()
 	if hint := max(r.lastLen, len(r.pending)-r.head, minRecordsCap); lim.MaxRows > 0 {
 		b.Records = make([]sources.Record, 0, min(hint, lim.MaxRows))
@@ -290,6 +290,7 @@ func (r *reader) drain(b *sources.Batch, lim sources.Limits) bool {
 			Key:       rec.Key,
 			Value:     rec.Value,
 			Timestamp: rec.Timestamp,
+			Headers:   headersOf(rec.Headers),
 		})
 		b.Bytes += size
 		r.next[rec.Partition] = rec.Offset + 1
@@ -444,4 +445,17 @@ func (h *health) failure(since time.Time) error {
 			since.Format(time.RFC3339), h.lastErr)}
 	}
 	return nil
+}
+
+// headersOf copies a record's headers; nil (no allocation) when it has
+// none.
+func headersOf(hs []kgo.RecordHeader) []sources.Header {
+	if len(hs) == 0 {
+		return nil
+	}
+	out := make([]sources.Header, len(hs))
+	for i, h := range hs {
+		out[i] = sources.Header{Key: h.Key, Value: h.Value}
+	}
+	return out
 }

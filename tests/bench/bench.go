@@ -54,6 +54,15 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	} else {
 		res.Settings.Broker = strings.Join(brokers, ",")
 	}
+	if slices.Contains(o.Formats, "avro") && (o.has(ScenarioCeiling) || o.has(ScenarioKcat) || o.has(ScenarioE2E)) {
+		reg, err := startRegistry()
+		if err != nil {
+			return res, err
+		}
+		defer reg.Close()
+		o.registryURL = reg.URL()
+		logf("schema registry (srfake) at %s", reg.URL())
+	}
 	if o.has(ScenarioCreate) || o.has(ScenarioScale) {
 		if _, err := prepareTopic(ctx, brokers, idleTopic, "json", 1, 0, o.RecordBytes); err != nil {
 			return res, err

@@ -22,9 +22,12 @@ func benchColumns() []*api.Column {
 
 var recordEpoch = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 
-// appendRecord appends record i in format ("json" or "csv"), padded with its
-// note column to about size bytes.
+// appendRecord appends record i in format ("json", "csv" or "avro"),
+// padded with its note column to about size bytes.
 func appendRecord(dst []byte, format string, i, size int) []byte {
+	if format == "avro" {
+		return appendAvroRecord(dst, i, size)
+	}
 	start := len(dst)
 	at := recordEpoch.Add(time.Duration(i) * time.Second).Format(time.RFC3339)
 	if format == "json" {
@@ -58,6 +61,9 @@ func (o Options) jobSpec(name, tableName, format, topic string, brokers []string
 		MaxBatchRows:            int64(o.BatchRows),
 		MaxBatchSize:            256 << 20,
 		Kafka:                   &api.KafkaSpec{Brokers: brokers, Topic: topic, DefaultOffset: "OFFSET_BEGINNING"},
+	}
+	if format == "avro" {
+		s.SchemaRegistry = &api.SchemaRegistrySpec{Url: o.registryURL}
 	}
 	config.ApplyDefaults(s)
 	return s

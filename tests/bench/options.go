@@ -54,9 +54,12 @@ type Options struct {
 	Runs int
 	// Scenarios to run; empty means AllScenarios.
 	Scenarios []string
-	// Formats are the record formats of the end-to-end scenario. Default
-	// json and csv.
+	// Formats are the record formats of the end-to-end scenario: json,
+	// csv, avro (through a schema registry the bench starts). Default all
+	// three.
 	Formats []string
+	// registryURL is the schema registry of avro jobs, set by Run.
+	registryURL string
 	// Partitions are the partition counts of the end-to-end scenario.
 	// Default 1, 8, 64.
 	Partitions []int
@@ -109,7 +112,7 @@ func (o Options) withDefaults() Options {
 		o.Scenarios = AllScenarios
 	}
 	if len(o.Formats) == 0 {
-		o.Formats = []string{"json", "csv"}
+		o.Formats = []string{"json", "csv", "avro"}
 	}
 	if len(o.Partitions) == 0 {
 		o.Partitions = []int{1, 8, 64}
@@ -184,7 +187,7 @@ func (o Options) Validate() error {
 		}
 	}
 	for _, f := range o.Formats {
-		if f != "json" && f != "csv" {
+		if f != "json" && f != "csv" && f != "avro" {
 			errs = append(errs, fmt.Errorf("bench: unknown format %q", f))
 		}
 	}

@@ -1,0 +1,126 @@
+package registry
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/hamba/avro/v2"
+
+	"github.com/loadnode/loadnode/table"
+)
+
+// avroSchema is a compiled writer schema: its plan (avrojson.go).
+type avroSchema struct {
+	plan *anode
+}
+
+type avroDecoder struct{ r *Registry }
+
+var _ table.Decoder = (*avroDecoder)(nil)
+
+func (d *avroDecoder) AppendJSON(dst, raw []byte) ([]byte, error) {
+	id, body, err := header(raw)
+	if err != nil {
+		return dst, err
+	}
+	e, err := d.r.lookup(id)
+	if err != nil {
+		return dst, err
+	}
+	as, err := d.r.compileAvro(id, e)
+	if err != nil {
+		return dst, err
+	}
+	if as.plan.kind != aRecord {
+		return dst, &table.ParseError{Reason: fmt.Sprintf("avro: schema id %d is not a record schema", id)}
+	}
+	r := avroReader{b: body}
+	start := len(dst)
+	out, err := transcode(dst, as.plan, &r, 0)
+	if err == nil && r.i != len(body) {
+		err = fmt.Errorf("%d bytes after the record", len(body)-r.i)
+	}
+	if err != nil {
+		return dst[:start], &table.ParseError{Reason: fmt.Sprintf("avro: record does not decode with schema id %d: %v", id, err)}
+	}
+	return out, nil
+}
+
+// compileAvro parses e's schema text once.
+func (r *Registry) compileAvro(id int, e *entry) (*avroSchema, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e.avro != nil || e.err != nil {
+		return e.avro, e.err
+	}
+	if t := e.schema.Type; t != 0 && t.String() != "AVRO" {
+		e.err = &table.ParseError{Reason: fmt.Sprintf("schema id %d is a %s schema, not avro", id, t)}
+		return nil, e.err
+	}
+	if len(e.schema.References) > 0 {
+		e.err = &table.ParseError{Reason: fmt.Sprintf("avro schema id %d has references, which loadnode does not resolve", id)}
+		return nil, e.err
+	}
+	s, err := avro.ParseWithCache(e.schema.Schema, "", &avro.SchemaCache{})
+	if err != nil {
+		e.err = &table.ParseError{Reason: fmt.Sprintf("avro schema id %d does not parse: %v", id, err)}
+		return nil, e.err
+	}
+	plan, err := compilePlan(s)
+	if err != nil {
+		e.err = &table.ParseError{Reason: fmt.Sprintf("avro schema id %d: %v", id, err)}
+		return nil, e.err
+	}
+	e.avro = &avroSchema{plan: plan}
+	return e.avro, nil
+}
+
+const maxDepth = 1000
+
+func appendFloat(dst []byte, f float64, bits int) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return appendString(dst, strconv.FormatFloat(f, 'g', -1, bits))
+	}
+	return strconv.AppendFloat(dst, f, 'g', -1, bits)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString writes s as a JSON string; invalid UTF-8 becomes U+FFFD.
+func appendString[T string | []byte](dst []byte, s T) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c < 0x20:
+				switch c {
+				case '\n':
+					dst = append(dst, '\\', 'n')
+				case '\r':
+					dst = append(dst, '\\', 'r')
+				case '\t':
+					dst = append(dst, '\\', 't')
+				default:
+					dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+				}
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
+		if r == utf8.RuneError && n == 1 {
+			dst = append(dst, "\ufffd"...)
+		} else {
+			dst = append(dst, s[i:i+n]...)
+		}
+		i += n
+	}
+	return append(dst, '"')
+}

@@ -1,0 +1,28 @@
+// Package registry decodes avro and protobuf records written in the
+// Confluent schema registry's wire format (magic byte 0, a 4-byte
+// big-endian schema id, for protobuf the message indexes) into the JSON
+// text the table package parses (table.Decoder).
+//
+// Schemas are fetched from the registry with franz-go's pkg/sr, once per
+// id, and kept compiled in a bounded cache shared by every job of the node
+// that names the same registry (Registries). A registry answering 404 for
+// an id makes the record an error row (*table.ParseError); one that does
+// not answer (connection refused, a timeout, a 5xx, refused credentials)
+// makes the whole batch wait (*table.UnavailableError), so that the job
+// backs off and pauses with SCHEMA_REGISTRY_UNREACHABLE, auto-resumed.
+// An unknown id is remembered for unknownTTL, so that a run of records
+// naming it costs one request.
+//
+// Avro is decoded with github.com/hamba/avro/v2 into generic values, then
+// written as JSON by the writer schema (unions unwrapped, logical types as
+// their natural text: timestamps and dates as "YYYY-MM-DD hh:mm:ss.ffffff"
+// UTC, decimals exactly). Protobuf schemas (.proto text, with their
+// references) are compiled with github.com/bufbuild/protocompile, records
+// decoded into dynamicpb messages and written with protojson (proto field
+// names, unpopulated fields as their zero value, 64-bit integers as
+// strings, bytes as base64, enums by name).
+//
+// Concurrency: a Registry and its Decoders are safe for concurrent use;
+// the cache is guarded by a mutex and a schema is fetched by one caller at
+// a time per id.
+package registry
