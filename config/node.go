@@ -107,6 +107,10 @@ type Node struct {
 	// Databases are the databases jobs may load into, by name (a job's
 	// table.database). Default none: every table is in the embedded store.
 	Databases map[string]Database `yaml:"databases"`
+
+	// Cluster makes the node a member of a cluster on etcd (see Cluster).
+	// Default: absent, a single node.
+	Cluster Cluster `yaml:"cluster"`
 }
 
 // Ranges of the node's byte sizes.
@@ -143,12 +147,13 @@ func DefaultNode() Node {
 		JobRestartWindow:     30 * time.Second,
 		JobRestartBackoff:    100 * time.Millisecond,
 		JobRestartBackoffMax: 10 * time.Second,
+		Cluster:              DefaultCluster(),
 	}
 }
 
 var nodeKeys = []string{"data_dir", "listen", "max_concurrent_tasks", "topology_interval", "watermark_interval", "log_level", "max_error_rows_kept", "http", "auth_token_file", "tls_cert_file", "tls_key_file",
 	"max_record_size", "error_row_raw_size", "source_retry_base", "source_retry_limit", "auto_resume_base", "auto_resume_max", "auto_resume_quiet", "stall_after",
-	"job_restart_limit", "job_restart_window", "job_restart_backoff", "job_restart_backoff_max", "databases"}
+	"job_restart_limit", "job_restart_window", "job_restart_backoff", "job_restart_backoff_max", "databases", "cluster"}
 
 // LoadNode reads a node config file strictly (unknown and duplicate keys are
 // errors) over DefaultNode: absent or null keys keep their default. Durations
@@ -219,6 +224,8 @@ func LoadNode(data []byte) (Node, error) {
 			n.JobRestartBackoffMax, err = duration(v, key)
 		case "databases":
 			n.Databases, err = d.databases(v)
+		case "cluster":
+			n.Cluster, err = d.cluster(v)
 		}
 		return err
 	})
@@ -323,6 +330,9 @@ func (n Node) validateFields() error {
 	}
 	if n.TLSKeyFile != "" && n.TLSCertFile == "" {
 		return fieldErr("tls_cert_file", "required when tls_key_file is set")
+	}
+	if err := n.Cluster.Validate(); err != nil {
+		return err
 	}
 	return n.validateDatabases()
 }
