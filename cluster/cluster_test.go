@@ -91,18 +91,6 @@ func TestPlan(t *testing.T) {
 	})
 }
 
-func TestFence(t *testing.T) {
-	if Fence(5, MaxLocal) >= Fence(6, 1) {
-		t.Error("a later epoch's first fence is not above an earlier epoch's last")
-	}
-	if FenceEpoch(Fence(77, 12)) != 77 {
-		t.Error("FenceEpoch")
-	}
-	if int64(Fence(1<<39, MaxLocal)) < 0 {
-		t.Error("fences of epochs below 2^40 must fit a signed 64-bit column")
-	}
-}
-
 // recorder is a Handler that keeps what it owns.
 type recorder struct {
 	mu    sync.Mutex

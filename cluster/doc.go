@@ -36,9 +36,9 @@
 // A job's epoch is the ModRevision of its assign key: the etcd revision of
 // the write that gave the job to its current owner, which only grows. The
 // owner spawns the job actor only after it has seen the assignment in its
-// watch, and the actor's fences are Fence(epoch, local): the epoch in the
+// watch, and the actor's fences are sink.EpochFence(epoch, local): the epoch in the
 // high bits, so every commit of a new owner is newer than every commit of
-// any former owner (see Fence).
+// any former owner (see sink/fence.go).
 //
 // # etcd unreachable
 //

@@ -15,24 +15,6 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
 
-// EpochShift is where the epoch sits in a fence: Fence(epoch, local) is
-// epoch<<EpochShift | local. local is a per-job counter of the owner's
-// task generations within one epoch, below 1<<EpochShift; epochs (etcd
-// revisions) stay below 1<<(63-EpochShift), so fences fit a signed 64-bit
-// column (PostgreSQL bigint).
-const EpochShift = 23
-
-// MaxLocal is the largest local generation within one epoch.
-const MaxLocal = 1<<EpochShift - 1
-
-// Fence combines an ownership epoch and a local generation into a fence
-// that only grows: any fence of a later epoch is greater than every fence
-// of an earlier one.
-func Fence(epoch, local uint64) uint64 { return epoch<<EpochShift | (local & MaxLocal) }
-
-// FenceEpoch is the epoch part of a fence.
-func FenceEpoch(f uint64) uint64 { return f >> EpochShift }
-
 // Handler receives a member's ownership changes, from one goroutine, in
 // order.
 type Handler interface {
