@@ -91,7 +91,11 @@ func (j *job) notify(ctx actor.Context) {
 }
 
 func (j *job) summary() *api.JobSummary {
-	return summaryOf(j.deps.Specs, j.rec, j.state, j.reason, j.message)
+	s := summaryOf(j.deps.Specs, j.rec, j.state, j.reason, j.message)
+	if j.deps.Cluster != nil {
+		s.Owner, s.Epoch = j.deps.Cluster.Self(), j.ownerEpoch
+	}
+	return s
 }
 
 func summaryOf(specs Specs, rec *api.JobRecord, state api.JobState, reason api.Reason, message string) *api.JobSummary {
@@ -267,6 +271,6 @@ func (j *job) openSink() error {
 		return err
 	}
 	j.sink, j.progress, j.checkpoints, j.stats = sk, prog.Positions, prog.Checkpoints, prog.Stats
-	j.deps.observeFence(prog.Fence)
+	j.observeFence(prog.Fence)
 	return nil
 }

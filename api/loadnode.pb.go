@@ -1469,6 +1469,11 @@ type JobSummary struct {
 	ReasonMessage string                 `protobuf:"bytes,5,opt,name=reason_message,json=reasonMessage,proto3" json:"reason_message,omitempty"`
 	Table         string                 `protobuf:"bytes,6,opt,name=table,proto3" json:"table,omitempty"`
 	Source        string                 `protobuf:"bytes,7,opt,name=source,proto3" json:"source,omitempty"` // "kafka://topic"
+	// Cluster mode: the member that owns the job ("" when none does, or on a
+	// single node) and the ownership epoch (the etcd revision of the
+	// assignment; it only grows).
+	Owner         string `protobuf:"bytes,180,opt,name=owner,proto3" json:"owner,omitempty"`
+	Epoch         uint64 `protobuf:"varint,181,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1550,6 +1555,20 @@ func (x *JobSummary) GetSource() string {
 		return x.Source
 	}
 	return ""
+}
+
+func (x *JobSummary) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *JobSummary) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
 }
 
 type JobInfo struct {
@@ -3195,6 +3214,219 @@ func (x *JobRecord) GetCreatedUnixMs() int64 {
 	return 0
 }
 
+// ClusterStatusRequest asks any member for the cluster as etcd has it.
+type ClusterStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterStatusRequest) Reset() {
+	*x = ClusterStatusRequest{}
+	mi := &file_api_loadnode_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterStatusRequest) ProtoMessage() {}
+
+func (x *ClusterStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterStatusRequest.ProtoReflect.Descriptor instead.
+func (*ClusterStatusRequest) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{37}
+}
+
+type ClusterMember struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Name           string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Addr           string                 `protobuf:"bytes,2,opt,name=addr,proto3" json:"addr,omitempty"`
+	Jobs           int64                  `protobuf:"varint,3,opt,name=jobs,proto3" json:"jobs,omitempty"`                                             // jobs assigned to it
+	LeaseTtlMs     int64                  `protobuf:"varint,4,opt,name=lease_ttl_ms,json=leaseTtlMs,proto3" json:"lease_ttl_ms,omitempty"`             // what is left of its lease
+	LeaseGrantedMs int64                  `protobuf:"varint,5,opt,name=lease_granted_ms,json=leaseGrantedMs,proto3" json:"lease_granted_ms,omitempty"` // the lease's TTL
+	SinceUnixMs    int64                  `protobuf:"varint,6,opt,name=since_unix_ms,json=sinceUnixMs,proto3" json:"since_unix_ms,omitempty"`          // when its current session registered
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ClusterMember) Reset() {
+	*x = ClusterMember{}
+	mi := &file_api_loadnode_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterMember) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterMember) ProtoMessage() {}
+
+func (x *ClusterMember) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterMember.ProtoReflect.Descriptor instead.
+func (*ClusterMember) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ClusterMember) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ClusterMember) GetAddr() string {
+	if x != nil {
+		return x.Addr
+	}
+	return ""
+}
+
+func (x *ClusterMember) GetJobs() int64 {
+	if x != nil {
+		return x.Jobs
+	}
+	return 0
+}
+
+func (x *ClusterMember) GetLeaseTtlMs() int64 {
+	if x != nil {
+		return x.LeaseTtlMs
+	}
+	return 0
+}
+
+func (x *ClusterMember) GetLeaseGrantedMs() int64 {
+	if x != nil {
+		return x.LeaseGrantedMs
+	}
+	return 0
+}
+
+func (x *ClusterMember) GetSinceUnixMs() int64 {
+	if x != nil {
+		return x.SinceUnixMs
+	}
+	return 0
+}
+
+type ClusterStatusResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Leader        string                 `protobuf:"bytes,1,opt,name=leader,proto3" json:"leader,omitempty"`
+	Members       []*ClusterMember       `protobuf:"bytes,2,rep,name=members,proto3" json:"members,omitempty"`
+	Assigned      int64                  `protobuf:"varint,3,opt,name=assigned,proto3" json:"assigned,omitempty"`
+	Unassigned    int64                  `protobuf:"varint,4,opt,name=unassigned,proto3" json:"unassigned,omitempty"` // jobs without an assignment (final jobs have none)
+	Orphaned      int64                  `protobuf:"varint,5,opt,name=orphaned,proto3" json:"orphaned,omitempty"`     // assigned to a member that is not live
+	Self          string                 `protobuf:"bytes,6,opt,name=self,proto3" json:"self,omitempty"`              // the member that answered
+	Error         *Error                 `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterStatusResponse) Reset() {
+	*x = ClusterStatusResponse{}
+	mi := &file_api_loadnode_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterStatusResponse) ProtoMessage() {}
+
+func (x *ClusterStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterStatusResponse.ProtoReflect.Descriptor instead.
+func (*ClusterStatusResponse) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ClusterStatusResponse) GetLeader() string {
+	if x != nil {
+		return x.Leader
+	}
+	return ""
+}
+
+func (x *ClusterStatusResponse) GetMembers() []*ClusterMember {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+func (x *ClusterStatusResponse) GetAssigned() int64 {
+	if x != nil {
+		return x.Assigned
+	}
+	return 0
+}
+
+func (x *ClusterStatusResponse) GetUnassigned() int64 {
+	if x != nil {
+		return x.Unassigned
+	}
+	return 0
+}
+
+func (x *ClusterStatusResponse) GetOrphaned() int64 {
+	if x != nil {
+		return x.Orphaned
+	}
+	return 0
+}
+
+func (x *ClusterStatusResponse) GetSelf() string {
+	if x != nil {
+		return x.Self
+	}
+	return ""
+}
+
+func (x *ClusterStatusResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 var File_api_loadnode_proto protoreflect.FileDescriptor
 
 const file_api_loadnode_proto_rawDesc = "" +
@@ -3319,7 +3551,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"shardState\x12\x1a\n" +
 	"\bsequence\x18\a \x01(\tR\bsequence\x12#\n" +
 	"\rmillis_behind\x18\b \x01(\x03R\fmillisBehind\x12\x18\n" +
-	"\aparents\x18\t \x03(\x05R\aparents\"\xdf\x01\n" +
+	"\aparents\x18\t \x03(\x05R\aparents\"\x8d\x02\n" +
 	"\n" +
 	"JobSummary\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
@@ -3328,7 +3560,9 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x06reason\x18\x04 \x01(\x0e2\x13.loadnode.v1.ReasonR\x06reason\x12%\n" +
 	"\x0ereason_message\x18\x05 \x01(\tR\rreasonMessage\x12\x14\n" +
 	"\x05table\x18\x06 \x01(\tR\x05table\x12\x16\n" +
-	"\x06source\x18\a \x01(\tR\x06source\"\xa9\x04\n" +
+	"\x06source\x18\a \x01(\tR\x06source\x12\x15\n" +
+	"\x05owner\x18\xb4\x01 \x01(\tR\x05owner\x12\x15\n" +
+	"\x05epoch\x18\xb5\x01 \x01(\x04R\x05epoch\"\xa9\x04\n" +
 	"\aJobInfo\x121\n" +
 	"\asummary\x18\x01 \x01(\v2\x17.loadnode.v1.JobSummaryR\asummary\x12(\n" +
 	"\x04spec\x18\x02 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12:\n" +
@@ -3438,7 +3672,26 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
 	"\x04spec\x18\x03 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12&\n" +
-	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs*\xbf\x01\n" +
+	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\"\x16\n" +
+	"\x14ClusterStatusRequest\"\xbb\x01\n" +
+	"\rClusterMember\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x12\n" +
+	"\x04jobs\x18\x03 \x01(\x03R\x04jobs\x12 \n" +
+	"\flease_ttl_ms\x18\x04 \x01(\x03R\n" +
+	"leaseTtlMs\x12(\n" +
+	"\x10lease_granted_ms\x18\x05 \x01(\x03R\x0eleaseGrantedMs\x12\"\n" +
+	"\rsince_unix_ms\x18\x06 \x01(\x03R\vsinceUnixMs\"\xfb\x01\n" +
+	"\x15ClusterStatusResponse\x12\x16\n" +
+	"\x06leader\x18\x01 \x01(\tR\x06leader\x124\n" +
+	"\amembers\x18\x02 \x03(\v2\x1a.loadnode.v1.ClusterMemberR\amembers\x12\x1a\n" +
+	"\bassigned\x18\x03 \x01(\x03R\bassigned\x12\x1e\n" +
+	"\n" +
+	"unassigned\x18\x04 \x01(\x03R\n" +
+	"unassigned\x12\x1a\n" +
+	"\borphaned\x18\x05 \x01(\x03R\borphaned\x12\x12\n" +
+	"\x04self\x18\x06 \x01(\tR\x04self\x12(\n" +
+	"\x05error\x18\a \x01(\v2\x12.loadnode.v1.ErrorR\x05error*\xbf\x01\n" +
 	"\tErrorCode\x12\x06\n" +
 	"\x02OK\x10\x00\x12\x14\n" +
 	"\x10INVALID_ARGUMENT\x10\x01\x12\r\n" +
@@ -3519,7 +3772,7 @@ func file_api_loadnode_proto_rawDescGZIP() []byte {
 }
 
 var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_api_loadnode_proto_goTypes = []any{
 	(ErrorCode)(0),                // 0: loadnode.v1.ErrorCode
 	(ColumnType)(0),               // 1: loadnode.v1.ColumnType
@@ -3563,20 +3816,23 @@ var file_api_loadnode_proto_goTypes = []any{
 	(*ExecRequest)(nil),           // 39: loadnode.v1.ExecRequest
 	(*ExecResponse)(nil),          // 40: loadnode.v1.ExecResponse
 	(*JobRecord)(nil),             // 41: loadnode.v1.JobRecord
-	nil,                           // 42: loadnode.v1.KafkaSpec.OffsetsEntry
-	nil,                           // 43: loadnode.v1.KafkaSpec.PropertiesEntry
-	nil,                           // 44: loadnode.v1.KinesisSpec.PositionsEntry
-	nil,                           // 45: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	nil,                           // 46: loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	(*ClusterStatusRequest)(nil),  // 42: loadnode.v1.ClusterStatusRequest
+	(*ClusterMember)(nil),         // 43: loadnode.v1.ClusterMember
+	(*ClusterStatusResponse)(nil), // 44: loadnode.v1.ClusterStatusResponse
+	nil,                           // 45: loadnode.v1.KafkaSpec.OffsetsEntry
+	nil,                           // 46: loadnode.v1.KafkaSpec.PropertiesEntry
+	nil,                           // 47: loadnode.v1.KinesisSpec.PositionsEntry
+	nil,                           // 48: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	nil,                           // 49: loadnode.v1.AlterJobRequest.ResetPositionsEntry
 }
 var file_api_loadnode_proto_depIdxs = []int32{
 	0,  // 0: loadnode.v1.Error.code:type_name -> loadnode.v1.ErrorCode
 	1,  // 1: loadnode.v1.Column.type:type_name -> loadnode.v1.ColumnType
 	6,  // 2: loadnode.v1.TableSpec.columns:type_name -> loadnode.v1.Column
 	2,  // 3: loadnode.v1.TableSpec.model:type_name -> loadnode.v1.TableModel
-	42, // 4: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	43, // 5: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
-	44, // 6: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
+	45, // 4: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	46, // 5: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	47, // 6: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
 	7,  // 7: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
 	8,  // 8: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
 	9,  // 9: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
@@ -3594,8 +3850,8 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	13, // 21: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
 	10, // 22: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
 	10, // 23: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	45, // 24: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	46, // 25: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	48, // 24: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	49, // 25: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
 	7,  // 26: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
 	7,  // 27: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
 	5,  // 28: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
@@ -3614,11 +3870,13 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	7,  // 41: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
 	5,  // 42: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
 	10, // 43: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
-	44, // [44:44] is the sub-list for method output_type
-	44, // [44:44] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	43, // 44: loadnode.v1.ClusterStatusResponse.members:type_name -> loadnode.v1.ClusterMember
+	5,  // 45: loadnode.v1.ClusterStatusResponse.error:type_name -> loadnode.v1.Error
+	46, // [46:46] is the sub-list for method output_type
+	46, // [46:46] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }
@@ -3646,7 +3904,7 @@ func file_api_loadnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_loadnode_proto_rawDesc), len(file_api_loadnode_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   42,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

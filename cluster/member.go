@@ -24,6 +24,11 @@ type Handler interface {
 	Release(id uint64)
 	// ReleaseAll: the member's session ended; it owns nothing.
 	ReleaseAll()
+	// Changed: job id's record or journal head changed in etcd (created,
+	// altered, transitioned or deleted, by any member).
+	Changed(id uint64)
+	// Resync: the job watch (re)started; changes may have been missed.
+	Resync()
 }
 
 // Config configures a Member.
@@ -205,7 +210,8 @@ func (m *Member) session(ctx context.Context, h Handler) error {
 	wctx, wcancel := context.WithCancel(ctx)
 	defer wcancel()
 	var wg sync.WaitGroup
-	errc := make(chan error, 3)
+	errc := make(chan error, 4)
+	wg.Go(func() { errc <- m.watchJobs(wctx, h) })
 	wg.Go(func() { errc <- m.watchAssignments(wctx, h) })
 	wg.Go(func() { errc <- m.watchMembers(wctx) })
 	wg.Go(func() { errc <- m.campaign(wctx, s) })
@@ -337,6 +343,53 @@ func (m *Member) apply(h Handler, changes map[uint64]Owner, all bool) {
 func parseID(key, prefix string) (uint64, bool) {
 	id, err := strconv.ParseUint(strings.TrimPrefix(key, prefix), 10, 64)
 	return id, err == nil && strings.HasPrefix(key, prefix)
+}
+
+// watchJobs tells h of every change of a job's record or head.
+func (m *Member) watchJobs(ctx context.Context, h Handler) error {
+	recs, heads := m.key("rec/"), m.key("head/")
+	for ctx.Err() == nil {
+		gctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+		r, err := m.cfg.Client.Get(gctx, recs, clientv3.WithCountOnly())
+		cancel()
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(500 * time.Millisecond):
+			}
+			continue
+		}
+		h.Resync()
+		rev := r.Header.Revision + 1
+		wctx, wcancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+		rch := m.cfg.Client.Watch(wctx, recs, clientv3.WithPrefix(), clientv3.WithRev(rev), clientv3.WithKeysOnly())
+		hch := m.cfg.Client.Watch(wctx, heads, clientv3.WithPrefix(), clientv3.WithRev(rev), clientv3.WithKeysOnly())
+		for open := true; open; {
+			var resp clientv3.WatchResponse
+			var ok bool
+			var prefix string
+			select {
+			case resp, ok = <-rch:
+				prefix = recs
+			case resp, ok = <-hch:
+				prefix = heads
+			}
+			if !ok || resp.Err() != nil {
+				open = false
+				break
+			}
+			seen := map[uint64]bool{}
+			for _, ev := range resp.Events {
+				if id, ok := parseID(string(ev.Kv.Key), prefix); ok && !seen[id] {
+					seen[id] = true
+					h.Changed(id)
+				}
+			}
+		}
+		wcancel()
+	}
+	return nil
 }
 
 // watchMembers keeps the live members' addresses current.
