@@ -96,22 +96,22 @@ type job struct {
 
 	// epoch changes whenever the job leaves RUNNING or NEED_SCHEDULE, so
 	// that results of look-ups started before are recognised as stale.
-	epoch          uint64
-	generation     uint64
+	epoch      uint64
+	generation uint64
 	// ownerEpoch is the cluster ownership epoch this actor runs at (0 on a
 	// single node); localGen counts its task generations within it. In
 	// cluster mode generations are sink.EpochFence(ownerEpoch, localGen).
 	ownerEpoch, localGen uint64
-	tasks          map[string]int // task PID id -> index, current generation only
-	retries        int            // consecutive task or topology failures
-	autoResumeN    int            // the attempt number of the planned auto-resume
-	runningSinceMs int64          // when the job last entered RUNNING
-	topoBusy       bool
-	markBusy       bool
-	unwatch        func() // set while an idle job watches its source (Watcher)
-	holdAdmission  bool   // respawned by recovery: admission waits for *recoveryFinished
-	timers         []*jobTimer
-	rowsWindow     []rateSample
+	tasks                map[string]int // task PID id -> index, current generation only
+	retries              int            // consecutive task or topology failures
+	autoResumeN          int            // the attempt number of the planned auto-resume
+	runningSinceMs       int64          // when the job last entered RUNNING
+	topoBusy             bool
+	markBusy             bool
+	unwatch              func() // set while an idle job watches its source (Watcher)
+	holdAdmission        bool   // respawned by recovery: admission waits for *recoveryFinished
+	timers               []*jobTimer
+	rowsWindow           []rateSample
 
 	// Group commit: inflight is the group being made durable in a
 	// goroutine, commitWait the batches that arrived since (they go

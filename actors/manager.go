@@ -57,7 +57,7 @@ type manager struct {
 	byID      map[uint64]*entry
 	// owned are the jobs this member owns, with their epochs (cluster
 	// mode); it survives a manager restart (the member still owns them).
-	owned map[uint64]uint64
+	owned     map[uint64]uint64
 	lastID    uint64
 	recovered RecoveryDone
 	stopping  bool

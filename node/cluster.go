@@ -121,8 +121,10 @@ type toManager struct {
 	manager *actor.PID
 }
 
-func (h toManager) Own(id, epoch uint64) { h.root.Send(h.manager, &actors.OwnJob{ID: id, Epoch: epoch}) }
-func (h toManager) Release(id uint64)    { h.root.Send(h.manager, &actors.ReleaseJob{ID: id}) }
-func (h toManager) ReleaseAll()          { h.root.Send(h.manager, &actors.ReleaseAllJobs{}) }
-func (h toManager) Changed(id uint64)    { h.root.Send(h.manager, &actors.JobChanged{ID: id}) }
-func (h toManager) Resync()              { h.root.Send(h.manager, &actors.JobsResync{}) }
+func (h toManager) Own(id, epoch uint64) {
+	h.root.Send(h.manager, &actors.OwnJob{ID: id, Epoch: epoch})
+}
+func (h toManager) Release(id uint64) { h.root.Send(h.manager, &actors.ReleaseJob{ID: id}) }
+func (h toManager) ReleaseAll()       { h.root.Send(h.manager, &actors.ReleaseAllJobs{}) }
+func (h toManager) Changed(id uint64) { h.root.Send(h.manager, &actors.JobChanged{ID: id}) }
+func (h toManager) Resync()           { h.root.Send(h.manager, &actors.JobsResync{}) }
