@@ -427,6 +427,11 @@ func (m *manager) onJobTerminated(ctx actor.Context, who *actor.PID) {
 	}
 	if err := m.deps.Meta.AppendTransition(e.rec.GetId(), t); err != nil {
 		m.log().Error("journal restart-budget pause failed", "job", e.rec.GetId(), "err", err)
+		if m.clustered() {
+			// The metadata store (etcd) is unreachable: try the job again
+			// later rather than leave an owned job without an actor.
+			m.life.after(m.deps.Settings.AutoResumeBase, &respawnJob{name: e.rec.GetName()})
+		}
 		return
 	}
 	e.summary = summaryOf(m.deps.Specs, e.rec, t.To, t.Reason, t.Message)

@@ -34,6 +34,12 @@ func (j *job) transition(ctx actor.Context, to api.JobState, reason api.Reason, 
 	t := j.nextTransition(to, reason, message)
 	if err := j.deps.Meta.AppendTransition(j.id, t); err != nil {
 		j.log().Error("journal transition failed", "to", to.String(), "err", err)
+		if j.deps.Cluster != nil {
+			// etcd did not answer (or another writer won): the job's
+			// memory may be ahead of its journal. Fail, so the supervisor
+			// restarts the actor from the stored state, with back-off.
+			panic(fmt.Errorf("actors: job %d: journal %s: %w", j.id, to, err))
+		}
 		return false
 	}
 	j.applyTransition(ctx, t)
