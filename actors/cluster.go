@@ -106,7 +106,14 @@ func (m *manager) ensureActor(ctx actor.Context, e *entry) {
 		return
 	}
 	if e.pid != nil {
+		// A new epoch: the old actor stops first; its Terminated brings
+		// this back (onJobTerminated), so two actors of one job never run
+		// here at once and the new one gets the job's name.
 		m.stopActor(ctx, e)
+		return
+	}
+	if e.stopping != "" {
+		return
 	}
 	e.epoch = epoch
 	m.spawn(ctx, e)
@@ -118,6 +125,7 @@ func (m *manager) ensureActor(ctx actor.Context, e *entry) {
 func (m *manager) stopActor(ctx actor.Context, e *entry) {
 	pid := e.pid
 	e.pid = nil
+	e.stopping = pid.Id
 	ctx.Stop(pid)
 }
 

@@ -63,6 +63,8 @@ type harness struct {
 	system *actor.ActorSystem
 	store  *persistence.Store
 	mgr    *actor.PID
+	deps   *Deps
+	sch    *actor.PID
 }
 
 func newHarness(t *testing.T, fs vfs.FS) *harness {
@@ -100,6 +102,8 @@ type harnessOpts struct {
 	now func() time.Time
 	// logs, if set, also receives every log record.
 	logs slog.Handler
+	// cluster makes the actors run in cluster mode.
+	cluster Cluster
 }
 
 // newHarnessOpts is newHarnessSources with the optional Deps of o.
@@ -129,14 +133,14 @@ func newHarnessOpts(t *testing.T, fs vfs.FS, open SourceFactory, set Settings, o
 		meta = o.meta(meta)
 	}
 	deps := &Deps{Meta: meta, Sinks: func(*api.TableSpec) (sink.Sink, error) { return sk, nil },
-		Specs: testSpecs{}, Logger: logger, Settings: testSettings(set), Sources: open, Now: o.now}
+		Specs: testSpecs{}, Logger: logger, Settings: testSettings(set), Sources: open, Now: o.now, Cluster: o.cluster}
 	sch, _ := system.Root.SpawnNamed(NewSchedulerProps(4, logger), SchedulerName)
 	props, err := NewManagerProps(deps, sch)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mgr, _ := system.Root.SpawnNamed(props, ManagerName)
-	h := &harness{t: t, system: system, store: st, mgr: mgr}
+	h := &harness{t: t, system: system, store: st, mgr: mgr, deps: deps, sch: sch}
 	t.Cleanup(func() {
 		_ = system.Root.StopFuture(mgr).Wait()
 		system.Shutdown()

@@ -43,6 +43,9 @@ type entry struct {
 	preload *metastore.JobState
 	// epoch is the ownership epoch the actor was spawned at (cluster mode).
 	epoch uint64
+	// stopping is the id of the actor stopped because the job moved or
+	// changed epoch, until its Terminated (cluster mode).
+	stopping string
 }
 
 // manager is the node's job registry: it creates jobs (validate, persist
@@ -394,6 +397,11 @@ func (m *manager) onJobTerminated(ctx actor.Context, who *actor.PID) {
 		return
 	}
 	delete(m.byPID, who.Id)
+	if e.stopping == who.Id {
+		e.stopping = ""
+		m.ensureActor(ctx, e) // owned again meanwhile, or at a new epoch
+		return
+	}
 	if m.stopping || e.pid == nil || e.pid.Id != who.Id {
 		return
 	}
