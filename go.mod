@@ -23,6 +23,11 @@ go 1.26.0
 //   - github.com/jackc/pgx/v5 v5.12.0 (the PostgreSQL sink) is the newest
 //     release the proxy serves; it brings puddle/v2, pgpassfile,
 //     pgservicefile and x/sync.
+//   - go.etcd.io/etcd/client/v3 v3.7.3 (cluster mode: metastore/etcdmeta,
+//     cluster) is the newest release the proxy serves; it brings the
+//     etcd api/pkg modules, zap and grpc-gateway. Its sessions, elections,
+//     transactions and watches run against Debian's etcd 3.4 server in
+//     the tests.
 //   - gopkg.in/yaml.v3 v3.0.1 is that path's last release (its repository
 //     was archived in 2025). The YAML organisation's fork go.yaml.in/yaml/v3
 //     is a drop-in with a new import path: moving is an import change in
