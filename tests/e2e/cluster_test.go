@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -312,6 +314,55 @@ func TestClusterFailover(t *testing.T) {
 	}
 	if st := clusterStatus(t, ms[2].c); len(st.GetMembers()) != 3 || st.GetLeader() == "" {
 		t.Errorf("cluster status: %v", st)
+	}
+
+	// Doris statements through a member that does not own the job reach
+	// its owner; every member then shows the new state.
+	job := names[0]
+	var other *member
+	for _, m := range ms {
+		if m.name != o0[job] {
+			other = m
+		}
+	}
+	exec := func(stmt string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if _, err := other.c.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s through %s (owner %s): %v", stmt, other.name, o0[job], err)
+		}
+	}
+	exec("PAUSE ROUTINE LOAD FOR " + job)
+	for _, m := range ms {
+		waitFor(t, 30*time.Second, job+" PAUSED as "+m.name+" lists it", func() (bool, string) {
+			jobs, err := listJobs(m.c)
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, j := range jobs {
+				if j.GetName() == job {
+					return j.GetState() == api.JobState_PAUSED, j.GetState().String()
+				}
+			}
+			return false, "not listed"
+		})
+	}
+	info := showJob(t, other.c, job)
+	if info.GetSummary().GetOwner() != o0[job] || info.GetSummary().GetEpoch() == 0 {
+		t.Errorf("job show through %s: owner %q epoch %d, want owner %s and an epoch", other.name, info.GetSummary().GetOwner(), info.GetSummary().GetEpoch(), o0[job])
+	}
+	exec("RESUME ROUTINE LOAD FOR " + job)
+
+	// The CLI: cluster status and job list through any member.
+	out, err := osexec.Command(loadnodeBinary(t), "cluster", "status", "--addr", ms[1].p.Addr()).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "MEMBER") || !strings.Contains(string(out), "m2") {
+		t.Errorf("loadnode cluster status: %v\n%s", err, out)
+	}
+	t.Logf("loadnode cluster status:\n%s", out)
+	out, err = osexec.Command(loadnodeBinary(t), "job", "list", "--addr", ms[2].p.Addr()).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "OWNER") {
+		t.Errorf("loadnode job list: %v\n%s", err, out)
 	}
 }
 
