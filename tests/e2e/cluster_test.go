@@ -376,3 +376,100 @@ func clusterStatus(t *testing.T, c *client.Client) *api.ClusterStatusResponse {
 	}
 	return st
 }
+
+// rssKB is a process's resident memory, from /proc.
+func rssKB(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), &kb)
+			return kb
+		}
+	}
+	return -1
+}
+
+// TestClusterScale (LOADNODE_CLUSTER_SCALE=N jobs, e.g. 3000): 3 members,
+// N idle jobs into one PostgreSQL table; one member is SIGKILLed and the
+// time until every job is owned by and RUNNING on a survivor is printed,
+// with each member's resident memory. Not in make test (minutes).
+func TestClusterScale(t *testing.T) {
+	n := 0
+	if s := os.Getenv("LOADNODE_CLUSTER_SCALE"); s != "" {
+		fmt.Sscan(s, &n)
+	}
+	if n <= 0 {
+		t.Skip("set LOADNODE_CLUSTER_SCALE=N (jobs) to run")
+	}
+	etcd := etcdtest.Start(t)
+	pg := pgtest.Start(t)
+	dsn := pg.CreateDatabase(t)
+	b := testnode.StartBroker(t, 1, "scale")
+	ms := startMembers(t, 3, etcd.Endpoints(), dsn)
+	t0 := time.Now()
+	var names []string
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 24) // creates in flight
+	for i := range n {
+		name := fmt.Sprintf("s%05d", i)
+		names = append(names, name)
+		sem <- struct{}{}
+		go func(i int) {
+			defer func() { <-sem }()
+			spec := jsonSpec(name, "scale_rows", "scale", b.Addrs())
+			spec.Table.Database = "analytics"
+			spec.DesiredConcurrentNumber = 1
+			ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+			defer cancel()
+			_, err := ms[i%3].c.CreateJob(ctx, spec)
+			errs <- err
+		}(i)
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("created %d jobs through 3 members in %v", n, time.Since(t0).Round(time.Millisecond))
+	running := func(live []string, d time.Duration) {
+		t.Helper()
+		waitFor(t, d, fmt.Sprintf("%d jobs RUNNING on %v", n, live), func() (bool, string) {
+			jobs, err := listJobs(ms[0].c)
+			if err != nil {
+				return false, err.Error()
+			}
+			ok := 0
+			for _, j := range jobs {
+				if slices.Contains(live, j.GetOwner()) && j.GetState() == api.JobState_RUNNING {
+					ok++
+				}
+			}
+			return ok == n, fmt.Sprintf("%d of %d", ok, n)
+		})
+	}
+	t1 := time.Now()
+	running([]string{"m0", "m1", "m2"}, 10*time.Minute)
+	t.Logf("all %d jobs RUNNING on 3 members %v after the creates", n, time.Since(t1).Round(time.Millisecond))
+	for _, m := range ms {
+		t.Logf("member %s: RSS %d MiB", m.name, rssKB(m.p.PID())/1024)
+	}
+	o, _ := owners(ms[0].c)
+	moved := 0
+	for _, ow := range o {
+		if ow == "m2" {
+			moved++
+		}
+	}
+	killed := time.Now()
+	ms[2].p.MustKill(t)
+	running([]string{"m0", "m1"}, 10*time.Minute)
+	t.Logf("SCALE: %d jobs, the killed member's %d jobs owned and RUNNING on survivors %v after SIGKILL (lease %v)",
+		n, moved, time.Since(killed).Round(time.Millisecond), clusterLease)
+	for _, m := range ms[:2] {
+		t.Logf("member %s: RSS %d MiB", m.name, rssKB(m.p.PID())/1024)
+	}
+}
