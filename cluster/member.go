@@ -228,12 +228,15 @@ func (m *Member) session(ctx context.Context, h Handler) error {
 }
 
 // restamp rewrites this member's own assignments so that their epochs
-// (ModRevisions) are new.
+// (ModRevisions) are new. Keys go in transactions of restampChunk, each
+// guarded by every key still naming this member and bounded by its own
+// timeout; a chunk whose guard fails (the leader moved one of its jobs
+// meanwhile) is retried key by key.
 func (m *Member) restamp(ctx context.Context) error {
 	prefix := m.key("assign/")
 	gctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
-	defer cancel()
 	r, err := m.cfg.Client.Get(gctx, prefix, clientv3.WithPrefix())
+	cancel()
 	if err != nil {
 		return err
 	}
@@ -243,14 +246,42 @@ func (m *Member) restamp(ctx context.Context) error {
 			mine = append(mine, string(kv.Key))
 		}
 	}
-	for _, k := range mine {
-		if _, err := m.cfg.Client.Txn(gctx).If(clientv3.Compare(clientv3.Value(k), "=", m.cfg.Name)).
-			Then(clientv3.OpPut(k, m.cfg.Name)).Commit(); err != nil {
+	put := func(keys []string) (bool, error) {
+		cmps := make([]clientv3.Cmp, len(keys))
+		ops := make([]clientv3.Op, len(keys))
+		for i, k := range keys {
+			cmps[i] = clientv3.Compare(clientv3.Value(k), "=", m.cfg.Name)
+			ops[i] = clientv3.OpPut(k, m.cfg.Name)
+		}
+		tctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+		defer cancel()
+		w, err := m.cfg.Client.Txn(tctx).If(cmps...).Then(ops...).Commit()
+		if err != nil {
+			return false, err
+		}
+		return w.Succeeded, nil
+	}
+	for start := 0; start < len(mine); start += restampChunk {
+		chunk := mine[start:min(start+restampChunk, len(mine))]
+		ok, err := put(chunk)
+		if err != nil {
 			return err
+		}
+		if ok {
+			continue
+		}
+		for _, k := range chunk {
+			if _, err := put([]string{k}); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
+
+// restampChunk is how many assignments one re-stamp transaction rewrites
+// (a compare and a put each, under etcd's default 128 operations).
+const restampChunk = 60
 
 // watchAssignments keeps m.mu.assign and the owned set current and tells h.
 func (m *Member) watchAssignments(ctx context.Context, h Handler) error {
