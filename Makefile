@@ -43,12 +43,14 @@ fuzz-short:
 # Go modules, kinesalite (a local Kinesis, pinned by
 # tests/kinesalite/package-lock.json) for the Kinesis source's tests, and
 # the Debian PostgreSQL server for the PostgreSQL sink's tests
-# (internal/pgtest runs a private cluster of it), and Debian's chromium for
-# the web console's browser test (tests/e2e/console_test.go).
+# (internal/pgtest runs a private cluster of it), Debian's chromium for the
+# web console's browser test (tests/e2e/console_test.go), and the Debian etcd
+# server for cluster mode's tests (internal/etcdtest runs a private member).
 deps:
 	$(GO) mod download
 	@dpkg -s postgresql >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || echo "make: chromium could not be installed; TestConsoleInChromium fails (LOADNODE_SKIP_BROWSER=1 skips it locally)"
+	@command -v etcd >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null; }
 	@command -v kcat >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat >/dev/null; } || echo "make: kcat could not be installed; the bench's kcat scenario is skipped"
 	npm ci --prefix tests/kinesalite --no-audit --no-fund --loglevel=error >/dev/null
 

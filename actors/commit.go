@@ -225,7 +225,7 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 			aborted := j.stats.AbortedBatches
 			j.progress, j.checkpoints, j.stats = p.Positions, p.Checkpoints, p.Stats
 			j.stats.AbortedBatches = max(j.stats.AbortedBatches, aborted)
-			j.deps.observeFence(p.Fence)
+			j.observeFence(p.Fence)
 			j.applyWindowReset()
 		}
 		switch {

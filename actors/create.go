@@ -94,6 +94,11 @@ func (m *manager) createFor(ctx actor.Context, req *api.CreateJobRequest) *api.J
 	if _, err := m.deps.Sinks(spec.GetTable()); err != nil {
 		return &api.JobResponse{Error: invalidErr("table", err)}
 	}
+	if m.clustered() && spec.GetTable().GetDatabase() == "" {
+		// A job's rows in one member's embedded store could not move with
+		// the job: cluster mode refuses it rather than pinning it.
+		return invalid("table.database", fmt.Sprintf("table %s is in the embedded store, which is one member's: in cluster mode a job must load into a database of the node config (table.database)", api.Quote(spec.GetTable().GetName())))
+	}
 	name := spec.GetName()
 	if _, ok := m.byName[name]; ok || m.reserved[name] {
 		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_ALREADY_EXISTS, Field: "name", Message: fmt.Sprintf("job %s already exists", api.Quote(name))}}
@@ -233,6 +238,12 @@ func (m *manager) flushCreates(ctx actor.Context) {
 			}
 			write, at = append(write, j), append(at, i)
 		}
+		if err := allocIDs(meta, write); err != nil {
+			for _, i := range at {
+				errs[i] = fmt.Errorf("actors: allocate a job id: %w", err)
+			}
+			write = nil
+		}
 		if len(write) > 0 {
 			for k, err := range meta.CreateJobs(write) {
 				errs[at[k]] = err
@@ -285,8 +296,13 @@ func (m *manager) onCreatesWritten(ctx actor.Context, msg *createsWritten) {
 			h(rec.GetId())
 		}
 		e := &entry{rec: rec, summary: summaryOf(m.deps.Specs, rec, api.JobState_NEED_SCHEDULE, api.Reason_CREATED, "created")}
-		m.byName[name] = e
-		m.spawn(ctx, e)
+		m.register(e)
+		if m.clustered() {
+			// The leader assigns it; its owner spawns it (OwnJob).
+			m.ensureActor(ctx, e)
+		} else {
+			m.spawn(ctx, e)
+		}
 		m.jobLog(rec).Info("job created")
 		m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: api.RedactSpec(rec.GetSpec()), CreatedUnixMs: rec.GetCreatedUnixMs()}})
 	}

@@ -132,6 +132,8 @@ type Deps struct {
 	Observer Observer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Cluster is the node's cluster membership; nil on a single node.
+	Cluster Cluster
 
 	gen atomic.Uint64
 }

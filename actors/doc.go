@@ -32,4 +32,10 @@
 //     (job.onTopology).
 //   - INVARIANT (no silent loss): an out-of-range offset pauses the job with
 //     OFFSET_OUT_OF_RANGE; nothing advances progress past unread records.
+//   - INVARIANT (cluster mode, cluster.go): a job actor runs only on the
+//     member that owns the job, spawned after the create snapshot is in etcd
+//     and the assignment was seen; its generations carry the ownership
+//     epoch in their high bits (sink.EpochFence) and it raises the sink's
+//     fence to that epoch before any task reads, so a former owner's
+//     commits are refused.
 package actors

@@ -63,6 +63,8 @@ type harness struct {
 	system *actor.ActorSystem
 	store  *persistence.Store
 	mgr    *actor.PID
+	deps   *Deps
+	sch    *actor.PID
 }
 
 func newHarness(t *testing.T, fs vfs.FS) *harness {
@@ -102,6 +104,8 @@ type harnessOpts struct {
 	logs slog.Handler
 	// observer, if set, receives samples and events.
 	observer Observer
+	// cluster makes the actors run in cluster mode.
+	cluster Cluster
 }
 
 // newHarnessOpts is newHarnessSources with the optional Deps of o.
@@ -131,14 +135,14 @@ func newHarnessOpts(t *testing.T, fs vfs.FS, open SourceFactory, set Settings, o
 		meta = o.meta(meta)
 	}
 	deps := &Deps{Meta: meta, Sinks: func(*api.TableSpec) (sink.Sink, error) { return sk, nil },
-		Specs: testSpecs{}, Logger: logger, Settings: testSettings(set), Sources: open, Now: o.now, Observer: o.observer}
+		Specs: testSpecs{}, Logger: logger, Settings: testSettings(set), Sources: open, Now: o.now, Observer: o.observer, Cluster: o.cluster}
 	sch, _ := system.Root.SpawnNamed(NewSchedulerProps(4, logger), SchedulerName)
 	props, err := NewManagerProps(deps, sch)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mgr, _ := system.Root.SpawnNamed(props, ManagerName)
-	h := &harness{t: t, system: system, store: st, mgr: mgr}
+	h := &harness{t: t, system: system, store: st, mgr: mgr, deps: deps, sch: sch}
 	t.Cleanup(func() {
 		_ = system.Root.StopFuture(mgr).Wait()
 		system.Shutdown()

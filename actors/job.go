@@ -99,9 +99,13 @@ type job struct {
 	// that results of look-ups started before are recognised as stale.
 	epoch      uint64
 	generation uint64
-	tasks      map[string]int // task PID id -> index, current generation only
-	retries    int            // consecutive task or topology failures
-	health     string         // the last verdict judged (judge)
+	// ownerEpoch is the cluster ownership epoch this actor runs at (0 on a
+	// single node); localGen counts its task generations within it. In
+	// cluster mode generations are sink.EpochFence(ownerEpoch, localGen).
+	ownerEpoch, localGen uint64
+	tasks                map[string]int // task PID id -> index, current generation only
+	retries              int            // consecutive task or topology failures
+	health               string         // the last verdict judged (judge)
 	// windowSeq is the journal seq of the newest user resume: the error
 	// window starts there (see applyWindowReset).
 	windowSeq      uint64
@@ -129,14 +133,14 @@ type rateSample struct {
 	rows int64
 }
 
-func newJobProps(id uint64, deps *Deps, sch *actor.PID, preload *metastore.JobState) *actor.Props {
+func newJobProps(id uint64, deps *Deps, sch *actor.PID, preload *metastore.JobState, ownerEpoch uint64) *actor.Props {
 	// The recovery scan's state serves the first start only: a restarted
 	// actor reloads from the store and asks for admission at once.
 	var pre atomic.Pointer[metastore.JobState]
 	pre.Store(preload)
 	return actor.PropsFromProducer(func() actor.Actor {
 		st := pre.Swap(nil)
-		return &job{id: id, deps: deps, sch: sch, preload: st, holdAdmission: st != nil}
+		return &job{id: id, deps: deps, sch: sch, preload: st, holdAdmission: st != nil, ownerEpoch: ownerEpoch}
 	}, actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, func(any) actor.Directive {
 		// A failed task is stopped, never restarted in place: its positions
 		// may be stale. The job notices the Terminated and respawns a new
@@ -291,8 +295,11 @@ func (j *job) start(ctx actor.Context) {
 			panic(fmt.Errorf("actors: job %d: load progress: %w", j.id, err))
 		}
 		j.progress, j.checkpoints, j.stats = prog.Positions, prog.Checkpoints, prog.Stats
-		j.deps.observeFence(prog.Fence)
+		j.observeFence(prog.Fence)
 		j.loadWindowReset()
+		if err = j.claimFence(); err != nil {
+			panic(fmt.Errorf("actors: job %d: raise fence to epoch %d: %w", j.id, j.ownerEpoch, err))
+		}
 	}
 	if j.state == api.JobState_RUNNING {
 		// RUNNING means "has live tasks" and is never restored.
@@ -373,4 +380,41 @@ func (j *job) scheduleTimer(d time.Duration, msg any) {
 type jobTimer struct {
 	t     *time.Timer
 	fired atomic.Bool
+}
+
+// nextGeneration is the job's next task generation: node-wide on a single
+// node; in cluster mode the ownership epoch in the high bits over a local
+// counter, so that a new owner's generations exceed every former owner's.
+func (j *job) nextGeneration() uint64 {
+	if j.ownerEpoch == 0 {
+		return j.deps.nextGeneration()
+	}
+	j.localGen = min(j.localGen+1, sink.MaxLocal)
+	return sink.EpochFence(j.ownerEpoch, j.localGen)
+}
+
+// observeFence makes later generations newer than a fence the sink stored.
+// In cluster mode a fence of our own epoch lifts the local counter; one of
+// a later epoch means the job has moved on without us, and our commits are
+// refused as they should be.
+func (j *job) observeFence(f uint64) {
+	if j.ownerEpoch == 0 {
+		j.deps.observeFence(f)
+		return
+	}
+	if sink.FenceEpoch(f) == j.ownerEpoch && sink.FenceLocal(f) > j.localGen {
+		j.localGen = sink.FenceLocal(f)
+	}
+}
+
+// claimFence raises the job's stored fence to its epoch before any task
+// reads, when the sink can: from then on a former owner's commits are
+// refused even before this owner commits (REQUIRES: in the actor; blocks
+// on the sink as loading progress does).
+func (j *job) claimFence() error {
+	f, ok := j.sink.(sink.Fencer)
+	if j.ownerEpoch == 0 || !ok {
+		return nil
+	}
+	return f.RaiseFence(j.id, sink.EpochFence(j.ownerEpoch, 0))
 }

@@ -41,6 +41,11 @@ type entry struct {
 	// preload is the state recovery read, handed to the job actor's first
 	// start and then dropped.
 	preload *metastore.JobState
+	// epoch is the ownership epoch the actor was spawned at (cluster mode).
+	epoch uint64
+	// stopping is the id of the actor stopped because the job moved or
+	// changed epoch, until its Terminated (cluster mode).
+	stopping string
 }
 
 // manager is the node's job registry: it creates jobs (validate, persist
@@ -52,6 +57,10 @@ type manager struct {
 	scheduler *actor.PID
 	byName    map[string]*entry
 	byPID     map[string]*entry
+	byID      map[uint64]*entry
+	// owned are the jobs this member owns, with their epochs (cluster
+	// mode); it survives a manager restart (the member still owns them).
+	owned     map[uint64]uint64
 	lastID    uint64
 	recovered RecoveryDone
 	stopping  bool
@@ -140,6 +149,20 @@ func (m *manager) Receive(ctx actor.Context) {
 		if e := m.byName[msg.summary.GetName()]; e != nil {
 			e.summary = msg.summary
 		}
+	case *OwnJob:
+		m.onOwnJob(ctx, msg)
+	case *ReleaseJob:
+		m.onReleaseJob(ctx, msg.ID)
+	case *ReleaseAllJobs:
+		m.onReleaseAll(ctx)
+	case *JobChanged:
+		m.loadJobs(ctx, []uint64{msg.ID})
+	case *JobsResync:
+		m.loadJobs(ctx, nil)
+	case *jobsLoaded:
+		m.onJobsLoaded(ctx, msg)
+	case *api.ClusterStatusRequest:
+		m.clusterStatus(ctx)
 	case *actor.Terminated:
 		m.onJobTerminated(ctx, msg.Who)
 	case *respawnJob:
@@ -165,7 +188,10 @@ func (m *manager) Receive(ctx actor.Context) {
 // actors that survived (children are stopped on restart) are respawned.
 func (m *manager) recover(ctx actor.Context) {
 	m.stopping = false
-	m.byName, m.byPID = map[string]*entry{}, map[string]*entry{}
+	m.byName, m.byPID, m.byID = map[string]*entry{}, map[string]*entry{}, map[uint64]*entry{}
+	if m.owned == nil {
+		m.owned = map[uint64]uint64{}
+	}
 	m.reserved, m.newTables, m.queue, m.writing = map[string]bool{}, map[string]*api.TableSpec{}, nil, false
 	m.recovered = RecoveryDone{}
 	last, err := m.deps.Meta.LastJobID()
@@ -200,8 +226,14 @@ func (m *manager) recover(ctx actor.Context) {
 		}
 		state, reason, message := stateOf(last)
 		e := &entry{rec: rec, preload: st, summary: summaryOf(m.deps.Specs, rec, state, reason, message)}
-		m.byName[rec.GetName()] = e
+		m.register(e)
 		if isFinal(e.summary.State) {
+			continue
+		}
+		if m.clustered() {
+			// Only an owner spawns (and journals); the member tells us
+			// which jobs are ours once it has joined.
+			e.preload = nil
 			continue
 		}
 		// Listing shows what the job actor will restore: never RUNNING.
@@ -239,6 +271,14 @@ func (m *manager) recover(ctx actor.Context) {
 	for _, e := range spawn {
 		m.spawn(ctx, e)
 	}
+	if m.clustered() {
+		// A restarted manager: the jobs the member owns come back.
+		for id := range m.owned {
+			if e := m.byID[id]; e != nil {
+				m.ensureActor(ctx, e)
+			}
+		}
+	}
 	// Every job is back and answers; only now do they ask for admission
 	// (and journal RUNNING), so that scheduling does not slow the respawn.
 	for _, e := range spawn {
@@ -252,10 +292,10 @@ func (m *manager) recover(ctx actor.Context) {
 func (m *manager) spawn(ctx actor.Context, e *entry) {
 	pre := e.preload
 	e.preload = nil
-	pid, err := ctx.SpawnNamed(newJobProps(e.rec.GetId(), m.deps, m.scheduler, pre), fmt.Sprintf("job-%d", e.rec.GetId()))
+	pid, err := ctx.SpawnNamed(newJobProps(e.rec.GetId(), m.deps, m.scheduler, pre, e.epoch), fmt.Sprintf("job-%d", e.rec.GetId()))
 	if err != nil {
 		// The name is taken by an actor still stopping; try an unnamed one.
-		pid = ctx.Spawn(newJobProps(e.rec.GetId(), m.deps, m.scheduler, nil))
+		pid = ctx.Spawn(newJobProps(e.rec.GetId(), m.deps, m.scheduler, nil, e.epoch))
 	}
 	e.pid = pid
 	m.byPID[pid.Id] = e
@@ -285,6 +325,12 @@ func (m *manager) routeMsg(ctx actor.Context, name string, msg any) {
 			ctx.Respond(&api.JobResponse{Error: precondition("job %s is %s", name, e.summary.GetState())})
 		}
 		return
+	}
+	if m.clustered() && e.pid == nil {
+		if _, mine := m.owned[e.rec.GetId()]; !mine {
+			m.forward(ctx, e, msg)
+			return
+		}
 	}
 	if e.pid == nil {
 		// The job actor gave up (restart budget) and the job is PAUSED:
@@ -317,6 +363,7 @@ func (m *manager) deleteJob(name string) *api.JobResponse {
 		m.jobLog(e.rec).Warn("job deleted; dropping its progress from its sink failed", "err", err)
 	}
 	delete(m.byName, name)
+	delete(m.byID, e.rec.GetId())
 	m.jobLog(e.rec).Info("job deleted")
 	return &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: api.RedactSpec(e.rec.GetSpec())}}
 }
@@ -348,7 +395,7 @@ func (m *manager) list() *api.ListJobsResponse {
 	slices.Sort(names)
 	resp := &api.ListJobsResponse{Jobs: make([]*api.JobSummary, 0, len(names))}
 	for _, n := range names {
-		resp.Jobs = append(resp.Jobs, proto.Clone(m.byName[n].summary).(*api.JobSummary))
+		resp.Jobs = append(resp.Jobs, m.withOwner(m.byName[n]))
 	}
 	return resp
 }
@@ -362,12 +409,20 @@ func (m *manager) onJobTerminated(ctx actor.Context, who *actor.PID) {
 		return
 	}
 	delete(m.byPID, who.Id)
+	if e.stopping == who.Id {
+		e.stopping = ""
+		m.ensureActor(ctx, e) // owned again meanwhile, or at a new epoch
+		return
+	}
 	if m.stopping || e.pid == nil || e.pid.Id != who.Id {
 		return
 	}
 	e.pid = nil
 	if isFinal(e.summary.GetState()) {
 		return
+	}
+	if _, mine := m.owned[e.rec.GetId()]; m.clustered() && !mine {
+		return // the job moved meanwhile; its new owner runs it
 	}
 	// The job actor is gone, so the manager is its journal's only writer now.
 	st, err := m.deps.Meta.LoadJob(e.rec.GetId())
@@ -392,6 +447,11 @@ func (m *manager) onJobTerminated(ctx actor.Context, who *actor.PID) {
 	}
 	if err := m.deps.Meta.AppendTransition(e.rec.GetId(), t); err != nil {
 		m.jobLog(e.rec).Error("journal restart-budget pause failed", "err", err)
+		if m.clustered() {
+			// The metadata store (etcd) is unreachable: try the job again
+			// later rather than leave an owned job without an actor.
+			m.life.after(m.deps.Settings.AutoResumeBase, &respawnJob{name: e.rec.GetName()})
+		}
 		return
 	}
 	e.summary = summaryOf(m.deps.Specs, e.rec, t.To, t.Reason, t.Message)
@@ -417,6 +477,9 @@ type respawnJob struct{ name string }
 func (m *manager) onRespawn(ctx actor.Context, msg *respawnJob) {
 	e := m.byName[msg.name]
 	if e == nil || e.pid != nil || isFinal(e.summary.GetState()) || m.stopping {
+		return
+	}
+	if _, mine := m.owned[e.rec.GetId()]; m.clustered() && !mine {
 		return
 	}
 	m.spawn(ctx, e)

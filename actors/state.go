@@ -35,6 +35,12 @@ func (j *job) transition(ctx actor.Context, to api.JobState, reason api.Reason, 
 	t := j.nextTransition(to, reason, message)
 	if err := j.deps.Meta.AppendTransition(j.id, t); err != nil {
 		j.log().Error("journal transition failed", "to", to.String(), "err", err)
+		if j.deps.Cluster != nil {
+			// etcd did not answer (or another writer won): the job's
+			// memory may be ahead of its journal. Fail, so the supervisor
+			// restarts the actor from the stored state, with back-off.
+			panic(fmt.Errorf("actors: job %d: journal %s: %w", j.id, to, err))
+		}
 		return false
 	}
 	j.applyTransition(ctx, t)
@@ -102,6 +108,9 @@ func (j *job) summary() *api.JobSummary {
 	s := summaryOf(j.deps.Specs, j.rec, j.state, j.reason, j.message)
 	if s.Health == "" {
 		s.Health = j.health
+	}
+	if j.deps.Cluster != nil {
+		s.Owner, s.Epoch = j.deps.Cluster.Self(), j.ownerEpoch
 	}
 	return s
 }
@@ -293,7 +302,7 @@ func (j *job) openSink() error {
 		return err
 	}
 	j.sink, j.progress, j.checkpoints, j.stats = sk, prog.Positions, prog.Checkpoints, prog.Stats
-	j.deps.observeFence(prog.Fence)
+	j.observeFence(prog.Fence)
 	j.loadWindowReset()
 	return nil
 }

@@ -59,7 +59,7 @@ func (j *job) spawnTasks(ctx actor.Context) {
 	}
 	n := min(int(max(spec.GetDesiredConcurrentNumber(), 1)), len(parts))
 	checker, _ := j.sink.(sink.RowChecker)
-	j.generation = j.deps.nextGeneration()
+	j.generation = j.nextGeneration()
 	limits := sources.Limits{
 		MaxRows:  int(spec.GetMaxBatchRows()),
 		MaxBytes: spec.GetMaxBatchSize(),
@@ -86,7 +86,7 @@ func (j *job) stopTasks(ctx actor.Context) {
 	}
 	clear(j.tasks)
 	// Any commit still in flight carries the old generation and is refused.
-	j.generation = j.deps.nextGeneration()
+	j.generation = j.nextGeneration()
 }
 
 func (j *job) onTaskFailed(ctx actor.Context, msg *taskFailed) {

@@ -1707,7 +1707,12 @@ type JobSummary struct {
 	Source        string                 `protobuf:"bytes,7,opt,name=source,proto3" json:"source,omitempty"` // "kafka://topic"
 	// health is the job's verdict as of its last look (JobInfo.health; a
 	// live job re-judges it every watermark_interval and at every change).
-	Health        string `protobuf:"bytes,100,opt,name=health,proto3" json:"health,omitempty"`
+	Health string `protobuf:"bytes,100,opt,name=health,proto3" json:"health,omitempty"`
+	// Cluster mode: the member that owns the job ("" when none does, or on a
+	// single node) and the ownership epoch (the etcd revision of the
+	// assignment; it only grows).
+	Owner         string `protobuf:"bytes,180,opt,name=owner,proto3" json:"owner,omitempty"`
+	Epoch         uint64 `protobuf:"varint,181,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1796,6 +1801,20 @@ func (x *JobSummary) GetHealth() string {
 		return x.Health
 	}
 	return ""
+}
+
+func (x *JobSummary) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *JobSummary) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
 }
 
 type JobInfo struct {
@@ -3779,6 +3798,219 @@ func (x *SchemaRegistrySpec) GetTimeoutMs() int64 {
 	return 0
 }
 
+// ClusterStatusRequest asks any member for the cluster as etcd has it.
+type ClusterStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterStatusRequest) Reset() {
+	*x = ClusterStatusRequest{}
+	mi := &file_api_loadnode_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterStatusRequest) ProtoMessage() {}
+
+func (x *ClusterStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterStatusRequest.ProtoReflect.Descriptor instead.
+func (*ClusterStatusRequest) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{42}
+}
+
+type ClusterMember struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Name           string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Addr           string                 `protobuf:"bytes,2,opt,name=addr,proto3" json:"addr,omitempty"`
+	Jobs           int64                  `protobuf:"varint,3,opt,name=jobs,proto3" json:"jobs,omitempty"`                                             // jobs assigned to it
+	LeaseTtlMs     int64                  `protobuf:"varint,4,opt,name=lease_ttl_ms,json=leaseTtlMs,proto3" json:"lease_ttl_ms,omitempty"`             // what is left of its lease
+	LeaseGrantedMs int64                  `protobuf:"varint,5,opt,name=lease_granted_ms,json=leaseGrantedMs,proto3" json:"lease_granted_ms,omitempty"` // the lease's TTL
+	SinceUnixMs    int64                  `protobuf:"varint,6,opt,name=since_unix_ms,json=sinceUnixMs,proto3" json:"since_unix_ms,omitempty"`          // when its current session registered
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ClusterMember) Reset() {
+	*x = ClusterMember{}
+	mi := &file_api_loadnode_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterMember) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterMember) ProtoMessage() {}
+
+func (x *ClusterMember) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterMember.ProtoReflect.Descriptor instead.
+func (*ClusterMember) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *ClusterMember) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ClusterMember) GetAddr() string {
+	if x != nil {
+		return x.Addr
+	}
+	return ""
+}
+
+func (x *ClusterMember) GetJobs() int64 {
+	if x != nil {
+		return x.Jobs
+	}
+	return 0
+}
+
+func (x *ClusterMember) GetLeaseTtlMs() int64 {
+	if x != nil {
+		return x.LeaseTtlMs
+	}
+	return 0
+}
+
+func (x *ClusterMember) GetLeaseGrantedMs() int64 {
+	if x != nil {
+		return x.LeaseGrantedMs
+	}
+	return 0
+}
+
+func (x *ClusterMember) GetSinceUnixMs() int64 {
+	if x != nil {
+		return x.SinceUnixMs
+	}
+	return 0
+}
+
+type ClusterStatusResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Leader        string                 `protobuf:"bytes,1,opt,name=leader,proto3" json:"leader,omitempty"`
+	Members       []*ClusterMember       `protobuf:"bytes,2,rep,name=members,proto3" json:"members,omitempty"`
+	Assigned      int64                  `protobuf:"varint,3,opt,name=assigned,proto3" json:"assigned,omitempty"`
+	Unassigned    int64                  `protobuf:"varint,4,opt,name=unassigned,proto3" json:"unassigned,omitempty"` // jobs without an assignment (final jobs have none)
+	Orphaned      int64                  `protobuf:"varint,5,opt,name=orphaned,proto3" json:"orphaned,omitempty"`     // assigned to a member that is not live
+	Self          string                 `protobuf:"bytes,6,opt,name=self,proto3" json:"self,omitempty"`              // the member that answered
+	Error         *Error                 `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterStatusResponse) Reset() {
+	*x = ClusterStatusResponse{}
+	mi := &file_api_loadnode_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterStatusResponse) ProtoMessage() {}
+
+func (x *ClusterStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterStatusResponse.ProtoReflect.Descriptor instead.
+func (*ClusterStatusResponse) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *ClusterStatusResponse) GetLeader() string {
+	if x != nil {
+		return x.Leader
+	}
+	return ""
+}
+
+func (x *ClusterStatusResponse) GetMembers() []*ClusterMember {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+func (x *ClusterStatusResponse) GetAssigned() int64 {
+	if x != nil {
+		return x.Assigned
+	}
+	return 0
+}
+
+func (x *ClusterStatusResponse) GetUnassigned() int64 {
+	if x != nil {
+		return x.Unassigned
+	}
+	return 0
+}
+
+func (x *ClusterStatusResponse) GetOrphaned() int64 {
+	if x != nil {
+		return x.Orphaned
+	}
+	return 0
+}
+
+func (x *ClusterStatusResponse) GetSelf() string {
+	if x != nil {
+		return x.Self
+	}
+	return ""
+}
+
+func (x *ClusterStatusResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 var File_api_loadnode_proto protoreflect.FileDescriptor
 
 const file_api_loadnode_proto_rawDesc = "" +
@@ -3917,7 +4149,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"shardState\x12\x1a\n" +
 	"\bsequence\x18\a \x01(\tR\bsequence\x12#\n" +
 	"\rmillis_behind\x18\b \x01(\x03R\fmillisBehind\x12\x18\n" +
-	"\aparents\x18\t \x03(\x05R\aparents\"\xf7\x01\n" +
+	"\aparents\x18\t \x03(\x05R\aparents\"\xa5\x02\n" +
 	"\n" +
 	"JobSummary\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
@@ -3927,7 +4159,9 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x0ereason_message\x18\x05 \x01(\tR\rreasonMessage\x12\x14\n" +
 	"\x05table\x18\x06 \x01(\tR\x05table\x12\x16\n" +
 	"\x06source\x18\a \x01(\tR\x06source\x12\x16\n" +
-	"\x06health\x18d \x01(\tR\x06health\"\xef\x04\n" +
+	"\x06health\x18d \x01(\tR\x06health\x12\x15\n" +
+	"\x05owner\x18\xb4\x01 \x01(\tR\x05owner\x12\x15\n" +
+	"\x05epoch\x18\xb5\x01 \x01(\x04R\x05epoch\"\xef\x04\n" +
 	"\aJobInfo\x121\n" +
 	"\asummary\x18\x01 \x01(\v2\x17.loadnode.v1.JobSummaryR\asummary\x12(\n" +
 	"\x04spec\x18\x02 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12:\n" +
@@ -4062,7 +4296,26 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\aca_file\x18\x06 \x01(\tR\x06caFile\x120\n" +
 	"\x14insecure_skip_verify\x18\a \x01(\bR\x12insecureSkipVerify\x12\x1d\n" +
 	"\n" +
-	"timeout_ms\x18\b \x01(\x03R\ttimeoutMs*\xbf\x01\n" +
+	"timeout_ms\x18\b \x01(\x03R\ttimeoutMs\"\x16\n" +
+	"\x14ClusterStatusRequest\"\xbb\x01\n" +
+	"\rClusterMember\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x12\n" +
+	"\x04jobs\x18\x03 \x01(\x03R\x04jobs\x12 \n" +
+	"\flease_ttl_ms\x18\x04 \x01(\x03R\n" +
+	"leaseTtlMs\x12(\n" +
+	"\x10lease_granted_ms\x18\x05 \x01(\x03R\x0eleaseGrantedMs\x12\"\n" +
+	"\rsince_unix_ms\x18\x06 \x01(\x03R\vsinceUnixMs\"\xfb\x01\n" +
+	"\x15ClusterStatusResponse\x12\x16\n" +
+	"\x06leader\x18\x01 \x01(\tR\x06leader\x124\n" +
+	"\amembers\x18\x02 \x03(\v2\x1a.loadnode.v1.ClusterMemberR\amembers\x12\x1a\n" +
+	"\bassigned\x18\x03 \x01(\x03R\bassigned\x12\x1e\n" +
+	"\n" +
+	"unassigned\x18\x04 \x01(\x03R\n" +
+	"unassigned\x12\x1a\n" +
+	"\borphaned\x18\x05 \x01(\x03R\borphaned\x12\x12\n" +
+	"\x04self\x18\x06 \x01(\tR\x04self\x12(\n" +
+	"\x05error\x18\a \x01(\v2\x12.loadnode.v1.ErrorR\x05error*\xbf\x01\n" +
 	"\tErrorCode\x12\x06\n" +
 	"\x02OK\x10\x00\x12\x14\n" +
 	"\x10INVALID_ARGUMENT\x10\x01\x12\r\n" +
@@ -4159,7 +4412,7 @@ func file_api_loadnode_proto_rawDescGZIP() []byte {
 }
 
 var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
+var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_api_loadnode_proto_goTypes = []any{
 	(ErrorCode)(0),                // 0: loadnode.v1.ErrorCode
 	(ColumnType)(0),               // 1: loadnode.v1.ColumnType
@@ -4210,11 +4463,14 @@ var file_api_loadnode_proto_goTypes = []any{
 	(*InsertCell)(nil),            // 46: loadnode.v1.InsertCell
 	(*TableInsertResponse)(nil),   // 47: loadnode.v1.TableInsertResponse
 	(*SchemaRegistrySpec)(nil),    // 48: loadnode.v1.SchemaRegistrySpec
-	nil,                           // 49: loadnode.v1.KafkaSpec.OffsetsEntry
-	nil,                           // 50: loadnode.v1.KafkaSpec.PropertiesEntry
-	nil,                           // 51: loadnode.v1.KinesisSpec.PositionsEntry
-	nil,                           // 52: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	nil,                           // 53: loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	(*ClusterStatusRequest)(nil),  // 49: loadnode.v1.ClusterStatusRequest
+	(*ClusterMember)(nil),         // 50: loadnode.v1.ClusterMember
+	(*ClusterStatusResponse)(nil), // 51: loadnode.v1.ClusterStatusResponse
+	nil,                           // 52: loadnode.v1.KafkaSpec.OffsetsEntry
+	nil,                           // 53: loadnode.v1.KafkaSpec.PropertiesEntry
+	nil,                           // 54: loadnode.v1.KinesisSpec.PositionsEntry
+	nil,                           // 55: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	nil,                           // 56: loadnode.v1.AlterJobRequest.ResetPositionsEntry
 }
 var file_api_loadnode_proto_depIdxs = []int32{
 	0,  // 0: loadnode.v1.Error.code:type_name -> loadnode.v1.ErrorCode
@@ -4222,9 +4478,9 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	5,  // 2: loadnode.v1.Column.aggregation:type_name -> loadnode.v1.Aggregation
 	8,  // 3: loadnode.v1.TableSpec.columns:type_name -> loadnode.v1.Column
 	2,  // 4: loadnode.v1.TableSpec.model:type_name -> loadnode.v1.TableModel
-	49, // 5: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	50, // 6: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
-	51, // 7: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
+	52, // 5: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	53, // 6: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	54, // 7: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
 	9,  // 8: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
 	10, // 9: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
 	11, // 10: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
@@ -4244,8 +4500,8 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	15, // 24: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
 	12, // 25: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
 	12, // 26: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	52, // 27: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	53, // 28: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	55, // 27: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	56, // 28: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
 	9,  // 29: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
 	9,  // 30: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
 	7,  // 31: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
@@ -4267,11 +4523,13 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	45, // 47: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
 	46, // 48: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
 	7,  // 49: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
-	50, // [50:50] is the sub-list for method output_type
-	50, // [50:50] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	50, // 50: loadnode.v1.ClusterStatusResponse.members:type_name -> loadnode.v1.ClusterMember
+	7,  // 51: loadnode.v1.ClusterStatusResponse.error:type_name -> loadnode.v1.Error
+	52, // [52:52] is the sub-list for method output_type
+	52, // [52:52] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }
@@ -4299,7 +4557,7 @@ func file_api_loadnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_loadnode_proto_rawDesc), len(file_api_loadnode_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   47,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

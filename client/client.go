@@ -446,6 +446,20 @@ func (c *Client) ListJobs(ctx context.Context) ([]*api.JobSummary, error) {
 	return resp.GetJobs(), nil
 }
 
+// ClusterStatus returns the cluster's members, leader, jobs per member and
+// lease ages, as the member at the client's address reads them from etcd.
+// A single node answers FAILED_PRECONDITION.
+func (c *Client) ClusterStatus(ctx context.Context) (*api.ClusterStatusResponse, error) {
+	resp, err := call[*api.ClusterStatusResponse](ctx, c, "cluster status", &api.ClusterStatusRequest{})
+	if err != nil {
+		return nil, err
+	}
+	if err := fromAPI(resp.GetError()); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
 // Count returns the number of rows in a table.
 func (c *Client) Count(ctx context.Context, table string) (int64, error) {
 	resp, err := call[*api.TableCountResponse](ctx, c, "count", &api.TableCountRequest{Table: table})

@@ -111,6 +111,10 @@ type Node struct {
 	// Alerts are the webhook targets of job events (paused, stalled,
 	// failing, resumed, stopped). Default none. See config/alerts.go.
 	Alerts Alerts `yaml:"alerts"`
+
+	// Cluster makes the node a member of a cluster on etcd (see Cluster).
+	// Default: absent, a single node.
+	Cluster Cluster `yaml:"cluster"`
 }
 
 // Ranges of the node's byte sizes.
@@ -147,12 +151,13 @@ func DefaultNode() Node {
 		JobRestartWindow:     30 * time.Second,
 		JobRestartBackoff:    100 * time.Millisecond,
 		JobRestartBackoffMax: 10 * time.Second,
+		Cluster:              DefaultCluster(),
 	}
 }
 
 var nodeKeys = []string{"data_dir", "listen", "max_concurrent_tasks", "topology_interval", "watermark_interval", "log_level", "max_error_rows_kept", "http", "auth_token_file", "tls_cert_file", "tls_key_file",
 	"max_record_size", "error_row_raw_size", "source_retry_base", "source_retry_limit", "auto_resume_base", "auto_resume_max", "auto_resume_quiet", "stall_after",
-	"job_restart_limit", "job_restart_window", "job_restart_backoff", "job_restart_backoff_max", "databases", "alerts"}
+	"job_restart_limit", "job_restart_window", "job_restart_backoff", "job_restart_backoff_max", "databases", "alerts", "cluster"}
 
 // LoadNode reads a node config file strictly (unknown and duplicate keys are
 // errors) over DefaultNode: absent or null keys keep their default. Durations
@@ -225,6 +230,8 @@ func LoadNode(data []byte) (Node, error) {
 			n.Databases, err = d.databases(v)
 		case "alerts":
 			n.Alerts, err = d.alerts(v)
+		case "cluster":
+			n.Cluster, err = d.cluster(v)
 		}
 		return err
 	})
@@ -329,6 +336,9 @@ func (n Node) validateFields() error {
 	}
 	if n.TLSKeyFile != "" && n.TLSCertFile == "" {
 		return fieldErr("tls_cert_file", "required when tls_key_file is set")
+	}
+	if err := n.Cluster.Validate(); err != nil {
+		return err
 	}
 	if err := n.validateDatabases(); err != nil {
 		return err

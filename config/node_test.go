@@ -32,6 +32,7 @@ func TestDefaultNode(t *testing.T) {
 		JobRestartWindow:     30 * time.Second,
 		JobRestartBackoff:    100 * time.Millisecond,
 		JobRestartBackoffMax: 10 * time.Second,
+		Cluster:              Cluster{Lease: 10 * time.Second, Prefix: "/loadnode/", RequestTimeout: 5 * time.Second},
 	}
 	if !reflect.DeepEqual(n, want) {
 		t.Fatalf("got %+v, want %+v", n, want)
@@ -94,6 +95,24 @@ func TestNodeValidate(t *testing.T) {
 		{"restart backoff zero", func(n *Node) { n.JobRestartBackoff = 0 }, "job_restart_backoff"},
 		{"restart backoff max below", func(n *Node) { n.JobRestartBackoffMax = 50 * time.Millisecond }, "job_restart_backoff_max"},
 		{"restart backoff max equal", func(n *Node) { n.JobRestartBackoffMax = n.JobRestartBackoff }, ""},
+		{"cluster", func(n *Node) { n.Cluster.Name, n.Cluster.Etcd = "n1", []string{"127.0.0.1:2379"} }, ""},
+		{"cluster without name", func(n *Node) { n.Cluster.Etcd = []string{"127.0.0.1:2379"} }, "cluster.name"},
+		{"cluster bad name", func(n *Node) { n.Cluster.Name, n.Cluster.Etcd = "a b", []string{"127.0.0.1:2379"} }, "cluster.name"},
+		{"cluster without etcd", func(n *Node) { n.Cluster.Name = "n1" }, "cluster.etcd"},
+		{"cluster bad endpoint", func(n *Node) { n.Cluster.Name, n.Cluster.Etcd = "n1", []string{"127.0.0.1"} }, "cluster.etcd[0]"},
+		{"cluster lease short", func(n *Node) {
+			n.Cluster.Name, n.Cluster.Etcd, n.Cluster.Lease = "n1", []string{"h:1"}, time.Second
+		}, "cluster.lease"},
+		{"cluster lease fraction", func(n *Node) {
+			n.Cluster.Name, n.Cluster.Etcd, n.Cluster.Lease = "n1", []string{"h:1"}, 2500*time.Millisecond
+		}, "cluster.lease"},
+		{"cluster prefix", func(n *Node) { n.Cluster.Name, n.Cluster.Etcd, n.Cluster.Prefix = "n1", []string{"h:1"}, "x" }, "cluster.prefix"},
+		{"cluster cap negative", func(n *Node) {
+			n.Cluster.Name, n.Cluster.Etcd, n.Cluster.MaxJobsPerNode = "n1", []string{"h:1"}, -1
+		}, "cluster.max_jobs_per_node"},
+		{"cluster user without password", func(n *Node) {
+			n.Cluster.Name, n.Cluster.Etcd, n.Cluster.User = "n1", []string{"h:1"}, "u"
+		}, "cluster.password_file"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -129,6 +148,11 @@ job_restart_limit: 4
 job_restart_window: 1m
 job_restart_backoff: 50ms
 job_restart_backoff_max: 5s
+cluster:
+  name: n1
+  etcd: ["10.0.0.5:2379", "10.0.0.6:2379"]
+  lease: 4s
+  max_jobs_per_node: 500
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +163,9 @@ job_restart_backoff_max: 5s
 		TLSCertFile: "/etc/loadnode/cert.pem", TLSKeyFile: "/etc/loadnode/key.pem",
 		MaxRecordSize: 4 << 20, ErrorRowRawSize: 512, SourceRetryBase: 250 * time.Millisecond, SourceRetryLimit: 3,
 		AutoResumeBase: 5 * time.Second, AutoResumeMax: 2 * time.Minute, AutoResumeQuiet: time.Hour, StallAfter: 90 * time.Second,
-		JobRestartLimit: 4, JobRestartWindow: time.Minute, JobRestartBackoff: 50 * time.Millisecond, JobRestartBackoffMax: 5 * time.Second}
+		JobRestartLimit: 4, JobRestartWindow: time.Minute, JobRestartBackoff: 50 * time.Millisecond, JobRestartBackoffMax: 5 * time.Second,
+		Cluster: Cluster{Name: "n1", Etcd: []string{"10.0.0.5:2379", "10.0.0.6:2379"}, Lease: 4 * time.Second,
+			Prefix: "/loadnode/", MaxJobsPerNode: 500, RequestTimeout: 5 * time.Second}}
 	if !reflect.DeepEqual(n, want) {
 		t.Fatalf("got %+v, want %+v", n, want)
 	}

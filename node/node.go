@@ -31,6 +31,7 @@ import (
 	"github.com/loadnode/loadnode/alerts"
 	"github.com/loadnode/loadnode/config"
 	"github.com/loadnode/loadnode/formats/registry"
+	"github.com/loadnode/loadnode/metastore"
 	"github.com/loadnode/loadnode/persistence"
 )
 
@@ -67,6 +68,7 @@ type Node struct {
 	ready     atomic.Bool
 	dbs       *databases
 	alerts    *alerts.Dispatcher
+	cluster   *clusterMode // nil on a single node
 }
 
 // AdminAddr is the HTTP admin endpoint's host:port, "" when it is off.
@@ -186,8 +188,19 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.dbs = dbs
+	var meta metastore.Store = st.Meta()
+	if cfg.Node.Cluster.Enabled() {
+		// Cluster mode: the metadata lives in etcd; the member starts once
+		// the manager has recovered.
+		cm, err := openCluster(cfg.Node.Cluster, n.addr, logger)
+		if err != nil {
+			n.Close()
+			return nil, err
+		}
+		n.cluster, meta = cm, cm.meta
+	}
 	deps := &actors.Deps{
-		Meta:    st.Meta(),
+		Meta:    meta,
 		Sinks:   dbs.sink,
 		Sources: n.sources.open,
 		Specs:   specRules{},
@@ -211,6 +224,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	n.alerts = obs.alerts
 	deps.Observer = obs // before any actor can read deps
+	if n.cluster != nil {
+		deps.Cluster = n.cluster
+	}
 	n.scheduler, err = n.system.Root.SpawnNamed(actors.NewSchedulerProps(cfg.Node.MaxConcurrentTasks, logger), actors.SchedulerName)
 	if err != nil {
 		n.Close()
@@ -237,6 +253,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err := n.awaitRecovery(ctx); err != nil {
 		n.Close()
 		return nil, err
+	}
+	if n.cluster != nil {
+		n.cluster.member.Start(toManager{root: n.system.Root, manager: n.manager})
 	}
 	n.ready.Store(true)
 	logger.Info("loadnode: node started", "addr", n.addr, "data", cfg.Node.DataDir, "tls", sec.cert != nil, "token", sec.token != "")
@@ -274,6 +293,14 @@ func (n *Node) Manager() *actor.PID { return n.manager }
 // Scheduler is the scheduler's PID.
 func (n *Node) Scheduler() *actor.PID { return n.scheduler }
 
+// ClusterName is the node's cluster member name, "" on a single node.
+func (n *Node) ClusterName() string {
+	if n.cluster == nil {
+		return ""
+	}
+	return n.cluster.Self()
+}
+
 // Store is the node's store (read-only use in tests and tools).
 func (n *Node) Store() *persistence.Store { return n.store }
 
@@ -291,6 +318,10 @@ func (n *Node) Close() error {
 	n.closed = true
 	if n.admin != nil {
 		n.admin.stop()
+	}
+	if n.cluster != nil {
+		// Leave first: the lease is revoked and the jobs move at once.
+		n.cluster.close()
 	}
 	if n.system != nil && n.manager != nil {
 		_ = n.system.Root.StopFuture(n.manager).Wait()

@@ -87,6 +87,7 @@ Usage:
   loadnode job delete NAME        (a STOPPED or CANCELLED job; its table stays)
   loadnode table count NAME
   loadnode table scan NAME [--limit N] [--format jsonl|table]
+  loadnode cluster status         (cluster mode: members, leader, jobs per member, lease ages)
   loadnode sql "STATEMENT"        (Doris: CREATE TABLE, CREATE/PAUSE/RESUME/STOP/SHOW ROUTINE LOAD)
   loadnode dev ...
   loadnode kfake [--port N] [--partitions N] [--topic NAME ...] [--data-dir DIR] [--seed-records N --record-bytes B]
@@ -119,6 +120,8 @@ func (m *Main) ParseFlags(ctx context.Context, args []string) error {
 		m.cmd, err = m.parseTable(rest)
 	case "sql":
 		m.cmd, err = m.parseSQL(rest)
+	case "cluster":
+		m.cmd, err = m.parseCluster(rest)
 	case "dev":
 		m.cmd = devCmd{args: rest}
 	case "kfake":

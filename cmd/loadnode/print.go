@@ -32,11 +32,28 @@ func newTable(w io.Writer) *tabwriter.Writer {
 }
 
 // printJobList prints NAME STATE REASON TABLE SOURCE, one job a line.
+// In cluster mode (any job has an owner) an OWNER column follows.
 func printJobList(w io.Writer, jobs []*api.JobSummary) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "NAME\tSTATE\tREASON\tTABLE\tSOURCE")
+	owners := false
 	for _, j := range jobs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cell(j.GetName()), j.GetState(), reasonText(j.GetReason()), cell(j.GetTable()), cell(j.GetSource()))
+		owners = owners || j.GetOwner() != ""
+	}
+	if owners {
+		fmt.Fprintln(tw, "NAME\tSTATE\tREASON\tTABLE\tSOURCE\tOWNER")
+	} else {
+		fmt.Fprintln(tw, "NAME\tSTATE\tREASON\tTABLE\tSOURCE")
+	}
+	for _, j := range jobs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", cell(j.GetName()), j.GetState(), reasonText(j.GetReason()), cell(j.GetTable()), cell(j.GetSource()))
+		if owners {
+			o := j.GetOwner()
+			if o == "" {
+				o = "-"
+			}
+			fmt.Fprintf(tw, "\t%s", cell(o))
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }
@@ -79,6 +96,9 @@ func printJobText(w io.Writer, info *api.JobInfo) error {
 		fmt.Fprintf(tw, "Sink:\t%s\n", cell(k))
 	}
 	fmt.Fprintf(tw, "Source:\t%s\n", cell(s.GetSource()))
+	if o := s.GetOwner(); o != "" {
+		fmt.Fprintf(tw, "Owner:\t%s (epoch %d)\n", cell(o), s.GetEpoch())
+	}
 	if f := info.GetSpec().GetFormat(); f != "" {
 		fmt.Fprintf(tw, "Format:\t%s\n", cell(f))
 	}

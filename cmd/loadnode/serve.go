@@ -147,6 +147,10 @@ func (c serveCmd) run(ctx context.Context, m *Main) error {
 		if err := printDatabases(ctx, m, cfg); err != nil {
 			return err
 		}
+		if cl := cfg.Cluster; cl.Enabled() {
+			fmt.Fprintf(m.Stdout, "cluster:\n  name: %q\n  etcd: %q\n  lease: %s\n  prefix: %q\n  max_jobs_per_node: %d\n  request_timeout: %s\n  user: %q\n  password_file: %q\n  tls_ca_file: %q\n  tls_cert_file: %q\n  tls_key_file: %q\n",
+				cl.Name, cl.Etcd, cl.Lease, cl.Prefix, cl.MaxJobsPerNode, cl.RequestTimeout, cl.User, cl.PasswordFile, cl.TLSCAFile, cl.TLSCertFile, cl.TLSKeyFile)
+		}
 		if err := printAlerts(m, cfg); err != nil {
 			return err
 		}

@@ -353,3 +353,19 @@ func (c *cell) value(col *api.Column) (table.Value, error) {
 	}
 	return null, fmt.Errorf("column %s: type %s", col.GetName(), col.GetType())
 }
+
+// RaiseFence lifts the job's stored fence to fence if it is lower (a new
+// owner in cluster mode, before its first task reads): every later commit
+// with an older fence is refused. A job without stored state is left
+// alone (it has no commits to refuse yet).
+func (s *Sink) RaiseFence(job, fence uint64) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if err := s.bootstrap(ctx); err != nil {
+		return err
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE loadnode.jobs SET fence = $2 WHERE job = $1 AND fence < $2`, int64(job), int64(fence)); err != nil {
+		return fmt.Errorf("postgres: raise fence of job %d: %w", job, unavailable(err))
+	}
+	return nil
+}

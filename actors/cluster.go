@@ -1,0 +1,300 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/metastore"
+)
+
+// Cluster mode. The manager of every member knows every job (its registry
+// is fed by recovery, by its own creates and by JobChanged from the
+// member's watch of the metadata store), but spawns a job actor only for
+// the jobs its member owns (OwnJob, sent after the member saw the
+// assignment in etcd), and stops it when the job moves (ReleaseJob) or
+// the member's session ends (ReleaseAllJobs). A command for a job owned
+// elsewhere is forwarded to the owner's manager and its answer relayed.
+//
+// INVARIANT (durable before visible, cluster-wide): a job actor is spawned
+// only for a job whose create snapshot the metadata store (etcd) has
+// acknowledged and whose assignment this member has seen; a create only
+// writes the snapshot, it never spawns.
+//
+// INVARIANT (single journal writer): only the owner's job actor (or the
+// owner's manager after that actor gave up) appends to a job's journal;
+// recovery on a non-owner journals nothing.
+
+// Cluster is the node's cluster membership, as the actors use it.
+type Cluster interface {
+	// Self is this member's name.
+	Self() string
+	// Owner returns the job's current owner (name, client address) and
+	// epoch as this member last saw them.
+	Owner(id uint64) (name, addr string, epoch uint64, ok bool)
+	// Status reads the cluster from etcd. REQUIRES: outside the actor.
+	Status(ctx context.Context) (*api.ClusterStatusResponse, error)
+}
+
+// IDAllocator is implemented by a metadata store that allocates job ids
+// itself (etcd: unique across the cluster's members).
+type IDAllocator interface {
+	AllocJobIDs(n int) (first uint64, err error)
+}
+
+// OwnJob tells the manager that its member owns job ID from Epoch on.
+type OwnJob struct{ ID, Epoch uint64 }
+
+// ReleaseJob tells the manager that its member no longer owns job ID.
+type ReleaseJob struct{ ID uint64 }
+
+// ReleaseAllJobs tells the manager that its member owns nothing (its
+// session ended).
+type ReleaseAllJobs struct{}
+
+// JobChanged tells the manager that a job's record or journal head changed
+// in the metadata store (possibly by another member).
+type JobChanged struct{ ID uint64 }
+
+// JobsResync asks the manager to re-read every job from the metadata
+// store (the member's watch restarted and may have missed changes).
+type JobsResync struct{}
+
+// jobsLoaded carries metadata read outside the manager back to it; gone
+// lists ids that were asked for and are not stored any more.
+type jobsLoaded struct {
+	states []*metastore.JobState
+	gone   []uint64
+	all    bool
+}
+
+// forwardTimeout bounds a command forwarded to another member.
+const forwardTimeout = 30 * time.Second
+
+func (m *manager) clustered() bool { return m.deps.Cluster != nil }
+
+// register adds or replaces e in the registry.
+func (m *manager) register(e *entry) {
+	m.byName[e.rec.GetName()] = e
+	m.byID[e.rec.GetId()] = e
+}
+
+func (m *manager) onOwnJob(ctx actor.Context, msg *OwnJob) {
+	m.owned[msg.ID] = msg.Epoch
+	e := m.byID[msg.ID]
+	if e == nil {
+		// Created on another member; our watch has not told us yet.
+		m.loadJobs(ctx, []uint64{msg.ID})
+		return
+	}
+	m.ensureActor(ctx, e)
+}
+
+// ensureActor makes the actor of an owned, non-final job run at the owned
+// epoch: spawned if absent, replaced if it runs at an older epoch.
+func (m *manager) ensureActor(ctx actor.Context, e *entry) {
+	epoch, owned := m.owned[e.rec.GetId()]
+	if !owned || isFinal(e.summary.GetState()) || m.stopping {
+		return
+	}
+	if e.pid != nil && e.epoch == epoch {
+		return
+	}
+	if e.pid != nil {
+		// A new epoch: the old actor stops first; its Terminated brings
+		// this back (onJobTerminated), so two actors of one job never run
+		// here at once and the new one gets the job's name.
+		m.stopActor(ctx, e)
+		return
+	}
+	if e.stopping != "" {
+		return
+	}
+	e.epoch = epoch
+	m.spawn(ctx, e)
+	m.log().Info("job owned", "job", e.rec.GetId(), "name", e.rec.GetName(), "epoch", epoch)
+}
+
+// stopActor stops a job's actor on purpose (the job moved): its
+// Terminated is not a supervisor giving up.
+func (m *manager) stopActor(ctx actor.Context, e *entry) {
+	pid := e.pid
+	e.pid = nil
+	e.stopping = pid.Id
+	ctx.Stop(pid)
+}
+
+func (m *manager) onReleaseJob(ctx actor.Context, id uint64) {
+	delete(m.owned, id)
+	if e := m.byID[id]; e != nil && e.pid != nil {
+		m.stopActor(ctx, e)
+		m.log().Info("job released", "job", id, "name", e.rec.GetName())
+	}
+}
+
+func (m *manager) onReleaseAll(ctx actor.Context) {
+	for id := range m.owned {
+		m.onReleaseJob(ctx, id)
+	}
+	clear(m.owned)
+}
+
+// loadJobs reads jobs from the metadata store outside the mailbox; nil
+// ids: every job.
+func (m *manager) loadJobs(ctx actor.Context, ids []uint64) {
+	meta := m.deps.Meta
+	run(m.life, "load jobs", func(context.Context) *jobsLoaded {
+		res := &jobsLoaded{all: ids == nil}
+		if ids == nil {
+			if err := meta.LoadAllJobs(func(st *metastore.JobState) error {
+				res.states = append(res.states, st)
+				return nil
+			}); err != nil {
+				m.log().Warn("cluster: reload jobs", "err", err)
+				res.all = false
+			}
+			return res
+		}
+		for _, id := range ids {
+			st, err := meta.LoadJob(id)
+			switch {
+			case errors.Is(err, metastore.ErrNotFound):
+				res.gone = append(res.gone, id)
+			case err != nil:
+				m.log().Warn("cluster: load job", "job", id, "err", err)
+			default:
+				res.states = append(res.states, st)
+			}
+		}
+		return res
+	}, func(err error) *jobsLoaded { return &jobsLoaded{} })
+}
+
+// onJobsLoaded merges stored jobs into the registry. The summary of a job
+// this member runs comes from its actor; any other's from its journal.
+func (m *manager) onJobsLoaded(ctx actor.Context, msg *jobsLoaded) {
+	seen := map[uint64]bool{}
+	for _, st := range msg.states {
+		rec := st.Record
+		seen[rec.GetId()] = true
+		if st.Last == nil {
+			continue
+		}
+		m.lastID = max(m.lastID, rec.GetId())
+		e := m.byID[rec.GetId()]
+		if e != nil && e.pid != nil {
+			continue
+		}
+		state, reason, message := stateOf(st.Last)
+		if e == nil {
+			if old := m.byName[rec.GetName()]; old != nil && old.rec.GetId() != rec.GetId() && old.pid == nil {
+				delete(m.byID, old.rec.GetId())
+			}
+			e = &entry{rec: rec}
+		}
+		e.rec = rec
+		e.summary = summaryOf(m.deps.Specs, rec, state, reason, message)
+		m.register(e)
+		m.ensureActor(ctx, e)
+	}
+	gone := msg.gone
+	if msg.all {
+		for id := range m.byID {
+			if !seen[id] {
+				gone = append(gone, id)
+			}
+		}
+	}
+	for _, id := range gone {
+		e := m.byID[id]
+		if e == nil || e.pid != nil {
+			continue
+		}
+		delete(m.byID, id)
+		if m.byName[e.rec.GetName()] == e {
+			delete(m.byName, e.rec.GetName())
+		}
+	}
+}
+
+// forward sends a job command to the manager of the member that owns the
+// job and relays its answer to the requester.
+func (m *manager) forward(ctx actor.Context, e *entry, msg any) bool {
+	name, addr, _, ok := m.deps.Cluster.Owner(e.rec.GetId())
+	if !ok || name == m.deps.Cluster.Self() || addr == "" {
+		ctx.Respond(&api.JobResponse{Error: &api.Error{Code: api.ErrorCode_UNAVAILABLE,
+			Message: fmt.Sprintf("job %s has no live owner at the moment (it is being assigned); retry", api.Quote(e.rec.GetName()))}})
+		return true
+	}
+	sys := ctx.ActorSystem()
+	target := actor.NewPID(addr, ManagerName)
+	runTo(m.life, ctx.Sender(), "forward", func(context.Context) proto.Message {
+		res, err := sys.Root.RequestFuture(target, msg, forwardTimeout).Result()
+		if err != nil {
+			return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_UNAVAILABLE,
+				Message: fmt.Sprintf("job %s: its owner %s at %s did not answer: %v", api.Quote(e.rec.GetName()), name, addr, err)}}
+		}
+		if pm, ok := res.(proto.Message); ok {
+			return pm
+		}
+		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: fmt.Sprintf("owner %s answered %T", name, res)}}
+	}, func(err error) proto.Message {
+		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
+	})
+	return true
+}
+
+// clusterStatus answers ClusterStatusRequest from etcd, outside the mailbox.
+func (m *manager) clusterStatus(ctx actor.Context) {
+	if !m.clustered() {
+		ctx.Respond(&api.ClusterStatusResponse{Error: &api.Error{Code: api.ErrorCode_FAILED_PRECONDITION,
+			Message: "this node is not a cluster member (its config has no cluster section)"}})
+		return
+	}
+	c := m.deps.Cluster
+	runTo(m.life, ctx.Sender(), "cluster status", func(ctx context.Context) *api.ClusterStatusResponse {
+		st, err := c.Status(ctx)
+		if err != nil {
+			return &api.ClusterStatusResponse{Self: c.Self(), Error: &api.Error{Code: api.ErrorCode_UNAVAILABLE, Message: fmt.Sprintf("cluster status: etcd: %v", err)}}
+		}
+		st.Self = c.Self()
+		return st
+	}, func(err error) *api.ClusterStatusResponse {
+		return &api.ClusterStatusResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
+	})
+}
+
+// withOwner is a listing's summary with the job's owner and epoch.
+func (m *manager) withOwner(e *entry) *api.JobSummary {
+	s := proto.Clone(e.summary).(*api.JobSummary)
+	if m.clustered() {
+		if name, _, epoch, ok := m.deps.Cluster.Owner(e.rec.GetId()); ok {
+			s.Owner, s.Epoch = name, epoch
+		} else {
+			s.Owner, s.Epoch = "", 0
+		}
+	}
+	return s
+}
+
+// allocIDs gives queued creates cluster-wide ids when the store allocates
+// them. REQUIRES: outside the actor (it writes to etcd).
+func allocIDs(meta metastore.Store, jobs []metastore.NewJob) error {
+	a, ok := meta.(IDAllocator)
+	if !ok || len(jobs) == 0 {
+		return nil
+	}
+	first, err := a.AllocJobIDs(len(jobs))
+	if err != nil {
+		return err
+	}
+	for i := range jobs {
+		jobs[i].Record.Id = first + uint64(i)
+	}
+	return nil
+}

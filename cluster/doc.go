@@ -1,0 +1,63 @@
+// Package cluster is loadnode's cluster mode on etcd: membership under a
+// lease, a leader that assigns jobs to live members, and each member's view
+// of which jobs it owns, with the epoch that fences their commits.
+//
+// # Membership
+//
+// A Member holds a concurrency.Session (a lease of Config.Lease TTL, kept
+// alive by the etcd client) and registers members/<name> = {addr} under it.
+// When the session ends (the member was frozen or partitioned past its
+// lease, or etcd was unreachable that long) the member releases every job
+// it owned at once (Handler.ReleaseAll: its job actors stop; any commit
+// they still attempt is fenced anyway), then creates a new session,
+// registers again and takes work again. It never relies on Proto.Actor
+// Cluster's etcd provider, which does not rejoin after a lease loss.
+//
+// # Leadership and assignment
+//
+// Every member campaigns in a concurrency.Election; the leader reads the
+// live members, the jobs (rec/ and their heads: final jobs need no owner)
+// and the current assignments, and writes assign/<id20> = owner name for
+// the jobs whose owner must change:
+//
+//   - a job with no owner, or whose owner is not live, goes to the live
+//     member with the fewest jobs (below Config.MaxJobsPerNode, if set);
+//   - a member above ceil(jobs/members) gives up only its excess (bounded
+//     movement when a member joins);
+//   - assignments of deleted and final jobs are removed.
+//
+// Every leader write is a transaction guarded by the leader's own election
+// key (its CreateRevision), so a deposed leader's late write is refused.
+// The leader recomputes on any change of members, jobs or assignments
+// (debounced) and every Lease/2.
+//
+// # Epochs and the fence
+//
+// A job's epoch is the ModRevision of its assign key: the etcd revision of
+// the write that gave the job to its current owner, which only grows. The
+// owner spawns the job actor only after it has seen the assignment in its
+// watch, and the actor's fences are sink.EpochFence(epoch, local): the epoch in the
+// high bits, so every commit of a new owner is newer than every commit of
+// any former owner (see sink/fence.go).
+//
+// # etcd unreachable
+//
+// No member makes an ownership decision without etcd: the leader's writes
+// fail, and members act only on what their watch delivers. Members keep
+// loading until their session's lease runs out client-side, then release
+// their jobs; when etcd answers again they start new sessions, the leader
+// reassigns, and work resumes without a restart. The fence, not lease
+// timing, is what keeps commits safe.
+//
+// # Keys (under the metadata store's prefix, see package etcdmeta)
+//
+//	members/<name>      JSON {addr, started_unix_ms}   under the member's lease
+//	leader/<lease hex>  member name                    concurrency.Election
+//	assign/<id20>       owner name (epoch = ModRevision) the leader
+//
+// # Concurrency
+//
+// A Member runs its own goroutines (session, watch, campaign, leader
+// loop); Handler methods are called from the watch goroutine, one at a
+// time, in order. Owner and Self are safe from any goroutine.
+package cluster

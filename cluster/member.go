@@ -1,0 +1,472 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+)
+
+// Handler receives a member's ownership changes, from one goroutine, in
+// order.
+type Handler interface {
+	// Own: the member owns job id from epoch on (spawn its actor).
+	Own(id, epoch uint64)
+	// Release: the member no longer owns job id (stop its actor).
+	Release(id uint64)
+	// ReleaseAll: the member's session ended; it owns nothing.
+	ReleaseAll()
+	// Changed: job id's record or journal head changed in etcd (created,
+	// altered, transitioned or deleted, by any member).
+	Changed(id uint64)
+	// Resync: the job watch (re)started; changes may have been missed.
+	Resync()
+}
+
+// Config configures a Member.
+type Config struct {
+	Client *clientv3.Client
+	// Prefix is the cluster's key prefix (the metadata store's).
+	Prefix string
+	// Name is the member's unique name; Addr its --listen address.
+	Name, Addr string
+	// Lease is the membership lease TTL (whole seconds, >= 1s).
+	Lease time.Duration
+	// MaxJobsPerNode caps the jobs one member owns; 0: no cap.
+	MaxJobsPerNode int
+	// RequestTimeout bounds each etcd call.
+	RequestTimeout time.Duration
+	Logger         *slog.Logger
+}
+
+// Owner is a job's current assignment.
+type Owner struct {
+	Name  string
+	Addr  string
+	Epoch uint64
+}
+
+// Member is this node's membership.
+type Member struct {
+	cfg Config
+	log *slog.Logger
+
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu struct {
+		sync.Mutex
+		assign  map[uint64]Owner  // every job's assignment, from the watch
+		addrs   map[string]string // live members' addresses
+		owned   map[uint64]uint64 // jobs this member owns: epoch
+		session *concurrency.Session
+		leader  bool
+	}
+}
+
+// New returns a member that has not started.
+func New(cfg Config) (*Member, error) {
+	if cfg.Client == nil || cfg.Name == "" || cfg.Prefix == "" {
+		return nil, errors.New("cluster: Config needs Client, Name and Prefix")
+	}
+	if cfg.Lease < time.Second {
+		return nil, fmt.Errorf("cluster: lease %v must be >= 1s", cfg.Lease)
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 5 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	m := &Member{cfg: cfg, log: cfg.Logger.With("component", "cluster", "member", cfg.Name)}
+	m.mu.assign, m.mu.addrs, m.mu.owned = map[uint64]Owner{}, map[string]string{}, map[uint64]uint64{}
+	return m, nil
+}
+
+// Self is the member's name.
+func (m *Member) Self() string { return m.cfg.Name }
+
+// Owner returns job id's assignment as this member last saw it.
+func (m *Member) Owner(id uint64) (Owner, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, ok := m.mu.assign[id]
+	if ok {
+		o.Addr = m.mu.addrs[o.Name]
+	}
+	return o, ok
+}
+
+// Owned reports whether this member owns job id, and at which epoch.
+func (m *Member) Owned(id uint64) (uint64, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.mu.owned[id]
+	return e, ok
+}
+
+// IsLeader reports whether this member leads now.
+func (m *Member) IsLeader() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.mu.leader
+}
+
+func (m *Member) key(parts ...string) string { return m.cfg.Prefix + strings.Join(parts, "") }
+
+func idStr(id uint64) string { return fmt.Sprintf("%020d", id) }
+
+type memberValue struct {
+	Addr          string `json:"addr"`
+	StartedUnixMs int64  `json:"started_unix_ms"`
+}
+
+// Start runs the member until Stop: sessions, registration, the
+// ownership watch and the campaign, each restarted when a session ends.
+func (m *Member) Start(h Handler) {
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel, m.done = cancel, make(chan struct{})
+	go func() {
+		defer close(m.done)
+		m.run(ctx, h)
+	}()
+}
+
+// Stop resigns, revokes the member's lease (its jobs move at once, not
+// after the TTL) and waits for its goroutines.
+func (m *Member) Stop() {
+	if m.cancel == nil {
+		return
+	}
+	m.cancel()
+	<-m.done
+}
+
+func (m *Member) run(ctx context.Context, h Handler) {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := m.session(ctx, h)
+		h.ReleaseAll()
+		m.mu.Lock()
+		clear(m.mu.owned)
+		m.mu.leader = false
+		m.mu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		m.log.Warn("cluster: session ended; releasing every job and rejoining", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 2*time.Second)
+	}
+}
+
+// session runs one session: it returns when the session ends or ctx is
+// cancelled (then it revokes the lease).
+func (m *Member) session(ctx context.Context, h Handler) error {
+	ttl := int(m.cfg.Lease / time.Second)
+	s, err := concurrency.NewSession(m.cfg.Client, concurrency.WithTTL(ttl), concurrency.WithContext(ctx))
+	if err != nil {
+		return fmt.Errorf("new session: %w", err)
+	}
+	defer func() {
+		// Revoke: on Stop the others take the jobs at once; after a lost
+		// session it is already gone (the error is ignored).
+		rctx, cancel := context.WithTimeout(context.Background(), m.cfg.RequestTimeout)
+		_, _ = m.cfg.Client.Revoke(rctx, s.Lease())
+		cancel()
+		s.Orphan()
+	}()
+	val, _ := json.Marshal(memberValue{Addr: m.cfg.Addr, StartedUnixMs: time.Now().UnixMilli()})
+	pctx, pcancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+	_, err = m.cfg.Client.Put(pctx, m.key("members/", m.cfg.Name), string(val), clientv3.WithLease(s.Lease()))
+	pcancel()
+	if err != nil {
+		return fmt.Errorf("register: %w", err)
+	}
+	// A new session never reuses an epoch of the last one: the jobs
+	// still assigned to this name are re-stamped (each put only if the job
+	// is still ours), so the actors of this session fence off any left
+	// over from the one before.
+	if err := m.restamp(ctx); err != nil {
+		return fmt.Errorf("re-stamp assignments: %w", err)
+	}
+	m.mu.Lock()
+	m.mu.session = s
+	m.mu.Unlock()
+	m.log.Info("cluster: joined", "lease", fmt.Sprintf("%x", s.Lease()), "ttl", m.cfg.Lease)
+
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel()
+	var wg sync.WaitGroup
+	errc := make(chan error, 4)
+	wg.Go(func() { errc <- m.watchJobs(wctx, h) })
+	wg.Go(func() { errc <- m.watchAssignments(wctx, h) })
+	wg.Go(func() { errc <- m.watchMembers(wctx) })
+	wg.Go(func() { errc <- m.campaign(wctx, s) })
+	select {
+	case <-s.Done():
+		err = errors.New("lease lost")
+	case <-ctx.Done():
+		err = ctx.Err()
+	case err = <-errc:
+	}
+	wcancel()
+	wg.Wait()
+	return err
+}
+
+// restamp rewrites this member's own assignments so that their epochs
+// (ModRevisions) are new. Keys go in transactions of restampChunk, each
+// guarded by every key still naming this member and bounded by its own
+// timeout; a chunk whose guard fails (the leader moved one of its jobs
+// meanwhile) is retried key by key.
+func (m *Member) restamp(ctx context.Context) error {
+	prefix := m.key("assign/")
+	gctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+	r, err := m.cfg.Client.Get(gctx, prefix, clientv3.WithPrefix())
+	cancel()
+	if err != nil {
+		return err
+	}
+	var mine []string
+	for _, kv := range r.Kvs {
+		if string(kv.Value) == m.cfg.Name {
+			mine = append(mine, string(kv.Key))
+		}
+	}
+	put := func(keys []string) (bool, error) {
+		cmps := make([]clientv3.Cmp, len(keys))
+		ops := make([]clientv3.Op, len(keys))
+		for i, k := range keys {
+			cmps[i] = clientv3.Compare(clientv3.Value(k), "=", m.cfg.Name)
+			ops[i] = clientv3.OpPut(k, m.cfg.Name)
+		}
+		tctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+		defer cancel()
+		w, err := m.cfg.Client.Txn(tctx).If(cmps...).Then(ops...).Commit()
+		if err != nil {
+			return false, err
+		}
+		return w.Succeeded, nil
+	}
+	for start := 0; start < len(mine); start += restampChunk {
+		chunk := mine[start:min(start+restampChunk, len(mine))]
+		ok, err := put(chunk)
+		if err != nil {
+			return err
+		}
+		if ok {
+			continue
+		}
+		for _, k := range chunk {
+			if _, err := put([]string{k}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// restampChunk is how many assignments one re-stamp transaction rewrites
+// (a compare and a put each, under etcd's default 128 operations).
+const restampChunk = 60
+
+// watchAssignments keeps m.mu.assign and the owned set current and tells h.
+func (m *Member) watchAssignments(ctx context.Context, h Handler) error {
+	prefix := m.key("assign/")
+	for ctx.Err() == nil {
+		gctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+		r, err := m.cfg.Client.Get(gctx, prefix, clientv3.WithPrefix())
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			m.log.Warn("cluster: read assignments", "err", err)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(500 * time.Millisecond):
+			}
+			continue
+		}
+		all := map[uint64]Owner{}
+		for _, kv := range r.Kvs {
+			if id, ok := parseID(string(kv.Key), prefix); ok {
+				all[id] = Owner{Name: string(kv.Value), Epoch: uint64(kv.ModRevision)}
+			}
+		}
+		m.apply(h, all, true)
+		wch := m.cfg.Client.Watch(clientv3.WithRequireLeader(ctx), prefix, clientv3.WithPrefix(), clientv3.WithRev(r.Header.Revision+1))
+		for resp := range wch {
+			if err := resp.Err(); err != nil {
+				m.log.Warn("cluster: assignment watch", "err", err)
+				break
+			}
+			changes := map[uint64]Owner{}
+			for _, ev := range resp.Events {
+				id, ok := parseID(string(ev.Kv.Key), prefix)
+				if !ok {
+					continue
+				}
+				if ev.Type == clientv3.EventTypeDelete {
+					changes[id] = Owner{}
+				} else {
+					changes[id] = Owner{Name: string(ev.Kv.Value), Epoch: uint64(ev.Kv.ModRevision)}
+				}
+			}
+			m.apply(h, changes, false)
+		}
+	}
+	return nil
+}
+
+// apply merges assignments (all: they are the whole set) and tells h what
+// this member gained and lost.
+func (m *Member) apply(h Handler, changes map[uint64]Owner, all bool) {
+	m.mu.Lock()
+	var own [][2]uint64
+	var release []uint64
+	if all {
+		for id := range m.mu.assign {
+			if _, ok := changes[id]; !ok {
+				changes[id] = Owner{}
+			}
+		}
+	}
+	for id, o := range changes {
+		if o.Name == "" {
+			delete(m.mu.assign, id)
+		} else {
+			m.mu.assign[id] = o
+		}
+		cur, had := m.mu.owned[id]
+		switch {
+		case o.Name == m.cfg.Name && (!had || cur != o.Epoch):
+			m.mu.owned[id] = o.Epoch
+			own = append(own, [2]uint64{id, o.Epoch})
+		case o.Name != m.cfg.Name && had:
+			delete(m.mu.owned, id)
+			release = append(release, id)
+		}
+	}
+	m.mu.Unlock()
+	for _, id := range release {
+		h.Release(id)
+	}
+	for _, o := range own {
+		h.Own(o[0], o[1])
+	}
+}
+
+func parseID(key, prefix string) (uint64, bool) {
+	id, err := strconv.ParseUint(strings.TrimPrefix(key, prefix), 10, 64)
+	return id, err == nil && strings.HasPrefix(key, prefix)
+}
+
+// watchJobs tells h of every change of a job's record or head.
+func (m *Member) watchJobs(ctx context.Context, h Handler) error {
+	recs, heads := m.key("rec/"), m.key("head/")
+	for ctx.Err() == nil {
+		gctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+		r, err := m.cfg.Client.Get(gctx, recs, clientv3.WithCountOnly())
+		cancel()
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(500 * time.Millisecond):
+			}
+			continue
+		}
+		h.Resync()
+		rev := r.Header.Revision + 1
+		wctx, wcancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+		rch := m.cfg.Client.Watch(wctx, recs, clientv3.WithPrefix(), clientv3.WithRev(rev), clientv3.WithKeysOnly())
+		hch := m.cfg.Client.Watch(wctx, heads, clientv3.WithPrefix(), clientv3.WithRev(rev), clientv3.WithKeysOnly())
+		for open := true; open; {
+			var resp clientv3.WatchResponse
+			var ok bool
+			var prefix string
+			select {
+			case resp, ok = <-rch:
+				prefix = recs
+			case resp, ok = <-hch:
+				prefix = heads
+			}
+			if !ok || resp.Err() != nil {
+				open = false
+				break
+			}
+			seen := map[uint64]bool{}
+			for _, ev := range resp.Events {
+				if id, ok := parseID(string(ev.Kv.Key), prefix); ok && !seen[id] {
+					seen[id] = true
+					h.Changed(id)
+				}
+			}
+		}
+		wcancel()
+	}
+	return nil
+}
+
+// watchMembers keeps the live members' addresses current.
+func (m *Member) watchMembers(ctx context.Context) error {
+	prefix := m.key("members/")
+	for ctx.Err() == nil {
+		gctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+		r, err := m.cfg.Client.Get(gctx, prefix, clientv3.WithPrefix())
+		cancel()
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(500 * time.Millisecond):
+			}
+			continue
+		}
+		addrs := map[string]string{}
+		for _, kv := range r.Kvs {
+			var v memberValue
+			if json.Unmarshal(kv.Value, &v) == nil {
+				addrs[strings.TrimPrefix(string(kv.Key), prefix)] = v.Addr
+			}
+		}
+		m.mu.Lock()
+		m.mu.addrs = addrs
+		m.mu.Unlock()
+		wch := m.cfg.Client.Watch(clientv3.WithRequireLeader(ctx), prefix, clientv3.WithPrefix(), clientv3.WithRev(r.Header.Revision+1))
+		for resp := range wch {
+			if resp.Err() != nil {
+				break
+			}
+			m.mu.Lock()
+			for _, ev := range resp.Events {
+				name := strings.TrimPrefix(string(ev.Kv.Key), prefix)
+				if ev.Type == clientv3.EventTypeDelete {
+					delete(m.mu.addrs, name)
+					continue
+				}
+				var v memberValue
+				if json.Unmarshal(ev.Kv.Value, &v) == nil {
+					m.mu.addrs[name] = v.Addr
+				}
+			}
+			m.mu.Unlock()
+		}
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+// Package etcdmeta is the metadata store of cluster mode: job create
+// snapshots, the state journal, the table catalog and the cluster-wide job
+// id counter, kept in etcd (go.etcd.io/etcd/client/v3). It implements
+// metastore.Store and passes metastore/metastoretest against a real etcd
+// server.
+//
+// # Durability and atomicity
+//
+// Every mutation is one etcd transaction: a quorum write, which is etcd's
+// durable write, acknowledged only after the members' WAL sync. Each
+// transaction carries the compares that make its read-check-write atomic
+// across every member of the cluster, not only within one process:
+//
+//   - CreateJobs: for each job the name key and the record key must not
+//     exist (CreateRevision == 0), a table it creates must not exist, and
+//     the last-id key must be as read; on a failed compare (a concurrent
+//     create, on any member) the call re-reads and re-checks, so of
+//     concurrent creates of one name exactly one wins and the others get
+//     metastore.ErrNameTaken. A table that exists is compared with
+//     proto.Equal: identical is fine, different is ErrTableExists.
+//   - AppendTransition(s), AlterJob: the job's head key (its newest
+//     transition) must have the ModRevision it had when the call checked
+//     that the new entry's seq follows it, so a second writer fails
+//     instead of forking the journal; the entry, the head (and for an
+//     alter the record) are written in that one transaction.
+//   - DeleteJob: record, head, journal and (if it still names this job)
+//     the name key go in one transaction.
+//   - AllocJobIDs: a compare-and-swap on the counter key; ids are unique
+//     cluster-wide and never reused.
+//
+// etcd bounds one transaction (--max-txn-ops, default 128; request size
+// 1.5 MiB by default). CreateJobs writes its jobs in transactions of at
+// most createChunk jobs: each job is durable or refused on its own, as
+// the contract asks. AppendTransitions of more than appendChunk entries is
+// written in several transactions, each atomic: every entry's seq is
+// checked first, so the split shows only under a concurrent writer of the
+// same journal, which the single-writer discipline excludes.
+//
+// Reads are linearizable (etcd's default). LoadJob reads the record and
+// the head in one transaction, so they are of one write. LoadAllJobs reads
+// pages of records and heads at one revision (a consistent snapshot).
+//
+// # Key layout
+//
+// All keys are under Options.Prefix (default "/loadnode/"). Ids and seqs
+// are 20-digit zero-padded decimals so that byte order is numeric order.
+//
+//	key                              value                   written by
+//	-------------------------------  ----------------------  ------------------------------
+//	<p>meta/last_job_id              decimal uint64          CreateJobs (max of ids written)
+//	<p>meta/next_job_id              decimal uint64          AllocJobIDs (next id to hand out)
+//	<p>name/<job name>               decimal job id          CreateJobs (name index)
+//	<p>rec/<id20>                    proto api.JobRecord     CreateJobs, AlterJob
+//	<p>head/<id20>                   proto api.Transition    every journal write (the newest)
+//	<p>log/<id20>/<seq20>            proto api.Transition    CreateJobs (seq 1), appends, alters
+//	<p>table/<table name>            proto api.TableSpec     CreateJobs, CreateTable
+//
+// The cluster package keeps membership, the leader and assignments under
+// the same prefix (see package cluster).
+//
+// # Concurrency
+//
+// A Store is safe for concurrent use; it holds no lock across a network
+// call except the create mutex, which only spares one process's concurrent
+// creates from retrying against each other. Every call is bounded by
+// Options.RequestTimeout; when etcd is unreachable calls fail with an
+// error wrapping ErrUnavailable and change nothing.
+package etcdmeta

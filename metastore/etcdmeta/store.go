@@ -1,0 +1,757 @@
+package etcdmeta
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/metastore"
+)
+
+// ErrUnavailable wraps a failure to reach etcd (or a call that timed out):
+// nothing was decided, the write may or may not have happened only if the
+// error says "ambiguous".
+var ErrUnavailable = errors.New("etcdmeta: etcd unavailable")
+
+// Options configure a Store.
+type Options struct {
+	// Prefix is the key prefix of this cluster's metadata. Default
+	// "/loadnode/". It must end with "/".
+	Prefix string
+	// RequestTimeout bounds every etcd call. Default 5s.
+	RequestTimeout time.Duration
+}
+
+func defaultOptions() Options { return Options{Prefix: "/loadnode/", RequestTimeout: 5 * time.Second} }
+
+// Validate reports a setting out of range.
+func (o Options) Validate() error {
+	if !strings.HasSuffix(o.Prefix, "/") {
+		return fmt.Errorf("etcdmeta: prefix %q must end with /", o.Prefix)
+	}
+	if o.RequestTimeout <= 0 {
+		return fmt.Errorf("etcdmeta: request timeout %v must be > 0", o.RequestTimeout)
+	}
+	return nil
+}
+
+const (
+	// createChunk jobs per create transaction: 4 puts each (name, record,
+	// head, first entry) and a table, under etcd's default 128 ops.
+	createChunk = 24
+	// appendChunk entries per append transaction: 2 puts each.
+	appendChunk = 60
+	// loadPage records (and heads) per read of LoadAllJobs.
+	loadPage = 1000
+	// casRetries bounds the re-read loops of a compare that keeps failing
+	// under contention.
+	casRetries = 1000
+)
+
+// Store is the etcd metadata store. The client is the caller's: Close does
+// not close it.
+type Store struct {
+	c    *clientv3.Client
+	opts Options
+	// createMu serializes this process's creates and id allocations (they
+	// would only retry against each other); other members are fenced by
+	// the transactions' compares.
+	createMu sync.Mutex
+}
+
+var _ metastore.Store = (*Store)(nil)
+
+// New returns a Store over c. Zero fields of opts take their defaults.
+func New(c *clientv3.Client, opts Options) (*Store, error) {
+	d := defaultOptions()
+	if opts.Prefix == "" {
+		opts.Prefix = d.Prefix
+	}
+	if opts.RequestTimeout == 0 {
+		opts.RequestTimeout = d.RequestTimeout
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return &Store{c: c, opts: opts}, nil
+}
+
+// Client is the store's etcd client.
+func (s *Store) Client() *clientv3.Client { return s.c }
+
+// Prefix is the store's key prefix.
+func (s *Store) Prefix() string { return s.opts.Prefix }
+
+func (s *Store) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.opts.RequestTimeout)
+}
+
+func unavailable(what string, err error) error {
+	return fmt.Errorf("etcdmeta: %s: %w: %w", what, ErrUnavailable, err)
+}
+
+// Keys.
+
+func idStr(id uint64) string { return fmt.Sprintf("%020d", id) }
+
+func (s *Store) lastIDKey() string          { return s.opts.Prefix + "meta/last_job_id" }
+func (s *Store) nextIDKey() string          { return s.opts.Prefix + "meta/next_job_id" }
+func (s *Store) nameKey(n string) string    { return s.opts.Prefix + "name/" + n }
+func (s *Store) recKey(id uint64) string    { return s.opts.Prefix + "rec/" + idStr(id) }
+func (s *Store) recPrefix() string          { return s.opts.Prefix + "rec/" }
+func (s *Store) headKey(id uint64) string   { return s.opts.Prefix + "head/" + idStr(id) }
+func (s *Store) headPrefix() string         { return s.opts.Prefix + "head/" }
+func (s *Store) logPrefix(id uint64) string { return s.opts.Prefix + "log/" + idStr(id) + "/" }
+func (s *Store) logKey(id, seq uint64) string {
+	return s.logPrefix(id) + idStr(seq)
+}
+func (s *Store) tableKey(n string) string { return s.opts.Prefix + "table/" + n }
+
+func parseUint(b []byte) (uint64, error) { return strconv.ParseUint(string(b), 10, 64) }
+
+func validateTableName(name string) error {
+	if name == "" {
+		return errors.New("etcdmeta: empty table name")
+	}
+	return nil
+}
+
+// LastJobID returns the largest job id written, 0 if none.
+func (s *Store) LastJobID() (uint64, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	r, err := s.c.Get(ctx, s.lastIDKey())
+	if err != nil {
+		return 0, unavailable("last job id", err)
+	}
+	if len(r.Kvs) == 0 {
+		return 0, nil
+	}
+	id, err := parseUint(r.Kvs[0].Value)
+	if err != nil {
+		return 0, fmt.Errorf("etcdmeta: last job id: corrupt value %q", r.Kvs[0].Value)
+	}
+	return id, nil
+}
+
+// AllocJobIDs reserves n consecutive job ids, unique across every member
+// of the cluster, and returns the first. They are above every id written
+// (LastJobID) and never handed out again, whether or not they are used.
+func (s *Store) AllocJobIDs(n int) (uint64, error) {
+	if n <= 0 {
+		return 0, fmt.Errorf("etcdmeta: allocate %d job ids", n)
+	}
+	s.createMu.Lock()
+	defer s.createMu.Unlock()
+	for range casRetries {
+		ctx, cancel := s.ctx()
+		r, err := s.c.Txn(ctx).Then(clientv3.OpGet(s.nextIDKey()), clientv3.OpGet(s.lastIDKey())).Commit()
+		if err != nil {
+			cancel()
+			return 0, unavailable("allocate job ids", err)
+		}
+		next, rev := uint64(1), int64(0)
+		if kvs := r.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
+			if next, err = parseUint(kvs[0].Value); err != nil {
+				cancel()
+				return 0, fmt.Errorf("etcdmeta: allocate job ids: corrupt counter %q", kvs[0].Value)
+			}
+			rev = kvs[0].ModRevision
+		}
+		if kvs := r.Responses[1].GetResponseRange().Kvs; len(kvs) == 1 {
+			if last, err := parseUint(kvs[0].Value); err == nil && last >= next {
+				next = last + 1
+			}
+		}
+		w, err := s.c.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(s.nextIDKey()), "=", rev)).
+			Then(clientv3.OpPut(s.nextIDKey(), strconv.FormatUint(next+uint64(n), 10))).Commit()
+		cancel()
+		if err != nil {
+			return 0, unavailable("allocate job ids", err)
+		}
+		if w.Succeeded {
+			return next, nil
+		}
+	}
+	return 0, errors.New("etcdmeta: allocate job ids: counter contended beyond retries")
+}
+
+// CreateJobs writes every job that passes its checks, in transactions of
+// at most createChunk jobs, and returns one error per job.
+func (s *Store) CreateJobs(jobs []metastore.NewJob) []error {
+	errs := make([]error, len(jobs))
+	type prepared struct {
+		i                  int
+		rec                *api.JobRecord
+		recB, firstB, tblB []byte
+		table              *api.TableSpec
+	}
+	var ok []prepared
+	for i, j := range jobs {
+		p, err := prepare(j)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		ok = append(ok, prepared{i: i, rec: j.Record, recB: p.rec, firstB: p.first, tblB: p.table, table: j.NewTable})
+	}
+	s.createMu.Lock()
+	defer s.createMu.Unlock()
+	// Within one call: the first of a name, and of a table, wins.
+	names := map[string]bool{}
+	tables := map[string]*api.TableSpec{}
+	var chunk []prepared
+	for _, p := range ok {
+		name := p.rec.GetName()
+		if names[name] {
+			errs[p.i] = fmt.Errorf("etcdmeta: create job %q: name given twice: %w", name, metastore.ErrNameTaken)
+			continue
+		}
+		if p.table != nil {
+			if prev, seen := tables[p.table.GetName()]; seen && !proto.Equal(prev, p.table) {
+				errs[p.i] = fmt.Errorf("etcdmeta: create job %q: table %q given twice with different schemas: %w", name, p.table.GetName(), metastore.ErrTableExists)
+				continue
+			} else if !seen {
+				tables[p.table.GetName()] = p.table
+			}
+		}
+		names[name] = true
+		chunk = append(chunk, p)
+	}
+	for start := 0; start < len(chunk); start += createChunk {
+		part := chunk[start:min(start+createChunk, len(chunk))]
+		batch := make([]createItem, len(part))
+		for k, p := range part {
+			batch[k] = createItem{rec: p.rec, recB: p.recB, firstB: p.firstB, tblB: p.tblB, table: p.table}
+		}
+		for k, err := range s.createChunk(batch) {
+			errs[part[k].i] = err
+		}
+	}
+	return errs
+}
+
+type createItem struct {
+	rec                *api.JobRecord
+	recB, firstB, tblB []byte
+	table              *api.TableSpec
+}
+
+// createChunk writes one transaction of creates, re-reading and
+// re-checking on a failed compare until each job is written or refused.
+// REQUIRES: s.createMu is held.
+func (s *Store) createChunk(items []createItem) []error {
+	errs := make([]error, len(items))
+	pending := slices.Collect(func(yield func(int) bool) {
+		for i := range items {
+			if !yield(i) {
+				return
+			}
+		}
+	})
+	for range casRetries {
+		if len(pending) == 0 {
+			return errs
+		}
+		ctx, cancel := s.ctx()
+		// Read what the checks need, at one revision.
+		reads := []clientv3.Op{clientv3.OpGet(s.lastIDKey())}
+		for _, i := range pending {
+			it := items[i]
+			reads = append(reads, clientv3.OpGet(s.nameKey(it.rec.GetName())), clientv3.OpGet(s.recKey(it.rec.GetId()), clientv3.WithCountOnly()))
+			if it.table != nil {
+				reads = append(reads, clientv3.OpGet(s.tableKey(it.table.GetName())))
+			} else {
+				reads = append(reads, clientv3.OpGet(s.lastIDKey(), clientv3.WithCountOnly())) // placeholder, keeps 3 per job
+			}
+		}
+		r, err := s.c.Txn(ctx).Then(reads...).Commit()
+		if err != nil {
+			cancel()
+			for _, i := range pending {
+				errs[i] = unavailable(fmt.Sprintf("create job %q", items[i].rec.GetName()), err)
+			}
+			return errs
+		}
+		last, lastRev := uint64(0), int64(0)
+		if kvs := r.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
+			last, _ = parseUint(kvs[0].Value)
+			lastRev = kvs[0].ModRevision
+		}
+		var cmps []clientv3.Cmp
+		var puts []clientv3.Op
+		var writing []int
+		tableDone := map[string]bool{}
+		for k, i := range pending {
+			it := items[i]
+			name := it.rec.GetName()
+			nameR := r.Responses[1+3*k].GetResponseRange()
+			recR := r.Responses[2+3*k].GetResponseRange()
+			if len(nameR.Kvs) == 1 {
+				errs[i] = fmt.Errorf("etcdmeta: create job %q: name used by job %s: %w", name, nameR.Kvs[0].Value, metastore.ErrNameTaken)
+				continue
+			}
+			if recR.Count > 0 {
+				errs[i] = fmt.Errorf("etcdmeta: create job %q: id %d is already used", name, it.rec.GetId())
+				continue
+			}
+			if it.table != nil && !tableDone[it.table.GetName()] {
+				tkey := s.tableKey(it.table.GetName())
+				if kvs := r.Responses[3+3*k].GetResponseRange().Kvs; len(kvs) == 1 {
+					cur := &api.TableSpec{}
+					if err := proto.Unmarshal(kvs[0].Value, cur); err != nil {
+						errs[i] = fmt.Errorf("etcdmeta: create job %q: corrupt table %q: %w", name, it.table.GetName(), err)
+						continue
+					}
+					if !proto.Equal(cur, it.table) {
+						errs[i] = fmt.Errorf("etcdmeta: create job %q: table %q: %w", name, it.table.GetName(), metastore.ErrTableExists)
+						continue
+					}
+					cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(tkey), "=", kvs[0].ModRevision))
+				} else {
+					cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(tkey), "=", 0))
+					puts = append(puts, clientv3.OpPut(tkey, string(it.tblB)))
+				}
+				tableDone[it.table.GetName()] = true
+			}
+			id := it.rec.GetId()
+			cmps = append(cmps,
+				clientv3.Compare(clientv3.CreateRevision(s.nameKey(name)), "=", 0),
+				clientv3.Compare(clientv3.CreateRevision(s.recKey(id)), "=", 0))
+			puts = append(puts,
+				clientv3.OpPut(s.nameKey(name), strconv.FormatUint(id, 10)),
+				clientv3.OpPut(s.recKey(id), string(it.recB)),
+				clientv3.OpPut(s.headKey(id), string(it.firstB)),
+				clientv3.OpPut(s.logKey(id, 1), string(it.firstB)))
+			last = max(last, id)
+			writing = append(writing, i)
+		}
+		if len(writing) == 0 {
+			cancel()
+			return errs
+		}
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(s.lastIDKey()), "=", lastRev))
+		puts = append(puts, clientv3.OpPut(s.lastIDKey(), strconv.FormatUint(last, 10)))
+		w, err := s.c.Txn(ctx).If(cmps...).Then(puts...).Commit()
+		cancel()
+		if err != nil {
+			for _, i := range writing {
+				errs[i] = unavailable(fmt.Sprintf("create job %q (ambiguous: it may have been written)", items[i].rec.GetName()), err)
+			}
+			return errs
+		}
+		if w.Succeeded {
+			return errs
+		}
+		// Someone wrote meanwhile: check again the ones we meant to write.
+		pending = writing
+	}
+	for _, i := range pending {
+		errs[i] = fmt.Errorf("etcdmeta: create job %q: contended beyond retries", items[i].rec.GetName())
+	}
+	return errs
+}
+
+type preparedBytes struct{ rec, first, table []byte }
+
+func prepare(j metastore.NewJob) (preparedBytes, error) {
+	var p preparedBytes
+	rec, first := j.Record, j.First
+	switch {
+	case rec == nil:
+		return p, errors.New("etcdmeta: create job: nil record")
+	case rec.GetId() == 0:
+		return p, errors.New("etcdmeta: create job: id 0")
+	case rec.GetName() == "":
+		return p, fmt.Errorf("etcdmeta: create job %d: empty name", rec.GetId())
+	case first == nil:
+		return p, fmt.Errorf("etcdmeta: create job %q: nil first transition", rec.GetName())
+	case first.GetSeq() > 1:
+		return p, fmt.Errorf("etcdmeta: create job %q: first transition seq %d, want 1", rec.GetName(), first.GetSeq())
+	}
+	if j.NewTable != nil {
+		if err := validateTableName(j.NewTable.GetName()); err != nil {
+			return p, fmt.Errorf("etcdmeta: create job %q: %w", rec.GetName(), err)
+		}
+	}
+	if first.GetSeq() != 1 {
+		first = proto.CloneOf(first)
+		first.Seq = 1
+	}
+	var err error
+	if p.rec, err = proto.Marshal(rec); err != nil {
+		return p, fmt.Errorf("etcdmeta: create job %q: marshal record: %w", rec.GetName(), err)
+	}
+	if p.first, err = proto.Marshal(first); err != nil {
+		return p, fmt.Errorf("etcdmeta: create job %q: marshal transition: %w", rec.GetName(), err)
+	}
+	if j.NewTable != nil {
+		if p.table, err = proto.Marshal(j.NewTable); err != nil {
+			return p, fmt.Errorf("etcdmeta: create job %q: marshal table: %w", rec.GetName(), err)
+		}
+	}
+	return p, nil
+}
+
+// Table returns a table's schema, or an error wrapping ErrNotFound.
+func (s *Store) Table(name string) (*api.TableSpec, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	r, err := s.c.Get(ctx, s.tableKey(name))
+	if err != nil {
+		return nil, unavailable(fmt.Sprintf("table %q", name), err)
+	}
+	if len(r.Kvs) == 0 {
+		return nil, fmt.Errorf("etcdmeta: table %q: %w", name, metastore.ErrNotFound)
+	}
+	t := &api.TableSpec{}
+	if err := proto.Unmarshal(r.Kvs[0].Value, t); err != nil {
+		return nil, fmt.Errorf("etcdmeta: table %q: corrupt: %w", name, err)
+	}
+	return t, nil
+}
+
+// CreateTable adds a table if absent; an identical one is not an error.
+func (s *Store) CreateTable(spec *api.TableSpec) (bool, error) {
+	if err := validateTableName(spec.GetName()); err != nil {
+		return false, fmt.Errorf("etcdmeta: create table: %w", err)
+	}
+	b, err := proto.Marshal(spec)
+	if err != nil {
+		return false, fmt.Errorf("etcdmeta: create table %q: %w", spec.GetName(), err)
+	}
+	key := s.tableKey(spec.GetName())
+	ctx, cancel := s.ctx()
+	defer cancel()
+	r, err := s.c.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, string(b))).Else(clientv3.OpGet(key)).Commit()
+	if err != nil {
+		return false, unavailable(fmt.Sprintf("create table %q", spec.GetName()), err)
+	}
+	if r.Succeeded {
+		return true, nil
+	}
+	cur := &api.TableSpec{}
+	if kvs := r.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
+		if err := proto.Unmarshal(kvs[0].Value, cur); err != nil {
+			return false, fmt.Errorf("etcdmeta: create table %q: corrupt stored table: %w", spec.GetName(), err)
+		}
+	}
+	if !proto.Equal(cur, spec) {
+		return false, fmt.Errorf("etcdmeta: create table %q: %w", spec.GetName(), metastore.ErrTableExists)
+	}
+	return false, nil
+}
+
+func decodeState(id uint64, recB, headB []byte) (*metastore.JobState, error) {
+	st := &metastore.JobState{Record: &api.JobRecord{}}
+	if err := proto.Unmarshal(recB, st.Record); err != nil {
+		return nil, fmt.Errorf("etcdmeta: job %d: corrupt record: %w", id, err)
+	}
+	if headB != nil {
+		st.Last = &api.Transition{}
+		if err := proto.Unmarshal(headB, st.Last); err != nil {
+			return nil, fmt.Errorf("etcdmeta: job %d: corrupt head: %w", id, err)
+		}
+	}
+	return st, nil
+}
+
+// LoadJob reads a job's record and newest transition in one transaction.
+func (s *Store) LoadJob(id uint64) (*metastore.JobState, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	r, err := s.c.Txn(ctx).Then(clientv3.OpGet(s.recKey(id)), clientv3.OpGet(s.headKey(id))).Commit()
+	if err != nil {
+		return nil, unavailable(fmt.Sprintf("load job %d", id), err)
+	}
+	rec := r.Responses[0].GetResponseRange().Kvs
+	if len(rec) == 0 {
+		return nil, fmt.Errorf("etcdmeta: load job %d: %w", id, metastore.ErrNotFound)
+	}
+	var head []byte
+	if kvs := r.Responses[1].GetResponseRange().Kvs; len(kvs) == 1 {
+		head = kvs[0].Value
+	}
+	return decodeState(id, rec[0].Value, head)
+}
+
+// LoadAllJobs calls fn for every job in id order, from one revision.
+func (s *Store) LoadAllJobs(fn func(st *metastore.JobState) error) error {
+	rev := int64(0)
+	from := s.recPrefix()
+	end := clientv3.GetPrefixRangeEnd(s.recPrefix())
+	for {
+		ctx, cancel := s.ctx()
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(loadPage)}
+		if rev != 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		r, err := s.c.Get(ctx, from, opts...)
+		if err != nil {
+			cancel()
+			return unavailable("load jobs", err)
+		}
+		if rev == 0 {
+			rev = r.Header.Revision
+		}
+		if len(r.Kvs) == 0 {
+			cancel()
+			return nil
+		}
+		firstID := strings.TrimPrefix(string(r.Kvs[0].Key), s.recPrefix())
+		lastID := strings.TrimPrefix(string(r.Kvs[len(r.Kvs)-1].Key), s.recPrefix())
+		h, err := s.c.Get(ctx, s.headPrefix()+firstID, clientv3.WithRange(s.headPrefix()+lastID+"\x00"), clientv3.WithRev(rev))
+		cancel()
+		if err != nil {
+			return unavailable("load jobs", err)
+		}
+		heads := make(map[string][]byte, len(h.Kvs))
+		for _, kv := range h.Kvs {
+			heads[strings.TrimPrefix(string(kv.Key), s.headPrefix())] = kv.Value
+		}
+		for _, kv := range r.Kvs {
+			ids := strings.TrimPrefix(string(kv.Key), s.recPrefix())
+			id, err := strconv.ParseUint(ids, 10, 64)
+			if err != nil {
+				return fmt.Errorf("etcdmeta: load jobs: malformed key %q", kv.Key)
+			}
+			st, err := decodeState(id, kv.Value, heads[ids])
+			if err != nil {
+				return err
+			}
+			if err := fn(st); err != nil {
+				return err
+			}
+		}
+		if !r.More {
+			return nil
+		}
+		from = string(r.Kvs[len(r.Kvs)-1].Key) + "\x00"
+	}
+}
+
+func decodeLog(id uint64, r *clientv3.GetResponse) ([]*api.Transition, error) {
+	ts := make([]*api.Transition, 0, len(r.Kvs))
+	for _, kv := range r.Kvs {
+		t := &api.Transition{}
+		if err := proto.Unmarshal(kv.Value, t); err != nil {
+			return nil, fmt.Errorf("etcdmeta: journal of job %d: corrupt entry %q: %w", id, kv.Key, err)
+		}
+		ts = append(ts, t)
+	}
+	return ts, nil
+}
+
+// Journal returns a job's transitions, oldest first.
+func (s *Store) Journal(id uint64) ([]*api.Transition, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	r, err := s.c.Get(ctx, s.logPrefix(id), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	if err != nil {
+		return nil, unavailable(fmt.Sprintf("journal of job %d", id), err)
+	}
+	return decodeLog(id, r)
+}
+
+// History returns a job's newest max transitions, oldest first.
+func (s *Store) History(id uint64, max int) ([]*api.Transition, error) {
+	if max <= 0 {
+		return nil, nil
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	r, err := s.c.Get(ctx, s.logPrefix(id), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend), clientv3.WithLimit(int64(max)))
+	if err != nil {
+		return nil, unavailable(fmt.Sprintf("history of job %d", id), err)
+	}
+	ts, err := decodeLog(id, r)
+	slices.Reverse(ts)
+	return ts, err
+}
+
+// head reads a job's newest transition and its ModRevision.
+func (s *Store) heads(ctx context.Context, ids []uint64) ([]*api.Transition, []int64, error) {
+	ops := make([]clientv3.Op, len(ids))
+	for i, id := range ids {
+		ops[i] = clientv3.OpGet(s.headKey(id))
+	}
+	r, err := s.c.Txn(ctx).Then(ops...).Commit()
+	if err != nil {
+		return nil, nil, err
+	}
+	ts := make([]*api.Transition, len(ids))
+	revs := make([]int64, len(ids))
+	for i, resp := range r.Responses {
+		kvs := resp.GetResponseRange().Kvs
+		if len(kvs) == 0 {
+			continue
+		}
+		t := &api.Transition{}
+		if err := proto.Unmarshal(kvs[0].Value, t); err != nil {
+			return nil, nil, fmt.Errorf("etcdmeta: job %d: corrupt head: %w", ids[i], err)
+		}
+		ts[i], revs[i] = t, kvs[0].ModRevision
+	}
+	return ts, revs, nil
+}
+
+func checkNext(id uint64, head, t *api.Transition) error {
+	if head == nil {
+		return fmt.Errorf("job %d: %w", id, metastore.ErrNotFound)
+	}
+	if want := head.GetSeq() + 1; t.GetSeq() != want {
+		return fmt.Errorf("job %d: seq %d, want %d", id, t.GetSeq(), want)
+	}
+	return nil
+}
+
+// AppendTransition journals t; t.Seq must follow the newest.
+func (s *Store) AppendTransition(id uint64, t *api.Transition) error {
+	if t == nil {
+		return fmt.Errorf("etcdmeta: append transition to job %d: nil transition", id)
+	}
+	if err := s.appendChunk([]metastore.JobTransition{{JobID: id, T: t}}, nil); err != nil {
+		return fmt.Errorf("etcdmeta: append transition to job %d: %w", id, err)
+	}
+	return nil
+}
+
+// AppendTransitions journals entries of many jobs; every entry is checked
+// before any is written, and each transaction of at most appendChunk
+// entries is atomic.
+func (s *Store) AppendTransitions(ts []metastore.JobTransition) error {
+	if len(ts) == 0 {
+		return nil
+	}
+	seen := map[uint64]bool{}
+	for _, jt := range ts {
+		if jt.T == nil {
+			return fmt.Errorf("etcdmeta: append transitions: job %d: nil transition", jt.JobID)
+		}
+		if seen[jt.JobID] {
+			return fmt.Errorf("etcdmeta: append transitions: job %d given twice", jt.JobID)
+		}
+		seen[jt.JobID] = true
+	}
+	if len(ts) > appendChunk {
+		// Check all first, so that a refused batch writes nothing.
+		ctx, cancel := s.ctx()
+		for start := 0; start < len(ts); start += appendChunk {
+			part := ts[start:min(start+appendChunk, len(ts))]
+			ids := make([]uint64, len(part))
+			for i, jt := range part {
+				ids[i] = jt.JobID
+			}
+			heads, _, err := s.heads(ctx, ids)
+			if err != nil {
+				cancel()
+				return unavailable("append transitions", err)
+			}
+			for i, jt := range part {
+				if err := checkNext(jt.JobID, heads[i], jt.T); err != nil {
+					cancel()
+					return fmt.Errorf("etcdmeta: append transitions: %w", err)
+				}
+			}
+		}
+		cancel()
+	}
+	for start := 0; start < len(ts); start += appendChunk {
+		if err := s.appendChunk(ts[start:min(start+appendChunk, len(ts))], nil); err != nil {
+			return fmt.Errorf("etcdmeta: append transitions: %w", err)
+		}
+	}
+	return nil
+}
+
+// appendChunk writes entries (and, for an alter, the new record) in one
+// transaction, guarded by each head's ModRevision.
+func (s *Store) appendChunk(ts []metastore.JobTransition, rec *api.JobRecord) error {
+	ids := make([]uint64, len(ts))
+	vals := make([][]byte, len(ts))
+	for i, jt := range ts {
+		ids[i] = jt.JobID
+		b, err := proto.Marshal(jt.T)
+		if err != nil {
+			return fmt.Errorf("job %d: marshal transition: %w", jt.JobID, err)
+		}
+		vals[i] = b
+	}
+	var recB []byte
+	if rec != nil {
+		var err error
+		if recB, err = proto.Marshal(rec); err != nil {
+			return fmt.Errorf("job %d: marshal record: %w", rec.GetId(), err)
+		}
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	heads, revs, err := s.heads(ctx, ids)
+	if err != nil {
+		return unavailable("read heads", err)
+	}
+	cmps := make([]clientv3.Cmp, 0, len(ts)+1)
+	puts := make([]clientv3.Op, 0, 2*len(ts)+1)
+	for i, jt := range ts {
+		if err := checkNext(jt.JobID, heads[i], jt.T); err != nil {
+			return err
+		}
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(s.headKey(jt.JobID)), "=", revs[i]))
+		puts = append(puts, clientv3.OpPut(s.headKey(jt.JobID), string(vals[i])), clientv3.OpPut(s.logKey(jt.JobID, jt.T.GetSeq()), string(vals[i])))
+	}
+	if rec != nil {
+		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(s.recKey(rec.GetId())), ">", 0))
+		puts = append(puts, clientv3.OpPut(s.recKey(rec.GetId()), string(recB)))
+	}
+	w, err := s.c.Txn(ctx).If(cmps...).Then(puts...).Commit()
+	if err != nil {
+		return unavailable("write (ambiguous: it may have been written)", err)
+	}
+	if !w.Succeeded {
+		return errors.New("a concurrent writer appended first (the journal has one writer)")
+	}
+	return nil
+}
+
+// AlterJob replaces a job's record and journals t in one transaction.
+func (s *Store) AlterJob(rec *api.JobRecord, t *api.Transition) error {
+	if rec == nil || t == nil {
+		return errors.New("etcdmeta: alter job: nil record or transition")
+	}
+	if err := s.appendChunk([]metastore.JobTransition{{JobID: rec.GetId(), T: t}}, rec); err != nil {
+		return fmt.Errorf("etcdmeta: alter job %d: %w", rec.GetId(), err)
+	}
+	return nil
+}
+
+// DeleteJob removes a job's record, journal and name in one transaction;
+// its table stays.
+func (s *Store) DeleteJob(id uint64, name string) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	nk := s.nameKey(name)
+	w, err := s.c.Txn(ctx).If(clientv3.Compare(clientv3.Value(nk), "=", strconv.FormatUint(id, 10))).Then(
+		clientv3.OpDelete(nk),
+		clientv3.OpDelete(s.recKey(id)),
+		clientv3.OpDelete(s.headKey(id)),
+		clientv3.OpDelete(s.logPrefix(id), clientv3.WithPrefix()),
+	).Commit()
+	if err != nil {
+		return unavailable(fmt.Sprintf("delete job %q", name), err)
+	}
+	if !w.Succeeded {
+		return fmt.Errorf("etcdmeta: delete job %q (id %d): %w", name, id, metastore.ErrNotFound)
+	}
+	return nil
+}

@@ -1,0 +1,141 @@
+package etcdmeta
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/internal/etcdtest"
+	"github.com/loadnode/loadnode/metastore"
+	"github.com/loadnode/loadnode/metastore/metastoretest"
+)
+
+func newClient(t *testing.T, srv *etcdtest.Server) *clientv3.Client {
+	t.Helper()
+	c, err := clientv3.New(clientv3.Config{Endpoints: srv.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	return c
+}
+
+// TestMetaConformance runs the suite on one etcd server; each subtest
+// gets its own prefix (fresh storage). Every second reopen restarts etcd
+// itself (SIGKILL, same data): acknowledged writes are quorum writes and
+// must survive it.
+func TestMetaConformance(t *testing.T) {
+	srv := etcdtest.Start(t)
+	var n, reopens atomic.Int64
+	metastoretest.Run(t, metastoretest.Harness{
+		Open: func(t *testing.T) (metastore.Store, func(*testing.T) metastore.Store) {
+			prefix := fmt.Sprintf("/t%d/", n.Add(1))
+			open := func(t *testing.T) metastore.Store {
+				c := newClient(t, srv)
+				t.Cleanup(func() { c.Close() })
+				s, err := New(c, Options{Prefix: prefix, RequestTimeout: 20 * time.Second})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			cur := open(t)
+			return cur, func(t *testing.T) metastore.Store {
+				cur.(*Store).c.Close()
+				if reopens.Add(1)%2 == 0 {
+					if err := srv.Restart(); err != nil {
+						t.Fatalf("restart etcd: %v", err)
+					}
+				}
+				cur = open(t)
+				return cur
+			}
+		},
+	})
+}
+
+// TestAllocJobIDsUnique: two members (two clients) allocating at once get
+// disjoint ids, all above the last id written.
+func TestAllocJobIDsUnique(t *testing.T) {
+	srv := etcdtest.Start(t)
+	var stores []*Store
+	for range 2 {
+		c := newClient(t, srv)
+		t.Cleanup(func() { c.Close() })
+		s, err := New(c, Options{Prefix: "/alloc/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stores = append(stores, s)
+	}
+	if errs := stores[0].CreateJobs([]metastore.NewJob{newJob(40, "forty")}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	seen := map[uint64]bool{}
+	ch := make(chan []uint64, 2)
+	for _, s := range stores {
+		go func() {
+			var got []uint64
+			for range 50 {
+				first, err := s.AllocJobIDs(3)
+				if err != nil {
+					t.Error(err)
+					break
+				}
+				got = append(got, first, first+1, first+2)
+			}
+			ch <- got
+		}()
+	}
+	for range 2 {
+		for _, id := range <-ch {
+			if seen[id] || id <= 40 {
+				t.Fatalf("id %d handed out twice or not above the last id written (40)", id)
+			}
+			seen[id] = true
+		}
+	}
+	if len(seen) != 300 {
+		t.Errorf("%d distinct ids, want 300", len(seen))
+	}
+}
+
+// TestUnavailable: with etcd down a call fails with ErrUnavailable within
+// its timeout and changes nothing.
+func TestUnavailable(t *testing.T) {
+	srv := etcdtest.Start(t)
+	c := newClient(t, srv)
+	t.Cleanup(func() { c.Close() })
+	s, err := New(c, Options{Prefix: "/down/", RequestTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	errs := s.CreateJobs([]metastore.NewJob{newJob(1, "a")})
+	if !errors.Is(errs[0], ErrUnavailable) {
+		t.Errorf("CreateJobs with etcd down = %v, want ErrUnavailable", errs[0])
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	s.opts.RequestTimeout = 20 * time.Second
+	if _, err := s.LoadJob(1); !errors.Is(err, metastore.ErrNotFound) {
+		t.Errorf("LoadJob after a create that failed unavailable = %v, want ErrNotFound", err)
+	}
+}
+
+func newJob(id uint64, name string) metastore.NewJob {
+	tbl := &api.TableSpec{Name: "t_" + name, Columns: []*api.Column{{Name: "n", Type: api.ColumnType_INT64}}}
+	return metastore.NewJob{
+		Record:   &api.JobRecord{Id: id, Name: name, Spec: &api.JobSpec{Name: name, Table: tbl}},
+		First:    &api.Transition{Seq: 1, To: api.JobState_NEED_SCHEDULE, Reason: api.Reason_CREATED},
+		NewTable: tbl,
+	}
+}
