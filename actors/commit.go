@@ -266,6 +266,7 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 		j.stats = g.stats
 		j.retries = 0
 		j.noteRate(g.stats.LastCommitUnixMs, g.loaded)
+		j.report(ctx)
 		if g.exceeded {
 			spec := j.rec.GetSpec()
 			j.transition(ctx, api.JobState_PAUSED, api.Reason_ERROR_ROWS_EXCEEDED,

@@ -285,7 +285,7 @@ func (m *manager) onCreatesWritten(ctx actor.Context, msg *createsWritten) {
 			h(rec.GetId())
 		}
 		e := &entry{rec: rec, summary: summaryOf(m.deps.Specs, rec, api.JobState_NEED_SCHEDULE, api.Reason_CREATED, "created")}
-		m.byName[name] = e
+		m.addEntry(e)
 		m.spawn(ctx, e)
 		m.log().Info("job created", "job", rec.GetId(), "name", name)
 		m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: api.RedactSpec(rec.GetSpec()), CreatedUnixMs: rec.GetCreatedUnixMs()}})

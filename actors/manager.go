@@ -3,7 +3,6 @@ package actors
 import (
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -41,6 +40,9 @@ type entry struct {
 	// preload is the state recovery read, handed to the job actor's first
 	// start and then dropped.
 	preload *metastore.JobState
+	// status is the job actor's newest listing report (listing.go); nil
+	// before the first.
+	status *jobStatus
 }
 
 // manager is the node's job registry: it creates jobs (validate, persist
@@ -52,6 +54,10 @@ type manager struct {
 	scheduler *actor.PID
 	byName    map[string]*entry
 	byPID     map[string]*entry
+	// order holds every entry of byName by job id (listing pages);
+	// orderDirty: an entry was appended out of order.
+	order      []*entry
+	orderDirty bool
 	lastID    uint64
 	recovered RecoveryDone
 	stopping  bool
@@ -120,7 +126,7 @@ func (m *manager) Receive(ctx actor.Context) {
 	case *api.PingRequest:
 		ctx.Respond(&api.PingResponse{Jobs: int64(len(m.byName))})
 	case *api.ListJobsRequest:
-		ctx.Respond(m.list())
+		ctx.Respond(m.list(msg))
 	case *api.TableCountRequest:
 		m.tableCount(ctx, msg)
 	case *api.TableTruncateRequest:
@@ -128,8 +134,11 @@ func (m *manager) Receive(ctx actor.Context) {
 	case *api.TableScanRequest:
 		m.tableScan(ctx, msg)
 	case *jobStateChanged:
-		if e := m.byName[msg.summary.GetName()]; e != nil {
+		if e := m.byName[msg.summary.GetName()]; e != nil && e.rec.GetId() == msg.summary.GetId() {
 			e.summary = msg.summary
+			if msg.status != nil {
+				e.status = msg.status
+			}
 		}
 	case *actor.Terminated:
 		m.onJobTerminated(ctx, msg.Who)
@@ -157,6 +166,7 @@ func (m *manager) Receive(ctx actor.Context) {
 func (m *manager) recover(ctx actor.Context) {
 	m.stopping = false
 	m.byName, m.byPID = map[string]*entry{}, map[string]*entry{}
+	m.order, m.orderDirty = nil, false
 	m.reserved, m.newTables, m.queue, m.writing = map[string]bool{}, map[string]*api.TableSpec{}, nil, false
 	m.recovered = RecoveryDone{}
 	last, err := m.deps.Meta.LastJobID()
@@ -191,7 +201,7 @@ func (m *manager) recover(ctx actor.Context) {
 		}
 		state, reason, message := stateOf(last)
 		e := &entry{rec: rec, preload: st, summary: summaryOf(m.deps.Specs, rec, state, reason, message)}
-		m.byName[rec.GetName()] = e
+		m.addEntry(e)
 		if isFinal(e.summary.State) {
 			continue
 		}
@@ -304,7 +314,7 @@ func (m *manager) deleteJob(name string) *api.JobResponse {
 	} else if err := sk.DropJob(e.rec.GetId()); err != nil {
 		m.log().Warn("job deleted; dropping its progress from its sink failed", "job", e.rec.GetId(), "name", name, "err", err)
 	}
-	delete(m.byName, name)
+	m.removeEntry(e)
 	m.log().Info("job deleted", "job", e.rec.GetId(), "name", name)
 	return &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: api.RedactSpec(e.rec.GetSpec())}}
 }
@@ -326,19 +336,6 @@ func (m *manager) showStored(e *entry) *api.JobResponse {
 		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
 	}
 	return &api.JobResponse{Job: info}
-}
-
-func (m *manager) list() *api.ListJobsResponse {
-	names := make([]string, 0, len(m.byName))
-	for n := range m.byName {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	resp := &api.ListJobsResponse{Jobs: make([]*api.JobSummary, 0, len(names))}
-	for _, n := range names {
-		resp.Jobs = append(resp.Jobs, proto.Clone(m.byName[n].summary).(*api.JobSummary))
-	}
-	return resp
 }
 
 // onJobTerminated handles a job actor that stopped: on purpose (a final

@@ -76,10 +76,22 @@ func present(v jobView) (*api.JobInfo, error) {
 			hist[i] = t
 		}
 	}
-	info := &api.JobInfo{
-		Summary: v.summary, Spec: api.RedactSpec(v.rec.GetSpec()), Stats: proto.Clone(v.stats).(*api.JobStats), History: hist,
-		ErrorRows: errRows, CreatedUnixMs: v.rec.GetCreatedUnixMs(), TotalLag: 0,
+	info := presentCore(v)
+	info.Summary, info.Spec, info.Stats = v.summary, api.RedactSpec(v.rec.GetSpec()), proto.Clone(v.stats).(*api.JobStats)
+	info.History, info.ErrorRows, info.CreatedUnixMs = hist, errRows, v.rec.GetCreatedUnixMs()
+	if v.live {
+		info.RunningTasks = int32(v.tasks)
+		info.LastProgressUnixMs = v.lastMs
+		info.RowsPerSecond = v.rowsPerSec
+		info.Health = health(info, v.now, v.stallAfter, v.rec.GetSpec().GetMaxBatchRows())
 	}
+	return info, nil
+}
+
+// presentCore is the part of a job's presentation that reads nothing: its
+// sink, partitions and lag (a listing's status is made of it too).
+func presentCore(v jobView) *api.JobInfo {
+	info := &api.JobInfo{}
 	info.Sink = "embedded"
 	if d, ok := v.sink.(sink.Describer); ok {
 		info.Sink = d.Describe(v.rec.GetSpec().GetTable().GetName())
@@ -106,30 +118,18 @@ func present(v jobView) (*api.JobInfo, error) {
 		info.TotalLag = -1
 	}
 	addShardInfo(info, v.checkpoints, v.behind, v.lineage)
-	if v.live {
-		info.RunningTasks = int32(v.tasks)
-		info.LastProgressUnixMs = v.lastMs
-		info.RowsPerSecond = v.rowsPerSec
-		info.Health = health(info, v.now, v.stallAfter, v.rec.GetSpec().GetMaxBatchRows())
-	}
-	return info, nil
+	return info
 }
 
 // show presents the live job.
 func (j *job) show() *api.JobResponse {
 	lin, _ := j.src.(Lineage)
 	now := j.deps.Now()
-	var rows int64
-	for _, r := range j.rowsWindow {
-		if r.atMs >= now.UnixMilli()-60_000 {
-			rows += r.rows
-		}
-	}
 	info, err := present(jobView{
 		rec: j.rec, summary: j.summary(), progress: j.progress, checkpoints: j.checkpoints,
 		marks: j.marks, behind: j.behind, stats: j.stats, lineage: lin, meta: j.deps.Meta, sink: j.sink,
 		live: true, tasks: len(j.tasks), lastMs: max(j.stats.GetLastCommitUnixMs(), j.runningSinceMs),
-		rowsPerSec: float64(rows) / 60, now: now, stallAfter: j.deps.Settings.StallAfter,
+		rowsPerSec: j.rowsPerSecond(), now: now, stallAfter: j.deps.Settings.StallAfter,
 	})
 	if err != nil {
 		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}

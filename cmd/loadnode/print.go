@@ -31,12 +31,18 @@ func newTable(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 }
 
-// printJobList prints NAME STATE REASON TABLE SOURCE, one job a line.
+// printJobList prints NAME STATE REASON HEALTH LAG ROWS TABLE SOURCE SINK,
+// one job a line; a summary without a status (health) shows "-" there.
 func printJobList(w io.Writer, jobs []*api.JobSummary) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "NAME\tSTATE\tREASON\tTABLE\tSOURCE")
+	fmt.Fprintln(tw, "NAME\tSTATE\tREASON\tHEALTH\tLAG\tROWS\tTABLE\tSOURCE\tSINK")
 	for _, j := range jobs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cell(j.GetName()), j.GetState(), reasonText(j.GetReason()), cell(j.GetTable()), cell(j.GetSource()))
+		health, lag, rows, sk := "-", "-", "-", "-"
+		if j.GetHealth() != "" {
+			health, lag, rows, sk = j.GetHealth(), watermark(j.GetTotalLag()), strconv.FormatInt(j.GetLoadedRows(), 10), cell(j.GetSink())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(j.GetName()), j.GetState(), reasonText(j.GetReason()),
+			health, lag, rows, cell(j.GetTable()), cell(j.GetSource()), sk)
 	}
 	return tw.Flush()
 }

@@ -128,6 +128,13 @@ type Scale struct {
 	RestartReadySeconds       float64 `json:"restart_ready_seconds"`
 	RestartAllShownSeconds    float64 `json:"restart_all_shown_seconds"`
 	Shown                     int     `json:"shown"`
+	// RestartAllListedSeconds is the time from the restart until a paged
+	// listing (ListJobs, 10,000 summaries a request) returned the status
+	// of every job; ListSeconds the listing alone; Listed the jobs in it
+	// with a health verdict. Measured before the `job show` round trips.
+	RestartAllListedSeconds float64 `json:"restart_all_listed_seconds"`
+	ListSeconds             float64 `json:"list_seconds"`
+	Listed                  int     `json:"listed"`
 	RSSAfterRestartMB         float64 `json:"rss_after_restart_mb"`
 	ExtrapolatedCreateSeconds float64 `json:"extrapolated_create_seconds,omitempty"`
 	ExtrapolatedRSSMB         float64 `json:"extrapolated_rss_mb"`
