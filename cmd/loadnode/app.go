@@ -75,7 +75,7 @@ func usagef(format string, args ...any) error {
 const mainUsage = `loadnode runs routine loads from Kafka into an embedded store.
 
 Usage:
-  loadnode serve [--config FILE] [--data DIR] [--listen HOST:PORT] [--http HOST:PORT] [--log-level LEVEL]
+  loadnode serve [--config FILE] [--data DIR] [--listen HOST:PORT] [--http HOST:PORT] [--log-level LEVEL] [--log-format text|json]
                  [--auth-token-file FILE] [--tls-cert FILE --tls-key FILE] [--addr-file FILE]
   loadnode job create -f SPEC.yaml
   loadnode job list
@@ -91,6 +91,7 @@ Usage:
   loadnode dev ...
   loadnode kfake [--port N] [--partitions N] [--topic NAME ...] [--data-dir DIR] [--seed-records N --record-bytes B]
   loadnode bench [--quick] [--json] [--brokers HOST:PORT,...] [--records N] [--runs N] [--scenarios LIST] [--out FILE] [--chart FILE]
+  loadnode version                (module version, VCS revision, Go version)
   loadnode help [COMMAND]
 
 Every job, table and sql command takes --addr HOST:PORT (default
@@ -125,6 +126,8 @@ func (m *Main) ParseFlags(ctx context.Context, args []string) error {
 		m.cmd, err = m.parseKfake(rest)
 	case "bench":
 		m.cmd, err = m.parseBench(rest)
+	case "version", "--version":
+		m.cmd, err = m.parseVersion(rest)
 	default:
 		return usagef("unknown command %q", name)
 	}

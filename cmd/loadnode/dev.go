@@ -37,6 +37,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	seed := fs.Int("seed", 50000, "records written before the job starts")
 	partitions := fs.Int("partitions", 4, "partitions of the demo topic")
 	logLevel := fs.String("log-level", "warn", "node log level (debug|info|warn|error)")
+	logFormat := fs.String("log-format", "text", "node log format (text|json)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: loadnode dev [flags]\n\nRuns a self-contained demo: an embedded Kafka-protocol broker (kfake) on\nloopback, a producer, a node on a Pebble store and a demo job, with a live\nprogress line.\n\n")
 		fs.PrintDefaults()
@@ -56,7 +57,10 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("dev: --log-level: %w", err)
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if *logFormat != "text" && *logFormat != "json" {
+		return fmt.Errorf("dev: --log-format %q must be text or json", *logFormat)
+	}
+	logger := config.NewLogger(stderr, *logFormat, level)
 
 	// 1. The broker.
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(*partitions), devTopic))
