@@ -58,9 +58,9 @@ type manager struct {
 	// orderDirty: an entry was appended out of order.
 	order      []*entry
 	orderDirty bool
-	lastID    uint64
-	recovered RecoveryDone
-	stopping  bool
+	lastID     uint64
+	recovered  RecoveryDone
+	stopping   bool
 
 	// Creates in flight: names reserved and tables being made by queued or
 	// writing creates; queue waits while a grouped write is in flight.
