@@ -10,6 +10,7 @@ import (
 // Key prefixes and suffixes; see the layout table in doc.go.
 const (
 	lastJobIDKey = "m/last_job_id"
+	// formatVersionKey ("m/format_version") is in version.go.
 	namePrefix   = "n/"
 	jobPrefix    = "j/"
 	tablePrefix  = "t/"

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+
+	"github.com/loadnode/loadnode/persistence"
 )
 
 // versionCmd is `loadnode version`: the module version, the VCS revision
@@ -52,6 +54,7 @@ func printVersion(w io.Writer, bi *debug.BuildInfo) {
 		fmt.Fprintf(w, "revision time: %s\n", t)
 	}
 	fmt.Fprintf(w, "go: %s\n", bi.GoVersion)
+	fmt.Fprintf(w, "store format: %d (opens %d..%d)\n", persistence.FormatVersion, persistence.MinFormatVersion, persistence.FormatVersion)
 	if p := bi.Path; p != "" {
 		fmt.Fprintf(w, "path: %s\n", p)
 	}
