@@ -11,9 +11,9 @@ import (
 const (
 	lastJobIDKey = "m/last_job_id"
 	// formatVersionKey ("m/format_version") is in version.go.
-	namePrefix   = "n/"
-	jobPrefix    = "j/"
-	tablePrefix  = "t/"
+	namePrefix  = "n/"
+	jobPrefix   = "j/"
+	tablePrefix = "t/"
 
 	jobRecordSuffix     = 's'
 	jobJournalSuffix    = 't'
