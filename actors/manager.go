@@ -133,6 +133,8 @@ func (m *manager) Receive(ctx actor.Context) {
 		m.tableTruncate(ctx, msg)
 	case *api.TableScanRequest:
 		m.tableScan(ctx, msg)
+	case *api.BackupRequest:
+		m.backup(ctx, msg)
 	case *jobStateChanged:
 		if e := m.byName[msg.summary.GetName()]; e != nil && e.rec.GetId() == msg.summary.GetId() {
 			e.summary = msg.summary

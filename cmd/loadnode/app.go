@@ -88,6 +88,7 @@ Usage:
   loadnode table count NAME
   loadnode table scan NAME [--limit N] [--format jsonl|table]
   loadnode sql "STATEMENT"        (Doris: CREATE TABLE, CREATE/PAUSE/RESUME/STOP/SHOW ROUTINE LOAD)
+  loadnode backup --to DIR        (a consistent online copy of the node's embedded store)
   loadnode dev ...
   loadnode kfake [--port N] [--partitions N] [--topic NAME ...] [--data-dir DIR] [--seed-records N --record-bytes B]
   loadnode bench [--quick] [--json] [--brokers HOST:PORT,...] [--records N] [--runs N] [--scenarios LIST] [--out FILE] [--chart FILE]
@@ -126,6 +127,8 @@ func (m *Main) ParseFlags(ctx context.Context, args []string) error {
 		m.cmd, err = m.parseKfake(rest)
 	case "bench":
 		m.cmd, err = m.parseBench(rest)
+	case "backup":
+		m.cmd, err = m.parseBackup(rest)
 	case "version", "--version":
 		m.cmd, err = m.parseVersion(rest)
 	default:
