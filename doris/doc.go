@@ -27,6 +27,9 @@
 //	STOP ROUTINE LOAD FOR [db.]name
 //	SHOW [ALL] ROUTINE LOAD [FOR [db.]name]
 //	TRUNCATE TABLE [db.]name                (every row goes; jobs keep their progress)
+//	SHOW TABLES                             (every table: database, jobs; no FROM/LIKE)
+//	DESC | DESCRIBE [db.]name               (columns, database, jobs, row count)
+//	DROP TABLE [IF EXISTS] [db.]name        (refused while a job that is not deleted loads into it)
 //
 // Keywords are case-insensitive, identifiers may be `backquoted`, strings are
 // single- or double-quoted with MySQL escapes (\n \t \\ \' \" ...; other
