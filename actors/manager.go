@@ -133,6 +133,12 @@ func (m *manager) Receive(ctx actor.Context) {
 		m.tableTruncate(ctx, msg)
 	case *api.TableScanRequest:
 		m.tableScan(ctx, msg)
+	case *api.ListTablesRequest:
+		ctx.Respond(m.listTables())
+	case *api.DescribeTableRequest:
+		m.describeTable(ctx, msg)
+	case *api.DropTableRequest:
+		ctx.Respond(m.dropTable(msg))
 	case *api.BackupRequest:
 		m.backup(ctx, msg)
 	case *jobStateChanged:

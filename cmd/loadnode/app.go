@@ -85,9 +85,11 @@ Usage:
   loadnode job stop NAME
   loadnode job alter NAME [-f SPEC.yaml] [--offset PARTITION=OFFSET ...]
   loadnode job delete NAME        (a STOPPED or CANCELLED job; its table stays)
+  loadnode table list | describe NAME | drop NAME [--if-exists]
+  loadnode table export NAME --format csv|jsonl|parquet [-o FILE]
   loadnode table count NAME
   loadnode table scan NAME [--limit N] [--format jsonl|table]
-  loadnode sql "STATEMENT"        (Doris: CREATE TABLE, CREATE/PAUSE/RESUME/STOP/SHOW ROUTINE LOAD)
+  loadnode sql "STATEMENT"        (Doris: CREATE/DROP/TRUNCATE TABLE, SHOW TABLES, DESC, CREATE/PAUSE/RESUME/STOP/SHOW ROUTINE LOAD)
   loadnode backup --to DIR        (a consistent online copy of the node's embedded store)
   loadnode dev ...
   loadnode kfake [--port N] [--partitions N] [--topic NAME ...] [--data-dir DIR] [--seed-records N --record-bytes B]
