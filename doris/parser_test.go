@@ -998,7 +998,9 @@ func TestParseTableStatements(t *testing.T) {
 		{"DESC t", func(s *Statement) bool { return s.Describe != nil && s.Describe.Name == "t" }},
 		{"DESCRIBE db.`t 1`", func(s *Statement) bool { return s.Describe != nil && s.Describe.Name == "t 1" && s.DB == "db" }},
 		{"DROP TABLE t", func(s *Statement) bool { return s.DropTable != nil && s.DropTable.Name == "t" && !s.IfExists }},
-		{"drop table if exists db.t;", func(s *Statement) bool { return s.DropTable != nil && s.DropTable.Name == "t" && s.IfExists && s.DB == "db" }},
+		{"drop table if exists db.t;", func(s *Statement) bool {
+			return s.DropTable != nil && s.DropTable.Name == "t" && s.IfExists && s.DB == "db"
+		}},
 	} {
 		st, err := Parse(tc.sql)
 		if err != nil {

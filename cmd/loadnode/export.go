@@ -256,4 +256,3 @@ func int128Bytes(u *big.Int) []byte {
 	x.FillBytes(b)
 	return b
 }
-
