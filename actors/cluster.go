@@ -78,12 +78,6 @@ const forwardTimeout = 30 * time.Second
 
 func (m *manager) clustered() bool { return m.deps.Cluster != nil }
 
-// register adds or replaces e in the registry.
-func (m *manager) register(e *entry) {
-	m.byName[e.rec.GetName()] = e
-	m.byID[e.rec.GetId()] = e
-}
-
 func (m *manager) onOwnJob(ctx actor.Context, msg *OwnJob) {
 	m.owned[msg.ID] = msg.Epoch
 	e := m.byID[msg.ID]
@@ -193,7 +187,7 @@ func (m *manager) onJobsLoaded(ctx actor.Context, msg *jobsLoaded) {
 		state, reason, message := stateOf(st.Last)
 		if e == nil {
 			if old := m.byName[rec.GetName()]; old != nil && old.rec.GetId() != rec.GetId() && old.pid == nil {
-				delete(m.byID, old.rec.GetId())
+				m.unregister(old)
 			}
 			e = &entry{rec: rec}
 		}
@@ -215,10 +209,7 @@ func (m *manager) onJobsLoaded(ctx actor.Context, msg *jobsLoaded) {
 		if e == nil || e.pid != nil {
 			continue
 		}
-		delete(m.byID, id)
-		if m.byName[e.rec.GetName()] == e {
-			delete(m.byName, e.rec.GetName())
-		}
+		m.unregister(e)
 	}
 }
 
@@ -267,19 +258,6 @@ func (m *manager) clusterStatus(ctx actor.Context) {
 	}, func(err error) *api.ClusterStatusResponse {
 		return &api.ClusterStatusResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
 	})
-}
-
-// withOwner is a listing's summary with the job's owner and epoch.
-func (m *manager) withOwner(e *entry) *api.JobSummary {
-	s := proto.Clone(e.summary).(*api.JobSummary)
-	if m.clustered() {
-		if name, _, epoch, ok := m.deps.Cluster.Owner(e.rec.GetId()); ok {
-			s.Owner, s.Epoch = name, epoch
-		} else {
-			s.Owner, s.Epoch = "", 0
-		}
-	}
-	return s
 }
 
 // allocIDs gives queued creates cluster-wide ids when the store allocates

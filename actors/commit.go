@@ -270,6 +270,7 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 		if j.health == EventFailing || j.health == EventStalled {
 			j.judge(ctx, true) // progress: no longer failing or stalled
 		}
+		j.report(ctx)
 		if g.exceeded {
 			spec := j.rec.GetSpec()
 			j.transition(ctx, api.JobState_PAUSED, api.Reason_ERROR_ROWS_EXCEEDED,

@@ -26,6 +26,7 @@ import (
 // transition, so that listings need not ask every job.
 type jobStateChanged struct {
 	summary *api.JobSummary
+	status  *jobStatus // nil: unchanged
 }
 
 // inspectJob asks a job actor for its runtime state (in-process only: it
@@ -117,6 +118,7 @@ type job struct {
 	holdAdmission  bool   // respawned by recovery: admission waits for *recoveryFinished
 	timers         []*jobTimer
 	rowsWindow     []rateSample
+	reported       *jobStatus // the last listing status sent to the manager
 
 	// Group commit: inflight is the group being made durable in a
 	// goroutine, commitWait the batches that arrived since (they go

@@ -3,7 +3,6 @@ package actors
 import (
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -46,6 +45,9 @@ type entry struct {
 	// stopping is the id of the actor stopped because the job moved or
 	// changed epoch, until its Terminated (cluster mode).
 	stopping string
+	// status is the job actor's newest listing report (listing.go); nil
+	// before the first.
+	status *jobStatus
 }
 
 // manager is the node's job registry: it creates jobs (validate, persist
@@ -60,10 +62,14 @@ type manager struct {
 	byID      map[uint64]*entry
 	// owned are the jobs this member owns, with their epochs (cluster
 	// mode); it survives a manager restart (the member still owns them).
-	owned     map[uint64]uint64
-	lastID    uint64
-	recovered RecoveryDone
-	stopping  bool
+	owned map[uint64]uint64
+	// order holds every entry of byName by job id (listing pages);
+	// orderDirty: it must be rebuilt from byName (listing.go).
+	order      []*entry
+	orderDirty bool
+	lastID     uint64
+	recovered  RecoveryDone
+	stopping   bool
 
 	// Creates in flight: names reserved and tables being made by queued or
 	// writing creates; queue waits while a grouped write is in flight.
@@ -136,7 +142,7 @@ func (m *manager) Receive(ctx actor.Context) {
 	case *api.PingRequest:
 		ctx.Respond(&api.PingResponse{Jobs: int64(len(m.byName))})
 	case *api.ListJobsRequest:
-		ctx.Respond(m.list())
+		ctx.Respond(m.list(msg))
 	case *api.TableCountRequest:
 		m.tableCount(ctx, msg)
 	case *api.TableTruncateRequest:
@@ -145,9 +151,20 @@ func (m *manager) Receive(ctx actor.Context) {
 		m.tableInsert(ctx, msg)
 	case *api.TableScanRequest:
 		m.tableScan(ctx, msg)
+	case *api.ListTablesRequest:
+		ctx.Respond(m.listTables())
+	case *api.DescribeTableRequest:
+		m.describeTable(ctx, msg)
+	case *api.DropTableRequest:
+		ctx.Respond(m.dropTable(msg))
+	case *api.BackupRequest:
+		m.backup(ctx, msg)
 	case *jobStateChanged:
-		if e := m.byName[msg.summary.GetName()]; e != nil {
+		if e := m.byName[msg.summary.GetName()]; e != nil && e.rec.GetId() == msg.summary.GetId() {
 			e.summary = msg.summary
+			if msg.status != nil {
+				e.status = msg.status
+			}
 		}
 	case *OwnJob:
 		m.onOwnJob(ctx, msg)
@@ -192,6 +209,7 @@ func (m *manager) recover(ctx actor.Context) {
 	if m.owned == nil {
 		m.owned = map[uint64]uint64{}
 	}
+	m.order, m.orderDirty = nil, false
 	m.reserved, m.newTables, m.queue, m.writing = map[string]bool{}, map[string]*api.TableSpec{}, nil, false
 	m.recovered = RecoveryDone{}
 	last, err := m.deps.Meta.LastJobID()
@@ -362,8 +380,7 @@ func (m *manager) deleteJob(name string) *api.JobResponse {
 	} else if err := sk.DropJob(e.rec.GetId()); err != nil {
 		m.jobLog(e.rec).Warn("job deleted; dropping its progress from its sink failed", "err", err)
 	}
-	delete(m.byName, name)
-	delete(m.byID, e.rec.GetId())
+	m.unregister(e)
 	m.jobLog(e.rec).Info("job deleted")
 	return &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: api.RedactSpec(e.rec.GetSpec())}}
 }
@@ -385,19 +402,6 @@ func (m *manager) showStored(e *entry) *api.JobResponse {
 		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
 	}
 	return &api.JobResponse{Job: info}
-}
-
-func (m *manager) list() *api.ListJobsResponse {
-	names := make([]string, 0, len(m.byName))
-	for n := range m.byName {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	resp := &api.ListJobsResponse{Jobs: make([]*api.JobSummary, 0, len(names))}
-	for _, n := range names {
-		resp.Jobs = append(resp.Jobs, m.withOwner(m.byName[n]))
-	}
-	return resp
 }
 
 // onJobTerminated handles a job actor that stopped: on purpose (a final

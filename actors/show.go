@@ -89,15 +89,32 @@ func present(v jobView) (*api.JobInfo, error) {
 // summary, positions, lag, statistics and, for a live job, its rates and
 // health verdict.
 func shape(v jobView) *api.JobInfo {
-	info := &api.JobInfo{
-		Summary: v.summary, CreatedUnixMs: v.rec.GetCreatedUnixMs(), TotalLag: 0,
-		ErrorWindowSize: errorWindowSize(v.rec.GetSpec()),
-	}
+	info := presentCore(v)
+	info.Summary, info.CreatedUnixMs = v.summary, v.rec.GetCreatedUnixMs()
+	info.ErrorWindowSize = errorWindowSize(v.rec.GetSpec())
 	if v.lean {
 		info.Stats = v.stats // read, never kept: no copy
 	} else {
 		info.Spec, info.Stats = api.RedactSpec(v.rec.GetSpec()), proto.Clone(v.stats).(*api.JobStats)
 	}
+	if v.live {
+		info.RunningTasks = int32(v.tasks)
+		info.LastProgressUnixMs = v.lastMs
+		info.RowsPerSecond = v.rowsPerSec
+		info.Retries = int32(v.retries)
+		info.Health = health(info, v.now, v.stallAfter, v.rec.GetSpec().GetMaxBatchRows())
+		if info.Summary != nil {
+			info.Summary.Health = info.Health // a live job's summary is built for this look (job.summary)
+		}
+	}
+	return info
+}
+
+// presentCore is the part of a job's presentation that reads nothing and
+// needs no clock: its sink, partitions and lag (a listing's status is made
+// of it too).
+func presentCore(v jobView) *api.JobInfo {
+	info := &api.JobInfo{}
 	info.Sink = "embedded"
 	if d, ok := v.sink.(sink.Describer); ok {
 		info.Sink = d.Describe(v.rec.GetSpec().GetTable().GetName())
@@ -124,16 +141,6 @@ func shape(v jobView) *api.JobInfo {
 		info.TotalLag = -1
 	}
 	addShardInfo(info, v.checkpoints, v.behind, v.lineage)
-	if v.live {
-		info.RunningTasks = int32(v.tasks)
-		info.LastProgressUnixMs = v.lastMs
-		info.RowsPerSecond = v.rowsPerSec
-		info.Retries = int32(v.retries)
-		info.Health = health(info, v.now, v.stallAfter, v.rec.GetSpec().GetMaxBatchRows())
-		if info.Summary != nil {
-			info.Summary.Health = info.Health // a live job's summary is built for this look (job.summary)
-		}
-	}
 	return info
 }
 

@@ -100,7 +100,8 @@ func (j *job) applyTransition(ctx actor.Context, t *api.Transition) {
 
 func (j *job) notify(ctx actor.Context) {
 	if p := ctx.Parent(); p != nil {
-		ctx.Send(p, &jobStateChanged{summary: j.summary()})
+		j.reported = j.status()
+		ctx.Send(p, &jobStateChanged{summary: j.summary(), status: j.reported})
 	}
 }
 

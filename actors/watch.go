@@ -52,6 +52,7 @@ func (j *job) refreshWatermarks(ctx actor.Context) {
 // tasks; a job whose tasks found nothing since the last look lets them go.
 func (j *job) onMarks(ctx actor.Context, marks map[int32]int64) {
 	j.marks = marks
+	defer j.report(ctx)
 	quiet := j.stats.GetCommittedBatches() == j.batchesAtMark
 	j.batchesAtMark = j.stats.GetCommittedBatches()
 	if j.state == api.JobState_RUNNING && j.retries > 0 && j.nothingToRead() {

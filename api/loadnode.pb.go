@@ -1711,8 +1711,18 @@ type JobSummary struct {
 	// Cluster mode: the member that owns the job ("" when none does, or on a
 	// single node) and the ownership epoch (the etcd revision of the
 	// assignment; it only grows).
-	Owner         string `protobuf:"bytes,180,opt,name=owner,proto3" json:"owner,omitempty"`
-	Epoch         uint64 `protobuf:"varint,181,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Owner string `protobuf:"bytes,180,opt,name=owner,proto3" json:"owner,omitempty"`
+	Epoch uint64 `protobuf:"varint,181,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// What a listing shows of a job's status, filled by ListJobs (not by
+	// the other answers that carry a summary): the health verdict (health,
+	// above), the total lag (-1 unknown), the rows loaded,
+	// the loaded rows/s over the last minute and where the rows go. A live
+	// job reports them to the manager when they move, so a page of
+	// summaries is one request, never one per job.
+	TotalLag      int64   `protobuf:"varint,121,opt,name=total_lag,json=totalLag,proto3" json:"total_lag,omitempty"`
+	LoadedRows    int64   `protobuf:"varint,122,opt,name=loaded_rows,json=loadedRows,proto3" json:"loaded_rows,omitempty"`
+	Sink          string  `protobuf:"bytes,123,opt,name=sink,proto3" json:"sink,omitempty"`
+	RowsPerSecond float64 `protobuf:"fixed64,124,opt,name=rows_per_second,json=rowsPerSecond,proto3" json:"rows_per_second,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1813,6 +1823,34 @@ func (x *JobSummary) GetOwner() string {
 func (x *JobSummary) GetEpoch() uint64 {
 	if x != nil {
 		return x.Epoch
+	}
+	return 0
+}
+
+func (x *JobSummary) GetTotalLag() int64 {
+	if x != nil {
+		return x.TotalLag
+	}
+	return 0
+}
+
+func (x *JobSummary) GetLoadedRows() int64 {
+	if x != nil {
+		return x.LoadedRows
+	}
+	return 0
+}
+
+func (x *JobSummary) GetSink() string {
+	if x != nil {
+		return x.Sink
+	}
+	return ""
+}
+
+func (x *JobSummary) GetRowsPerSecond() float64 {
+	if x != nil {
+		return x.RowsPerSecond
 	}
 	return 0
 }
@@ -2602,8 +2640,15 @@ func (x *PingResponse) GetJobs() int64 {
 	return 0
 }
 
+// ListJobsRequest asks for one page of job summaries, in job id order
+// (creation order): at most limit jobs (0: 1000, the default; at most
+// 10000) whose id is above after_id (0: from the first). A job created
+// while a listing pages gets a higher id than every job before it, so a
+// listing that pages to the end sees every job exactly once.
 type ListJobsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	Limit         int32                  `protobuf:"varint,120,opt,name=limit,proto3" json:"limit,omitempty"`
+	AfterId       uint64                 `protobuf:"varint,121,opt,name=after_id,json=afterId,proto3" json:"after_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2638,10 +2683,29 @@ func (*ListJobsRequest) Descriptor() ([]byte, []int) {
 	return file_api_loadnode_proto_rawDescGZIP(), []int{24}
 }
 
+func (x *ListJobsRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListJobsRequest) GetAfterId() uint64 {
+	if x != nil {
+		return x.AfterId
+	}
+	return 0
+}
+
 type ListJobsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Jobs          []*JobSummary          `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
-	Error         *Error                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Jobs  []*JobSummary          `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	Error *Error                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	// next_after_id is the after_id of the next page; 0 when this page is
+	// the last one.
+	NextAfterId uint64 `protobuf:"varint,120,opt,name=next_after_id,json=nextAfterId,proto3" json:"next_after_id,omitempty"`
+	// total is the number of jobs the node knows.
+	Total         int64 `protobuf:"varint,121,opt,name=total,proto3" json:"total,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2688,6 +2752,20 @@ func (x *ListJobsResponse) GetError() *Error {
 		return x.Error
 	}
 	return nil
+}
+
+func (x *ListJobsResponse) GetNextAfterId() uint64 {
+	if x != nil {
+		return x.NextAfterId
+	}
+	return 0
+}
+
+func (x *ListJobsResponse) GetTotal() int64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
 }
 
 type TableCountRequest struct {
@@ -3343,6 +3421,7 @@ type ExecResponse struct {
 	Jobs          []*JobSummary          `protobuf:"bytes,3,rep,name=jobs,proto3" json:"jobs,omitempty"`       // SHOW ROUTINE LOAD
 	Table         *TableSpec             `protobuf:"bytes,4,opt,name=table,proto3" json:"table,omitempty"`     // CREATE TABLE
 	Error         *Error                 `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	Tables        []*TableInfo           `protobuf:"bytes,120,rep,name=tables,proto3" json:"tables,omitempty"` // SHOW TABLES, DESC
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3408,6 +3487,13 @@ func (x *ExecResponse) GetTable() *TableSpec {
 func (x *ExecResponse) GetError() *Error {
 	if x != nil {
 		return x.Error
+	}
+	return nil
+}
+
+func (x *ExecResponse) GetTables() []*TableInfo {
+	if x != nil {
+		return x.Tables
 	}
 	return nil
 }
@@ -4011,6 +4097,496 @@ func (x *ClusterStatusResponse) GetError() *Error {
 	return nil
 }
 
+// TableInfo describes one table of the catalog.
+type TableInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Spec  *TableSpec             `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	// jobs names the jobs (not deleted) whose table this is, by name.
+	Jobs          []string `protobuf:"bytes,2,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	Rows          int64    `protobuf:"varint,3,opt,name=rows,proto3" json:"rows,omitempty"`                              // the row count; -1 when it could not be counted
+	Sink          string   `protobuf:"bytes,4,opt,name=sink,proto3" json:"sink,omitempty"`                               // where the rows are: "embedded" or "postgres analytics public.orders"
+	CountError    string   `protobuf:"bytes,5,opt,name=count_error,json=countError,proto3" json:"count_error,omitempty"` // why rows is -1
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TableInfo) Reset() {
+	*x = TableInfo{}
+	mi := &file_api_loadnode_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TableInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TableInfo) ProtoMessage() {}
+
+func (x *TableInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TableInfo.ProtoReflect.Descriptor instead.
+func (*TableInfo) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *TableInfo) GetSpec() *TableSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+func (x *TableInfo) GetJobs() []string {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *TableInfo) GetRows() int64 {
+	if x != nil {
+		return x.Rows
+	}
+	return 0
+}
+
+func (x *TableInfo) GetSink() string {
+	if x != nil {
+		return x.Sink
+	}
+	return ""
+}
+
+func (x *TableInfo) GetCountError() string {
+	if x != nil {
+		return x.CountError
+	}
+	return ""
+}
+
+// ListTablesRequest lists the catalog's tables, by name, with their jobs
+// (row counts are left out: rows is -1 and count_error empty, see
+// DescribeTableRequest).
+type ListTablesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTablesRequest) Reset() {
+	*x = ListTablesRequest{}
+	mi := &file_api_loadnode_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTablesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTablesRequest) ProtoMessage() {}
+
+func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTablesRequest.ProtoReflect.Descriptor instead.
+func (*ListTablesRequest) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{46}
+}
+
+type ListTablesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tables        []*TableInfo           `protobuf:"bytes,1,rep,name=tables,proto3" json:"tables,omitempty"`
+	Error         *Error                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTablesResponse) Reset() {
+	*x = ListTablesResponse{}
+	mi := &file_api_loadnode_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTablesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTablesResponse) ProtoMessage() {}
+
+func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTablesResponse.ProtoReflect.Descriptor instead.
+func (*ListTablesResponse) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *ListTablesResponse) GetTables() []*TableInfo {
+	if x != nil {
+		return x.Tables
+	}
+	return nil
+}
+
+func (x *ListTablesResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+// DescribeTableRequest describes one table: schema, database, jobs and
+// row count.
+type DescribeTableRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         string                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DescribeTableRequest) Reset() {
+	*x = DescribeTableRequest{}
+	mi := &file_api_loadnode_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DescribeTableRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DescribeTableRequest) ProtoMessage() {}
+
+func (x *DescribeTableRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DescribeTableRequest.ProtoReflect.Descriptor instead.
+func (*DescribeTableRequest) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *DescribeTableRequest) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+type DescribeTableResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         *TableInfo             `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	Error         *Error                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DescribeTableResponse) Reset() {
+	*x = DescribeTableResponse{}
+	mi := &file_api_loadnode_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DescribeTableResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DescribeTableResponse) ProtoMessage() {}
+
+func (x *DescribeTableResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DescribeTableResponse.ProtoReflect.Descriptor instead.
+func (*DescribeTableResponse) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *DescribeTableResponse) GetTable() *TableInfo {
+	if x != nil {
+		return x.Table
+	}
+	return nil
+}
+
+func (x *DescribeTableResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+// DropTableRequest removes a table from the catalog and its rows from its
+// database (Doris DROP TABLE). Refused (FAILED_PRECONDITION, naming the
+// job) while a job that is not deleted loads into it. With if_exists an
+// unknown table is not an error.
+type DropTableRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         string                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	IfExists      bool                   `protobuf:"varint,2,opt,name=if_exists,json=ifExists,proto3" json:"if_exists,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DropTableRequest) Reset() {
+	*x = DropTableRequest{}
+	mi := &file_api_loadnode_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DropTableRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DropTableRequest) ProtoMessage() {}
+
+func (x *DropTableRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DropTableRequest.ProtoReflect.Descriptor instead.
+func (*DropTableRequest) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *DropTableRequest) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *DropTableRequest) GetIfExists() bool {
+	if x != nil {
+		return x.IfExists
+	}
+	return false
+}
+
+type DropTableResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Dropped       bool                   `protobuf:"varint,1,opt,name=dropped,proto3" json:"dropped,omitempty"` // false: there was no such table (if_exists)
+	Error         *Error                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DropTableResponse) Reset() {
+	*x = DropTableResponse{}
+	mi := &file_api_loadnode_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DropTableResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DropTableResponse) ProtoMessage() {}
+
+func (x *DropTableResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DropTableResponse.ProtoReflect.Descriptor instead.
+func (*DropTableResponse) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *DropTableResponse) GetDropped() bool {
+	if x != nil {
+		return x.Dropped
+	}
+	return false
+}
+
+func (x *DropTableResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+// BackupRequest asks the node for a consistent online copy of its embedded
+// store (a Pebble checkpoint) in dir, a directory on the node's machine
+// that must not exist or be empty (absolute path).
+type BackupRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Dir           string                 `protobuf:"bytes,1,opt,name=dir,proto3" json:"dir,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupRequest) Reset() {
+	*x = BackupRequest{}
+	mi := &file_api_loadnode_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupRequest) ProtoMessage() {}
+
+func (x *BackupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupRequest.ProtoReflect.Descriptor instead.
+func (*BackupRequest) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *BackupRequest) GetDir() string {
+	if x != nil {
+		return x.Dir
+	}
+	return ""
+}
+
+type BackupResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Dir           string                 `protobuf:"bytes,1,opt,name=dir,proto3" json:"dir,omitempty"`
+	Bytes         int64                  `protobuf:"varint,2,opt,name=bytes,proto3" json:"bytes,omitempty"` // the size of the copy's files
+	Files         int32                  `protobuf:"varint,3,opt,name=files,proto3" json:"files,omitempty"`
+	Error         *Error                 `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupResponse) Reset() {
+	*x = BackupResponse{}
+	mi := &file_api_loadnode_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupResponse) ProtoMessage() {}
+
+func (x *BackupResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupResponse.ProtoReflect.Descriptor instead.
+func (*BackupResponse) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *BackupResponse) GetDir() string {
+	if x != nil {
+		return x.Dir
+	}
+	return ""
+}
+
+func (x *BackupResponse) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *BackupResponse) GetFiles() int32 {
+	if x != nil {
+		return x.Files
+	}
+	return 0
+}
+
+func (x *BackupResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 var File_api_loadnode_proto protoreflect.FileDescriptor
 
 const file_api_loadnode_proto_rawDesc = "" +
@@ -4149,7 +4725,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"shardState\x12\x1a\n" +
 	"\bsequence\x18\a \x01(\tR\bsequence\x12#\n" +
 	"\rmillis_behind\x18\b \x01(\x03R\fmillisBehind\x12\x18\n" +
-	"\aparents\x18\t \x03(\x05R\aparents\"\xa5\x02\n" +
+	"\aparents\x18\t \x03(\x05R\aparents\"\x9f\x03\n" +
 	"\n" +
 	"JobSummary\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
@@ -4161,7 +4737,12 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x06source\x18\a \x01(\tR\x06source\x12\x16\n" +
 	"\x06health\x18d \x01(\tR\x06health\x12\x15\n" +
 	"\x05owner\x18\xb4\x01 \x01(\tR\x05owner\x12\x15\n" +
-	"\x05epoch\x18\xb5\x01 \x01(\x04R\x05epoch\"\xef\x04\n" +
+	"\x05epoch\x18\xb5\x01 \x01(\x04R\x05epoch\x12\x1b\n" +
+	"\ttotal_lag\x18y \x01(\x03R\btotalLag\x12\x1f\n" +
+	"\vloaded_rows\x18z \x01(\x03R\n" +
+	"loadedRows\x12\x12\n" +
+	"\x04sink\x18{ \x01(\tR\x04sink\x12&\n" +
+	"\x0frows_per_second\x18| \x01(\x01R\rrowsPerSecond\"\xef\x04\n" +
 	"\aJobInfo\x121\n" +
 	"\asummary\x18\x01 \x01(\v2\x17.loadnode.v1.JobSummaryR\asummary\x12(\n" +
 	"\x04spec\x18\x02 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12:\n" +
@@ -4220,11 +4801,15 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x05error\x18\x02 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\"\r\n" +
 	"\vPingRequest\"\"\n" +
 	"\fPingResponse\x12\x12\n" +
-	"\x04jobs\x18\x01 \x01(\x03R\x04jobs\"\x11\n" +
-	"\x0fListJobsRequest\"i\n" +
+	"\x04jobs\x18\x01 \x01(\x03R\x04jobs\"B\n" +
+	"\x0fListJobsRequest\x12\x14\n" +
+	"\x05limit\x18x \x01(\x05R\x05limit\x12\x19\n" +
+	"\bafter_id\x18y \x01(\x04R\aafterId\"\xa3\x01\n" +
 	"\x10ListJobsResponse\x12+\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x17.loadnode.v1.JobSummaryR\x04jobs\x12(\n" +
-	"\x05error\x18\x02 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\")\n" +
+	"\x05error\x18\x02 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\x12\"\n" +
+	"\rnext_after_id\x18x \x01(\x04R\vnextAfterId\x12\x14\n" +
+	"\x05total\x18y \x01(\x03R\x05total\")\n" +
 	"\x11TableCountRequest\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\"T\n" +
 	"\x12TableCountResponse\x12\x14\n" +
@@ -4262,13 +4847,14 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x05error\x18\x03 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\x12\x12\n" +
 	"\x04next\x18\x04 \x01(\fR\x04next\"+\n" +
 	"\vExecRequest\x12\x1c\n" +
-	"\tstatement\x18\x01 \x01(\tR\tstatement\"\xd5\x01\n" +
+	"\tstatement\x18\x01 \x01(\tR\tstatement\"\x85\x02\n" +
 	"\fExecResponse\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12&\n" +
 	"\x03job\x18\x02 \x01(\v2\x14.loadnode.v1.JobInfoR\x03job\x12+\n" +
 	"\x04jobs\x18\x03 \x03(\v2\x17.loadnode.v1.JobSummaryR\x04jobs\x12,\n" +
 	"\x05table\x18\x04 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12(\n" +
-	"\x05error\x18\x05 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\"\x81\x01\n" +
+	"\x05error\x18\x05 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\x12.\n" +
+	"\x06tables\x18x \x03(\v2\x16.loadnode.v1.TableInfoR\x06tables\"\x81\x01\n" +
 	"\tJobRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
@@ -4315,7 +4901,36 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"unassigned\x12\x1a\n" +
 	"\borphaned\x18\x05 \x01(\x03R\borphaned\x12\x12\n" +
 	"\x04self\x18\x06 \x01(\tR\x04self\x12(\n" +
-	"\x05error\x18\a \x01(\v2\x12.loadnode.v1.ErrorR\x05error*\xbf\x01\n" +
+	"\x05error\x18\a \x01(\v2\x12.loadnode.v1.ErrorR\x05error\"\x94\x01\n" +
+	"\tTableInfo\x12*\n" +
+	"\x04spec\x18\x01 \x01(\v2\x16.loadnode.v1.TableSpecR\x04spec\x12\x12\n" +
+	"\x04jobs\x18\x02 \x03(\tR\x04jobs\x12\x12\n" +
+	"\x04rows\x18\x03 \x01(\x03R\x04rows\x12\x12\n" +
+	"\x04sink\x18\x04 \x01(\tR\x04sink\x12\x1f\n" +
+	"\vcount_error\x18\x05 \x01(\tR\n" +
+	"countError\"\x13\n" +
+	"\x11ListTablesRequest\"n\n" +
+	"\x12ListTablesResponse\x12.\n" +
+	"\x06tables\x18\x01 \x03(\v2\x16.loadnode.v1.TableInfoR\x06tables\x12(\n" +
+	"\x05error\x18\x02 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\",\n" +
+	"\x14DescribeTableRequest\x12\x14\n" +
+	"\x05table\x18\x01 \x01(\tR\x05table\"o\n" +
+	"\x15DescribeTableResponse\x12,\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.loadnode.v1.TableInfoR\x05table\x12(\n" +
+	"\x05error\x18\x02 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\"E\n" +
+	"\x10DropTableRequest\x12\x14\n" +
+	"\x05table\x18\x01 \x01(\tR\x05table\x12\x1b\n" +
+	"\tif_exists\x18\x02 \x01(\bR\bifExists\"W\n" +
+	"\x11DropTableResponse\x12\x18\n" +
+	"\adropped\x18\x01 \x01(\bR\adropped\x12(\n" +
+	"\x05error\x18\x02 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\"!\n" +
+	"\rBackupRequest\x12\x10\n" +
+	"\x03dir\x18\x01 \x01(\tR\x03dir\"x\n" +
+	"\x0eBackupResponse\x12\x10\n" +
+	"\x03dir\x18\x01 \x01(\tR\x03dir\x12\x14\n" +
+	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x12\x14\n" +
+	"\x05files\x18\x03 \x01(\x05R\x05files\x12(\n" +
+	"\x05error\x18\x04 \x01(\v2\x12.loadnode.v1.ErrorR\x05error*\xbf\x01\n" +
 	"\tErrorCode\x12\x06\n" +
 	"\x02OK\x10\x00\x12\x14\n" +
 	"\x10INVALID_ARGUMENT\x10\x01\x12\r\n" +
@@ -4412,7 +5027,7 @@ func file_api_loadnode_proto_rawDescGZIP() []byte {
 }
 
 var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_api_loadnode_proto_goTypes = []any{
 	(ErrorCode)(0),                // 0: loadnode.v1.ErrorCode
 	(ColumnType)(0),               // 1: loadnode.v1.ColumnType
@@ -4466,11 +5081,20 @@ var file_api_loadnode_proto_goTypes = []any{
 	(*ClusterStatusRequest)(nil),  // 49: loadnode.v1.ClusterStatusRequest
 	(*ClusterMember)(nil),         // 50: loadnode.v1.ClusterMember
 	(*ClusterStatusResponse)(nil), // 51: loadnode.v1.ClusterStatusResponse
-	nil,                           // 52: loadnode.v1.KafkaSpec.OffsetsEntry
-	nil,                           // 53: loadnode.v1.KafkaSpec.PropertiesEntry
-	nil,                           // 54: loadnode.v1.KinesisSpec.PositionsEntry
-	nil,                           // 55: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	nil,                           // 56: loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	(*TableInfo)(nil),             // 52: loadnode.v1.TableInfo
+	(*ListTablesRequest)(nil),     // 53: loadnode.v1.ListTablesRequest
+	(*ListTablesResponse)(nil),    // 54: loadnode.v1.ListTablesResponse
+	(*DescribeTableRequest)(nil),  // 55: loadnode.v1.DescribeTableRequest
+	(*DescribeTableResponse)(nil), // 56: loadnode.v1.DescribeTableResponse
+	(*DropTableRequest)(nil),      // 57: loadnode.v1.DropTableRequest
+	(*DropTableResponse)(nil),     // 58: loadnode.v1.DropTableResponse
+	(*BackupRequest)(nil),         // 59: loadnode.v1.BackupRequest
+	(*BackupResponse)(nil),        // 60: loadnode.v1.BackupResponse
+	nil,                           // 61: loadnode.v1.KafkaSpec.OffsetsEntry
+	nil,                           // 62: loadnode.v1.KafkaSpec.PropertiesEntry
+	nil,                           // 63: loadnode.v1.KinesisSpec.PositionsEntry
+	nil,                           // 64: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	nil,                           // 65: loadnode.v1.AlterJobRequest.ResetPositionsEntry
 }
 var file_api_loadnode_proto_depIdxs = []int32{
 	0,  // 0: loadnode.v1.Error.code:type_name -> loadnode.v1.ErrorCode
@@ -4478,9 +5102,9 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	5,  // 2: loadnode.v1.Column.aggregation:type_name -> loadnode.v1.Aggregation
 	8,  // 3: loadnode.v1.TableSpec.columns:type_name -> loadnode.v1.Column
 	2,  // 4: loadnode.v1.TableSpec.model:type_name -> loadnode.v1.TableModel
-	52, // 5: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	53, // 6: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
-	54, // 7: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
+	61, // 5: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	62, // 6: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	63, // 7: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
 	9,  // 8: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
 	10, // 9: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
 	11, // 10: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
@@ -4500,8 +5124,8 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	15, // 24: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
 	12, // 25: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
 	12, // 26: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	55, // 27: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	56, // 28: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	64, // 27: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	65, // 28: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
 	9,  // 29: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
 	9,  // 30: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
 	7,  // 31: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
@@ -4519,17 +5143,25 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	17, // 43: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
 	9,  // 44: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
 	7,  // 45: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
-	12, // 46: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
-	45, // 47: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
-	46, // 48: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
-	7,  // 49: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
-	50, // 50: loadnode.v1.ClusterStatusResponse.members:type_name -> loadnode.v1.ClusterMember
-	7,  // 51: loadnode.v1.ClusterStatusResponse.error:type_name -> loadnode.v1.Error
-	52, // [52:52] is the sub-list for method output_type
-	52, // [52:52] is the sub-list for method input_type
-	52, // [52:52] is the sub-list for extension type_name
-	52, // [52:52] is the sub-list for extension extendee
-	0,  // [0:52] is the sub-list for field type_name
+	52, // 46: loadnode.v1.ExecResponse.tables:type_name -> loadnode.v1.TableInfo
+	12, // 47: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
+	45, // 48: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
+	46, // 49: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
+	7,  // 50: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
+	50, // 51: loadnode.v1.ClusterStatusResponse.members:type_name -> loadnode.v1.ClusterMember
+	7,  // 52: loadnode.v1.ClusterStatusResponse.error:type_name -> loadnode.v1.Error
+	9,  // 53: loadnode.v1.TableInfo.spec:type_name -> loadnode.v1.TableSpec
+	52, // 54: loadnode.v1.ListTablesResponse.tables:type_name -> loadnode.v1.TableInfo
+	7,  // 55: loadnode.v1.ListTablesResponse.error:type_name -> loadnode.v1.Error
+	52, // 56: loadnode.v1.DescribeTableResponse.table:type_name -> loadnode.v1.TableInfo
+	7,  // 57: loadnode.v1.DescribeTableResponse.error:type_name -> loadnode.v1.Error
+	7,  // 58: loadnode.v1.DropTableResponse.error:type_name -> loadnode.v1.Error
+	7,  // 59: loadnode.v1.BackupResponse.error:type_name -> loadnode.v1.Error
+	60, // [60:60] is the sub-list for method output_type
+	60, // [60:60] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }
@@ -4557,7 +5189,7 @@ func file_api_loadnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_loadnode_proto_rawDesc), len(file_api_loadnode_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   50,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -434,16 +435,52 @@ func (c *Client) Ping(ctx context.Context) (int64, error) {
 	return resp.GetJobs(), nil
 }
 
-// ListJobs returns a summary of every job the node knows, by name.
+// ListJobs returns a summary of every job the node knows, with its
+// status (health, lag, rows, rate, sink), by name. It reads the listing
+// page by page (ListJobsPage with MaxListPage jobs a page), each page one
+// request with its own timeout: a job created meanwhile may or may not be
+// in it, and no job is in it twice.
 func (c *Client) ListJobs(ctx context.Context) ([]*api.JobSummary, error) {
-	resp, err := call[*api.ListJobsResponse](ctx, c, "list jobs", &api.ListJobsRequest{})
+	var all []*api.JobSummary
+	var after uint64
+	for {
+		page, next, err := c.ListJobsPage(ctx, MaxListPage, after)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if next == 0 || len(page) == 0 || next <= after {
+			break
+		}
+		after = next
+	}
+	slices.SortFunc(all, func(a, b *api.JobSummary) int { return strings.Compare(a.GetName(), b.GetName()) })
+	return all, nil
+}
+
+// Page sizes of ListJobsPage: limit 0 asks for DefaultListPage jobs; a
+// node answers at most MaxListPage.
+const (
+	DefaultListPage = 1000
+	MaxListPage     = 10000
+)
+
+// ListJobsPage returns one page of job summaries in id (creation) order:
+// at most limit jobs (0: DefaultListPage) whose id is above afterID (0:
+// from the first job). next is the afterID of the next page, 0 after the
+// last page.
+func (c *Client) ListJobsPage(ctx context.Context, limit int, afterID uint64) (jobs []*api.JobSummary, next uint64, err error) {
+	if limit < 0 || limit > MaxListPage {
+		return nil, 0, errorf("list jobs: limit %d must be 0..%d", limit, MaxListPage)
+	}
+	resp, err := call[*api.ListJobsResponse](ctx, c, "list jobs", &api.ListJobsRequest{Limit: int32(limit), AfterId: afterID})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if err := fromAPI(resp.GetError()); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return resp.GetJobs(), nil
+	return resp.GetJobs(), resp.GetNextAfterId(), nil
 }
 
 // ClusterStatus returns the cluster's members, leader, jobs per member and
@@ -644,4 +681,22 @@ func sniff(ctx context.Context, addr string) string {
 		return "tls"
 	}
 	return ""
+}
+
+// Backup asks the node for a consistent online copy of its embedded store
+// (job snapshots, journals, the table catalog, and the rows, progress and
+// statistics of the embedded tables) in dir, a directory on the node's
+// machine: absolute, and new or empty. `loadnode serve --data dir` on the
+// copy resumes every job from the copy's progress. Give ctx (or
+// WithTimeout) room for a large store: the node answers when the copy is
+// written.
+func (c *Client) Backup(ctx context.Context, dir string) (*api.BackupResponse, error) {
+	resp, err := call[*api.BackupResponse](ctx, c, "backup", &api.BackupRequest{Dir: dir})
+	if err != nil {
+		return nil, err
+	}
+	if err := fromAPI(resp.GetError()); err != nil {
+		return nil, err
+	}
+	return resp, nil
 }

@@ -94,6 +94,27 @@ func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse,
 			return nil, err
 		}
 		return &api.ExecResponse{Message: "table " + st.Truncate.Name + " truncated"}, nil
+	case st.ShowTables:
+		tables, err := c.ListTables(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &api.ExecResponse{Tables: tables}, nil
+	case st.Describe != nil:
+		ti, err := c.DescribeTable(ctx, st.Describe.Name)
+		if err != nil {
+			return nil, err
+		}
+		return &api.ExecResponse{Tables: []*api.TableInfo{ti}, Table: ti.GetSpec()}, nil
+	case st.DropTable != nil:
+		dropped, err := c.DropTable(ctx, st.DropTable.Name, st.IfExists)
+		if err != nil {
+			return nil, err
+		}
+		if !dropped {
+			return &api.ExecResponse{Message: "table " + st.DropTable.Name + " does not exist"}, nil
+		}
+		return &api.ExecResponse{Message: "table " + st.DropTable.Name + " dropped"}, nil
 	case st.Alter != nil:
 		info, err := c.Alter(ctx, st.Alter.Request)
 		if err != nil {

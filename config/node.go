@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"strconv"
@@ -32,6 +33,9 @@ type Node struct {
 	// LogLevel is one of debug, info, warn, error (case-insensitive).
 	// Default info.
 	LogLevel string `yaml:"log_level"`
+	// LogFormat is how log records are written to stderr: text (key=value,
+	// slog's TextHandler) or json (one JSON object a line). Default text.
+	LogFormat string `yaml:"log_format"`
 	// MaxErrorRowsKept is how many error rows are kept per job (the newest).
 	// Default 1000; >= 1.
 	MaxErrorRowsKept int `yaml:"max_error_rows_kept"`
@@ -137,6 +141,7 @@ func DefaultNode() Node {
 		TopologyInterval:   10 * time.Second,
 		WatermarkInterval:  5 * time.Second,
 		LogLevel:           "info",
+		LogFormat:          "text",
 		MaxErrorRowsKept:   1000,
 
 		MaxRecordSize:        16 << 20,
@@ -155,7 +160,7 @@ func DefaultNode() Node {
 	}
 }
 
-var nodeKeys = []string{"data_dir", "listen", "max_concurrent_tasks", "topology_interval", "watermark_interval", "log_level", "max_error_rows_kept", "http", "auth_token_file", "tls_cert_file", "tls_key_file",
+var nodeKeys = []string{"data_dir", "listen", "max_concurrent_tasks", "topology_interval", "watermark_interval", "log_level", "log_format", "max_error_rows_kept", "http", "auth_token_file", "tls_cert_file", "tls_key_file",
 	"max_record_size", "error_row_raw_size", "source_retry_base", "source_retry_limit", "auto_resume_base", "auto_resume_max", "auto_resume_quiet", "stall_after",
 	"job_restart_limit", "job_restart_window", "job_restart_backoff", "job_restart_backoff_max", "databases", "alerts", "cluster"}
 
@@ -194,6 +199,8 @@ func LoadNode(data []byte) (Node, error) {
 			n.TLSKeyFile, err = str(v, key)
 		case "log_level":
 			n.LogLevel, err = str(v, key)
+		case "log_format":
+			n.LogFormat, err = str(v, key)
 		case "max_concurrent_tasks":
 			n.MaxConcurrentTasks, err = nodeInt(v, key)
 		case "max_error_rows_kept":
@@ -312,6 +319,9 @@ func (n Node) validateFields() error {
 	}
 	if _, ok := parseLogLevel(n.LogLevel); !ok {
 		return fieldErr("log_level", "%q must be debug, info, warn or error", n.LogLevel)
+	}
+	if n.LogFormat != "text" && n.LogFormat != "json" {
+		return fieldErr("log_format", "%q must be text or json", n.LogFormat)
 	}
 	if n.MaxErrorRowsKept < 1 {
 		return fieldErr("max_error_rows_kept", "%d must be >= 1", n.MaxErrorRowsKept)
@@ -438,6 +448,21 @@ func isLoopback(host string) bool {
 func (n Node) SlogLevel() slog.Level {
 	l, _ := parseLogLevel(n.LogLevel)
 	return l
+}
+
+// Logger returns a logger writing to w at LogLevel, in LogFormat.
+func (n Node) Logger(w io.Writer) *slog.Logger {
+	return NewLogger(w, n.LogFormat, n.SlogLevel())
+}
+
+// NewLogger returns a logger writing to w at level, as JSON lines when
+// format is "json", else as slog's text.
+func NewLogger(w io.Writer, format string, level slog.Level) *slog.Logger {
+	o := &slog.HandlerOptions{Level: level}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, o))
+	}
+	return slog.New(slog.NewTextHandler(w, o))
 }
 
 func parseLogLevel(s string) (slog.Level, bool) {

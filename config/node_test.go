@@ -18,6 +18,7 @@ func TestDefaultNode(t *testing.T) {
 		TopologyInterval:   10 * time.Second,
 		WatermarkInterval:  5 * time.Second,
 		LogLevel:           "info",
+		LogFormat:          "text",
 		MaxErrorRowsKept:   1000,
 
 		MaxRecordSize:        16 << 20,
@@ -69,6 +70,8 @@ func TestNodeValidate(t *testing.T) {
 		{"watermark", func(n *Node) { n.WatermarkInterval = -time.Second }, "watermark_interval"},
 		{"log level", func(n *Node) { n.LogLevel = "trace" }, "log_level"},
 		{"log level case", func(n *Node) { n.LogLevel = "WARN" }, ""},
+		{"log format", func(n *Node) { n.LogFormat = "xml" }, "log_format"},
+		{"log format json", func(n *Node) { n.LogFormat = "json" }, ""},
 		{"error rows", func(n *Node) { n.MaxErrorRowsKept = 0 }, "max_error_rows_kept"},
 		{"record size zero", func(n *Node) { n.MaxRecordSize = 0 }, "max_record_size"},
 		{"record size 1 byte", func(n *Node) { n.MaxRecordSize = 1 }, ""},
@@ -158,7 +161,7 @@ cluster:
 		t.Fatal(err)
 	}
 	want := Node{DataDir: "/var/lib/loadnode", Listen: "0.0.0.0:7171", MaxConcurrentTasks: 256,
-		TopologyInterval: 30 * time.Second, WatermarkInterval: 500 * time.Millisecond, LogLevel: "debug",
+		TopologyInterval: 30 * time.Second, WatermarkInterval: 500 * time.Millisecond, LogLevel: "debug", LogFormat: "text",
 		MaxErrorRowsKept: 50, HTTP: "127.0.0.1:9090", AuthTokenFile: "/etc/loadnode/token",
 		TLSCertFile: "/etc/loadnode/cert.pem", TLSKeyFile: "/etc/loadnode/key.pem",
 		MaxRecordSize: 4 << 20, ErrorRowRawSize: 512, SourceRetryBase: 250 * time.Millisecond, SourceRetryLimit: 3,

@@ -32,6 +32,9 @@
 //	                                        (strings, numbers, TRUE, FALSE, NULL; one
 //	                                        atomic write, merged into a UNIQUE or
 //	                                        AGGREGATE table; INSERT ... SELECT refused)
+//	SHOW TABLES                             (every table: database, jobs; no FROM/LIKE)
+//	DESC | DESCRIBE [db.]name               (columns, database, jobs, row count)
+//	DROP TABLE [IF EXISTS] [db.]name        (refused while a job that is not deleted loads into it)
 //
 // Keywords are case-insensitive, identifiers may be `backquoted`, strings are
 // single- or double-quoted with MySQL escapes (\n \t \\ \' \" ...; other

@@ -40,6 +40,17 @@ type Statement struct {
 	Truncate *JobRef
 	// Insert is INSERT INTO [db.]table [(cols)] VALUES (...), ...
 	Insert *api.TableInsertRequest
+	// ShowTables is SHOW TABLES (FROM/IN db is refused: loadnode has one
+	// namespace).
+	ShowTables bool
+	// Describe names the table of DESC / DESCRIBE [db.]name.
+	Describe *JobRef
+	// DropTable names the table of DROP TABLE [IF EXISTS] [db.]name
+	// (IfExists says IF EXISTS was given).
+	DropTable *JobRef
+
+	// IfExists is DROP TABLE's IF EXISTS.
+	IfExists bool
 
 	// DB is the database qualifier of the created table or routine load
 	// ("db" in CREATE TABLE db.t), or "". loadnode has one namespace per
@@ -300,7 +311,7 @@ func (p *parser) properties(clause string) ([]property, *Error) {
 
 // statementsHelp lists what Parse understands, for the error about any other
 // statement.
-const statementsHelp = "loadnode understands CREATE TABLE, TRUNCATE TABLE, INSERT INTO ... VALUES, CREATE ROUTINE LOAD, ALTER ROUTINE LOAD, PAUSE, RESUME and STOP ROUTINE LOAD, and SHOW ROUTINE LOAD"
+const statementsHelp = "loadnode understands CREATE TABLE, TRUNCATE TABLE, DROP TABLE, SHOW TABLES, DESC, INSERT INTO ... VALUES, CREATE ROUTINE LOAD, ALTER ROUTINE LOAD, PAUSE, RESUME and STOP ROUTINE LOAD, and SHOW ROUTINE LOAD"
 
 func (p *parser) statement() (*Statement, *Error) {
 	t := p.next()
@@ -340,6 +351,37 @@ func (p *parser) statement() (*Statement, *Error) {
 		return p.show()
 	case t.is("INSERT"):
 		return p.insert()
+	case t.is("DESC"), t.is("DESCRIBE"):
+		db, name, _, err := p.qualifiedName("DESC", "a table name")
+		if err != nil {
+			return nil, err
+		}
+		if n := p.peek(); n.kind != tokEOF && !n.isSym(";") {
+			return nil, p.errf(n, "DESC", "unexpected %s: loadnode describes whole tables (DESC name)", n.describe())
+		}
+		return &Statement{Describe: &JobRef{DB: db, Name: name}, DB: db}, nil
+	case t.is("DROP"):
+		if n := p.peek(); !n.is("TABLE") {
+			return nil, p.errf(n, "DROP "+strings.ToUpper(n.text), "statement not supported; %s", statementsHelp)
+		}
+		p.next()
+		st := &Statement{}
+		if p.peek().is("IF") {
+			p.next()
+			if err := p.expect("DROP TABLE IF EXISTS", "EXISTS"); err != nil {
+				return nil, err
+			}
+			st.IfExists = true
+		}
+		db, name, _, err := p.qualifiedName("DROP TABLE", "a table name")
+		if err != nil {
+			return nil, err
+		}
+		if n := p.peek(); n.is("FORCE") {
+			return nil, p.errf(n, "DROP TABLE FORCE", "FORCE not supported: loadnode drops a table at once, and never one a job loads into")
+		}
+		st.DropTable, st.DB = &JobRef{DB: db, Name: name}, db
+		return st, nil
 	case t.is("TRUNCATE"):
 		p.accept("TABLE")
 		db, name, _, err := p.qualifiedName("TRUNCATE TABLE", "a table name")
@@ -403,6 +445,13 @@ func (p *parser) jobCommand(verb string) (*Statement, *Error) {
 // show parses the rest of SHOW [ALL] ROUTINE LOAD [FOR [db.]name].
 func (p *parser) show() (*Statement, *Error) {
 	sh := &Show{}
+	if t := p.peek(); t.is("TABLES") {
+		p.next()
+		if n := p.peek(); n.is("FROM") || n.is("IN") || n.is("LIKE") || n.is("WHERE") {
+			return nil, p.errf(n, "SHOW TABLES "+strings.ToUpper(n.text), "not supported: SHOW TABLES lists every table of the node")
+		}
+		return &Statement{ShowTables: true}, nil
+	}
 	if t := p.peek(); !t.is("ALL") && !t.is("ROUTINE") {
 		what := "SHOW " + strings.ToUpper(t.text)
 		if t.kind != tokIdent {

@@ -838,7 +838,7 @@ PROPERTIES("dynamic_partition.time_unit" = "DAY");`, `PROPERTIES "dynamic_partit
 		{"unterminated comment", "SHOW /* x", "", 1, 6, "unterminated comment"},
 		{"unterminated identifier", "SHOW ROUTINE LOAD FOR `x", "", 1, 23, "unterminated"},
 		{"select", "SELECT 1", "SELECT", 1, 1, "statement not supported"},
-		{"drop", "DROP TABLE t", "DROP", 1, 1, "statement not supported"},
+		{"drop", "DROP VIEW v", "DROP VIEW", 1, 6, "statement not supported"},
 		{"create database", "CREATE DATABASE d", "CREATE DATABASE", 1, 8, "statement not supported"},
 		{"symbol", "; SHOW", "", 1, 1, "expected a statement"},
 		{"unicode column", "SELECT é", "SELECT", 1, 1, "statement not supported"},
@@ -968,5 +968,42 @@ func TestParseTruncate(t *testing.T) {
 	}
 	if _, err := Parse("TRUNCATE TABLE t PARTITION (p1)"); err == nil {
 		t.Error("TRUNCATE ... PARTITION accepted")
+	}
+}
+
+func TestParseTableStatements(t *testing.T) {
+	for _, tc := range []struct {
+		sql   string
+		check func(*Statement) bool
+	}{
+		{"SHOW TABLES", func(s *Statement) bool { return s.ShowTables }},
+		{"show tables;", func(s *Statement) bool { return s.ShowTables }},
+		{"DESC t", func(s *Statement) bool { return s.Describe != nil && s.Describe.Name == "t" }},
+		{"DESCRIBE db.`t 1`", func(s *Statement) bool { return s.Describe != nil && s.Describe.Name == "t 1" && s.DB == "db" }},
+		{"DROP TABLE t", func(s *Statement) bool { return s.DropTable != nil && s.DropTable.Name == "t" && !s.IfExists }},
+		{"drop table if exists db.t;", func(s *Statement) bool {
+			return s.DropTable != nil && s.DropTable.Name == "t" && s.IfExists && s.DB == "db"
+		}},
+	} {
+		st, err := Parse(tc.sql)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.sql, err)
+		}
+		if !tc.check(st) {
+			t.Fatalf("%s: %+v", tc.sql, st)
+		}
+	}
+	for sql, want := range map[string]string{
+		"SHOW TABLES FROM db": "SHOW TABLES FROM",
+		"DROP TABLE t FORCE":  "DROP TABLE FORCE",
+		"DROP TABLE IF t":     "DROP TABLE IF EXISTS",
+		"DROP DATABASE d":     "DROP DATABASE",
+		"DESC t c":            "DESC",
+	} {
+		_, err := Parse(sql)
+		var de *Error
+		if !errors.As(err, &de) || de.Clause != want {
+			t.Fatalf("%s: %v, want clause %q", sql, err, want)
+		}
 	}
 }

@@ -62,6 +62,12 @@ type Store interface {
 	// CreateTable adds a table to the catalog; created is false when an
 	// identical table exists, and ErrTableExists wraps a different one.
 	CreateTable(spec *api.TableSpec) (created bool, err error)
+	// Tables returns every table of the catalog, by name.
+	Tables() ([]*api.TableSpec, error)
+	// DropTable removes a table from the catalog durably (and, where the
+	// store also holds the table's rows, the rows); ErrNotFound if there is
+	// no such table.
+	DropTable(name string) error
 	// LoadAllJobs calls fn for every job, in id order.
 	LoadAllJobs(fn func(st *JobState) error) error
 	// LoadJob reads one job, or ErrNotFound. Its record and newest

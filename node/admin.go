@@ -173,7 +173,12 @@ func httpStatus(e *api.Error) int {
 }
 
 func (a *admin) jobs(w http.ResponseWriter, r *http.Request) {
-	res, err := a.ask(r.Context(), &api.ListJobsRequest{})
+	req, err := listRequest(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	res, err := a.ask(r.Context(), req)
 	if err != nil {
 		http.Error(w, "no answer from the manager: "+err.Error(), http.StatusServiceUnavailable)
 		return
@@ -225,13 +230,12 @@ func (c *jobsCollector) Describe(chan<- *prometheus.Desc) {}
 func (c *jobsCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res, err := c.a.ask(ctx, &api.ListJobsRequest{})
+	jobs, err := c.a.listAll(ctx)
 	if err != nil {
 		c.a.logger.Warn("metrics: list jobs", "err", err)
 		return
 	}
-	list, _ := res.(*api.ListJobsResponse)
-	for _, s := range list.GetJobs() {
+	for _, s := range jobs {
 		name := s.GetName()
 		ch <- prometheus.MustNewConstMetric(descState, prometheus.GaugeValue, 1, name, s.GetState().String(), s.GetReason().String())
 		res, err := c.a.ask(ctx, &api.ShowJobRequest{Name: name})

@@ -64,6 +64,8 @@
 //
 //	key                              value                   written by
 //	-------------------------------  ----------------------  ------------------------------
+//	m/format_version                 uint32 store format     Open (when absent: a new store, or one
+//	                                 version (FormatVersion) written before the key existed, version 1)
 //	m/last_job_id                    uint64                  CreateJob (max of ids written)
 //	n/<job name>                     uint64 job id           CreateJob (name index)
 //	j/<id8>/s                        proto api.JobRecord     CreateJob (create snapshot)

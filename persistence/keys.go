@@ -10,9 +10,10 @@ import (
 // Key prefixes and suffixes; see the layout table in doc.go.
 const (
 	lastJobIDKey = "m/last_job_id"
-	namePrefix   = "n/"
-	jobPrefix    = "j/"
-	tablePrefix  = "t/"
+	// formatVersionKey ("m/format_version") is in version.go.
+	namePrefix  = "n/"
+	jobPrefix   = "j/"
+	tablePrefix = "t/"
 
 	jobRecordSuffix     = 's'
 	jobJournalSuffix    = 't'

@@ -192,6 +192,10 @@ func Open(opts Options) (s *Store, err error) {
 		return nil, fmt.Errorf("persistence: open %s: %w", opts.Dir, err)
 	}
 	s.db = db
+	if err := s.checkFormatVersion(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	return s, nil
 }
 

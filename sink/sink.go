@@ -172,6 +172,15 @@ type TableCreator interface {
 	CreateTable(spec *api.TableSpec) error
 }
 
+// Dropper is implemented by a sink that can drop a table (Doris DROP
+// TABLE): its rows, and in a database server the table itself, go in one
+// step. The caller removes the table from the catalog after, and drops a
+// table only while no job loads into it. Dropping a table that is not
+// there is not an error.
+type Dropper interface {
+	DropTable(table string) error
+}
+
 // Truncater is implemented by a sink that can empty a table (Doris TRUNCATE
 // TABLE): every row of the table goes in one atomic step; progress, error
 // rows and statistics stay, so the jobs loading into it go on from where

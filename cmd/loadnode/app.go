@@ -75,7 +75,7 @@ func usagef(format string, args ...any) error {
 const mainUsage = `loadnode runs routine loads from Kafka into an embedded store.
 
 Usage:
-  loadnode serve [--config FILE] [--data DIR] [--listen HOST:PORT] [--http HOST:PORT] [--log-level LEVEL]
+  loadnode serve [--config FILE] [--data DIR] [--listen HOST:PORT] [--http HOST:PORT] [--log-level LEVEL] [--log-format text|json]
                  [--auth-token-file FILE] [--tls-cert FILE --tls-key FILE] [--addr-file FILE]
   loadnode job create -f SPEC.yaml
   loadnode job list
@@ -85,13 +85,17 @@ Usage:
   loadnode job stop NAME
   loadnode job alter NAME [-f SPEC.yaml] [--offset PARTITION=OFFSET ...]
   loadnode job delete NAME        (a STOPPED or CANCELLED job; its table stays)
+  loadnode table list | describe NAME | drop NAME [--if-exists]
+  loadnode table export NAME --format csv|jsonl|parquet [-o FILE]
   loadnode table count NAME
   loadnode table scan NAME [--limit N] [--format jsonl|table]
   loadnode cluster status         (cluster mode: members, leader, jobs per member, lease ages)
-  loadnode sql "STATEMENT"        (Doris: CREATE TABLE, CREATE/PAUSE/RESUME/STOP/SHOW ROUTINE LOAD)
+  loadnode sql "STATEMENT"        (Doris: CREATE/DROP/TRUNCATE TABLE, SHOW TABLES, DESC, INSERT INTO ... VALUES, CREATE/PAUSE/RESUME/STOP/SHOW ROUTINE LOAD)
+  loadnode backup --to DIR        (a consistent online copy of the node's embedded store)
   loadnode dev ...
   loadnode kfake [--port N] [--partitions N] [--topic NAME ...] [--data-dir DIR] [--seed-records N --record-bytes B]
   loadnode bench [--quick] [--json] [--brokers HOST:PORT,...] [--records N] [--runs N] [--scenarios LIST] [--out FILE] [--chart FILE]
+  loadnode version                (module version, VCS revision, Go version)
   loadnode help [COMMAND]
 
 Every job, table and sql command takes --addr HOST:PORT (default
@@ -128,6 +132,10 @@ func (m *Main) ParseFlags(ctx context.Context, args []string) error {
 		m.cmd, err = m.parseKfake(rest)
 	case "bench":
 		m.cmd, err = m.parseBench(rest)
+	case "backup":
+		m.cmd, err = m.parseBackup(rest)
+	case "version", "--version":
+		m.cmd, err = m.parseVersion(rest)
 	default:
 		return usagef("unknown command %q", name)
 	}

@@ -72,12 +72,12 @@ func TestCommandsAgainstNode(t *testing.T) {
 		wantOut  string // regexp on stdout
 		wantErr  string // substring of stderr; "" means empty
 	}{
-		{[]string{"job", "list"}, 0, `^NAME\s+STATE\s+REASON\s+TABLE\s+SOURCE\n$`, ""},
+		{[]string{"job", "list"}, 0, `^NAME\s+STATE\s+REASON\s+HEALTH\s+LAG\s+ROWS\s+TABLE\s+SOURCE\s+SINK\n$`, ""},
 		{[]string{"job", "create", "-f", specFile}, 0, `^created job orders_load \(id \d+\)\n$`, ""},
 		{[]string{"job", "create", "-f", specFile}, 1, `^$`, `loadnode: ALREADY_EXISTS: job "orders_load" already exists`},
 		{[]string{"job", "create", "-f", "-"}, 1, `^$`, "job create: stdin: config: job spec is empty"},
 		{[]string{"job", "create", "-f", badFile}, 1, `^$`, "kafka.topic: required (line 10)"},
-		{[]string{"job", "list"}, 0, `\norders_load\s+\S+\s+\S+\s+orders\s+kafka://orders\n$`, ""},
+		{[]string{"job", "list"}, 0, `\norders_load\s+\S+\s+\S+\s+healthy\s+\S+\s+0\s+orders\s+kafka://orders\s+embedded\n$`, ""},
 		{[]string{"job", "pause", "orders_load"}, 0, `^job orders_load: PAUSED \(USER_PAUSE`, ""},
 		{[]string{"job", "show", "orders_load"}, 0, `(?s)^Job:\s+orders_load.*State:\s+PAUSED.*History:.*USER_PAUSE.*Stats:`, ""},
 		{[]string{"job", "show", "orders_load", "-o", "json"}, 0, `"name": "orders_load"`, ""},

@@ -38,6 +38,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	partitions := fs.Int("partitions", 4, "partitions of the demo topic")
 	logLevel := fs.String("log-level", "warn", "node log level (debug|info|warn|error)")
 	httpAddr := fs.String("http", "", "admin endpoint `HOST:PORT` of the dev node, with the web console at /ui (e.g. 127.0.0.1:8080; port 0 picks one); off by default")
+	logFormat := fs.String("log-format", "text", "node log format (text|json)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: loadnode dev [flags]\n\nRuns a self-contained demo: an embedded Kafka-protocol broker (kfake) on\nloopback, a producer, a node on a Pebble store and a demo job, with a live\nprogress line.\n\n")
 		fs.PrintDefaults()
@@ -57,7 +58,10 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("dev: --log-level: %w", err)
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if *logFormat != "text" && *logFormat != "json" {
+		return fmt.Errorf("dev: --log-format %q must be text or json", *logFormat)
+	}
+	logger := config.NewLogger(stderr, *logFormat, level)
 
 	// 1. The broker.
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(*partitions), devTopic))

@@ -48,9 +48,10 @@ func (m *Main) parseKfake(args []string) (command, error) {
 	c := kfakeCmd{partitions: 1, recordBytes: 200}
 	fs := m.newFlagSet("kfake", "kfake [--port N] [--partitions N] [--topic NAME ...] [--data-dir DIR] [--seed-records N --record-bytes B]\n\n"+
 		"Runs a one-broker Kafka-protocol cluster (franz-go kfake) on 127.0.0.1 until\n"+
-		"SIGINT or SIGTERM. Prints \""+kfakeReadyPrefix+"127.0.0.1:PORT\" once ready.")
+		"SIGINT or SIGTERM. Prints \""+kfakeReadyPrefix+"127.0.0.1:PORT\" once ready.\n"+
+		"A topic is created on its first produce too, with --partitions partitions.")
 	fs.IntVar(&c.port, "port", 0, "broker `port` (0 picks a free one)")
-	fs.IntVar(&c.partitions, "partitions", c.partitions, "partitions of each --topic")
+	fs.IntVar(&c.partitions, "partitions", c.partitions, "partitions of each --topic and of each topic created on first produce")
 	fs.Var((*stringsFlag)(&c.topics), "topic", "topic `NAME` to create (repeatable, or comma-separated)")
 	fs.StringVar(&c.dataDir, "data-dir", "", "persist the cluster's state in `DIR` (default: memory only)")
 	fs.IntVar(&c.seedRecords, "seed-records", 0, "records to write to each topic before reporting ready")
@@ -78,7 +79,10 @@ func (m *Main) parseKfake(args []string) (command, error) {
 }
 
 func (c kfakeCmd) run(ctx context.Context, m *Main) error {
-	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.Ports(c.port)}
+	// A topic a producer (or a consumer's metadata request) names first is
+	// created then, with --partitions partitions, as a broker with
+	// auto.create.topics.enable does.
+	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.Ports(c.port), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(c.partitions)}
 	if len(c.topics) > 0 {
 		opts = append(opts, kfake.SeedTopics(int32(c.partitions), c.topics...))
 	}

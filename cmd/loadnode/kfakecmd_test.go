@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -100,6 +101,20 @@ func TestKfake(t *testing.T) {
 			}
 			n++
 		})
+	}
+	// A topic nobody created is created by its first produce, with
+	// --partitions partitions.
+	pc, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	if err := pc.ProduceSync(ctx, &kgo.Record{Topic: "fresh", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatalf("produce to a new topic: %v", err)
+	}
+	md, err := kadm.NewClient(pc).ListTopics(ctx, "fresh")
+	if err != nil || md["fresh"].Err != nil || len(md["fresh"].Partitions) != 3 {
+		t.Fatalf("topic created on produce: %v %v", md["fresh"], err)
 	}
 	stop()
 	if err := <-done; err != nil {

@@ -31,21 +31,27 @@ func newTable(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 }
 
-// printJobList prints NAME STATE REASON TABLE SOURCE, one job a line.
-// In cluster mode (any job has an owner) an OWNER column follows.
+// printJobList prints NAME STATE REASON HEALTH LAG ROWS TABLE SOURCE SINK,
+// one job a line; a summary without a status (health) shows "-" there. In
+// cluster mode (any job has an owner) an OWNER column follows.
 func printJobList(w io.Writer, jobs []*api.JobSummary) error {
 	tw := newTable(w)
 	owners := false
 	for _, j := range jobs {
 		owners = owners || j.GetOwner() != ""
 	}
+	head := "NAME\tSTATE\tREASON\tHEALTH\tLAG\tROWS\tTABLE\tSOURCE\tSINK"
 	if owners {
-		fmt.Fprintln(tw, "NAME\tSTATE\tREASON\tTABLE\tSOURCE\tOWNER")
-	} else {
-		fmt.Fprintln(tw, "NAME\tSTATE\tREASON\tTABLE\tSOURCE")
+		head += "\tOWNER"
 	}
+	fmt.Fprintln(tw, head)
 	for _, j := range jobs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", cell(j.GetName()), j.GetState(), reasonText(j.GetReason()), cell(j.GetTable()), cell(j.GetSource()))
+		health, lag, rows, sk := "-", "-", "-", "-"
+		if j.GetHealth() != "" {
+			health, lag, rows, sk = j.GetHealth(), watermark(j.GetTotalLag()), strconv.FormatInt(j.GetLoadedRows(), 10), cell(j.GetSink())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", cell(j.GetName()), j.GetState(), reasonText(j.GetReason()),
+			health, lag, rows, cell(j.GetTable()), cell(j.GetSource()), sk)
 		if owners {
 			o := j.GetOwner()
 			if o == "" {

@@ -103,7 +103,8 @@ func TestPrintRowsEmpty(t *testing.T) {
 
 func TestPrintJobList(t *testing.T) {
 	jobs := []*api.JobSummary{
-		{Id: 1, Name: "orders_load", State: api.JobState_RUNNING, Reason: api.Reason_SCHEDULED, Table: "orders", Source: "kafka://orders"},
+		{Id: 1, Name: "orders_load", State: api.JobState_RUNNING, Reason: api.Reason_SCHEDULED, Table: "orders", Source: "kafka://orders",
+			Health: "lagging", TotalLag: 12000, LoadedRows: 5, Sink: "postgres db public.orders"},
 		{Id: 2, Name: "b", State: api.JobState_PAUSED, Reason: api.Reason_ERROR_ROWS_EXCEEDED, Table: "t", Source: "kafka://t"},
 		{Id: 3, Name: "c", State: api.JobState_NEED_SCHEDULE, Table: "t", Source: "kafka://t"},
 	}
@@ -111,10 +112,10 @@ func TestPrintJobList(t *testing.T) {
 	if err := printJobList(&b, jobs); err != nil {
 		t.Fatal(err)
 	}
-	want := `NAME         STATE          REASON               TABLE   SOURCE
-orders_load  RUNNING        SCHEDULED            orders  kafka://orders
-b            PAUSED         ERROR_ROWS_EXCEEDED  t       kafka://t
-c            NEED_SCHEDULE  -                    t       kafka://t
+	want := `NAME         STATE          REASON               HEALTH   LAG    ROWS  TABLE   SOURCE          SINK
+orders_load  RUNNING        SCHEDULED            lagging  12000  5     orders  kafka://orders  postgres db public.orders
+b            PAUSED         ERROR_ROWS_EXCEEDED  -        -      -     t       kafka://t       -
+c            NEED_SCHEDULE  -                    -        -      -     t       kafka://t       -
 `
 	if b.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)

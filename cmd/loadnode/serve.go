@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -20,6 +19,7 @@ type serveCmd struct {
 	dataDir    string
 	listen     string
 	logLevel   string
+	logFormat  string
 	http       string
 	tokenFile  string
 	tlsCert    string
@@ -31,7 +31,7 @@ type serveCmd struct {
 
 func (m *Main) parseServe(args []string) (command, error) {
 	var c serveCmd
-	fs := m.newFlagSet("serve", "serve [--config FILE] [--data DIR] [--listen HOST:PORT] [--http HOST:PORT] [--log-level LEVEL]\n"+
+	fs := m.newFlagSet("serve", "serve [--config FILE] [--data DIR] [--listen HOST:PORT] [--http HOST:PORT] [--log-level LEVEL] [--log-format text|json]\n"+
 		"             [--auth-token-file FILE] [--tls-cert FILE --tls-key FILE] [--addr-file FILE]\n\n"+
 		"Runs a node until SIGINT or SIGTERM. Flags override the environment, which\n"+
 		"overrides the config file; defaults: data ./loadnode-data, listen\n"+
@@ -41,6 +41,7 @@ func (m *Main) parseServe(args []string) (command, error) {
 	fs.StringVar(&c.dataDir, "data", "", "data `DIR` (the Pebble store)")
 	fs.StringVar(&c.listen, "listen", "", "client endpoint `HOST:PORT` (port 0 picks one)")
 	fs.StringVar(&c.logLevel, "log-level", "", "log `LEVEL`: debug, info, warn or error")
+	fs.StringVar(&c.logFormat, "log-format", "", "log `FORMAT`: text (key=value) or json (one object a line)")
 	fs.BoolVar(&c.check, "check-config", false, "validate the configuration (file, environment, flags), print it and exit")
 	fs.StringVar(&c.http, "http", "", "admin endpoint `HOST:PORT` (/metrics, /healthz, /readyz, /v1/jobs); off by default")
 	fs.StringVar(&c.tokenFile, "auth-token-file", "", "`FILE` holding the token clients must present (overrides $"+config.TokenEnv+")")
@@ -74,7 +75,7 @@ func (c serveCmd) nodeConfig(getenv func(string) string) (config.Node, error) {
 	if getenv != nil {
 		for env, dst := range map[string]*string{
 			"LOADNODE_DATA": &cfg.DataDir, "LOADNODE_LISTEN": &cfg.Listen,
-			"LOADNODE_HTTP": &cfg.HTTP, "LOADNODE_LOG_LEVEL": &cfg.LogLevel,
+			"LOADNODE_HTTP": &cfg.HTTP, "LOADNODE_LOG_LEVEL": &cfg.LogLevel, "LOADNODE_LOG_FORMAT": &cfg.LogFormat,
 		} {
 			if v := getenv(env); v != "" {
 				*dst = v
@@ -96,6 +97,9 @@ func (c serveCmd) nodeConfig(getenv func(string) string) (config.Node, error) {
 	}
 	if c.logLevel != "" {
 		cfg.LogLevel = c.logLevel
+	}
+	if c.logFormat != "" {
+		cfg.LogFormat = c.logFormat
 	}
 	if c.http != "" {
 		cfg.HTTP = c.http
@@ -138,6 +142,7 @@ func (c serveCmd) run(ctx context.Context, m *Main) error {
 		}
 		fmt.Fprintf(m.Stdout, "data_dir: %q\nlisten: %q\nhttp: %q\nmax_concurrent_tasks: %d\ntopology_interval: %s\nwatermark_interval: %s\nlog_level: %s\nmax_error_rows_kept: %d\n",
 			cfg.DataDir, cfg.Listen, cfg.HTTP, cfg.MaxConcurrentTasks, cfg.TopologyInterval, cfg.WatermarkInterval, cfg.LogLevel, cfg.MaxErrorRowsKept)
+		fmt.Fprintf(m.Stdout, "log_format: %s\n", cfg.LogFormat)
 		fmt.Fprintf(m.Stdout, "max_record_size: %d\nerror_row_raw_size: %d\nsource_retry_base: %s\nsource_retry_limit: %d\nauto_resume_base: %s\nauto_resume_max: %s\nauto_resume_quiet: %s\nstall_after: %s\n",
 			cfg.MaxRecordSize, cfg.ErrorRowRawSize, cfg.SourceRetryBase, cfg.SourceRetryLimit, cfg.AutoResumeBase, cfg.AutoResumeMax, cfg.AutoResumeQuiet, cfg.StallAfter)
 		fmt.Fprintf(m.Stdout, "job_restart_limit: %d\njob_restart_window: %s\njob_restart_backoff: %s\njob_restart_backoff_max: %s\n",
@@ -157,7 +162,7 @@ func (c serveCmd) run(ctx context.Context, m *Main) error {
 		fmt.Fprintln(m.Stderr, "loadnode: configuration is valid")
 		return nil
 	}
-	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: cfg.SlogLevel()}))
+	logger := cfg.Logger(m.Stderr)
 	if c.cpuProfile != "" {
 		f, err := os.Create(c.cpuProfile)
 		if err != nil {

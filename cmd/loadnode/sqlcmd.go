@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/loadnode/loadnode/doris"
 )
 
 // sqlCmd is `loadnode sql "STATEMENT"`: one Doris-compatible statement.
@@ -19,7 +21,8 @@ func (m *Main) parseSQL(args []string) (command, error) {
 	fs := m.newFlagSet("sql", `sql "STATEMENT" [--addr HOST:PORT] [--timeout D]
 
 Runs one Doris-compatible statement: CREATE TABLE, CREATE ROUTINE LOAD,
-PAUSE / RESUME / STOP ROUTINE LOAD FOR name, SHOW ROUTINE LOAD [FOR name].
+PAUSE / RESUME / STOP ROUTINE LOAD FOR name, SHOW ROUTINE LOAD [FOR name],
+SHOW TABLES, DESC name, DROP TABLE [IF EXISTS] name, TRUNCATE TABLE name.
 "-" reads the statement from standard input.`)
 	m.addConnFlags(fs, &c.conn)
 	pos, err := parseArgs(fs, args)
@@ -57,7 +60,12 @@ func (c sqlCmd) run(ctx context.Context, m *Main) error {
 		return err
 	}
 	isShow := strings.HasPrefix(strings.ToUpper(strings.TrimSpace(c.statement)), "SHOW")
+	st, _ := doris.Parse(c.statement) // Exec parsed it already
 	switch {
+	case st != nil && st.ShowTables:
+		return printTableList(m.Stdout, res.GetTables())
+	case st != nil && st.Describe != nil && len(res.GetTables()) == 1:
+		return printTableDescribe(m.Stdout, res.GetTables()[0])
 	case res.GetJobs() != nil || (isShow && res.GetJob() == nil):
 		return printJobList(m.Stdout, res.GetJobs())
 	case res.GetJob() != nil && isShow:

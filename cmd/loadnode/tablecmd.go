@@ -3,18 +3,42 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
+
+	"github.com/loadnode/loadnode/client"
 )
 
 const tableUsage = `table COMMAND
 
 Commands:
+  list                                          list tables: database, sink, jobs
+  describe NAME                                 a table's columns, database, jobs and row count
+  drop NAME [--if-exists]                       drop a table and its rows (refused while a job loads into it)
   count NAME                                    print a table's row count
-  scan NAME [--limit N] [--format jsonl|table]  print a table's rows`
+  scan NAME [--limit N] [--format jsonl|table]  print a table's rows
+  export NAME --format csv|jsonl|parquet [-o FILE]  write every row, page by page (stdout without -o)`
 
 type (
 	tableCountCmd struct {
 		conn  connFlags
 		table string
+	}
+	tableListCmd     struct{ conn connFlags }
+	tableDescribeCmd struct {
+		conn  connFlags
+		table string
+	}
+	tableDropCmd struct {
+		conn     connFlags
+		table    string
+		ifExists bool
+	}
+	tableExportCmd struct {
+		conn   connFlags
+		table  string
+		format string
+		out    string
 	}
 	tableScanCmd struct {
 		conn   connFlags
@@ -29,13 +53,77 @@ const defaultScanLimit = 1000
 
 func (m *Main) parseTable(args []string) (command, error) {
 	if len(args) == 0 {
-		return nil, usagef("table: missing command (count, scan)")
+		return nil, usagef("table: missing command (list, describe, drop, count, scan, export)")
 	}
 	sub, args := args[0], args[1:]
 	switch sub {
 	case "-h", "-help", "--help":
 		fmt.Fprintf(m.Stdout, "Usage: loadnode %s\n", tableUsage)
 		return nil, errHelp
+	case "list":
+		c := tableListCmd{}
+		fs := m.newFlagSet("table list", "table list [--addr HOST:PORT] [--timeout D]")
+		m.addConnFlags(fs, &c.conn)
+		pos, err := parseArgs(fs, args)
+		if err != nil {
+			return nil, err
+		}
+		if err := exactArgs(fs, pos); err != nil {
+			return nil, err
+		}
+		return c, c.conn.validate(fs)
+	case "describe":
+		c := tableDescribeCmd{}
+		fs := m.newFlagSet("table describe", "table describe NAME [--addr HOST:PORT] [--timeout D]")
+		m.addConnFlags(fs, &c.conn)
+		pos, err := parseArgs(fs, args)
+		if err != nil {
+			return nil, err
+		}
+		if err := exactArgs(fs, pos, "NAME"); err != nil {
+			return nil, err
+		}
+		c.table = pos[0]
+		return c, c.conn.validate(fs)
+	case "drop":
+		c := tableDropCmd{}
+		fs := m.newFlagSet("table drop", "table drop NAME [--if-exists] [--addr HOST:PORT] [--timeout D]")
+		fs.BoolVar(&c.ifExists, "if-exists", false, "an unknown table is not an error")
+		m.addConnFlags(fs, &c.conn)
+		pos, err := parseArgs(fs, args)
+		if err != nil {
+			return nil, err
+		}
+		if err := exactArgs(fs, pos, "NAME"); err != nil {
+			return nil, err
+		}
+		c.table = pos[0]
+		return c, c.conn.validate(fs)
+	case "export":
+		c := tableExportCmd{}
+		fs := m.newFlagSet("table export", "table export NAME --format csv|jsonl|parquet [-o FILE] [--addr HOST:PORT] [--timeout D]\n\n"+
+			"Writes every row of a table, read page by page with a cursor (never the whole\n"+
+			"table in one reply). csv: a header, NULL as \\N; jsonl: one object a row;\n"+
+			"parquet: one optional column per table column (README \"Tables\" has the types).")
+		fs.StringVar(&c.format, "format", "", "output `format`: csv, jsonl or parquet")
+		fs.StringVar(&c.out, "o", "", "output `FILE` (default stdout; written to FILE.tmp and renamed when complete)")
+		m.addConnFlags(fs, &c.conn)
+		pos, err := parseArgs(fs, args)
+		if err != nil {
+			return nil, err
+		}
+		if err := exactArgs(fs, pos, "NAME"); err != nil {
+			return nil, err
+		}
+		c.table = pos[0]
+		switch c.format {
+		case "csv", "jsonl", "parquet":
+		case "":
+			return nil, usagef("table export: --format csv|jsonl|parquet is required")
+		default:
+			return nil, usagef("table export: --format %q must be csv, jsonl or parquet", c.format)
+		}
+		return c, c.conn.validate(fs)
 	case "count":
 		c := tableCountCmd{}
 		fs := m.newFlagSet("table count", "table count NAME [--addr HOST:PORT] [--timeout D]")
@@ -102,4 +190,106 @@ func (c tableScanCmd) run(ctx context.Context, m *Main) error {
 		return printRowsTable(m.Stdout, schema, rows)
 	}
 	return printRowsJSONL(m.Stdout, schema, rows)
+}
+
+func (c tableListCmd) run(ctx context.Context, m *Main) error {
+	cl, err := m.dial(ctx, c.conn)
+	if err != nil {
+		return err
+	}
+	tables, err := cl.ListTables(ctx)
+	if err != nil {
+		return err
+	}
+	return printTableList(m.Stdout, tables)
+}
+
+func (c tableDescribeCmd) run(ctx context.Context, m *Main) error {
+	cl, err := m.dial(ctx, c.conn)
+	if err != nil {
+		return err
+	}
+	ti, err := cl.DescribeTable(ctx, c.table)
+	if err != nil {
+		return err
+	}
+	return printTableDescribe(m.Stdout, ti)
+}
+
+func (c tableDropCmd) run(ctx context.Context, m *Main) error {
+	cl, err := m.dial(ctx, c.conn)
+	if err != nil {
+		return err
+	}
+	dropped, err := cl.DropTable(ctx, c.table, c.ifExists)
+	if err != nil {
+		return err
+	}
+	if !dropped {
+		fmt.Fprintf(m.Stdout, "table %s does not exist\n", c.table)
+		return nil
+	}
+	fmt.Fprintf(m.Stdout, "table %s dropped\n", c.table)
+	return nil
+}
+
+// run streams the table: each page is written as it arrives. With -o the
+// file appears (renamed from FILE.tmp) only when complete.
+func (c tableExportCmd) run(ctx context.Context, m *Main) (err error) {
+	cl, err := m.dial(ctx, c.conn)
+	if err != nil {
+		return err
+	}
+	var out io.Writer = m.Stdout
+	if c.out != "" {
+		f, err := os.OpenFile(c.out+".tmp", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+		if err != nil {
+			return fmt.Errorf("table export: %w", err)
+		}
+		defer func() {
+			if cerr := f.Close(); err == nil && cerr != nil {
+				err = fmt.Errorf("table export: %w", cerr)
+			}
+			if err == nil {
+				err = os.Rename(c.out+".tmp", c.out)
+			} else {
+				os.Remove(c.out + ".tmp")
+			}
+		}()
+		out = f
+	}
+	it := cl.ScanTable(ctx, c.table, client.WithPageSize(client.MaxScanPage))
+	var w rowWriter
+	n := 0
+	for it.Next() {
+		if w == nil {
+			if w, err = newRowWriter(c.format, out, it.Schema()); err != nil {
+				return err
+			}
+		}
+		if err := w.Write(it.Row().Raw()); err != nil {
+			return fmt.Errorf("table export: %w", err)
+		}
+		n++
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	if w == nil {
+		// No rows: the schema comes from describe.
+		ti, err := cl.DescribeTable(ctx, c.table)
+		if err != nil {
+			return err
+		}
+		if w, err = newRowWriter(c.format, out, ti.GetSpec()); err != nil {
+			return err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("table export: %w", err)
+	}
+	if c.out != "" {
+		fmt.Fprintf(m.Stderr, "exported %d rows of %s to %s\n", n, c.table, c.out)
+	}
+	return nil
 }

@@ -755,3 +755,38 @@ func (s *Store) DeleteJob(id uint64, name string) error {
 	}
 	return nil
 }
+
+// Tables returns every table of the catalog, by name.
+func (s *Store) Tables() ([]*api.TableSpec, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	prefix := s.tableKey("")
+	r, err := s.c.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	if err != nil {
+		return nil, unavailable("tables", err)
+	}
+	out := make([]*api.TableSpec, 0, len(r.Kvs))
+	for _, kv := range r.Kvs {
+		t := &api.TableSpec{}
+		if err := proto.Unmarshal(kv.Value, t); err != nil {
+			return nil, fmt.Errorf("etcdmeta: table %q: corrupt: %w", strings.TrimPrefix(string(kv.Key), prefix), err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// DropTable removes a table from the catalog (the rows of a cluster's
+// tables live in their database: the caller drops them there).
+func (s *Store) DropTable(name string) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	r, err := s.c.Delete(ctx, s.tableKey(name))
+	if err != nil {
+		return unavailable(fmt.Sprintf("drop table %q", name), err)
+	}
+	if r.Deleted == 0 {
+		return fmt.Errorf("etcdmeta: table %q: %w", name, metastore.ErrNotFound)
+	}
+	return nil
+}

@@ -639,3 +639,36 @@ func testTruncate(t *testing.T, e *env) {
 		t.Errorf("rows after the next commit = %d, want 2", n)
 	}
 }
+
+// testDrop: a sink.Dropper drops one table's rows (and, in a database, the
+// table) and nothing else; the table prepared again is empty, and dropping
+// a table that is not there is not an error. A sink that is no Dropper
+// skips it.
+func testDrop(t *testing.T, e *env) {
+	d, ok := e.s.(sink.Dropper)
+	if !ok {
+		t.Skip("the sink is not a sink.Dropper")
+	}
+	j := e.setup(t, 1, newTable("dropped"))
+	o := e.setup(t, 2, newTable("kept_too"))
+	for _, x := range []*job{j, o} {
+		e.mustInit(t, x, map[int32]int64{0: 0}, nil)
+	}
+	e.mustCommit(t, j.commit(1, nil, rng{Partition: 0, From: 0, To: 5}))
+	e.mustCommit(t, o.commit(1, nil, rng{Partition: 0, From: 0, To: 3}))
+	if err := d.DropTable(j.spec.GetName()); err != nil {
+		t.Fatalf("DropTable: %v", err)
+	}
+	if err := d.DropTable(j.spec.GetName()); err != nil {
+		t.Fatalf("DropTable of a dropped table: %v", err)
+	}
+	if n := e.countRows(t, o.spec.GetName()); n != 3 {
+		t.Errorf("the other table has %d rows after the drop, want 3", n)
+	}
+	if err := e.s.PrepareTable(j.spec); err != nil {
+		t.Fatalf("PrepareTable after the drop: %v", err)
+	}
+	if n := e.countRows(t, j.spec.GetName()); n != 0 {
+		t.Errorf("the table prepared again after the drop has %d rows, want 0", n)
+	}
+}

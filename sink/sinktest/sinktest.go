@@ -78,6 +78,7 @@ func Run(t *testing.T, h Harness) {
 		{"RowKeyWrittenTwiceKeepsLast", testOverwrite},
 		{"ScanRowsAfterPagesInKeyOrder", testScanPaging},
 		{"TruncateKeepsProgress", testTruncate},
+		{"DropTable", testDrop},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, reopen := h.Open(t)

@@ -84,7 +84,7 @@ func TestQuickTiny(t *testing.T) {
 	if c := res.Create; c == nil || c.CreateP99Ms <= 0 || c.PebbleSyncP99Ms <= 0 || c.CreatesPerSec16 <= 0 {
 		t.Fatalf("create: %+v", c)
 	}
-	if len(res.Scale) != 1 || res.Scale[0].Created != 20 || res.Scale[0].Shown != 20 {
+	if len(res.Scale) != 1 || res.Scale[0].Created != 20 || res.Scale[0].Shown != 20 || res.Scale[0].Listed != 20 {
 		t.Fatalf("scale: %+v", res.Scale)
 	}
 

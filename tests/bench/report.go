@@ -81,10 +81,10 @@ func WriteText(w io.Writer, r *Results) error {
 	if len(r.Scale) > 0 {
 		fmt.Fprintln(w, "scale of idle jobs (`loadnode serve` child process, 16 concurrent creators):")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "jobs\tcreated\tcreate s\tcreates/s\tRSS base MB\tRSS MB\tKB/job\tnode CPU s\tfds\tthreads\tstop s\trestart ready s\tshown\tall shown s\t")
+		fmt.Fprintln(tw, "jobs\tcreated\tcreate s\tcreates/s\tRSS base MB\tRSS MB\tKB/job\tnode CPU s\tfds\tthreads\tstop s\trestart ready s\tlisted\tlist s\tall listed s\tshown\tall shown s\t")
 		for _, s := range r.Scale {
-			fmt.Fprintf(tw, "%d\t%d\t%.1f\t%.0f\t%.0f\t%.0f\t%.1f\t%.1f\t%d\t%d\t%.2f\t%.2f\t%d\t%.2f\t\n", s.Jobs, s.Created, s.CreateSeconds, s.CreatesPerSec,
-				s.RSSBaseMB, s.RSSAfterMB, s.RSSPerJobKB, s.NodeCPUSeconds, s.FDs, s.Threads, s.StopSeconds, s.RestartReadySeconds, s.Shown, s.RestartAllShownSeconds)
+			fmt.Fprintf(tw, "%d\t%d\t%.1f\t%.0f\t%.0f\t%.0f\t%.1f\t%.1f\t%d\t%d\t%.2f\t%.2f\t%d\t%.2f\t%.2f\t%d\t%.2f\t\n", s.Jobs, s.Created, s.CreateSeconds, s.CreatesPerSec,
+				s.RSSBaseMB, s.RSSAfterMB, s.RSSPerJobKB, s.NodeCPUSeconds, s.FDs, s.Threads, s.StopSeconds, s.RestartReadySeconds, s.Listed, s.ListSeconds, s.RestartAllListedSeconds, s.Shown, s.RestartAllShownSeconds)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

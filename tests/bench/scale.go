@@ -165,6 +165,16 @@ func restartScale(ctx context.Context, o Options, dir string, res *Scale, srv *t
 	defer func() { _ = stopServe(srv2, time.Minute) }()
 	addr2 := srv2.Addr()
 	res.RestartReadySeconds = time.Since(t0).Seconds()
+	lctx, lcancel := context.WithTimeout(ctx, o.ScaleTimeout)
+	l0 := time.Now()
+	listed, lerr := listStatuses(lctx, addr2)
+	lcancel()
+	res.ListSeconds = time.Since(l0).Seconds()
+	res.RestartAllListedSeconds = time.Since(t0).Seconds()
+	res.Listed = listed
+	if lerr != nil {
+		res.Notes = append(res.Notes, lerr.Error())
+	}
 	sctx, cancel := context.WithTimeout(ctx, o.ScaleTimeout)
 	shown, serr := showJobs(sctx, addr2, "idle", res.Created, 16)
 	cancel()
@@ -233,6 +243,27 @@ func showJobs(ctx context.Context, addr, prefix string, jobs, clients int) (int,
 	wg.Wait()
 	close(errc)
 	return int(shown.Load()), <-errc
+}
+
+// listStatuses reads every job's summary and status through one client's
+// paged ListJobs and returns how many came with a health verdict.
+func listStatuses(ctx context.Context, addr string) (int, error) {
+	c, err := client.Dial(ctx, addr, client.WithTimeout(time.Minute))
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	jobs, err := c.ListJobs(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("bench: list every job: %w", err)
+	}
+	n := 0
+	for _, j := range jobs {
+		if j.GetHealth() != "" {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // procThreads is the number of threads of process pid.

@@ -1,0 +1,39 @@
+package postgres
+
+import (
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/loadnode/loadnode/sink"
+)
+
+var _ sink.Dropper = (*Sink)(nil)
+
+// DropTable implements sink.Dropper: the PostgreSQL table (DROP TABLE IF
+// EXISTS) and its row in loadnode.tables go in one transaction, so that a
+// later CREATE TABLE of that name makes a new table. The jobs' progress
+// rows are the caller's (DropJob), and the caller drops a table only while
+// no job loads into it.
+func (s *Sink) DropTable(name string) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if err := s.bootstrap(ctx); err != nil {
+		return err
+	}
+	ident := pgx.Identifier{s.opts.Schema, name}.Sanitize()
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "DROP TABLE IF EXISTS "+ident); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM loadnode.tables WHERE schema_name = $1 AND table_name = $2`, s.opts.Schema, name)
+		return err
+	})
+	if err != nil {
+		return unavailable(fmt.Errorf("postgres: drop table %s: %w", ident, err))
+	}
+	s.mu.Lock()
+	delete(s.mu.tables, name)
+	s.mu.Unlock()
+	return nil
+}
