@@ -363,7 +363,9 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 		r := &b.Records[i]
 		pos := table.Pos{JobID: cfg.jobID, Partition: r.Partition, Offset: r.Offset}
 		var perr error
-		if len(r.Value) > cfg.settings.MaxRecordBytes {
+		if r.Err != nil {
+			perr = r.Err // the source could not decode it
+		} else if len(r.Value) > cfg.settings.MaxRecordBytes {
 			perr = fmt.Errorf("record of %d bytes exceeds the %d-byte limit", len(r.Value), cfg.settings.MaxRecordBytes)
 		} else {
 			// The row is encoded below, before the next record: its
