@@ -156,7 +156,7 @@ func (j *job) onAlterResolved(ctx actor.Context, res *alterResolved) {
 		j.stopTasks(ctx)
 		j.src.Close()
 		j.src = nil
-		if src, err := j.deps.Sources(rec.GetSpec()); err == nil {
+		if src, err := j.openSource(rec.GetSpec()); err == nil {
 			j.src = src
 		}
 		if watching {

@@ -80,7 +80,7 @@ func (j *job) onAutoResume(ctx actor.Context, msg *autoResume) {
 		return
 	}
 	if j.src == nil {
-		src, err := j.deps.Sources(j.rec.GetSpec())
+		src, err := j.openSource(j.rec.GetSpec())
 		if err != nil {
 			j.transition(ctx, api.JobState_PAUSED, api.Reason_SOURCE_CONFIG_ERROR, err.Error())
 			return

@@ -297,7 +297,7 @@ func (j *job) start(ctx actor.Context) {
 	// never needs it (a restart of 100,000 idle jobs builds none).
 	j.schema = nil
 	j.format = table.FormatOf(spec)
-	j.src, err = j.deps.Sources(spec)
+	j.src, err = j.openSource(spec)
 	j.notify(ctx)
 	if err != nil && !isFinal(j.state) {
 		j.transition(ctx, api.JobState_PAUSED, api.Reason_SOURCE_CONFIG_ERROR, err.Error())

@@ -225,7 +225,7 @@ func (j *job) userResume(ctx actor.Context) *api.JobResponse {
 		return j.reply(precondition("job %s: sink: %v", j.rec.GetName(), err))
 	}
 	if j.src == nil {
-		src, err := j.deps.Sources(j.rec.GetSpec())
+		src, err := j.openSource(j.rec.GetSpec())
 		if err != nil {
 			return j.reply(precondition("job %s: source: %v", j.rec.GetName(), err))
 		}

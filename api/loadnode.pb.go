@@ -632,7 +632,12 @@ type KafkaSpec struct {
 	// start offset for partitions without an entry in offsets.
 	DefaultOffset string `protobuf:"bytes,5,opt,name=default_offset,json=defaultOffset,proto3" json:"default_offset,omitempty"`
 	// client settings: security.protocol, sasl.mechanism, sasl.username, ...
-	Properties    map[string]string `protobuf:"bytes,6,rep,name=properties,proto3" json:"properties,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Properties map[string]string `protobuf:"bytes,6,rep,name=properties,proto3" json:"properties,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// commit_group: after each durable commit the job commits its positions
+	// to this consumer group (best effort, asynchronous, never read back), so
+	// that external lag tools show the job's lag. Empty: none. Doris's
+	// property.group.id.
+	CommitGroup   string `protobuf:"bytes,160,opt,name=commit_group,json=commitGroup,proto3" json:"commit_group,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -707,6 +712,13 @@ func (x *KafkaSpec) GetProperties() map[string]string {
 		return x.Properties
 	}
 	return nil
+}
+
+func (x *KafkaSpec) GetCommitGroup() string {
+	if x != nil {
+		return x.CommitGroup
+	}
+	return ""
 }
 
 // KinesisSpec is an AWS Kinesis (or Kinesis-compatible) stream source.
@@ -881,9 +893,19 @@ type JobSpec struct {
 	// escape, csv only: the one character that makes the next one literal
 	// (inside an enclosed field, the enclose character); it is removed from
 	// every field, a trailing one too, as Doris does. "" means none.
-	Escape        string `protobuf:"bytes,21,opt,name=escape,proto3" json:"escape,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Escape string `protobuf:"bytes,21,opt,name=escape,proto3" json:"escape,omitempty"`
+	// error_topic: every error row is also produced to this Kafka topic
+	// (value: the raw record; key: the source key; headers: job, source,
+	// partition, offset, reason) after its batch is committed, at least once.
+	// Empty: none.
+	ErrorTopic string `protobuf:"bytes,161,opt,name=error_topic,json=errorTopic,proto3" json:"error_topic,omitempty"`
+	// error_topic_brokers and error_topic_properties name the cluster of
+	// error_topic when it is not the job's own Kafka cluster (required for a
+	// Kinesis job).
+	ErrorTopicBrokers    []string          `protobuf:"bytes,162,rep,name=error_topic_brokers,json=errorTopicBrokers,proto3" json:"error_topic_brokers,omitempty"`
+	ErrorTopicProperties map[string]string `protobuf:"bytes,163,rep,name=error_topic_properties,json=errorTopicProperties,proto3" json:"error_topic_properties,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *JobSpec) Reset() {
@@ -1063,6 +1085,27 @@ func (x *JobSpec) GetEscape() string {
 	return ""
 }
 
+func (x *JobSpec) GetErrorTopic() string {
+	if x != nil {
+		return x.ErrorTopic
+	}
+	return ""
+}
+
+func (x *JobSpec) GetErrorTopicBrokers() []string {
+	if x != nil {
+		return x.ErrorTopicBrokers
+	}
+	return nil
+}
+
+func (x *JobSpec) GetErrorTopicProperties() map[string]string {
+	if x != nil {
+		return x.ErrorTopicProperties
+	}
+	return nil
+}
+
 type Transition struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Seq        uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
@@ -1178,8 +1221,12 @@ type JobStats struct {
 	LastCommitUnixMs int64 `protobuf:"varint,8,opt,name=last_commit_unix_ms,json=lastCommitUnixMs,proto3" json:"last_commit_unix_ms,omitempty"`
 	// rows a WHERE filter left out (Doris: unselected rows)
 	UnselectedRows int64 `protobuf:"varint,9,opt,name=unselected_rows,json=unselectedRows,proto3" json:"unselected_rows,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// dead_letters_done: how many of the job's error rows, oldest first, are
+	// known to be on its error_topic (committed with a later batch; after a
+	// restart the error rows after them are produced again).
+	DeadLettersDone int64 `protobuf:"varint,160,opt,name=dead_letters_done,json=deadLettersDone,proto3" json:"dead_letters_done,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *JobStats) Reset() {
@@ -1271,6 +1318,13 @@ func (x *JobStats) GetLastCommitUnixMs() int64 {
 func (x *JobStats) GetUnselectedRows() int64 {
 	if x != nil {
 		return x.UnselectedRows
+	}
+	return 0
+}
+
+func (x *JobStats) GetDeadLettersDone() int64 {
+	if x != nil {
+		return x.DeadLettersDone
 	}
 	return 0
 }
@@ -1570,7 +1624,10 @@ type JobInfo struct {
 	RowsPerSecond      float64 `protobuf:"fixed64,11,opt,name=rows_per_second,json=rowsPerSecond,proto3" json:"rows_per_second,omitempty"`                 // loaded rows/s over the last minute
 	LastProgressUnixMs int64   `protobuf:"varint,12,opt,name=last_progress_unix_ms,json=lastProgressUnixMs,proto3" json:"last_progress_unix_ms,omitempty"` // last commit, or when the job last started running
 	// where the job's rows go: "embedded", or "postgres analytics public.orders"
-	Sink          string `protobuf:"bytes,30,opt,name=sink,proto3" json:"sink,omitempty"`
+	Sink string `protobuf:"bytes,30,opt,name=sink,proto3" json:"sink,omitempty"`
+	// what the job publishes outside loadnode (kafka.commit_group,
+	// error_topic); unset when it publishes nothing.
+	Publish       *PublishStatus `protobuf:"bytes,160,opt,name=publish,proto3" json:"publish,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1694,6 +1751,13 @@ func (x *JobInfo) GetSink() string {
 		return x.Sink
 	}
 	return ""
+}
+
+func (x *JobInfo) GetPublish() *PublishStatus {
+	if x != nil {
+		return x.Publish
+	}
+	return nil
 }
 
 // CreateJobRequest creates a job. With use_stored_table the job loads into
@@ -3195,6 +3259,124 @@ func (x *JobRecord) GetCreatedUnixMs() int64 {
 	return 0
 }
 
+// PublishStatus is what a job published outside loadnode since its source
+// was opened (counts are not durable), best effort.
+type PublishStatus struct {
+	state                 protoimpl.MessageState `protogen:"open.v1"`
+	CommitGroup           string                 `protobuf:"bytes,1,opt,name=commit_group,json=commitGroup,proto3" json:"commit_group,omitempty"`
+	GroupCommits          int64                  `protobuf:"varint,2,opt,name=group_commits,json=groupCommits,proto3" json:"group_commits,omitempty"`    // offset commits the group accepted
+	GroupFailures         int64                  `protobuf:"varint,3,opt,name=group_failures,json=groupFailures,proto3" json:"group_failures,omitempty"` // offset commits that failed (the load goes on)
+	GroupLastError        string                 `protobuf:"bytes,4,opt,name=group_last_error,json=groupLastError,proto3" json:"group_last_error,omitempty"`
+	GroupLastCommitUnixMs int64                  `protobuf:"varint,5,opt,name=group_last_commit_unix_ms,json=groupLastCommitUnixMs,proto3" json:"group_last_commit_unix_ms,omitempty"`
+	ErrorTopic            string                 `protobuf:"bytes,6,opt,name=error_topic,json=errorTopic,proto3" json:"error_topic,omitempty"`
+	DeadLettersProduced   int64                  `protobuf:"varint,7,opt,name=dead_letters_produced,json=deadLettersProduced,proto3" json:"dead_letters_produced,omitempty"` // error rows produced to error_topic
+	DeadLetterFailures    int64                  `protobuf:"varint,8,opt,name=dead_letter_failures,json=deadLetterFailures,proto3" json:"dead_letter_failures,omitempty"`    // produce attempts that failed (retried) or error rows no longer kept to produce
+	DeadLettersPending    int64                  `protobuf:"varint,9,opt,name=dead_letters_pending,json=deadLettersPending,proto3" json:"dead_letters_pending,omitempty"`    // error rows committed but not yet acknowledged by error_topic
+	DeadLetterLastError   string                 `protobuf:"bytes,10,opt,name=dead_letter_last_error,json=deadLetterLastError,proto3" json:"dead_letter_last_error,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *PublishStatus) Reset() {
+	*x = PublishStatus{}
+	mi := &file_api_loadnode_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishStatus) ProtoMessage() {}
+
+func (x *PublishStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishStatus.ProtoReflect.Descriptor instead.
+func (*PublishStatus) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *PublishStatus) GetCommitGroup() string {
+	if x != nil {
+		return x.CommitGroup
+	}
+	return ""
+}
+
+func (x *PublishStatus) GetGroupCommits() int64 {
+	if x != nil {
+		return x.GroupCommits
+	}
+	return 0
+}
+
+func (x *PublishStatus) GetGroupFailures() int64 {
+	if x != nil {
+		return x.GroupFailures
+	}
+	return 0
+}
+
+func (x *PublishStatus) GetGroupLastError() string {
+	if x != nil {
+		return x.GroupLastError
+	}
+	return ""
+}
+
+func (x *PublishStatus) GetGroupLastCommitUnixMs() int64 {
+	if x != nil {
+		return x.GroupLastCommitUnixMs
+	}
+	return 0
+}
+
+func (x *PublishStatus) GetErrorTopic() string {
+	if x != nil {
+		return x.ErrorTopic
+	}
+	return ""
+}
+
+func (x *PublishStatus) GetDeadLettersProduced() int64 {
+	if x != nil {
+		return x.DeadLettersProduced
+	}
+	return 0
+}
+
+func (x *PublishStatus) GetDeadLetterFailures() int64 {
+	if x != nil {
+		return x.DeadLetterFailures
+	}
+	return 0
+}
+
+func (x *PublishStatus) GetDeadLettersPending() int64 {
+	if x != nil {
+		return x.DeadLettersPending
+	}
+	return 0
+}
+
+func (x *PublishStatus) GetDeadLetterLastError() string {
+	if x != nil {
+		return x.DeadLetterLastError
+	}
+	return ""
+}
+
 var File_api_loadnode_proto protoreflect.FileDescriptor
 
 const file_api_loadnode_proto_rawDesc = "" +
@@ -3217,7 +3399,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
 	"\acolumns\x18\x02 \x03(\v2\x13.loadnode.v1.ColumnR\acolumns\x12-\n" +
 	"\x05model\x18\x03 \x01(\x0e2\x17.loadnode.v1.TableModelR\x05model\x12\x1a\n" +
-	"\bdatabase\x18\x04 \x01(\tR\bdatabase\"\x84\x03\n" +
+	"\bdatabase\x18\x04 \x01(\tR\bdatabase\"\xa8\x03\n" +
 	"\tKafkaSpec\x12\x18\n" +
 	"\abrokers\x18\x01 \x03(\tR\abrokers\x12\x14\n" +
 	"\x05topic\x18\x02 \x01(\tR\x05topic\x12\x1e\n" +
@@ -3228,7 +3410,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x0edefault_offset\x18\x05 \x01(\tR\rdefaultOffset\x12F\n" +
 	"\n" +
 	"properties\x18\x06 \x03(\v2&.loadnode.v1.KafkaSpec.PropertiesEntryR\n" +
-	"properties\x1a:\n" +
+	"properties\x12\"\n" +
+	"\fcommit_group\x18\xa0\x01 \x01(\tR\vcommitGroup\x1a:\n" +
 	"\fOffsetsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a=\n" +
@@ -3249,7 +3432,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	" \x01(\tR\x0fdefaultPosition\x1a<\n" +
 	"\x0ePositionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd7\x06\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xda\b\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x05table\x18\x02 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12\x16\n" +
@@ -3273,7 +3456,14 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\tjson_root\x18\x12 \x01(\tR\bjsonRoot\x12-\n" +
 	"\x13empty_field_as_null\x18\x13 \x01(\bR\x10emptyFieldAsNull\x12\x1d\n" +
 	"\aenclose\x18\x14 \x01(\tH\x02R\aenclose\x88\x01\x01\x12\x16\n" +
-	"\x06escape\x18\x15 \x01(\tR\x06escapeB\x0e\n" +
+	"\x06escape\x18\x15 \x01(\tR\x06escape\x12 \n" +
+	"\verror_topic\x18\xa1\x01 \x01(\tR\n" +
+	"errorTopic\x12/\n" +
+	"\x13error_topic_brokers\x18\xa2\x01 \x03(\tR\x11errorTopicBrokers\x12e\n" +
+	"\x16error_topic_properties\x18\xa3\x01 \x03(\v2..loadnode.v1.JobSpec.ErrorTopicPropertiesEntryR\x14errorTopicProperties\x1aG\n" +
+	"\x19ErrorTopicPropertiesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0e\n" +
 	"\f_strict_modeB\x13\n" +
 	"\x11_max_filter_ratioB\n" +
 	"\n" +
@@ -3288,7 +3478,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x06reason\x18\x05 \x01(\x0e2\x13.loadnode.v1.ReasonR\x06reason\x12\x18\n" +
 	"\amessage\x18\x06 \x01(\tR\amessage\x126\n" +
 	"\fstate_reason\x18\a \x01(\x0e2\x13.loadnode.v1.ReasonR\vstateReason\x12#\n" +
-	"\rstate_message\x18\b \x01(\tR\fstateMessage\"\xec\x02\n" +
+	"\rstate_message\x18\b \x01(\tR\fstateMessage\"\x99\x03\n" +
 	"\bJobStats\x12\x1f\n" +
 	"\vloaded_rows\x18\x01 \x01(\x03R\n" +
 	"loadedRows\x12\x1d\n" +
@@ -3301,7 +3491,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"windowRows\x12*\n" +
 	"\x11window_error_rows\x18\a \x01(\x03R\x0fwindowErrorRows\x12-\n" +
 	"\x13last_commit_unix_ms\x18\b \x01(\x03R\x10lastCommitUnixMs\x12'\n" +
-	"\x0funselected_rows\x18\t \x01(\x03R\x0eunselectedRows\"\x8c\x01\n" +
+	"\x0funselected_rows\x18\t \x01(\x03R\x0eunselectedRows\x12+\n" +
+	"\x11dead_letters_done\x18\xa0\x01 \x01(\x03R\x0fdeadLettersDone\"\x8c\x01\n" +
 	"\bErrorRow\x12\x1c\n" +
 	"\tpartition\x18\x01 \x01(\x05R\tpartition\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x10\n" +
@@ -3328,7 +3519,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x06reason\x18\x04 \x01(\x0e2\x13.loadnode.v1.ReasonR\x06reason\x12%\n" +
 	"\x0ereason_message\x18\x05 \x01(\tR\rreasonMessage\x12\x14\n" +
 	"\x05table\x18\x06 \x01(\tR\x05table\x12\x16\n" +
-	"\x06source\x18\a \x01(\tR\x06source\"\xa9\x04\n" +
+	"\x06source\x18\a \x01(\tR\x06source\"\xe0\x04\n" +
 	"\aJobInfo\x121\n" +
 	"\asummary\x18\x01 \x01(\v2\x17.loadnode.v1.JobSummaryR\asummary\x12(\n" +
 	"\x04spec\x18\x02 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12:\n" +
@@ -3346,7 +3537,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	" \x01(\tR\x06health\x12&\n" +
 	"\x0frows_per_second\x18\v \x01(\x01R\rrowsPerSecond\x121\n" +
 	"\x15last_progress_unix_ms\x18\f \x01(\x03R\x12lastProgressUnixMs\x12\x12\n" +
-	"\x04sink\x18\x1e \x01(\tR\x04sink\"f\n" +
+	"\x04sink\x18\x1e \x01(\tR\x04sink\x125\n" +
+	"\apublish\x18\xa0\x01 \x01(\v2\x1a.loadnode.v1.PublishStatusR\apublish\"f\n" +
 	"\x10CreateJobRequest\x12(\n" +
 	"\x04spec\x18\x01 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12(\n" +
 	"\x10use_stored_table\x18\x02 \x01(\bR\x0euseStoredTable\"%\n" +
@@ -3438,7 +3630,20 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
 	"\x04spec\x18\x03 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12&\n" +
-	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs*\xbf\x01\n" +
+	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\"\xd0\x03\n" +
+	"\rPublishStatus\x12!\n" +
+	"\fcommit_group\x18\x01 \x01(\tR\vcommitGroup\x12#\n" +
+	"\rgroup_commits\x18\x02 \x01(\x03R\fgroupCommits\x12%\n" +
+	"\x0egroup_failures\x18\x03 \x01(\x03R\rgroupFailures\x12(\n" +
+	"\x10group_last_error\x18\x04 \x01(\tR\x0egroupLastError\x128\n" +
+	"\x19group_last_commit_unix_ms\x18\x05 \x01(\x03R\x15groupLastCommitUnixMs\x12\x1f\n" +
+	"\verror_topic\x18\x06 \x01(\tR\n" +
+	"errorTopic\x122\n" +
+	"\x15dead_letters_produced\x18\a \x01(\x03R\x13deadLettersProduced\x120\n" +
+	"\x14dead_letter_failures\x18\b \x01(\x03R\x12deadLetterFailures\x120\n" +
+	"\x14dead_letters_pending\x18\t \x01(\x03R\x12deadLettersPending\x123\n" +
+	"\x16dead_letter_last_error\x18\n" +
+	" \x01(\tR\x13deadLetterLastError*\xbf\x01\n" +
 	"\tErrorCode\x12\x06\n" +
 	"\x02OK\x10\x00\x12\x14\n" +
 	"\x10INVALID_ARGUMENT\x10\x01\x12\r\n" +
@@ -3519,7 +3724,7 @@ func file_api_loadnode_proto_rawDescGZIP() []byte {
 }
 
 var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_api_loadnode_proto_goTypes = []any{
 	(ErrorCode)(0),                // 0: loadnode.v1.ErrorCode
 	(ColumnType)(0),               // 1: loadnode.v1.ColumnType
@@ -3563,62 +3768,66 @@ var file_api_loadnode_proto_goTypes = []any{
 	(*ExecRequest)(nil),           // 39: loadnode.v1.ExecRequest
 	(*ExecResponse)(nil),          // 40: loadnode.v1.ExecResponse
 	(*JobRecord)(nil),             // 41: loadnode.v1.JobRecord
-	nil,                           // 42: loadnode.v1.KafkaSpec.OffsetsEntry
-	nil,                           // 43: loadnode.v1.KafkaSpec.PropertiesEntry
-	nil,                           // 44: loadnode.v1.KinesisSpec.PositionsEntry
-	nil,                           // 45: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	nil,                           // 46: loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	(*PublishStatus)(nil),         // 42: loadnode.v1.PublishStatus
+	nil,                           // 43: loadnode.v1.KafkaSpec.OffsetsEntry
+	nil,                           // 44: loadnode.v1.KafkaSpec.PropertiesEntry
+	nil,                           // 45: loadnode.v1.KinesisSpec.PositionsEntry
+	nil,                           // 46: loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
+	nil,                           // 47: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	nil,                           // 48: loadnode.v1.AlterJobRequest.ResetPositionsEntry
 }
 var file_api_loadnode_proto_depIdxs = []int32{
 	0,  // 0: loadnode.v1.Error.code:type_name -> loadnode.v1.ErrorCode
 	1,  // 1: loadnode.v1.Column.type:type_name -> loadnode.v1.ColumnType
 	6,  // 2: loadnode.v1.TableSpec.columns:type_name -> loadnode.v1.Column
 	2,  // 3: loadnode.v1.TableSpec.model:type_name -> loadnode.v1.TableModel
-	42, // 4: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	43, // 5: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
-	44, // 6: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
+	43, // 4: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	44, // 5: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	45, // 6: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
 	7,  // 7: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
 	8,  // 8: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
 	9,  // 9: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
-	3,  // 10: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
-	3,  // 11: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
-	4,  // 12: loadnode.v1.Transition.reason:type_name -> loadnode.v1.Reason
-	4,  // 13: loadnode.v1.Transition.state_reason:type_name -> loadnode.v1.Reason
-	3,  // 14: loadnode.v1.JobSummary.state:type_name -> loadnode.v1.JobState
-	4,  // 15: loadnode.v1.JobSummary.reason:type_name -> loadnode.v1.Reason
-	15, // 16: loadnode.v1.JobInfo.summary:type_name -> loadnode.v1.JobSummary
-	10, // 17: loadnode.v1.JobInfo.spec:type_name -> loadnode.v1.JobSpec
-	14, // 18: loadnode.v1.JobInfo.partitions:type_name -> loadnode.v1.PartitionInfo
-	12, // 19: loadnode.v1.JobInfo.stats:type_name -> loadnode.v1.JobStats
-	11, // 20: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
-	13, // 21: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
-	10, // 22: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	10, // 23: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	45, // 24: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	46, // 25: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
-	7,  // 26: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
-	7,  // 27: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
-	5,  // 28: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
-	16, // 29: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
-	5,  // 30: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
-	15, // 31: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
-	5,  // 32: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
-	5,  // 33: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
-	5,  // 34: loadnode.v1.TableTruncateResponse.error:type_name -> loadnode.v1.Error
-	35, // 35: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
-	7,  // 36: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
-	36, // 37: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
-	5,  // 38: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
-	16, // 39: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
-	15, // 40: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
-	7,  // 41: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
-	5,  // 42: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
-	10, // 43: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
-	44, // [44:44] is the sub-list for method output_type
-	44, // [44:44] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	46, // 10: loadnode.v1.JobSpec.error_topic_properties:type_name -> loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
+	3,  // 11: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
+	3,  // 12: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
+	4,  // 13: loadnode.v1.Transition.reason:type_name -> loadnode.v1.Reason
+	4,  // 14: loadnode.v1.Transition.state_reason:type_name -> loadnode.v1.Reason
+	3,  // 15: loadnode.v1.JobSummary.state:type_name -> loadnode.v1.JobState
+	4,  // 16: loadnode.v1.JobSummary.reason:type_name -> loadnode.v1.Reason
+	15, // 17: loadnode.v1.JobInfo.summary:type_name -> loadnode.v1.JobSummary
+	10, // 18: loadnode.v1.JobInfo.spec:type_name -> loadnode.v1.JobSpec
+	14, // 19: loadnode.v1.JobInfo.partitions:type_name -> loadnode.v1.PartitionInfo
+	12, // 20: loadnode.v1.JobInfo.stats:type_name -> loadnode.v1.JobStats
+	11, // 21: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
+	13, // 22: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
+	42, // 23: loadnode.v1.JobInfo.publish:type_name -> loadnode.v1.PublishStatus
+	10, // 24: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	10, // 25: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	47, // 26: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	48, // 27: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	7,  // 28: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
+	7,  // 29: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
+	5,  // 30: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
+	16, // 31: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
+	5,  // 32: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
+	15, // 33: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
+	5,  // 34: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
+	5,  // 35: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
+	5,  // 36: loadnode.v1.TableTruncateResponse.error:type_name -> loadnode.v1.Error
+	35, // 37: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
+	7,  // 38: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
+	36, // 39: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
+	5,  // 40: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
+	16, // 41: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
+	15, // 42: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
+	7,  // 43: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
+	5,  // 44: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
+	10, // 45: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
+	46, // [46:46] is the sub-list for method output_type
+	46, // [46:46] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }
@@ -3646,7 +3855,7 @@ func file_api_loadnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_loadnode_proto_rawDesc), len(file_api_loadnode_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   42,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

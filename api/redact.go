@@ -39,6 +39,11 @@ func RedactSpec(s *JobSpec) *JobSpec {
 			}
 		}
 	}
+	for key, v := range c.ErrorTopicProperties {
+		if v != "" && SecretProperty(key) {
+			c.ErrorTopicProperties[key] = Redacted
+		}
+	}
 	if k := c.GetKinesis(); k != nil {
 		if k.SecretAccessKey != "" {
 			k.SecretAccessKey = Redacted
@@ -70,6 +75,11 @@ func redactUserInfo(e string) string {
 
 func hasSecret(s *JobSpec) bool {
 	for key, v := range s.GetKafka().GetProperties() {
+		if v != "" && SecretProperty(key) {
+			return true
+		}
+	}
+	for key, v := range s.GetErrorTopicProperties() {
 		if v != "" && SecretProperty(key) {
 			return true
 		}

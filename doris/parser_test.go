@@ -194,7 +194,7 @@ func TestParseCreateRoutineLoad(t *testing.T) {
 			},
 		},
 		{
-			name: "Doris docs: one partition from an offset, group.id passed to the source",
+			name: "Doris docs: one partition from an offset, group.id is the commit group",
 			sql: `CREATE ROUTINE LOAD demo.kafka_job02 ON routine_test02
         COLUMNS TERMINATED BY ",",
         COLUMNS(id, name, age)
@@ -217,11 +217,11 @@ func TestParseCreateRoutineLoad(t *testing.T) {
 				ColumnSeparator:         ",",
 				DesiredConcurrentNumber: 1,
 				Kafka: &api.KafkaSpec{
-					Brokers:    []string{"10.16.10.6:9092"},
-					Topic:      "routineLoad02",
-					Partitions: []int32{0},
-					Offsets:    map[int32]string{0: "3"},
-					Properties: map[string]string{"group.id": "kafka_job"},
+					Brokers:     []string{"10.16.10.6:9092"},
+					Topic:       "routineLoad02",
+					Partitions:  []int32{0},
+					Offsets:     map[int32]string{0: "3"},
+					CommitGroup: "kafka_job",
 				},
 			},
 		},

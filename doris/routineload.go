@@ -665,6 +665,13 @@ func (p *parser) fromSource(alter bool, loc *time.Location) (*kafkaProps, *Error
 			}
 			k.spec.DefaultOffset = off
 			k.given[fieldDefaultOffset] = true
+		case pr.key == "property.group.id":
+			// The consumer group Doris commits to: here the group the job
+			// publishes its positions to, for lag tools (observational).
+			if v == "" {
+				return nil, bad("must not be empty")
+			}
+			k.spec.CommitGroup = v
 		case strings.HasPrefix(pr.key, "property."):
 			name := pr.rawKey[len("property."):]
 			if name == "" {
