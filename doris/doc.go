@@ -67,6 +67,9 @@
 //	                                       enclose, quotes are literal (as Doris)
 //	"fill_missing_columns" = "true"        accepted: a missing JSON key loads the
 //	                                       column's DEFAULT (NULL without one)
+//	"loadnode.error_topic"                 error_topic (loadnode's own: Doris has no
+//	                                       dead-letter topic); not in ALTER
+//	"loadnode.error_topic_brokers"         error_topic_brokers (comma-separated)
 //	FROM KAFKA "kafka_broker_list"         kafka.brokers (comma-separated)
 //	"kafka_topic"                          kafka.topic
 //	"kafka_partitions"                     kafka.partitions ("0, 1, 2")
@@ -76,6 +79,9 @@
 //	                                       timezone (TIME:<epoch ms>: the first offset
 //	                                       at or after it, by record timestamp)
 //	"property.kafka_default_offsets"       kafka.default_offset (also without "property.")
+//	"property.group.id"                    kafka.commit_group: the job commits its positions
+//	                                       to that group after each commit, for lag tools
+//	                                       (observational; never read back)
 //	"property.<name>"                      kafka.properties[<name>] (security.protocol,
 //	                                       sasl.*, ssl.*, client.id, ...), passed to the
 //	                                       Kafka source, which validates them

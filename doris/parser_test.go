@@ -226,6 +226,17 @@ func TestParseCreateRoutineLoad(t *testing.T) {
 			},
 		},
 		{
+			name: "loadnode's dead-letter properties",
+			sql: `CREATE ROUTINE LOAD j ON t
+        PROPERTIES ("loadnode.error_topic" = "t-dlq", "loadnode.error_topic_brokers" = "h1:9092, h2:9092")
+        FROM KAFKA ("kafka_broker_list" = "h:9092", "kafka_topic" = "t");`,
+			want: &api.JobSpec{
+				Name:  "j",
+				Table: &api.TableSpec{Name: "t"}, ColumnSeparator: "\t", ErrorTopic: "t-dlq", ErrorTopicBrokers: []string{"h1:9092", "h2:9092"},
+				Kafka: &api.KafkaSpec{Brokers: []string{"h:9092"}, Topic: "t"},
+			},
+		},
+		{
 			name: "Doris-style spellings: case, backquotes, comments, escapes, units, no db",
 			sql: "-- a comment\ncreate routine load `job-1` on `t1` with append\n" +
 				"columns terminated by '\\x01' /* SOH */\n" +

@@ -46,19 +46,22 @@ type Alter struct {
 
 // Spec field names in Alter.Changed, in SPEC.md order.
 const (
-	fieldConcurrency   = "desired_concurrent_number"
-	fieldInterval      = "max_batch_interval"
-	fieldRows          = "max_batch_rows"
-	fieldSize          = "max_batch_size"
-	fieldErrors        = "max_error_number"
-	fieldStrict        = "strict_mode"
-	fieldRatio         = "max_filter_ratio"
-	fieldTimezone      = "timezone"
-	fieldJSONRoot      = "json_root"
-	fieldEmptyNull     = "empty_field_as_null"
-	fieldEnclose       = "enclose"
-	fieldEscape        = "escape"
-	fieldJSONPaths     = "jsonpaths"
+	fieldConcurrency = "desired_concurrent_number"
+	fieldInterval    = "max_batch_interval"
+	fieldRows        = "max_batch_rows"
+	fieldSize        = "max_batch_size"
+	fieldErrors      = "max_error_number"
+	fieldStrict      = "strict_mode"
+	fieldRatio       = "max_filter_ratio"
+	fieldTimezone    = "timezone"
+	fieldJSONRoot    = "json_root"
+	fieldEmptyNull   = "empty_field_as_null"
+	fieldEnclose     = "enclose"
+	fieldEscape      = "escape"
+	fieldJSONPaths   = "jsonpaths"
+	// Doris has no dead-letter topic: loadnode's own properties.
+	fieldErrorTopic    = "loadnode.error_topic"
+	fieldErrorBrokers  = "loadnode.error_topic_brokers"
 	fieldBrokers       = "kafka.brokers"
 	fieldTopic         = "kafka.topic"
 	fieldOffsets       = "kafka.offsets"
@@ -72,7 +75,7 @@ var changeOrder = []string{
 }
 
 // jobPropertiesHelp lists the job PROPERTIES that map onto the spec.
-const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths, json_root, empty_field_as_null, enclose, escape, fill_missing_columns"
+const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths, json_root, empty_field_as_null, enclose, escape, fill_missing_columns, and loadnode's own loadnode.error_topic, loadnode.error_topic_brokers"
 
 // loadClauses are the load_properties of CREATE ROUTINE LOAD that loadnode
 // refuses, keyed by their first word, with the reason.
@@ -343,6 +346,8 @@ type jobProps struct {
 	escape      string
 	format      string
 	jsonpaths   []string
+	errorTopic  string
+	errBrokers  []string
 	raw         map[string]string
 }
 
@@ -396,6 +401,12 @@ func (j *jobProps) apply(s *api.JobSpec) {
 	}
 	if j.given[fieldJSONPaths] {
 		s.Jsonpaths = slices.Clone(j.jsonpaths)
+	}
+	if j.given[fieldErrorTopic] {
+		s.ErrorTopic = j.errorTopic
+	}
+	if j.given[fieldErrorBrokers] {
+		s.ErrorTopicBrokers = slices.Clone(j.errBrokers)
 	}
 }
 
@@ -512,6 +523,21 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 		j.format = f
 		j.set("format")
 		return nil
+	case fieldErrorTopic, fieldErrorBrokers:
+		if alter {
+			return p.errf(pr.keyTok, clause, "cannot be altered")
+		}
+		if v == "" {
+			return bad("must not be empty")
+		}
+		if pr.key == fieldErrorTopic {
+			j.errorTopic = v
+		} else {
+			j.errBrokers = nil
+			for b := range strings.SplitSeq(v, ",") {
+				j.errBrokers = append(j.errBrokers, strings.TrimSpace(b))
+			}
+		}
 	case fieldJSONPaths:
 		var paths []string
 		if err := json.Unmarshal([]byte(pr.val), &paths); err != nil || len(paths) == 0 {
