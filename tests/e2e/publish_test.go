@@ -36,8 +36,10 @@ func TestCommitGroupLag(t *testing.T) {
 	c := p.Client(t)
 	spec := jsonSpec(name, tbl, topic, b.Addrs())
 	spec.Kafka.CommitGroup = group
+	began := time.Now()
 	createJob(t, c, spec)
 	waitDrained(t, c, b, name, topic, 60*time.Second)
+	t.Logf("drained in %s", time.Since(began))
 	checkExactlyOnce(t, c, l, name, tbl)
 
 	adm := b.Admin()
@@ -73,7 +75,7 @@ func TestCommitGroupLag(t *testing.T) {
 	if pub.GetCommitGroup() != group || pub.GetGroupCommits() == 0 || pub.GetGroupFailures() != 0 {
 		t.Fatalf("job show publish status %v; want commits to %s and no failures", pub, group)
 	}
-	t.Logf("group %s: %d commits, job show %v", group, pub.GetGroupCommits(), pub)
+	t.Logf("group %s at the job's progress %s after the create: %d commits, job show %v", group, time.Since(began), pub.GetGroupCommits(), pub)
 
 	// Paused, the job commits nothing: new records are the group's lag.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -94,7 +96,9 @@ func TestCommitGroupLag(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel()
+	t.Logf("paused lag seen %s after the create", time.Since(began))
 	waitDrained(t, c, b, name, topic, 60*time.Second)
+	t.Logf("drained again %s after the create", time.Since(began))
 	waitFor(t, 30*time.Second, "lag 0 again", func() (bool, string) {
 		lag, err := lagOf()
 		if err != nil {
