@@ -337,9 +337,5 @@ func (j *job) publish(g *commitGroup, first int64) {
 			}
 		}
 	}
-	pos := make(map[int32]int64, len(j.progress))
-	for p, o := range j.progress {
-		pos[p] = o
-	}
-	pub.Published(pos, first, letters)
+	pub.Published(j.progress, first, letters)
 }

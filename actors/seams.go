@@ -101,9 +101,10 @@ type Publisher interface {
 	// yet produced are produced (again, possibly: at least once).
 	Resume(total, done int64, stored func(n int) ([]*api.ErrorRow, error))
 	// Published is called from Receive after each durable commit, with the
-	// job's positions after it (every partition) and the commit's error
-	// rows as dead letters; the first of them is the job's error row
-	// number first (0-based, in commit order).
+	// job's positions after it (every partition; the job's own map: copy
+	// what you keep, modify nothing) and the commit's error rows as dead
+	// letters; the first of them is the job's error row number first
+	// (0-based, in commit order).
 	Published(positions map[int32]int64, first int64, letters []DeadLetter)
 	// DeadLettersDone is how many of the job's error rows, oldest first,
 	// are known to be on the dead-letter topic; the job commits it with

@@ -21,6 +21,9 @@ type publisher struct {
 // cluster (nil for a Kinesis job); source names the job's source in the
 // dead letters' headers.
 func newPublisher(spec *api.JobSpec, cluster *kafka.Cluster, source string, sets *sourceSet) (*publisher, error) {
+	if spec.GetKafka().GetCommitGroup() == "" && spec.GetErrorTopic() == "" {
+		return nil, nil // publishes nothing: every method is a no-op on nil
+	}
 	p := &publisher{}
 	ks := spec.GetKafka()
 	if g := ks.GetCommitGroup(); g != "" && cluster != nil {
