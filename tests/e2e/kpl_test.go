@@ -142,7 +142,10 @@ func TestKinesisKPLKilledMidAggregate(t *testing.T) {
 	if cnt.Anomalies() != 0 || cnt.Rows != len(expected) {
 		t.Fatalf("not exactly once per user record: %s", cnt)
 	}
-	if !strings.Contains(p.Log(), "resuming inside a KPL aggregate") {
+	// The log ring spans both processes: look after the killed one's end. (Both shards' checkpoints sitting on an aggregate's end at
+	// the kill is possible but rare: 1 in several hundred runs.)
+	log := p.Log()
+	if i := strings.LastIndex(log, "exited: signal: killed"); i < 0 || !strings.Contains(log[i:], "resuming inside a KPL aggregate") {
 		t.Fatal("the restarted node did not resume inside an aggregate (no log line says so)")
 	}
 	if info.Stats.ErrorRows != 1 || len(info.ErrorRows) != 1 {
