@@ -106,6 +106,11 @@ func Start(t testing.TB) string {
 		close(exited)
 	}()
 	t.Cleanup(func() {
+		select {
+		case <-exited:
+			t.Errorf("kinesistest: kinesalite exited during the test: %v\n%s", waitErr, cmd.Stderr.(*lockedWriter).String())
+		default:
+		}
 		_ = stdin.Close()
 		_ = cmd.Process.Kill()
 		<-exited
