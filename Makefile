@@ -39,6 +39,7 @@ fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./doris
 	$(GO) test -run '^$$' -fuzz '^FuzzAvroDecode$$' -fuzztime $(FUZZTIME) ./formats/registry
 	$(GO) test -run '^$$' -fuzz '^FuzzProtobufDecode$$' -fuzztime $(FUZZTIME) ./formats/registry
+	$(GO) test -run '^$$' -fuzz '^FuzzDeaggregate$$' -fuzztime $(FUZZTIME) ./sources/kinesis
 
 # Go modules, kinesalite (a local Kinesis, pinned by
 # tests/kinesalite/package-lock.json) for the Kinesis source's tests, and
@@ -51,7 +52,7 @@ deps:
 	@dpkg -s postgresql >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || echo "make: chromium could not be installed; TestConsoleInChromium fails (LOADNODE_SKIP_BROWSER=1 skips it locally)"
 	@command -v etcd >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null; }
-	@command -v kcat >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat >/dev/null; } || echo "make: kcat could not be installed; the bench's kcat scenario is skipped"
+	@command -v kcat >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat >/dev/null; } || echo "make: kcat could not be installed; the bench's kcat scenario is skipped and tests/e2e.TestCompressedRecordsLoad fails"
 	npm ci --prefix tests/kinesalite --no-audit --no-fund --loglevel=error >/dev/null
 
 vet:

@@ -159,7 +159,7 @@ func (j *job) onAlterResolved(ctx actor.Context, res *alterResolved) {
 		j.stopTasks(ctx)
 		j.src.Close()
 		j.src = nil
-		if src, err := j.deps.Sources(rec.GetSpec()); err == nil {
+		if src, err := j.newSource(rec.GetSpec()); err == nil {
 			j.src = src
 		}
 		if watching {

@@ -180,6 +180,11 @@ func (j *job) startGroup(ctx actor.Context) {
 		g.rows += len(c.rows)
 	}
 	stats.LastCommitUnixMs = j.deps.nowMs()
+	if pub, ok := j.src.(Publisher); ok {
+		// What the dead-letter topic acknowledged so far becomes durable
+		// with this batch; it never moves back.
+		stats.DeadLettersDone = max(stats.DeadLettersDone, min(pub.DeadLettersDone(), stats.ErrorRows))
+	}
 	commit := &sink.Commit{JobID: j.id, Table: spec.GetTable().GetName(), Fence: g.generation, Stats: stats, StatsBase: base, Update: j.update}
 	if len(g.members) == 1 {
 		c := g.members[0].c
@@ -264,7 +269,9 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 		}
 		// Batches refused while the group was in flight counted in j.stats.
 		g.stats.AbortedBatches = j.stats.AbortedBatches
+		firstErr := j.stats.GetErrorRows()
 		j.stats = g.stats
+		j.publish(g, firstErr)
 		j.retries = 0
 		j.noteRate(g.stats.LastCommitUnixMs, g.loaded)
 		if j.health == EventFailing || j.health == EventStalled {
@@ -313,4 +320,27 @@ func windowExceeded(spec *api.JobSpec, rows, errorRows int64) bool {
 		return true
 	}
 	return rows > 0 && float64(errorRows)/float64(rows) > filterRatio(spec)
+}
+
+// publish hands a durable group's positions and error rows to a source
+// that publishes them (Publisher): the job's whole progress, and the
+// group's error rows numbered from first.
+func (j *job) publish(g *commitGroup, first int64) {
+	pub, ok := j.src.(Publisher)
+	if !ok {
+		return
+	}
+	var letters []DeadLetter
+	if j.rec.GetSpec().GetErrorTopic() != "" {
+		for _, q := range g.members {
+			if len(q.c.letters) == len(q.c.errorRows) {
+				letters = append(letters, q.c.letters...)
+				continue
+			}
+			for _, r := range q.c.errorRows {
+				letters = append(letters, DeadLetter{Row: r})
+			}
+		}
+	}
+	pub.Published(j.progress, first, letters)
 }

@@ -34,7 +34,7 @@ func (j *job) openSource(spec *api.JobSpec) error {
 	if err != nil {
 		return err
 	}
-	src, err := j.deps.Sources(spec)
+	src, err := j.newSource(spec)
 	if err != nil {
 		return err
 	}

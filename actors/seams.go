@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/sources"
@@ -83,3 +84,61 @@ type Specs interface {
 
 // fielder is an error that names the spec field at fault.
 type fielder interface{ SpecField() string }
+
+// Publisher is implemented by a source that publishes what a job commits
+// outside loadnode: its positions to a Kafka consumer group
+// (kafka.commit_group) and its error rows to a dead-letter topic
+// (error_topic). Publishing is best effort and asynchronous: its methods
+// never block and never fail the load, and nothing published is read back
+// as the job's state. A source that publishes nothing for a job may still
+// implement it (PublishStatus then returns nil).
+type Publisher interface {
+	// Resume is called once, when the job opens the source: total of the
+	// job's error rows are committed and done of them (oldest first) are
+	// known to be on the dead-letter topic. stored returns the job's newest
+	// n stored error rows, oldest first, from the sink (it may be called
+	// from any goroutine), so that rows committed before a restart and not
+	// yet produced are produced (again, possibly: at least once).
+	Resume(total, done int64, stored func(n int) ([]*api.ErrorRow, error))
+	// Published is called from Receive after each durable commit, with the
+	// job's positions after it (every partition; the job's own map: copy
+	// what you keep, modify nothing) and the commit's error rows as dead
+	// letters; the first of them is the job's error row number first
+	// (0-based, in commit order).
+	Published(positions map[int32]int64, first int64, letters []DeadLetter)
+	// DeadLettersDone is how many of the job's error rows, oldest first,
+	// are known to be on the dead-letter topic; the job commits it with
+	// its next batch's statistics (JobStats.dead_letters_done).
+	DeadLettersDone() int64
+	// PublishStatus reports the publishing since the source was opened,
+	// for `job show` and /metrics; nil when the job publishes nothing.
+	PublishStatus() *api.PublishStatus
+}
+
+// DeadLetter is an error row as a Publisher gets it: the stored row and,
+// while the task still has them, the record's key and whole value (the
+// row's Raw is cut to error_row_raw_size).
+type DeadLetter struct {
+	Row   *api.ErrorRow
+	Key   []byte
+	Value []byte
+}
+
+// newSource opens the job's source for spec and, for a Publisher, tells
+// it where the job's dead letters stand.
+func (j *job) newSource(spec *api.JobSpec) (Source, error) {
+	src, err := j.deps.Sources(spec)
+	if err != nil {
+		return src, err
+	}
+	if pub, ok := src.(Publisher); ok {
+		sk, id := j.sink, j.id
+		pub.Resume(j.stats.GetErrorRows(), j.stats.GetDeadLettersDone(), func(n int) ([]*api.ErrorRow, error) {
+			if sk == nil {
+				return nil, errors.New("actors: the job has no sink open")
+			}
+			return sk.ErrorRows(id, n)
+		})
+	}
+	return src, nil
+}

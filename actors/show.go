@@ -168,6 +168,9 @@ func (j *job) show() *api.JobResponse {
 	if err != nil {
 		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
 	}
+	if pub, ok := j.src.(Publisher); ok {
+		info.Publish = pub.PublishStatus()
+	}
 	return &api.JobResponse{Job: info}
 }
 

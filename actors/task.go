@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -36,6 +37,9 @@ type taskConfig struct {
 	// checker, when not nil, is the sink's check of a parsed row: a row
 	// it refuses becomes an error row.
 	checker sink.RowChecker
+	// deadLetters: the job has an error_topic; error rows keep the
+	// record's key and whole value for it (commitBatch.letters).
+	deadLetters bool
 }
 
 // commitBatch asks the job actor to commit one batch. The job answers with
@@ -46,6 +50,9 @@ type commitBatch struct {
 	ranges     []sink.Range
 	rows       []sink.KV
 	errorRows  []*api.ErrorRow
+	// letters are errorRows with their records' keys and values, when the
+	// job has an error_topic.
+	letters    []DeadLetter
 	loaded     int64
 	unselected int64 // rows a filter (WHERE) left out
 	bytes      int64
@@ -364,7 +371,9 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 		r := &b.Records[i]
 		pos := table.Pos{JobID: cfg.jobID, Partition: r.Partition, Offset: r.Offset}
 		var perr error
-		if len(r.Value) > cfg.settings.MaxRecordBytes {
+		if r.Err != nil {
+			perr = r.Err // the source could not decode it
+		} else if len(r.Value) > cfg.settings.MaxRecordBytes {
 			perr = fmt.Errorf("record of %d bytes exceeds the %d-byte limit", len(r.Value), cfg.settings.MaxRecordBytes)
 		} else {
 			if useMeta {
@@ -394,11 +403,15 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 			if len(raw) > cfg.settings.ErrorRowRawBytes {
 				raw = raw[:cfg.settings.ErrorRowRawBytes]
 			}
-			c.errorRows = append(c.errorRows, &api.ErrorRow{
+			er := &api.ErrorRow{
 				Partition: r.Partition, Offset: r.Offset,
 				Raw:    append([]byte(nil), raw...),
 				Reason: api.Clip(perr.Error(), api.MaxReasonBytes), TimeUnixMs: nowMs,
-			})
+			}
+			c.errorRows = append(c.errorRows, er)
+			if cfg.deadLetters {
+				c.letters = append(c.letters, DeadLetter{Row: er, Key: bytes.Clone(r.Key), Value: bytes.Clone(r.Value)})
+			}
 			continue
 		}
 		// Keys and values share one arena per batch: two small allocations

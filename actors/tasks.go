@@ -75,6 +75,7 @@ func (j *job) spawnTasks(ctx actor.Context) {
 			job: ctx.Self(), scheduler: j.sch, source: j.src,
 			schema: j.schema, format: j.format, limits: limits, start: start, keepReader: keep,
 			settings: j.deps.Settings, logger: j.log(), checker: checker,
+			deadLetters: j.rec.GetSpec().GetErrorTopic() != "",
 		}))
 		j.tasks[pid.Id] = i
 	}

@@ -781,7 +781,12 @@ type KafkaSpec struct {
 	// start offset for partitions without an entry in offsets.
 	DefaultOffset string `protobuf:"bytes,5,opt,name=default_offset,json=defaultOffset,proto3" json:"default_offset,omitempty"`
 	// client settings: security.protocol, sasl.mechanism, sasl.username, ...
-	Properties    map[string]string `protobuf:"bytes,6,rep,name=properties,proto3" json:"properties,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Properties map[string]string `protobuf:"bytes,6,rep,name=properties,proto3" json:"properties,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// commit_group: after each durable commit the job commits its positions
+	// to this consumer group (best effort, asynchronous, never read back), so
+	// that external lag tools show the job's lag. Empty: none. Doris's
+	// property.group.id.
+	CommitGroup   string `protobuf:"bytes,160,opt,name=commit_group,json=commitGroup,proto3" json:"commit_group,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -856,6 +861,13 @@ func (x *KafkaSpec) GetProperties() map[string]string {
 		return x.Properties
 	}
 	return nil
+}
+
+func (x *KafkaSpec) GetCommitGroup() string {
+	if x != nil {
+		return x.CommitGroup
+	}
+	return ""
 }
 
 // KinesisSpec is an AWS Kinesis (or Kinesis-compatible) stream source.
@@ -1057,8 +1069,18 @@ type JobSpec struct {
 	// schema id, for protobuf the message indexes). Required by those
 	// formats, refused by the others.
 	SchemaRegistry *SchemaRegistrySpec `protobuf:"bytes,140,opt,name=schema_registry,json=schemaRegistry,proto3" json:"schema_registry,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// error_topic: every error row is also produced to this Kafka topic
+	// (value: the raw record; key: the source key; headers: job, source,
+	// partition, offset, reason) after its batch is committed, at least once.
+	// Empty: none.
+	ErrorTopic string `protobuf:"bytes,161,opt,name=error_topic,json=errorTopic,proto3" json:"error_topic,omitempty"`
+	// error_topic_brokers and error_topic_properties name the cluster of
+	// error_topic when it is not the job's own Kafka cluster (required for a
+	// Kinesis job).
+	ErrorTopicBrokers    []string          `protobuf:"bytes,162,rep,name=error_topic_brokers,json=errorTopicBrokers,proto3" json:"error_topic_brokers,omitempty"`
+	ErrorTopicProperties map[string]string `protobuf:"bytes,163,rep,name=error_topic_properties,json=errorTopicProperties,proto3" json:"error_topic_properties,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *JobSpec) Reset() {
@@ -1287,6 +1309,27 @@ func (x *JobSpec) GetSchemaRegistry() *SchemaRegistrySpec {
 	return nil
 }
 
+func (x *JobSpec) GetErrorTopic() string {
+	if x != nil {
+		return x.ErrorTopic
+	}
+	return ""
+}
+
+func (x *JobSpec) GetErrorTopicBrokers() []string {
+	if x != nil {
+		return x.ErrorTopicBrokers
+	}
+	return nil
+}
+
+func (x *JobSpec) GetErrorTopicProperties() map[string]string {
+	if x != nil {
+		return x.ErrorTopicProperties
+	}
+	return nil
+}
+
 type Transition struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Seq        uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
@@ -1407,8 +1450,12 @@ type JobStats struct {
 	// USER_RESUME journaled after it starts a fresh window, also when the
 	// node restarts before the next commit writes these statistics.
 	WindowStartSeq uint64 `protobuf:"varint,100,opt,name=window_start_seq,json=windowStartSeq,proto3" json:"window_start_seq,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// dead_letters_done: how many of the job's error rows, oldest first, are
+	// known to be on its error_topic (committed with a later batch; after a
+	// restart the error rows after them are produced again).
+	DeadLettersDone int64 `protobuf:"varint,160,opt,name=dead_letters_done,json=deadLettersDone,proto3" json:"dead_letters_done,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *JobStats) Reset() {
@@ -1507,6 +1554,13 @@ func (x *JobStats) GetUnselectedRows() int64 {
 func (x *JobStats) GetWindowStartSeq() uint64 {
 	if x != nil {
 		return x.WindowStartSeq
+	}
+	return 0
+}
+
+func (x *JobStats) GetDeadLettersDone() int64 {
+	if x != nil {
+		return x.DeadLettersDone
 	}
 	return 0
 }
@@ -1882,8 +1936,11 @@ type JobInfo struct {
 	// (max_batch_rows * 10); stats.window_rows and stats.window_error_rows
 	// are the rows and error rows of the current window.
 	ErrorWindowSize int64 `protobuf:"varint,101,opt,name=error_window_size,json=errorWindowSize,proto3" json:"error_window_size,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// what the job publishes outside loadnode (kafka.commit_group,
+	// error_topic); unset when it publishes nothing.
+	Publish       *PublishStatus `protobuf:"bytes,160,opt,name=publish,proto3" json:"publish,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobInfo) Reset() {
@@ -2019,6 +2076,13 @@ func (x *JobInfo) GetErrorWindowSize() int64 {
 		return x.ErrorWindowSize
 	}
 	return 0
+}
+
+func (x *JobInfo) GetPublish() *PublishStatus {
+	if x != nil {
+		return x.Publish
+	}
+	return nil
 }
 
 // CreateJobRequest creates a job. With use_stored_table the job loads into
@@ -4587,6 +4651,124 @@ func (x *BackupResponse) GetError() *Error {
 	return nil
 }
 
+// PublishStatus is what a job published outside loadnode since its source
+// was opened (counts are not durable), best effort.
+type PublishStatus struct {
+	state                 protoimpl.MessageState `protogen:"open.v1"`
+	CommitGroup           string                 `protobuf:"bytes,1,opt,name=commit_group,json=commitGroup,proto3" json:"commit_group,omitempty"`
+	GroupCommits          int64                  `protobuf:"varint,2,opt,name=group_commits,json=groupCommits,proto3" json:"group_commits,omitempty"`    // offset commits the group accepted
+	GroupFailures         int64                  `protobuf:"varint,3,opt,name=group_failures,json=groupFailures,proto3" json:"group_failures,omitempty"` // offset commits that failed (the load goes on)
+	GroupLastError        string                 `protobuf:"bytes,4,opt,name=group_last_error,json=groupLastError,proto3" json:"group_last_error,omitempty"`
+	GroupLastCommitUnixMs int64                  `protobuf:"varint,5,opt,name=group_last_commit_unix_ms,json=groupLastCommitUnixMs,proto3" json:"group_last_commit_unix_ms,omitempty"`
+	ErrorTopic            string                 `protobuf:"bytes,6,opt,name=error_topic,json=errorTopic,proto3" json:"error_topic,omitempty"`
+	DeadLettersProduced   int64                  `protobuf:"varint,7,opt,name=dead_letters_produced,json=deadLettersProduced,proto3" json:"dead_letters_produced,omitempty"` // error rows produced to error_topic
+	DeadLetterFailures    int64                  `protobuf:"varint,8,opt,name=dead_letter_failures,json=deadLetterFailures,proto3" json:"dead_letter_failures,omitempty"`    // produce attempts that failed (retried) or error rows no longer kept to produce
+	DeadLettersPending    int64                  `protobuf:"varint,9,opt,name=dead_letters_pending,json=deadLettersPending,proto3" json:"dead_letters_pending,omitempty"`    // error rows committed but not yet acknowledged by error_topic
+	DeadLetterLastError   string                 `protobuf:"bytes,10,opt,name=dead_letter_last_error,json=deadLetterLastError,proto3" json:"dead_letter_last_error,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *PublishStatus) Reset() {
+	*x = PublishStatus{}
+	mi := &file_api_loadnode_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishStatus) ProtoMessage() {}
+
+func (x *PublishStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishStatus.ProtoReflect.Descriptor instead.
+func (*PublishStatus) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *PublishStatus) GetCommitGroup() string {
+	if x != nil {
+		return x.CommitGroup
+	}
+	return ""
+}
+
+func (x *PublishStatus) GetGroupCommits() int64 {
+	if x != nil {
+		return x.GroupCommits
+	}
+	return 0
+}
+
+func (x *PublishStatus) GetGroupFailures() int64 {
+	if x != nil {
+		return x.GroupFailures
+	}
+	return 0
+}
+
+func (x *PublishStatus) GetGroupLastError() string {
+	if x != nil {
+		return x.GroupLastError
+	}
+	return ""
+}
+
+func (x *PublishStatus) GetGroupLastCommitUnixMs() int64 {
+	if x != nil {
+		return x.GroupLastCommitUnixMs
+	}
+	return 0
+}
+
+func (x *PublishStatus) GetErrorTopic() string {
+	if x != nil {
+		return x.ErrorTopic
+	}
+	return ""
+}
+
+func (x *PublishStatus) GetDeadLettersProduced() int64 {
+	if x != nil {
+		return x.DeadLettersProduced
+	}
+	return 0
+}
+
+func (x *PublishStatus) GetDeadLetterFailures() int64 {
+	if x != nil {
+		return x.DeadLetterFailures
+	}
+	return 0
+}
+
+func (x *PublishStatus) GetDeadLettersPending() int64 {
+	if x != nil {
+		return x.DeadLettersPending
+	}
+	return 0
+}
+
+func (x *PublishStatus) GetDeadLetterLastError() string {
+	if x != nil {
+		return x.DeadLetterLastError
+	}
+	return ""
+}
+
 var File_api_loadnode_proto protoreflect.FileDescriptor
 
 const file_api_loadnode_proto_rawDesc = "" +
@@ -4613,7 +4795,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\bdatabase\x18\x04 \x01(\tR\bdatabase\x12 \n" +
 	"\vkey_columns\x18\xc8\x01 \x03(\tR\n" +
 	"keyColumns\x12(\n" +
-	"\x0fsequence_column\x18\xc9\x01 \x01(\tR\x0esequenceColumn\"\x84\x03\n" +
+	"\x0fsequence_column\x18\xc9\x01 \x01(\tR\x0esequenceColumn\"\xa8\x03\n" +
 	"\tKafkaSpec\x12\x18\n" +
 	"\abrokers\x18\x01 \x03(\tR\abrokers\x12\x14\n" +
 	"\x05topic\x18\x02 \x01(\tR\x05topic\x12\x1e\n" +
@@ -4624,7 +4806,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x0edefault_offset\x18\x05 \x01(\tR\rdefaultOffset\x12F\n" +
 	"\n" +
 	"properties\x18\x06 \x03(\v2&.loadnode.v1.KafkaSpec.PropertiesEntryR\n" +
-	"properties\x1a:\n" +
+	"properties\x12\"\n" +
+	"\fcommit_group\x18\xa0\x01 \x01(\tR\vcommitGroup\x1a:\n" +
 	"\fOffsetsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a=\n" +
@@ -4645,7 +4828,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	" \x01(\tR\x0fdefaultPosition\x1a<\n" +
 	"\x0ePositionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe4\t\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe7\v\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x05table\x18\x02 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12\x16\n" +
@@ -4677,7 +4860,14 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x0fpartial_columns\x18\xcb\x01 \x01(\bR\x0epartialColumns\x12E\n" +
 	"\x1fpartial_update_new_key_behavior\x18\xcc\x01 \x01(\tR\x1bpartialUpdateNewKeyBehavior\x126\n" +
 	"\x14fill_missing_columns\x18\xcd\x01 \x01(\bH\x03R\x12fillMissingColumns\x88\x01\x01\x12I\n" +
-	"\x0fschema_registry\x18\x8c\x01 \x01(\v2\x1f.loadnode.v1.SchemaRegistrySpecR\x0eschemaRegistryB\x0e\n" +
+	"\x0fschema_registry\x18\x8c\x01 \x01(\v2\x1f.loadnode.v1.SchemaRegistrySpecR\x0eschemaRegistry\x12 \n" +
+	"\verror_topic\x18\xa1\x01 \x01(\tR\n" +
+	"errorTopic\x12/\n" +
+	"\x13error_topic_brokers\x18\xa2\x01 \x03(\tR\x11errorTopicBrokers\x12e\n" +
+	"\x16error_topic_properties\x18\xa3\x01 \x03(\v2..loadnode.v1.JobSpec.ErrorTopicPropertiesEntryR\x14errorTopicProperties\x1aG\n" +
+	"\x19ErrorTopicPropertiesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0e\n" +
 	"\f_strict_modeB\x13\n" +
 	"\x11_max_filter_ratioB\n" +
 	"\n" +
@@ -4693,7 +4883,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x06reason\x18\x05 \x01(\x0e2\x13.loadnode.v1.ReasonR\x06reason\x12\x18\n" +
 	"\amessage\x18\x06 \x01(\tR\amessage\x126\n" +
 	"\fstate_reason\x18\a \x01(\x0e2\x13.loadnode.v1.ReasonR\vstateReason\x12#\n" +
-	"\rstate_message\x18\b \x01(\tR\fstateMessage\"\x96\x03\n" +
+	"\rstate_message\x18\b \x01(\tR\fstateMessage\"\xc3\x03\n" +
 	"\bJobStats\x12\x1f\n" +
 	"\vloaded_rows\x18\x01 \x01(\x03R\n" +
 	"loadedRows\x12\x1d\n" +
@@ -4707,7 +4897,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x11window_error_rows\x18\a \x01(\x03R\x0fwindowErrorRows\x12-\n" +
 	"\x13last_commit_unix_ms\x18\b \x01(\x03R\x10lastCommitUnixMs\x12'\n" +
 	"\x0funselected_rows\x18\t \x01(\x03R\x0eunselectedRows\x12(\n" +
-	"\x10window_start_seq\x18d \x01(\x04R\x0ewindowStartSeq\"\x8c\x01\n" +
+	"\x10window_start_seq\x18d \x01(\x04R\x0ewindowStartSeq\x12+\n" +
+	"\x11dead_letters_done\x18\xa0\x01 \x01(\x03R\x0fdeadLettersDone\"\x8c\x01\n" +
 	"\bErrorRow\x12\x1c\n" +
 	"\tpartition\x18\x01 \x01(\x05R\tpartition\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x10\n" +
@@ -4742,7 +4933,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\vloaded_rows\x18z \x01(\x03R\n" +
 	"loadedRows\x12\x12\n" +
 	"\x04sink\x18{ \x01(\tR\x04sink\x12&\n" +
-	"\x0frows_per_second\x18| \x01(\x01R\rrowsPerSecond\"\xef\x04\n" +
+	"\x0frows_per_second\x18| \x01(\x01R\rrowsPerSecond\"\xa6\x05\n" +
 	"\aJobInfo\x121\n" +
 	"\asummary\x18\x01 \x01(\v2\x17.loadnode.v1.JobSummaryR\asummary\x12(\n" +
 	"\x04spec\x18\x02 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12:\n" +
@@ -4762,7 +4953,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x15last_progress_unix_ms\x18\f \x01(\x03R\x12lastProgressUnixMs\x12\x12\n" +
 	"\x04sink\x18\x1e \x01(\tR\x04sink\x12\x18\n" +
 	"\aretries\x18d \x01(\x05R\aretries\x12*\n" +
-	"\x11error_window_size\x18e \x01(\x03R\x0ferrorWindowSize\"f\n" +
+	"\x11error_window_size\x18e \x01(\x03R\x0ferrorWindowSize\x125\n" +
+	"\apublish\x18\xa0\x01 \x01(\v2\x1a.loadnode.v1.PublishStatusR\apublish\"f\n" +
 	"\x10CreateJobRequest\x12(\n" +
 	"\x04spec\x18\x01 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12(\n" +
 	"\x10use_stored_table\x18\x02 \x01(\bR\x0euseStoredTable\"%\n" +
@@ -4930,7 +5122,20 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x03dir\x18\x01 \x01(\tR\x03dir\x12\x14\n" +
 	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x12\x14\n" +
 	"\x05files\x18\x03 \x01(\x05R\x05files\x12(\n" +
-	"\x05error\x18\x04 \x01(\v2\x12.loadnode.v1.ErrorR\x05error*\xbf\x01\n" +
+	"\x05error\x18\x04 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\"\xd0\x03\n" +
+	"\rPublishStatus\x12!\n" +
+	"\fcommit_group\x18\x01 \x01(\tR\vcommitGroup\x12#\n" +
+	"\rgroup_commits\x18\x02 \x01(\x03R\fgroupCommits\x12%\n" +
+	"\x0egroup_failures\x18\x03 \x01(\x03R\rgroupFailures\x12(\n" +
+	"\x10group_last_error\x18\x04 \x01(\tR\x0egroupLastError\x128\n" +
+	"\x19group_last_commit_unix_ms\x18\x05 \x01(\x03R\x15groupLastCommitUnixMs\x12\x1f\n" +
+	"\verror_topic\x18\x06 \x01(\tR\n" +
+	"errorTopic\x122\n" +
+	"\x15dead_letters_produced\x18\a \x01(\x03R\x13deadLettersProduced\x120\n" +
+	"\x14dead_letter_failures\x18\b \x01(\x03R\x12deadLetterFailures\x120\n" +
+	"\x14dead_letters_pending\x18\t \x01(\x03R\x12deadLettersPending\x123\n" +
+	"\x16dead_letter_last_error\x18\n" +
+	" \x01(\tR\x13deadLetterLastError*\xbf\x01\n" +
 	"\tErrorCode\x12\x06\n" +
 	"\x02OK\x10\x00\x12\x14\n" +
 	"\x10INVALID_ARGUMENT\x10\x01\x12\r\n" +
@@ -5027,7 +5232,7 @@ func file_api_loadnode_proto_rawDescGZIP() []byte {
 }
 
 var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
+var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_api_loadnode_proto_goTypes = []any{
 	(ErrorCode)(0),                // 0: loadnode.v1.ErrorCode
 	(ColumnType)(0),               // 1: loadnode.v1.ColumnType
@@ -5090,11 +5295,13 @@ var file_api_loadnode_proto_goTypes = []any{
 	(*DropTableResponse)(nil),     // 58: loadnode.v1.DropTableResponse
 	(*BackupRequest)(nil),         // 59: loadnode.v1.BackupRequest
 	(*BackupResponse)(nil),        // 60: loadnode.v1.BackupResponse
-	nil,                           // 61: loadnode.v1.KafkaSpec.OffsetsEntry
-	nil,                           // 62: loadnode.v1.KafkaSpec.PropertiesEntry
-	nil,                           // 63: loadnode.v1.KinesisSpec.PositionsEntry
-	nil,                           // 64: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	nil,                           // 65: loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	(*PublishStatus)(nil),         // 61: loadnode.v1.PublishStatus
+	nil,                           // 62: loadnode.v1.KafkaSpec.OffsetsEntry
+	nil,                           // 63: loadnode.v1.KafkaSpec.PropertiesEntry
+	nil,                           // 64: loadnode.v1.KinesisSpec.PositionsEntry
+	nil,                           // 65: loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
+	nil,                           // 66: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	nil,                           // 67: loadnode.v1.AlterJobRequest.ResetPositionsEntry
 }
 var file_api_loadnode_proto_depIdxs = []int32{
 	0,  // 0: loadnode.v1.Error.code:type_name -> loadnode.v1.ErrorCode
@@ -5102,66 +5309,68 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	5,  // 2: loadnode.v1.Column.aggregation:type_name -> loadnode.v1.Aggregation
 	8,  // 3: loadnode.v1.TableSpec.columns:type_name -> loadnode.v1.Column
 	2,  // 4: loadnode.v1.TableSpec.model:type_name -> loadnode.v1.TableModel
-	61, // 5: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	62, // 6: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
-	63, // 7: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
+	62, // 5: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	63, // 6: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	64, // 7: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
 	9,  // 8: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
 	10, // 9: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
 	11, // 10: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
 	6,  // 11: loadnode.v1.JobSpec.merge_type:type_name -> loadnode.v1.MergeType
 	48, // 12: loadnode.v1.JobSpec.schema_registry:type_name -> loadnode.v1.SchemaRegistrySpec
-	3,  // 13: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
-	3,  // 14: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
-	4,  // 15: loadnode.v1.Transition.reason:type_name -> loadnode.v1.Reason
-	4,  // 16: loadnode.v1.Transition.state_reason:type_name -> loadnode.v1.Reason
-	3,  // 17: loadnode.v1.JobSummary.state:type_name -> loadnode.v1.JobState
-	4,  // 18: loadnode.v1.JobSummary.reason:type_name -> loadnode.v1.Reason
-	17, // 19: loadnode.v1.JobInfo.summary:type_name -> loadnode.v1.JobSummary
-	12, // 20: loadnode.v1.JobInfo.spec:type_name -> loadnode.v1.JobSpec
-	16, // 21: loadnode.v1.JobInfo.partitions:type_name -> loadnode.v1.PartitionInfo
-	14, // 22: loadnode.v1.JobInfo.stats:type_name -> loadnode.v1.JobStats
-	13, // 23: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
-	15, // 24: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
-	12, // 25: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	12, // 26: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	64, // 27: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	65, // 28: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
-	9,  // 29: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
-	9,  // 30: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
-	7,  // 31: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
-	18, // 32: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
-	7,  // 33: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
-	17, // 34: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
-	7,  // 35: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
-	7,  // 36: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
-	7,  // 37: loadnode.v1.TableTruncateResponse.error:type_name -> loadnode.v1.Error
-	37, // 38: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
-	9,  // 39: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
-	38, // 40: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
-	7,  // 41: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
-	18, // 42: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
-	17, // 43: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
-	9,  // 44: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
-	7,  // 45: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
-	52, // 46: loadnode.v1.ExecResponse.tables:type_name -> loadnode.v1.TableInfo
-	12, // 47: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
-	45, // 48: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
-	46, // 49: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
-	7,  // 50: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
-	50, // 51: loadnode.v1.ClusterStatusResponse.members:type_name -> loadnode.v1.ClusterMember
-	7,  // 52: loadnode.v1.ClusterStatusResponse.error:type_name -> loadnode.v1.Error
-	9,  // 53: loadnode.v1.TableInfo.spec:type_name -> loadnode.v1.TableSpec
-	52, // 54: loadnode.v1.ListTablesResponse.tables:type_name -> loadnode.v1.TableInfo
-	7,  // 55: loadnode.v1.ListTablesResponse.error:type_name -> loadnode.v1.Error
-	52, // 56: loadnode.v1.DescribeTableResponse.table:type_name -> loadnode.v1.TableInfo
-	7,  // 57: loadnode.v1.DescribeTableResponse.error:type_name -> loadnode.v1.Error
-	7,  // 58: loadnode.v1.DropTableResponse.error:type_name -> loadnode.v1.Error
-	7,  // 59: loadnode.v1.BackupResponse.error:type_name -> loadnode.v1.Error
-	60, // [60:60] is the sub-list for method output_type
-	60, // [60:60] is the sub-list for method input_type
-	60, // [60:60] is the sub-list for extension type_name
-	60, // [60:60] is the sub-list for extension extendee
-	0,  // [0:60] is the sub-list for field type_name
+	65, // 13: loadnode.v1.JobSpec.error_topic_properties:type_name -> loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
+	3,  // 14: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
+	3,  // 15: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
+	4,  // 16: loadnode.v1.Transition.reason:type_name -> loadnode.v1.Reason
+	4,  // 17: loadnode.v1.Transition.state_reason:type_name -> loadnode.v1.Reason
+	3,  // 18: loadnode.v1.JobSummary.state:type_name -> loadnode.v1.JobState
+	4,  // 19: loadnode.v1.JobSummary.reason:type_name -> loadnode.v1.Reason
+	17, // 20: loadnode.v1.JobInfo.summary:type_name -> loadnode.v1.JobSummary
+	12, // 21: loadnode.v1.JobInfo.spec:type_name -> loadnode.v1.JobSpec
+	16, // 22: loadnode.v1.JobInfo.partitions:type_name -> loadnode.v1.PartitionInfo
+	14, // 23: loadnode.v1.JobInfo.stats:type_name -> loadnode.v1.JobStats
+	13, // 24: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
+	15, // 25: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
+	61, // 26: loadnode.v1.JobInfo.publish:type_name -> loadnode.v1.PublishStatus
+	12, // 27: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	12, // 28: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	66, // 29: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	67, // 30: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	9,  // 31: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
+	9,  // 32: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
+	7,  // 33: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
+	18, // 34: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
+	7,  // 35: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
+	17, // 36: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
+	7,  // 37: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
+	7,  // 38: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
+	7,  // 39: loadnode.v1.TableTruncateResponse.error:type_name -> loadnode.v1.Error
+	37, // 40: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
+	9,  // 41: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
+	38, // 42: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
+	7,  // 43: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
+	18, // 44: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
+	17, // 45: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
+	9,  // 46: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
+	7,  // 47: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
+	52, // 48: loadnode.v1.ExecResponse.tables:type_name -> loadnode.v1.TableInfo
+	12, // 49: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
+	45, // 50: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
+	46, // 51: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
+	7,  // 52: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
+	50, // 53: loadnode.v1.ClusterStatusResponse.members:type_name -> loadnode.v1.ClusterMember
+	7,  // 54: loadnode.v1.ClusterStatusResponse.error:type_name -> loadnode.v1.Error
+	9,  // 55: loadnode.v1.TableInfo.spec:type_name -> loadnode.v1.TableSpec
+	52, // 56: loadnode.v1.ListTablesResponse.tables:type_name -> loadnode.v1.TableInfo
+	7,  // 57: loadnode.v1.ListTablesResponse.error:type_name -> loadnode.v1.Error
+	52, // 58: loadnode.v1.DescribeTableResponse.table:type_name -> loadnode.v1.TableInfo
+	7,  // 59: loadnode.v1.DescribeTableResponse.error:type_name -> loadnode.v1.Error
+	7,  // 60: loadnode.v1.DropTableResponse.error:type_name -> loadnode.v1.Error
+	7,  // 61: loadnode.v1.BackupResponse.error:type_name -> loadnode.v1.Error
+	62, // [62:62] is the sub-list for method output_type
+	62, // [62:62] is the sub-list for method input_type
+	62, // [62:62] is the sub-list for extension type_name
+	62, // [62:62] is the sub-list for extension extendee
+	0,  // [0:62] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }
@@ -5189,7 +5398,7 @@ func file_api_loadnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_loadnode_proto_rawDesc), len(file_api_loadnode_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   59,
+			NumMessages:   61,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

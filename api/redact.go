@@ -39,6 +39,11 @@ func RedactSpec(s *JobSpec) *JobSpec {
 			}
 		}
 	}
+	for key, v := range c.ErrorTopicProperties {
+		if v != "" && SecretProperty(key) {
+			c.ErrorTopicProperties[key] = Redacted
+		}
+	}
 	if k := c.GetKinesis(); k != nil {
 		if k.SecretAccessKey != "" {
 			k.SecretAccessKey = Redacted
@@ -81,6 +86,11 @@ func hasSecret(s *JobSpec) bool {
 	}
 	if u := s.GetSchemaRegistry().GetUrl(); redactUserInfo(u) != u {
 		return true
+	}
+	for key, v := range s.GetErrorTopicProperties() {
+		if v != "" && SecretProperty(key) {
+			return true
+		}
 	}
 	k := s.GetKinesis()
 	return k.GetSecretAccessKey() != "" || k.GetSessionToken() != "" || redactUserInfo(k.GetEndpoint()) != k.GetEndpoint()

@@ -36,3 +36,15 @@ func TestRedactSpec(t *testing.T) {
 		t.Error("a spec without secrets is copied")
 	}
 }
+
+func TestRedactErrorTopicProperties(t *testing.T) {
+	s := &JobSpec{Name: "j", ErrorTopic: "d", ErrorTopicBrokers: []string{"h:1"},
+		ErrorTopicProperties: map[string]string{"sasl.password": "hunter2", "client.id": "c"}}
+	r := RedactSpec(s)
+	if r.ErrorTopicProperties["sasl.password"] != Redacted || r.ErrorTopicProperties["client.id"] != "c" {
+		t.Fatalf("redacted %v", r.ErrorTopicProperties)
+	}
+	if s.ErrorTopicProperties["sasl.password"] != "hunter2" {
+		t.Fatal("RedactSpec modified its argument")
+	}
+}

@@ -248,6 +248,9 @@ func unredact(cur, in *api.JobSpec) *api.JobSpec {
 	for k, v := range in.GetKafka().GetProperties() {
 		found = found || redacted(v) && api.SecretProperty(k)
 	}
+	for k, v := range in.GetErrorTopicProperties() {
+		found = found || redacted(v) && api.SecretProperty(k)
+	}
 	found = found || redacted(in.GetKinesis().GetSecretAccessKey()) || redacted(in.GetKinesis().GetSessionToken())
 	if !found {
 		return in
@@ -259,6 +262,13 @@ func unredact(cur, in *api.JobSpec) *api.JobSpec {
 				if old, ok := cur.GetKafka().GetProperties()[key]; ok {
 					k.Properties[key] = old
 				}
+			}
+		}
+	}
+	for key, v := range out.ErrorTopicProperties {
+		if redacted(v) && api.SecretProperty(key) {
+			if old, ok := cur.GetErrorTopicProperties()[key]; ok {
+				out.ErrorTopicProperties[key] = old
 			}
 		}
 	}

@@ -261,10 +261,10 @@ func offsetText(n *yaml.Node) string {
 }
 
 var (
-	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "schema_registry", "merge_type", "delete_on", "sequence_column", "partial_columns", "partial_update_new_key_behavior", "fill_missing_columns", "kafka", "kinesis"}
+	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "schema_registry", "merge_type", "delete_on", "sequence_column", "partial_columns", "partial_update_new_key_behavior", "fill_missing_columns", "error_topic", "error_topic_brokers", "error_topic_properties", "kafka", "kinesis"}
 	tableKeys = []string{"name", "columns", "model", "database", "keys", "sequence_column"}
 	colKeys   = []string{"name", "type", "not_null", "default", "aggregation"}
-	kafkaKeys = []string{"brokers", "topic", "partitions", "offsets", "default_offset", "properties"}
+	kafkaKeys = []string{"brokers", "topic", "partitions", "offsets", "default_offset", "properties", "commit_group"}
 )
 
 func (d *decoder) jobSpec(root *yaml.Node) (*api.JobSpec, error) {
@@ -388,6 +388,17 @@ func (d *decoder) jobSpec(root *yaml.Node) (*api.JobSpec, error) {
 				}
 				s.FillMissingColumns = &fb
 			}
+		case "error_topic":
+			s.ErrorTopic, err = str(v, key)
+		case "error_topic_brokers":
+			var items []item
+			if items, err = d.list(v, key); err == nil {
+				for _, it := range items {
+					s.ErrorTopicBrokers = append(s.ErrorTopicBrokers, it.text)
+				}
+			}
+		case "error_topic_properties":
+			s.ErrorTopicProperties, err = d.properties(v)
 		case "empty_field_as_null":
 			var b string
 			if b, err = str(v, key); err == nil {
@@ -672,6 +683,8 @@ func (d *decoder) kafka(n *yaml.Node) (*api.KafkaSpec, error) {
 			}
 		case "properties":
 			k.Properties, err = d.properties(v)
+		case "commit_group":
+			k.CommitGroup, err = str(v, field)
 		}
 		return err
 	})

@@ -70,6 +70,12 @@
 //	                           ^[A-Za-z0-9._-]{1,255}$: security.protocol,
 //	                           sasl.mechanism, ...), passed to the Kafka source, which validates
 //	                           them. Non-string scalars are taken as written (30000, true).
+//	kafka.commit_group         a consumer group the job commits its positions to after its
+//	                           commits, for lag tools (observational). Default none.
+//	error_topic                a Kafka topic every error row is also produced to (at least
+//	                           once, after its commit), with error_topic_brokers and
+//	                           error_topic_properties for another cluster (required for a
+//	                           kinesis job). Default none. See SPEC.md.
 //
 // Integers may also be written as strings of decimal digits, as Doris
 // properties are; digits with leading zeros are decimal, never octal.

@@ -159,7 +159,19 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 		if len(k.Properties) > 0 {
 			add(kn, "properties", strMapNode(k.Properties))
 		}
+		if k.CommitGroup != "" {
+			add(kn, "commit_group", strNode(k.CommitGroup))
+		}
 		add(root, "kafka", kn)
+	}
+	if s.ErrorTopic != "" {
+		add(root, "error_topic", strNode(s.ErrorTopic))
+	}
+	if len(s.ErrorTopicBrokers) > 0 {
+		add(root, "error_topic_brokers", strList(s.ErrorTopicBrokers))
+	}
+	if len(s.ErrorTopicProperties) > 0 {
+		add(root, "error_topic_properties", strMapNode(s.ErrorTopicProperties))
 	}
 	if k := s.Kinesis; k != nil {
 		encodeKinesis(root, k)

@@ -217,9 +217,15 @@ func ValidateJobSpec(s *api.JobSpec) error {
 		if err := validateKinesis(s.Kinesis); err != nil {
 			return err
 		}
-		return nil
+	default:
+		if err := validateKafka(s.Kafka); err != nil {
+			return err
+		}
+		if err := validateCommitGroup(s.Kafka); err != nil {
+			return err
+		}
 	}
-	if err := validateKafka(s.Kafka); err != nil {
+	if err := validateErrorTopic(s); err != nil {
 		return err
 	}
 	return nil

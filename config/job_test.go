@@ -150,6 +150,25 @@ func TestValidateJobSpec(t *testing.T) {
 		{"property bad name", func(s *api.JobSpec) { s.Kafka.Properties = map[string]string{"a b": "x"} }, "kafka.properties"},
 		{"property value free-form", func(s *api.JobSpec) { s.Kafka.Properties = map[string]string{"sasl.password": "p: #\n\x01"} }, ""},
 		{"property empty key", func(s *api.JobSpec) { s.Kafka.Properties = map[string]string{"": "x"} }, "kafka.properties"},
+		{"commit group", func(s *api.JobSpec) { s.Kafka.CommitGroup = "lag-tools.orders" }, ""},
+		{"commit group with a space", func(s *api.JobSpec) { s.Kafka.CommitGroup = "a b" }, "kafka.commit_group"},
+		{"commit group too long", func(s *api.JobSpec) { s.Kafka.CommitGroup = strings.Repeat("g", 256) }, "kafka.commit_group"},
+		{"error topic", func(s *api.JobSpec) { s.ErrorTopic = "orders-dlq" }, ""},
+		{"error topic bad name", func(s *api.JobSpec) { s.ErrorTopic = "a/b" }, "error_topic"},
+		{"error topic is the source", func(s *api.JobSpec) { s.ErrorTopic = s.Kafka.Topic }, "error_topic"},
+		{"error topic elsewhere", func(s *api.JobSpec) {
+			s.ErrorTopic, s.ErrorTopicBrokers = s.Kafka.Topic, []string{"dlq:9092"}
+			s.ErrorTopicProperties = map[string]string{"security.protocol": "SSL"}
+		}, ""},
+		{"error topic bad broker", func(s *api.JobSpec) { s.ErrorTopic, s.ErrorTopicBrokers = "d", []string{"dlq"} }, "error_topic_brokers[0]"},
+		{"error topic brokers alone", func(s *api.JobSpec) { s.ErrorTopicBrokers = []string{"dlq:9092"} }, "error_topic_brokers"},
+		{"error topic properties on the job's cluster", func(s *api.JobSpec) {
+			s.ErrorTopic, s.ErrorTopicProperties = "d", map[string]string{"security.protocol": "SSL"}
+		}, "error_topic_properties"},
+		{"error topic of a kinesis job needs brokers", func(s *api.JobSpec) {
+			s.Kafka, s.ErrorTopic = nil, "d"
+			s.Kinesis = &api.KinesisSpec{Stream: "s", Region: "us-east-1", DefaultPosition: "TRIM_HORIZON"}
+		}, "error_topic_brokers"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

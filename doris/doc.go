@@ -84,6 +84,9 @@
 //	                                       column")
 //	"partial_columns", "partial_update_new_key_behavior"
 //	                                       UNIQUE tables: see Table models
+//	"loadnode.error_topic"                 error_topic (loadnode's own: Doris has no
+//	                                       dead-letter topic); not in ALTER
+//	"loadnode.error_topic_brokers"         error_topic_brokers (comma-separated)
 //	FROM KAFKA "kafka_broker_list"         kafka.brokers (comma-separated)
 //	"kafka_topic"                          kafka.topic
 //	"kafka_partitions"                     kafka.partitions ("0, 1, 2")
@@ -103,6 +106,9 @@
 //	COLUMNS (k = __key, ...)               source metadata in expressions, as in YAML:
 //	                                       __key, __topic, __partition, __offset,
 //	                                       __timestamp, `__header.NAME`, ... (table/meta.go)
+//	"property.group.id"                    kafka.commit_group: the job commits its positions
+//	                                       to that group after each commit, for lag tools
+//	                                       (observational; never read back)
 //	"property.<name>"                      kafka.properties[<name>] (security.protocol,
 //	                                       sasl.*, ssl.*, client.id, ...), passed to the
 //	                                       Kafka source, which validates them

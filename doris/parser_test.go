@@ -194,7 +194,7 @@ func TestParseCreateRoutineLoad(t *testing.T) {
 			},
 		},
 		{
-			name: "Doris docs: one partition from an offset, group.id passed to the source",
+			name: "Doris docs: one partition from an offset, group.id is the commit group",
 			sql: `CREATE ROUTINE LOAD demo.kafka_job02 ON routine_test02
         COLUMNS TERMINATED BY ",",
         COLUMNS(id, name, age)
@@ -217,12 +217,23 @@ func TestParseCreateRoutineLoad(t *testing.T) {
 				ColumnSeparator:         ",",
 				DesiredConcurrentNumber: 1,
 				Kafka: &api.KafkaSpec{
-					Brokers:    []string{"10.16.10.6:9092"},
-					Topic:      "routineLoad02",
-					Partitions: []int32{0},
-					Offsets:    map[int32]string{0: "3"},
-					Properties: map[string]string{"group.id": "kafka_job"},
+					Brokers:     []string{"10.16.10.6:9092"},
+					Topic:       "routineLoad02",
+					Partitions:  []int32{0},
+					Offsets:     map[int32]string{0: "3"},
+					CommitGroup: "kafka_job",
 				},
+			},
+		},
+		{
+			name: "loadnode's dead-letter properties",
+			sql: `CREATE ROUTINE LOAD j ON t
+        PROPERTIES ("loadnode.error_topic" = "t-dlq", "loadnode.error_topic_brokers" = "h1:9092, h2:9092")
+        FROM KAFKA ("kafka_broker_list" = "h:9092", "kafka_topic" = "t");`,
+			want: &api.JobSpec{
+				Name:  "j",
+				Table: &api.TableSpec{Name: "t"}, ColumnSeparator: "\t", ErrorTopic: "t-dlq", ErrorTopicBrokers: []string{"h1:9092", "h2:9092"},
+				Kafka: &api.KafkaSpec{Brokers: []string{"h:9092"}, Topic: "t"},
 			},
 		},
 		{

@@ -46,19 +46,22 @@ type Alter struct {
 
 // Spec field names in Alter.Changed, in SPEC.md order.
 const (
-	fieldConcurrency   = "desired_concurrent_number"
-	fieldInterval      = "max_batch_interval"
-	fieldRows          = "max_batch_rows"
-	fieldSize          = "max_batch_size"
-	fieldErrors        = "max_error_number"
-	fieldStrict        = "strict_mode"
-	fieldRatio         = "max_filter_ratio"
-	fieldTimezone      = "timezone"
-	fieldJSONRoot      = "json_root"
-	fieldEmptyNull     = "empty_field_as_null"
-	fieldEnclose       = "enclose"
-	fieldEscape        = "escape"
-	fieldJSONPaths     = "jsonpaths"
+	fieldConcurrency = "desired_concurrent_number"
+	fieldInterval    = "max_batch_interval"
+	fieldRows        = "max_batch_rows"
+	fieldSize        = "max_batch_size"
+	fieldErrors      = "max_error_number"
+	fieldStrict      = "strict_mode"
+	fieldRatio       = "max_filter_ratio"
+	fieldTimezone    = "timezone"
+	fieldJSONRoot    = "json_root"
+	fieldEmptyNull   = "empty_field_as_null"
+	fieldEnclose     = "enclose"
+	fieldEscape      = "escape"
+	fieldJSONPaths   = "jsonpaths"
+	// Doris has no dead-letter topic: loadnode's own properties.
+	fieldErrorTopic    = "loadnode.error_topic"
+	fieldErrorBrokers  = "loadnode.error_topic_brokers"
 	fieldBrokers       = "kafka.brokers"
 	fieldTopic         = "kafka.topic"
 	fieldOffsets       = "kafka.offsets"
@@ -72,7 +75,7 @@ var changeOrder = []string{
 }
 
 // jobPropertiesHelp lists the job PROPERTIES that map onto the spec.
-const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths, json_root, empty_field_as_null, enclose, escape, fill_missing_columns, partial_columns, partial_update_new_key_behavior"
+const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths, json_root, empty_field_as_null, enclose, escape, fill_missing_columns, partial_columns, partial_update_new_key_behavior, and loadnode's own loadnode.error_topic, loadnode.error_topic_brokers"
 
 // loadClauses are the load_properties of CREATE ROUTINE LOAD that loadnode
 // refuses, keyed by their first word, with the reason.
@@ -371,6 +374,8 @@ type jobProps struct {
 	partial     bool
 	fill        bool
 	newKey      string
+	errorTopic  string
+	errBrokers  []string
 	raw         map[string]string
 }
 
@@ -433,6 +438,12 @@ func (j *jobProps) apply(s *api.JobSpec) {
 	}
 	if j.given[fieldJSONPaths] {
 		s.Jsonpaths = slices.Clone(j.jsonpaths)
+	}
+	if j.given[fieldErrorTopic] {
+		s.ErrorTopic = j.errorTopic
+	}
+	if j.given[fieldErrorBrokers] {
+		s.ErrorTopicBrokers = slices.Clone(j.errBrokers)
 	}
 }
 
@@ -582,6 +593,21 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 		j.newKey = strings.ToUpper(v)
 		j.set(pr.key)
 		return nil
+	case fieldErrorTopic, fieldErrorBrokers:
+		if alter {
+			return p.errf(pr.keyTok, clause, "cannot be altered")
+		}
+		if v == "" {
+			return bad("must not be empty")
+		}
+		if pr.key == fieldErrorTopic {
+			j.errorTopic = v
+		} else {
+			j.errBrokers = nil
+			for b := range strings.SplitSeq(v, ",") {
+				j.errBrokers = append(j.errBrokers, strings.TrimSpace(b))
+			}
+		}
 	case fieldJSONPaths:
 		var paths []string
 		if err := json.Unmarshal([]byte(pr.val), &paths); err != nil || len(paths) == 0 {
@@ -747,6 +773,13 @@ func (p *parser) fromSource(alter bool, loc *time.Location) (*kafkaProps, *Error
 			if msg := registryProperty(k.registry, pr.key, pr.val); msg != "" {
 				return nil, p.errf(pr.keyTok, clause, "%s", msg)
 			}
+		case pr.key == "property.group.id":
+			// The consumer group Doris commits to: here the group the job
+			// publishes its positions to, for lag tools (observational).
+			if v == "" {
+				return nil, bad("must not be empty")
+			}
+			k.spec.CommitGroup = v
 		case strings.HasPrefix(pr.key, "property."):
 			name := pr.rawKey[len("property."):]
 			if name == "" {

@@ -221,6 +221,12 @@ var (
 	descBehind  = prometheus.NewDesc("loadnode_job_millis_behind", "Kinesis: MillisBehindLatest of the shard's reads.", []string{"job", "partition", "shard"}, nil)
 	descState   = prometheus.NewDesc("loadnode_job_state", "1 for the job's current state and reason.", []string{"job", "state", "reason"}, nil)
 	descHealth  = prometheus.NewDesc("loadnode_job_health", "1 for the job's health verdict.", []string{"job", "health"}, nil)
+
+	descGroupCommits  = prometheus.NewDesc("loadnode_job_group_commits_total", "kafka.commit_group: offset commits the group accepted since the job's source was opened.", []string{"job", "group"}, nil)
+	descGroupFailures = prometheus.NewDesc("loadnode_job_group_commit_failures_total", "kafka.commit_group: offset commits that failed since the job's source was opened (the load goes on).", []string{"job", "group"}, nil)
+	descDLQProduced   = prometheus.NewDesc("loadnode_job_dead_letters_total", "error_topic: error rows produced to the dead-letter topic since the job's source was opened.", []string{"job", "topic"}, nil)
+	descDLQFailures   = prometheus.NewDesc("loadnode_job_dead_letter_failures_total", "error_topic: failed produce attempts (retried) and error rows no longer kept to produce, since the job's source was opened.", []string{"job", "topic"}, nil)
+	descDLQPending    = prometheus.NewDesc("loadnode_job_dead_letters_pending", "error_topic: committed error rows not yet acknowledged by the dead-letter topic.", []string{"job", "topic"}, nil)
 )
 
 // Describe sends nothing: the job set changes, so this is an unchecked
@@ -253,6 +259,17 @@ func (c *jobsCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descBatches, prometheus.CounterValue, float64(st.GetCommittedBatches()), name)
 		if h := info.GetHealth(); h != "" {
 			ch <- prometheus.MustNewConstMetric(descHealth, prometheus.GaugeValue, 1, name, h)
+		}
+		if pub := info.GetPublish(); pub != nil {
+			if g := pub.GetCommitGroup(); g != "" {
+				ch <- prometheus.MustNewConstMetric(descGroupCommits, prometheus.CounterValue, float64(pub.GetGroupCommits()), name, g)
+				ch <- prometheus.MustNewConstMetric(descGroupFailures, prometheus.CounterValue, float64(pub.GetGroupFailures()), name, g)
+			}
+			if tp := pub.GetErrorTopic(); tp != "" {
+				ch <- prometheus.MustNewConstMetric(descDLQProduced, prometheus.CounterValue, float64(pub.GetDeadLettersProduced()), name, tp)
+				ch <- prometheus.MustNewConstMetric(descDLQFailures, prometheus.CounterValue, float64(pub.GetDeadLetterFailures()), name, tp)
+				ch <- prometheus.MustNewConstMetric(descDLQPending, prometheus.GaugeValue, float64(pub.GetDeadLettersPending()), name, tp)
+			}
 		}
 		for _, p := range info.GetPartitions() {
 			if p.GetLag() >= 0 {

@@ -199,7 +199,12 @@ func (k *sourceSet) open(spec *api.JobSpec) (actors.Source, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &kinesisSource{Source: src}, nil
+		pub, err := newPublisher(spec, nil, "kinesis://"+kin.GetStream(), k)
+		if err != nil {
+			src.Close()
+			return nil, err
+		}
+		return &kinesisSource{Source: src, publisher: pub}, nil
 	}
 	ks := spec.GetKafka()
 	if ks == nil {
@@ -217,8 +222,17 @@ func (k *sourceSet) open(spec *api.JobSpec) (actors.Source, error) {
 		sc = &sharedCluster{c: c, marks: newWatermarkCache(k.marksFresh), parts: newTopicCache[[]int32](time.Second)}
 		k.mu.clusters[key] = sc
 	}
+	pub, err := newPublisher(spec, sc.c, "kafka://"+ks.GetTopic(), k)
+	if err != nil {
+		if sc.refs == 0 {
+			sc.stopWatches()
+			sc.c.Close()
+			delete(k.mu.clusters, key)
+		}
+		return nil, err
+	}
 	sc.refs++
-	return &kafkaSource{owner: k, key: key, sc: sc, c: sc.c, marks: sc.marks, parts: sc.parts, topic: ks.GetTopic(), spec: ks}, nil
+	return &kafkaSource{owner: k, key: key, sc: sc, c: sc.c, marks: sc.marks, parts: sc.parts, topic: ks.GetTopic(), spec: ks, publisher: pub}, nil
 }
 
 func (k *sourceSet) release(key string) {
@@ -281,6 +295,7 @@ type kafkaSource struct {
 	topic  string
 	spec   *api.KafkaSpec
 	closed sync.Once
+	*publisher
 }
 
 var (
@@ -288,6 +303,9 @@ var (
 	_ actors.Watcher = (*kafkaSource)(nil)
 	_ actors.Source  = (*kinesisSource)(nil)
 	_ actors.Lineage = (*kinesisSource)(nil)
+
+	_ actors.Publisher = (*kafkaSource)(nil)
+	_ actors.Publisher = (*kinesisSource)(nil)
 )
 
 // Watch implements actors.Watcher: one poller per topic (every
@@ -444,12 +462,24 @@ func (s *kafkaSource) NewReader(start map[int32]sources.Start) (sources.Reader, 
 }
 
 func (s *kafkaSource) Close() {
-	s.closed.Do(func() { s.owner.release(s.key) })
+	s.closed.Do(func() {
+		s.publisher.shutdown()
+		s.owner.release(s.key)
+	})
 }
 
 // kinesisSource is one job's Kinesis stream: the kinesis package's source,
 // whose spec section chooses the shards and their positions.
-type kinesisSource struct{ *kinesis.Source }
+type kinesisSource struct {
+	*kinesis.Source
+	*publisher
+}
+
+// Close closes the job's publishing, then the stream's source.
+func (s *kinesisSource) Close() {
+	s.publisher.shutdown()
+	s.Source.Close()
+}
 
 // Discover lists the chosen shards (and their descendants) and resolves
 // the starts of those the job does not read yet: at the job's first look

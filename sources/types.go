@@ -16,11 +16,20 @@ type Record struct {
 	// job (0, 1, 2, ... from the job's first position in the shard).
 	Offset int64
 	// Seq is the source's own identifier of the record where it is not
-	// Offset (the Kinesis sequence number); empty for Kafka.
+	// Offset (the Kinesis sequence number); empty for Kafka. The user
+	// records of one KPL aggregate share the aggregate's Seq.
 	Seq       string
 	Key       []byte
 	Value     []byte
 	Timestamp time.Time
+	// SubSeq is the record's index in its KPL aggregate (the KCL's
+	// subsequence number): Seq and SubSeq together name a user record.
+	// 0 for a record that was not aggregated.
+	SubSeq int64
+	// Err, when not nil, says the source could not decode the record (a
+	// corrupt KPL aggregate): Value holds its raw bytes and the task makes
+	// it an error row with Err as its reason, whatever the job's format.
+	Err error
 	// Headers are the Kafka record headers in order; nil when none.
 	Headers []Header
 }

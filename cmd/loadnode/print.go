@@ -190,6 +190,29 @@ func printJobText(w io.Writer, info *api.JobInfo) error {
 	fmt.Fprintf(tw, "  last commit\t%s\n", msTime(st.GetLastCommitUnixMs()))
 	tw.Flush()
 
+	if pub := info.GetPublish(); pub != nil {
+		fmt.Fprintln(bw, "\nPublishing (best effort, since the source was opened):")
+		tw = newTable(bw)
+		if g := pub.GetCommitGroup(); g != "" {
+			fmt.Fprintf(tw, "  commit group\t%s: %d commits, %d failures", cell(g), pub.GetGroupCommits(), pub.GetGroupFailures())
+			if ms := pub.GetGroupLastCommitUnixMs(); ms > 0 {
+				fmt.Fprintf(tw, ", last at %s", msTime(ms))
+			}
+			if e := pub.GetGroupLastError(); e != "" {
+				fmt.Fprintf(tw, ", last error: %s", cell(e))
+			}
+			fmt.Fprintln(tw)
+		}
+		if tp := pub.GetErrorTopic(); tp != "" {
+			fmt.Fprintf(tw, "  error topic\t%s: %d produced, %d pending, %d failures", cell(tp), pub.GetDeadLettersProduced(), pub.GetDeadLettersPending(), pub.GetDeadLetterFailures())
+			if e := pub.GetDeadLetterLastError(); e != "" {
+				fmt.Fprintf(tw, ", last error: %s", cell(e))
+			}
+			fmt.Fprintln(tw)
+		}
+		tw.Flush()
+	}
+
 	if rows := info.GetErrorRows(); len(rows) > 0 {
 		fmt.Fprintf(bw, "\nLast error rows (%d):\n", len(rows))
 		for _, r := range rows {

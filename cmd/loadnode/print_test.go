@@ -292,3 +292,21 @@ func TestCell(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintJobTextPublish(t *testing.T) {
+	info := showInfo()
+	info.Publish = &api.PublishStatus{CommitGroup: "lag", GroupCommits: 4, GroupFailures: 1, GroupLastError: "coordinator not available",
+		ErrorTopic: "orders-dlq", DeadLettersProduced: 3, DeadLettersPending: 2, DeadLetterFailures: 7}
+	var b bytes.Buffer
+	if err := printJobText(&b, info); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+Publishing (best effort, since the source was opened):
+  commit group  lag: 4 commits, 1 failures, last error: coordinator not available
+  error topic   orders-dlq: 3 produced, 2 pending, 7 failures
+`
+	if !strings.Contains(b.String(), want) {
+		t.Fatalf("got\n%s\nwant it to contain\n%s", b.String(), want)
+	}
+}

@@ -36,7 +36,9 @@
 //	enable.partition.eof                    accepted, no effect (a librdkafka setting: loadnode ends batches by its own bounds)
 //
 // ssl.* keys require security.protocol SSL or SASL_SSL, sasl.* keys require
-// SASL_PLAINTEXT or SASL_SSL. group.id is rejected: there is no group.
+// SASL_PLAINTEXT or SASL_SSL. group.id is rejected: there is no group
+// (kafka.commit_group publishes the job's positions to one, see
+// publish.go).
 // Properties whose name holds "password", "secret" or "token" (but not a
 // "_file" path) are secrets: shown as api.Redacted, never logged.
 //

@@ -235,7 +235,7 @@ func parseProperties(props map[string]string) (*clientConfig, error) {
 		i := slices.IndexFunc(properties, func(p property) bool { return p.name == k })
 		if i < 0 {
 			if k == "group.id" {
-				return nil, propErr(k, errors.New("not supported: loadnode reads partitions directly and keeps its positions itself, it joins no consumer group"))
+				return nil, propErr(k, errors.New("not a client setting here: loadnode reads partitions directly and keeps its positions itself; set kafka.commit_group to commit them to a consumer group for lag tools"))
 			}
 			return nil, propErr(k, errors.New("unknown property"))
 		}

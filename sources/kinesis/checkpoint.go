@@ -33,6 +33,11 @@ type Checkpoint struct {
 	// Last is the sequence number of the last record of the shard the job
 	// committed; empty when none yet.
 	Last string `json:"last,omitempty"`
+	// Sub, when > 0, says the record Last is a KPL aggregate of which only
+	// the first Sub user records were committed (a batch ended inside it):
+	// a Reader opens AT_SEQUENCE_NUMBER Last and skips those. 0: Last was
+	// committed whole.
+	Sub int `json:"sub,omitempty"`
 	// Ended says the shard was closed and every one of its records was
 	// returned (and, once committed, loaded): the shard is finished and its
 	// children may be read.
@@ -92,6 +97,9 @@ func DecodeCheckpoint(b []byte) (Checkpoint, error) {
 	}
 	if c.Last != "" && !isSeq(c.Last) {
 		return Checkpoint{}, fmt.Errorf("kinesis: decode checkpoint of %s: bad last sequence number %q", c.Shard, c.Last)
+	}
+	if c.Sub < 0 || c.Sub > 0 && (c.Last == "" || c.Ended) {
+		return Checkpoint{}, fmt.Errorf("kinesis: decode checkpoint of %s: sub-record %d of aggregate %q (ended %v)", c.Shard, c.Sub, c.Last, c.Ended)
 	}
 	return c, nil
 }

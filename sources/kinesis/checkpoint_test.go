@@ -23,6 +23,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		{Shard: ShardID(5), Parents: []string{ShardID(1), ShardID(2)}, ParentParts: []int32{1, 2},
 			Start: "AT_TIMESTAMP:2024-05-01T10:00:00.123Z", Last: seqA},
 		{Shard: "shardId-000000000007", Start: seqA, Last: seqA + "1"},
+		{Shard: ShardID(8), Start: TrimHorizon, Last: seqA, Sub: 3},
 	} {
 		b := EncodeCheckpoint(cp)
 		got, err := DecodeCheckpoint(b)
@@ -48,6 +49,9 @@ func TestDecodeCheckpointErrors(t *testing.T) {
 		{`{"v":1,"shard":"shardId-000000000000","start":"LATEST","parents":["shardId-000000000001"]}`, "1 parents but 0"},
 		{`{"v":1,"shard":"shardId-000000000000","start":"LATEST","parents":["shardId-000000000001"],"parent_parts":[2]}`, "has index 1, not 2"},
 		{`{"v":1,"shard":"shardId-000000000000","start":"LATEST","extra":1}`, "unknown field"},
+		{`{"v":1,"shard":"shardId-000000000000","start":"LATEST","sub":2}`, "sub-record 2"},
+		{`{"v":1,"shard":"shardId-000000000000","start":"LATEST","last":"12","sub":-1}`, "sub-record -1"},
+		{`{"v":1,"shard":"shardId-000000000000","start":"LATEST","last":"12","sub":1,"ended":true}`, "ended true"},
 	} {
 		_, err := DecodeCheckpoint([]byte(tc.in))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

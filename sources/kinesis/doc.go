@@ -23,8 +23,10 @@
 //     are exactly those in [previous Next, Next)".
 //   - the Checkpoint (sources.Batch.Checkpoints; EncodeCheckpoint, JSON):
 //     the shard id, its parents (ids and partition indices), its start
-//     position, the sequence number of the last committed record and
-//     whether the shard was read to its end ("ended").
+//     position, the sequence number of the last committed record, how
+//     many user records of it were committed when it is a KPL aggregate
+//     committed in part ("sub"), and whether the shard was read to its
+//     end ("ended").
 //
 // Start positions are TRIM_HORIZON (the default), LATEST,
 // AT_TIMESTAMP:<RFC3339> or a sequence number, meaning "after that record".
@@ -103,6 +105,18 @@
 // still exists (the Reader then reads after it); if it was trimmed the
 // Read fails with OutOfRangeError at ordinal 0, and if the service refuses
 // it the error is a ConfigError for "kinesis.positions.<shard id>".
+//
+// # KPL aggregates
+//
+// A record starting with the KPL magic F3 89 9A C2 is an aggregate
+// (Deaggregate; kpl.go has the format): a Reader returns each of its user
+// records as a sources.Record with its own ordinal, its own partition key
+// (Key), the aggregate's sequence number (Seq) and its index in the
+// aggregate (SubSeq). A Read may end inside an aggregate: the checkpoint's
+// Sub then counts the user records of Last already returned, and a new
+// Reader opens AT_SEQUENCE_NUMBER Last (trim detection as above) and skips
+// those. A corrupt aggregate is one Record whose Err says why and whose
+// Value is its raw bytes; the task makes it an error row.
 //
 // # Faults
 //

@@ -59,12 +59,13 @@ type job struct {
 	parts []int32
 	// every record returned, in order
 	got []sources.Record
-	// last seq returned per partition
+	// last seq (and KPL subsequence) returned per partition
 	lastSeq map[int32]string
+	lastSub map[int32]int64
 }
 
 func newJob(t testing.TB, src *Source) *job {
-	j := &job{t: t, src: src, next: map[int32]int64{}, cps: map[int32][]byte{}, lastSeq: map[int32]string{}}
+	j := &job{t: t, src: src, next: map[int32]int64{}, cps: map[int32][]byte{}, lastSeq: map[int32]string{}, lastSub: map[int32]int64{}}
 	t.Cleanup(j.closeReader)
 	return j
 }
@@ -158,6 +159,7 @@ func (j *job) check(b *sources.Batch, lim sources.Limits) {
 	}
 	pos := maps.Clone(j.next)
 	last := maps.Clone(j.lastSeq)
+	lastSub := maps.Clone(j.lastSub)
 	var bytes int64
 	for _, r := range b.Records {
 		if _, ok := b.Next[r.Partition]; !ok {
@@ -167,10 +169,13 @@ func (j *job) check(b *sources.Batch, lim sources.Limits) {
 			j.t.Fatalf("partition %d: record ordinal %d, want %d", r.Partition, r.Offset, pos[r.Partition])
 		}
 		pos[r.Partition]++
-		if prev := last[r.Partition]; prev != "" && cmpSeq(r.Seq, prev) <= 0 {
-			j.t.Fatalf("partition %d: seq %s after %s", r.Partition, r.Seq, prev)
+		// The user records of a KPL aggregate share its Seq and count up
+		// in SubSeq.
+		if prev := last[r.Partition]; prev != "" && cmpSeq(r.Seq, prev) < 0 ||
+			prev == r.Seq && r.SubSeq <= lastSub[r.Partition] {
+			j.t.Fatalf("partition %d: seq %s/%d after %s/%d", r.Partition, r.Seq, r.SubSeq, prev, lastSub[r.Partition])
 		}
-		last[r.Partition] = r.Seq
+		last[r.Partition], lastSub[r.Partition] = r.Seq, r.SubSeq
 		bytes += r.Size()
 	}
 	if bytes != b.Bytes {
@@ -203,7 +208,7 @@ func (j *job) commit(b *sources.Batch) {
 	maps.Copy(j.next, b.Next)
 	maps.Copy(j.cps, b.Checkpoints)
 	for _, r := range b.Records {
-		j.lastSeq[r.Partition] = r.Seq
+		j.lastSeq[r.Partition], j.lastSub[r.Partition] = r.Seq, r.SubSeq
 	}
 	j.got = append(j.got, b.Records...)
 }

@@ -73,10 +73,11 @@ type shard struct {
 	// must have (the iterator was opened AT_SEQUENCE_NUMBER of it): a
 	// greater one means it was trimmed.
 	verify string
-	// buf holds fetched records not yet returned, in order. Records are
+	// buf holds fetched records not yet returned, in order, KPL
+	// aggregates already split into their user records. Records are
 	// fetched only when buf is empty, so a re-acquired iterator never
 	// leaves fetched-but-unreturned records behind.
-	buf []types.Record
+	buf []entry
 	// endSeen: the service answered with no NextShardIterator, so the shard
 	// is closed and buf holds its last records.
 	endSeen bool
@@ -97,6 +98,51 @@ type shard struct {
 // NewReader opens a reader of the partitions in start, each from its
 // ordinal (start.Offset) and encoded Checkpoint. It does no I/O: iterators
 // are opened by the first Read.
+// entry is one record a shard returns: a Kinesis record, or one user
+// record of a KPL aggregate.
+type entry struct {
+	seq  string // the Kinesis record's sequence number
+	sub  int    // the index of the user record in its aggregate; 0 otherwise
+	last bool   // the last (or only) record of its Kinesis record
+	key  []byte
+	data []byte
+	at   time.Time
+	err  error // a corrupt aggregate: data is its raw bytes
+}
+
+// expand appends to buf the records of Kinesis record rec, skipping the
+// first skip user records of an aggregate (already committed). A record
+// without the KPL magic is one entry; a corrupt aggregate is one entry
+// with its error. An aggregate with no more than skip records is an error:
+// the checkpoint does not match the stream.
+func expand(buf []entry, rec *types.Record, skip int) ([]entry, error) {
+	seq := aws.ToString(rec.SequenceNumber)
+	key := []byte(aws.ToString(rec.PartitionKey))
+	at := aws.ToTime(rec.ApproximateArrivalTimestamp)
+	if !IsAggregated(rec.Data) {
+		if skip > 0 {
+			return buf, fmt.Errorf("kinesis: record %s is not a KPL aggregate, but the checkpoint has %d of its records committed", seq, skip)
+		}
+		return append(buf, entry{seq: seq, last: true, key: key, data: rec.Data, at: at}), nil
+	}
+	users, err := Deaggregate(rec.Data)
+	if err != nil {
+		if skip > 0 {
+			return buf, fmt.Errorf("kinesis: aggregate %s: the checkpoint has %d of its records committed, but %w", seq, skip, err)
+		}
+		return append(buf, entry{seq: seq, last: true, key: key, data: rec.Data, at: at,
+			err: fmt.Errorf("record %s: %w", seq, err)}), nil
+	}
+	if skip >= len(users) {
+		return buf, fmt.Errorf("kinesis: aggregate %s holds %d records, but the checkpoint has %d of them committed and more to come", seq, len(users), skip)
+	}
+	for i := skip; i < len(users); i++ {
+		u := &users[i]
+		buf = append(buf, entry{seq: seq, sub: i, last: i == len(users)-1, key: []byte(u.Key), data: u.Data, at: at})
+	}
+	return buf, nil
+}
+
 func (s *Source) NewReader(start map[int32]sources.Start) (sources.Reader, error) {
 	if len(start) == 0 {
 		return nil, errors.New("kinesis: new reader: no partitions")
@@ -226,28 +272,33 @@ func (r *reader) drain(b *sources.Batch, lim sources.Limits) bool {
 	for i := 0; i < n && !stopped; i++ {
 		s := r.shards[(r.rr+i)%n]
 		for len(s.buf) > 0 {
-			rec := &s.buf[0]
-			key := []byte(aws.ToString(rec.PartitionKey))
-			size := int64(len(key) + len(rec.Data))
+			e := &s.buf[0]
+			size := int64(len(e.key) + len(e.data))
 			if full() || lim.MaxBytes > 0 && len(b.Records) > 0 && b.Bytes+size > lim.MaxBytes {
 				r.rr = (r.rr + i) % n
 				stopped = true
 				break
 			}
-			seq := aws.ToString(rec.SequenceNumber)
 			b.Records = append(b.Records, sources.Record{
 				Partition: s.p,
 				Offset:    s.next,
-				Seq:       seq,
-				Key:       key,
-				Value:     rec.Data,
-				Timestamp: aws.ToTime(rec.ApproximateArrivalTimestamp),
+				Seq:       e.seq,
+				SubSeq:    int64(e.sub),
+				Key:       e.key,
+				Value:     e.data,
+				Timestamp: e.at,
+				Err:       e.err,
 			})
 			b.Bytes += size
 			s.next++
-			s.cp.Last = seq
+			// A batch may end inside an aggregate: the checkpoint then
+			// says how many of its user records are committed.
+			s.cp.Last, s.cp.Sub = e.seq, 0
+			if !e.last {
+				s.cp.Sub = e.sub + 1
+			}
 			s.changed = true
-			s.buf[0] = types.Record{}
+			s.buf[0] = entry{}
 			s.buf = s.buf[1:]
 		}
 		if len(s.buf) == 0 {
@@ -309,9 +360,21 @@ func (r *reader) fetch(ctx context.Context, s *shard, limit int32) {
 		s.behind, s.hasBehind = *out.MillisBehindLatest, true
 	}
 	recs := out.Records
+	var buf []entry
 	if s.verify != "" && len(recs) > 0 {
 		first := aws.ToString(recs[0].SequenceNumber)
 		switch c := cmpSeq(first, s.verify); {
+		case c == 0 && s.cp.Sub > 0 && first == s.cp.Last:
+			// A batch ended inside this aggregate: its first Sub user
+			// records are committed, the rest are not.
+			var err error
+			if buf, err = expand(buf, &recs[0], s.cp.Sub); err != nil {
+				s.err = fmt.Errorf("kinesis: shard %s: %w", s.cp.Shard, err)
+				return
+			}
+			r.logger.Info("kinesis: resuming inside a KPL aggregate", "shard", s.cp.Shard, "seq", first, "skip", s.cp.Sub)
+			recs = recs[1:]
+			s.verify = ""
 		case c == 0:
 			recs = recs[1:] // the committed record itself: AT + drop = AFTER
 			s.verify = ""
@@ -325,7 +388,14 @@ func (r *reader) fetch(ctx context.Context, s *shard, limit int32) {
 			return
 		}
 	}
-	s.buf = recs
+	for i := range recs {
+		var err error
+		if buf, err = expand(buf, &recs[i], 0); err != nil {
+			s.err = fmt.Errorf("kinesis: shard %s: %w", s.cp.Shard, err)
+			return
+		}
+	}
+	s.buf = buf
 	s.iter = out.NextShardIterator
 	if s.iter == nil {
 		if s.verify != "" {
@@ -362,7 +432,9 @@ func (r *reader) open(ctx, cctx context.Context, s *shard) bool {
 	case s.verify != "":
 		in.ShardIteratorType, in.StartingSequenceNumber = types.ShardIteratorTypeAtSequenceNumber, aws.String(s.verify)
 		fromUser = s.cp.Last == ""
-	case s.cp.Last != "" && !s.opened:
+	case s.cp.Last != "" && (!s.opened || s.cp.Sub > 0):
+		// After a committed record, or inside a committed part of an
+		// aggregate (which AFTER_SEQUENCE_NUMBER would skip the rest of).
 		in.ShardIteratorType, in.StartingSequenceNumber = types.ShardIteratorTypeAtSequenceNumber, aws.String(s.cp.Last)
 		s.verify = s.cp.Last
 	case s.cp.Last != "":

@@ -455,6 +455,10 @@ func (s *Source) Describe(p int32, checkpoint []byte) sources.PartitionState {
 	if cp.Last != "" {
 		st.Seq = cp.Last
 	}
+	if cp.Sub > 0 {
+		// Inside a KPL aggregate: its first Sub user records are committed.
+		st.Seq = fmt.Sprintf("%s/%d", cp.Last, cp.Sub)
+	}
 	if cp.Ended {
 		st.State = "finished"
 	}

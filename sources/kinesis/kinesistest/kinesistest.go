@@ -18,6 +18,7 @@ package kinesistest
 import (
 	"bufio"
 	"context"
+	"crypto/md5"
 	"io"
 	"math/big"
 	"os"
@@ -33,6 +34,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // Dummy credentials and region for kinesalite (which checks none).
@@ -104,6 +106,11 @@ func Start(t testing.TB) string {
 		close(exited)
 	}()
 	t.Cleanup(func() {
+		select {
+		case <-exited:
+			t.Errorf("kinesistest: kinesalite exited during the test: %v\n%s", waitErr, cmd.Stderr.(*lockedWriter).String())
+		default:
+		}
 		_ = stdin.Close()
 		_ = cmd.Process.Kill()
 		<-exited
@@ -378,4 +385,55 @@ func (l *lockedWriter) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.String()
+}
+
+// UserRecord is one record of a KPL aggregate.
+type UserRecord struct {
+	Key     string
+	HashKey string // explicit hash key; "" for none
+	Data    []byte
+}
+
+// kplMagic starts a KPL-aggregated record.
+var kplMagic = []byte{0xF3, 0x89, 0x9A, 0xC2}
+
+// Aggregate encodes recs as one KPL-aggregated record, as the Kinesis
+// Producer Library does: the magic F3 89 9A C2, the protobuf
+// AggregatedRecord (each distinct partition key and explicit hash key once
+// in its table, then one Record per user record), and the MD5 of the
+// protobuf. It is written independently of the source's decoder, with
+// protowire, so that tests check one against the other.
+func Aggregate(recs ...UserRecord) []byte {
+	keyIdx, hashIdx := map[string]uint64{}, map[string]uint64{}
+	var body []byte
+	for _, r := range recs {
+		if _, ok := keyIdx[r.Key]; !ok {
+			keyIdx[r.Key] = uint64(len(keyIdx))
+			body = protowire.AppendTag(body, 1, protowire.BytesType)
+			body = protowire.AppendString(body, r.Key)
+		}
+	}
+	for _, r := range recs {
+		if _, ok := hashIdx[r.HashKey]; r.HashKey != "" && !ok {
+			hashIdx[r.HashKey] = uint64(len(hashIdx))
+			body = protowire.AppendTag(body, 2, protowire.BytesType)
+			body = protowire.AppendString(body, r.HashKey)
+		}
+	}
+	for _, r := range recs {
+		var m []byte
+		m = protowire.AppendTag(m, 1, protowire.VarintType)
+		m = protowire.AppendVarint(m, keyIdx[r.Key])
+		if r.HashKey != "" {
+			m = protowire.AppendTag(m, 2, protowire.VarintType)
+			m = protowire.AppendVarint(m, hashIdx[r.HashKey])
+		}
+		m = protowire.AppendTag(m, 3, protowire.BytesType)
+		m = protowire.AppendBytes(m, r.Data)
+		body = protowire.AppendTag(body, 3, protowire.BytesType)
+		body = protowire.AppendBytes(body, m)
+	}
+	sum := md5.Sum(body)
+	out := append(slices.Clone(kplMagic), body...)
+	return append(out, sum[:]...)
 }
