@@ -36,10 +36,12 @@ type admin struct {
 	commits *prometheus.HistogramVec
 	// sinkCommits is the commit latency per sink (embedded, postgres:NAME).
 	sinkCommits *prometheus.HistogramVec
-	srv         *http.Server
-	addr        string
-	token       string      // "" is no authentication
-	tls         *tls.Config // nil is plain HTTP
+	// endpoints counts the connections to client endpoints.
+	endpoints *endpoints
+	srv       *http.Server
+	addr      string
+	token     string      // "" is no authentication
+	tls       *tls.Config // nil is plain HTTP
 }
 
 var _ actors.Observer = (*admin)(nil)
@@ -57,6 +59,7 @@ func newAdmin(logger *slog.Logger, token string, tlsCfg *tls.Config) *admin {
 		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
 	}, []string{"sink"})
 	a.reg.MustRegister(a.commits, a.sinkCommits, &jobsCollector{a: a})
+	a.endpoints = newEndpoints(a.reg)
 	return a
 }
 
@@ -124,6 +127,7 @@ func (a *admin) authenticate(next http.Handler) http.Handler {
 }
 
 func (a *admin) stop() {
+	a.endpoints.stop()
 	if a.srv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()

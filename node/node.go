@@ -169,6 +169,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	var adm *admin
 	if cfg.Node.HTTP != "" {
 		adm = newAdmin(logger.With("component", "admin"), sec.token, sec.serverTLS())
+		adm.endpoints.watch(n.system)
 	}
 	// One node, one Pebble store: it is the metadata store and the sink
 	// of every table that names no database of the node config.
