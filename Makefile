@@ -37,6 +37,7 @@ fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzConvert$$' -fuzztime $(FUZZTIME) ./table
 	$(GO) test -run '^$$' -fuzz '^FuzzExpr$$' -fuzztime $(FUZZTIME) ./table
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./doris
+	$(GO) test -run '^$$' -fuzz '^FuzzScanWAL$$' -fuzztime $(FUZZTIME) ./persistence
 
 # Go modules, kinesalite (a local Kinesis, pinned by
 # tests/kinesalite/package-lock.json) for the Kinesis source's tests, and

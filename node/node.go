@@ -46,6 +46,10 @@ type Config struct {
 	OnStoreFatal func(error)
 	// Hooks are test and crash points; see actors.Hooks.
 	Hooks actors.Hooks
+	// AcceptWALLoss starts on a store whose write-ahead log is damaged
+	// before intact records, dropping them (persistence.Options); `serve
+	// --accept-wal-loss`.
+	AcceptWALLoss bool
 }
 
 // Node is a running loadnode.
@@ -97,7 +101,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	st, err := persistence.Open(persistence.Options{
 		Dir: cfg.Node.DataDir, FS: cfg.FS, Logger: logger.With("component", "store"),
-		OnFatal: onFatal, MaxErrorRowsKept: cfg.Node.MaxErrorRowsKept,
+		OnFatal: onFatal, MaxErrorRowsKept: cfg.Node.MaxErrorRowsKept, AcceptWALLoss: cfg.AcceptWALLoss,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("node: open store: %w", err)
