@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -388,5 +389,82 @@ func TestPostgresSharedDatabase(t *testing.T) {
 	t.Logf("node ids %v; loadnode.jobs: %d rows of job 1, %d owners, %d loaded rows", ids, jobs, owners, loaded)
 	if ids[0] == ids[1] || owners != 2 || jobs != 2 || loaded != 45000 {
 		t.Fatalf("node ids %v, loadnode.jobs job 1: %d rows, %d owners, %d loaded; want 2 distinct owners, 45000 rows", ids, jobs, owners, loaded)
+	}
+}
+
+// TestPostgresRestoreBackup (issue 13): the README's way back from a
+// database backup. A dump (pg_dump, one snapshot) is taken while the job
+// loads; the load finishes; the job is paused, the dump restored over the
+// database (pg_restore --clean), the job resumed: it goes on from the
+// restored progress and statistics, and every record is in the table
+// exactly once relative to the restored database (count = distinct keys =
+// records, loaded_rows = records).
+func TestPostgresRestoreBackup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	const topic, name, tbl, records = "pgbackup", "backup_load", "backup_rows", 30000
+	bin, err := pgtest.FindBin()
+	if err != nil {
+		t.Skip(err)
+	}
+	pg := pgtest.Start(t)
+	dsn := pg.CreateDatabase(t)
+	b := testnode.StartBroker(t, 2, topic)
+	l := ledger.New()
+	produce(t, l, b, topic, 0, records)
+	p := startNodeArgs(t, t.TempDir(), pgNode(t, dsn))
+	c := p.Client(t)
+	spec := jsonSpec(name, tbl, topic, b.Addrs())
+	spec.Table.Database = "analytics"
+	spec.MaxBatchRows = 1000
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if _, err := c.CreateJob(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 120*time.Second, "a third loaded", func() (bool, string) {
+		n := showJob(t, c, name).GetStats().GetLoadedRows()
+		return n >= records/3, fmt.Sprintf("loaded %d", n)
+	})
+	dump := filepath.Join(t.TempDir(), "analytics.dump")
+	if out, err := exec.CommandContext(ctx, filepath.Join(bin, "pg_dump"), "-Fc", "-f", dump, "-d", dsn).CombinedOutput(); err != nil {
+		t.Fatalf("pg_dump: %v: %s", err, out)
+	}
+	waitDrained(t, c, b, name, topic, 120*time.Second)
+	if _, err := c.PauseJob(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "the job paused", func() (bool, string) {
+		s := showJob(t, c, name).GetSummary()
+		return s.GetState() == api.JobState_PAUSED, s.GetState().String()
+	})
+	if out, err := exec.CommandContext(ctx, filepath.Join(bin, "pg_restore"), "--clean", "--if-exists", "--single-transaction",
+		"-d", dsn, dump).CombinedOutput(); err != nil {
+		t.Fatalf("pg_restore: %v: %s", err, out)
+	}
+	var restored, restoredStat, progress int64
+	pgQuery(t, dsn, `SELECT count(*) FROM public.`+tbl, &restored)
+	pgQuery(t, dsn, `SELECT loaded_rows FROM loadnode.jobs`, &restoredStat)
+	pgQuery(t, dsn, `SELECT sum(position) FROM loadnode.progress`, &progress)
+	t.Logf("restored: %d rows, loaded_rows %d, progress sum %d of %d records", restored, restoredStat, progress, records)
+	if restored == records || restored != restoredStat || restored != progress || restored < records/3 {
+		t.Fatalf("the dump is not a mid-load snapshot: %d rows, loaded_rows %d, progress %d", restored, restoredStat, progress)
+	}
+	if _, err := c.ResumeJob(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 120*time.Second, "PostgreSQL progress at the end offsets again", func() (bool, string) {
+		var sum int64
+		pgQuery(t, dsn, `SELECT coalesce(sum(position), 0) FROM loadnode.progress`, &sum)
+		return sum == records, fmt.Sprintf("progress sum %d of %d", sum, records)
+	})
+	waitDrained(t, c, b, name, topic, 120*time.Second)
+	checkExactlyOnce(t, c, l, name, tbl)
+	var count, keys, stat int64
+	pgQuery(t, dsn, `SELECT count(*), count(DISTINCT _loadnode_key) FROM public.`+tbl, &count, &keys)
+	pgQuery(t, dsn, `SELECT loaded_rows FROM loadnode.jobs`, &stat)
+	if count != records || keys != records || stat != records {
+		t.Fatalf("after the restore: count %d, distinct keys %d, loaded_rows %d; want %d each", count, keys, stat, records)
 	}
 }
