@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/config"
 	"github.com/loadnode/loadnode/sink"
@@ -63,10 +65,10 @@ func (t timedSink) Commit(c *sink.Commit) error {
 
 // openDatabases opens a sink per configured database.
 // observe, when not nil, receives every commit's latency.
-func openDatabases(cfg config.Node, embedded sink.Sink, logger *slog.Logger, observe commitObserver) (*databases, error) {
+func openDatabases(cfg config.Node, fsys vfs.FS, embedded sink.Sink, logger *slog.Logger, observe commitObserver) (*databases, error) {
 	owner := ""
 	if len(cfg.Databases) > 0 {
-		id, err := nodeID(cfg.DataDir)
+		id, err := nodeID(fsys, cfg.DataDir)
 		if err != nil {
 			return nil, err
 		}

@@ -181,7 +181,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if adm != nil {
 		observe = adm.sinkCommitDone
 	}
-	dbs, err := openDatabases(cfg.Node, st.Sink(), logger, observe)
+	dbs, err := openDatabases(cfg.Node, st.FS(), st.Sink(), logger, observe)
 	if err != nil {
 		n.Close()
 		return nil, err

@@ -112,6 +112,7 @@ type Store struct {
 
 	dir    string
 	lock   *pebble.Lock // the directory's, held from before the WAL check to Close
+	fs     vfs.FS
 	bg     bgErrors
 	failed atomic.Pointer[error] // the first fatal cause; nil while healthy
 	closed atomic.Bool
@@ -210,9 +211,12 @@ func Open(opts Options) (s *Store, err error) {
 		_ = lock.Close()
 		return nil, fmt.Errorf("persistence: open %s: %w", opts.Dir, err)
 	}
-	s.db, s.lock = db, lock
+	s.db, s.lock, s.fs = db, lock, opts.FS
 	return s, nil
 }
+
+// FS is the store's filesystem (the private disk FS unless Options.FS).
+func (s *Store) FS() vfs.FS { return s.fs }
 
 // blockCacheBytes is the size of Pebble's block cache.
 const blockCacheBytes = 128 << 20
