@@ -40,6 +40,7 @@ fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzAvroDecode$$' -fuzztime $(FUZZTIME) ./formats/registry
 	$(GO) test -run '^$$' -fuzz '^FuzzProtobufDecode$$' -fuzztime $(FUZZTIME) ./formats/registry
 	$(GO) test -run '^$$' -fuzz '^FuzzDeaggregate$$' -fuzztime $(FUZZTIME) ./sources/kinesis
+	$(GO) test -run '^$$' -fuzz '^FuzzScanWAL$$' -fuzztime $(FUZZTIME) ./persistence
 
 # Go modules, kinesalite (a local Kinesis, pinned by
 # tests/kinesalite/package-lock.json) for the Kinesis source's tests, and

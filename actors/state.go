@@ -253,6 +253,15 @@ func (j *job) userResume(ctx actor.Context) *api.JobResponse {
 	if err := j.openSink(); err != nil {
 		return j.reply(precondition("job %s: sink: %v", j.rec.GetName(), err))
 	}
+	// The sink is the authority on where the job stands, and it may have
+	// moved while the job was paused (a database restored from a backup):
+	// read it again. A paused job has no tasks to disagree.
+	prog, err := j.sink.Progress(j.id)
+	if err != nil {
+		return j.reply(precondition("job %s: sink: %v", j.rec.GetName(), err))
+	}
+	j.progress, j.checkpoints, j.stats = prog.Positions, prog.Checkpoints, prog.Stats
+	j.deps.observeFence(prog.Fence)
 	if j.src == nil {
 		if err := j.openSource(j.rec.GetSpec()); err != nil {
 			return j.reply(precondition("job %s: source: %v", j.rec.GetName(), err))

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -31,6 +32,11 @@ type Database struct {
 	Password string `yaml:"-"`
 	// Schema is the schema of the loaded tables. Default "public".
 	Schema string `yaml:"schema"`
+	// Owner namespaces this node's job state in the database (job ids are
+	// a node's own). Default "": the node's id, made once in its data
+	// directory (node-id). Nodes sharing a database need distinct owners.
+	// At most 200 bytes of UTF-8, no NUL.
+	Owner string `yaml:"owner"`
 }
 
 // DatabasePostgres is the Type of a PostgreSQL database.
@@ -39,7 +45,7 @@ const DatabasePostgres = "postgres"
 // DefaultDatabaseSchema is Database.Schema's default.
 const DefaultDatabaseSchema = "public"
 
-var databaseKeys = []string{"type", "dsn", "password_file", "schema"}
+var databaseKeys = []string{"type", "dsn", "password_file", "schema", "owner"}
 
 // DatabasePasswordEnv is the environment variable holding the password of
 // the named database: LOADNODE_DB_<NAME>_PASSWORD, NAME upper-cased.
@@ -105,6 +111,8 @@ func (d *decoder) databases(v *yaml.Node) (map[string]Database, error) {
 				db.PasswordFile, err = str(kv, field+".password_file")
 			case "schema":
 				db.Schema, err = str(kv, field+".schema")
+			case "owner":
+				db.Owner, err = str(kv, field+".owner")
 			}
 			return err
 		})
@@ -137,6 +145,9 @@ func (n Node) validateDatabases() error {
 		}
 		if strings.ContainsRune(db.Schema, 0) || len(db.Schema) > 63 {
 			return fieldErr(field+".schema", "%q is not a PostgreSQL identifier (at most 63 bytes, no NUL)", db.Schema)
+		}
+		if strings.ContainsRune(db.Owner, 0) || len(db.Owner) > 200 || !utf8.ValidString(db.Owner) {
+			return fieldErr(field+".owner", "must be at most 200 bytes of UTF-8 without NUL")
 		}
 	}
 	return nil

@@ -35,11 +35,13 @@ type admin struct {
 	commits *prometheus.HistogramVec
 	// sinkCommits is the commit latency per sink (embedded, postgres:NAME).
 	sinkCommits *prometheus.HistogramVec
-	srv         *http.Server
-	addr        string
-	token       string      // "" is no authentication
-	tls         *tls.Config // nil is plain HTTP
-	console     *console    // the web console at /ui; nil is none
+	// endpoints counts the connections to client endpoints.
+	endpoints *endpoints
+	srv       *http.Server
+	addr      string
+	token     string      // "" is no authentication
+	tls       *tls.Config // nil is plain HTTP
+	console   *console    // the web console at /ui; nil is none
 }
 
 func newAdmin(logger *slog.Logger, token string, tlsCfg *tls.Config) *admin {
@@ -55,6 +57,7 @@ func newAdmin(logger *slog.Logger, token string, tlsCfg *tls.Config) *admin {
 		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
 	}, []string{"sink"})
 	a.reg.MustRegister(a.commits, a.sinkCommits, &jobsCollector{a: a})
+	a.endpoints = newEndpoints(a.reg)
 	return a
 }
 
@@ -126,6 +129,7 @@ func (a *admin) authenticate(next http.Handler) http.Handler {
 }
 
 func (a *admin) stop() {
+	a.endpoints.stop()
 	if a.srv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/config"
 	"github.com/loadnode/loadnode/sink"
@@ -63,13 +65,21 @@ func (t timedSink) Commit(c *sink.Commit) error {
 
 // openDatabases opens a sink per configured database.
 // observe, when not nil, receives every commit's latency.
-func openDatabases(cfg config.Node, embedded sink.Sink, logger *slog.Logger, observe commitObserver) (*databases, error) {
+func openDatabases(cfg config.Node, fsys vfs.FS, embedded sink.Sink, logger *slog.Logger, observe commitObserver) (*databases, error) {
+	owner := ""
+	if len(cfg.Databases) > 0 {
+		id, err := nodeID(fsys, cfg.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		owner = id
+	}
 	d := &databases{embedded: embedded, sinks: map[string]*postgres.Sink{}, timed: map[string]sink.Sink{}, cfg: cfg.Databases}
 	if observe != nil {
 		d.embedded = timedSink{Sink: embedded, label: "embedded", observe: observe}
 	}
 	for _, name := range cfg.DatabaseNames() {
-		s, err := openDatabase(cfg, name, logger)
+		s, err := openDatabase(cfg, name, owner, logger)
 		if err != nil {
 			d.close()
 			return nil, err
@@ -83,14 +93,20 @@ func openDatabases(cfg config.Node, embedded sink.Sink, logger *slog.Logger, obs
 	return d, nil
 }
 
-func openDatabase(cfg config.Node, name string, logger *slog.Logger) (*postgres.Sink, error) {
+// openDatabase opens the named database's sink; its job state is owned by
+// the database's configured owner, or else by nodeOwner (the node's id).
+func openDatabase(cfg config.Node, name, nodeOwner string, logger *slog.Logger) (*postgres.Sink, error) {
 	db := cfg.Databases[name]
+	owner := db.Owner
+	if owner == "" {
+		owner = nodeOwner
+	}
 	pw, err := db.ReadPassword("databases." + name)
 	if err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
 	s, err := postgres.Open(postgres.Options{
-		Name: name, DSN: db.DSN, Password: pw, Schema: db.Schema,
+		Name: name, DSN: db.DSN, Password: pw, Schema: db.Schema, Owner: owner,
 		MaxErrorRowsKept: cfg.MaxErrorRowsKept,
 		MaxConns:         int32(min(max(cfg.MaxConcurrentTasks, 4), 64)),
 		Logger:           logger.With("component", "postgres", "database", name),
@@ -155,7 +171,7 @@ func ProbeDatabases(ctx context.Context, cfg config.Node, timeout time.Duration)
 	for i, name := range names {
 		out[i].Name = name
 		wg.Go(func() {
-			s, err := openDatabase(cfg, name, slog.New(slog.DiscardHandler))
+			s, err := openDatabase(cfg, name, "", slog.New(slog.DiscardHandler))
 			if err != nil {
 				out[i].Err = err
 				return

@@ -50,6 +50,10 @@ type Config struct {
 	OnStoreFatal func(error)
 	// Hooks are test and crash points; see actors.Hooks.
 	Hooks actors.Hooks
+	// AcceptWALLoss starts on a store whose write-ahead log is damaged
+	// before intact records, dropping them (persistence.Options); `serve
+	// --accept-wal-loss`.
+	AcceptWALLoss bool
 }
 
 // Node is a running loadnode.
@@ -103,7 +107,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	st, err := persistence.Open(persistence.Options{
 		Dir: cfg.Node.DataDir, FS: cfg.FS, Logger: logger.With("component", "store"),
-		OnFatal: onFatal, MaxErrorRowsKept: cfg.Node.MaxErrorRowsKept,
+		OnFatal: onFatal, MaxErrorRowsKept: cfg.Node.MaxErrorRowsKept, AcceptWALLoss: cfg.AcceptWALLoss,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("node: open store: %w", err)
@@ -175,6 +179,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	var adm *admin
 	if cfg.Node.HTTP != "" {
 		adm = newAdmin(logger.With("component", "admin"), sec.token, sec.serverTLS())
+		adm.endpoints.watch(n.system)
 	}
 	// One node, one Pebble store: it is the metadata store and the sink
 	// of every table that names no database of the node config.
@@ -182,7 +187,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if adm != nil {
 		observe = adm.sinkCommitDone
 	}
-	dbs, err := openDatabases(cfg.Node, st.Sink(), logger, observe)
+	dbs, err := openDatabases(cfg.Node, st.FS(), st.Sink(), logger, observe)
 	if err != nil {
 		n.Close()
 		return nil, err

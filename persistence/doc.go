@@ -24,6 +24,20 @@
 // recovered and stops the process, after the message has been logged: that
 // is the intended stop.
 //
+// A corrupt table block (Pebble's DataCorruption event) is fatal the same
+// way, marked pebble.ErrCorruption so that FatalAdvice says a restart will
+// not repair it.
+//
+// # Damaged write-ahead logs
+//
+// Pebble's replay stops at the first bad chunk of a WAL and drops the rest
+// silently, whether that is a write torn by a crash or corruption with
+// intact records after it. Open reads every WAL first (wal.go, the record
+// format of pebble/record), holding the directory lock: a torn tail is
+// logged at WARN; damage followed by intact records (or by the end mark of
+// a clean close) is logged at ERROR with what would be dropped and refused
+// with ErrWALCorrupt, unless Options.AcceptWALLoss.
+//
 // A flush or compaction that fails for want of space (ENOSPC, EDQUOT) is
 // reported by Pebble as a background error, which it retries forever; the
 // Store treats it as fatal (ErrDiskFull, OnFatal) so that a full disk stops

@@ -65,7 +65,14 @@ func (s *Store) onBackgroundError(err error) {
 
 // eventListener is the listener the Store gives Pebble.
 func (s *Store) eventListener() *pebble.EventListener {
-	return &pebble.EventListener{BackgroundError: s.onBackgroundError}
+	return &pebble.EventListener{BackgroundError: s.onBackgroundError, DataCorruption: s.onDataCorruption}
+}
+
+// onDataCorruption is Pebble's report of a corrupt file (a table block's
+// checksum): fatal, as Pebble's default handler makes it, but marked as
+// corruption so that FatalAdvice does not say a restart repairs it.
+func (s *Store) onDataCorruption(info pebble.DataCorruptionInfo) {
+	s.fatal(fmt.Errorf("%s: %w", info.String(), pebble.ErrCorruption))
 }
 
 // FatalAdvice says what an operator should do about a fatal store error
@@ -76,7 +83,7 @@ func FatalAdvice(err error, dir string) string {
 	switch {
 	case errors.Is(err, ErrDiskFull) || isDiskFull(err):
 		return "the disk holding " + dir + " is full: free space, then restart (nothing acknowledged is lost)"
-	case errors.Is(err, pebble.ErrCorruption):
+	case errors.Is(err, pebble.ErrCorruption) || pebble.IsCorruptionError(err):
 		return "the store in " + dir + " is corrupt and a restart will not repair it: restore " + dir + " from a backup, or move it aside and recreate the jobs"
 	default:
 		return "restart the node: it recovers the last durable state in " + dir

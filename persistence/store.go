@@ -69,6 +69,11 @@ type Options struct {
 	// excess goes with the job's next error rows. 0 means the default,
 	// DefaultMaxErrorRowsKept (1000).
 	MaxErrorRowsKept int
+	// AcceptWALLoss opens a store whose write-ahead log is damaged before
+	// intact records (ErrWALCorrupt otherwise): Pebble's replay stops at
+	// the damage and what follows is dropped, logged at ERROR. A torn tail
+	// (damage with nothing intact after it) never needs it.
+	AcceptWALLoss bool
 
 	// tune, if set, adjusts the Pebble options (tests: small memtables to
 	// force flushes).
@@ -106,6 +111,8 @@ type Store struct {
 	fatalOne sync.Once
 
 	dir    string
+	lock   *pebble.Lock // the directory's, held from before the WAL check to Close
+	fs     vfs.FS
 	bg     bgErrors
 	failed atomic.Pointer[error] // the first fatal cause; nil while healthy
 	closed atomic.Bool
@@ -184,20 +191,39 @@ func Open(opts Options) (s *Store, err error) {
 	if opts.tune != nil {
 		opts.tune(popts)
 	}
-	db, err := pebble.Open(opts.Dir, popts)
+	// The directory lock first: the WALs are read before Pebble replays
+	// them, and no other process may write them meanwhile.
+	if err := opts.FS.MkdirAll(opts.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("persistence: open %s: %w", opts.Dir, err)
+	}
+	lock, err := pebble.LockDirectory(opts.Dir, opts.FS)
 	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) {
 		return nil, fmt.Errorf("persistence: another loadnode holds the lock on %s (one node per data directory): %w", opts.Dir, err)
 	}
 	if err != nil {
+		return nil, fmt.Errorf("persistence: open %s: lock: %w", opts.Dir, err)
+	}
+	if err := checkWALs(opts.FS, opts.Dir, s.log, opts.AcceptWALLoss); err != nil {
+		_ = lock.Close()
+		return nil, err
+	}
+	popts.Lock = lock
+	db, err := pebble.Open(opts.Dir, popts)
+	if err != nil {
+		_ = lock.Close()
 		return nil, fmt.Errorf("persistence: open %s: %w", opts.Dir, err)
 	}
-	s.db = db
+	s.db, s.lock, s.fs = db, lock, opts.FS
 	if err := s.checkFormatVersion(); err != nil {
 		_ = db.Close()
+		_ = lock.Close()
 		return nil, err
 	}
 	return s, nil
 }
+
+// FS is the store's filesystem (the private disk FS unless Options.FS).
+func (s *Store) FS() vfs.FS { return s.fs }
 
 // blockCacheBytes is the size of Pebble's block cache.
 const blockCacheBytes = 128 << 20
@@ -210,6 +236,9 @@ func (s *Store) Close() (err error) {
 	}
 	defer s.recoverFatal(&err)
 	cerr := s.db.Close()
+	if lerr := s.lock.Close(); cerr == nil && lerr != nil {
+		cerr = lerr
+	}
 	if ferr := s.Failed(); ferr != nil {
 		// Pebble's Close reports the same failure again; the first cause is
 		// the one that matters.

@@ -27,6 +27,8 @@ type serveCmd struct {
 	check      bool
 	cpuProfile string
 	addrFile   string
+	// acceptWALLoss: see node.Config.AcceptWALLoss.
+	acceptWALLoss bool
 }
 
 func (m *Main) parseServe(args []string) (command, error) {
@@ -49,6 +51,7 @@ func (m *Main) parseServe(args []string) (command, error) {
 	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (recovery included) to `FILE` at shutdown")
 	fs.StringVar(&c.addrFile, "addr-file", "", "once ready, write the bound addresses to `FILE` as JSON {\"addr\",\"http\",\"pid\"} (atomically; removed at shutdown)")
+	fs.BoolVar(&c.acceptWALLoss, "accept-wal-loss", false, "start although the store's write-ahead log is corrupt before intact records, dropping them (logged at ERROR); without it such a store is refused")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return nil, err
@@ -210,7 +213,7 @@ func (c serveCmd) run(ctx context.Context, m *Main) error {
 	if m.Getenv(node.CrashEnv) != "" {
 		logger.Warn("loadnode: crash point armed", "point", m.Getenv(node.CrashEnv))
 	}
-	n, err := node.Start(ctx, node.Config{Node: cfg, Logger: logger, Hooks: hooks})
+	n, err := node.Start(ctx, node.Config{Node: cfg, Logger: logger, Hooks: hooks, AcceptWALLoss: c.acceptWALLoss})
 	if err != nil {
 		return err
 	}

@@ -106,7 +106,7 @@ func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows *
 	}
 	// Every writer of the job waits here for the one before it.
 	var fence, batches, errSeq int64
-	err = tx.QueryRow(ctx, `SELECT fence, committed_batches, error_seq FROM loadnode.jobs WHERE job = $1 FOR UPDATE`, job).
+	err = tx.QueryRow(ctx, `SELECT fence, committed_batches, error_seq FROM loadnode.jobs WHERE owner = $2 AND job = $1 FOR UPDATE`, job, s.opts.Owner).
 		Scan(&fence, &batches, &errSeq)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("postgres: commit job %d partition %d: no stored progress, commit from %d: %w",
@@ -116,7 +116,7 @@ func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows *
 		return err
 	}
 	stored := make(map[int32]int64, len(parts))
-	prow, err := tx.Query(ctx, `SELECT partition, position FROM loadnode.progress WHERE job = $1 AND partition = ANY($2)`, job, parts)
+	prow, err := tx.Query(ctx, `SELECT partition, position FROM loadnode.progress WHERE owner = $3 AND job = $1 AND partition = ANY($2)`, job, parts, s.opts.Owner)
 	if err != nil {
 		return err
 	}
@@ -169,25 +169,25 @@ func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows *
 	}
 	b.Queue(`UPDATE loadnode.progress p SET position = u.position, checkpoint = COALESCE(u.checkpoint, p.checkpoint)
 		FROM unnest($2::integer[], $3::bigint[], $4::bytea[]) AS u(partition, position, checkpoint)
-		WHERE p.job = $1 AND p.partition = u.partition`, job, parts, positions, cks)
+		WHERE p.owner = $5 AND p.job = $1 AND p.partition = u.partition`, job, parts, positions, cks, s.opts.Owner)
 	if c.Stats != nil {
 		sb, err := proto.Marshal(c.Stats)
 		if err != nil {
 			return fmt.Errorf("marshal statistics: %w", err)
 		}
 		b.Queue(`UPDATE loadnode.jobs SET fence = $2, stats = $3, committed_batches = $4, loaded_rows = $5, error_rows = $6,
-			error_seq = $7, updated_at = now() WHERE job = $1`,
+			error_seq = $7, updated_at = now() WHERE owner = $8 AND job = $1`,
 			job, int64(c.Fence), sb, c.Stats.GetCommittedBatches(), c.Stats.GetLoadedRows(), c.Stats.GetErrorRows(),
-			errSeq+int64(len(c.ErrorRows)))
+			errSeq+int64(len(c.ErrorRows)), s.opts.Owner)
 	} else {
-		b.Queue(`UPDATE loadnode.jobs SET fence = $2, error_seq = $3, updated_at = now() WHERE job = $1`,
-			job, int64(c.Fence), errSeq+int64(len(c.ErrorRows)))
+		b.Queue(`UPDATE loadnode.jobs SET fence = $2, error_seq = $3, updated_at = now() WHERE owner = $4 AND job = $1`,
+			job, int64(c.Fence), errSeq+int64(len(c.ErrorRows)), s.opts.Owner)
 	}
 	if n := int64(len(c.ErrorRows)); n > 0 {
 		// Keep the newest MaxErrorRowsKept: sequence numbers from cutoff.
 		next := errSeq + n
 		cutoff := max(1, next-int64(s.opts.MaxErrorRowsKept)+1)
-		b.Queue(`DELETE FROM loadnode.error_rows WHERE job = $1 AND seq < $2`, job, cutoff)
+		b.Queue(`DELETE FROM loadnode.error_rows WHERE owner = $3 AND job = $1 AND seq < $2`, job, cutoff, s.opts.Owner)
 		var seqs, offs []int64
 		var ps []int32
 		var reasons []string
@@ -204,9 +204,9 @@ func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows *
 			seqs, ps, offs = append(seqs, seq), append(ps, er.GetPartition()), append(offs, er.GetOffset())
 			reasons, raws = append(reasons, cleanText(er.GetReason())), append(raws, v)
 		}
-		b.Queue(`INSERT INTO loadnode.error_rows (job, seq, partition, "offset", reason, row)
-			SELECT $1, * FROM unnest($2::bigint[], $3::integer[], $4::bigint[], $5::text[], $6::bytea[])`,
-			job, seqs, ps, offs, reasons, raws)
+		b.Queue(`INSERT INTO loadnode.error_rows (owner, job, seq, partition, "offset", reason, row)
+			SELECT $7, $1, * FROM unnest($2::bigint[], $3::integer[], $4::bigint[], $5::text[], $6::bytea[])`,
+			job, seqs, ps, offs, reasons, raws, s.opts.Owner)
 	}
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return err

@@ -18,10 +18,13 @@
 // reset overwrites). The job state lives in loadnode's own schema, created
 // on first use:
 //
-//	loadnode.jobs        job, fence, statistics (protobuf and readable
+// Every row of loadnode.jobs, .progress and .error_rows carries its owner
+// (Options.Owner): nodes sharing a database keep their job ids apart.
+//
+//	loadnode.jobs        (owner, job) -> fence, statistics (protobuf and readable
 //	                     columns), the sequence number of the newest error row
-//	loadnode.progress    (job, partition) -> next position, source checkpoint
-//	loadnode.error_rows  (job, seq) -> error row, the newest MaxErrorRowsKept
+//	loadnode.progress    (owner, job, partition) -> next position, source checkpoint
+//	loadnode.error_rows  (owner, job, seq) -> error row, the newest MaxErrorRowsKept
 //	loadnode.tables      (schema, table) -> the loadnode table spec
 //
 // # Exactly once

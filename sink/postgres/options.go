@@ -19,6 +19,13 @@ type Options struct {
 	Password string
 	// Schema is the schema of the loaded tables. Default "public".
 	Schema string
+	// Owner namespaces the job state this sink reads and writes in
+	// loadnode's schema (progress, statistics, fences, error rows): job
+	// ids are a node's own, so nodes sharing a database each give their
+	// own owner (the node's id, or databases.NAME.owner). An existing
+	// schema from before owners is migrated: its rows become the first
+	// opener's. Default "" (one namespace); at most 200 bytes.
+	Owner string
 	// MaxErrorRowsKept is how many error rows are kept per job (the
 	// newest). Default 1000; >= 1.
 	MaxErrorRowsKept int
@@ -29,6 +36,9 @@ type Options struct {
 	// Logger receives the sink's log lines. Default: discarded.
 	Logger *slog.Logger
 }
+
+// maxOwnerBytes bounds Options.Owner.
+const maxOwnerBytes = 200
 
 func defaultOptions() Options {
 	return Options{
@@ -66,6 +76,8 @@ func (o Options) Validate() error {
 	switch {
 	case o.DSN == "":
 		return errors.New("postgres: DSN is required")
+	case len(o.Owner) > maxOwnerBytes:
+		return fmt.Errorf("postgres: Owner is %d bytes, want at most %d", len(o.Owner), maxOwnerBytes)
 	case o.MaxErrorRowsKept < 1:
 		return fmt.Errorf("postgres: MaxErrorRowsKept is %d, want >= 1", o.MaxErrorRowsKept)
 	case o.MaxConns < 1:

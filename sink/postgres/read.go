@@ -18,11 +18,11 @@ import (
 )
 
 // lockJob makes the job's row exist and locks it.
-func lockJob(ctx context.Context, tx pgx.Tx, job int64) error {
-	if _, err := tx.Exec(ctx, `INSERT INTO loadnode.jobs (job) VALUES ($1) ON CONFLICT (job) DO NOTHING`, job); err != nil {
+func lockJob(ctx context.Context, tx pgx.Tx, owner string, job int64) error {
+	if _, err := tx.Exec(ctx, `INSERT INTO loadnode.jobs (owner, job) VALUES ($2, $1) ON CONFLICT (owner, job) DO NOTHING`, job, owner); err != nil {
 		return err
 	}
-	_, err := tx.Exec(ctx, `SELECT 1 FROM loadnode.jobs WHERE job = $1 FOR UPDATE`, job)
+	_, err := tx.Exec(ctx, `SELECT 1 FROM loadnode.jobs WHERE owner = $2 AND job = $1 FOR UPDATE`, job, owner)
 	return err
 }
 
@@ -36,18 +36,18 @@ func (s *Sink) InitStarts(job uint64, positions map[int32]int64, checkpoints map
 	}
 	parts := slices.Sorted(maps.Keys(positions))
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := lockJob(ctx, tx, int64(job)); err != nil {
+		if err := lockJob(ctx, tx, s.opts.Owner, int64(job)); err != nil {
 			return err
 		}
 		var have []int32
 		if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(partition ORDER BY partition), '{}') FROM loadnode.progress
-			WHERE job = $1 AND partition = ANY($2)`, int64(job), parts).Scan(&have); err != nil {
+			WHERE owner = $3 AND job = $1 AND partition = ANY($2)`, int64(job), parts, s.opts.Owner).Scan(&have); err != nil {
 			return err
 		}
 		if len(have) > 0 {
 			return fmt.Errorf("postgres: init starts of job %d: partitions %v: %w", job, have, sink.ErrProgressExists)
 		}
-		return upsertProgress(ctx, tx, int64(job), parts, positions, checkpoints)
+		return upsertProgress(ctx, tx, s.opts.Owner, int64(job), parts, positions, checkpoints)
 	})
 	if err != nil && !errors.Is(err, sink.ErrProgressExists) {
 		return fmt.Errorf("postgres: init starts of job %d: %w", job, unavailable(err))
@@ -57,7 +57,7 @@ func (s *Sink) InitStarts(job uint64, positions map[int32]int64, checkpoints map
 
 // upsertProgress writes the partitions' positions; a partition without a
 // checkpoint in checkpoints keeps its stored one.
-func upsertProgress(ctx context.Context, tx pgx.Tx, job int64, parts []int32, positions map[int32]int64, checkpoints map[int32][]byte) error {
+func upsertProgress(ctx context.Context, tx pgx.Tx, owner string, job int64, parts []int32, positions map[int32]int64, checkpoints map[int32][]byte) error {
 	if len(parts) == 0 {
 		return nil
 	}
@@ -70,9 +70,9 @@ func upsertProgress(ctx context.Context, tx pgx.Tx, job int64, parts []int32, po
 			ckParts, cks = append(ckParts, p), append(cks, ck)
 		}
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO loadnode.progress (job, partition, position)
-		SELECT $1, * FROM unnest($2::integer[], $3::bigint[])
-		ON CONFLICT (job, partition) DO UPDATE SET position = EXCLUDED.position`, job, parts, pos); err != nil {
+	if _, err := tx.Exec(ctx, `INSERT INTO loadnode.progress (owner, job, partition, position)
+		SELECT $4, $1, * FROM unnest($2::integer[], $3::bigint[])
+		ON CONFLICT (owner, job, partition) DO UPDATE SET position = EXCLUDED.position`, job, parts, pos, owner); err != nil {
 		return err
 	}
 	if len(ckParts) == 0 {
@@ -80,7 +80,7 @@ func upsertProgress(ctx context.Context, tx pgx.Tx, job int64, parts []int32, po
 	}
 	_, err := tx.Exec(ctx, `UPDATE loadnode.progress p SET checkpoint = u.checkpoint
 		FROM unnest($2::integer[], $3::bytea[]) AS u(partition, checkpoint)
-		WHERE p.job = $1 AND p.partition = u.partition`, job, ckParts, cks)
+		WHERE p.owner = $4 AND p.job = $1 AND p.partition = u.partition`, job, ckParts, cks, owner)
 	return err
 }
 
@@ -101,10 +101,10 @@ func (s *Sink) ResetStarts(job uint64, positions map[int32]int64, checkpoints ma
 	}
 	parts := slices.Sorted(maps.Keys(positions))
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := lockJob(ctx, tx, int64(job)); err != nil {
+		if err := lockJob(ctx, tx, s.opts.Owner, int64(job)); err != nil {
 			return err
 		}
-		return upsertProgress(ctx, tx, int64(job), parts, positions, checkpoints)
+		return upsertProgress(ctx, tx, s.opts.Owner, int64(job), parts, positions, checkpoints)
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: reset progress of job %d: %w", job, unavailable(err))
@@ -121,7 +121,8 @@ func (s *Sink) Progress(job uint64) (*sink.Progress, error) {
 	}
 	p := &sink.Progress{Positions: map[int32]int64{}, Checkpoints: map[int32][]byte{}, Stats: &api.JobStats{}}
 	rows, err := s.pool.Query(ctx, `SELECT j.fence, j.stats, p.partition, p.position, p.checkpoint
-		FROM loadnode.jobs j LEFT JOIN loadnode.progress p ON p.job = j.job WHERE j.job = $1`, int64(job))
+		FROM loadnode.jobs j LEFT JOIN loadnode.progress p ON p.owner = j.owner AND p.job = j.job
+		WHERE j.owner = $2 AND j.job = $1`, int64(job), s.opts.Owner)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: progress of job %d: %w", job, unavailable(err))
 	}
@@ -164,7 +165,7 @@ func (s *Sink) ErrorRows(job uint64, limit int) ([]*api.ErrorRow, error) {
 	if err := s.bootstrap(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT row FROM loadnode.error_rows WHERE job = $1 ORDER BY seq DESC LIMIT $2`, int64(job), limit)
+	rows, err := s.pool.Query(ctx, `SELECT row FROM loadnode.error_rows WHERE owner = $3 AND job = $1 ORDER BY seq DESC LIMIT $2`, int64(job), limit, s.opts.Owner)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: error rows of job %d: %w", job, err)
 	}
@@ -197,11 +198,11 @@ func (s *Sink) DropJob(job uint64) error {
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		for _, q := range []string{
-			`DELETE FROM loadnode.progress WHERE job = $1`,
-			`DELETE FROM loadnode.error_rows WHERE job = $1`,
-			`DELETE FROM loadnode.jobs WHERE job = $1`,
+			`DELETE FROM loadnode.progress WHERE owner = $2 AND job = $1`,
+			`DELETE FROM loadnode.error_rows WHERE owner = $2 AND job = $1`,
+			`DELETE FROM loadnode.jobs WHERE owner = $2 AND job = $1`,
 		} {
-			if _, err := tx.Exec(ctx, q, int64(job)); err != nil {
+			if _, err := tx.Exec(ctx, q, int64(job), s.opts.Owner); err != nil {
 				return err
 			}
 		}

@@ -102,28 +102,32 @@ var bootstrapSQL = []string{
 	`SELECT pg_advisory_xact_lock(7400812519388)`,
 	`CREATE SCHEMA IF NOT EXISTS loadnode`,
 	`CREATE TABLE IF NOT EXISTS loadnode.jobs (
-		job bigint PRIMARY KEY,
+		owner text NOT NULL,
+		job bigint NOT NULL,
 		fence bigint NOT NULL DEFAULT 0,
 		committed_batches bigint NOT NULL DEFAULT 0,
 		loaded_rows bigint NOT NULL DEFAULT 0,
 		error_rows bigint NOT NULL DEFAULT 0,
 		stats bytea,
 		error_seq bigint NOT NULL DEFAULT 0,
-		updated_at timestamptz NOT NULL DEFAULT now())`,
+		updated_at timestamptz NOT NULL DEFAULT now(),
+		PRIMARY KEY (owner, job))`,
 	`CREATE TABLE IF NOT EXISTS loadnode.progress (
+		owner text NOT NULL,
 		job bigint NOT NULL,
 		partition integer NOT NULL,
 		position bigint NOT NULL,
 		checkpoint bytea,
-		PRIMARY KEY (job, partition))`,
+		PRIMARY KEY (owner, job, partition))`,
 	`CREATE TABLE IF NOT EXISTS loadnode.error_rows (
+		owner text NOT NULL,
 		job bigint NOT NULL,
 		seq bigint NOT NULL,
 		partition integer NOT NULL,
 		"offset" bigint NOT NULL,
 		reason text NOT NULL,
 		row bytea NOT NULL,
-		PRIMARY KEY (job, seq))`,
+		PRIMARY KEY (owner, job, seq))`,
 	`CREATE TABLE IF NOT EXISTS loadnode.tables (
 		schema_name text NOT NULL,
 		table_name text NOT NULL,
@@ -146,7 +150,7 @@ func (s *Sink) bootstrap(ctx context.Context) error {
 				return err
 			}
 		}
-		return nil
+		return s.migrateOwners(ctx, tx)
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: create schema loadnode: %w", unavailable(err))
@@ -154,6 +158,54 @@ func (s *Sink) bootstrap(ctx context.Context) error {
 	s.mu.Lock()
 	s.mu.bootstrapped = true
 	s.mu.Unlock()
+	return nil
+}
+
+// ownerKeys are loadnode's tables of job state and their keys after the
+// owner.
+var ownerKeys = []struct{ table, key string }{
+	{"jobs", "job"}, {"progress", "job, partition"}, {"error_rows", "job, seq"},
+}
+
+// migrateOwners adds the owner column to a loadnode schema made before
+// owners (its tables keyed by job alone): the rows there become this
+// sink's owner's, the first node to open the database after the upgrade.
+// REQUIRES: tx holds the bootstrap's advisory lock.
+func (s *Sink) migrateOwners(ctx context.Context, tx pgx.Tx) error {
+	for _, t := range ownerKeys {
+		var has bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.columns
+			WHERE table_schema = 'loadnode' AND table_name = $1 AND column_name = 'owner')`, t.table).Scan(&has); err != nil {
+			return err
+		}
+		if has {
+			continue
+		}
+		ident := pgx.Identifier{"loadnode", t.table}.Sanitize()
+		var pkey string
+		if err := tx.QueryRow(ctx, `SELECT conname FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'p'`, ident).Scan(&pkey); err != nil {
+			return fmt.Errorf("primary key of %s: %w", ident, err)
+		}
+		tag, err := tx.Exec(ctx, `ALTER TABLE `+ident+` ADD COLUMN owner text`)
+		if err == nil {
+			tag, err = tx.Exec(ctx, `UPDATE `+ident+` SET owner = $1`, s.opts.Owner)
+		}
+		for _, q := range []string{
+			`ALTER TABLE ` + ident + ` ALTER COLUMN owner SET NOT NULL`,
+			`ALTER TABLE ` + ident + ` DROP CONSTRAINT ` + pgx.Identifier{pkey}.Sanitize(),
+			`ALTER TABLE ` + ident + ` ADD PRIMARY KEY (owner, ` + t.key + `)`,
+		} {
+			if err != nil {
+				break
+			}
+			_, err = tx.Exec(ctx, q)
+		}
+		if err != nil {
+			return fmt.Errorf("migrate %s to owners: %w", ident, err)
+		}
+		s.opts.Logger.Warn("postgres: migrated loadnode's schema to owners: the rows there are now this node's",
+			"table", "loadnode."+t.table, "rows", tag.RowsAffected(), "owner", s.opts.Owner)
+	}
 	return nil
 }
 

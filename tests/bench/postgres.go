@@ -1,10 +1,12 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/config"
 	"github.com/loadnode/loadnode/internal/pgtest"
 	"github.com/loadnode/loadnode/table"
 )
@@ -126,8 +129,12 @@ func (s *pgServer) freshDatabase(ctx context.Context, name string) (string, erro
 // pgCeilingRun is the PostgreSQL ceiling: the same rows, decoded outside
 // the measured time, written in transactions of batchRows with a binary
 // COPY into a table of the sink's layout and one progress UPDATE each, by
-// one connection; no source, no loadnode.
-func pgCeilingRun(ctx context.Context, s *pgServer, rows *encodedRows, batchRows, run int) (sample, int64, error) {
+// one connection; no source, no loadnode. The rows have the end-to-end
+// job's key pattern: record i is offset i/parts of partition i%parts, the
+// partitions are split between tasks as p%tasks, and each transaction
+// holds the next batchRows rows of one task's partitions in key order (as
+// the sink sorts a batch), the tasks taking turns.
+func pgCeilingRun(ctx context.Context, s *pgServer, rows *encodedRows, batchRows, parts, tasks, run int) (sample, int64, error) {
 	dsn, err := s.freshDatabase(ctx, fmt.Sprintf("ceiling_%d", run))
 	if err != nil {
 		return sample{}, 0, err
@@ -145,15 +152,18 @@ func pgCeilingRun(ctx context.Context, s *pgServer, rows *encodedRows, batchRows
 		ddl += ", " + pgx.Identifier{c.GetName()}.Sanitize() + " " + typ
 	}
 	ddl += `); CREATE TABLE progress (job bigint, partition integer, position bigint, PRIMARY KEY (job, partition));
-		INSERT INTO progress VALUES (1, 0, 0)`
-	values := make([][]any, len(rows.rows))
+		INSERT INTO progress SELECT 1, p, 0 FROM generate_series(0, ` + strconv.Itoa(parts-1) + `) p`
+	parts, tasks = max(parts, 1), max(min(tasks, parts), 1)
+	// Each task's rows in its partitions' key order, then cut in batches.
+	byTask := make([][][]any, tasks)
 	var vals []table.Value
 	for i, kv := range rows.rows {
-		var pos table.Pos
-		if vals, pos, err = table.DecodeValue(schema, kv.Value, vals); err != nil {
+		if vals, _, err = table.DecodeValue(schema, kv.Value, vals); err != nil {
 			return sample{}, 0, err
 		}
-		r := []any{kv.Key, int64(pos.JobID), pos.Partition, pos.Offset}
+		pos := table.Pos{JobID: 1, Partition: int32(i % parts), Offset: int64(i / parts)}
+		key := table.AppendKey(nil, schema.Model(), pos, vals)
+		r := []any{key, int64(pos.JobID), pos.Partition, pos.Offset}
 		for j, c := range schema.Columns() {
 			v := vals[j]
 			switch {
@@ -171,7 +181,41 @@ func pgCeilingRun(ctx context.Context, s *pgServer, rows *encodedRows, batchRows
 				r = append(r, time.UnixMicro(v.Int).UTC())
 			}
 		}
-		values[i] = r
+		g := int(pos.Partition) % tasks
+		byTask[g] = append(byTask[g], r)
+	}
+	type batch struct {
+		rows     [][]any
+		parts    []int32
+		from, to []int64
+	}
+	var batches []batch
+	for done := false; !done; {
+		done = true
+		for g := range byTask {
+			n := min(batchRows, len(byTask[g]))
+			if n == 0 {
+				continue
+			}
+			done = false
+			b := batch{rows: byTask[g][:n]}
+			byTask[g] = byTask[g][n:]
+			sort.SliceStable(b.rows, func(i, j int) bool { return bytes.Compare(b.rows[i][0].([]byte), b.rows[j][0].([]byte)) < 0 })
+			first := map[int32]int64{}
+			last := map[int32]int64{}
+			for _, r := range b.rows {
+				p, off := r[2].(int32), r[3].(int64)
+				if _, ok := first[p]; !ok {
+					first[p] = off
+					b.parts = append(b.parts, p)
+				}
+				last[p] = off + 1
+			}
+			for _, p := range b.parts {
+				b.from, b.to = append(b.from, first[p]), append(b.to, last[p])
+			}
+			batches = append(batches, b)
+		}
 	}
 	c, err := pgx.Connect(ctx, dsn)
 	if err != nil {
@@ -181,26 +225,27 @@ func pgCeilingRun(ctx context.Context, s *pgServer, rows *encodedRows, batchRows
 	if _, err := c.Exec(ctx, ddl); err != nil {
 		return sample{}, 0, fmt.Errorf("bench: postgres ceiling: %w", err)
 	}
-	n := len(values)
+	n := len(rows.rows)
 	pg0 := s.cpu()
 	m := startMeter()
-	batches := int64(0)
-	for from := 0; from < n; from += batchRows {
-		to := min(from+batchRows, n)
+	for _, b := range batches {
 		err := pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
-			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"t"}, cols, pgx.CopyFromRows(values[from:to])); err != nil {
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"t"}, cols, pgx.CopyFromRows(b.rows)); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, `UPDATE progress SET position = $1 WHERE job = 1 AND partition = 0 AND position = $2`, to, from)
+			tag, err := tx.Exec(ctx, `UPDATE progress p SET position = u.t FROM unnest($1::integer[], $2::bigint[], $3::bigint[]) AS u(p, f, t)
+				WHERE p.job = 1 AND p.partition = u.p AND p.position = u.f`, b.parts, b.from, b.to)
+			if err == nil && tag.RowsAffected() != int64(len(b.parts)) {
+				err = fmt.Errorf("progress moved %d partitions of %d", tag.RowsAffected(), len(b.parts))
+			}
 			return err
 		})
 		if err != nil {
 			return sample{}, 0, fmt.Errorf("bench: postgres ceiling: %w", err)
 		}
-		batches++
 	}
 	smp := m.stop(int64(n), rows.bytes)
-	smp.batches = batches
+	smp.batches = int64(len(batches))
 	return smp, int64(s.cpu() - pg0), nil
 }
 
@@ -216,7 +261,11 @@ func runPostgres(ctx context.Context, o Options, brokers []string, logf func(str
 		}
 	}
 	format := o.Formats[0]
-	ceil := &Throughput{Scenario: scenarioPGCeiling, Format: "encoded", Partitions: 1, Records: int64(o.Records)}
+	tasks := o.Tasks
+	if tasks == 0 {
+		tasks = config.DefaultDesiredConcurrentNumber
+	}
+	ceil := &Throughput{Scenario: scenarioPGCeiling, Format: "encoded", Partitions: parts, Records: int64(o.Records)}
 	e2e := &Throughput{Scenario: scenarioPGE2E, Format: format, Partitions: parts, Records: int64(o.Records)}
 	out := []*Throughput{ceil, e2e}
 	s, err := startPostgres()
@@ -233,7 +282,7 @@ func runPostgres(ctx context.Context, o Options, brokers []string, logf func(str
 	}
 	var ceilCPU []time.Duration
 	ss, err := repeat(o.Runs, func(run int) (sample, error) {
-		smp, pgCPU, err := pgCeilingRun(ctx, s, rows, o.BatchRows, run)
+		smp, pgCPU, err := pgCeilingRun(ctx, s, rows, o.BatchRows, parts, tasks, run)
 		ceilCPU = append(ceilCPU, time.Duration(pgCPU))
 		return smp, err
 	})

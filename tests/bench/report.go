@@ -208,10 +208,15 @@ func WriteSVG(w io.Writer, r *Results) error {
 	var groups []group
 	idx := map[string]int{}
 	for _, t := range r.Throughput {
-		if t.Scenario != ScenarioCeiling && t.Scenario != ScenarioKcat && t.Scenario != ScenarioE2E {
+		pgRow := t.Scenario == scenarioPGCeiling || t.Scenario == scenarioPGE2E
+		if t.Scenario != ScenarioCeiling && t.Scenario != ScenarioKcat && t.Scenario != ScenarioE2E && !pgRow {
 			continue
 		}
 		k := fmt.Sprintf("%s, %d p", t.Format, t.Partitions)
+		if pgRow {
+			// The PostgreSQL pair: its ceiling (COPY) is the ceiling bar.
+			k = fmt.Sprintf("postgres, %d p", t.Partitions)
+		}
 		i, ok := idx[k]
 		if !ok {
 			i = len(groups)
@@ -219,7 +224,7 @@ func WriteSVG(w io.Writer, r *Results) error {
 			groups = append(groups, group{label: k})
 		}
 		switch t.Scenario {
-		case ScenarioCeiling:
+		case ScenarioCeiling, scenarioPGCeiling:
 			groups[i].ceiling = t.RecordsPerSec
 		case ScenarioKcat:
 			groups[i].kcat = t.RecordsPerSec
@@ -276,7 +281,7 @@ func WriteSVG(w io.Writer, r *Results) error {
 		}
 	}
 	ly := top + plotH + 56
-	fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="12" height="12" fill="#9aa5b1"/><text x="%.0f" y="%.0f">raw franz-go consumer (ceiling)</text>`+"\n", left, ly-10, left+16, ly)
+	fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="12" height="12" fill="#9aa5b1"/><text x="%.0f" y="%.0f">ceiling: raw franz-go consumer; postgres: COPY</text>`+"\n", left, ly-10, left+16, ly)
 	fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="12" height="12" fill="#e0a030"/><text x="%.0f" y="%.0f">plain kcat consume</text>`+"\n", left+230, ly-10, left+246, ly)
 	fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="12" height="12" fill="#2b7bb9"/><text x="%.0f" y="%.0f">loadnode end to end (ratio to the ceiling below each group)</text>`+"\n", left+380, ly-10, left+396, ly)
 	b.WriteString("</svg>\n")

@@ -190,6 +190,10 @@ func readStore(fs vfs.FS, dir string) ([]storeView, error) {
 			return nil, err
 		}
 		tspec := rec.GetSpec().GetTable()
+		if tspec.GetDatabase() != "" {
+			// Its rows and progress are in that database, not the image.
+			continue
+		}
 		schema, err := table.NewSchema(tspec)
 		if err != nil {
 			return nil, err

@@ -25,6 +25,7 @@ import (
 	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/config"
 	"github.com/loadnode/loadnode/internal/ledger"
+	"github.com/loadnode/loadnode/internal/pgtest"
 	"github.com/loadnode/loadnode/internal/testnode"
 	"github.com/loadnode/loadnode/node"
 )
@@ -101,6 +102,9 @@ type inproc struct {
 	n    *node.Node
 	c    *client.Client
 	gen  int
+	// pgDSN, when set, is the database "chaos" of the node config (the
+	// PostgreSQL variant).
+	pgDSN string
 	// fatals receives OnStoreFatal calls of the current node.
 	fatals chan error
 }
@@ -113,6 +117,9 @@ func (h *inproc) start() error {
 	cfg.Listen = "127.0.0.1:0"
 	cfg.TopologyInterval = 300 * time.Millisecond
 	cfg.WatermarkInterval = 200 * time.Millisecond
+	if h.pgDSN != "" {
+		cfg.Databases = map[string]config.Database{"chaos": {Type: config.DatabasePostgres, DSN: h.pgDSN, Schema: config.DefaultDatabaseSchema}}
+	}
 	h.gen++
 	h.wal = &walFault{}
 	fatals := make(chan error, 16)
@@ -402,6 +409,16 @@ func TestChaosInProcess(t *testing.T) {
 	prod.AddWriters(2, 0, 1, 2, 3)
 
 	h := &inproc{t: t, logger: &ringLogger{ring: ring}, mem: vfs.NewCrashableMem()}
+	// The PostgreSQL variant: one more job loads the topic into a private
+	// PostgreSQL cluster, which the schedule crash-restarts; its node id
+	// (the job state's owner there) lives on the crashable disk.
+	var pg *pgtest.Server
+	if _, err := pgtest.FindBin(); err == nil {
+		pg = pgtest.Start(t)
+		h.pgDSN = pg.CreateDatabase(t)
+	} else {
+		t.Logf("no PostgreSQL variant: %v", err)
+	}
 	if err := h.start(); err != nil {
 		t.Fatal(err)
 	}
@@ -411,6 +428,11 @@ func TestChaosInProcess(t *testing.T) {
 		chaosSpec("j1", "t1", topic, brokers, 3, 500),
 		chaosSpec("j2", "t2", topic, brokers, 2, 2000),
 		chaosSpec("j3", "t3", topic, brokers, 1, 1000),
+	}
+	if pg != nil {
+		ps := chaosSpec("jpg", "tpg", topic, brokers, 2, 1000)
+		ps.Table.Database = "chaos"
+		specs = append(specs, ps)
 	}
 	for _, s := range specs {
 		ctx, cancel := ctxFor(10 * time.Second)
@@ -482,6 +504,9 @@ func TestChaosInProcess(t *testing.T) {
 		event{jitter(size.faultTime / 3), "job-poison"},
 		event{jitter(size.faultTime / 3), "job-stop"},
 	)
+	if pg != nil {
+		events = append(events, event{size.faultTime/3 + jitter(size.faultTime/2), "postgres-crash"})
+	}
 	slices.SortStableFunc(events, func(a, b event) int { return int(a.at - b.at) })
 
 	var jobCrashes []time.Time
@@ -658,6 +683,13 @@ func TestChaosInProcess(t *testing.T) {
 			cancel()
 			h.life.RUnlock()
 			t.Logf("create mid-run: %s (%v)", run.registry.Created("late", err), err)
+		case "postgres-crash":
+			// pg_ctl stop -m immediate, then a start: the WAL recovers
+			// what was committed; commits in flight are lost or done.
+			if err := pg.Crash(); err != nil {
+				t.Fatal(err)
+			}
+			run.fault("PostgreSQL crash restart")
 		}
 	}
 	faultsEnd := time.Now()

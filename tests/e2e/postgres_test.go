@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,8 +27,17 @@ import (
 // so a job that lost its database comes back quickly.
 func pgNode(t *testing.T, dsn string) []string {
 	t.Helper()
+	return pgNodeOwner(t, dsn, "")
+}
+
+// pgNodeOwner is pgNode with databases.analytics.owner ("": the node's id).
+func pgNodeOwner(t *testing.T, dsn, owner string) []string {
+	t.Helper()
 	file := filepath.Join(t.TempDir(), "node.yaml")
 	cfg := fmt.Sprintf("auto_resume_base: 1s\nauto_resume_max: 4s\ndatabases:\n  analytics:\n    type: postgres\n    dsn: %q\n", dsn)
+	if owner != "" {
+		cfg += fmt.Sprintf("    owner: %q\n", owner)
+	}
 	if err := os.WriteFile(file, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +166,8 @@ func TestPostgresExactlyOnce(t *testing.T) {
 }
 
 // TestPostgresTwoIncarnations runs the same job (the same id, spec and
-// topic) on two nodes with their own stores and one PostgreSQL database: a
+// topic) on two nodes with their own stores and one PostgreSQL database,
+// configured with one owner (as a copied data directory would be): a
 // second incarnation of a job, which the database's checks alone must
 // fence (start positions, the task generation, the statistics base). Both
 // load at once; every record is in the table once and the loaded-rows
@@ -170,7 +181,7 @@ func TestPostgresTwoIncarnations(t *testing.T) {
 	dsn := pg.CreateDatabase(t)
 	b := testnode.StartBroker(t, 2, topic)
 	l := ledger.New()
-	args := pgNode(t, dsn)
+	args := pgNodeOwner(t, dsn, "twins")
 	spec := jsonSpec(name, tbl, topic, b.Addrs())
 	spec.Table.Database = "analytics"
 	spec.MaxBatchRows = 500
@@ -314,5 +325,146 @@ func TestPostgresStatements(t *testing.T) {
 	resp.Body.Close()
 	if !strings.Contains(string(body), `loadnode_sink_commit_seconds_count{sink="postgres:analytics"}`) {
 		t.Errorf("/metrics has no commit latency of sink postgres:analytics")
+	}
+}
+
+// TestPostgresSharedDatabase (issue 13): two independent nodes load into
+// one PostgreSQL database with jobs of the same id (1, each node's first),
+// into tables of their own. The job state is namespaced by each node's id
+// (node-id in its data directory, 0600), so both jobs load exactly once;
+// without the namespace the second node's job would read and fence on the
+// first one's progress.
+func TestPostgresSharedDatabase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	pg := pgtest.Start(t)
+	dsn := pg.CreateDatabase(t)
+	args := pgNode(t, dsn)
+	type run struct {
+		topic, name, tbl string
+		b                *testnode.Broker
+		l                *ledger.Ledger
+		c                *client.Client
+		dir              string
+	}
+	runs := []*run{{topic: "shared_a", name: "a_load", tbl: "a_rows"}, {topic: "shared_b", name: "b_load", tbl: "b_rows"}}
+	for i, r := range runs {
+		r.b = testnode.StartBroker(t, 2, r.topic)
+		r.l = ledger.New()
+		produce(t, r.l, r.b, r.topic, 0, 20000+i*5000)
+		r.dir = t.TempDir()
+		p := startNodeArgs(t, r.dir, args)
+		r.c = p.Client(t)
+		spec := jsonSpec(r.name, r.tbl, r.topic, r.b.Addrs())
+		spec.Table.Database = "analytics"
+		spec.MaxBatchRows = 2000
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		info, err := r.c.CreateJob(ctx, spec)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id := info.GetSummary().GetId(); id != 1 {
+			t.Fatalf("node %d gave the job id %d; the test needs both to use 1", i, id)
+		}
+	}
+	var ids []string
+	for _, r := range runs {
+		waitDrained(t, r.c, r.b, r.name, r.topic, 120*time.Second)
+		checkExactlyOnce(t, r.c, r.l, r.name, r.tbl)
+		path := filepath.Join(r.dir, "node-id")
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o600 {
+			t.Errorf("%s is %v, want 0600", path, st.Mode().Perm())
+		}
+		b, _ := os.ReadFile(path)
+		ids = append(ids, strings.TrimSpace(string(b)))
+	}
+	var owners, jobs, loaded int64
+	pgQuery(t, dsn, `SELECT count(DISTINCT owner), count(*), sum(loaded_rows) FROM loadnode.jobs WHERE job = 1`, &owners, &jobs, &loaded)
+	t.Logf("node ids %v; loadnode.jobs: %d rows of job 1, %d owners, %d loaded rows", ids, jobs, owners, loaded)
+	if ids[0] == ids[1] || owners != 2 || jobs != 2 || loaded != 45000 {
+		t.Fatalf("node ids %v, loadnode.jobs job 1: %d rows, %d owners, %d loaded; want 2 distinct owners, 45000 rows", ids, jobs, owners, loaded)
+	}
+}
+
+// TestPostgresRestoreBackup (issue 13): the README's way back from a
+// database backup. A dump (pg_dump, one snapshot) is taken while the job
+// loads; the load finishes; the job is paused, the dump restored over the
+// database (pg_restore --clean), the job resumed: it goes on from the
+// restored progress and statistics, and every record is in the table
+// exactly once relative to the restored database (count = distinct keys =
+// records, loaded_rows = records).
+func TestPostgresRestoreBackup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	const topic, name, tbl, records = "pgbackup", "backup_load", "backup_rows", 30000
+	bin, err := pgtest.FindBin()
+	if err != nil {
+		t.Skip(err)
+	}
+	pg := pgtest.Start(t)
+	dsn := pg.CreateDatabase(t)
+	b := testnode.StartBroker(t, 2, topic)
+	l := ledger.New()
+	produce(t, l, b, topic, 0, records)
+	p := startNodeArgs(t, t.TempDir(), pgNode(t, dsn))
+	c := p.Client(t)
+	spec := jsonSpec(name, tbl, topic, b.Addrs())
+	spec.Table.Database = "analytics"
+	spec.MaxBatchRows = 1000
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if _, err := c.CreateJob(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 120*time.Second, "a third loaded", func() (bool, string) {
+		n := showJob(t, c, name).GetStats().GetLoadedRows()
+		return n >= records/3, fmt.Sprintf("loaded %d", n)
+	})
+	dump := filepath.Join(t.TempDir(), "analytics.dump")
+	if out, err := exec.CommandContext(ctx, filepath.Join(bin, "pg_dump"), "-Fc", "-f", dump, "-d", dsn).CombinedOutput(); err != nil {
+		t.Fatalf("pg_dump: %v: %s", err, out)
+	}
+	waitDrained(t, c, b, name, topic, 120*time.Second)
+	if _, err := c.PauseJob(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "the job paused", func() (bool, string) {
+		s := showJob(t, c, name).GetSummary()
+		return s.GetState() == api.JobState_PAUSED, s.GetState().String()
+	})
+	if out, err := exec.CommandContext(ctx, filepath.Join(bin, "pg_restore"), "--clean", "--if-exists", "--single-transaction",
+		"-d", dsn, dump).CombinedOutput(); err != nil {
+		t.Fatalf("pg_restore: %v: %s", err, out)
+	}
+	var restored, restoredStat, progress int64
+	pgQuery(t, dsn, `SELECT count(*) FROM public.`+tbl, &restored)
+	pgQuery(t, dsn, `SELECT loaded_rows FROM loadnode.jobs`, &restoredStat)
+	pgQuery(t, dsn, `SELECT sum(position) FROM loadnode.progress`, &progress)
+	t.Logf("restored: %d rows, loaded_rows %d, progress sum %d of %d records", restored, restoredStat, progress, records)
+	if restored == records || restored != restoredStat || restored != progress || restored < records/3 {
+		t.Fatalf("the dump is not a mid-load snapshot: %d rows, loaded_rows %d, progress %d", restored, restoredStat, progress)
+	}
+	if _, err := c.ResumeJob(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 120*time.Second, "PostgreSQL progress at the end offsets again", func() (bool, string) {
+		var sum int64
+		pgQuery(t, dsn, `SELECT coalesce(sum(position), 0) FROM loadnode.progress`, &sum)
+		return sum == records, fmt.Sprintf("progress sum %d of %d", sum, records)
+	})
+	waitDrained(t, c, b, name, topic, 120*time.Second)
+	checkExactlyOnce(t, c, l, name, tbl)
+	var count, keys, stat int64
+	pgQuery(t, dsn, `SELECT count(*), count(DISTINCT _loadnode_key) FROM public.`+tbl, &count, &keys)
+	pgQuery(t, dsn, `SELECT loaded_rows FROM loadnode.jobs`, &stat)
+	if count != records || keys != records || stat != records {
+		t.Fatalf("after the restore: count %d, distinct keys %d, loaded_rows %d; want %d each", count, keys, stat, records)
 	}
 }
