@@ -67,7 +67,13 @@ func (t timedSink) Commit(c *sink.Commit) error {
 // observe, when not nil, receives every commit's latency.
 func openDatabases(cfg config.Node, fsys vfs.FS, embedded sink.Sink, logger *slog.Logger, observe commitObserver) (*databases, error) {
 	owner := ""
-	if len(cfg.Databases) > 0 {
+	switch {
+	case cfg.Cluster.Enabled():
+		// Job ids are cluster-wide (allocated in etcd under the cluster's
+		// prefix): every member reads and writes a job's progress under
+		// the cluster's name, so a job that moves finds its positions.
+		owner = "cluster:" + cfg.Cluster.Prefix
+	case len(cfg.Databases) > 0:
 		id, err := nodeID(fsys, cfg.DataDir)
 		if err != nil {
 			return nil, err

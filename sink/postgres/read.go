@@ -365,7 +365,7 @@ func (s *Sink) RaiseFence(job, fence uint64) error {
 	if err := s.bootstrap(ctx); err != nil {
 		return err
 	}
-	if _, err := s.pool.Exec(ctx, `UPDATE loadnode.jobs SET fence = $2 WHERE job = $1 AND fence < $2`, int64(job), int64(fence)); err != nil {
+	if _, err := s.pool.Exec(ctx, `UPDATE loadnode.jobs SET fence = $2 WHERE owner = $3 AND job = $1 AND fence < $2`, int64(job), int64(fence), s.opts.Owner); err != nil {
 		return fmt.Errorf("postgres: raise fence of job %d: %w", job, unavailable(err))
 	}
 	return nil
