@@ -244,6 +244,10 @@ func NewDeadLetters(cfg DeadLetterConfig) (*DeadLetters, error) {
 		kgo.DisableIdempotentWrite(),
 		kgo.RecordDeliveryTimeout(publishTimeout),
 		kgo.ProducerLinger(5*time.Millisecond),
+		// A missing dead-letter topic is created where the cluster allows
+		// it (auto.create.topics.enable), as Kafka Connect's DLQ is;
+		// elsewhere the failures say UNKNOWN_TOPIC_OR_PARTITION.
+		kgo.AllowAutoTopicCreation(),
 	)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
