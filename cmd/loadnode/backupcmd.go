@@ -29,6 +29,7 @@ func (m *Main) parseBackup(args []string) (command, error) {
 	fs.StringVar(&c.to, "to", "", "backup `DIR` (new or empty; a relative path is made absolute here)")
 	m.addConnFlags(fs, &c.conn)
 	_ = fs.Set("timeout", backupTimeout.String())
+	fs.Lookup("timeout").DefValue = backupTimeout.String() // what --help shows
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return nil, err
