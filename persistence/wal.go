@@ -319,8 +319,14 @@ func checkWALs(fs vfs.FS, dir string, logger *slog.Logger, accept bool) error {
 		}
 		attrs = append(attrs, "intact_records_after", s.After, "intact_keys_after", s.AfterKeys, "clean_close_after", s.Trailer)
 		if accept {
-			logger.Error(fmt.Sprintf("persistence: WAL %s is corrupt at offset %d (%s, at %d) with %s; --accept-wal-loss: they are DROPPED, with everything from offset %d (%d bytes): the store goes back to the state before that record",
-				path, s.Bad, s.Reason, s.BadChunk, what, s.Bad, s.Size-s.Bad), attrs...)
+			logger.Error(fmt.Sprintf("persistence: WAL %s is corrupt at offset %d (%s, at %d) with %s; --accept-wal-loss: they are DROPPED, with everything from offset %d (%d bytes): the store goes back to the state before that record; the whole file is kept as %s",
+				path, s.Bad, s.Reason, s.BadChunk, what, s.Bad, s.Size-s.Bad, path+walKeptSuffix), attrs...)
+			// Pebble stops at a damaged tail but refuses damage followed by
+			// valid chunks ("pebble/record: invalid chunk"): cut the log at
+			// the damage, so what Pebble replays is what was said above.
+			if err := cutWAL(fs, dir, path, s.Bad); err != nil {
+				return err
+			}
 			continue
 		}
 		logger.Error(fmt.Sprintf("persistence: WAL %s is corrupt at offset %d (%s, at %d) with %s: refusing to start, which would drop them",
@@ -330,6 +336,51 @@ func checkWALs(fs vfs.FS, dir string, logger *slog.Logger, accept bool) error {
 	if len(refused) > 0 {
 		return fmt.Errorf("%w: %s. Starting would drop them silently: restore the data directory from a backup, or start with --accept-wal-loss to drop everything from the damage on (the store goes back to the state before it)",
 			ErrWALCorrupt, strings.Join(refused, "; "))
+	}
+	return nil
+}
+
+// walKeptSuffix names the copy of a WAL that --accept-wal-loss cut.
+const walKeptSuffix = ".corrupt"
+
+// cutWAL replaces the WAL at path by its first n bytes, keeping the whole
+// file as path+walKeptSuffix (not a WAL name: Pebble ignores it).
+func cutWAL(fs vfs.FS, dir, path string, n int64) error {
+	fail := func(err error) error { return fmt.Errorf("persistence: cut WAL %s at %d: %w", path, n, err) }
+	src, err := fs.Open(path)
+	if err != nil {
+		return fail(err)
+	}
+	defer src.Close()
+	tmp := path + ".cut"
+	dst, err := fs.Create(tmp, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := io.Copy(dst, io.NewSectionReader(src, 0, n)); err != nil {
+		_ = dst.Close()
+		return fail(err)
+	}
+	if err := dst.Sync(); err != nil {
+		_ = dst.Close()
+		return fail(err)
+	}
+	if err := dst.Close(); err != nil {
+		return fail(err)
+	}
+	if err := fs.Rename(path, path+walKeptSuffix); err != nil {
+		return fail(err)
+	}
+	if err := fs.Rename(tmp, path); err != nil {
+		return fail(err)
+	}
+	d, err := fs.OpenDir(dir)
+	if err != nil {
+		return fail(err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fail(err)
 	}
 	return nil
 }
