@@ -116,9 +116,12 @@ type job struct {
 	markBusy       bool
 	unwatch        func() // set while an idle job watches its source (Watcher)
 	holdAdmission  bool   // respawned by recovery: admission waits for *recoveryFinished
-	timers         []*jobTimer
-	rowsWindow     []rateSample
-	reported       *jobStatus // the last listing status sent to the manager
+	// tornDown: the actor is stopping or restarting; its tasks end with it,
+	// and that is no failure (no retry, no failing verdict or alert).
+	tornDown   bool
+	timers     []*jobTimer
+	rowsWindow []rateSample
+	reported   *jobStatus // the last listing status sent to the manager
 
 	// Group commit: inflight is the group being made durable in a
 	// goroutine, commitWait the batches that arrived since (they go
@@ -268,6 +271,7 @@ const recoveredMessage = "restored from RUNNING at start"
 // stands). A restarted job actor comes here too: its in-memory state was
 // rebuilt by the producer, so everything is reloaded.
 func (j *job) start(ctx actor.Context) {
+	j.tornDown = false
 	st := j.preload
 	j.preload = nil
 	if st == nil {
@@ -343,6 +347,7 @@ func (j *job) askAdmission(ctx actor.Context) {
 }
 
 func (j *job) teardown() {
+	j.tornDown = true
 	if g := j.inflight; g != nil {
 		// The store must not be closed under the commit, and a restarted
 		// actor must load what it made durable.

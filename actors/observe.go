@@ -64,7 +64,7 @@ type JobEvent struct {
 // observer. A new verdict is sent to the manager (listings) when notify is
 // set, and becoming failing or stalled is an event.
 func (j *job) judge(ctx actor.Context, notify bool) {
-	if j.rec == nil || isFinal(j.state) {
+	if j.rec == nil || isFinal(j.state) || j.tornDown {
 		return
 	}
 	v := j.view()

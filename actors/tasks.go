@@ -103,7 +103,7 @@ func (j *job) onTaskTerminated(ctx actor.Context, who *actor.PID) {
 		return // an old generation, or stopped on purpose
 	}
 	delete(j.tasks, who.Id)
-	if j.state != api.JobState_RUNNING {
+	if j.state != api.JobState_RUNNING || j.tornDown {
 		return
 	}
 	// A current task died (a panic, a refused commit): replace the whole
