@@ -148,17 +148,11 @@ func presentCore(v jobView) *api.JobInfo {
 func (j *job) view() jobView {
 	lin, _ := j.src.(Lineage)
 	now := j.deps.Now()
-	var rows int64
-	for _, r := range j.rowsWindow {
-		if r.atMs >= now.UnixMilli()-60_000 {
-			rows += r.rows
-		}
-	}
 	return jobView{
 		rec: j.rec, summary: j.summary(), progress: j.progress, checkpoints: j.checkpoints,
 		marks: j.marks, behind: j.behind, stats: j.stats, lineage: lin, meta: j.deps.Meta, sink: j.sink,
 		live: true, tasks: len(j.tasks), lastMs: max(j.stats.GetLastCommitUnixMs(), j.runningSinceMs),
-		rowsPerSec: float64(rows) / 60, now: now, stallAfter: j.deps.Settings.StallAfter, retries: j.retries,
+		rowsPerSec: j.rowsPerSecond(), now: now, stallAfter: j.deps.Settings.StallAfter, retries: j.retries,
 	}
 }
 
