@@ -105,8 +105,11 @@ type job struct {
 	// cluster mode generations are sink.EpochFence(ownerEpoch, localGen).
 	ownerEpoch, localGen uint64
 	tasks                map[string]int // task PID id -> index, current generation only
-	retries              int            // consecutive task or topology failures
-	health               string         // the last verdict judged (judge)
+	// taskInfos describes the current generation's tasks by index (SHOW
+	// ROUTINE LOAD TASK); cleared with tasks.
+	taskInfos map[int]*api.TaskInfo
+	retries   int    // consecutive task or topology failures
+	health    string // the last verdict judged (judge)
 	// windowSeq is the journal seq of the newest user resume: the error
 	// window starts there (see applyWindowReset).
 	windowSeq      uint64

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -39,7 +40,8 @@ type jobView struct {
 	// Live jobs only.
 	live       bool
 	tasks      int
-	lastMs     int64 // last progress: last commit or entering RUNNING
+	taskInfos  []*api.TaskInfo // the current tasks, by index (not for lean looks)
+	lastMs     int64           // last progress: last commit or entering RUNNING
 	rowsPerSec float64
 	now        time.Time
 	stallAfter time.Duration
@@ -99,6 +101,7 @@ func shape(v jobView) *api.JobInfo {
 	}
 	if v.live {
 		info.RunningTasks = int32(v.tasks)
+		info.Tasks = v.taskInfos
 		info.LastProgressUnixMs = v.lastMs
 		info.RowsPerSecond = v.rowsPerSec
 		info.Retries = int32(v.retries)
@@ -156,9 +159,21 @@ func (j *job) view() jobView {
 	}
 }
 
+// currentTasks copies the current tasks' descriptions, by index.
+func (j *job) currentTasks() []*api.TaskInfo {
+	idx := slices.Sorted(maps.Keys(j.taskInfos))
+	out := make([]*api.TaskInfo, 0, len(idx))
+	for _, i := range idx {
+		out = append(out, proto.Clone(j.taskInfos[i]).(*api.TaskInfo))
+	}
+	return out
+}
+
 // show presents the live job.
 func (j *job) show() *api.JobResponse {
-	info, err := present(j.view())
+	v := j.view()
+	v.taskInfos = j.currentTasks()
+	info, err := present(v)
 	if err != nil {
 		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
 	}

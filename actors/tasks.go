@@ -65,11 +65,18 @@ func (j *job) spawnTasks(ctx actor.Context) {
 		MaxBytes: spec.GetMaxBatchSize(),
 		MaxWait:  time.Duration(spec.GetMaxBatchIntervalMs()) * time.Millisecond,
 	}
+	if j.taskInfos == nil {
+		j.taskInfos = make(map[int]*api.TaskInfo, n)
+	}
+	createdMs := j.deps.Now().UnixMilli()
 	for i := 0; i < n; i++ {
 		start := map[int32]sources.Start{}
+		ti := &api.TaskInfo{Id: fmt.Sprintf("%d-%d", j.generation, i), Generation: j.generation, Index: int32(i), CreatedUnixMs: createdMs}
 		for k := i; k < len(parts); k += n {
 			start[parts[k]] = sources.Start{Offset: j.progress[parts[k]], Checkpoint: j.checkpoints[parts[k]]}
+			ti.Partitions = append(ti.Partitions, parts[k])
 		}
+		j.taskInfos[i] = ti
 		pid := ctx.Spawn(newTaskProps(taskConfig{
 			jobID: j.id, generation: j.generation, index: i,
 			job: ctx.Self(), scheduler: j.sch, source: j.src,
@@ -86,6 +93,7 @@ func (j *job) stopTasks(ctx actor.Context) {
 		ctx.Stop(c)
 	}
 	clear(j.tasks)
+	clear(j.taskInfos)
 	// Any commit still in flight carries the old generation and is refused.
 	j.generation = j.nextGeneration()
 }
@@ -102,6 +110,7 @@ func (j *job) onTaskTerminated(ctx actor.Context, who *actor.PID) {
 	if _, ok := j.tasks[who.Id]; !ok {
 		return // an old generation, or stopped on purpose
 	}
+	delete(j.taskInfos, j.tasks[who.Id])
 	delete(j.tasks, who.Id)
 	if j.state != api.JobState_RUNNING || j.tornDown {
 		return

@@ -1938,7 +1938,10 @@ type JobInfo struct {
 	ErrorWindowSize int64 `protobuf:"varint,101,opt,name=error_window_size,json=errorWindowSize,proto3" json:"error_window_size,omitempty"`
 	// what the job publishes outside loadnode (kafka.commit_group,
 	// error_topic); unset when it publishes nothing.
-	Publish       *PublishStatus `protobuf:"bytes,160,opt,name=publish,proto3" json:"publish,omitempty"`
+	Publish *PublishStatus `protobuf:"bytes,160,opt,name=publish,proto3" json:"publish,omitempty"`
+	// tasks are the job's current tasks (live jobs only; none while the job
+	// is not RUNNING): SHOW ROUTINE LOAD TASK.
+	Tasks         []*TaskInfo `protobuf:"bytes,940,rep,name=tasks,proto3" json:"tasks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2081,6 +2084,13 @@ func (x *JobInfo) GetErrorWindowSize() int64 {
 func (x *JobInfo) GetPublish() *PublishStatus {
 	if x != nil {
 		return x.Publish
+	}
+	return nil
+}
+
+func (x *JobInfo) GetTasks() []*TaskInfo {
+	if x != nil {
+		return x.Tasks
 	}
 	return nil
 }
@@ -3479,13 +3489,18 @@ func (x *ExecRequest) GetStatement() string {
 }
 
 type ExecResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Message       string                 `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"` // what was done, e.g. "table orders created"
-	Job           *JobInfo               `protobuf:"bytes,2,opt,name=job,proto3" json:"job,omitempty"`         // CREATE ROUTINE LOAD
-	Jobs          []*JobSummary          `protobuf:"bytes,3,rep,name=jobs,proto3" json:"jobs,omitempty"`       // SHOW ROUTINE LOAD
-	Table         *TableSpec             `protobuf:"bytes,4,opt,name=table,proto3" json:"table,omitempty"`     // CREATE TABLE
-	Error         *Error                 `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
-	Tables        []*TableInfo           `protobuf:"bytes,120,rep,name=tables,proto3" json:"tables,omitempty"` // SHOW TABLES, DESC
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Message string                 `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"` // what was done, e.g. "table orders created"
+	Job     *JobInfo               `protobuf:"bytes,2,opt,name=job,proto3" json:"job,omitempty"`         // CREATE ROUTINE LOAD
+	Jobs    []*JobSummary          `protobuf:"bytes,3,rep,name=jobs,proto3" json:"jobs,omitempty"`       // SHOW ROUTINE LOAD
+	Table   *TableSpec             `protobuf:"bytes,4,opt,name=table,proto3" json:"table,omitempty"`     // CREATE TABLE
+	Error   *Error                 `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	Tables  []*TableInfo           `protobuf:"bytes,120,rep,name=tables,proto3" json:"tables,omitempty"` // SHOW TABLES, DESC
+	// result is a statement's answer as Doris's result set (SHOW ROUTINE
+	// LOAD, SHOW ROUTINE LOAD TASK, SHOW CREATE ROUTINE LOAD): Doris's
+	// columns in Doris's order. Filled by the client (client.Exec), which
+	// translates the statement; a node never sets it.
+	Result        *ResultSet `protobuf:"bytes,940,opt,name=result,proto3" json:"result,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3558,6 +3573,13 @@ func (x *ExecResponse) GetError() *Error {
 func (x *ExecResponse) GetTables() []*TableInfo {
 	if x != nil {
 		return x.Tables
+	}
+	return nil
+}
+
+func (x *ExecResponse) GetResult() *ResultSet {
+	if x != nil {
+		return x.Result
 	}
 	return nil
 }
@@ -4769,6 +4791,185 @@ func (x *PublishStatus) GetDeadLetterLastError() string {
 	return ""
 }
 
+// TaskInfo is one of a job's current tasks: the partitions (or shards) it
+// reads, from the job's progress, in one task generation.
+type TaskInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is "<generation>-<index>": unique on the node, new with every
+	// generation (a generation replaces all of a job's tasks together).
+	Id            string  `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Generation    uint64  `protobuf:"varint,2,opt,name=generation,proto3" json:"generation,omitempty"`
+	Index         int32   `protobuf:"varint,3,opt,name=index,proto3" json:"index,omitempty"`
+	Partitions    []int32 `protobuf:"varint,4,rep,packed,name=partitions,proto3" json:"partitions,omitempty"`
+	CreatedUnixMs int64   `protobuf:"varint,5,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskInfo) Reset() {
+	*x = TaskInfo{}
+	mi := &file_api_loadnode_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskInfo) ProtoMessage() {}
+
+func (x *TaskInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskInfo.ProtoReflect.Descriptor instead.
+func (*TaskInfo) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *TaskInfo) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *TaskInfo) GetGeneration() uint64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
+func (x *TaskInfo) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *TaskInfo) GetPartitions() []int32 {
+	if x != nil {
+		return x.Partitions
+	}
+	return nil
+}
+
+func (x *TaskInfo) GetCreatedUnixMs() int64 {
+	if x != nil {
+		return x.CreatedUnixMs
+	}
+	return 0
+}
+
+// ResultSet is a statement's answer as a table of text cells, as Doris's
+// SHOW statements answer: columns names them, each row has one value per
+// column. A JSON-valued column (Statistic, Progress, ...) holds the JSON text.
+type ResultSet struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Columns       []string               `protobuf:"bytes,1,rep,name=columns,proto3" json:"columns,omitempty"`
+	Rows          []*ResultRow           `protobuf:"bytes,2,rep,name=rows,proto3" json:"rows,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResultSet) Reset() {
+	*x = ResultSet{}
+	mi := &file_api_loadnode_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResultSet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResultSet) ProtoMessage() {}
+
+func (x *ResultSet) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResultSet.ProtoReflect.Descriptor instead.
+func (*ResultSet) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *ResultSet) GetColumns() []string {
+	if x != nil {
+		return x.Columns
+	}
+	return nil
+}
+
+func (x *ResultSet) GetRows() []*ResultRow {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
+}
+
+type ResultRow struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Values        []string               `protobuf:"bytes,1,rep,name=values,proto3" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResultRow) Reset() {
+	*x = ResultRow{}
+	mi := &file_api_loadnode_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResultRow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResultRow) ProtoMessage() {}
+
+func (x *ResultRow) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResultRow.ProtoReflect.Descriptor instead.
+func (*ResultRow) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *ResultRow) GetValues() []string {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
 var File_api_loadnode_proto protoreflect.FileDescriptor
 
 const file_api_loadnode_proto_rawDesc = "" +
@@ -4933,7 +5134,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\vloaded_rows\x18z \x01(\x03R\n" +
 	"loadedRows\x12\x12\n" +
 	"\x04sink\x18{ \x01(\tR\x04sink\x12&\n" +
-	"\x0frows_per_second\x18| \x01(\x01R\rrowsPerSecond\"\xa6\x05\n" +
+	"\x0frows_per_second\x18| \x01(\x01R\rrowsPerSecond\"\xd4\x05\n" +
 	"\aJobInfo\x121\n" +
 	"\asummary\x18\x01 \x01(\v2\x17.loadnode.v1.JobSummaryR\asummary\x12(\n" +
 	"\x04spec\x18\x02 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12:\n" +
@@ -4954,7 +5155,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x04sink\x18\x1e \x01(\tR\x04sink\x12\x18\n" +
 	"\aretries\x18d \x01(\x05R\aretries\x12*\n" +
 	"\x11error_window_size\x18e \x01(\x03R\x0ferrorWindowSize\x125\n" +
-	"\apublish\x18\xa0\x01 \x01(\v2\x1a.loadnode.v1.PublishStatusR\apublish\"f\n" +
+	"\apublish\x18\xa0\x01 \x01(\v2\x1a.loadnode.v1.PublishStatusR\apublish\x12,\n" +
+	"\x05tasks\x18\xac\a \x03(\v2\x15.loadnode.v1.TaskInfoR\x05tasks\"f\n" +
 	"\x10CreateJobRequest\x12(\n" +
 	"\x04spec\x18\x01 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12(\n" +
 	"\x10use_stored_table\x18\x02 \x01(\bR\x0euseStoredTable\"%\n" +
@@ -5039,14 +5241,15 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x05error\x18\x03 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\x12\x12\n" +
 	"\x04next\x18\x04 \x01(\fR\x04next\"+\n" +
 	"\vExecRequest\x12\x1c\n" +
-	"\tstatement\x18\x01 \x01(\tR\tstatement\"\x85\x02\n" +
+	"\tstatement\x18\x01 \x01(\tR\tstatement\"\xb6\x02\n" +
 	"\fExecResponse\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12&\n" +
 	"\x03job\x18\x02 \x01(\v2\x14.loadnode.v1.JobInfoR\x03job\x12+\n" +
 	"\x04jobs\x18\x03 \x03(\v2\x17.loadnode.v1.JobSummaryR\x04jobs\x12,\n" +
 	"\x05table\x18\x04 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12(\n" +
 	"\x05error\x18\x05 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\x12.\n" +
-	"\x06tables\x18x \x03(\v2\x16.loadnode.v1.TableInfoR\x06tables\"\x81\x01\n" +
+	"\x06tables\x18x \x03(\v2\x16.loadnode.v1.TableInfoR\x06tables\x12/\n" +
+	"\x06result\x18\xac\a \x01(\v2\x16.loadnode.v1.ResultSetR\x06result\"\x81\x01\n" +
 	"\tJobRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
@@ -5135,7 +5338,22 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x14dead_letter_failures\x18\b \x01(\x03R\x12deadLetterFailures\x120\n" +
 	"\x14dead_letters_pending\x18\t \x01(\x03R\x12deadLettersPending\x123\n" +
 	"\x16dead_letter_last_error\x18\n" +
-	" \x01(\tR\x13deadLetterLastError*\xbf\x01\n" +
+	" \x01(\tR\x13deadLetterLastError\"\x98\x01\n" +
+	"\bTaskInfo\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x02 \x01(\x04R\n" +
+	"generation\x12\x14\n" +
+	"\x05index\x18\x03 \x01(\x05R\x05index\x12\x1e\n" +
+	"\n" +
+	"partitions\x18\x04 \x03(\x05R\n" +
+	"partitions\x12&\n" +
+	"\x0fcreated_unix_ms\x18\x05 \x01(\x03R\rcreatedUnixMs\"Q\n" +
+	"\tResultSet\x12\x18\n" +
+	"\acolumns\x18\x01 \x03(\tR\acolumns\x12*\n" +
+	"\x04rows\x18\x02 \x03(\v2\x16.loadnode.v1.ResultRowR\x04rows\"#\n" +
+	"\tResultRow\x12\x16\n" +
+	"\x06values\x18\x01 \x03(\tR\x06values*\xbf\x01\n" +
 	"\tErrorCode\x12\x06\n" +
 	"\x02OK\x10\x00\x12\x14\n" +
 	"\x10INVALID_ARGUMENT\x10\x01\x12\r\n" +
@@ -5232,7 +5450,7 @@ func file_api_loadnode_proto_rawDescGZIP() []byte {
 }
 
 var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
+var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 64)
 var file_api_loadnode_proto_goTypes = []any{
 	(ErrorCode)(0),                // 0: loadnode.v1.ErrorCode
 	(ColumnType)(0),               // 1: loadnode.v1.ColumnType
@@ -5296,12 +5514,15 @@ var file_api_loadnode_proto_goTypes = []any{
 	(*BackupRequest)(nil),         // 59: loadnode.v1.BackupRequest
 	(*BackupResponse)(nil),        // 60: loadnode.v1.BackupResponse
 	(*PublishStatus)(nil),         // 61: loadnode.v1.PublishStatus
-	nil,                           // 62: loadnode.v1.KafkaSpec.OffsetsEntry
-	nil,                           // 63: loadnode.v1.KafkaSpec.PropertiesEntry
-	nil,                           // 64: loadnode.v1.KinesisSpec.PositionsEntry
-	nil,                           // 65: loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
-	nil,                           // 66: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	nil,                           // 67: loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	(*TaskInfo)(nil),              // 62: loadnode.v1.TaskInfo
+	(*ResultSet)(nil),             // 63: loadnode.v1.ResultSet
+	(*ResultRow)(nil),             // 64: loadnode.v1.ResultRow
+	nil,                           // 65: loadnode.v1.KafkaSpec.OffsetsEntry
+	nil,                           // 66: loadnode.v1.KafkaSpec.PropertiesEntry
+	nil,                           // 67: loadnode.v1.KinesisSpec.PositionsEntry
+	nil,                           // 68: loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
+	nil,                           // 69: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	nil,                           // 70: loadnode.v1.AlterJobRequest.ResetPositionsEntry
 }
 var file_api_loadnode_proto_depIdxs = []int32{
 	0,  // 0: loadnode.v1.Error.code:type_name -> loadnode.v1.ErrorCode
@@ -5309,15 +5530,15 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	5,  // 2: loadnode.v1.Column.aggregation:type_name -> loadnode.v1.Aggregation
 	8,  // 3: loadnode.v1.TableSpec.columns:type_name -> loadnode.v1.Column
 	2,  // 4: loadnode.v1.TableSpec.model:type_name -> loadnode.v1.TableModel
-	62, // 5: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	63, // 6: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
-	64, // 7: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
+	65, // 5: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	66, // 6: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	67, // 7: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
 	9,  // 8: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
 	10, // 9: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
 	11, // 10: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
 	6,  // 11: loadnode.v1.JobSpec.merge_type:type_name -> loadnode.v1.MergeType
 	48, // 12: loadnode.v1.JobSpec.schema_registry:type_name -> loadnode.v1.SchemaRegistrySpec
-	65, // 13: loadnode.v1.JobSpec.error_topic_properties:type_name -> loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
+	68, // 13: loadnode.v1.JobSpec.error_topic_properties:type_name -> loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
 	3,  // 14: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
 	3,  // 15: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
 	4,  // 16: loadnode.v1.Transition.reason:type_name -> loadnode.v1.Reason
@@ -5331,46 +5552,49 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	13, // 24: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
 	15, // 25: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
 	61, // 26: loadnode.v1.JobInfo.publish:type_name -> loadnode.v1.PublishStatus
-	12, // 27: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	12, // 28: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	66, // 29: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	67, // 30: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
-	9,  // 31: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
-	9,  // 32: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
-	7,  // 33: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
-	18, // 34: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
-	7,  // 35: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
-	17, // 36: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
-	7,  // 37: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
-	7,  // 38: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
-	7,  // 39: loadnode.v1.TableTruncateResponse.error:type_name -> loadnode.v1.Error
-	37, // 40: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
-	9,  // 41: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
-	38, // 42: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
-	7,  // 43: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
-	18, // 44: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
-	17, // 45: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
-	9,  // 46: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
-	7,  // 47: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
-	52, // 48: loadnode.v1.ExecResponse.tables:type_name -> loadnode.v1.TableInfo
-	12, // 49: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
-	45, // 50: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
-	46, // 51: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
-	7,  // 52: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
-	50, // 53: loadnode.v1.ClusterStatusResponse.members:type_name -> loadnode.v1.ClusterMember
-	7,  // 54: loadnode.v1.ClusterStatusResponse.error:type_name -> loadnode.v1.Error
-	9,  // 55: loadnode.v1.TableInfo.spec:type_name -> loadnode.v1.TableSpec
-	52, // 56: loadnode.v1.ListTablesResponse.tables:type_name -> loadnode.v1.TableInfo
-	7,  // 57: loadnode.v1.ListTablesResponse.error:type_name -> loadnode.v1.Error
-	52, // 58: loadnode.v1.DescribeTableResponse.table:type_name -> loadnode.v1.TableInfo
-	7,  // 59: loadnode.v1.DescribeTableResponse.error:type_name -> loadnode.v1.Error
-	7,  // 60: loadnode.v1.DropTableResponse.error:type_name -> loadnode.v1.Error
-	7,  // 61: loadnode.v1.BackupResponse.error:type_name -> loadnode.v1.Error
-	62, // [62:62] is the sub-list for method output_type
-	62, // [62:62] is the sub-list for method input_type
-	62, // [62:62] is the sub-list for extension type_name
-	62, // [62:62] is the sub-list for extension extendee
-	0,  // [0:62] is the sub-list for field type_name
+	62, // 27: loadnode.v1.JobInfo.tasks:type_name -> loadnode.v1.TaskInfo
+	12, // 28: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	12, // 29: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	69, // 30: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	70, // 31: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	9,  // 32: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
+	9,  // 33: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
+	7,  // 34: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
+	18, // 35: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
+	7,  // 36: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
+	17, // 37: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
+	7,  // 38: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
+	7,  // 39: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
+	7,  // 40: loadnode.v1.TableTruncateResponse.error:type_name -> loadnode.v1.Error
+	37, // 41: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
+	9,  // 42: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
+	38, // 43: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
+	7,  // 44: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
+	18, // 45: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
+	17, // 46: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
+	9,  // 47: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
+	7,  // 48: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
+	52, // 49: loadnode.v1.ExecResponse.tables:type_name -> loadnode.v1.TableInfo
+	63, // 50: loadnode.v1.ExecResponse.result:type_name -> loadnode.v1.ResultSet
+	12, // 51: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
+	45, // 52: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
+	46, // 53: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
+	7,  // 54: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
+	50, // 55: loadnode.v1.ClusterStatusResponse.members:type_name -> loadnode.v1.ClusterMember
+	7,  // 56: loadnode.v1.ClusterStatusResponse.error:type_name -> loadnode.v1.Error
+	9,  // 57: loadnode.v1.TableInfo.spec:type_name -> loadnode.v1.TableSpec
+	52, // 58: loadnode.v1.ListTablesResponse.tables:type_name -> loadnode.v1.TableInfo
+	7,  // 59: loadnode.v1.ListTablesResponse.error:type_name -> loadnode.v1.Error
+	52, // 60: loadnode.v1.DescribeTableResponse.table:type_name -> loadnode.v1.TableInfo
+	7,  // 61: loadnode.v1.DescribeTableResponse.error:type_name -> loadnode.v1.Error
+	7,  // 62: loadnode.v1.DropTableResponse.error:type_name -> loadnode.v1.Error
+	7,  // 63: loadnode.v1.BackupResponse.error:type_name -> loadnode.v1.Error
+	64, // 64: loadnode.v1.ResultSet.rows:type_name -> loadnode.v1.ResultRow
+	65, // [65:65] is the sub-list for method output_type
+	65, // [65:65] is the sub-list for method input_type
+	65, // [65:65] is the sub-list for extension type_name
+	65, // [65:65] is the sub-list for extension extendee
+	0,  // [0:65] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }
@@ -5398,7 +5622,7 @@ func file_api_loadnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_loadnode_proto_rawDesc), len(file_api_loadnode_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   61,
+			NumMessages:   64,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -19,7 +19,10 @@ import (
 // mask, ...); no node parses SQL. A clause loadnode does not support is
 // refused with an *Error naming it (in Field), never ignored. Statements
 // about one job answer with that job in ExecResponse.Job; SHOW ROUTINE LOAD
-// without FOR lists every job in ExecResponse.Jobs.
+// without FOR lists the jobs in ExecResponse.Jobs (without ALL: not the
+// STOPPED and CANCELLED ones, as in Doris). SHOW [ALL] ROUTINE LOAD, SHOW
+// ROUTINE LOAD TASK and SHOW [ALL] CREATE ROUTINE LOAD also answer with
+// Doris's result set in ExecResponse.Result (package doris shapes it).
 func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse, error) {
 	st, err := doris.Parse(statement)
 	if err != nil {
@@ -71,18 +74,7 @@ func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse,
 	case st.Stop != nil:
 		return c.execJobs(ctx, st.Stop, func(name string) proto.Message { return &api.StopJobRequest{Name: name} })
 	case st.Show != nil:
-		if st.Show.Name != "" {
-			info, err := c.ShowJob(ctx, st.Show.Name)
-			if err != nil {
-				return nil, err
-			}
-			return &api.ExecResponse{Job: info}, nil
-		}
-		jobs, err := c.ListJobs(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return &api.ExecResponse{Jobs: jobs}, nil
+		return c.execShow(ctx, st.Show)
 	case st.Insert != nil:
 		n, err := c.InsertRows(ctx, st.Insert)
 		if err != nil {

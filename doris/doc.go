@@ -26,7 +26,9 @@
 //	PAUSE [ALL] ROUTINE LOAD [FOR [db.]name]      (FOR without ALL, none with ALL)
 //	RESUME [ALL] ROUTINE LOAD [FOR [db.]name]
 //	STOP ROUTINE LOAD FOR [db.]name
-//	SHOW [ALL] ROUTINE LOAD [FOR [db.]name]
+//	SHOW [ALL] ROUTINE LOAD [FOR [db.]name]  (ALL: STOPPED and CANCELLED jobs too)
+//	SHOW ROUTINE LOAD TASK [FROM db] WHERE JobName = "name"
+//	SHOW [ALL] CREATE ROUTINE LOAD FOR [db.]name
 //	TRUNCATE TABLE [db.]name                (every row goes; jobs keep their progress)
 //	INSERT INTO [db.]table [(cols)] VALUES (v, ...) [, (v, ...)]
 //	                                        (strings, numbers, TRUE, FALSE, NULL; one
@@ -45,6 +47,64 @@
 // Statement.DB of CREATE TABLE and CREATE ROUTINE LOAD to table.database
 // (a database of the node config; none: the embedded store); job names
 // are one namespace per node, so the others ignore it.
+//
+// # SHOW ROUTINE LOAD, SHOW ROUTINE LOAD TASK, SHOW CREATE ROUTINE LOAD
+//
+// client.Exec answers them with Doris's result set (ExecResponse.Result,
+// shaped by RoutineLoadRow, RoutineLoadTaskRows and CreateRoutineLoadRow
+// from the node's api.JobInfo) as well as the typed job(s); `loadnode sql`
+// prints it as Doris's \G does. SHOW ROUTINE LOAD has Doris's 22 columns
+// in Doris's order (RoutineLoadColumns), so that a row read by position
+// ([8] State, [11] JobProperties, [14] Statistic, [17]
+// ReasonOfStateChanged) reads the same cell:
+//
+//	Id, Name                 the job's id and name
+//	CreateTime, PauseTime,   "2006-01-02 15:04:05" in the client's time zone, from the
+//	EndTime                  journal; NULL when not paused now / not ended
+//	DbName, TableName        table.database, table.name
+//	IsMultiTable             false
+//	State                    NEED_SCHEDULE, RUNNING, PAUSED, STOPPED, CANCELLED
+//	DataSourceType           KAFKA or KINESIS
+//	CurrentTaskNum           the job's running tasks
+//	JobProperties            JSON, Doris's keys for the spec's settings (max_batch_interval
+//	                         in seconds, merge_type, columnToColumnExpr, whereExpr, ...)
+//	DataSourceProperties     JSON: topic, brokerList, currentKafkaPartitions (Kinesis:
+//	                         stream, region, endpoint, currentShards)
+//	CustomProperties         JSON: the client properties (secrets redacted),
+//	                         kafka_default_offsets, group.id
+//	Statistic                JSON: receivedBytes, loadedRows, errorRows, unselectedRows,
+//	                         totalRows (the three summed, as Doris), committedTaskNum and
+//	                         abortedTaskNum (batches), loadRowsRate (rows/s, last
+//	                         minute), runningTxns (always []: no transaction stays open).
+//	                         Doris's errorRowsAfterResumed, receivedBytesRate and
+//	                         taskExecuteTimeMs are left out: loadnode does not keep them.
+//	Progress                 JSON: per partition the last offset consumed, as Doris
+//	                         shows it (the next offset to read minus one; -1: none);
+//	                         Kinesis: per shard the last sequence number
+//	Lag                      JSON: per partition the records behind the high watermark
+//	                         (-1: not known yet); Kinesis: MillisBehindLatest
+//	ReasonOfStateChanged     the reason of PAUSED, STOPPED, CANCELLED; else empty
+//	ErrorLogUrls, User,      empty (error rows: `loadnode job errors`)
+//	Comment
+//	OtherMsg                 the failure being retried, if any
+//
+// Without ALL, SHOW ROUTINE LOAD leaves out STOPPED and CANCELLED jobs, and
+// SHOW ROUTINE LOAD FOR (or SHOW CREATE) of one is an error that says to
+// add ALL, as in Doris. SHOW ROUTINE LOAD TASK has Doris's 9 columns: one
+// row per current task (none unless the job is RUNNING and reading):
+// TaskId "<generation>-<index>", TxnId the task generation (its commits'
+// fence), TxnStatus PREPARE, JobId, CreateTime and ExecuteStartTime when
+// the generation started, Timeout the batch interval in seconds, BeId -1
+// (no backends), DataSourceProperties the task's partitions with their
+// next offset to read. SHOW CREATE ROUTINE LOAD has JobId, JobName,
+// CreateStmt: a CREATE ROUTINE LOAD that Parse reads back to the same
+// spec (every setting explicit, the spec's start offsets rather than the
+// job's progress; redacted secrets must be given again;
+// loadnode.error_topic_properties are not rendered).
+//
+// PAUSE ALL / RESUME ALL send the command to every job that is not final
+// and skip jobs it does not apply to (answered "sent to N jobs"). Doris has
+// no STOP ALL.
 //
 // # CREATE ROUTINE LOAD: how it maps onto api.JobSpec
 //
@@ -253,7 +313,8 @@
 //	               needs kinesis_shards), property.kinesis_default_position; FROM
 //	               KINESIS in ALTER (reset positions with job alter --position)
 //	ALTER          "format", kafka_partitions without kafka_offsets
-//	SHOW           SHOW ROUTINE LOAD TASK, LIKE, WHERE
+//	SHOW           LIKE, WHERE, ORDER BY, LIMIT on SHOW ROUTINE LOAD; ALL or any condition
+//	               but JobName = "name" on SHOW ROUTINE LOAD TASK
 //	STOP           STOP ALL
 //	other          any other statement
 package doris

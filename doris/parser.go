@@ -34,7 +34,8 @@ type Statement struct {
 	Pause, Resume, Stop *JobRef
 	// Alter is ALTER ROUTINE LOAD.
 	Alter *Alter
-	// Show is SHOW [ALL] ROUTINE LOAD [FOR name].
+	// Show is SHOW [ALL] ROUTINE LOAD [FOR name], SHOW ROUTINE LOAD TASK
+	// and SHOW CREATE ROUTINE LOAD.
 	Show *Show
 	// Truncate names the table of TRUNCATE TABLE [db.]name.
 	Truncate *JobRef
@@ -74,10 +75,13 @@ type JobRef struct {
 
 // Show is SHOW [ALL] ROUTINE LOAD [FOR [db.]name]. Name is empty when the
 // statement names no job (list every job). All asks for STOPPED and
-// CANCELLED jobs too, as in Doris.
+// CANCELLED jobs too, as in Doris. Task is SHOW ROUTINE LOAD TASK WHERE
+// JobName = "name" (the job's current tasks); Create is SHOW [ALL] CREATE
+// ROUTINE LOAD FOR name (the statement that creates the job).
 type Show struct {
-	DB, Name string
-	All      bool
+	DB, Name     string
+	All          bool
+	Task, Create bool
 }
 
 // Error is a statement that does not parse or that loadnode refuses. Clause
@@ -311,7 +315,7 @@ func (p *parser) properties(clause string) ([]property, *Error) {
 
 // statementsHelp lists what Parse understands, for the error about any other
 // statement.
-const statementsHelp = "loadnode understands CREATE TABLE, TRUNCATE TABLE, DROP TABLE, SHOW TABLES, DESC, INSERT INTO ... VALUES, CREATE ROUTINE LOAD, ALTER ROUTINE LOAD, PAUSE, RESUME and STOP ROUTINE LOAD, and SHOW ROUTINE LOAD"
+const statementsHelp = "loadnode understands CREATE TABLE, TRUNCATE TABLE, DROP TABLE, SHOW TABLES, DESC, INSERT INTO ... VALUES, CREATE ROUTINE LOAD, ALTER ROUTINE LOAD, PAUSE, RESUME and STOP ROUTINE LOAD, SHOW [ALL] ROUTINE LOAD, SHOW ROUTINE LOAD TASK and SHOW CREATE ROUTINE LOAD"
 
 func (p *parser) statement() (*Statement, *Error) {
 	t := p.next()
@@ -442,7 +446,9 @@ func (p *parser) jobCommand(verb string) (*Statement, *Error) {
 	return &Statement{Stop: ref}, nil
 }
 
-// show parses the rest of SHOW [ALL] ROUTINE LOAD [FOR [db.]name].
+// show parses the rest of SHOW [ALL] ROUTINE LOAD [FOR [db.]name],
+// SHOW ROUTINE LOAD TASK [FROM db] WHERE JobName = "name" and SHOW [ALL]
+// CREATE ROUTINE LOAD FOR [db.]name.
 func (p *parser) show() (*Statement, *Error) {
 	sh := &Show{}
 	if t := p.peek(); t.is("TABLES") {
@@ -452,7 +458,7 @@ func (p *parser) show() (*Statement, *Error) {
 		}
 		return &Statement{ShowTables: true}, nil
 	}
-	if t := p.peek(); !t.is("ALL") && !t.is("ROUTINE") {
+	if t := p.peek(); !t.is("ALL") && !t.is("ROUTINE") && !t.is("CREATE") {
 		what := "SHOW " + strings.ToUpper(t.text)
 		if t.kind != tokIdent {
 			what = "SHOW"
@@ -464,15 +470,37 @@ func (p *parser) show() (*Statement, *Error) {
 		sh.All = true
 		clause = "SHOW ALL ROUTINE LOAD"
 	}
+	if p.accept("CREATE") {
+		sh.Create = true
+		clause = "SHOW CREATE ROUTINE LOAD"
+		if sh.All {
+			clause = "SHOW ALL CREATE ROUTINE LOAD"
+		}
+	}
 	if err := p.expect(clause, "ROUTINE"); err != nil {
 		return nil, err
 	}
 	if err := p.expect(clause, "LOAD"); err != nil {
 		return nil, err
 	}
+	if sh.Create {
+		if err := p.expect(clause, "FOR"); err != nil {
+			return nil, err
+		}
+		db, name, _, err := p.qualifiedName(clause, "a job name")
+		if err != nil {
+			return nil, err
+		}
+		sh.DB, sh.Name = db, name
+		return &Statement{Show: sh}, nil
+	}
 	switch t := p.peek(); {
 	case t.is("TASK"):
-		return nil, p.errf(t, "SHOW ROUTINE LOAD TASK", "not supported; SHOW ROUTINE LOAD FOR name shows a job's tasks and partitions")
+		if sh.All {
+			return nil, p.errf(t, "SHOW ALL ROUTINE LOAD TASK", "ALL not supported: SHOW ROUTINE LOAD TASK shows a job's current tasks")
+		}
+		p.next()
+		return p.showTask(sh)
 	case t.is("LIKE"):
 		return nil, p.errf(t, "LIKE", "not supported by loadnode; use SHOW ROUTINE LOAD FOR name")
 	case t.is("WHERE"):
@@ -485,5 +513,39 @@ func (p *parser) show() (*Statement, *Error) {
 		}
 		sh.DB, sh.Name = db, name
 	}
+	return &Statement{Show: sh}, nil
+}
+
+// showTask parses the rest of SHOW ROUTINE LOAD TASK [FROM db] WHERE
+// JobName = "name" (Doris's only condition).
+func (p *parser) showTask(sh *Show) (*Statement, *Error) {
+	const clause = "SHOW ROUTINE LOAD TASK"
+	sh.Task = true
+	if p.accept("FROM") || p.accept("IN") {
+		db, err := p.ident(clause, "a database name")
+		if err != nil {
+			return nil, err
+		}
+		sh.DB = db.text
+	}
+	if err := p.expect(clause, "WHERE"); err != nil {
+		return nil, err
+	}
+	col, err := p.ident("WHERE", "JobName")
+	if err != nil {
+		return nil, err
+	}
+	if !strings.EqualFold(col.text, "JobName") {
+		return nil, p.errf(col, "WHERE", "only JobName = \"name\" is supported, as in Doris")
+	}
+	if err := p.expectSym("WHERE", "="); err != nil {
+		return nil, err
+	}
+	v := p.peek()
+	if v.kind != tokString {
+		return nil, p.errf(v, "WHERE", "expected the job name as a \"string\", found %s", v.describe())
+	}
+	p.next()
+	sh.Name = v.text
 	return &Statement{Show: sh}, nil
 }

@@ -495,6 +495,10 @@ func TestParseJobCommands(t *testing.T) {
 		{"SHOW ROUTINE LOAD;", Statement{Show: &Show{}}},
 		{"SHOW ROUTINE LOAD FOR example_db.test1;", Statement{Show: &Show{DB: "example_db", Name: "test1"}}},
 		{"SHOW ALL ROUTINE LOAD FOR example_db.test1;", Statement{Show: &Show{DB: "example_db", Name: "test1", All: true}}},
+		{`SHOW ROUTINE LOAD TASK WHERE JobName = "test1";`, Statement{Show: &Show{Name: "test1", Task: true}}},
+		{`show routine load task from example_db where jobname = 'test1'`, Statement{Show: &Show{DB: "example_db", Name: "test1", Task: true}}},
+		{"SHOW CREATE ROUTINE LOAD FOR example_db.test1;", Statement{Show: &Show{DB: "example_db", Name: "test1", Create: true}}},
+		{"SHOW ALL CREATE ROUTINE LOAD FOR test1", Statement{Show: &Show{Name: "test1", Create: true, All: true}}},
 		// spellings
 		{"  show routine load for `my job` -- trailing comment", Statement{Show: &Show{Name: "my job"}}},
 		{"Pause Routine Load For j/*x*/;  ", Statement{Pause: &JobRef{Name: "j"}}},
@@ -795,9 +799,13 @@ func TestParseErrors(t *testing.T) {
 		{"stop all", `STOP ALL ROUTINE LOAD`, "STOP ALL", 1, 6, "not supported"},
 		{"pause without name", `PAUSE ROUTINE LOAD`, "PAUSE ROUTINE LOAD", 1, 19, "expected FOR"},
 		{"pause all for", `PAUSE ALL ROUTINE LOAD FOR j`, "PAUSE ALL ROUTINE LOAD", 1, 24, "ALL names no job"},
-		{"show task", `SHOW ROUTINE LOAD TASK WHERE JobName = "test1";`, "SHOW ROUTINE LOAD TASK", 1, 19, "not supported"},
+		{"show task without where", `SHOW ROUTINE LOAD TASK`, "SHOW ROUTINE LOAD TASK", 1, 23, "expected WHERE"},
+		{"show task other column", `SHOW ROUTINE LOAD TASK WHERE State = "RUNNING"`, "WHERE", 1, 30, "only JobName"},
+		{"show task unquoted name", `SHOW ROUTINE LOAD TASK WHERE JobName = test1`, "WHERE", 1, 40, "as a \"string\""},
+		{"show all task", `SHOW ALL ROUTINE LOAD TASK WHERE JobName = "x"`, "SHOW ALL ROUTINE LOAD TASK", 1, 23, "ALL not supported"},
+		{"show create without for", `SHOW CREATE ROUTINE LOAD`, "SHOW CREATE ROUTINE LOAD", 1, 25, "expected FOR"},
 		{"show like", `SHOW ROUTINE LOAD LIKE "test%"`, "LIKE", 1, 19, "not supported"},
-		{"show create", `SHOW CREATE ROUTINE LOAD FOR j`, "SHOW CREATE", 1, 6, "statement not supported"},
+		{"show create table", `SHOW CREATE TABLE t`, "SHOW CREATE ROUTINE LOAD", 1, 13, "expected ROUTINE"},
 
 		// CREATE TABLE: Doris docs statements loadnode refuses
 		{"Doris docs: UNIQUE KEY", `CREATE TABLE example_db.table_hash

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/doris"
 )
 
@@ -21,9 +22,13 @@ func (m *Main) parseSQL(args []string) (command, error) {
 	fs := m.newFlagSet("sql", `sql "STATEMENT" [--addr HOST:PORT] [--timeout D]
 
 Runs one Doris-compatible statement: CREATE TABLE, CREATE ROUTINE LOAD,
-PAUSE / RESUME / STOP ROUTINE LOAD FOR name, SHOW ROUTINE LOAD [FOR name],
-SHOW TABLES, DESC name, DROP TABLE [IF EXISTS] name, TRUNCATE TABLE name.
-"-" reads the statement from standard input.`)
+PAUSE / RESUME [ALL] ROUTINE LOAD [FOR name], STOP ROUTINE LOAD FOR name,
+SHOW [ALL] ROUTINE LOAD [FOR name], SHOW ROUTINE LOAD TASK WHERE
+JobName = "name", SHOW [ALL] CREATE ROUTINE LOAD FOR name, SHOW TABLES,
+DESC name, DROP TABLE [IF EXISTS] name, TRUNCATE TABLE name,
+INSERT INTO ... VALUES. SHOW ... ROUTINE LOAD answers with Doris's
+columns in Doris's order, one row after the other as Doris's \G prints
+them. "-" reads the statement from standard input.`)
 	m.addConnFlags(fs, &c.conn)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -62,6 +67,8 @@ func (c sqlCmd) run(ctx context.Context, m *Main) error {
 	isShow := strings.HasPrefix(strings.ToUpper(strings.TrimSpace(c.statement)), "SHOW")
 	st, _ := doris.Parse(c.statement) // Exec parsed it already
 	switch {
+	case res.GetResult() != nil:
+		return printResultVertical(m.Stdout, res.GetResult())
 	case st != nil && st.ShowTables:
 		return printTableList(m.Stdout, res.GetTables())
 	case st != nil && st.Describe != nil && len(res.GetTables()) == 1:
@@ -81,4 +88,35 @@ func (c sqlCmd) run(ctx context.Context, m *Main) error {
 	}
 	fmt.Fprintln(m.Stdout, msg)
 	return nil
+}
+
+// printResultVertical prints a result set as Doris's mysql client prints
+// it with \G: a header per row, then one "Column: value" line per column,
+// the names right-aligned; "Empty set" when there is no row.
+func printResultVertical(w io.Writer, rs *api.ResultSet) error {
+	width := 0
+	for _, c := range rs.GetColumns() {
+		width = max(width, len(c))
+	}
+	var b strings.Builder
+	for i, r := range rs.GetRows() {
+		fmt.Fprintf(&b, "*************************** %d. row ***************************\n", i+1)
+		for j, c := range rs.GetColumns() {
+			v := ""
+			if j < len(r.GetValues()) {
+				v = r.GetValues()[j]
+			}
+			fmt.Fprintf(&b, "%*s: %s\n", width, c, v)
+		}
+	}
+	switch n := len(rs.GetRows()); n {
+	case 0:
+		b.WriteString("Empty set\n")
+	case 1:
+		b.WriteString("1 row in set\n")
+	default:
+		fmt.Fprintf(&b, "%d rows in set\n", n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

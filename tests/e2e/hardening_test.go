@@ -121,9 +121,11 @@ func TestSecretsRedacted(t *testing.T) {
 				t.Errorf("job show %s -o %s: exit %d, shows the password: %v\n%s", name, o, code, strings.Contains(out, secret), out)
 			}
 		}
-		code, out := cli(t, p, "sql", "SHOW ROUTINE LOAD FOR "+name)
-		if code != 0 || strings.Contains(out, secret) {
-			t.Errorf("SHOW ROUTINE LOAD: exit %d, shows the password: %v\n%s", code, strings.Contains(out, secret), out)
+		for _, stmt := range []string{"SHOW ROUTINE LOAD FOR " + name, "SHOW ROUTINE LOAD", "SHOW CREATE ROUTINE LOAD FOR " + name} {
+			code, out := cli(t, p, "sql", stmt)
+			if code != 0 || strings.Contains(out, secret) {
+				t.Errorf("%s: exit %d, shows the password: %v\n%s", stmt, code, strings.Contains(out, secret), out)
+			}
 		}
 		resp, err := http.Get("http://" + p.AdminAddr() + "/v1/jobs/" + name)
 		if err != nil {
