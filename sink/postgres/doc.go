@@ -15,7 +15,15 @@
 //	                     | timestamp(p) without time zone (DATETIME) | json
 //
 // A row written twice under one key keeps the last value (a replay after a
-// reset overwrites). The job state lives in loadnode's own schema, created
+// reset overwrites). A UNIQUE or AGGREGATE table has _loadnode_key UNIQUE
+// instead, and its key columns as the conflict target of its merges: a
+// PRIMARY KEY when the spec makes them NOT NULL, else UNIQUE NULLS NOT
+// DISTINCT; a keyed table made by an earlier release (primary key
+// _loadnode_key) gets that constraint at its next PrepareTable. Its rows
+// merge in SQL (models.go): folded per key, staged by COPY, then deletes
+// by the staged keys and INSERT ... ON CONFLICT DO UPDATE under the
+// sequence condition (UNIQUE) or with each value column's arithmetic
+// (AGGREGATE), in the commit's transaction. The job state lives in loadnode's own schema, created
 // on first use:
 //
 // Every row of loadnode.jobs, .progress and .error_rows carries its owner

@@ -193,6 +193,11 @@ func (s *Sink) PrepareTable(spec *api.TableSpec) error {
 		} else if err := checkColumns(ti, existing); err != nil {
 			return err
 		}
+		if sc.Keyed() {
+			if err := ensureKeyConstraints(ctx, tx, ti); err != nil {
+				return err
+			}
+		}
 		_, err = tx.Exec(ctx, `INSERT INTO loadnode.tables (schema_name, table_name, spec) VALUES ($1, $2, $3)
 			ON CONFLICT (schema_name, table_name) DO UPDATE SET spec = EXCLUDED.spec`, s.opts.Schema, sc.Name(), specBytes)
 		return err
@@ -220,12 +225,15 @@ func createTableSQL(ti *tableInfo) string {
 			b.WriteString(", ")
 		}
 		b.WriteString(pgx.Identifier{c.name}.Sanitize() + " " + c.typ + " NOT NULL")
-		if c.name == keyColumn {
+		if c.name == keyColumn && !ti.schema.Keyed() {
 			b.WriteString(" PRIMARY KEY")
 		}
 	}
 	for _, c := range ti.schema.Columns() {
 		b.WriteString(", " + pgx.Identifier{c.GetName()}.Sanitize() + " " + columnDDL(c))
+	}
+	if ti.schema.Keyed() {
+		b.WriteString(keyConstraintsSQL(ti.schema)) // models.go
 	}
 	b.WriteString(")")
 	return b.String()
@@ -286,8 +294,12 @@ func checkColumns(ti *tableInfo, existing map[string]pgColumn) error {
 			return bad(c.name, "is %s in PostgreSQL, loadnode needs %s", have.typ, c.typ)
 		}
 	}
-	if !existing[keyColumn].key {
+	if !existing[keyColumn].key && !ti.schema.Keyed() {
 		return bad(keyColumn, "is not the primary key")
+	}
+	keyCol := map[string]bool{}
+	for _, k := range ti.schema.KeyColumns() {
+		keyCol[ti.schema.Columns()[k].GetName()] = true
 	}
 	written := map[string]bool{}
 	for _, c := range systemColumns {
@@ -315,7 +327,8 @@ func checkColumns(ti *tableInfo, existing map[string]pgColumn) error {
 				t = fmt.Sprintf("%s(%d)", t, *have.maxLen)
 			}
 			return bad(c.GetName(), "is %s in PostgreSQL, the spec has %s (%s)", t, c.GetType(), want)
-		case !have.nullable:
+		case !have.nullable && !(keyCol[c.GetName()] && c.GetNotNull()):
+			// (A key column the spec makes NOT NULL is, in the primary key.)
 			return bad(c.GetName(), "is NOT NULL in PostgreSQL; loadnode may write NULL")
 		}
 	}
