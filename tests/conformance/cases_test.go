@@ -121,9 +121,9 @@ func case06(t *testing.T) {
 	e.produce(topic, 0, records)
 	// RoutineLoadTestUtils.waitForTaskFinish: the job has loaded the 3 records.
 	e.poll(func() (bool, func() string) {
-		info, err := e.c.ShowJob(e.ctx, job)
-		return err == nil && info.GetStats().GetLoadedRows() >= int64(len(records)), func() string {
-			return fmt.Sprintf("job %s: %v %v", job, info, err)
+		n, err := e.loadedRows(job) // Statistic ([14]) loadedRows
+		return err == nil && n >= int64(len(records)), func() string {
+			return fmt.Sprintf("job %s: loadedRows %d, %v", job, n, err)
 		}
 	})
 	e.check("select_after_partial_update", e.query(table, []int{0}, false))
@@ -224,10 +224,9 @@ func case08(t *testing.T) {
 		e.mustExec(negDDL)
 		e.mustExec(negJob)
 		e.poll(func() (bool, func() string) {
-			info, err := e.c.ShowJob(e.ctx, job)
-			s := info.GetSummary()
-			return err == nil && s.GetState() == api.JobState_PAUSED && strings.Contains(s.GetReasonMessage(), "need to specify the sequence column"),
-				func() string { return fmt.Sprintf("job %s: %v %v", job, s, err) }
+			row, err := e.showRow(job) // by position, as the Doris suite reads it
+			return err == nil && row[colState] == "PAUSED" && strings.Contains(row[colReason], "need to specify the sequence column"),
+				func() string { return fmt.Sprintf("job %s: SHOW ROUTINE LOAD %q %v", job, row, err) }
 		})
 		if n, err := e.c.Count(e.ctx, table); err != nil || n != 0 {
 			t.Errorf("count(*) = %d, %v; want 0", n, err)

@@ -12,6 +12,7 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,7 +25,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/internal/testnode"
 )
@@ -203,14 +203,53 @@ func (e *env) poll(cond func() (bool, func() string)) {
 	}
 }
 
+// SHOW ROUTINE LOAD cells the Doris suites read by position.
+const (
+	colState     = 8  // State
+	colStatistic = 14 // Statistic (JSON)
+	colReason    = 17 // ReasonOfStateChanged
+)
+
+// showRow is the job's SHOW ROUTINE LOAD row, read as the Doris suites
+// read it: by position (nil with the error when it cannot be read).
+func (e *env) showRow(job string) ([]string, error) {
+	res, err := e.c.Exec(e.ctx, "SHOW ROUTINE LOAD FOR "+job)
+	if err != nil {
+		return nil, err
+	}
+	if rows := res.GetResult().GetRows(); len(rows) == 1 && len(rows[0].GetValues()) > colReason {
+		return rows[0].GetValues(), nil
+	}
+	return nil, fmt.Errorf("SHOW ROUTINE LOAD FOR %s: result %v", job, res.GetResult())
+}
+
+// loadedRows is Statistic.loadedRows of the job's SHOW ROUTINE LOAD row.
+func (e *env) loadedRows(job string) (int64, error) {
+	row, err := e.showRow(job)
+	if err != nil {
+		return 0, err
+	}
+	var st struct {
+		LoadedRows int64 `json:"loadedRows"`
+	}
+	if err := json.Unmarshal([]byte(row[colStatistic]), &st); err != nil {
+		return 0, fmt.Errorf("Statistic %q: %w", row[colStatistic], err)
+	}
+	return st.LoadedRows, nil
+}
+
 // waitStarted polls until the job has a durable start for every partition
-// (OFFSET_END is resolved then: records produced later are read).
+// (OFFSET_END is resolved then: records produced later are read) and SHOW
+// ROUTINE LOAD's State ([8]) is RUNNING.
 func (e *env) waitStarted(job string, partitions int) {
 	e.t.Helper()
 	e.poll(func() (bool, func() string) {
 		info, err := e.c.ShowJob(e.ctx, job)
-		return err == nil && len(info.GetPartitions()) >= partitions && info.GetSummary().GetState() == api.JobState_RUNNING,
-			func() string { return fmt.Sprintf("job %s did not start: %v %v", job, info, err) }
+		row, rerr := e.showRow(job)
+		return err == nil && rerr == nil && len(info.GetPartitions()) >= partitions && row[colState] == "RUNNING",
+			func() string {
+				return fmt.Sprintf("job %s did not start: %v %v; SHOW ROUTINE LOAD %q %v", job, info, err, row, rerr)
+			}
 	})
 }
 
