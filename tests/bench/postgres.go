@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,20 +50,53 @@ func startPostgres() (*pgServer, error) {
 }
 
 // cpu is the server's CPU time: the postmaster's own and that of its
-// reaped children (the backends that ended), plus its live children's.
+// reaped children (the backends that ended), plus its live children's. A
+// child reaped between reading the postmaster and reading the child would
+// be in neither: the read is repeated until the children are the same
+// before and after it.
 func (s *pgServer) cpu() time.Duration {
-	total := procTimes(s.pid, true)
+	for i := 0; ; i++ {
+		kids := s.children()
+		total := procTimes(s.pid, true)
+		for _, pid := range kids {
+			total += procTimes(pid, false)
+		}
+		if i == 100 || slices.Equal(kids, s.children()) {
+			return total
+		}
+	}
+}
+
+// children are the postmaster's live (or not yet reaped) child processes.
+func (s *pgServer) children() []int {
+	var kids []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == s.pid {
-			continue
-		}
-		if ppid(pid) == s.pid {
-			total += procTimes(pid, false)
+		if err == nil && pid != s.pid && ppid(pid) == s.pid {
+			kids = append(kids, pid)
 		}
 	}
-	return total
+	return kids
+}
+
+// settle waits, up to 10 s, until the server has no client backend (a
+// child whose title names its client, 127.0.0.1(port)): the backends of a
+// node that just closed have ended and been reaped, so that their CPU
+// time is in the next cpu().
+func (s *pgServer) settle() {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		busy := false
+		for _, pid := range s.children() {
+			title, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+			busy = busy || bytes.Contains(title, []byte("127.0.0.1("))
+		}
+		if !busy {
+			return
+		}
+		time.Sleep(10 * time.Millisecond) // polling /proc: nothing to wait on
+	}
 }
 
 // procTimes is utime + stime of pid (with children: + cutime + cstime).
@@ -305,12 +339,14 @@ func runPostgres(ctx context.Context, o Options, brokers []string, logf func(str
 			e2e.Error = err.Error()
 			return out, err
 		}
+		s.settle()
 		pg0 := s.cpu()
 		esmp, err := e2eRunDB(ctx, o, brokers, topic, format, ends, run, dsn)
 		if err != nil {
 			e2e.Error = err.Error()
 			return out, err
 		}
+		s.settle() // the node's backends, closed with it
 		e2eCPU = append(e2eCPU, s.cpu()-pg0)
 		c, e := rate(smp), rate(esmp)
 		cc, ec := pgCPUPerMillion(ceilCPU[run], int64(len(rows.rows))), pgCPUPerMillion(e2eCPU[run], e2e.Records)
