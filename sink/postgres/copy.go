@@ -79,9 +79,11 @@ func (s *Sink) EncodeBatch(name string, rows, bytes int) sink.Encoding {
 
 // newCopyBatch sizes the batch for rows rows whose values (source records
 // or encoded rows) are bytes long: a binary COPY row holds its field
-// count, each field's length and the system columns besides its values.
+// count, each field's length and the system columns besides its values
+// (which text formats hold in more bytes, mostly; when not, the buffer
+// grows).
 func newCopyBatch(ti *tableInfo, rows, bytes int) *copyBatch {
-	size := bytes + rows*(2+4*len(ti.cols)+table.KeyLen+8+4+8+8*len(ti.cols))
+	size := bytes + rows*(2+4*len(ti.cols)+table.KeyLen+8+4+8)
 	return &copyBatch{ti: ti, buf: make([]byte, 0, size), keys: make([][]byte, 0, rows), starts: make([]int, 0, rows)}
 }
 
