@@ -197,6 +197,15 @@ func (j *job) startGroup(ctx actor.Context) {
 			commit.ErrorRows = append(commit.ErrorRows, q.c.errorRows...)
 		}
 	}
+	// The rows as the tasks encoded them for the sink, when every member's
+	// are (sink.Commit.Encoded: one per member, in the order of Rows).
+	for _, q := range g.members {
+		if q.c.encoded == nil {
+			commit.Encoded = nil
+			break
+		}
+		commit.Encoded = append(commit.Encoded, q.c.encoded)
+	}
 	j.commitSeq++
 	g.seq = j.commitSeq
 	j.inflight = g

@@ -37,6 +37,10 @@ type taskConfig struct {
 	// checker, when not nil, is the sink's check of a parsed row: a row
 	// it refuses becomes an error row.
 	checker sink.RowChecker
+	// encoder, when not nil, is the sink's encoding of rows of table,
+	// done as a batch is parsed (off the job's serial commit path).
+	encoder sink.Encoder
+	table   string
 	// deadLetters: the job has an error_topic; error rows keep the
 	// record's key and whole value for it (commitBatch.letters).
 	deadLetters bool
@@ -49,7 +53,9 @@ type commitBatch struct {
 	task       int
 	ranges     []sink.Range
 	rows       []sink.KV
-	errorRows  []*api.ErrorRow
+	// encoded, when not nil, is rows encoded by the sink (sink.Encoder).
+	encoded   sink.Encoding
+	errorRows []*api.ErrorRow
 	// letters are errorRows with their records' keys and values, when the
 	// job has an error_topic.
 	letters    []DeadLetter
@@ -366,6 +372,10 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 	arena := make([]byte, 0, int(b.Bytes)+len(b.Records)*(table.KeyLen+16))
 	nowMs := time.Now().UnixMilli()
 	useMeta := parser.UsesMeta()
+	var enc sink.Encoding
+	if cfg.encoder != nil {
+		enc = cfg.encoder.EncodeBatch(cfg.table, len(b.Records), int(b.Bytes))
+	}
 	var meta table.RecordMeta
 	for i := range b.Records {
 		r := &b.Records[i]
@@ -423,6 +433,13 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 		arena = table.AppendValue(arena, cfg.schema, pos, vals)
 		c.rows = append(c.rows, sink.KV{Key: key, Value: arena[start:len(arena):len(arena)], Delete: parser.Deleted()})
 		c.loaded++
+		if enc != nil && enc.Add(key, pos, vals) != nil {
+			enc = nil // the commit encodes the rows itself (and says why)
+		}
+	}
+	if enc != nil {
+		enc.Seal()
+		c.encoded = enc
 	}
 	return batchCollected{commit: c, next: b.Next, err: readErr}
 }

@@ -59,6 +59,7 @@ func (j *job) spawnTasks(ctx actor.Context) {
 	}
 	n := min(int(max(spec.GetDesiredConcurrentNumber(), 1)), len(parts))
 	checker, _ := j.sink.(sink.RowChecker)
+	encoder, _ := j.sink.(sink.Encoder)
 	j.generation = j.nextGeneration()
 	limits := sources.Limits{
 		MaxRows:  int(spec.GetMaxBatchRows()),
@@ -82,6 +83,7 @@ func (j *job) spawnTasks(ctx actor.Context) {
 			job: ctx.Self(), scheduler: j.sch, source: j.src,
 			schema: j.schema, format: j.format, limits: limits, start: start, keepReader: keep,
 			settings: j.deps.Settings, logger: j.log(), checker: checker,
+			encoder: encoder, table: spec.GetTable().GetName(),
 			deadLetters: j.rec.GetSpec().GetErrorTopic() != "",
 		}))
 		j.tasks[pid.Id] = i

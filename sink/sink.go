@@ -91,6 +91,12 @@ type Commit struct {
 	// ErrorRows are appended to the job's error rows; the sink keeps a
 	// bounded number of the newest.
 	ErrorRows []*api.ErrorRow
+	// Encoded, when not nil, are Rows already encoded by this sink's
+	// Encoder: one per run of Rows, in order, together exactly all of
+	// Rows (a group commit has one per batch). The sink may send them
+	// instead of encoding Rows; Rows stay what is committed, and a sink
+	// ignores encodings it cannot use (another table's, an older table).
+	Encoded []Encoding
 }
 
 // Progress is a job's authoritative position in its sink.
@@ -153,6 +159,32 @@ type Sink interface {
 // the error as its reason, before the batch reaches Commit.
 type RowChecker interface {
 	CheckRow(s *table.Schema, vals []table.Value) error
+}
+
+// Encoder is implemented by a sink that encodes rows for its database
+// ahead of Commit (PostgreSQL: the binary COPY stream). A task encodes its
+// batch as it parses it, while the job's previous commit is in flight, so
+// that the job's serial commit path sends bytes instead of building them.
+type Encoder interface {
+	// EncodeBatch starts the encoding of one batch of rows of table, or
+	// returns nil when the sink does not encode that table's rows ahead
+	// (a keyed table, a table it does not know yet). rows and bytes are
+	// the batch's records and their bytes, to size the encoding.
+	EncodeBatch(table string, rows, bytes int) Encoding
+}
+
+// Encoding is one batch's rows as its sink will send them, built row by
+// row by one goroutine, then sealed and handed to Commit.Encoded.
+type Encoding interface {
+	// Add appends the next row of the batch: the row of Commit.Rows with
+	// storage key key (the encoding may keep key; it must not change).
+	// vals have passed the sink's RowChecker, and are not kept. After an
+	// error the encoding is unusable: drop it (Commit encodes Rows itself).
+	Add(key []byte, pos table.Pos, vals []table.Value) error
+	// Seal ends the batch; nothing is added after.
+	Seal()
+	// Rows is the number of rows added.
+	Rows() int
 }
 
 // Describer is implemented by a sink that says, for people, where a

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -45,8 +44,11 @@ func (s *Sink) Commit(c *sink.Commit) error {
 		}
 		if keyed != nil {
 			ti = &tableInfo{schema: ti.schema, ident: ti.ident, cols: ti.cols, keyed: keyed}
-		} else if rows, err = encodeCopy(ti, c.Rows); err != nil {
-			return fmt.Errorf("postgres: commit job %d: %w", c.JobID, err)
+		} else if rows = encodedRows(ti, c); rows == nil {
+			// Not encoded ahead by the tasks (sink.Encoder): now.
+			if rows, err = encodeCopy(ti, c.Rows); err != nil {
+				return fmt.Errorf("postgres: commit job %d: %w", c.JobID, err)
+			}
 		}
 	}
 	// Rows go in with a plain COPY; a key already stored (a replay after
@@ -223,7 +225,7 @@ func writeRows(ctx context.Context, tx pgx.Tx, ti *tableInfo, rows *copyData, up
 	}
 	list := strings.Join(quoted, ", ")
 	copyInto := func(target string) error {
-		tag, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(rows.buf),
+		tag, err := tx.Conn().PgConn().CopyFrom(ctx, rows.reader(),
 			"COPY "+target+" ("+list+") FROM STDIN (FORMAT binary)")
 		if err == nil && tag.RowsAffected() != int64(rows.rows) {
 			err = fmt.Errorf("COPY wrote %d rows of %d", tag.RowsAffected(), rows.rows)

@@ -47,6 +47,16 @@
 // COMMIT) the caller reads Progress, which PostgreSQL answers from one
 // snapshot.
 //
+// # Encoding ahead
+//
+// The binary COPY stream of a DUPLICATE table's batch is built by the task
+// that parses the batch (sink.Encoder: copyBatch, straight from the parsed
+// values, sorted into key order by Seal without moving the rows), while
+// the job's previous commit is in flight, so a job's serial commits only
+// send bytes. A commit without encodings, or whose encodings are not of
+// the table as the sink knows it now (prepared again since), encodes its
+// Rows itself; Rows remain what a commit writes.
+//
 // Identifiers are always quoted (pgx.Identifier); no value from a spec or a
 // row is ever pasted into SQL text.
 //

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"slices"
 	"strings"
 	"testing"
 
@@ -206,15 +205,48 @@ func TestCopyTypes(t *testing.T) {
 	}
 }
 
-func TestLastOfKeys(t *testing.T) {
-	kv := func(k string) sink.KV { return sink.KV{Key: []byte(k)} }
-	if keep := lastOfKeys([]sink.KV{kv("a"), kv("b"), kv("c")}); keep != nil {
-		t.Errorf("distinct keys: keep = %v, want nil", keep)
+// bytes is the batch's rows in key order, as sent.
+func (e *copyBatch) bytes() []byte { return bytes.Join(e.segs, nil) }
+
+// TestCopyBatchSeal: a sealed batch holds its rows in key order, the last
+// of a key added twice, and says how many were added.
+func TestCopyBatchSeal(t *testing.T) {
+	sc, err := table.NewSchema(spec("seal", col("n", api.ColumnType_INT64)))
+	if err != nil {
+		t.Fatal(err)
 	}
-	got := lastOfKeys([]sink.KV{kv("a"), kv("b"), kv("a"), kv("c"), kv("b"), kv("a")})
-	want := []bool{false, false, false, true, true, true}
-	if !slices.Equal(got, want) {
-		t.Errorf("keep = %v, want %v", got, want)
+	ti := newTableInfo("public", sc)
+	row := func(key string, n int64) []byte {
+		b, err := appendCopyRow(nil, ti, []byte(key), table.Pos{}, []table.Value{{Int: n}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name string
+		keys []string
+		want [][]byte
+	}{
+		{"in order", []string{"a", "b", "c"}, [][]byte{row("a", 0), row("b", 1), row("c", 2)}},
+		{"interleaved", []string{"b", "a", "c"}, [][]byte{row("a", 1), row("b", 0), row("c", 2)}},
+		{"a key twice", []string{"a", "b", "a", "c", "b", "a"}, [][]byte{row("a", 5), row("b", 4), row("c", 3)}},
+		{"runs", []string{"d", "e", "a", "b", "f", "c"}, [][]byte{row("a", 2), row("b", 3), row("c", 5), row("d", 0), row("e", 1), row("f", 4)}},
+		{"empty", nil, nil},
+	} {
+		e := newCopyBatch(ti, 0, 0)
+		for i, k := range tc.keys {
+			if err := e.Add([]byte(k), table.Pos{}, []table.Value{{Int: int64(i)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.Seal()
+		if e.Rows() != len(tc.keys) || e.rows != len(tc.want) || !bytes.Equal(e.bytes(), bytes.Join(tc.want, nil)) {
+			t.Errorf("%s: added %d, %d rows %x; want %d, %d rows %x", tc.name, e.Rows(), e.rows, e.bytes(), len(tc.keys), len(tc.want), bytes.Join(tc.want, nil))
+		}
+		if err := e.Add([]byte("z"), table.Pos{}, []table.Value{{Int: 9}}); err == nil {
+			t.Errorf("%s: Add after Seal succeeded", tc.name)
+		}
 	}
 }
 

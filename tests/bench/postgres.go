@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,20 +50,53 @@ func startPostgres() (*pgServer, error) {
 }
 
 // cpu is the server's CPU time: the postmaster's own and that of its
-// reaped children (the backends that ended), plus its live children's.
+// reaped children (the backends that ended), plus its live children's. A
+// child reaped between reading the postmaster and reading the child would
+// be in neither: the read is repeated until the children are the same
+// before and after it.
 func (s *pgServer) cpu() time.Duration {
-	total := procTimes(s.pid, true)
+	for i := 0; ; i++ {
+		kids := s.children()
+		total := procTimes(s.pid, true)
+		for _, pid := range kids {
+			total += procTimes(pid, false)
+		}
+		if i == 100 || slices.Equal(kids, s.children()) {
+			return total
+		}
+	}
+}
+
+// children are the postmaster's live (or not yet reaped) child processes.
+func (s *pgServer) children() []int {
+	var kids []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == s.pid {
-			continue
-		}
-		if ppid(pid) == s.pid {
-			total += procTimes(pid, false)
+		if err == nil && pid != s.pid && ppid(pid) == s.pid {
+			kids = append(kids, pid)
 		}
 	}
-	return total
+	return kids
+}
+
+// settle waits, up to 10 s, until the server has no client backend (a
+// child whose title names its client, 127.0.0.1(port)): the backends of a
+// node that just closed have ended and been reaped, so that their CPU
+// time is in the next cpu().
+func (s *pgServer) settle() {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		busy := false
+		for _, pid := range s.children() {
+			title, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+			busy = busy || bytes.Contains(title, []byte("127.0.0.1("))
+		}
+		if !busy {
+			return
+		}
+		time.Sleep(10 * time.Millisecond) // polling /proc: nothing to wait on
+	}
 }
 
 // procTimes is utime + stime of pid (with children: + cutime + cstime).
@@ -250,9 +284,12 @@ func pgCeilingRun(ctx context.Context, s *pgServer, rows *encodedRows, batchRows
 }
 
 // runPostgres runs the postgres scenario on a private PostgreSQL cluster:
-// its ceiling on the store ceiling's rows, then loadnode end to end from
-// the json topic of 8 partitions (or the first partition count asked),
-// each o.Runs times (medians), on the same server.
+// its ceiling on the store ceiling's rows and loadnode end to end from the
+// json topic of 8 partitions (or the first partition count asked), on the
+// same server, alternating: a ceiling run, then an end-to-end run, o.Runs
+// times after one warm-up pair (medians). Alternating keeps the two
+// rows' runs under about the same load on a shared host, where a ceiling
+// measured before and a job measured after drift apart.
 func runPostgres(ctx context.Context, o Options, brokers []string, logf func(string, ...any)) ([]*Throughput, error) {
 	parts := o.Partitions[0]
 	for _, p := range o.Partitions {
@@ -280,20 +317,6 @@ func runPostgres(ctx context.Context, o Options, brokers []string, logf func(str
 		ceil.Error, e2e.Error = err.Error(), err.Error()
 		return out, err
 	}
-	var ceilCPU []time.Duration
-	ss, err := repeat(o.Runs, func(run int) (sample, error) {
-		smp, pgCPU, err := pgCeilingRun(ctx, s, rows, o.BatchRows, parts, tasks, run)
-		ceilCPU = append(ceilCPU, time.Duration(pgCPU))
-		return smp, err
-	})
-	if err != nil {
-		ceil.Error = err.Error()
-		return out, err
-	}
-	summarize(ceil, ss)
-	ceil.ServerCPUSecPerMillion = serverCPU(ceilCPU, int64(len(rows.rows)))
-	logf("postgres ceiling %10.0f records/s", ceil.RecordsPerSec)
-
 	topic := topicName(format, parts, o.Records, o.RecordBytes)
 	ends, err := prepareTopic(ctx, brokers, topic, format, parts, o.Records, o.RecordBytes)
 	if err != nil {
@@ -301,29 +324,65 @@ func runPostgres(ctx context.Context, o Options, brokers []string, logf func(str
 		return out, err
 	}
 	e2e.Topic, e2e.Records = topic, sum(ends)
-	var e2eCPU []time.Duration
-	ss, err = repeat(o.Runs, func(run int) (sample, error) {
+
+	var ceilSS, e2eSS []sample
+	var ceilCPU, e2eCPU []time.Duration
+	for run := 0; run <= o.Runs; run++ {
+		smp, pgCPU, err := pgCeilingRun(ctx, s, rows, o.BatchRows, parts, tasks, run)
+		if err != nil {
+			ceil.Error = err.Error()
+			return out, err
+		}
+		ceilCPU = append(ceilCPU, time.Duration(pgCPU))
 		dsn, err := s.freshDatabase(ctx, fmt.Sprintf("e2e_%d", run))
 		if err != nil {
-			return sample{}, err
+			e2e.Error = err.Error()
+			return out, err
 		}
+		s.settle()
 		pg0 := s.cpu()
-		smp, err := e2eRunDB(ctx, o, brokers, topic, format, ends, run, dsn)
+		esmp, err := e2eRunDB(ctx, o, brokers, topic, format, ends, run, dsn)
+		if err != nil {
+			e2e.Error = err.Error()
+			return out, err
+		}
+		s.settle() // the node's backends, closed with it
 		e2eCPU = append(e2eCPU, s.cpu()-pg0)
-		return smp, err
-	})
-	if err != nil {
-		e2e.Error = err.Error()
-		return out, err
+		c, e := rate(smp), rate(esmp)
+		cc, ec := pgCPUPerMillion(ceilCPU[run], int64(len(rows.rows))), pgCPUPerMillion(e2eCPU[run], e2e.Records)
+		if run == 0 {
+			logf("postgres warm-up: ceiling %.0f, loadnode %.0f records/s; PostgreSQL CPU s/M rows %.2f, %.2f", c, e, cc, ec)
+			continue
+		}
+		ceilSS, e2eSS = append(ceilSS, smp), append(e2eSS, esmp)
+		e2e.PGRunRatios = append(e2e.PGRunRatios, e/max(c, 1))
+		logf("postgres run %d: ceiling %.0f, loadnode %s p%d %.0f records/s (%.2f x); PostgreSQL CPU s/M rows %.2f, %.2f",
+			run, c, format, parts, e, e/max(c, 1), cc, ec)
 	}
-	summarize(e2e, ss)
+	summarize(ceil, ceilSS)
+	ceil.ServerCPUSecPerMillion = serverCPU(ceilCPU, int64(len(rows.rows)))
+	summarize(e2e, e2eSS)
 	e2e.ServerCPUSecPerMillion = serverCPU(e2eCPU, e2e.Records)
 	if ceil.RecordsPerSec > 0 {
 		r := e2e.RecordsPerSec / ceil.RecordsPerSec
 		e2e.PGToCeilingRatio = &r
 	}
+	logf("postgres ceiling %10.0f records/s", ceil.RecordsPerSec)
 	logf("loadnode -> postgres %s p%-2d %10.0f records/s (%.2f x the postgres ceiling)", format, parts, e2e.RecordsPerSec, e2e.RecordsPerSec/max(ceil.RecordsPerSec, 1))
 	return out, nil
+}
+
+// rate is a sample's records per second.
+func rate(s sample) float64 {
+	if s.elapsed <= 0 {
+		return 0
+	}
+	return float64(s.records) / s.elapsed.Seconds()
+}
+
+// pgCPUPerMillion is d per million of records.
+func pgCPUPerMillion(d time.Duration, records int64) float64 {
+	return d.Seconds() / (float64(max(records, 1)) / 1e6)
 }
 
 // serverCPU is the median server CPU seconds per million records; the

@@ -64,6 +64,7 @@ func WriteText(w io.Writer, r *Results) error {
 		}
 		fmt.Fprintln(w, "  store = the same rows pre-encoded, synced CommitBatch of max_batch_rows with progress and stats, no source;")
 		fmt.Fprintln(w, "  commit rows/s = records over the seconds the job spent in synced commits (the node's loadnode_batch_commit_seconds_sum).")
+		writePostgresNote(w, r)
 		fmt.Fprintln(w)
 	}
 	if c := r.Create; c != nil {
@@ -298,4 +299,27 @@ func siNum(v float64) string {
 		return fmt.Sprintf("%.3gk", v/1e3)
 	}
 	return fmt.Sprintf("%.0f", v)
+}
+
+// writePostgresNote adds the postgres rows' PostgreSQL CPU and ratio to the
+// throughput table's notes.
+func writePostgresNote(w io.Writer, r *Results) {
+	for _, t := range r.Throughput {
+		if (t.Scenario != scenarioPGCeiling && t.Scenario != scenarioPGE2E) || t.Error != "" || t.Skipped != "" {
+			continue
+		}
+		line := fmt.Sprintf("  %s: %.0f records/s, %.1f MB/s; CPU s per million rows: loadnode %.2f, PostgreSQL %.2f",
+			scenarioLabel(t.Scenario), t.RecordsPerSec, t.MBPerSec, t.CPUSecPerMillion, t.ServerCPUSecPerMillion)
+		if t.PGToCeilingRatio != nil {
+			line += fmt.Sprintf("; %.2f x the postgres ceiling", *t.PGToCeilingRatio)
+		}
+		if len(t.PGRunRatios) > 0 {
+			rs := make([]string, len(t.PGRunRatios))
+			for i, v := range t.PGRunRatios {
+				rs[i] = fmt.Sprintf("%.2f", v)
+			}
+			line += " (each run over the ceiling run before it: " + strings.Join(rs, ", ") + ")"
+		}
+		fmt.Fprintln(w, line+";")
+	}
 }

@@ -86,6 +86,10 @@ type Throughput struct {
 	// PGToCeilingRatio (the pg-e2e row): its records/s over the
 	// PostgreSQL ceiling's, same server, same run.
 	PGToCeilingRatio *float64 `json:"pg_e2e_to_pg_ceiling_ratio,omitempty"`
+	// PGRunRatios (the pg-e2e row): each measured run's records/s over
+	// that of the ceiling run just before it (the two alternate, so that
+	// each pair sees about the same load on a shared host).
+	PGRunRatios []float64 `json:"pg_run_ratios,omitempty"`
 	// ServerCPUSecPerMillion (postgres rows): CPU seconds of the
 	// PostgreSQL server per million records.
 	ServerCPUSecPerMillion float64 `json:"server_cpu_sec_per_million,omitempty"`
