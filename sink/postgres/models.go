@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/big"
@@ -406,7 +405,7 @@ func copyStage(ctx context.Context, tx pgx.Tx, ti *tableInfo, stage string, rows
 	for i, c := range ti.cols {
 		quoted[i] = pgx.Identifier{c}.Sanitize()
 	}
-	tag, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(rows.buf),
+	tag, err := tx.Conn().PgConn().CopyFrom(ctx, rows.reader(),
 		"COPY "+stage+" ("+strings.Join(quoted, ", ")+") FROM STDIN (FORMAT binary)")
 	if err == nil && tag.RowsAffected() != int64(rows.rows) {
 		err = fmt.Errorf("COPY wrote %d rows of %d", tag.RowsAffected(), rows.rows)
