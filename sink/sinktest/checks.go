@@ -407,6 +407,47 @@ func testResetBackwards(t *testing.T, e *env) {
 	e.mustCommit(t, j.commit(2, base, rng{Partition: 1, From: 100, To: 101}))
 }
 
+// testRebase: RebaseStarts replaces the whole progress (a partition it
+// does not name loses its progress and checkpoint), raises the fence so
+// that a commit of the former generation is refused, refuses an older
+// fence, and is idempotent across a restart.
+func testRebase(t *testing.T, e *env) {
+	j, base := e.started(t, "rebase")
+	before := e.state(t, j)
+	old := before.progress.Fence
+	fence := old + 5
+	if err := e.s.RebaseStarts(j.id, fence, map[int32]int64{0: 0, 7: 10}, map[int32][]byte{7: []byte("ck7")}); err != nil {
+		t.Fatalf("RebaseStarts: %v", err)
+	}
+	check := func(what string) {
+		t.Helper()
+		p := e.progress(t, j.id)
+		assertPositions(t, p, map[int32]int64{0: 0, 7: 10})
+		assertCheckpoints(t, p, map[int32][]byte{7: []byte("ck7")})
+		assertStats(t, p, before.progress.Stats)
+		if p.Fence != fence {
+			t.Errorf("%s: fence = %d, want %d", what, p.Fence, fence)
+		}
+		if n := e.countRows(t, j.spec.GetName()); n != int64(len(before.rows)) {
+			t.Errorf("%s: CountRows = %d, want %d (a rebase deletes no rows)", what, n, len(before.rows))
+		}
+	}
+	check("after a rebase")
+	e.refuse(t, j, j.commit(old, base, rng{Partition: 0, From: 0, To: 2}), "a commit of the generation before the rebase")
+	e.refuse(t, j, j.commit(fence, base, rng{Partition: 1, From: 3, To: 4}), "a commit of a partition the rebase dropped")
+	if err := e.s.RebaseStarts(j.id, fence-1, map[int32]int64{0: 99}, nil); !errors.Is(err, sink.ErrStaleCommit) {
+		t.Errorf("RebaseStarts with an older fence = %v, want ErrStaleCommit", err)
+	}
+	check("after a refused rebase")
+	if err := e.s.RebaseStarts(j.id, fence, map[int32]int64{0: 0, 7: 10}, map[int32][]byte{7: []byte("ck7")}); err != nil {
+		t.Fatalf("RebaseStarts again: %v", err)
+	}
+	e.restart(t)
+	check("after the same rebase again and a restart")
+	e.mustCommit(t, j.commit(fence+1, base, rng{Partition: 0, From: 0, To: 2}, rng{Partition: 7, From: 10, To: 11}))
+	assertPositions(t, e.progress(t, j.id), map[int32]int64{0: 2, 7: 11})
+}
+
 func assertNoProgress(t *testing.T, p *sink.Progress, what string) {
 	t.Helper()
 	if len(p.Positions) != 0 || len(p.Checkpoints) != 0 || p.Fence != 0 || !proto.Equal(p.Stats, &api.JobStats{}) {

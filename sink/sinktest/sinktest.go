@@ -71,6 +71,7 @@ func Run(t *testing.T, h Harness) {
 		{"ProgressConsistentUnderCommits", testProgressConsistent},
 		{"ProgressOnlyForCoveredPartitions", testCoveredPartitions},
 		{"ResetStartsMovesBackwards", testResetBackwards},
+		{"RebaseStartsReplacesProgressAndFences", testRebase},
 		{"ProgressOfUnknownJob", testUnknownJob},
 		{"ErrorRowsBoundedOldestFirst", testErrorRows},
 		{"DropJobKeepsRows", testDropJob},
