@@ -300,6 +300,11 @@ func (j *job) start(ctx actor.Context) {
 			// Without its positions the job cannot run; the supervisor decides.
 			panic(fmt.Errorf("actors: job %d: load progress: %w", j.id, err))
 		}
+		if prog, err = j.applyRebase(sk, prog); err != nil {
+			// Journaled, not applied, and the sink refuses: the job
+			// cannot read from positions it does not know.
+			panic(fmt.Errorf("actors: job %d: %w", j.id, err))
+		}
 		j.progress, j.checkpoints, j.stats = prog.Positions, prog.Checkpoints, prog.Stats
 		j.observeFence(prog.Fence)
 		j.loadWindowReset()

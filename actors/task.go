@@ -19,7 +19,10 @@ import (
 
 // taskConfig is everything a task actor is born with. It is immutable.
 type taskConfig struct {
-	jobID      uint64
+	jobID uint64
+	// keySpace is the job field of its DUPLICATE row keys
+	// (table.KeySpace: the job id and its rebase count).
+	keySpace   uint64
 	generation uint64
 	index      int
 	job        *actor.PID
@@ -370,6 +373,8 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 	for i := range b.Records {
 		r := &b.Records[i]
 		pos := table.Pos{JobID: cfg.jobID, Partition: r.Partition, Offset: r.Offset}
+		keyPos := pos
+		keyPos.JobID = cfg.keySpace
 		var perr error
 		if r.Err != nil {
 			perr = r.Err // the source could not decode it
@@ -417,7 +422,7 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 		// Keys and values share one arena per batch: two small allocations
 		// per row were most of the batch-building allocations.
 		start := len(arena)
-		arena = table.AppendRowKey(arena, cfg.schema, pos, vals)
+		arena = table.AppendRowKey(arena, cfg.schema, keyPos, vals)
 		key := arena[start:len(arena):len(arena)]
 		start = len(arena)
 		arena = table.AppendValue(arena, cfg.schema, pos, vals)

@@ -71,7 +71,7 @@ func (j *job) spawnTasks(ctx actor.Context) {
 			start[parts[k]] = sources.Start{Offset: j.progress[parts[k]], Checkpoint: j.checkpoints[parts[k]]}
 		}
 		pid := ctx.Spawn(newTaskProps(taskConfig{
-			jobID: j.id, generation: j.generation, index: i,
+			jobID: j.id, keySpace: table.KeySpace(j.id, j.rec.GetRebase().GetCount()), generation: j.generation, index: i,
 			job: ctx.Self(), scheduler: j.sch, source: j.src,
 			schema: j.schema, format: j.format, limits: limits, start: start, keepReader: keep,
 			settings: j.deps.Settings, logger: j.log(), checker: checker,

@@ -3570,6 +3570,10 @@ type JobRecord struct {
 	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	Spec          *JobSpec               `protobuf:"bytes,3,opt,name=spec,proto3" json:"spec,omitempty"`
 	CreatedUnixMs int64                  `protobuf:"varint,4,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
+	// rebase is the job's last move to another stream (an alter of
+	// kafka.topic): journaled with the new spec, applied to the sink after
+	// (and again at recovery while the sink's fence is below its fence).
+	Rebase        *SourceRebase `protobuf:"bytes,920,opt,name=rebase,proto3" json:"rebase,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3630,6 +3634,13 @@ func (x *JobRecord) GetCreatedUnixMs() int64 {
 		return x.CreatedUnixMs
 	}
 	return 0
+}
+
+func (x *JobRecord) GetRebase() *SourceRebase {
+	if x != nil {
+		return x.Rebase
+	}
+	return nil
 }
 
 // TableInsertRequest adds rows to a table (Doris INSERT INTO ... VALUES),
@@ -4769,6 +4780,88 @@ func (x *PublishStatus) GetDeadLetterLastError() string {
 	return ""
 }
 
+// SourceRebase is an alter's move of a job to another stream: the job's
+// whole progress becomes positions (and checkpoints), and the sink's fence
+// is raised to fence in the same step (sink.Sink.RebaseStarts). count
+// numbers the job's rebases (1 for the first); rows loaded after the n-th
+// rebase are keyed apart from rows loaded before it (table.KeySpace), so
+// that a new topic's offsets never overwrite an old topic's rows.
+type SourceRebase struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Fence         uint64                 `protobuf:"varint,1,opt,name=fence,proto3" json:"fence,omitempty"`
+	Positions     map[int32]int64        `protobuf:"bytes,2,rep,name=positions,proto3" json:"positions,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	Checkpoints   map[int32][]byte       `protobuf:"bytes,3,rep,name=checkpoints,proto3" json:"checkpoints,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Count         uint32                 `protobuf:"varint,4,opt,name=count,proto3" json:"count,omitempty"`
+	TimeUnixMs    int64                  `protobuf:"varint,5,opt,name=time_unix_ms,json=timeUnixMs,proto3" json:"time_unix_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SourceRebase) Reset() {
+	*x = SourceRebase{}
+	mi := &file_api_loadnode_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SourceRebase) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SourceRebase) ProtoMessage() {}
+
+func (x *SourceRebase) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SourceRebase.ProtoReflect.Descriptor instead.
+func (*SourceRebase) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *SourceRebase) GetFence() uint64 {
+	if x != nil {
+		return x.Fence
+	}
+	return 0
+}
+
+func (x *SourceRebase) GetPositions() map[int32]int64 {
+	if x != nil {
+		return x.Positions
+	}
+	return nil
+}
+
+func (x *SourceRebase) GetCheckpoints() map[int32][]byte {
+	if x != nil {
+		return x.Checkpoints
+	}
+	return nil
+}
+
+func (x *SourceRebase) GetCount() uint32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *SourceRebase) GetTimeUnixMs() int64 {
+	if x != nil {
+		return x.TimeUnixMs
+	}
+	return 0
+}
+
 var File_api_loadnode_proto protoreflect.FileDescriptor
 
 const file_api_loadnode_proto_rawDesc = "" +
@@ -5046,12 +5139,13 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x04jobs\x18\x03 \x03(\v2\x17.loadnode.v1.JobSummaryR\x04jobs\x12,\n" +
 	"\x05table\x18\x04 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12(\n" +
 	"\x05error\x18\x05 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\x12.\n" +
-	"\x06tables\x18x \x03(\v2\x16.loadnode.v1.TableInfoR\x06tables\"\x81\x01\n" +
+	"\x06tables\x18x \x03(\v2\x16.loadnode.v1.TableInfoR\x06tables\"\xb5\x01\n" +
 	"\tJobRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
 	"\x04spec\x18\x03 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12&\n" +
-	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\"p\n" +
+	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\x122\n" +
+	"\x06rebase\x18\x98\a \x01(\v2\x19.loadnode.v1.SourceRebaseR\x06rebase\"p\n" +
 	"\x12TableInsertRequest\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x18\n" +
 	"\acolumns\x18\x02 \x03(\tR\acolumns\x12*\n" +
@@ -5135,7 +5229,20 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x14dead_letter_failures\x18\b \x01(\x03R\x12deadLetterFailures\x120\n" +
 	"\x14dead_letters_pending\x18\t \x01(\x03R\x12deadLettersPending\x123\n" +
 	"\x16dead_letter_last_error\x18\n" +
-	" \x01(\tR\x13deadLetterLastError*\xbf\x01\n" +
+	" \x01(\tR\x13deadLetterLastError\"\xf0\x02\n" +
+	"\fSourceRebase\x12\x14\n" +
+	"\x05fence\x18\x01 \x01(\x04R\x05fence\x12F\n" +
+	"\tpositions\x18\x02 \x03(\v2(.loadnode.v1.SourceRebase.PositionsEntryR\tpositions\x12L\n" +
+	"\vcheckpoints\x18\x03 \x03(\v2*.loadnode.v1.SourceRebase.CheckpointsEntryR\vcheckpoints\x12\x14\n" +
+	"\x05count\x18\x04 \x01(\rR\x05count\x12 \n" +
+	"\ftime_unix_ms\x18\x05 \x01(\x03R\n" +
+	"timeUnixMs\x1a<\n" +
+	"\x0ePositionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a>\n" +
+	"\x10CheckpointsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01*\xbf\x01\n" +
 	"\tErrorCode\x12\x06\n" +
 	"\x02OK\x10\x00\x12\x14\n" +
 	"\x10INVALID_ARGUMENT\x10\x01\x12\r\n" +
@@ -5232,7 +5339,7 @@ func file_api_loadnode_proto_rawDescGZIP() []byte {
 }
 
 var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
+var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 64)
 var file_api_loadnode_proto_goTypes = []any{
 	(ErrorCode)(0),                // 0: loadnode.v1.ErrorCode
 	(ColumnType)(0),               // 1: loadnode.v1.ColumnType
@@ -5296,12 +5403,15 @@ var file_api_loadnode_proto_goTypes = []any{
 	(*BackupRequest)(nil),         // 59: loadnode.v1.BackupRequest
 	(*BackupResponse)(nil),        // 60: loadnode.v1.BackupResponse
 	(*PublishStatus)(nil),         // 61: loadnode.v1.PublishStatus
-	nil,                           // 62: loadnode.v1.KafkaSpec.OffsetsEntry
-	nil,                           // 63: loadnode.v1.KafkaSpec.PropertiesEntry
-	nil,                           // 64: loadnode.v1.KinesisSpec.PositionsEntry
-	nil,                           // 65: loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
-	nil,                           // 66: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	nil,                           // 67: loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	(*SourceRebase)(nil),          // 62: loadnode.v1.SourceRebase
+	nil,                           // 63: loadnode.v1.KafkaSpec.OffsetsEntry
+	nil,                           // 64: loadnode.v1.KafkaSpec.PropertiesEntry
+	nil,                           // 65: loadnode.v1.KinesisSpec.PositionsEntry
+	nil,                           // 66: loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
+	nil,                           // 67: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	nil,                           // 68: loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	nil,                           // 69: loadnode.v1.SourceRebase.PositionsEntry
+	nil,                           // 70: loadnode.v1.SourceRebase.CheckpointsEntry
 }
 var file_api_loadnode_proto_depIdxs = []int32{
 	0,  // 0: loadnode.v1.Error.code:type_name -> loadnode.v1.ErrorCode
@@ -5309,15 +5419,15 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	5,  // 2: loadnode.v1.Column.aggregation:type_name -> loadnode.v1.Aggregation
 	8,  // 3: loadnode.v1.TableSpec.columns:type_name -> loadnode.v1.Column
 	2,  // 4: loadnode.v1.TableSpec.model:type_name -> loadnode.v1.TableModel
-	62, // 5: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	63, // 6: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
-	64, // 7: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
+	63, // 5: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	64, // 6: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	65, // 7: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
 	9,  // 8: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
 	10, // 9: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
 	11, // 10: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
 	6,  // 11: loadnode.v1.JobSpec.merge_type:type_name -> loadnode.v1.MergeType
 	48, // 12: loadnode.v1.JobSpec.schema_registry:type_name -> loadnode.v1.SchemaRegistrySpec
-	65, // 13: loadnode.v1.JobSpec.error_topic_properties:type_name -> loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
+	66, // 13: loadnode.v1.JobSpec.error_topic_properties:type_name -> loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
 	3,  // 14: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
 	3,  // 15: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
 	4,  // 16: loadnode.v1.Transition.reason:type_name -> loadnode.v1.Reason
@@ -5333,8 +5443,8 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	61, // 26: loadnode.v1.JobInfo.publish:type_name -> loadnode.v1.PublishStatus
 	12, // 27: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
 	12, // 28: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	66, // 29: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	67, // 30: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	67, // 29: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	68, // 30: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
 	9,  // 31: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
 	9,  // 32: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
 	7,  // 33: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
@@ -5354,23 +5464,26 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	7,  // 47: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
 	52, // 48: loadnode.v1.ExecResponse.tables:type_name -> loadnode.v1.TableInfo
 	12, // 49: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
-	45, // 50: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
-	46, // 51: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
-	7,  // 52: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
-	50, // 53: loadnode.v1.ClusterStatusResponse.members:type_name -> loadnode.v1.ClusterMember
-	7,  // 54: loadnode.v1.ClusterStatusResponse.error:type_name -> loadnode.v1.Error
-	9,  // 55: loadnode.v1.TableInfo.spec:type_name -> loadnode.v1.TableSpec
-	52, // 56: loadnode.v1.ListTablesResponse.tables:type_name -> loadnode.v1.TableInfo
-	7,  // 57: loadnode.v1.ListTablesResponse.error:type_name -> loadnode.v1.Error
-	52, // 58: loadnode.v1.DescribeTableResponse.table:type_name -> loadnode.v1.TableInfo
-	7,  // 59: loadnode.v1.DescribeTableResponse.error:type_name -> loadnode.v1.Error
-	7,  // 60: loadnode.v1.DropTableResponse.error:type_name -> loadnode.v1.Error
-	7,  // 61: loadnode.v1.BackupResponse.error:type_name -> loadnode.v1.Error
-	62, // [62:62] is the sub-list for method output_type
-	62, // [62:62] is the sub-list for method input_type
-	62, // [62:62] is the sub-list for extension type_name
-	62, // [62:62] is the sub-list for extension extendee
-	0,  // [0:62] is the sub-list for field type_name
+	62, // 50: loadnode.v1.JobRecord.rebase:type_name -> loadnode.v1.SourceRebase
+	45, // 51: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
+	46, // 52: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
+	7,  // 53: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
+	50, // 54: loadnode.v1.ClusterStatusResponse.members:type_name -> loadnode.v1.ClusterMember
+	7,  // 55: loadnode.v1.ClusterStatusResponse.error:type_name -> loadnode.v1.Error
+	9,  // 56: loadnode.v1.TableInfo.spec:type_name -> loadnode.v1.TableSpec
+	52, // 57: loadnode.v1.ListTablesResponse.tables:type_name -> loadnode.v1.TableInfo
+	7,  // 58: loadnode.v1.ListTablesResponse.error:type_name -> loadnode.v1.Error
+	52, // 59: loadnode.v1.DescribeTableResponse.table:type_name -> loadnode.v1.TableInfo
+	7,  // 60: loadnode.v1.DescribeTableResponse.error:type_name -> loadnode.v1.Error
+	7,  // 61: loadnode.v1.DropTableResponse.error:type_name -> loadnode.v1.Error
+	7,  // 62: loadnode.v1.BackupResponse.error:type_name -> loadnode.v1.Error
+	69, // 63: loadnode.v1.SourceRebase.positions:type_name -> loadnode.v1.SourceRebase.PositionsEntry
+	70, // 64: loadnode.v1.SourceRebase.checkpoints:type_name -> loadnode.v1.SourceRebase.CheckpointsEntry
+	65, // [65:65] is the sub-list for method output_type
+	65, // [65:65] is the sub-list for method input_type
+	65, // [65:65] is the sub-list for extension type_name
+	65, // [65:65] is the sub-list for extension extendee
+	0,  // [0:65] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }
@@ -5398,7 +5511,7 @@ func file_api_loadnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_loadnode_proto_rawDesc), len(file_api_loadnode_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   61,
+			NumMessages:   64,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -152,8 +152,14 @@
 // KAFKA may change kafka_broker_list, kafka_topic,
 // property.kafka_default_offsets and property.<name> (merged into the job's
 // client properties), and set new start offsets with kafka_partitions and
-// kafka_offsets together (for partitions the job loads; the set of
-// partitions never changes). Alter.Changed names the changed spec fields;
+// kafka_offsets together (for partitions the job loads; without a new
+// kafka_topic the set of partitions never changes). A new kafka_topic, as
+// in Doris, needs the job PAUSED and drops the old topic's progress: the
+// new topic's partitions start at kafka_offsets for the kafka_partitions
+// given (which are then the partitions the job loads), else at
+// property.kafka_default_offsets (OFFSET_BEGINNING, OFFSET_END or a
+// datetime), else at the job's default offset; the old topic's rows stay.
+// A new kafka_broker_list alone keeps the progress. Alter.Changed names the changed spec fields;
 // Alter.Spec applies the changes to a job's current spec and validates the
 // result.
 //

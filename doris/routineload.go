@@ -65,13 +65,14 @@ const (
 	fieldBrokers       = "kafka.brokers"
 	fieldTopic         = "kafka.topic"
 	fieldOffsets       = "kafka.offsets"
+	fieldPartitions    = "kafka.partitions"
 	fieldDefaultOffset = "kafka.default_offset"
 	fieldKafkaProps    = "kafka.properties"
 )
 
 var changeOrder = []string{
 	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldStrict, fieldRatio, fieldTimezone, fieldJSONPaths, fieldJSONRoot, fieldEmptyNull, fieldEnclose, fieldEscape,
-	fieldBrokers, fieldTopic, fieldOffsets, fieldDefaultOffset, fieldKafkaProps,
+	fieldBrokers, fieldTopic, fieldPartitions, fieldOffsets, fieldDefaultOffset, fieldKafkaProps,
 }
 
 // jobPropertiesHelp lists the job PROPERTIES that map onto the spec.
@@ -818,8 +819,14 @@ func (p *parser) fromSource(alter bool, loc *time.Location) (*kafkaProps, *Error
 			k.spec.Offsets[part] = list[i]
 		}
 		k.given[fieldOffsets] = true
-	case partitions != nil && alter:
-		return nil, p.errf(partitions.keyTok, "FROM KAFKA "+quote(partitions.rawKey), "ALTER cannot change the partitions a job loads; give kafka_offsets with it to set their start offsets")
+	case partitions != nil && alter && !k.given[fieldTopic]:
+		return nil, p.errf(partitions.keyTok, "FROM KAFKA "+quote(partitions.rawKey), "ALTER cannot change the partitions a job loads without a new kafka_topic; give kafka_offsets with it to set their start offsets")
+	}
+	if alter && k.given[fieldTopic] && partitions != nil {
+		// A new topic: kafka_partitions are the partitions the job loads
+		// from it, starting at kafka_offsets (else the default offset).
+		k.spec.Partitions = k.partitions
+		k.given[fieldPartitions] = true
 	}
 	if !alter {
 		k.spec.Partitions = k.partitions
@@ -932,6 +939,11 @@ func alterRequest(name string, jp *jobProps, k *kafkaProps, changed []string) *a
 	for _, f := range changed {
 		switch f {
 		case fieldOffsets:
+			if k.given[fieldTopic] {
+				// The new topic's start offsets, in the spec.
+				req.UpdateMask = append(req.UpdateMask, f)
+				continue
+			}
 			req.ResetOffsets = maps.Clone(k.spec.GetOffsets())
 		case fieldKafkaProps:
 			for _, key := range slices.Sorted(maps.Keys(k.spec.GetProperties())) {
@@ -943,7 +955,9 @@ func alterRequest(name string, jp *jobProps, k *kafkaProps, changed []string) *a
 	}
 	if k != nil {
 		ks := proto.Clone(k.spec).(*api.KafkaSpec)
-		ks.Offsets = nil
+		if !k.given[fieldTopic] {
+			ks.Offsets = nil
+		}
 		req.Spec.Kafka = ks
 	}
 	return req
