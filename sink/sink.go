@@ -91,6 +91,16 @@ type Commit struct {
 	// ErrorRows are appended to the job's error rows; the sink keeps a
 	// bounded number of the newest.
 	ErrorRows []*api.ErrorRow
+	// More are rows for other tables than Table (a multi-table job: each
+	// record names its table), written in the same atomic commit. Their
+	// tables are DUPLICATE tables: a key written twice keeps the last value.
+	More []TableRows
+}
+
+// TableRows are rows of one table.
+type TableRows struct {
+	Table string
+	Rows  []KV
 }
 
 // Progress is a job's authoritative position in its sink.

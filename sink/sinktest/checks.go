@@ -448,6 +448,31 @@ func testRebase(t *testing.T, e *env) {
 	assertPositions(t, e.progress(t, j.id), map[int32]int64{0: 2, 7: 11})
 }
 
+// testMultiTable: a commit's rows for other tables (Commit.More) land
+// with its rows and progress, or, when the commit is refused, not at all.
+func testMultiTable(t *testing.T, e *env) {
+	j := e.setup(t, 1, newTable("multi_a"))
+	other := e.setup(t, 2, newTable("multi_b")) // job 2 only brings the table
+	e.mustInit(t, j, map[int32]int64{0: 0}, nil)
+	c := j.commit(1, nil, rng{Partition: 0, From: 0, To: 2})
+	c.More = []sink.TableRows{{Table: "multi_b", Rows: []sink.KV{other.row(0, 2, "b"), other.row(0, 3, "b")}}}
+	c.Stats = nextStats(nil, 4)
+	base := e.mustCommit(t, c)
+	if a, b := e.countRows(t, "multi_a"), e.countRows(t, "multi_b"); a != 2 || b != 2 {
+		t.Fatalf("rows after a multi-table commit: %d and %d, want 2 and 2", a, b)
+	}
+	stale := j.commit(1, base, rng{Partition: 0, From: 0, To: 1})
+	stale.More = []sink.TableRows{{Table: "multi_b", Rows: []sink.KV{other.row(0, 9, "b")}}}
+	if err := e.s.Commit(stale); !errors.Is(err, sink.ErrStaleCommit) {
+		t.Fatalf("stale multi-table commit: %v, want ErrStaleCommit", err)
+	}
+	e.restart(t)
+	if a, b := e.countRows(t, "multi_a"), e.countRows(t, "multi_b"); a != 2 || b != 2 {
+		t.Fatalf("rows after a refused multi-table commit and a restart: %d and %d, want 2 and 2", a, b)
+	}
+	assertPositions(t, e.progress(t, j.id), map[int32]int64{0: 2})
+}
+
 func assertNoProgress(t *testing.T, p *sink.Progress, what string) {
 	t.Helper()
 	if len(p.Positions) != 0 || len(p.Checkpoints) != 0 || p.Fence != 0 || !proto.Equal(p.Stats, &api.JobStats{}) {

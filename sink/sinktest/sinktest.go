@@ -72,6 +72,7 @@ func Run(t *testing.T, h Harness) {
 		{"ProgressOnlyForCoveredPartitions", testCoveredPartitions},
 		{"ResetStartsMovesBackwards", testResetBackwards},
 		{"RebaseStartsReplacesProgressAndFences", testRebase},
+		{"MultiTableCommitIsAtomic", testMultiTable},
 		{"ProgressOfUnknownJob", testUnknownJob},
 		{"ErrorRowsBoundedOldestFirst", testErrorRows},
 		{"DropJobKeepsRows", testDropJob},
