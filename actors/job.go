@@ -65,6 +65,9 @@ type job struct {
 
 	rec    *api.JobRecord
 	schema *table.Schema
+	// tables are a multi-table job's table schemas (JobSpec.tables), built
+	// with schema.
+	tables []*table.Schema
 	update *table.Update // how rows change a keyed table; set with schema
 	format table.Format
 	src    Source

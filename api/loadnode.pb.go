@@ -1079,8 +1079,13 @@ type JobSpec struct {
 	// Kinesis job).
 	ErrorTopicBrokers    []string          `protobuf:"bytes,162,rep,name=error_topic_brokers,json=errorTopicBrokers,proto3" json:"error_topic_brokers,omitempty"`
 	ErrorTopicProperties map[string]string `protobuf:"bytes,163,rep,name=error_topic_properties,json=errorTopicProperties,proto3" json:"error_topic_properties,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// tables makes the job a multi-table load (Doris CREATE ROUTINE LOAD
+	// without ON): each record names its table, as "table|record", and goes
+	// to one of these DUPLICATE tables, all in table's database; table is
+	// the first of them. A create fills each from the catalog by name.
+	Tables        []*TableSpec `protobuf:"bytes,920,rep,name=tables,proto3" json:"tables,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobSpec) Reset() {
@@ -1326,6 +1331,13 @@ func (x *JobSpec) GetErrorTopicBrokers() []string {
 func (x *JobSpec) GetErrorTopicProperties() map[string]string {
 	if x != nil {
 		return x.ErrorTopicProperties
+	}
+	return nil
+}
+
+func (x *JobSpec) GetTables() []*TableSpec {
+	if x != nil {
+		return x.Tables
 	}
 	return nil
 }
@@ -4921,7 +4933,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	" \x01(\tR\x0fdefaultPosition\x1a<\n" +
 	"\x0ePositionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe7\v\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x98\f\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x05table\x18\x02 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12\x16\n" +
@@ -4957,7 +4969,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\verror_topic\x18\xa1\x01 \x01(\tR\n" +
 	"errorTopic\x12/\n" +
 	"\x13error_topic_brokers\x18\xa2\x01 \x03(\tR\x11errorTopicBrokers\x12e\n" +
-	"\x16error_topic_properties\x18\xa3\x01 \x03(\v2..loadnode.v1.JobSpec.ErrorTopicPropertiesEntryR\x14errorTopicProperties\x1aG\n" +
+	"\x16error_topic_properties\x18\xa3\x01 \x03(\v2..loadnode.v1.JobSpec.ErrorTopicPropertiesEntryR\x14errorTopicProperties\x12/\n" +
+	"\x06tables\x18\x98\a \x03(\v2\x16.loadnode.v1.TableSpecR\x06tables\x1aG\n" +
 	"\x19ErrorTopicPropertiesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0e\n" +
@@ -5428,62 +5441,63 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	6,  // 11: loadnode.v1.JobSpec.merge_type:type_name -> loadnode.v1.MergeType
 	48, // 12: loadnode.v1.JobSpec.schema_registry:type_name -> loadnode.v1.SchemaRegistrySpec
 	66, // 13: loadnode.v1.JobSpec.error_topic_properties:type_name -> loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
-	3,  // 14: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
-	3,  // 15: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
-	4,  // 16: loadnode.v1.Transition.reason:type_name -> loadnode.v1.Reason
-	4,  // 17: loadnode.v1.Transition.state_reason:type_name -> loadnode.v1.Reason
-	3,  // 18: loadnode.v1.JobSummary.state:type_name -> loadnode.v1.JobState
-	4,  // 19: loadnode.v1.JobSummary.reason:type_name -> loadnode.v1.Reason
-	17, // 20: loadnode.v1.JobInfo.summary:type_name -> loadnode.v1.JobSummary
-	12, // 21: loadnode.v1.JobInfo.spec:type_name -> loadnode.v1.JobSpec
-	16, // 22: loadnode.v1.JobInfo.partitions:type_name -> loadnode.v1.PartitionInfo
-	14, // 23: loadnode.v1.JobInfo.stats:type_name -> loadnode.v1.JobStats
-	13, // 24: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
-	15, // 25: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
-	61, // 26: loadnode.v1.JobInfo.publish:type_name -> loadnode.v1.PublishStatus
-	12, // 27: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	12, // 28: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	67, // 29: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	68, // 30: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
-	9,  // 31: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
-	9,  // 32: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
-	7,  // 33: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
-	18, // 34: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
-	7,  // 35: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
-	17, // 36: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
-	7,  // 37: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
-	7,  // 38: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
-	7,  // 39: loadnode.v1.TableTruncateResponse.error:type_name -> loadnode.v1.Error
-	37, // 40: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
-	9,  // 41: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
-	38, // 42: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
-	7,  // 43: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
-	18, // 44: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
-	17, // 45: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
-	9,  // 46: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
-	7,  // 47: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
-	52, // 48: loadnode.v1.ExecResponse.tables:type_name -> loadnode.v1.TableInfo
-	12, // 49: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
-	62, // 50: loadnode.v1.JobRecord.rebase:type_name -> loadnode.v1.SourceRebase
-	45, // 51: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
-	46, // 52: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
-	7,  // 53: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
-	50, // 54: loadnode.v1.ClusterStatusResponse.members:type_name -> loadnode.v1.ClusterMember
-	7,  // 55: loadnode.v1.ClusterStatusResponse.error:type_name -> loadnode.v1.Error
-	9,  // 56: loadnode.v1.TableInfo.spec:type_name -> loadnode.v1.TableSpec
-	52, // 57: loadnode.v1.ListTablesResponse.tables:type_name -> loadnode.v1.TableInfo
-	7,  // 58: loadnode.v1.ListTablesResponse.error:type_name -> loadnode.v1.Error
-	52, // 59: loadnode.v1.DescribeTableResponse.table:type_name -> loadnode.v1.TableInfo
-	7,  // 60: loadnode.v1.DescribeTableResponse.error:type_name -> loadnode.v1.Error
-	7,  // 61: loadnode.v1.DropTableResponse.error:type_name -> loadnode.v1.Error
-	7,  // 62: loadnode.v1.BackupResponse.error:type_name -> loadnode.v1.Error
-	69, // 63: loadnode.v1.SourceRebase.positions:type_name -> loadnode.v1.SourceRebase.PositionsEntry
-	70, // 64: loadnode.v1.SourceRebase.checkpoints:type_name -> loadnode.v1.SourceRebase.CheckpointsEntry
-	65, // [65:65] is the sub-list for method output_type
-	65, // [65:65] is the sub-list for method input_type
-	65, // [65:65] is the sub-list for extension type_name
-	65, // [65:65] is the sub-list for extension extendee
-	0,  // [0:65] is the sub-list for field type_name
+	9,  // 14: loadnode.v1.JobSpec.tables:type_name -> loadnode.v1.TableSpec
+	3,  // 15: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
+	3,  // 16: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
+	4,  // 17: loadnode.v1.Transition.reason:type_name -> loadnode.v1.Reason
+	4,  // 18: loadnode.v1.Transition.state_reason:type_name -> loadnode.v1.Reason
+	3,  // 19: loadnode.v1.JobSummary.state:type_name -> loadnode.v1.JobState
+	4,  // 20: loadnode.v1.JobSummary.reason:type_name -> loadnode.v1.Reason
+	17, // 21: loadnode.v1.JobInfo.summary:type_name -> loadnode.v1.JobSummary
+	12, // 22: loadnode.v1.JobInfo.spec:type_name -> loadnode.v1.JobSpec
+	16, // 23: loadnode.v1.JobInfo.partitions:type_name -> loadnode.v1.PartitionInfo
+	14, // 24: loadnode.v1.JobInfo.stats:type_name -> loadnode.v1.JobStats
+	13, // 25: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
+	15, // 26: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
+	61, // 27: loadnode.v1.JobInfo.publish:type_name -> loadnode.v1.PublishStatus
+	12, // 28: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	12, // 29: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	67, // 30: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	68, // 31: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	9,  // 32: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
+	9,  // 33: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
+	7,  // 34: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
+	18, // 35: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
+	7,  // 36: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
+	17, // 37: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
+	7,  // 38: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
+	7,  // 39: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
+	7,  // 40: loadnode.v1.TableTruncateResponse.error:type_name -> loadnode.v1.Error
+	37, // 41: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
+	9,  // 42: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
+	38, // 43: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
+	7,  // 44: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
+	18, // 45: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
+	17, // 46: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
+	9,  // 47: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
+	7,  // 48: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
+	52, // 49: loadnode.v1.ExecResponse.tables:type_name -> loadnode.v1.TableInfo
+	12, // 50: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
+	62, // 51: loadnode.v1.JobRecord.rebase:type_name -> loadnode.v1.SourceRebase
+	45, // 52: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
+	46, // 53: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
+	7,  // 54: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
+	50, // 55: loadnode.v1.ClusterStatusResponse.members:type_name -> loadnode.v1.ClusterMember
+	7,  // 56: loadnode.v1.ClusterStatusResponse.error:type_name -> loadnode.v1.Error
+	9,  // 57: loadnode.v1.TableInfo.spec:type_name -> loadnode.v1.TableSpec
+	52, // 58: loadnode.v1.ListTablesResponse.tables:type_name -> loadnode.v1.TableInfo
+	7,  // 59: loadnode.v1.ListTablesResponse.error:type_name -> loadnode.v1.Error
+	52, // 60: loadnode.v1.DescribeTableResponse.table:type_name -> loadnode.v1.TableInfo
+	7,  // 61: loadnode.v1.DescribeTableResponse.error:type_name -> loadnode.v1.Error
+	7,  // 62: loadnode.v1.DropTableResponse.error:type_name -> loadnode.v1.Error
+	7,  // 63: loadnode.v1.BackupResponse.error:type_name -> loadnode.v1.Error
+	69, // 64: loadnode.v1.SourceRebase.positions:type_name -> loadnode.v1.SourceRebase.PositionsEntry
+	70, // 65: loadnode.v1.SourceRebase.checkpoints:type_name -> loadnode.v1.SourceRebase.CheckpointsEntry
+	66, // [66:66] is the sub-list for method output_type
+	66, // [66:66] is the sub-list for method input_type
+	66, // [66:66] is the sub-list for extension type_name
+	66, // [66:66] is the sub-list for extension extendee
+	0,  // [0:66] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }

@@ -161,6 +161,19 @@ func applyMask(cur, patch *api.JobSpec, mask []string) (*api.JobSpec, error) {
 // wholeSpec checks a whole new spec against cur.
 func wholeSpec(cur, in *api.JobSpec) (*api.JobSpec, error) {
 	next := proto.Clone(in).(*api.JobSpec)
+	if len(cur.GetTables()) > 0 && len(next.GetTables()) == len(cur.GetTables()) {
+		// A multi-table spec names its tables (job show -o yaml): the
+		// same names are the same tables.
+		same := true
+		for i, t := range next.GetTables() {
+			same = same && t.GetName() == cur.GetTables()[i].GetName()
+		}
+		if same {
+			next.Tables = cur.Tables
+			next.Table = cur.Table
+			next = proto.Clone(next).(*api.JobSpec)
+		}
+	}
 	ApplyDefaults(next)
 	if err := ValidateJobSpec(next); err != nil {
 		return nil, err

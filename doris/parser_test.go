@@ -744,13 +744,6 @@ func TestParseErrors(t *testing.T) {
 		msg       string // a part of Msg
 	}{
 		// CREATE ROUTINE LOAD: Doris docs statements loadnode refuses
-		{"Doris docs: multi-table load", `CREATE ROUTINE LOAD example_db.test1
-   PROPERTIES
-   (
-       "desired_concurrent_number"="3"
-   )
-   FROM KAFKA ("kafka_broker_list" = "broker1:9092", "kafka_topic" = "my_topic");`,
-			"ON", 2, 4, "target table is required"},
 		{"Doris docs: PRECEDING FILTER", `CREATE ROUTINE LOAD example_db.test1 ON example_tbl
    COLUMNS(k1, k2, k3, v1, v2),
    PRECEDING FILTER k1 = 1,
@@ -1038,5 +1031,26 @@ func TestParseTableStatements(t *testing.T) {
 		if !errors.As(err, &de) || de.Clause != want {
 			t.Fatalf("%s: %v, want clause %q", sql, err, want)
 		}
+	}
+}
+
+// TestParseMultiTable: CREATE ROUTINE LOAD without ON (Doris's docs
+// example) is a multi-table load; COLUMNS with it is refused by name.
+func TestParseMultiTable(t *testing.T) {
+	st := mustParse(t, `CREATE ROUTINE LOAD example_db.test1
+   PROPERTIES
+   (
+       "desired_concurrent_number"="3"
+   )
+   FROM KAFKA ("kafka_broker_list" = "broker1:9092", "kafka_topic" = "my_topic");`)
+	if !st.MultiTable || st.CreateRoutineLoad == nil || st.CreateRoutineLoad.Table != nil || st.DB != "example_db" {
+		t.Fatalf("Parse = %+v, want a multi-table CREATE ROUTINE LOAD in example_db", st)
+	}
+	if st.CreateRoutineLoad.GetKafka().GetTopic() != "my_topic" || st.CreateRoutineLoad.GetDesiredConcurrentNumber() != 3 {
+		t.Errorf("spec = %v", st.CreateRoutineLoad)
+	}
+	_, err := Parse(`CREATE ROUTINE LOAD j COLUMNS(a, b) FROM KAFKA ("kafka_broker_list" = "b:9092", "kafka_topic" = "t")`)
+	if err == nil || !strings.Contains(err.Error(), "multi-table") {
+		t.Fatalf("multi-table with COLUMNS: %v, want a refusal", err)
 	}
 }

@@ -97,15 +97,19 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 		return nil, err
 	}
 	spec := &api.JobSpec{Name: name, Table: &api.TableSpec{}}
-	if t := p.peek(); !t.is("ON") {
-		return nil, p.errf(t, "ON", "a target table is required (loading several tables from one topic is not supported by loadnode)")
+	multi := false
+	if t := p.peek(); t.is("ON") {
+		p.next()
+		_, table, _, err := p.qualifiedName("ON", "a table name")
+		if err != nil {
+			return nil, err
+		}
+		spec.Table.Name = table
+	} else {
+		// Without ON: a multi-table load (Doris: each record is
+		// "table|record").
+		multi = true
 	}
-	p.next()
-	_, table, _, err := p.qualifiedName("ON", "a table name")
-	if err != nil {
-		return nil, err
-	}
-	spec.Table.Name = table
 	if t := p.peek(); t.is("WITH") {
 		p.next()
 		m, err := p.ident("WITH", "APPEND, MERGE or DELETE")
@@ -265,7 +269,13 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 		}
 		p.next()
 	}
-	return &Statement{CreateRoutineLoad: spec, DB: db}, nil
+	if multi {
+		if len(spec.GetTable().GetColumns()) > 0 || len(spec.GetColumnsMapping()) > 0 || spec.GetWhere() != "" || spec.GetMergeType() != api.MergeType_APPEND {
+			return nil, p.errf(create, clause, "a multi-table load (no ON) takes no COLUMNS, WHERE or merge type: each record's fields map onto its own table's columns")
+		}
+		spec.Table = nil
+	}
+	return &Statement{CreateRoutineLoad: spec, DB: db, MultiTable: multi}, nil
 }
 
 // columnsMapping parses COLUMNS (item, ...) after the COLUMNS keyword:
