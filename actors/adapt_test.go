@@ -135,4 +135,6 @@ func (testSpecs) Alter(cur *api.JobSpec, req *api.AlterJobRequest) (*api.JobSpec
 	return config.Alter(cur, req)
 }
 
+func (testSpecs) Rebases(cur, next *api.JobSpec) bool { return config.Rebases(cur, next) }
+
 func (testSpecs) SourceName(spec *api.JobSpec) string { return "kafka://" + spec.GetKafka().GetTopic() }

@@ -2,6 +2,8 @@ package actors
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/sink"
 	"github.com/loadnode/loadnode/sources"
 	"github.com/loadnode/loadnode/table"
 )
@@ -28,7 +31,13 @@ type alterResolved struct {
 	changes []string
 	reopen  bool
 	reset   map[int32]sources.Start
-	err     error
+	// rebase: the alter moves the job to another stream (Specs.Rebases);
+	// newSrc is the new stream's source and starts its partitions' first
+	// positions, which replace the job's whole progress.
+	rebase bool
+	newSrc Source
+	starts map[int32]sources.Start
+	err    error
 }
 
 // alterTimeout bounds the look-up of an alter's reset positions.
@@ -48,6 +57,10 @@ func (j *job) userAlter(ctx actor.Context, req *api.AlterJobRequest) {
 	}
 	res := &alterResolved{sender: ctx.Sender(), req: req, spec: next, changes: changes, reopen: reopen}
 	reset := sources.Reset{Offsets: req.GetResetOffsets(), Positions: req.GetResetPositions()}
+	if j.deps.Specs.Rebases(j.rec.GetSpec(), next) {
+		j.alterRebase(ctx, res, reset)
+		return
+	}
 	if reset.Empty() {
 		j.onAlterResolved(ctx, res)
 		return
@@ -78,6 +91,158 @@ func (j *job) userAlter(ctx actor.Context, req *api.AlterJobRequest) {
 	})
 }
 
+// alterRebase starts an alter that moves the job to another stream (a new
+// Kafka topic), as Doris does: only while PAUSED; the old stream's
+// progress is dropped and the new stream's partitions start where the new
+// spec says (its offsets, else its default offset), looked up on a new
+// source in a goroutine.
+func (j *job) alterRebase(ctx actor.Context, res *alterResolved, reset sources.Reset) {
+	res.rebase = true
+	if j.state != api.JobState_PAUSED {
+		ctx.Respond(j.reply(precondition("job %s is %s: pause it before moving it to another stream (%s)", j.rec.GetName(), j.state, strings.Join(res.changes, ", "))))
+		return
+	}
+	if !reset.Empty() {
+		ctx.Respond(j.reply(invalidErr("reset_offsets", errors.New("a reset names partitions of the current stream; give the new stream's start offsets in the spec (kafka.offsets)"))))
+		return
+	}
+	src, err := j.newSource(res.spec)
+	if err != nil {
+		ctx.Respond(j.reply(invalidErr("kafka", err)))
+		return
+	}
+	res.newSrc = src
+	run(j.life, "alter rebase look-up", func(ctx context.Context) *alterResolved {
+		ctx, cancel := context.WithTimeout(ctx, alterTimeout)
+		defer cancel()
+		r := *res
+		parts, starts, err := src.Discover(ctx, map[int32]bool{})
+		r.starts, r.err = map[int32]sources.Start{}, err
+		for _, p := range parts {
+			s, ok := starts[p]
+			if !ok && r.err == nil {
+				r.err = fmt.Errorf("actors: the new source gave no start for partition %d", p)
+			}
+			r.starts[p] = s
+		}
+		return &r
+	}, func(err error) *alterResolved {
+		r := *res
+		r.err = err
+		return &r
+	})
+}
+
+// applyRebase makes the sink hold the job's journaled rebase if it does
+// not yet (a crash, or a sink error, between the journal entry and the
+// sink's step): the sink's fence below the rebase's means the rebase never
+// reached it, since every commit after it has a newer fence. It returns
+// the progress to use.
+func (j *job) applyRebase(sk sink.Sink, prog *sink.Progress) (*sink.Progress, error) {
+	rb := j.rec.GetRebase()
+	if rb == nil || prog.Fence >= rb.GetFence() {
+		return prog, nil
+	}
+	if err := sk.RebaseStarts(j.id, rb.GetFence(), rb.GetPositions(), rb.GetCheckpoints()); err != nil {
+		return nil, fmt.Errorf("apply the journaled move to %s: %w", j.deps.Specs.SourceName(j.rec.GetSpec()), err)
+	}
+	j.log().Info("journaled rebase applied to the sink", "fence", rb.GetFence())
+	return sk.Progress(j.id)
+}
+
+// onRebaseResolved makes a rebase durable: the new spec with the rebase
+// (fence, new starts) journaled first, then the sink's RebaseStarts, which
+// drops the old progress and fences out any commit of the old stream's
+// generations. A crash (or a sink error) between the two leaves the rebase
+// journaled, and the job applies it before it reads again (applyRebase).
+func (j *job) onRebaseResolved(ctx actor.Context, res *alterResolved, answer func(*api.JobResponse)) {
+	fail := func(e *api.Error) {
+		res.newSrc.Close()
+		answer(j.reply(e))
+	}
+	switch {
+	case res.err != nil:
+		fail(invalidErr("kafka.topic", res.err))
+		return
+	case j.state != api.JobState_PAUSED:
+		fail(precondition("job %s is %s: pause it before moving it to another stream", j.rec.GetName(), j.state))
+		return
+	}
+	if err := j.openSink(); err != nil {
+		fail(precondition("job %s: sink: %v", j.rec.GetName(), err))
+		return
+	}
+	// INVARIANT (stale tasks cannot commit): the fence is newer than every
+	// generation so far; the sink refuses commits older than it.
+	fence := j.nextGeneration()
+	j.generation = fence
+	positions, cks := make(map[int32]int64, len(res.starts)), map[int32][]byte{}
+	var starts, dropped []string
+	for _, p := range slices.Sorted(maps.Keys(res.starts)) {
+		s := res.starts[p]
+		positions[p] = s.Offset
+		if s.Checkpoint != nil {
+			cks[p] = s.Checkpoint
+		}
+		name, at := res.newSrc.Render(p, s)
+		starts = append(starts, name+" "+at)
+	}
+	if j.src != nil {
+		for _, p := range slices.Sorted(maps.Keys(j.progress)) {
+			name, at := j.src.Render(p, sources.Start{Offset: j.progress[p], Checkpoint: j.checkpoints[p]})
+			dropped = append(dropped, name+" "+at)
+		}
+	}
+	changed := slices.Clone(res.changes)
+	changed = append(changed, "progress of "+j.deps.Specs.SourceName(j.rec.GetSpec())+" dropped ("+strings.Join(dropped, ", ")+")",
+		"starts on "+j.deps.Specs.SourceName(res.spec)+" ("+strings.Join(starts, ", ")+")")
+	rec := proto.Clone(j.rec).(*api.JobRecord)
+	rec.Spec = res.spec
+	rec.Rebase = &api.SourceRebase{Fence: fence, Positions: positions, Checkpoints: cks,
+		Count: j.rec.GetRebase().GetCount() + 1, TimeUnixMs: j.deps.nowMs()}
+	t := &api.Transition{Seq: j.lastSeq + 1, TimeUnixMs: j.deps.nowMs(), From: j.state, To: j.state,
+		Reason: api.Reason_USER_ALTER, Message: "altered: " + strings.Join(changed, ", "),
+		StateReason: j.reason, StateMessage: j.message}
+	if err := j.deps.Meta.AlterJob(rec, t); err != nil {
+		fail(storeErr(err))
+		return
+	}
+	j.lastSeq, j.rec = t.Seq, rec
+	if h := j.deps.Hooks.AfterTransition; h != nil {
+		h(j.id, t) // tests crash here: journaled, not yet in the sink
+	}
+	dec := j.format.Decoder
+	j.format = table.FormatOf(rec.GetSpec())
+	j.format.Decoder = dec
+	// The old source goes; its watch with it.
+	watching := j.endWatch()
+	j.stopTasks(ctx)
+	if j.src != nil {
+		j.src.Close()
+	}
+	j.src = res.newSrc
+	clear(j.marks)
+	clear(j.behind)
+	var sinkErr error
+	if sinkErr = j.sink.RebaseStarts(j.id, fence, positions, cks); sinkErr == nil {
+		j.progress, j.checkpoints = positions, cks
+	} else {
+		// Journaled but not in the sink: the next open of the sink (a
+		// resume) applies it first.
+		j.sink = nil
+	}
+	j.log().Info("job altered", "changes", t.Message)
+	j.notify(ctx)
+	if watching {
+		j.rearm(ctx)
+	}
+	if sinkErr != nil {
+		answer(j.reply(storeErr(fmt.Errorf("the alter is journaled; its new positions reach the sink when the job resumes: %w", sinkErr))))
+		return
+	}
+	answer(j.reply(nil))
+}
+
 // onAlterResolved makes the alter durable and only then applies and
 // answers it: the journal entry with the new snapshot first (metadata
 // store), then the reset positions (sink). A crash between the two leaves
@@ -88,6 +253,10 @@ func (j *job) onAlterResolved(ctx actor.Context, res *alterResolved) {
 		if res.sender != nil {
 			ctx.Send(res.sender, r)
 		}
+	}
+	if res.rebase {
+		j.onRebaseResolved(ctx, res, answer)
+		return
 	}
 	if res.err != nil {
 		answer(j.reply(invalidErr("reset_offsets", res.err)))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -205,6 +207,19 @@ func (j *job) startGroup(ctx actor.Context) {
 			break
 		}
 		commit.Encoded = append(commit.Encoded, q.c.encoded)
+	}
+	// A multi-table job's rows for its other tables, in the same commit.
+	var more map[string][]sink.KV
+	for _, q := range g.members {
+		for name, rows := range q.c.more {
+			if more == nil {
+				more = map[string][]sink.KV{}
+			}
+			more[name] = append(more[name], rows...)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(more)) {
+		commit.More = append(commit.More, sink.TableRows{Table: name, Rows: more[name]})
 	}
 	j.commitSeq++
 	g.seq = j.commitSeq

@@ -75,6 +75,27 @@ func (m *manager) storedTable(spec *api.JobSpec) *api.JobResponse {
 	return nil
 }
 
+// storedTables fills a multi-table job's tables from the catalog by name
+// (every one must exist), and its table with the first of them.
+func (m *manager) storedTables(spec *api.JobSpec) *api.JobResponse {
+	for i, t := range spec.GetTables() {
+		stored, _, err := m.catalogTable(t.GetName())
+		if err != nil {
+			return &api.JobResponse{Error: storeErr(err)}
+		}
+		if stored == nil {
+			return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: fmt.Sprintf("tables[%d]", i),
+				Message: fmt.Sprintf("table %s does not exist: create it first (a multi-table job loads tables of the catalog)", api.Quote(t.GetName()))}}
+		}
+		if db := t.GetDatabase(); db != "" && db != stored.GetDatabase() {
+			return invalid(fmt.Sprintf("tables[%d]", i), fmt.Sprintf("table %s is not in database %q", t.GetName(), db))
+		}
+		spec.Tables[i] = proto.Clone(stored).(*api.TableSpec)
+	}
+	spec.Table = proto.Clone(spec.Tables[0]).(*api.TableSpec)
+	return nil
+}
+
 // createFor validates a create request and queues it for its durable
 // write; it returns an answer only when the request is refused. The job
 // actor is spawned when the write is done (onCreatesWritten).
@@ -83,7 +104,11 @@ func (m *manager) createFor(ctx actor.Context, req *api.CreateJobRequest) *api.J
 		return invalid("spec", "spec: required")
 	}
 	spec := proto.Clone(req.GetSpec()).(*api.JobSpec)
-	if req.GetUseStoredTable() {
+	if len(spec.GetTables()) > 0 {
+		if resp := m.storedTables(spec); resp != nil {
+			return resp
+		}
+	} else if req.GetUseStoredTable() {
 		if resp := m.storedTable(spec); resp != nil {
 			return resp
 		}

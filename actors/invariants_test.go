@@ -649,8 +649,8 @@ func TestAlterJob(t *testing.T) {
 	}
 	bad := proto.Clone(sp).(*api.JobSpec)
 	bad.Kafka.Topic = "other"
-	if _, err := n.c.AlterJob(ctx10(t), "alt", bad, nil); code(err) != api.ErrorCode_INVALID_ARGUMENT {
-		t.Fatalf("alter of the topic: %v", err)
+	if _, err := n.c.AlterJob(ctx10(t), "alt", bad, nil); code(err) != api.ErrorCode_FAILED_PRECONDITION || !strings.Contains(err.Error(), "RUNNING") {
+		t.Fatalf("alter of a RUNNING job's topic: %v, want FAILED_PRECONDITION naming RUNNING", err)
 	}
 	if _, err := n.c.AlterJob(ctx10(t), "alt", nil, map[int32]string{0: "OFFSET_BEGINNING"}); code(err) != api.ErrorCode_FAILED_PRECONDITION {
 		t.Fatalf("offset reset while RUNNING: %v", err)

@@ -65,6 +65,9 @@ type job struct {
 
 	rec    *api.JobRecord
 	schema *table.Schema
+	// tables are a multi-table job's table schemas (JobSpec.tables), built
+	// with schema.
+	tables []*table.Schema
 	update *table.Update // how rows change a keyed table; set with schema
 	format table.Format
 	src    Source
@@ -302,6 +305,11 @@ func (j *job) start(ctx actor.Context) {
 		if prog, err = sk.Progress(j.id); err != nil {
 			// Without its positions the job cannot run; the supervisor decides.
 			panic(fmt.Errorf("actors: job %d: load progress: %w", j.id, err))
+		}
+		if prog, err = j.applyRebase(sk, prog); err != nil {
+			// Journaled, not applied, and the sink refuses: the job
+			// cannot read from positions it does not know.
+			panic(fmt.Errorf("actors: job %d: %w", j.id, err))
 		}
 		j.progress, j.checkpoints, j.stats = prog.Positions, prog.Checkpoints, prog.Stats
 		j.observeFence(prog.Fence)

@@ -37,7 +37,7 @@ func TestErrorRowReasonBounded(t *testing.T) {
 		{Partition: 0, Offset: 1, Value: invalid},
 	}}
 	cfg := taskConfig{jobID: 1, schema: schema, format: f, settings: testSettings(Settings{})}
-	out := collect(context.Background(), cfg, fixedReader{batch}, parser, map[int32]int64{0: 0})
+	out := collect(context.Background(), cfg, fixedReader{batch}, parser, nil, map[int32]int64{0: 0})
 	if out.err != nil {
 		t.Fatal(out.err)
 	}

@@ -78,6 +78,10 @@ type Specs interface {
 	// and whether the source must be reopened (new client settings). A
 	// field that may not change is an error naming it.
 	Alter(cur *api.JobSpec, req *api.AlterJobRequest) (next *api.JobSpec, changes []string, reopen bool, err error)
+	// Rebases reports whether next (an alter's result) reads another
+	// stream than cur (a new Kafka topic): the job's progress does not
+	// apply to it and the alter replaces it, only while PAUSED.
+	Rebases(cur, next *api.JobSpec) bool
 	// SourceName names the job's source in listings ("kafka://orders").
 	SourceName(spec *api.JobSpec) string
 }

@@ -257,6 +257,9 @@ func (j *job) userResume(ctx actor.Context) *api.JobResponse {
 	// moved while the job was paused (a database restored from a backup):
 	// read it again. A paused job has no tasks to disagree.
 	prog, err := j.sink.Progress(j.id)
+	if err == nil {
+		prog, err = j.applyRebase(j.sink, prog)
+	}
 	if err != nil {
 		return j.reply(precondition("job %s: sink: %v", j.rec.GetName(), err))
 	}
@@ -308,6 +311,9 @@ func (j *job) openSink() error {
 		return err
 	}
 	prog, err := sk.Progress(j.id)
+	if err == nil {
+		prog, err = j.applyRebase(sk, prog)
+	}
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -19,7 +20,10 @@ import (
 
 // taskConfig is everything a task actor is born with. It is immutable.
 type taskConfig struct {
-	jobID      uint64
+	jobID uint64
+	// keySpace is the job field of its DUPLICATE row keys
+	// (table.KeySpace: the job id and its rebase count).
+	keySpace   uint64
 	generation uint64
 	index      int
 	job        *actor.PID
@@ -44,6 +48,25 @@ type taskConfig struct {
 	// deadLetters: the job has an error_topic; error rows keep the
 	// record's key and whole value for it (commitBatch.letters).
 	deadLetters bool
+	// tables, for a multi-table job (JobSpec.tables), are the schemas of
+	// its tables, the first being schema's: each record is
+	// "table|record" and goes to the table it names.
+	tables []*table.Schema
+}
+
+// route is one table of a multi-table task, with the parser (owned by the
+// read goroutine while it runs) of its records.
+type route struct {
+	schema *table.Schema
+	parser *table.Parser
+	vals   []table.Value
+}
+
+// routes holds a multi-table task's routes by table name, and the names
+// for error messages.
+type routes struct {
+	by    map[string]*route
+	names string
 }
 
 // commitBatch asks the job actor to commit one batch. The job answers with
@@ -58,7 +81,9 @@ type commitBatch struct {
 	errorRows []*api.ErrorRow
 	// letters are errorRows with their records' keys and values, when the
 	// job has an error_topic.
-	letters    []DeadLetter
+	letters []DeadLetter
+	// more are rows for a multi-table job's other tables, by table.
+	more       map[string][]sink.KV
 	loaded     int64
 	unselected int64 // rows a filter (WHERE) left out
 	bytes      int64
@@ -111,6 +136,7 @@ type task struct {
 	life    *lifetime
 	reader  sources.Reader
 	parser  *table.Parser
+	routes  *routes                 // multi-table jobs only
 	pos     map[int32]sources.Start // after the last batch read (committed or not)
 	done    <-chan struct{}         // closed when the read goroutine has returned
 	holding bool
@@ -158,6 +184,21 @@ func (t *task) Receive(ctx actor.Context) {
 			return
 		}
 		t.parser = p
+		if len(t.cfg.tables) > 0 {
+			rs := &routes{by: map[string]*route{}}
+			names := make([]string, len(t.cfg.tables))
+			for i, s := range t.cfg.tables {
+				rp, err := table.NewParser(s, t.cfg.format)
+				if err != nil {
+					t.fail(ctx, fmt.Errorf("task %d: parser of table %s: %w", t.cfg.index, s.Name(), err))
+					return
+				}
+				rs.by[s.Name()] = &route{schema: s, parser: rp}
+				names[i] = s.Name()
+			}
+			rs.names = strings.Join(names, ", ")
+			t.routes = rs
+		}
 		t.next(ctx)
 	case *requestSlot:
 		t.napping = false
@@ -324,19 +365,19 @@ func (t *task) fail(ctx actor.Context, err error) {
 // owns the reader and parser until it sends batchCollected; it touches no
 // actor state.
 func (t *task) read(ctx actor.Context) {
-	reader, parser, cfg := t.reader, t.parser, t.cfg
+	reader, parser, cfg, rs := t.reader, t.parser, t.cfg, t.routes
 	start := make(map[int32]int64, len(t.pos))
 	for p, o := range t.pos {
 		start[p] = o.Offset
 	}
 	t.done = run(t.life, fmt.Sprintf("task %d read", cfg.index), func(ctx context.Context) *batchCollected {
-		out := collect(ctx, cfg, reader, parser, start)
+		out := collect(ctx, cfg, reader, parser, rs, start)
 		return &out
 	}, func(err error) *batchCollected { return &batchCollected{err: err} })
 }
 
 // collect reads one batch and turns it into a commit request.
-func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser *table.Parser, start map[int32]int64) batchCollected {
+func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, home *table.Parser, rs *routes, start map[int32]int64) batchCollected {
 	b, readErr := reader.Read(ctx, cfg.limits)
 	if b == nil {
 		if readErr == nil {
@@ -371,7 +412,6 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 	c.rows = make([]sink.KV, 0, len(b.Records))
 	arena := make([]byte, 0, int(b.Bytes)+len(b.Records)*(table.KeyLen+16))
 	nowMs := time.Now().UnixMilli()
-	useMeta := parser.UsesMeta()
 	var enc sink.Encoding
 	if cfg.encoder != nil {
 		enc = cfg.encoder.EncodeBatch(cfg.table, len(b.Records), int(b.Bytes))
@@ -379,22 +419,46 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 	var meta table.RecordMeta
 	for i := range b.Records {
 		r := &b.Records[i]
+		parser, schema, value := home, cfg.schema, r.Value
+		var rt *route
 		pos := table.Pos{JobID: cfg.jobID, Partition: r.Partition, Offset: r.Offset}
+		keyPos := pos
+		keyPos.JobID = cfg.keySpace
 		var perr error
 		if r.Err != nil {
 			perr = r.Err // the source could not decode it
 		} else if len(r.Value) > cfg.settings.MaxRecordBytes {
 			perr = fmt.Errorf("record of %d bytes exceeds the %d-byte limit", len(r.Value), cfg.settings.MaxRecordBytes)
-		} else {
-			if useMeta {
+		} else if rs != nil {
+			// A multi-table record: Doris's "table|record".
+			name, rest, ok := bytes.Cut(value, []byte{'|'})
+			switch rt = rs.by[string(name)]; {
+			case !ok:
+				perr = fmt.Errorf("multi-table record names no table: want table|record (tables: %s)", rs.names)
+			case rt == nil:
+				perr = fmt.Errorf("table %q does not exist: this job loads tables %s", api.Clip(string(name), 128), rs.names)
+			default:
+				parser, schema, value = rt.parser, rt.schema, rest
+			}
+		}
+		if perr == nil && r.Err == nil {
+			if parser.UsesMeta() {
 				meta = recordMeta(r, b.Topic, meta)
 				parser.SetMeta(&meta)
 			}
 			// The row is encoded below, before the next record: its
 			// STRING cells may borrow the record's bytes.
-			vals, perr = parser.ParseBorrowed(r.Value, vals)
+			if rt != nil {
+				rt.vals, perr = parser.ParseBorrowed(value, rt.vals)
+				vals = rt.vals
+			} else {
+				vals, perr = parser.ParseBorrowed(value, vals)
+			}
+			if perr != nil && rt != nil {
+				perr = fmt.Errorf("table %s: %w", schema.Name(), perr)
+			}
 			if perr == nil && cfg.checker != nil {
-				perr = cfg.checker.CheckRow(cfg.schema, vals)
+				perr = cfg.checker.CheckRow(schema, vals)
 			}
 		}
 		if perr == table.ErrFiltered {
@@ -427,15 +491,23 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, parser 
 		// Keys and values share one arena per batch: two small allocations
 		// per row were most of the batch-building allocations.
 		start := len(arena)
-		arena = table.AppendRowKey(arena, cfg.schema, pos, vals)
+		arena = table.AppendRowKey(arena, schema, keyPos, vals)
 		key := arena[start:len(arena):len(arena)]
 		start = len(arena)
-		arena = table.AppendValue(arena, cfg.schema, pos, vals)
-		c.rows = append(c.rows, sink.KV{Key: key, Value: arena[start:len(arena):len(arena)], Delete: parser.Deleted()})
-		c.loaded++
-		if enc != nil && enc.Add(key, pos, vals) != nil {
-			enc = nil // the commit encodes the rows itself (and says why)
+		arena = table.AppendValue(arena, schema, pos, vals)
+		kv := sink.KV{Key: key, Value: arena[start:len(arena):len(arena)], Delete: parser.Deleted()}
+		if schema != cfg.schema && schema.Name() != cfg.schema.Name() {
+			if c.more == nil {
+				c.more = map[string][]sink.KV{}
+			}
+			c.more[schema.Name()] = append(c.more[schema.Name()], kv)
+		} else {
+			c.rows = append(c.rows, kv)
+			if enc != nil && enc.Add(key, pos, vals) != nil {
+				enc = nil // the commit encodes the rows itself (and says why)
+			}
 		}
+		c.loaded++
 	}
 	if enc != nil {
 		enc.Seal()

@@ -47,6 +47,17 @@ func (j *job) spawnTasks(ctx actor.Context) {
 		if err == nil {
 			err = j.sink.PrepareTable(spec.GetTable())
 		}
+		var tables []*table.Schema
+		for _, ts := range spec.GetTables() {
+			if err != nil {
+				break
+			}
+			var s *table.Schema
+			if s, err = table.NewSchema(ts); err == nil {
+				err = j.sink.PrepareTable(ts)
+			}
+			tables = append(tables, s)
+		}
 		if err != nil {
 			reason := api.Reason_SOURCE_CONFIG_ERROR
 			if errors.Is(err, sink.ErrTableChanged) {
@@ -55,7 +66,7 @@ func (j *job) spawnTasks(ctx actor.Context) {
 			j.transition(ctx, api.JobState_PAUSED, reason, err.Error())
 			return
 		}
-		j.schema = schema
+		j.schema, j.tables = schema, tables
 	}
 	n := min(int(max(spec.GetDesiredConcurrentNumber(), 1)), len(parts))
 	checker, _ := j.sink.(sink.RowChecker)
@@ -79,12 +90,12 @@ func (j *job) spawnTasks(ctx actor.Context) {
 		}
 		j.taskInfos[i] = ti
 		pid := ctx.Spawn(newTaskProps(taskConfig{
-			jobID: j.id, generation: j.generation, index: i,
+			jobID: j.id, keySpace: table.KeySpace(j.id, j.rec.GetRebase().GetCount()), generation: j.generation, index: i,
 			job: ctx.Self(), scheduler: j.sch, source: j.src,
 			schema: j.schema, format: j.format, limits: limits, start: start, keepReader: keep,
 			settings: j.deps.Settings, logger: j.log(), checker: checker,
 			encoder: encoder, table: spec.GetTable().GetName(),
-			deadLetters: j.rec.GetSpec().GetErrorTopic() != "",
+			deadLetters: j.rec.GetSpec().GetErrorTopic() != "", tables: j.tables,
 		}))
 		j.tasks[pid.Id] = i
 	}

@@ -1079,8 +1079,13 @@ type JobSpec struct {
 	// Kinesis job).
 	ErrorTopicBrokers    []string          `protobuf:"bytes,162,rep,name=error_topic_brokers,json=errorTopicBrokers,proto3" json:"error_topic_brokers,omitempty"`
 	ErrorTopicProperties map[string]string `protobuf:"bytes,163,rep,name=error_topic_properties,json=errorTopicProperties,proto3" json:"error_topic_properties,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// tables makes the job a multi-table load (Doris CREATE ROUTINE LOAD
+	// without ON): each record names its table, as "table|record", and goes
+	// to one of these DUPLICATE tables, all in table's database; table is
+	// the first of them. A create fills each from the catalog by name.
+	Tables        []*TableSpec `protobuf:"bytes,920,rep,name=tables,proto3" json:"tables,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobSpec) Reset() {
@@ -1326,6 +1331,13 @@ func (x *JobSpec) GetErrorTopicBrokers() []string {
 func (x *JobSpec) GetErrorTopicProperties() map[string]string {
 	if x != nil {
 		return x.ErrorTopicProperties
+	}
+	return nil
+}
+
+func (x *JobSpec) GetTables() []*TableSpec {
+	if x != nil {
+		return x.Tables
 	}
 	return nil
 }
@@ -3592,6 +3604,10 @@ type JobRecord struct {
 	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	Spec          *JobSpec               `protobuf:"bytes,3,opt,name=spec,proto3" json:"spec,omitempty"`
 	CreatedUnixMs int64                  `protobuf:"varint,4,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
+	// rebase is the job's last move to another stream (an alter of
+	// kafka.topic): journaled with the new spec, applied to the sink after
+	// (and again at recovery while the sink's fence is below its fence).
+	Rebase        *SourceRebase `protobuf:"bytes,920,opt,name=rebase,proto3" json:"rebase,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3652,6 +3668,13 @@ func (x *JobRecord) GetCreatedUnixMs() int64 {
 		return x.CreatedUnixMs
 	}
 	return 0
+}
+
+func (x *JobRecord) GetRebase() *SourceRebase {
+	if x != nil {
+		return x.Rebase
+	}
+	return nil
 }
 
 // TableInsertRequest adds rows to a table (Doris INSERT INTO ... VALUES),
@@ -4970,6 +4993,88 @@ func (x *ResultRow) GetValues() []string {
 	return nil
 }
 
+// SourceRebase is an alter's move of a job to another stream: the job's
+// whole progress becomes positions (and checkpoints), and the sink's fence
+// is raised to fence in the same step (sink.Sink.RebaseStarts). count
+// numbers the job's rebases (1 for the first); rows loaded after the n-th
+// rebase are keyed apart from rows loaded before it (table.KeySpace), so
+// that a new topic's offsets never overwrite an old topic's rows.
+type SourceRebase struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Fence         uint64                 `protobuf:"varint,1,opt,name=fence,proto3" json:"fence,omitempty"`
+	Positions     map[int32]int64        `protobuf:"bytes,2,rep,name=positions,proto3" json:"positions,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	Checkpoints   map[int32][]byte       `protobuf:"bytes,3,rep,name=checkpoints,proto3" json:"checkpoints,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Count         uint32                 `protobuf:"varint,4,opt,name=count,proto3" json:"count,omitempty"`
+	TimeUnixMs    int64                  `protobuf:"varint,5,opt,name=time_unix_ms,json=timeUnixMs,proto3" json:"time_unix_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SourceRebase) Reset() {
+	*x = SourceRebase{}
+	mi := &file_api_loadnode_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SourceRebase) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SourceRebase) ProtoMessage() {}
+
+func (x *SourceRebase) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SourceRebase.ProtoReflect.Descriptor instead.
+func (*SourceRebase) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *SourceRebase) GetFence() uint64 {
+	if x != nil {
+		return x.Fence
+	}
+	return 0
+}
+
+func (x *SourceRebase) GetPositions() map[int32]int64 {
+	if x != nil {
+		return x.Positions
+	}
+	return nil
+}
+
+func (x *SourceRebase) GetCheckpoints() map[int32][]byte {
+	if x != nil {
+		return x.Checkpoints
+	}
+	return nil
+}
+
+func (x *SourceRebase) GetCount() uint32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *SourceRebase) GetTimeUnixMs() int64 {
+	if x != nil {
+		return x.TimeUnixMs
+	}
+	return 0
+}
+
 var File_api_loadnode_proto protoreflect.FileDescriptor
 
 const file_api_loadnode_proto_rawDesc = "" +
@@ -5029,7 +5134,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	" \x01(\tR\x0fdefaultPosition\x1a<\n" +
 	"\x0ePositionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe7\v\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x98\f\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x05table\x18\x02 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12\x16\n" +
@@ -5065,7 +5170,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\verror_topic\x18\xa1\x01 \x01(\tR\n" +
 	"errorTopic\x12/\n" +
 	"\x13error_topic_brokers\x18\xa2\x01 \x03(\tR\x11errorTopicBrokers\x12e\n" +
-	"\x16error_topic_properties\x18\xa3\x01 \x03(\v2..loadnode.v1.JobSpec.ErrorTopicPropertiesEntryR\x14errorTopicProperties\x1aG\n" +
+	"\x16error_topic_properties\x18\xa3\x01 \x03(\v2..loadnode.v1.JobSpec.ErrorTopicPropertiesEntryR\x14errorTopicProperties\x12/\n" +
+	"\x06tables\x18\x98\a \x03(\v2\x16.loadnode.v1.TableSpecR\x06tables\x1aG\n" +
 	"\x19ErrorTopicPropertiesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0e\n" +
@@ -5249,12 +5355,13 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x05table\x18\x04 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12(\n" +
 	"\x05error\x18\x05 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\x12.\n" +
 	"\x06tables\x18x \x03(\v2\x16.loadnode.v1.TableInfoR\x06tables\x12/\n" +
-	"\x06result\x18\xac\a \x01(\v2\x16.loadnode.v1.ResultSetR\x06result\"\x81\x01\n" +
+	"\x06result\x18\xac\a \x01(\v2\x16.loadnode.v1.ResultSetR\x06result\"\xb5\x01\n" +
 	"\tJobRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
 	"\x04spec\x18\x03 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12&\n" +
-	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\"p\n" +
+	"\x0fcreated_unix_ms\x18\x04 \x01(\x03R\rcreatedUnixMs\x122\n" +
+	"\x06rebase\x18\x98\a \x01(\v2\x19.loadnode.v1.SourceRebaseR\x06rebase\"p\n" +
 	"\x12TableInsertRequest\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x18\n" +
 	"\acolumns\x18\x02 \x03(\tR\acolumns\x12*\n" +
@@ -5353,7 +5460,20 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\acolumns\x18\x01 \x03(\tR\acolumns\x12*\n" +
 	"\x04rows\x18\x02 \x03(\v2\x16.loadnode.v1.ResultRowR\x04rows\"#\n" +
 	"\tResultRow\x12\x16\n" +
-	"\x06values\x18\x01 \x03(\tR\x06values*\xbf\x01\n" +
+	"\x06values\x18\x01 \x03(\tR\x06values\"\xf0\x02\n" +
+	"\fSourceRebase\x12\x14\n" +
+	"\x05fence\x18\x01 \x01(\x04R\x05fence\x12F\n" +
+	"\tpositions\x18\x02 \x03(\v2(.loadnode.v1.SourceRebase.PositionsEntryR\tpositions\x12L\n" +
+	"\vcheckpoints\x18\x03 \x03(\v2*.loadnode.v1.SourceRebase.CheckpointsEntryR\vcheckpoints\x12\x14\n" +
+	"\x05count\x18\x04 \x01(\rR\x05count\x12 \n" +
+	"\ftime_unix_ms\x18\x05 \x01(\x03R\n" +
+	"timeUnixMs\x1a<\n" +
+	"\x0ePositionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a>\n" +
+	"\x10CheckpointsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01*\xbf\x01\n" +
 	"\tErrorCode\x12\x06\n" +
 	"\x02OK\x10\x00\x12\x14\n" +
 	"\x10INVALID_ARGUMENT\x10\x01\x12\r\n" +
@@ -5450,7 +5570,7 @@ func file_api_loadnode_proto_rawDescGZIP() []byte {
 }
 
 var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 64)
+var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
 var file_api_loadnode_proto_goTypes = []any{
 	(ErrorCode)(0),                // 0: loadnode.v1.ErrorCode
 	(ColumnType)(0),               // 1: loadnode.v1.ColumnType
@@ -5517,12 +5637,15 @@ var file_api_loadnode_proto_goTypes = []any{
 	(*TaskInfo)(nil),              // 62: loadnode.v1.TaskInfo
 	(*ResultSet)(nil),             // 63: loadnode.v1.ResultSet
 	(*ResultRow)(nil),             // 64: loadnode.v1.ResultRow
-	nil,                           // 65: loadnode.v1.KafkaSpec.OffsetsEntry
-	nil,                           // 66: loadnode.v1.KafkaSpec.PropertiesEntry
-	nil,                           // 67: loadnode.v1.KinesisSpec.PositionsEntry
-	nil,                           // 68: loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
-	nil,                           // 69: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	nil,                           // 70: loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	(*SourceRebase)(nil),          // 65: loadnode.v1.SourceRebase
+	nil,                           // 66: loadnode.v1.KafkaSpec.OffsetsEntry
+	nil,                           // 67: loadnode.v1.KafkaSpec.PropertiesEntry
+	nil,                           // 68: loadnode.v1.KinesisSpec.PositionsEntry
+	nil,                           // 69: loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
+	nil,                           // 70: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	nil,                           // 71: loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	nil,                           // 72: loadnode.v1.SourceRebase.PositionsEntry
+	nil,                           // 73: loadnode.v1.SourceRebase.CheckpointsEntry
 }
 var file_api_loadnode_proto_depIdxs = []int32{
 	0,  // 0: loadnode.v1.Error.code:type_name -> loadnode.v1.ErrorCode
@@ -5530,71 +5653,75 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	5,  // 2: loadnode.v1.Column.aggregation:type_name -> loadnode.v1.Aggregation
 	8,  // 3: loadnode.v1.TableSpec.columns:type_name -> loadnode.v1.Column
 	2,  // 4: loadnode.v1.TableSpec.model:type_name -> loadnode.v1.TableModel
-	65, // 5: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	66, // 6: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
-	67, // 7: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
+	66, // 5: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	67, // 6: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	68, // 7: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
 	9,  // 8: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
 	10, // 9: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
 	11, // 10: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
 	6,  // 11: loadnode.v1.JobSpec.merge_type:type_name -> loadnode.v1.MergeType
 	48, // 12: loadnode.v1.JobSpec.schema_registry:type_name -> loadnode.v1.SchemaRegistrySpec
-	68, // 13: loadnode.v1.JobSpec.error_topic_properties:type_name -> loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
-	3,  // 14: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
-	3,  // 15: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
-	4,  // 16: loadnode.v1.Transition.reason:type_name -> loadnode.v1.Reason
-	4,  // 17: loadnode.v1.Transition.state_reason:type_name -> loadnode.v1.Reason
-	3,  // 18: loadnode.v1.JobSummary.state:type_name -> loadnode.v1.JobState
-	4,  // 19: loadnode.v1.JobSummary.reason:type_name -> loadnode.v1.Reason
-	17, // 20: loadnode.v1.JobInfo.summary:type_name -> loadnode.v1.JobSummary
-	12, // 21: loadnode.v1.JobInfo.spec:type_name -> loadnode.v1.JobSpec
-	16, // 22: loadnode.v1.JobInfo.partitions:type_name -> loadnode.v1.PartitionInfo
-	14, // 23: loadnode.v1.JobInfo.stats:type_name -> loadnode.v1.JobStats
-	13, // 24: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
-	15, // 25: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
-	61, // 26: loadnode.v1.JobInfo.publish:type_name -> loadnode.v1.PublishStatus
-	62, // 27: loadnode.v1.JobInfo.tasks:type_name -> loadnode.v1.TaskInfo
-	12, // 28: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	12, // 29: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	69, // 30: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	70, // 31: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
-	9,  // 32: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
-	9,  // 33: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
-	7,  // 34: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
-	18, // 35: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
-	7,  // 36: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
-	17, // 37: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
-	7,  // 38: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
-	7,  // 39: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
-	7,  // 40: loadnode.v1.TableTruncateResponse.error:type_name -> loadnode.v1.Error
-	37, // 41: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
-	9,  // 42: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
-	38, // 43: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
-	7,  // 44: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
-	18, // 45: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
-	17, // 46: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
-	9,  // 47: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
-	7,  // 48: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
-	52, // 49: loadnode.v1.ExecResponse.tables:type_name -> loadnode.v1.TableInfo
-	63, // 50: loadnode.v1.ExecResponse.result:type_name -> loadnode.v1.ResultSet
-	12, // 51: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
-	45, // 52: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
-	46, // 53: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
-	7,  // 54: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
-	50, // 55: loadnode.v1.ClusterStatusResponse.members:type_name -> loadnode.v1.ClusterMember
-	7,  // 56: loadnode.v1.ClusterStatusResponse.error:type_name -> loadnode.v1.Error
-	9,  // 57: loadnode.v1.TableInfo.spec:type_name -> loadnode.v1.TableSpec
-	52, // 58: loadnode.v1.ListTablesResponse.tables:type_name -> loadnode.v1.TableInfo
-	7,  // 59: loadnode.v1.ListTablesResponse.error:type_name -> loadnode.v1.Error
-	52, // 60: loadnode.v1.DescribeTableResponse.table:type_name -> loadnode.v1.TableInfo
-	7,  // 61: loadnode.v1.DescribeTableResponse.error:type_name -> loadnode.v1.Error
-	7,  // 62: loadnode.v1.DropTableResponse.error:type_name -> loadnode.v1.Error
-	7,  // 63: loadnode.v1.BackupResponse.error:type_name -> loadnode.v1.Error
-	64, // 64: loadnode.v1.ResultSet.rows:type_name -> loadnode.v1.ResultRow
-	65, // [65:65] is the sub-list for method output_type
-	65, // [65:65] is the sub-list for method input_type
-	65, // [65:65] is the sub-list for extension type_name
-	65, // [65:65] is the sub-list for extension extendee
-	0,  // [0:65] is the sub-list for field type_name
+	69, // 13: loadnode.v1.JobSpec.error_topic_properties:type_name -> loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
+	9,  // 14: loadnode.v1.JobSpec.tables:type_name -> loadnode.v1.TableSpec
+	3,  // 15: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
+	3,  // 16: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
+	4,  // 17: loadnode.v1.Transition.reason:type_name -> loadnode.v1.Reason
+	4,  // 18: loadnode.v1.Transition.state_reason:type_name -> loadnode.v1.Reason
+	3,  // 19: loadnode.v1.JobSummary.state:type_name -> loadnode.v1.JobState
+	4,  // 20: loadnode.v1.JobSummary.reason:type_name -> loadnode.v1.Reason
+	17, // 21: loadnode.v1.JobInfo.summary:type_name -> loadnode.v1.JobSummary
+	12, // 22: loadnode.v1.JobInfo.spec:type_name -> loadnode.v1.JobSpec
+	16, // 23: loadnode.v1.JobInfo.partitions:type_name -> loadnode.v1.PartitionInfo
+	14, // 24: loadnode.v1.JobInfo.stats:type_name -> loadnode.v1.JobStats
+	13, // 25: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
+	15, // 26: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
+	61, // 27: loadnode.v1.JobInfo.publish:type_name -> loadnode.v1.PublishStatus
+	62, // 28: loadnode.v1.JobInfo.tasks:type_name -> loadnode.v1.TaskInfo
+	12, // 29: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	12, // 30: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	70, // 31: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	71, // 32: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	9,  // 33: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
+	9,  // 34: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
+	7,  // 35: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
+	18, // 36: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
+	7,  // 37: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
+	17, // 38: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
+	7,  // 39: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
+	7,  // 40: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
+	7,  // 41: loadnode.v1.TableTruncateResponse.error:type_name -> loadnode.v1.Error
+	37, // 42: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
+	9,  // 43: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
+	38, // 44: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
+	7,  // 45: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
+	18, // 46: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
+	17, // 47: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
+	9,  // 48: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
+	7,  // 49: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
+	52, // 50: loadnode.v1.ExecResponse.tables:type_name -> loadnode.v1.TableInfo
+	63, // 51: loadnode.v1.ExecResponse.result:type_name -> loadnode.v1.ResultSet
+	12, // 52: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
+	65, // 53: loadnode.v1.JobRecord.rebase:type_name -> loadnode.v1.SourceRebase
+	45, // 54: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
+	46, // 55: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
+	7,  // 56: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
+	50, // 57: loadnode.v1.ClusterStatusResponse.members:type_name -> loadnode.v1.ClusterMember
+	7,  // 58: loadnode.v1.ClusterStatusResponse.error:type_name -> loadnode.v1.Error
+	9,  // 59: loadnode.v1.TableInfo.spec:type_name -> loadnode.v1.TableSpec
+	52, // 60: loadnode.v1.ListTablesResponse.tables:type_name -> loadnode.v1.TableInfo
+	7,  // 61: loadnode.v1.ListTablesResponse.error:type_name -> loadnode.v1.Error
+	52, // 62: loadnode.v1.DescribeTableResponse.table:type_name -> loadnode.v1.TableInfo
+	7,  // 63: loadnode.v1.DescribeTableResponse.error:type_name -> loadnode.v1.Error
+	7,  // 64: loadnode.v1.DropTableResponse.error:type_name -> loadnode.v1.Error
+	7,  // 65: loadnode.v1.BackupResponse.error:type_name -> loadnode.v1.Error
+	64, // 66: loadnode.v1.ResultSet.rows:type_name -> loadnode.v1.ResultRow
+	72, // 67: loadnode.v1.SourceRebase.positions:type_name -> loadnode.v1.SourceRebase.PositionsEntry
+	73, // 68: loadnode.v1.SourceRebase.checkpoints:type_name -> loadnode.v1.SourceRebase.CheckpointsEntry
+	69, // [69:69] is the sub-list for method output_type
+	69, // [69:69] is the sub-list for method input_type
+	69, // [69:69] is the sub-list for extension type_name
+	69, // [69:69] is the sub-list for extension extendee
+	0,  // [0:69] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }
@@ -5622,7 +5749,7 @@ func file_api_loadnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_loadnode_proto_rawDesc), len(file_api_loadnode_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   64,
+			NumMessages:   67,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -53,16 +53,45 @@ func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse,
 		return &api.ExecResponse{Table: st.CreateTable, Message: fmt.Sprintf("table %s created%s", name, ignored)}, nil
 	case st.CreateRoutineLoad != nil:
 		spec := st.CreateRoutineLoad
+		if st.MultiTable {
+			// Without ON: the job loads the tables of the statement's
+			// database (the embedded store's without a qualifier) that
+			// exist now; each record names its table.
+			tables, err := c.ListTables(ctx)
+			if err != nil {
+				return nil, err
+			}
+			for _, t := range tables {
+				if t.GetSpec().GetDatabase() == st.DB {
+					spec.Tables = append(spec.Tables, &api.TableSpec{Name: t.GetSpec().GetName(), Database: st.DB})
+				}
+			}
+			if len(spec.Tables) == 0 {
+				return nil, fmt.Errorf("CREATE ROUTINE LOAD %s without ON: no table to load in %s; create the tables first", spec.GetName(), databaseName(st.DB))
+			}
+		}
 		// CREATE ROUTINE LOAD analytics.orders_load ON orders: the table
 		// must be in database analytics (without a qualifier: wherever it
 		// is).
-		if st.DB != "" {
+		if st.DB != "" && !st.MultiTable {
 			if spec.Table == nil {
 				spec.Table = &api.TableSpec{}
 			}
 			spec.Table.Database = st.DB
 		}
 		info, err := c.job(ctx, "create job", &api.CreateJobRequest{Spec: spec, UseStoredTable: true})
+		var ce *Error
+		if errors.As(err, &ce) && ce.Code == api.ErrorCode_ALREADY_EXISTS {
+			// As in Doris, the name of a STOPPED (or CANCELLED) job may be
+			// used again: the final job goes (its rows stay), then the
+			// new one is created.
+			if old, serr := c.ShowJob(ctx, spec.GetName()); serr == nil && isFinalState(old.GetSummary().GetState()) {
+				if _, derr := c.DeleteJob(ctx, spec.GetName()); derr != nil {
+					return nil, derr
+				}
+				info, err = c.job(ctx, "create job", &api.CreateJobRequest{Spec: spec, UseStoredTable: true})
+			}
+		}
 		if err != nil {
 			return nil, clauseErr(err)
 		}
@@ -162,4 +191,18 @@ func (c *Client) execJobs(ctx context.Context, ref *doris.JobRef, msg func(name 
 		n++
 	}
 	return &api.ExecResponse{Message: fmt.Sprintf("sent to %d jobs", n)}, nil
+}
+
+// databaseName names a database of a statement for people.
+func databaseName(db string) string {
+	if db == "" {
+		return "the embedded store"
+	}
+	return "database " + db
+}
+
+// isFinalState reports whether a job in state s is over (STOPPED,
+// CANCELLED): Doris lets a new job take its name.
+func isFinalState(s api.JobState) bool {
+	return s == api.JobState_STOPPED || s == api.JobState_CANCELLED
 }

@@ -19,7 +19,17 @@ import (
 var Alterable = []string{
 	"desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size",
 	"max_error_number", "strict_mode", "max_filter_ratio", "timezone", "json_root", "empty_field_as_null", "enclose", "escape",
-	"kafka.properties", "kafka.default_offset",
+	"kafka.properties", "kafka.default_offset", "kafka.brokers", "kafka.topic",
+	// Only together with a change of kafka.topic: the new topic's
+	// partitions and their start offsets.
+	"kafka.partitions", "kafka.offsets",
+}
+
+// Rebases reports whether next reads another stream than cur (a Kafka
+// topic change): the job's progress does not apply to it, and the alter
+// must replace it (only while the job is PAUSED).
+func Rebases(cur, next *api.JobSpec) bool {
+	return cur.GetKafka() != nil && next.GetKafka() != nil && cur.GetKafka().GetTopic() != next.GetKafka().GetTopic()
 }
 
 // alterableField reports whether a mask entry names an alterable field
@@ -29,7 +39,7 @@ func alterableField(f string) bool {
 }
 
 func alterHelp() string {
-	return "an alter may change only " + strings.Join(Alterable, ", ") + "; name, table, format and source stay (create a new job instead)"
+	return "an alter may change only " + strings.Join(Alterable, ", ") + " (kafka.partitions and kafka.offsets only with kafka.topic); name, table, format and the source family stay (create a new job instead)"
 }
 
 // Alter returns cur changed by req, with defaults applied and validated,
@@ -59,7 +69,8 @@ func Alter(cur *api.JobSpec, req *api.AlterJobRequest) (next *api.JobSpec, chang
 		return nil, nil, false, err
 	}
 	changes = describeChanges(cur, next)
-	reopen = !maps.Equal(next.GetKafka().GetProperties(), cur.GetKafka().GetProperties())
+	reopen = !maps.Equal(next.GetKafka().GetProperties(), cur.GetKafka().GetProperties()) ||
+		!slices.Equal(next.GetKafka().GetBrokers(), cur.GetKafka().GetBrokers()) || Rebases(cur, next)
 	return next, changes, reopen, nil
 }
 
@@ -100,6 +111,14 @@ func applyMask(cur, patch *api.JobSpec, mask []string) (*api.JobSpec, error) {
 			next.EmptyFieldAsNull = patch.GetEmptyFieldAsNull()
 		case "kafka.default_offset":
 			next.Kafka.DefaultOffset = patch.GetKafka().GetDefaultOffset()
+		case "kafka.brokers":
+			next.Kafka.Brokers = slices.Clone(patch.GetKafka().GetBrokers())
+		case "kafka.topic":
+			next.Kafka.Topic = patch.GetKafka().GetTopic()
+		case "kafka.partitions":
+			next.Kafka.Partitions = slices.Clone(patch.GetKafka().GetPartitions())
+		case "kafka.offsets":
+			next.Kafka.Offsets = maps.Clone(patch.GetKafka().GetOffsets())
 		case "kafka.properties":
 			next.Kafka.Properties = maps.Clone(patch.GetKafka().GetProperties())
 		default: // kafka.properties.<key>
@@ -115,6 +134,23 @@ func applyMask(cur, patch *api.JobSpec, mask []string) (*api.JobSpec, error) {
 			}
 		}
 	}
+	if cur.GetKafka() != nil && !Rebases(cur, next) {
+		for _, f := range []string{"kafka.partitions", "kafka.offsets"} {
+			if slices.Contains(mask, f) {
+				return nil, fieldErr(f, "may change only with kafka.topic (a job keeps the partitions of its topic; move their start offsets with reset_offsets while PAUSED)")
+			}
+		}
+	}
+	if Rebases(cur, next) {
+		// The old topic's partitions and offsets name partitions of
+		// another topic: they do not carry over unless given again.
+		if !slices.Contains(mask, "kafka.partitions") {
+			next.Kafka.Partitions = nil
+		}
+		if !slices.Contains(mask, "kafka.offsets") {
+			next.Kafka.Offsets = nil
+		}
+	}
 	ApplyDefaults(next)
 	if err := ValidateJobSpec(next); err != nil {
 		return nil, err
@@ -125,6 +161,19 @@ func applyMask(cur, patch *api.JobSpec, mask []string) (*api.JobSpec, error) {
 // wholeSpec checks a whole new spec against cur.
 func wholeSpec(cur, in *api.JobSpec) (*api.JobSpec, error) {
 	next := proto.Clone(in).(*api.JobSpec)
+	if len(cur.GetTables()) > 0 && len(next.GetTables()) == len(cur.GetTables()) {
+		// A multi-table spec names its tables (job show -o yaml): the
+		// same names are the same tables.
+		same := true
+		for i, t := range next.GetTables() {
+			same = same && t.GetName() == cur.GetTables()[i].GetName()
+		}
+		if same {
+			next.Tables = cur.Tables
+			next.Table = cur.Table
+			next = proto.Clone(next).(*api.JobSpec)
+		}
+	}
 	ApplyDefaults(next)
 	if err := ValidateJobSpec(next); err != nil {
 		return nil, err
@@ -137,8 +186,13 @@ func wholeSpec(cur, in *api.JobSpec) (*api.JobSpec, error) {
 	probe.StrictMode, probe.MaxFilterRatio, probe.Timezone = cur.StrictMode, cur.MaxFilterRatio, cur.GetTimezone()
 	probe.JsonRoot, probe.EmptyFieldAsNull = cur.GetJsonRoot(), cur.GetEmptyFieldAsNull()
 	probe.Enclose, probe.Escape = cur.Enclose, cur.GetEscape()
-	if probe.Kafka != nil {
+	rebase := Rebases(cur, next)
+	if probe.Kafka != nil && cur.Kafka != nil {
 		probe.Kafka.Properties, probe.Kafka.DefaultOffset, probe.Kafka.Offsets = cur.GetKafka().GetProperties(), cur.GetKafka().GetDefaultOffset(), cur.GetKafka().GetOffsets()
+		probe.Kafka.Brokers, probe.Kafka.Topic = cur.GetKafka().GetBrokers(), cur.GetKafka().GetTopic()
+		if rebase {
+			probe.Kafka.Partitions = cur.GetKafka().GetPartitions()
+		}
 	}
 	if probe.Kinesis != nil {
 		probe.Kinesis.Positions = cur.GetKinesis().GetPositions()
@@ -146,7 +200,9 @@ func wholeSpec(cur, in *api.JobSpec) (*api.JobSpec, error) {
 	if !proto.Equal(probe, cur) {
 		return nil, fieldErr(firstDifference(probe, cur), "%s", alterHelp())
 	}
-	if next.Kafka != nil {
+	if next.Kafka != nil && !rebase {
+		// The same topic: its start offsets move only by a reset. A new
+		// topic starts where next says.
 		next.Kafka.Offsets = cur.GetKafka().GetOffsets()
 	}
 	if next.Kinesis != nil {
@@ -196,6 +252,18 @@ func describeChanges(old, next *api.JobSpec) []string {
 	}
 	if !maps.Equal(next.GetKafka().GetProperties(), old.GetKafka().GetProperties()) {
 		changed = append(changed, "kafka.properties")
+	}
+	if !slices.Equal(next.GetKafka().GetBrokers(), old.GetKafka().GetBrokers()) {
+		changed = append(changed, fmt.Sprintf("kafka.brokers %s->%s", strings.Join(old.GetKafka().GetBrokers(), ","), strings.Join(next.GetKafka().GetBrokers(), ",")))
+	}
+	if next.GetKafka().GetTopic() != old.GetKafka().GetTopic() {
+		changed = append(changed, fmt.Sprintf("kafka.topic %s->%s", old.GetKafka().GetTopic(), next.GetKafka().GetTopic()))
+	}
+	if !slices.Equal(next.GetKafka().GetPartitions(), old.GetKafka().GetPartitions()) {
+		changed = append(changed, fmt.Sprintf("kafka.partitions %v->%v", old.GetKafka().GetPartitions(), next.GetKafka().GetPartitions()))
+	}
+	if Rebases(old, next) && len(next.GetKafka().GetOffsets()) > 0 {
+		changed = append(changed, "kafka.offsets")
 	}
 	if next.GetKafka().GetDefaultOffset() != old.GetKafka().GetDefaultOffset() {
 		changed = append(changed, fmt.Sprintf("kafka.default_offset %s->%s", old.GetKafka().GetDefaultOffset(), next.GetKafka().GetDefaultOffset()))

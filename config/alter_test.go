@@ -48,20 +48,32 @@ func TestAlterRefusesByName(t *testing.T) {
 		req   func() *api.AlterJobRequest
 		field string
 	}{
-		{"mask topic", func() *api.AlterJobRequest {
-			return &api.AlterJobRequest{Spec: &api.JobSpec{Kafka: &api.KafkaSpec{Topic: "x"}}, UpdateMask: []string{"kafka.topic"}}
+		{"mask bad topic", func() *api.AlterJobRequest {
+			return &api.AlterJobRequest{Spec: &api.JobSpec{Kafka: &api.KafkaSpec{Topic: "a b"}}, UpdateMask: []string{"kafka.topic"}}
 		}, "kafka.topic"},
+		{"mask partitions without a topic change", func() *api.AlterJobRequest {
+			return &api.AlterJobRequest{Spec: &api.JobSpec{Kafka: &api.KafkaSpec{Partitions: []int32{1}}}, UpdateMask: []string{"kafka.partitions"}}
+		}, "kafka.partitions"},
+		{"mask offsets without a topic change", func() *api.AlterJobRequest {
+			return &api.AlterJobRequest{Spec: &api.JobSpec{Kafka: &api.KafkaSpec{Topic: "orders", Offsets: map[int32]string{0: "5"}}}, UpdateMask: []string{"kafka.topic", "kafka.offsets"}}
+		}, "kafka.offsets"},
 		{"mask jsonpaths", func() *api.AlterJobRequest {
 			return &api.AlterJobRequest{Spec: &api.JobSpec{}, UpdateMask: []string{"jsonpaths"}}
 		}, "jsonpaths"},
 		{"mask out of range", func() *api.AlterJobRequest {
 			return &api.AlterJobRequest{Spec: &api.JobSpec{MaxBatchRows: -5}, UpdateMask: []string{"max_batch_rows"}}
 		}, "max_batch_rows"},
-		{"whole spec topic", func() *api.AlterJobRequest {
+		{"whole spec partitions of the same topic", func() *api.AlterJobRequest {
 			s := alterBase()
-			s.Kafka.Topic = "other"
+			s.Kafka.Partitions = []int32{0}
 			return &api.AlterJobRequest{Spec: s}
-		}, "kafka.topic"},
+		}, "kafka.partitions"},
+		{"whole spec source family", func() *api.AlterJobRequest {
+			s := alterBase()
+			s.Kafka = nil
+			s.Kinesis = &api.KinesisSpec{Stream: "s", Region: "us-east-1"}
+			return &api.AlterJobRequest{Spec: s}
+		}, "kafka.brokers"},
 		{"whole spec table", func() *api.AlterJobRequest {
 			s := alterBase()
 			s.Table.Columns[0].Name = "x"
@@ -82,6 +94,55 @@ func TestAlterRefusesByName(t *testing.T) {
 				t.Fatalf("Alter = %v, want a FieldError naming %s", err, tt.field)
 			}
 		})
+	}
+}
+
+// TestAlterTopic: a new topic (and broker list) is alterable; the old
+// topic's partitions and offsets do not carry over unless given again, and
+// Rebases says the job's progress does not apply to the new spec.
+func TestAlterTopic(t *testing.T) {
+	cur := alterBase()
+	cur.Kafka.Partitions = []int32{0, 1}
+	cur.Kafka.Offsets = map[int32]string{1: "7"}
+	next, changes, reopen, err := Alter(cur, &api.AlterJobRequest{
+		Spec:       &api.JobSpec{Kafka: &api.KafkaSpec{Topic: "orders_v2", Brokers: []string{"127.0.0.1:9093"}, DefaultOffset: "OFFSET_BEGINNING"}},
+		UpdateMask: []string{"kafka.topic", "kafka.brokers", "kafka.default_offset"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := next.GetKafka()
+	if k.GetTopic() != "orders_v2" || !slices.Equal(k.GetBrokers(), []string{"127.0.0.1:9093"}) || len(k.GetPartitions()) != 0 || len(k.GetOffsets()) != 0 || k.GetDefaultOffset() != "OFFSET_BEGINNING" {
+		t.Fatalf("next kafka = %v", k)
+	}
+	if !reopen || !Rebases(cur, next) {
+		t.Fatalf("reopen %v, rebases %v; want both", reopen, Rebases(cur, next))
+	}
+	want := []string{"kafka.brokers 127.0.0.1:9092->127.0.0.1:9093", "kafka.topic orders->orders_v2", "kafka.partitions [0 1]->[]", "kafka.default_offset OFFSET_END->OFFSET_BEGINNING"}
+	if !slices.Equal(changes, want) {
+		t.Fatalf("changes = %q, want %q", changes, want)
+	}
+
+	// Explicit partitions and offsets of the new topic, by mask.
+	next, _, _, err = Alter(cur, &api.AlterJobRequest{
+		Spec:       &api.JobSpec{Kafka: &api.KafkaSpec{Topic: "orders_v2", Partitions: []int32{2}, Offsets: map[int32]string{2: "OFFSET_END"}}},
+		UpdateMask: []string{"kafka.topic", "kafka.partitions", "kafka.offsets"},
+	})
+	if err != nil || !slices.Equal(next.GetKafka().GetPartitions(), []int32{2}) || next.GetKafka().GetOffsets()[2] != "OFFSET_END" {
+		t.Fatalf("next = %v, %v", next.GetKafka(), err)
+	}
+
+	// A whole spec (job alter -f) with a new topic keeps its own offsets;
+	// with the same topic its offsets are ignored.
+	whole := proto.Clone(cur).(*api.JobSpec)
+	whole.Kafka.Topic, whole.Kafka.Partitions, whole.Kafka.Offsets = "orders_v2", nil, map[int32]string{0: "3"}
+	if next, _, _, err = Alter(cur, &api.AlterJobRequest{Spec: whole}); err != nil || next.GetKafka().GetOffsets()[0] != "3" || !Rebases(cur, next) {
+		t.Fatalf("whole spec: %v, %v", next.GetKafka(), err)
+	}
+	same := proto.Clone(cur).(*api.JobSpec)
+	same.Kafka.Brokers, same.Kafka.Offsets = []string{"127.0.0.1:9093"}, map[int32]string{1: "9"}
+	if next, _, _, err = Alter(cur, &api.AlterJobRequest{Spec: same}); err != nil || next.GetKafka().GetOffsets()[1] != "7" || Rebases(cur, next) {
+		t.Fatalf("whole spec, same topic: %v, %v", next.GetKafka(), err)
 	}
 }
 

@@ -261,7 +261,7 @@ func offsetText(n *yaml.Node) string {
 }
 
 var (
-	jobKeys   = []string{"name", "table", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "schema_registry", "merge_type", "delete_on", "sequence_column", "partial_columns", "partial_update_new_key_behavior", "fill_missing_columns", "error_topic", "error_topic_brokers", "error_topic_properties", "kafka", "kinesis"}
+	jobKeys   = []string{"name", "table", "tables", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "schema_registry", "merge_type", "delete_on", "sequence_column", "partial_columns", "partial_update_new_key_behavior", "fill_missing_columns", "error_topic", "error_topic_brokers", "error_topic_properties", "kafka", "kinesis"}
 	tableKeys = []string{"name", "columns", "model", "database", "keys", "sequence_column"}
 	colKeys   = []string{"name", "type", "not_null", "default", "aggregation"}
 	kafkaKeys = []string{"brokers", "topic", "partitions", "offsets", "default_offset", "properties", "commit_group"}
@@ -286,6 +286,16 @@ func (d *decoder) jobSpec(root *yaml.Node) (*api.JobSpec, error) {
 		case "column_separator":
 			if s.ColumnSeparator, err = str(v, key); err == nil && s.ColumnSeparator == "" {
 				return errAt(v, key, "must not be empty")
+			}
+		case "tables":
+			var items []item
+			if items, err = d.list(v, key); err == nil {
+				for _, it := range items {
+					s.Tables = append(s.Tables, &api.TableSpec{Name: it.text})
+				}
+				if len(s.Tables) == 0 {
+					return errAt(v, key, "must name at least one table")
+				}
 			}
 		case "jsonpaths":
 			s.Jsonpaths, err = d.jsonpaths(v)

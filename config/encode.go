@@ -31,7 +31,15 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 	if s.Name != "" {
 		add(root, "name", strNode(s.Name))
 	}
-	if t := s.Table; t != nil {
+	if len(s.Tables) > 0 {
+		// A multi-table job names its tables; table is the first of them.
+		names := make([]string, len(s.Tables))
+		for i, t := range s.Tables {
+			names[i] = t.GetName()
+		}
+		add(root, "tables", strList(names))
+	}
+	if t := s.Table; t != nil && len(s.Tables) == 0 {
 		tn := mapNode(0)
 		if t.Name != "" {
 			add(tn, "name", strNode(t.Name))

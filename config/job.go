@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/table"
 )
@@ -128,6 +130,10 @@ func ApplyDefaults(s *api.JobSpec) {
 	if s == nil {
 		return
 	}
+	if len(s.Tables) > 0 && s.Table == nil && s.Tables[0] != nil {
+		// A multi-table job's table is the first of its tables.
+		s.Table = proto.Clone(s.Tables[0]).(*api.TableSpec)
+	}
 	if s.Format == "" {
 		s.Format = DefaultFormat
 	} else if f := strings.ToLower(s.Format); f == FormatCSV || f == FormatJSON || binaryFormat(f) {
@@ -183,7 +189,14 @@ func ValidateJobSpec(s *api.JobSpec) error {
 	if err := validateName("name", s.Name, namePattern); err != nil {
 		return err
 	}
-	if err := validateTable(s.Table); err != nil {
+	// A multi-table spec may name its tables only (YAML tables: [a, b]):
+	// the create fills them from the catalog, and validates them then.
+	if len(s.Tables) == 0 || len(s.Table.GetColumns()) > 0 {
+		if err := validateTable(s.Table); err != nil {
+			return err
+		}
+	}
+	if err := validateTables(s); err != nil {
 		return err
 	}
 	if err := validateFormat(s); err != nil {
@@ -469,3 +482,54 @@ func isDigits(s string) bool {
 
 // LoadTimezone resolves a job's timezone (see table.LoadTimezone).
 func LoadTimezone(tz string) (*time.Location, error) { return table.LoadTimezone(tz) }
+
+// validateTables checks a multi-table job's tables (JobSpec.tables): named,
+// distinct, table the first of them, in one database, DUPLICATE where the
+// model is known, and none of the settings that name one table's columns.
+func validateTables(s *api.JobSpec) error {
+	if len(s.Tables) == 0 {
+		return nil
+	}
+	if len(s.Tables) > maxListed {
+		return fieldErr("tables", "%d tables; at most %d", len(s.Tables), maxListed)
+	}
+	seen := map[string]bool{}
+	for i, t := range s.Tables {
+		f := fmt.Sprintf("tables[%d]", i)
+		if err := validateName(f, t.GetName(), namePattern); err != nil {
+			return err
+		}
+		if seen[t.GetName()] {
+			return fieldErr(f, "table %s listed twice", t.GetName())
+		}
+		seen[t.GetName()] = true
+		if len(t.GetColumns()) > 0 {
+			if err := validateTable(t); err != nil {
+				return err
+			}
+		}
+		if t.GetDatabase() != s.Tables[0].GetDatabase() {
+			return fieldErr(f, "table %s is in database %q, table %s in %q: a multi-table job's tables share one database (one atomic commit)", t.GetName(), t.GetDatabase(), s.Tables[0].GetName(), s.Tables[0].GetDatabase())
+		}
+		if t.GetModel() != api.TableModel_DUPLICATE {
+			return fieldErr(f, "table %s is a %s table: a multi-table job loads DUPLICATE tables only", t.GetName(), t.GetModel())
+		}
+	}
+	if s.Table.GetName() != s.Tables[0].GetName() || s.Table.GetDatabase() != s.Tables[0].GetDatabase() {
+		return fieldErr("table", "a multi-table job's table is the first of its tables (%s), not %s", s.Tables[0].GetName(), s.Table.GetName())
+	}
+	for _, c := range []struct {
+		field string
+		set   bool
+	}{
+		{"columns_mapping", len(s.GetColumnsMapping()) > 0}, {"where", s.GetWhere() != ""}, {"jsonpaths", len(s.GetJsonpaths()) > 0},
+		{"merge_type", s.GetMergeType() != api.MergeType_APPEND}, {"delete_on", s.GetDeleteOn() != ""},
+		{"sequence_column", s.GetSequenceColumn() != ""}, {"partial_columns", s.GetPartialColumns()},
+		{"schema_registry", s.GetSchemaRegistry() != nil},
+	} {
+		if c.set {
+			return fieldErr(c.field, "not supported with tables (a multi-table load): each record's fields map onto its own table's columns in order (CSV) or by name (JSON)")
+		}
+	}
+	return nil
+}

@@ -22,6 +22,8 @@
 //	    [COLUMNS TERMINATED BY 'sep'] [,] [COLUMNS (c1, tmp, c3 = expr, ...)] [,] [WHERE expr]
 //	    [,] [DELETE ON expr] [,] [ORDER BY col]
 //	    [PROPERTIES (...)] FROM KAFKA (...) [COMMENT '...']
+//	CREATE ROUTINE LOAD [db.]name [COLUMNS TERMINATED BY 'sep'] [PROPERTIES (...)]
+//	    FROM KAFKA (...)                    (no ON: a multi-table load, see below)
 //	ALTER ROUTINE LOAD FOR [db.]name [PROPERTIES (...)] [FROM KAFKA (...)]
 //	PAUSE [ALL] ROUTINE LOAD [FOR [db.]name]      (FOR without ALL, none with ALL)
 //	RESUME [ALL] ROUTINE LOAD [FOR [db.]name]
@@ -203,6 +205,21 @@
 //	"timezone"          timezone (IANA name or +hh:mm); default UTC, not the Doris
 //	                    node's zone (loadnode has no session zone)
 //
+// # Multi-table loads
+//
+// CREATE ROUTINE LOAD without ON is a multi-table load, as in Doris: each
+// record is "table|record" (the text before the first "|" names the table,
+// the rest is the record in the job's format, CSV or JSON) and goes to that
+// table. The job loads the tables of the statement's database (the
+// embedded store's without a qualifier) that exist when it is created
+// (JobSpec.tables); unlike Doris, a table created later is not loaded. A
+// record without "|" or naming another table is an error row whose reason
+// names the table. The tables must be DUPLICATE tables; COLUMNS, WHERE and
+// WITH MERGE|DELETE are refused with it. All tables' rows of a batch commit
+// with its progress in one sink commit. A CREATE ROUTINE LOAD may take the
+// name of a STOPPED or CANCELLED job, as in Doris: the client deletes that
+// job first (its rows stay; its history goes).
+//
 // # ALTER ROUTINE LOAD
 //
 // PROPERTIES may change desired_concurrent_number, max_batch_interval,
@@ -212,8 +229,14 @@
 // KAFKA may change kafka_broker_list, kafka_topic,
 // property.kafka_default_offsets and property.<name> (merged into the job's
 // client properties), and set new start offsets with kafka_partitions and
-// kafka_offsets together (for partitions the job loads; the set of
-// partitions never changes). Alter.Changed names the changed spec fields;
+// kafka_offsets together (for partitions the job loads; without a new
+// kafka_topic the set of partitions never changes). A new kafka_topic, as
+// in Doris, needs the job PAUSED and drops the old topic's progress: the
+// new topic's partitions start at kafka_offsets for the kafka_partitions
+// given (which are then the partitions the job loads), else at
+// property.kafka_default_offsets (OFFSET_BEGINNING, OFFSET_END or a
+// datetime), else at the job's default offset; the old topic's rows stay.
+// A new kafka_broker_list alone keeps the progress. Alter.Changed names the changed spec fields;
 // Alter.Spec applies the changes to a job's current spec and validates the
 // result.
 //
@@ -299,7 +322,7 @@
 //	               QUANTILE_UNION / GENERIC, ENGINE other than OLAP, CREATE TABLE
 //	               LIKE / AS SELECT, any other table property (dynamic_partition.*,
 //	               function_column.sequence_type, storage_policy, ...)
-//	ROUTINE LOAD   no ON table (multi-table load), PRECEDING FILTER, PARTITION(...),
+//	ROUTINE LOAD   COLUMNS, WHERE or a merge type without ON, PRECEDING FILTER, PARTITION(...),
 //	               TEMPORARY PARTITION, ROWS TERMINATED BY, COLUMNS TERMINATED BY with format json, formats
 //	               other than csv and json, kafka_offsets without kafka_partitions, "FILE:"
 //	               property values (Doris CREATE FILE), every other job property (num_as_string,
@@ -312,7 +335,8 @@
 //	               aws.profile, kinesis_shards, kinesis_positions (one per shard,
 //	               needs kinesis_shards), property.kinesis_default_position; FROM
 //	               KINESIS in ALTER (reset positions with job alter --position)
-//	ALTER          "format", kafka_partitions without kafka_offsets
+//	ALTER          "format", kafka_partitions without kafka_offsets (unless with a
+//	               new kafka_topic), a new kafka_topic of a job that is not PAUSED
 //	SHOW           LIKE, WHERE, ORDER BY, LIMIT on SHOW ROUTINE LOAD; ALL or any condition
 //	               but JobName = "name" on SHOW ROUTINE LOAD TASK
 //	STOP           STOP ALL

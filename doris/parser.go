@@ -27,6 +27,11 @@ type Statement struct {
 	// ColumnSeparator, which is "\t" for csv without COLUMNS TERMINATED BY,
 	// as in Doris.
 	CreateRoutineLoad *api.JobSpec
+	// MultiTable is set by CREATE ROUTINE LOAD without ON: a multi-table
+	// load, whose records name their tables ("table|record"); the
+	// caller fills CreateRoutineLoad.Tables (the tables of the statement's
+	// database) and leaves Table to config.ApplyDefaults.
+	MultiTable bool
 
 	// Pause, Resume and Stop name the job of PAUSE, RESUME and STOP
 	// ROUTINE LOAD; JobRef.All is set by PAUSE ALL and RESUME ALL, which

@@ -562,6 +562,7 @@ func TestParseAlter(t *testing.T) {
 		changed []string
 		want    func(s *api.JobSpec) // applied to baseSpec() for the expected Spec result
 		refused string               // the field config.Alter refuses, if any
+		noReset bool                 // kafka.offsets are the new topic's, not a reset
 	}{
 		{
 			name:    "Doris docs: change desired_concurrent_number",
@@ -608,7 +609,25 @@ FROM KAFKA(
 			props:   map[string]string{"desired_concurrent_number": "3"},
 			kafka:   &api.KafkaSpec{Brokers: []string{"192.168.88.60:9092"}, Topic: "test-topic"},
 			changed: []string{"desired_concurrent_number", "kafka.brokers", "kafka.topic"},
-			refused: "kafka.brokers", // a job's source stays
+			want: func(s *api.JobSpec) {
+				s.DesiredConcurrentNumber = 3
+				// The old topic's partitions and offsets do not carry over.
+				s.Kafka.Brokers, s.Kafka.Topic, s.Kafka.Partitions, s.Kafka.Offsets = []string{"192.168.88.60:9092"}, "test-topic", nil, nil
+			},
+		},
+		{
+			name: "a new topic with its partitions and offsets",
+			sql: `ALTER ROUTINE LOAD FOR label1 FROM KAFKA(
+    "kafka_topic" = "test-topic",
+    "kafka_partitions" = "0, 2",
+    "kafka_offsets" = "OFFSET_BEGINNING, 5"
+);`,
+			kafka:   &api.KafkaSpec{Topic: "test-topic", Partitions: []int32{0, 2}, Offsets: map[int32]string{0: "OFFSET_BEGINNING", 2: "5"}},
+			changed: []string{"kafka.topic", "kafka.partitions", "kafka.offsets"},
+			want: func(s *api.JobSpec) {
+				s.Kafka.Topic, s.Kafka.Partitions, s.Kafka.Offsets = "test-topic", []int32{0, 2}, map[int32]string{0: "OFFSET_BEGINNING", 2: "5"}
+			},
+			noReset: true,
 		},
 		{
 			name: "jsonpaths are parsed, and refused by the node",
@@ -680,7 +699,10 @@ FROM KAFKA(
 			if !proto.Equal(got, want) {
 				t.Errorf("Spec:\n got %v\nwant %v", got, want)
 			}
-			if !maps.Equal(a.Request.ResetOffsets, tt.kafka.GetOffsets()) {
+			if tt.noReset && len(a.Request.ResetOffsets) > 0 {
+				t.Errorf("ResetOffsets = %v, want none (a new topic's offsets are in the spec)", a.Request.ResetOffsets)
+			}
+			if !tt.noReset && !maps.Equal(a.Request.ResetOffsets, tt.kafka.GetOffsets()) {
 				t.Errorf("ResetOffsets = %v, want %v", a.Request.ResetOffsets, tt.kafka.GetOffsets())
 			}
 		})
@@ -693,8 +715,8 @@ func TestAlterSpecErrors(t *testing.T) {
 		field string // the *config.FieldError field
 	}{
 		{`ALTER ROUTINE LOAD FOR label1 PROPERTIES ("max_batch_rows" = "99999999999")`, "max_batch_rows"},
-		{`ALTER ROUTINE LOAD FOR label1 FROM KAFKA ("kafka_broker_list" = "nohost")`, "kafka.brokers"},
-		{`ALTER ROUTINE LOAD FOR label1 FROM KAFKA ("kafka_topic" = "other")`, "kafka.topic"},
+		{`ALTER ROUTINE LOAD FOR label1 FROM KAFKA ("kafka_broker_list" = "nohost")`, "kafka.brokers[0]"},
+		{`ALTER ROUTINE LOAD FOR label1 FROM KAFKA ("kafka_topic" = "no topic")`, "kafka.topic"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.sql, func(t *testing.T) {
@@ -726,13 +748,6 @@ func TestParseErrors(t *testing.T) {
 		msg       string // a part of Msg
 	}{
 		// CREATE ROUTINE LOAD: Doris docs statements loadnode refuses
-		{"Doris docs: multi-table load", `CREATE ROUTINE LOAD example_db.test1
-   PROPERTIES
-   (
-       "desired_concurrent_number"="3"
-   )
-   FROM KAFKA ("kafka_broker_list" = "broker1:9092", "kafka_topic" = "my_topic");`,
-			"ON", 2, 4, "target table is required"},
 		{"Doris docs: PRECEDING FILTER", `CREATE ROUTINE LOAD example_db.test1 ON example_tbl
    COLUMNS(k1, k2, k3, v1, v2),
    PRECEDING FILTER k1 = 1,
@@ -1024,5 +1039,26 @@ func TestParseTableStatements(t *testing.T) {
 		if !errors.As(err, &de) || de.Clause != want {
 			t.Fatalf("%s: %v, want clause %q", sql, err, want)
 		}
+	}
+}
+
+// TestParseMultiTable: CREATE ROUTINE LOAD without ON (Doris's docs
+// example) is a multi-table load; COLUMNS with it is refused by name.
+func TestParseMultiTable(t *testing.T) {
+	st := mustParse(t, `CREATE ROUTINE LOAD example_db.test1
+   PROPERTIES
+   (
+       "desired_concurrent_number"="3"
+   )
+   FROM KAFKA ("kafka_broker_list" = "broker1:9092", "kafka_topic" = "my_topic");`)
+	if !st.MultiTable || st.CreateRoutineLoad == nil || st.CreateRoutineLoad.Table != nil || st.DB != "example_db" {
+		t.Fatalf("Parse = %+v, want a multi-table CREATE ROUTINE LOAD in example_db", st)
+	}
+	if st.CreateRoutineLoad.GetKafka().GetTopic() != "my_topic" || st.CreateRoutineLoad.GetDesiredConcurrentNumber() != 3 {
+		t.Errorf("spec = %v", st.CreateRoutineLoad)
+	}
+	_, err := Parse(`CREATE ROUTINE LOAD j COLUMNS(a, b) FROM KAFKA ("kafka_broker_list" = "b:9092", "kafka_topic" = "t")`)
+	if err == nil || !strings.Contains(err.Error(), "multi-table") {
+		t.Fatalf("multi-table with COLUMNS: %v, want a refusal", err)
 	}
 }

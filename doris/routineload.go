@@ -65,13 +65,14 @@ const (
 	fieldBrokers       = "kafka.brokers"
 	fieldTopic         = "kafka.topic"
 	fieldOffsets       = "kafka.offsets"
+	fieldPartitions    = "kafka.partitions"
 	fieldDefaultOffset = "kafka.default_offset"
 	fieldKafkaProps    = "kafka.properties"
 )
 
 var changeOrder = []string{
 	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldStrict, fieldRatio, fieldTimezone, fieldJSONPaths, fieldJSONRoot, fieldEmptyNull, fieldEnclose, fieldEscape,
-	fieldBrokers, fieldTopic, fieldOffsets, fieldDefaultOffset, fieldKafkaProps,
+	fieldBrokers, fieldTopic, fieldPartitions, fieldOffsets, fieldDefaultOffset, fieldKafkaProps,
 }
 
 // jobPropertiesHelp lists the job PROPERTIES that map onto the spec.
@@ -96,15 +97,19 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 		return nil, err
 	}
 	spec := &api.JobSpec{Name: name, Table: &api.TableSpec{}}
-	if t := p.peek(); !t.is("ON") {
-		return nil, p.errf(t, "ON", "a target table is required (loading several tables from one topic is not supported by loadnode)")
+	multi := false
+	if t := p.peek(); t.is("ON") {
+		p.next()
+		_, table, _, err := p.qualifiedName("ON", "a table name")
+		if err != nil {
+			return nil, err
+		}
+		spec.Table.Name = table
+	} else {
+		// Without ON: a multi-table load (Doris: each record is
+		// "table|record").
+		multi = true
 	}
-	p.next()
-	_, table, _, err := p.qualifiedName("ON", "a table name")
-	if err != nil {
-		return nil, err
-	}
-	spec.Table.Name = table
 	if t := p.peek(); t.is("WITH") {
 		p.next()
 		m, err := p.ident("WITH", "APPEND, MERGE or DELETE")
@@ -264,7 +269,13 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 		}
 		p.next()
 	}
-	return &Statement{CreateRoutineLoad: spec, DB: db}, nil
+	if multi {
+		if len(spec.GetTable().GetColumns()) > 0 || len(spec.GetColumnsMapping()) > 0 || spec.GetWhere() != "" || spec.GetMergeType() != api.MergeType_APPEND {
+			return nil, p.errf(create, clause, "a multi-table load (no ON) takes no COLUMNS, WHERE or merge type: each record's fields map onto its own table's columns")
+		}
+		spec.Table = nil
+	}
+	return &Statement{CreateRoutineLoad: spec, DB: db, MultiTable: multi}, nil
 }
 
 // columnsMapping parses COLUMNS (item, ...) after the COLUMNS keyword:
@@ -818,8 +829,14 @@ func (p *parser) fromSource(alter bool, loc *time.Location) (*kafkaProps, *Error
 			k.spec.Offsets[part] = list[i]
 		}
 		k.given[fieldOffsets] = true
-	case partitions != nil && alter:
-		return nil, p.errf(partitions.keyTok, "FROM KAFKA "+quote(partitions.rawKey), "ALTER cannot change the partitions a job loads; give kafka_offsets with it to set their start offsets")
+	case partitions != nil && alter && !k.given[fieldTopic]:
+		return nil, p.errf(partitions.keyTok, "FROM KAFKA "+quote(partitions.rawKey), "ALTER cannot change the partitions a job loads without a new kafka_topic; give kafka_offsets with it to set their start offsets")
+	}
+	if alter && k.given[fieldTopic] && partitions != nil {
+		// A new topic: kafka_partitions are the partitions the job loads
+		// from it, starting at kafka_offsets (else the default offset).
+		k.spec.Partitions = k.partitions
+		k.given[fieldPartitions] = true
 	}
 	if !alter {
 		k.spec.Partitions = k.partitions
@@ -932,6 +949,11 @@ func alterRequest(name string, jp *jobProps, k *kafkaProps, changed []string) *a
 	for _, f := range changed {
 		switch f {
 		case fieldOffsets:
+			if k.given[fieldTopic] {
+				// The new topic's start offsets, in the spec.
+				req.UpdateMask = append(req.UpdateMask, f)
+				continue
+			}
 			req.ResetOffsets = maps.Clone(k.spec.GetOffsets())
 		case fieldKafkaProps:
 			for _, key := range slices.Sorted(maps.Keys(k.spec.GetProperties())) {
@@ -943,7 +965,9 @@ func alterRequest(name string, jp *jobProps, k *kafkaProps, changed []string) *a
 	}
 	if k != nil {
 		ks := proto.Clone(k.spec).(*api.KafkaSpec)
-		ks.Offsets = nil
+		if !k.given[fieldTopic] {
+			ks.Offsets = nil
+		}
 		req.Spec.Kafka = ks
 	}
 	return req

@@ -52,6 +52,9 @@ func (specRules) Alter(cur *api.JobSpec, req *api.AlterJobRequest) (*api.JobSpec
 	return next, changes, reopen, nil
 }
 
+// Rebases: a new Kafka topic (config.Rebases).
+func (specRules) Rebases(cur, next *api.JobSpec) bool { return config.Rebases(cur, next) }
+
 // SourceName names the job's source: kafka://topic or kinesis://stream.
 func (specRules) SourceName(spec *api.JobSpec) string {
 	if k := spec.GetKafka(); k != nil {

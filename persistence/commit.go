@@ -89,6 +89,19 @@ func (s *Store) CommitBatch(c *Commit) (err error) {
 		}
 	}
 
+	for _, m := range c.More {
+		if len(m.Rows) == 0 {
+			continue
+		}
+		if v, ok, err := s.get(tableSpecKey(m.Table)); err != nil {
+			return fmt.Errorf("persistence: commit job %d: %w", c.JobID, err)
+		} else if !ok {
+			return fmt.Errorf("persistence: commit job %d: table %q: %w", c.JobID, m.Table, ErrNotFound)
+		} else if k, err := keyedSchema(v, nil); err != nil || k != nil {
+			return fmt.Errorf("persistence: commit job %d: table %q: rows of a multi-table commit go to DUPLICATE tables only (%v)", c.JobID, m.Table, err)
+		}
+	}
+
 	if s.afterCommitCheck != nil {
 		s.afterCommitCheck()
 	}
@@ -109,6 +122,13 @@ func (s *Store) CommitBatch(c *Commit) (err error) {
 		}
 	} else {
 		for _, kv := range c.Rows {
+			key = append(append(key[:0], prefix...), kv.Key...)
+			_ = b.Set(key, kv.Value, nil)
+		}
+	}
+	for _, m := range c.More {
+		prefix := tableRowPrefix(m.Table)
+		for _, kv := range m.Rows {
 			key = append(append(key[:0], prefix...), kv.Key...)
 			_ = b.Set(key, kv.Value, nil)
 		}
@@ -157,6 +177,11 @@ func validateCommit(c *Commit) error {
 	}
 	if len(c.Rows) > 0 {
 		if err := validateTableName(c.Table); err != nil {
+			return fmt.Errorf("persistence: commit job %d: %w", c.JobID, err)
+		}
+	}
+	for _, m := range c.More {
+		if err := validateTableName(m.Table); err != nil {
 			return fmt.Errorf("persistence: commit job %d: %w", c.JobID, err)
 		}
 	}

@@ -156,6 +156,43 @@ func (k *Sink) ResetStarts(job uint64, positions map[int32]int64, checkpoints ma
 	return s.commit(b, fmt.Sprintf("reset progress of job %d", job))
 }
 
+// RebaseStarts replaces the job's progress and checkpoints and raises
+// its fence in one synced batch.
+func (k *Sink) RebaseStarts(job, fence uint64, positions map[int32]int64, checkpoints map[int32][]byte) (err error) {
+	s := k.s
+	if err := s.usable(); err != nil {
+		return err
+	}
+	for p := range checkpoints {
+		if _, ok := positions[p]; !ok {
+			return fmt.Errorf("persistence: rebase progress of job %d: checkpoint for partition %d without a position", job, p)
+		}
+	}
+	unlock := s.jobs.lock(job)
+	defer unlock()
+	defer s.recoverFatal(&err)
+	stored, _, err := s.getUint64(jobKey(job, jobFenceSuffix))
+	if err != nil {
+		return fmt.Errorf("persistence: rebase progress of job %d: %w", job, err)
+	}
+	if stored > fence {
+		return fmt.Errorf("persistence: rebase progress of job %d: fence %d is older than the stored %d: %w", job, fence, stored, ErrStaleCommit)
+	}
+	b := s.db.NewBatch()
+	for _, suffix := range []byte{jobProgressSuffix, jobCheckpointSuffix} {
+		p := jobSubPrefix(job, suffix)
+		_ = b.DeleteRange(p, prefixEnd(p), nil)
+	}
+	for p, o := range positions {
+		_ = b.Set(progressKey(job, p), encodeInt64(o), nil)
+		if c, ok := checkpoints[p]; ok {
+			_ = b.Set(checkpointKey(job, p), c, nil)
+		}
+	}
+	_ = b.Set(jobKey(job, jobFenceSuffix), encodeUint64(fence), nil)
+	return s.commit(b, fmt.Sprintf("rebase progress of job %d", job))
+}
+
 // Progress reads the job's progress, checkpoints, statistics and fence.
 // It holds the job's lock, which every write of them holds until its
 // commit has returned: the four reads are one committed state (never

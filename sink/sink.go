@@ -97,6 +97,16 @@ type Commit struct {
 	// instead of encoding Rows; Rows stay what is committed, and a sink
 	// ignores encodings it cannot use (another table's, an older table).
 	Encoded []Encoding
+	// More are rows for other tables than Table (a multi-table job: each
+	// record names its table), written in the same atomic commit. Their
+	// tables are DUPLICATE tables: a key written twice keeps the last value.
+	More []TableRows
+}
+
+// TableRows are rows of one table.
+type TableRows struct {
+	Table string
+	Rows  []KV
 }
 
 // Progress is a job's authoritative position in its sink.
@@ -137,6 +147,17 @@ type Sink interface {
 	// given values, backwards too: a user's journaled reset, the only way
 	// progress may regress.
 	ResetStarts(job uint64, positions map[int32]int64, checkpoints map[int32][]byte) error
+	// RebaseStarts replaces the job's whole progress, atomically and
+	// durably: afterwards exactly the partitions of positions have
+	// progress (and the checkpoints given); every other partition's
+	// progress and checkpoint are gone. It raises the stored fence to
+	// fence in the same step, so that no commit of an older generation
+	// (a batch of the job's former source still in flight) can land after
+	// it. It is refused with an error wrapping ErrStaleCommit, writing
+	// nothing, when the stored fence is newer than fence. Applying it
+	// twice gives the same state. A journaled user alter that moves a job
+	// to another stream (a new Kafka topic) is its only caller.
+	RebaseStarts(job, fence uint64, positions map[int32]int64, checkpoints map[int32][]byte) error
 	// Progress returns the job's stored progress as of one commit (never
 	// half of a concurrent one); an unknown job has none (empty maps,
 	// zero statistics).

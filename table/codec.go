@@ -46,6 +46,17 @@ func AppendKey(dst []byte, model api.TableModel, pos Pos, vals []Value) []byte {
 	panic(fmt.Sprintf("table: AppendKey: unknown model %v", model))
 }
 
+// KeySpace is the job field of a DUPLICATE row key (Pos.JobID in
+// AppendKey) for the rows a job loads after its rebase-th move to another
+// stream (api.SourceRebase.count): the job id in the low 40 bits, the
+// rebase count above. A new topic's partition 0 offset 0 is then another
+// key than the old topic's, whose rows stay. With no rebase it is the job
+// id, so keys written before rebases existed keep their meaning. Job ids
+// are below 1<<40.
+func KeySpace(job uint64, rebase uint32) uint64 {
+	return job&(1<<40-1) | uint64(rebase)<<40
+}
+
 // DecodeKey is the inverse of AppendKey for DUPLICATE keys.
 func DecodeKey(model api.TableModel, key []byte) (Pos, error) {
 	if model != api.TableModel_DUPLICATE {

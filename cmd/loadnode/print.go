@@ -98,6 +98,13 @@ func printJobText(w io.Writer, info *api.JobInfo) error {
 		fmt.Fprintf(tw, "Health:\t%s\n", h)
 	}
 	fmt.Fprintf(tw, "Table:\t%s\n", cell(s.GetTable()))
+	if ts := info.GetSpec().GetTables(); len(ts) > 0 {
+		names := make([]string, len(ts))
+		for i, t := range ts {
+			names[i] = t.GetName()
+		}
+		fmt.Fprintf(tw, "Tables:\t%s (multi-table: each record is table|record)\n", cell(strings.Join(names, ", ")))
+	}
 	if k := info.GetSink(); k != "" {
 		fmt.Fprintf(tw, "Sink:\t%s\n", cell(k))
 	}

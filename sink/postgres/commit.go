@@ -54,10 +54,28 @@ func (s *Sink) Commit(c *sink.Commit) error {
 	// Rows go in with a plain COPY; a key already stored (a replay after
 	// a reset) makes the COPY fail, and the commit is done again through
 	// a staging table that upserts.
-	err := s.commit(ctx, c, ti, rows, false)
+	var more []moreRows
+	for _, m := range c.More {
+		if len(m.Rows) == 0 {
+			continue
+		}
+		mt, err := s.table(ctx, m.Table)
+		if err != nil {
+			return fmt.Errorf("postgres: commit job %d: %w", c.JobID, err)
+		}
+		if k, err := keyedTable(mt, nil); err != nil || k != nil {
+			return fmt.Errorf("postgres: commit job %d: table %s: rows of a multi-table commit go to DUPLICATE tables only (%v)", c.JobID, m.Table, err)
+		}
+		data, err := encodeCopy(mt, m.Rows)
+		if err != nil {
+			return fmt.Errorf("postgres: commit job %d: %w", c.JobID, err)
+		}
+		more = append(more, moreRows{ti: mt, rows: data})
+	}
+	err := s.commit(ctx, c, ti, rows, more, false)
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == uniqueViolation && ti != nil {
-		err = s.commit(ctx, c, ti, rows, true)
+	if errors.As(err, &pe) && pe.Code == uniqueViolation && (ti != nil || len(more) > 0) {
+		err = s.commit(ctx, c, ti, rows, more, true)
 	}
 	if err != nil {
 		if errors.Is(err, sink.ErrStaleCommit) {
@@ -94,7 +112,13 @@ func validateCommit(c *sink.Commit) error {
 }
 
 // commit is one attempt of Commit: one transaction.
-func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows *copyData, upsert bool) error {
+// moreRows are a multi-table commit's rows for one of its other tables.
+type moreRows struct {
+	ti   *tableInfo
+	rows *copyData
+}
+
+func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows *copyData, more []moreRows, upsert bool) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return err
@@ -160,6 +184,11 @@ func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows *
 	} else if rows != nil && rows.rows > 0 {
 		if err := writeRows(ctx, tx, ti, rows, upsert); err != nil {
 			return tableChanged(err, ti.ident.Sanitize())
+		}
+	}
+	for _, m := range more {
+		if err := writeRows(ctx, tx, m.ti, m.rows, upsert); err != nil {
+			return tableChanged(err, m.ti.ident.Sanitize())
 		}
 	}
 
@@ -247,8 +276,12 @@ func writeRows(ctx context.Context, tx pgx.Tx, ti *tableInfo, rows *copyData, up
 			set = append(set, quoted[i]+" = EXCLUDED."+quoted[i])
 		}
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO `+ti.ident.Sanitize()+` (`+list+`) SELECT `+list+` FROM loadnode_staging
-		ON CONFLICT (`+pgx.Identifier{keyColumn}.Sanitize()+`) DO UPDATE SET `+strings.Join(set, ", "))
+	if _, err := tx.Exec(ctx, `INSERT INTO `+ti.ident.Sanitize()+` (`+list+`) SELECT `+list+` FROM loadnode_staging
+		ON CONFLICT (`+pgx.Identifier{keyColumn}.Sanitize()+`) DO UPDATE SET `+strings.Join(set, ", ")); err != nil {
+		return err
+	}
+	// A multi-table commit stages each of its tables in turn.
+	_, err := tx.Exec(ctx, `DROP TABLE loadnode_staging`)
 	return err
 }
 

@@ -112,6 +112,48 @@ func (s *Sink) ResetStarts(job uint64, positions map[int32]int64, checkpoints ma
 	return nil
 }
 
+// RebaseStarts replaces the job's progress and raises its fence in one
+// transaction, under the job's row lock (which every commit takes).
+func (s *Sink) RebaseStarts(job, fence uint64, positions map[int32]int64, checkpoints map[int32][]byte) error {
+	for p := range checkpoints {
+		if _, ok := positions[p]; !ok {
+			return fmt.Errorf("postgres: rebase progress of job %d: checkpoint for partition %d without a position", job, p)
+		}
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if err := s.bootstrap(ctx); err != nil {
+		return err
+	}
+	parts := slices.Sorted(maps.Keys(positions))
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := lockJob(ctx, tx, s.opts.Owner, int64(job)); err != nil {
+			return err
+		}
+		var stored int64
+		if err := tx.QueryRow(ctx, `SELECT fence FROM loadnode.jobs WHERE owner = $2 AND job = $1`, int64(job), s.opts.Owner).Scan(&stored); err != nil {
+			return err
+		}
+		if uint64(stored) > fence {
+			return fmt.Errorf("fence %d is older than the stored %d: %w", fence, stored, sink.ErrStaleCommit)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM loadnode.progress WHERE owner = $2 AND job = $1`, int64(job), s.opts.Owner); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE loadnode.jobs SET fence = $2 WHERE owner = $3 AND job = $1`, int64(job), int64(fence), s.opts.Owner); err != nil {
+			return err
+		}
+		return upsertProgress(ctx, tx, s.opts.Owner, int64(job), parts, positions, checkpoints)
+	})
+	if err != nil {
+		if errors.Is(err, sink.ErrStaleCommit) {
+			return fmt.Errorf("postgres: rebase progress of job %d: %w", job, err)
+		}
+		return fmt.Errorf("postgres: rebase progress of job %d: %w", job, unavailable(err))
+	}
+	return nil
+}
+
 // Progress reads the job's state in one statement, so from one snapshot.
 func (s *Sink) Progress(job uint64) (*sink.Progress, error) {
 	ctx, cancel := s.ctx()

@@ -407,6 +407,72 @@ func testResetBackwards(t *testing.T, e *env) {
 	e.mustCommit(t, j.commit(2, base, rng{Partition: 1, From: 100, To: 101}))
 }
 
+// testRebase: RebaseStarts replaces the whole progress (a partition it
+// does not name loses its progress and checkpoint), raises the fence so
+// that a commit of the former generation is refused, refuses an older
+// fence, and is idempotent across a restart.
+func testRebase(t *testing.T, e *env) {
+	j, base := e.started(t, "rebase")
+	before := e.state(t, j)
+	old := before.progress.Fence
+	fence := old + 5
+	if err := e.s.RebaseStarts(j.id, fence, map[int32]int64{0: 0, 7: 10}, map[int32][]byte{7: []byte("ck7")}); err != nil {
+		t.Fatalf("RebaseStarts: %v", err)
+	}
+	check := func(what string) {
+		t.Helper()
+		p := e.progress(t, j.id)
+		assertPositions(t, p, map[int32]int64{0: 0, 7: 10})
+		assertCheckpoints(t, p, map[int32][]byte{7: []byte("ck7")})
+		assertStats(t, p, before.progress.Stats)
+		if p.Fence != fence {
+			t.Errorf("%s: fence = %d, want %d", what, p.Fence, fence)
+		}
+		if n := e.countRows(t, j.spec.GetName()); n != int64(len(before.rows)) {
+			t.Errorf("%s: CountRows = %d, want %d (a rebase deletes no rows)", what, n, len(before.rows))
+		}
+	}
+	check("after a rebase")
+	e.refuse(t, j, j.commit(old, base, rng{Partition: 0, From: 0, To: 2}), "a commit of the generation before the rebase")
+	e.refuse(t, j, j.commit(fence, base, rng{Partition: 1, From: 3, To: 4}), "a commit of a partition the rebase dropped")
+	if err := e.s.RebaseStarts(j.id, fence-1, map[int32]int64{0: 99}, nil); !errors.Is(err, sink.ErrStaleCommit) {
+		t.Errorf("RebaseStarts with an older fence = %v, want ErrStaleCommit", err)
+	}
+	check("after a refused rebase")
+	if err := e.s.RebaseStarts(j.id, fence, map[int32]int64{0: 0, 7: 10}, map[int32][]byte{7: []byte("ck7")}); err != nil {
+		t.Fatalf("RebaseStarts again: %v", err)
+	}
+	e.restart(t)
+	check("after the same rebase again and a restart")
+	e.mustCommit(t, j.commit(fence+1, base, rng{Partition: 0, From: 0, To: 2}, rng{Partition: 7, From: 10, To: 11}))
+	assertPositions(t, e.progress(t, j.id), map[int32]int64{0: 2, 7: 11})
+}
+
+// testMultiTable: a commit's rows for other tables (Commit.More) land
+// with its rows and progress, or, when the commit is refused, not at all.
+func testMultiTable(t *testing.T, e *env) {
+	j := e.setup(t, 1, newTable("multi_a"))
+	other := e.setup(t, 2, newTable("multi_b")) // job 2 only brings the table
+	e.mustInit(t, j, map[int32]int64{0: 0}, nil)
+	c := j.commit(1, nil, rng{Partition: 0, From: 0, To: 2})
+	c.More = []sink.TableRows{{Table: "multi_b", Rows: []sink.KV{other.row(0, 2, "b"), other.row(0, 3, "b")}}}
+	c.Stats = nextStats(nil, 4)
+	base := e.mustCommit(t, c)
+	if a, b := e.countRows(t, "multi_a"), e.countRows(t, "multi_b"); a != 2 || b != 2 {
+		t.Fatalf("rows after a multi-table commit: %d and %d, want 2 and 2", a, b)
+	}
+	stale := j.commit(1, base, rng{Partition: 0, From: 0, To: 1})
+	stale.More = []sink.TableRows{{Table: "multi_b", Rows: []sink.KV{other.row(0, 9, "b")}}}
+	if err := e.s.Commit(stale); !errors.Is(err, sink.ErrStaleCommit) {
+		t.Fatalf("stale multi-table commit: %v, want ErrStaleCommit", err)
+	}
+	e.restart(t)
+	if a, b := e.countRows(t, "multi_a"), e.countRows(t, "multi_b"); a != 2 || b != 2 {
+		t.Fatalf("rows after a refused multi-table commit and a restart: %d and %d, want 2 and 2", a, b)
+	}
+	assertPositions(t, e.progress(t, j.id), map[int32]int64{0: 2})
+}
+
 func assertNoProgress(t *testing.T, p *sink.Progress, what string) {
 	t.Helper()
 	if len(p.Positions) != 0 || len(p.Checkpoints) != 0 || p.Fence != 0 || !proto.Equal(p.Stats, &api.JobStats{}) {

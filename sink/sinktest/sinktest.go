@@ -71,6 +71,8 @@ func Run(t *testing.T, h Harness) {
 		{"ProgressConsistentUnderCommits", testProgressConsistent},
 		{"ProgressOnlyForCoveredPartitions", testCoveredPartitions},
 		{"ResetStartsMovesBackwards", testResetBackwards},
+		{"RebaseStartsReplacesProgressAndFences", testRebase},
+		{"MultiTableCommitIsAtomic", testMultiTable},
 		{"ProgressOfUnknownJob", testUnknownJob},
 		{"ErrorRowsBoundedOldestFirst", testErrorRows},
 		{"DropJobKeepsRows", testDropJob},
