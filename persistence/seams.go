@@ -54,9 +54,11 @@ func (m *Meta) LoadAllJobs(fn func(st *metastore.JobState) error) error {
 // the two are of one write, never the record of one alter with the
 // journal head of the next.
 func (m *Meta) LoadJob(id uint64) (_ *metastore.JobState, err error) {
-	if err := m.s.usable(); err != nil {
-		return nil, err
+	release, gerr := m.s.enter()
+	if gerr != nil {
+		return nil, gerr
 	}
+	defer release()
 	unlock := m.s.jobs.lock(id)
 	defer unlock()
 	defer m.s.recoverFatal(&err)
@@ -132,9 +134,11 @@ func (k *Sink) Commit(c *sink.Commit) error { return k.s.CommitBatch(c) }
 // synced batch.
 func (k *Sink) ResetStarts(job uint64, positions map[int32]int64, checkpoints map[int32][]byte) (err error) {
 	s := k.s
-	if err := s.usable(); err != nil {
-		return err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return gerr
 	}
+	defer release()
 	unlock := s.jobs.lock(job)
 	defer unlock()
 	defer s.recoverFatal(&err)
@@ -163,9 +167,11 @@ func (k *Sink) ResetStarts(job uint64, positions map[int32]int64, checkpoints ma
 // that is durable (see the package comment on reads during a sync).
 func (k *Sink) Progress(job uint64) (p *sink.Progress, err error) {
 	s := k.s
-	if err := s.usable(); err != nil {
-		return nil, err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return nil, gerr
 	}
+	defer release()
 	unlock := s.jobs.lock(job)
 	defer unlock()
 	defer s.recoverFatal(&err)
@@ -197,9 +203,11 @@ func (k *Sink) ErrorRows(job uint64, limit int) ([]*api.ErrorRow, error) {
 // error rows (Meta.DeleteJob removes them already when the job is deleted).
 func (k *Sink) DropJob(job uint64) (err error) {
 	s := k.s
-	if err := s.usable(); err != nil {
-		return err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return gerr
 	}
+	defer release()
 	unlock := s.jobs.lock(job)
 	defer unlock()
 	defer s.recoverFatal(&err)
