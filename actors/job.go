@@ -295,8 +295,14 @@ func (j *job) start(ctx actor.Context) {
 	sk, err := j.deps.Sinks(spec.GetTable())
 	if err == nil {
 		j.sink = sk
-		var prog *sink.Progress
-		if prog, err = sk.Progress(j.id); err != nil {
+		prog := st.SinkProgress
+		if js, ok := sk.(journaledStarts); prog == nil || !ok || !js.Journals(j.deps.Meta) {
+			// Only the metadata store's own sink may hand over what its
+			// recovery scan read (one consistent read, before this actor,
+			// the single writer of its progress, existed).
+			prog, err = sk.Progress(j.id)
+		}
+		if err != nil {
 			// Without its positions the job cannot run; the supervisor decides.
 			panic(fmt.Errorf("actors: job %d: load progress: %w", j.id, err))
 		}
