@@ -328,7 +328,14 @@ func (j *job) start(ctx actor.Context) {
 	j.schema = nil
 	j.format = table.FormatOf(spec)
 	err = j.openSource(spec)
-	j.notify(ctx)
+	if !j.holdAdmission {
+		// A job respawned by recovery is listed by the manager as it
+		// restores itself (the manager built that summary from the same
+		// state): 100,000 reports now would only queue in the manager's
+		// mailbox ahead of the listings. Its first report comes when
+		// something moves.
+		j.notify(ctx)
+	}
 	if err != nil && !isFinal(j.state) {
 		j.transition(ctx, api.JobState_PAUSED, api.Reason_SOURCE_CONFIG_ERROR, err.Error())
 		return
