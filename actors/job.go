@@ -301,8 +301,14 @@ func (j *job) start(ctx actor.Context) {
 	sk, err := j.deps.Sinks(spec.GetTable())
 	if err == nil {
 		j.sink = sk
-		var prog *sink.Progress
-		if prog, err = sk.Progress(j.id); err != nil {
+		prog := st.SinkProgress
+		if js, ok := sk.(journaledStarts); prog == nil || !ok || !js.Journals(j.deps.Meta) {
+			// Only the metadata store's own sink may hand over what its
+			// recovery scan read (one consistent read, before this actor,
+			// the single writer of its progress, existed).
+			prog, err = sk.Progress(j.id)
+		}
+		if err != nil {
 			// Without its positions the job cannot run; the supervisor decides.
 			panic(fmt.Errorf("actors: job %d: load progress: %w", j.id, err))
 		}
@@ -333,7 +339,14 @@ func (j *job) start(ctx actor.Context) {
 	j.schema = nil
 	j.format = table.FormatOf(spec)
 	err = j.openSource(spec)
-	j.notify(ctx)
+	if !j.holdAdmission {
+		// A job respawned by recovery is listed by the manager as it
+		// restores itself (the manager built that summary from the same
+		// state): 100,000 reports now would only queue in the manager's
+		// mailbox ahead of the listings. Its first report comes when
+		// something moves.
+		j.notify(ctx)
+	}
 	if err != nil && !isFinal(j.state) {
 		j.transition(ctx, api.JobState_PAUSED, api.Reason_SOURCE_CONFIG_ERROR, err.Error())
 		return

@@ -95,6 +95,11 @@ func (m *manager) listSummary(e *entry, now time.Time) *api.JobSummary {
 					st.loadedRows = p.Stats.GetLoadedRows()
 					e.status = st
 				}
+			} else {
+				// Kept until the job's first report replaces it: a
+				// listing right after a restart of 100,000 jobs builds
+				// each one once.
+				e.status = st
 			}
 		}
 	}

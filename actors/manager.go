@@ -77,6 +77,14 @@ type manager struct {
 	newTables map[string]*api.TableSpec
 	queue     []*pendingCreate
 	writing   bool
+
+	// Admission after a recovery is paced (admission.go): admitQueue are
+	// the respawned NEED_SCHEDULE jobs not yet told to ask for it,
+	// admitting those told and not yet past it.
+	admitQueue []*entry
+	admitting  map[uint64]bool
+	admitMoved bool // a job got past admission since the last admitTick
+	admitArmed bool // an admitTick is on its way
 }
 
 // NewManagerProps returns the props of a node's manager, or an error if
@@ -166,6 +174,9 @@ func (m *manager) Receive(ctx actor.Context) {
 				e.status = msg.status
 			}
 		}
+		m.admissionReport(ctx, msg)
+	case *admitTick:
+		m.onAdmitTick(ctx)
 	case *OwnJob:
 		m.onOwnJob(ctx, msg)
 	case *ReleaseJob:
@@ -298,10 +309,17 @@ func (m *manager) recover(ctx actor.Context) {
 		}
 	}
 	// Every job is back and answers; only now do they ask for admission
-	// (and journal RUNNING), so that scheduling does not slow the respawn.
+	// (and journal RUNNING), so that scheduling does not slow the respawn,
+	// and a window at a time (admission.go).
+	m.admitQueue, m.admitting, m.admitMoved, m.admitArmed = nil, map[uint64]bool{}, false, false
 	for _, e := range spawn {
-		ctx.Send(e.pid, &recoveryFinished{})
+		if e.summary.GetState() == api.JobState_NEED_SCHEDULE {
+			m.admitQueue = append(m.admitQueue, e)
+		} else {
+			ctx.Send(e.pid, &recoveryFinished{})
+		}
 	}
+	m.releaseAdmissions(ctx)
 	m.recovered.Jobs = len(states)
 	m.log().Info("recovered jobs", "jobs", len(states), "load", loaded.Round(time.Millisecond),
 		"journal", t2.Sub(t1).Round(time.Millisecond), "spawn", time.Since(t2).Round(time.Millisecond))
@@ -413,6 +431,10 @@ func (m *manager) onJobTerminated(ctx actor.Context, who *actor.PID) {
 		return
 	}
 	delete(m.byPID, who.Id)
+	if m.admitting[e.rec.GetId()] {
+		delete(m.admitting, e.rec.GetId())
+		m.releaseAdmissions(ctx)
+	}
 	if e.stopping == who.Id {
 		e.stopping = ""
 		m.ensureActor(ctx, e) // owned again meanwhile, or at a new epoch

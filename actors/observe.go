@@ -27,10 +27,13 @@ const (
 	// NEED_SCHEDULE with lag above zero and no progress (commit) for the
 	// node's stall_after.
 	EventStalled = "stalled"
+	// EventRecovered: the verdict went from failing or stalled back to
+	// healthy or lagging (the job commits again).
+	EventRecovered = "recovered"
 )
 
 // Events lists every alert event.
-var Events = []string{EventPaused, EventStalled, EventFailing, EventResumed, EventStopped}
+var Events = []string{EventPaused, EventStalled, EventFailing, EventResumed, EventStopped, EventRecovered}
 
 // JobSample is one look at a live job.
 type JobSample struct {
@@ -86,6 +89,10 @@ func (j *job) judge(ctx actor.Context, notify bool) {
 			}
 			j.log().Warn("job health", "health", h, "message", msg)
 			j.event(h, msg)
+		} else if (prev == EventFailing || prev == EventStalled) && (h == "healthy" || h == "lagging") {
+			msg := fmt.Sprintf("%s again after %s", h, prev)
+			j.log().Info("job health", "health", h, "message", msg)
+			j.event(EventRecovered, msg)
 		}
 	}
 	if o == nil {

@@ -26,7 +26,7 @@ type Webhook struct {
 	// host:port.
 	Name string `yaml:"name"`
 	// Events are the events sent: a subset of paused, stalled, failing,
-	// resumed, stopped. Default all of them.
+	// resumed, stopped, recovered. Default all of them.
 	Events []string `yaml:"events"`
 	// SecretFile is a file holding the HMAC-SHA256 secret (trimmed of
 	// surrounding white space). SecretEnv names an environment variable
@@ -56,7 +56,7 @@ type Webhook struct {
 }
 
 // AlertEvents lists every event a webhook may ask for.
-var AlertEvents = []string{"paused", "stalled", "failing", "resumed", "stopped"}
+var AlertEvents = []string{"paused", "stalled", "failing", "resumed", "stopped", "recovered"}
 
 var (
 	alertsKeys  = []string{"webhooks"}

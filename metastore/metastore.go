@@ -15,6 +15,7 @@ import (
 	"errors"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/sink"
 )
 
 var (
@@ -32,6 +33,11 @@ type JobState struct {
 	// Last is the newest journal entry (nil only if the journal is empty,
 	// which CreateJobs never leaves).
 	Last *api.Transition
+	// SinkProgress is the job's sink progress, set only by LoadAllJobs of
+	// a metadata store that is also the embedded sink (the node's Pebble
+	// store), which reads it in the same scan: a job respawned from it
+	// need not read it again. nil otherwise: read it from the sink.
+	SinkProgress *sink.Progress
 }
 
 // NewJob is one job for CreateJobs: its record, its first journal entry

@@ -313,7 +313,17 @@ type consoleJob struct {
 // sink from each job's newest sample (the job samples itself every
 // watermark_interval), so that the list costs one request to the manager.
 func (c *console) jobs(w http.ResponseWriter, r *http.Request, _ *session) {
-	res, err := c.a.ask(r.Context(), &api.ListJobsRequest{})
+	// One page of the paged listing (?limit=N&after=ID, as /v1/jobs): the
+	// console never asks for every job at once.
+	req, err := listRequest(r)
+	if err != nil {
+		c.refuse(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	if req.Limit == 0 {
+		req.Limit = consolePage
+	}
+	res, err := c.a.ask(r.Context(), req)
 	if err != nil {
 		c.refuse(w, r, http.StatusServiceUnavailable, "no answer from the manager: "+err.Error())
 		return
@@ -332,8 +342,12 @@ func (c *console) jobs(w http.ResponseWriter, r *http.Request, _ *session) {
 		}
 		out = append(out, j)
 	}
-	writeConsoleJSON(w, http.StatusOK, map[string]any{"jobs": out})
+	writeConsoleJSON(w, http.StatusOK, map[string]any{"jobs": out, "total": list.GetTotal(),
+		"after": req.GetAfterId(), "next_after": list.GetNextAfterId()})
 }
+
+// consolePage is the console's default page of the job list.
+const consolePage = 100
 
 // job answers a job's page: `job show` (protojson) and its timeline.
 func (c *console) job(w http.ResponseWriter, r *http.Request, _ *session) {

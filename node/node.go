@@ -8,6 +8,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -256,7 +257,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.admin = adm
 	}
 	if err := n.awaitRecovery(ctx); err != nil {
-		n.Close()
+		// Logged before Close, and Close's own failure is added to it, so
+		// that nothing in the close can hide why the start failed.
+		logger.Error("loadnode: start failed", "err", err)
+		if cerr := n.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("node: close after the failed start: %w", cerr))
+		}
 		return nil, err
 	}
 	if n.cluster != nil {
@@ -267,24 +273,43 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	return n, nil
 }
 
+// awaitRecovery waits until the manager has respawned every job, or until
+// ctx is done. Recovery has no time limit of its own: at 100,000 jobs on a
+// loaded machine it can take longer than any fixed bound (a 60 s one made
+// slow but healthy restarts fail), and serve's ctx ends on a stop signal.
 func (n *Node) awaitRecovery(ctx context.Context) error {
-	timeout := 60 * time.Second
-	if dl, ok := ctx.Deadline(); ok {
-		timeout = time.Until(dl)
+	f := n.system.Root.RequestFuture(n.manager, &actors.AwaitRecovery{}, recoveryWaitMax)
+	type result struct {
+		res any
+		err error
 	}
-	res, err := n.system.Root.RequestFuture(n.manager, &actors.AwaitRecovery{}, timeout).Result()
-	if err != nil {
-		return fmt.Errorf("node: recovery: %w", err)
+	done := make(chan result, 1)
+	go func() {
+		res, err := f.Result()
+		done <- result{res, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		return fmt.Errorf("node: recovery not finished when the start was abandoned: %w", context.Cause(ctx))
 	}
-	done, ok := res.(*actors.RecoveryDone)
+	if r.err != nil {
+		return fmt.Errorf("node: recovery: %w", r.err)
+	}
+	res, ok := r.res.(*actors.RecoveryDone)
 	if !ok {
-		return fmt.Errorf("node: recovery: unexpected answer %T", res)
+		return fmt.Errorf("node: recovery: unexpected answer %T", r.res)
 	}
-	if done.Err != nil {
-		return fmt.Errorf("node: %w", done.Err)
+	if res.Err != nil {
+		return fmt.Errorf("node: %w", res.Err)
 	}
 	return nil
 }
+
+// recoveryWaitMax only bounds the future's life (a protoactor future needs
+// one); ctx is what ends the wait.
+const recoveryWaitMax = 24 * time.Hour
 
 // Addr is the remote endpoint's host:port.
 func (n *Node) Addr() string { return n.addr }
@@ -309,13 +334,15 @@ func (n *Node) ClusterName() string {
 // Store is the node's store (read-only use in tests and tools).
 func (n *Node) Store() *persistence.Store { return n.store }
 
-// Close stops the actors, the remote endpoint and the store. Calling it
-// again does nothing.
 // replyKeepalive is the keepalive interval and timeout of the node's
 // connections to client endpoints: a client that does not answer a ping
 // within it loses its connection and its queued replies (README, "Limits").
 const replyKeepalive = 10 * time.Second
 
+// Close stops the actors, the remote endpoint and the store. Calling it
+// again does nothing. An actor still busy when its stop wait ends (a
+// manager in the middle of recovering 100,000 jobs) cannot crash the
+// close: the store waits for the calls in flight and refuses later ones.
 func (n *Node) Close() error {
 	if n.closed {
 		return nil

@@ -23,6 +23,11 @@ var ErrBackupDir = errors.New("persistence: backup directory")
 // space until the store compacts them away. A store opened on dir is the
 // node as of the checkpoint. It returns the copy's file count and bytes.
 func (s *Store) Checkpoint(dir string) (files int, bytes int64, err error) {
+	release, gerr := s.enter()
+	if gerr != nil {
+		return 0, 0, gerr
+	}
+	defer release()
 	if !filepath.IsAbs(dir) {
 		return 0, 0, fmt.Errorf("%w %q: must be an absolute path", ErrBackupDir, dir)
 	}

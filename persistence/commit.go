@@ -34,9 +34,11 @@ type (
 // INVARIANT: rows and progress move together, and progress only moves from
 // the stored value forward.
 func (s *Store) CommitBatch(c *Commit) (err error) {
-	if err := s.usable(); err != nil {
-		return err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return gerr
 	}
+	defer release()
 	if err := validateCommit(c); err != nil {
 		return err
 	}
@@ -233,9 +235,11 @@ func (s *Store) appendErrorRows(b *pebble.Batch, id uint64, rows []*api.ErrorRow
 // ErrorRows returns a job's newest limit error rows (all kept rows if limit
 // <= 0), oldest first, or an error wrapping ErrNotFound.
 func (s *Store) ErrorRows(id uint64, limit int) (rows []*api.ErrorRow, err error) {
-	if err := s.usable(); err != nil {
-		return nil, err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return nil, gerr
 	}
+	defer release()
 	defer s.recoverFatal(&err)
 	if _, err := s.record(id); err != nil {
 		return nil, fmt.Errorf("persistence: error rows of job %d: %w", id, err)

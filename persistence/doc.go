@@ -66,8 +66,13 @@
 // jobs cost nothing; CreateJob and CreateJobs hold a store-wide create mutex
 // so that the name, id and table checks and the id bookkeeping are atomic. The single-writer discipline
 // for a job's progress remains the caller's (its job actor); the per-job mutex
-// only makes CommitBatch's fence check safe on its own. Close must not run
-// concurrently with other calls.
+// only makes CommitBatch's fence check safe on its own. Close may run
+// concurrently with other calls: every call that uses Pebble is admitted
+// by a gate (enter/leave) that Close shuts first; Close then waits (up to
+// a minute) for the admitted calls to return before it closes Pebble, and
+// a call that arrives later gets ErrClosed. (Pebble closed under a live
+// iterator panics: "element has outstanding references".) LoadAllJobs
+// stops early, with ErrClosed, when Close is waiting for it.
 //
 // # Key layout
 //

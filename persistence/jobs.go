@@ -32,9 +32,11 @@ type JobState struct {
 
 // LastJobID returns the largest job id CreateJob has written, 0 if none.
 func (s *Store) LastJobID() (id uint64, err error) {
-	if err := s.usable(); err != nil {
-		return 0, err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return 0, gerr
 	}
+	defer release()
 	defer s.recoverFatal(&err)
 	id, _, err = s.getUint64([]byte(lastJobIDKey))
 	if err != nil {
@@ -76,12 +78,14 @@ func (s *Store) CreateJob(rec *api.JobRecord, first *api.Transition, newTable *a
 // out and gets its error; if the commit fails, every job that was in it gets that error.
 func (s *Store) CreateJobs(jobs []NewJob) (errs []error) {
 	errs = make([]error, len(jobs))
-	if err := s.usable(); err != nil {
+	release, gerr := s.enter()
+	if gerr != nil {
 		for i := range errs {
-			errs[i] = err
+			errs[i] = gerr
 		}
 		return errs
 	}
+	defer release()
 	type prepared struct {
 		i                            int
 		rec                          *api.JobRecord
@@ -223,9 +227,11 @@ func prepareJob(j NewJob) (preparedBytes, error) {
 
 // Table returns a table's schema, or an error wrapping ErrNotFound.
 func (s *Store) Table(name string) (t *api.TableSpec, err error) {
-	if err := s.usable(); err != nil {
-		return nil, err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return nil, gerr
 	}
+	defer release()
 	if err := validateTableName(name); err != nil {
 		return nil, err
 	}
@@ -243,9 +249,11 @@ func (s *Store) Table(name string) (t *api.TableSpec, err error) {
 
 // JobRecords returns every job's create snapshot, ascending by id.
 func (s *Store) JobRecords() (recs []*api.JobRecord, err error) {
-	if err := s.usable(); err != nil {
-		return nil, err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return nil, gerr
 	}
+	defer release()
 	defer s.recoverFatal(&err)
 	lower := []byte(jobPrefix)
 	it, err := s.newIter(lower, prefixEnd(lower))
@@ -286,9 +294,11 @@ func (s *Store) JobRecords() (recs []*api.JobRecord, err error) {
 // LoadJob returns a job's record, newest transition, progress and stats, or
 // an error wrapping ErrNotFound.
 func (s *Store) LoadJob(id uint64) (st *JobState, err error) {
-	if err := s.usable(); err != nil {
-		return nil, err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return nil, gerr
 	}
+	defer release()
 	defer s.recoverFatal(&err)
 	rec, err := s.record(id)
 	if err != nil {
@@ -316,9 +326,11 @@ func (s *Store) LoadJob(id uint64) (st *JobState, err error) {
 // Journal returns a job's transitions, ascending by seq, or an error
 // wrapping ErrNotFound.
 func (s *Store) Journal(id uint64) (ts []*api.Transition, err error) {
-	if err := s.usable(); err != nil {
-		return nil, err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return nil, gerr
 	}
+	defer release()
 	defer s.recoverFatal(&err)
 	if _, err := s.record(id); err != nil {
 		return nil, fmt.Errorf("persistence: journal of job %d: %w", id, err)
@@ -345,9 +357,11 @@ func (s *Store) Journal(id uint64) (ts []*api.Transition, err error) {
 // AppendTransition journals t for job id with pebble.Sync. t.Seq must be the
 // stored last seq + 1; otherwise nothing is written and an error is returned.
 func (s *Store) AppendTransition(id uint64, t *api.Transition) (err error) {
-	if err := s.usable(); err != nil {
-		return err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return gerr
 	}
+	defer release()
 	if t == nil {
 		return fmt.Errorf("persistence: append transition to job %d: nil transition", id)
 	}
@@ -402,9 +416,11 @@ type JobTransition struct {
 // this way). Each must have its job's next seq; on any mismatch or unknown
 // job nothing is written. A job may appear once.
 func (s *Store) AppendTransitions(ts []JobTransition) (err error) {
-	if err := s.usable(); err != nil {
-		return err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return gerr
 	}
+	defer release()
 	if len(ts) == 0 {
 		return nil
 	}
@@ -481,9 +497,11 @@ func (s *Store) InitProgress(id uint64, positions map[int32]int64) error {
 // in that batch too, checked as AppendTransition checks it (a job's first
 // schedule: RUNNING with its initial positions, one fsync).
 func (s *Store) InitStarts(id uint64, positions map[int32]int64, checkpoints map[int32][]byte, t *api.Transition) (err error) {
-	if err := s.usable(); err != nil {
-		return err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return gerr
 	}
+	defer release()
 	unlock := s.jobs.lock(id)
 	defer unlock()
 	defer s.recoverFatal(&err)

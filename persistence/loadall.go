@@ -31,9 +31,11 @@ func (s *Store) LoadAllJobs(fn func(st *JobState) error) (err error) {
 // progress and checkpoints (the metadata store's recovery scan: a job
 // loads its positions from its sink).
 func (s *Store) loadAllJobs(fn func(st *JobState) error, positions bool) (err error) {
-	if err := s.usable(); err != nil {
-		return err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return gerr
 	}
+	defer release()
 	defer s.recoverFatal(&err)
 	lower := []byte(jobPrefix)
 	it, err := s.newIter(lower, prefixEnd(lower))
@@ -47,6 +49,7 @@ func (s *Store) loadAllJobs(fn func(st *JobState) error, positions bool) (err er
 	var journalSeen int    // journal entries of cur read so far
 	var journalJumped bool // cur's journal was skipped to its last entry
 	var lastRaw []byte
+	var jobs int // jobs seen
 	flush := func() error {
 		if cur == nil || cur.Record == nil {
 			cur, lastRaw = nil, lastRaw[:0]
@@ -76,6 +79,10 @@ func (s *Store) loadAllJobs(fn func(st *JobState) error, positions bool) (err er
 		if cur == nil || id != curID {
 			if err := flush(); err != nil {
 				return err
+			}
+			// Close waits for this scan: at 100,000 jobs, stop early.
+			if jobs++; jobs%1024 == 0 && s.closingDown() {
+				return fmt.Errorf("persistence: load jobs: %w", ErrClosed)
 			}
 			curID, journalSeen, journalJumped = id, 0, false
 			cur = &JobState{Progress: map[int32]int64{}, Checkpoints: map[int32][]byte{}, Stats: &api.JobStats{}}
@@ -144,9 +151,11 @@ func (s *Store) loadAllJobs(fn func(st *JobState) error, positions bool) (err er
 // existence check (the caller holds the job's snapshot). An unknown job has
 // an empty journal.
 func (s *Store) ShowData(id uint64, maxTransitions, maxErrorRows int) (hist []*api.Transition, rows []*api.ErrorRow, err error) {
-	if err := s.usable(); err != nil {
-		return nil, nil, err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return nil, nil, gerr
 	}
+	defer release()
 	defer s.recoverFatal(&err)
 	lower := jobSubPrefix(id, jobErrorSuffix)
 	upper := prefixEnd(jobSubPrefix(id, jobJournalSuffix))

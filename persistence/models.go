@@ -154,9 +154,11 @@ func (s *Store) storedState(sc *table.Schema, rowKey, tombKey []byte) (*table.Ro
 // InsertRows writes rows outside a job in one synced batch, merged into a
 // keyed table as a commit's are.
 func (s *Store) InsertRows(name string, rows []KV) (err error) {
-	if err := s.usable(); err != nil {
-		return err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return gerr
 	}
+	defer release()
 	defer s.recoverFatal(&err)
 	v, ok, err := s.get(tableSpecKey(name))
 	if err != nil {

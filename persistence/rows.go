@@ -7,9 +7,11 @@ import (
 // CountRows returns the number of rows stored in a table, or an error
 // wrapping ErrNotFound. It reads every row key: O(rows).
 func (s *Store) CountRows(table string) (n int64, err error) {
-	if err := s.usable(); err != nil {
-		return 0, err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return 0, gerr
 	}
+	defer release()
 	if _, err := s.Table(table); err != nil {
 		return 0, fmt.Errorf("persistence: count rows: %w", err)
 	}
@@ -40,9 +42,11 @@ func (s *Store) ScanRows(table string, limit int, fn func(key, value []byte) err
 // TruncateTable deletes every row of a table in one synced batch, or
 // returns an error wrapping ErrNotFound. Progress and statistics stay.
 func (s *Store) TruncateTable(table string) (err error) {
-	if err := s.usable(); err != nil {
-		return err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return gerr
 	}
+	defer release()
 	if _, err := s.Table(table); err != nil {
 		return fmt.Errorf("persistence: truncate table: %w", err)
 	}

@@ -13,9 +13,11 @@ import (
 // nil starts at the first row), so that a caller can page through a large
 // table with the last key of the previous page as the cursor.
 func (s *Store) ScanRowsAfter(table string, after []byte, limit int, fn func(key, value []byte) error) (err error) {
-	if err := s.usable(); err != nil {
-		return err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return gerr
 	}
+	defer release()
 	if _, err := s.Table(table); err != nil {
 		return fmt.Errorf("persistence: scan rows: %w", err)
 	}
@@ -52,9 +54,11 @@ func (s *Store) ScanRowsAfter(table string, after []byte, limit int, fn func(key
 // not exist. An identical stored schema is not an error; a different one
 // returns an error wrapping ErrTableExists.
 func (s *Store) CreateTable(spec *api.TableSpec) (created bool, err error) {
-	if err := s.usable(); err != nil {
-		return false, err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return false, gerr
 	}
+	defer release()
 	if err := validateTableName(spec.GetName()); err != nil {
 		return false, fmt.Errorf("persistence: create table: %w", err)
 	}
@@ -88,9 +92,11 @@ func (s *Store) CreateTable(spec *api.TableSpec) (created bool, err error) {
 // pebble.Sync. Its table and the table's rows stay. The caller (the
 // manager) allows it only for final jobs.
 func (s *Store) DeleteJob(id uint64, name string) (err error) {
-	if err := s.usable(); err != nil {
-		return err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return gerr
 	}
+	defer release()
 	s.createMu.Lock()
 	defer s.createMu.Unlock()
 	unlock := s.jobs.lock(id)
@@ -125,9 +131,11 @@ func (s *Store) AlterJob(rec *api.JobRecord, reset map[int32]int64, t *api.Trans
 // AlterJobStarts is AlterJob with, for a checkpointed source, the reset
 // partitions' new checkpoints, written in the same synced batch.
 func (s *Store) AlterJobStarts(rec *api.JobRecord, reset map[int32]int64, checkpoints map[int32][]byte, t *api.Transition) (err error) {
-	if err := s.usable(); err != nil {
-		return err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return gerr
 	}
+	defer release()
 	if rec == nil || t == nil {
 		return fmt.Errorf("persistence: alter job: nil record or transition")
 	}
@@ -177,9 +185,11 @@ func (s *Store) AlterJobStarts(rec *api.JobRecord, reset map[int32]int64, checkp
 // and reason), or an error wrapping ErrNotFound. Recovery reads only this
 // for the registry; the job actor loads the rest.
 func (s *Store) LastTransition(id uint64) (t *api.Transition, err error) {
-	if err := s.usable(); err != nil {
-		return nil, err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return nil, gerr
 	}
+	defer release()
 	defer s.recoverFatal(&err)
 	t, err = s.lastTransition(id)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -116,6 +117,17 @@ type Store struct {
 	bg     bgErrors
 	failed atomic.Pointer[error] // the first fatal cause; nil while healthy
 	closed atomic.Bool
+
+	// ops counts the calls in flight (enter/leave). Close waits for them
+	// before it closes Pebble: a DB closed under a live iterator or read
+	// panics inside Pebble ("element has outstanding references"), which
+	// is how a node whose recovery outlived Start's wait used to crash.
+	ops struct {
+		sync.Mutex
+		n       int           // calls in flight
+		closing bool          // Close has begun: enter refuses
+		drained chan struct{} // closed when n drops to 0 while closing
+	}
 
 	// createMu serializes CreateJob: name check, table check and
 	// m/last_job_id bookkeeping.
@@ -228,13 +240,51 @@ func (s *Store) FS() vfs.FS { return s.fs }
 // blockCacheBytes is the size of Pebble's block cache.
 const blockCacheBytes = 128 << 20
 
-// Close closes the database. On a failed Store it releases what it can and
-// returns the failure.
+// closeWait bounds how long Close waits for the calls in flight.
+const closeWait = time.Minute
+
+// Close closes the database once the calls in flight have returned (new
+// calls get ErrClosed from now on). If they have not within closeWait,
+// Pebble is left open (the store is crash-consistent; the process is
+// ending) and the error says so. On a failed Store it releases what it can
+// and returns the failure. Close never panics: a panic inside Pebble's
+// Close becomes its error, so that it cannot hide the error that led to
+// the Close.
 func (s *Store) Close() (err error) {
+	s.ops.Lock()
 	if s.closed.Swap(true) {
+		s.ops.Unlock()
 		return ErrClosed
 	}
-	defer s.recoverFatal(&err)
+	s.ops.closing = true
+	var drained chan struct{}
+	if s.ops.n > 0 {
+		drained = make(chan struct{})
+		s.ops.drained = drained
+	}
+	inflight := s.ops.n
+	s.ops.Unlock()
+	if drained != nil {
+		t := time.NewTimer(closeWait)
+		defer t.Stop()
+		select {
+		case <-drained:
+		case <-t.C:
+			s.ops.Lock()
+			n := s.ops.n
+			s.ops.Unlock()
+			return fmt.Errorf("persistence: close: %d calls still in flight after %v (of %d when Close began); the database is left open", n, closeWait, inflight)
+		}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			if fp, ok := r.(fatalPanic); ok {
+				err = fmt.Errorf("%w: %w", ErrStoreFailed, fp.err)
+				return
+			}
+			err = fmt.Errorf("persistence: close: pebble panicked: %v", r)
+		}
+	}()
 	cerr := s.db.Close()
 	if lerr := s.lock.Close(); cerr == nil && lerr != nil {
 		cerr = lerr
@@ -250,6 +300,41 @@ func (s *Store) Close() (err error) {
 	return nil
 }
 
+// enter admits a call that uses Pebble, or returns why the Store refuses
+// it: it is closed, or it has failed. A failed Store refuses reads too,
+// because Pebble may have applied a failed commit to its memtable: reads
+// could see writes that are not durable. The caller defers release; Close
+// waits for every admitted call to release.
+func (s *Store) enter() (release func(), err error) {
+	s.ops.Lock()
+	defer s.ops.Unlock()
+	if s.ops.closing || s.closed.Load() {
+		return nil, ErrClosed
+	}
+	if err := s.Failed(); err != nil {
+		return nil, err
+	}
+	s.ops.n++
+	return s.leave, nil
+}
+
+// leave ends a call admitted by enter.
+func (s *Store) leave() {
+	s.ops.Lock()
+	defer s.ops.Unlock()
+	if s.ops.n--; s.ops.n == 0 && s.ops.drained != nil {
+		close(s.ops.drained)
+		s.ops.drained = nil
+	}
+}
+
+// closingDown reports whether Close has begun: a long scan stops early.
+func (s *Store) closingDown() bool {
+	s.ops.Lock()
+	defer s.ops.Unlock()
+	return s.ops.closing
+}
+
 // Failed returns nil while the store is healthy, and an error wrapping
 // ErrStoreFailed and the cause once Pebble has reported a fatal error.
 func (s *Store) Failed() error {
@@ -257,17 +342,6 @@ func (s *Store) Failed() error {
 		return fmt.Errorf("%w: %w", ErrStoreFailed, *p)
 	}
 	return nil
-}
-
-// usable returns why the Store refuses a call, if it does: it is closed, or
-// it has failed. A failed Store refuses reads too, because Pebble may have
-// applied a failed commit to its memtable: reads could see writes that are not
-// durable.
-func (s *Store) usable() error {
-	if s.closed.Load() {
-		return ErrClosed
-	}
-	return s.Failed()
 }
 
 // fatalPanic is the value pebbleLogger.Fatalf panics with; recoverFatal

@@ -12,9 +12,11 @@ import (
 // Tables returns every table of the catalog, by name. It reads the schema
 // keys only: the scan seeks past each table's rows.
 func (s *Store) Tables() (out []*api.TableSpec, err error) {
-	if err := s.usable(); err != nil {
-		return nil, err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return nil, gerr
 	}
+	defer release()
 	defer s.recoverFatal(&err)
 	lower := []byte(tablePrefix)
 	it, err := s.newIter(lower, prefixEnd(lower))
@@ -57,9 +59,11 @@ func (s *Store) Tables() (out []*api.TableSpec, err error) {
 // the catalog has no such table. The caller (the manager) refuses it while
 // a job loads into the table.
 func (s *Store) DropTable(name string) (err error) {
-	if err := s.usable(); err != nil {
-		return err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return gerr
 	}
+	defer release()
 	if err := validateTableName(name); err != nil {
 		return err
 	}
@@ -81,9 +85,11 @@ func (s *Store) DropTable(name string) (err error) {
 // catalog entry), in one synced batch: the embedded sink's face of DROP
 // TABLE. A table without rows is not an error.
 func (s *Store) DropRows(name string) (err error) {
-	if err := s.usable(); err != nil {
-		return err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return gerr
 	}
+	defer release()
 	defer s.recoverFatal(&err)
 	p := tableRowPrefix(name)
 	b := s.db.NewBatch()

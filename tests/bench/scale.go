@@ -165,6 +165,9 @@ func restartScale(ctx context.Context, o Options, dir string, res *Scale, srv *t
 	defer func() { _ = stopServe(srv2, time.Minute) }()
 	addr2 := srv2.Addr()
 	res.RestartReadySeconds = time.Since(t0).Seconds()
+	if line := recoveryLine(srv2.Log()); line != "" {
+		res.Notes = append(res.Notes, "restarted node: "+line)
+	}
 	lctx, lcancel := context.WithTimeout(ctx, o.ScaleTimeout)
 	l0 := time.Now()
 	listed, lerr := listStatuses(lctx, addr2)
@@ -273,4 +276,16 @@ func procThreads(pid int) int {
 		return -1
 	}
 	return len(es)
+}
+
+// recoveryLine is the restarted node's own account of its recovery (the
+// manager's "recovered jobs" line: jobs, load, journal and spawn times),
+// "" if its log does not have it.
+func recoveryLine(log string) string {
+	for _, l := range strings.Split(log, "\n") {
+		if i := strings.Index(l, `msg="recovered jobs"`); i >= 0 {
+			return strings.TrimSpace(l[i+len(`msg="recovered jobs"`):])
+		}
+	}
+	return ""
 }

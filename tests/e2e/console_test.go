@@ -71,6 +71,7 @@ func TestConsoleInChromium(t *testing.T) {
 	for _, s := range []*api.JobSpec{
 		jsonSpec("orders_live", "orders", "orders", b.Addrs()),
 		jsonSpec("orders_held", "orders_held", "orders", b.Addrs()),
+		jsonSpec("orders_more", "orders_more", "orders", b.Addrs()),
 	} {
 		if _, err := c.CreateJob(ctx, s); err != nil {
 			t.Fatal(err)
@@ -158,6 +159,32 @@ func TestConsoleInChromium(t *testing.T) {
 	step("filter", chromedp.SendKeys(chromedp.ID("filter"), "held"))
 	if n := eval(`String(document.querySelectorAll("#jobs tbody tr").length)`); n != "1" {
 		t.Errorf("filter 'held' leaves %s rows, want 1", n)
+	}
+
+	// The list is paged: with a page of 2, the three jobs are two pages
+	// (in id order); Next and Previous move between them, and sorting
+	// works on the page shown.
+	rows := func() string {
+		return eval(`Array.from(document.querySelectorAll("#jobs tbody tr")).map(r => r.dataset.job).join(",")`)
+	}
+	step("paged list", chromedp.Navigate(base+"/ui/?page_size=2#/"), chromedp.WaitVisible(chromedp.CSS(`body[data-list-ready="1"]`)))
+	if r, pg := rows(), text("#page"); r != "orders_held,orders_live" || !strings.Contains(pg, "page 1 of 2 (3 jobs)") {
+		t.Errorf("first page: rows %q, %q; want orders_held,orders_live on page 1 of 2 (3 jobs)", r, pg)
+	}
+	step("sort the page", chromedp.Click(chromedp.CSS(`#jobs th[data-key="name"]`)))
+	if r := rows(); r != "orders_live,orders_held" {
+		t.Errorf("first page sorted by name, descending: %q", r)
+	}
+	step("next page", chromedp.Click(chromedp.ID("next")), chromedp.WaitVisible(chromedp.CSS(`body[data-list-ready="1"]`)))
+	if r, pg := rows(), text("#page"); r != "orders_more" || !strings.Contains(pg, "page 2 of 2") {
+		t.Errorf("second page: rows %q, %q; want orders_more on page 2 of 2", r, pg)
+	}
+	if d := eval(`String(document.getElementById("next").disabled)`); d != "true" {
+		t.Errorf("Next on the last page: disabled=%s", d)
+	}
+	step("previous page", chromedp.Click(chromedp.ID("prev")), chromedp.WaitVisible(chromedp.CSS(`body[data-list-ready="1"]`)))
+	if r := rows(); r != "orders_live,orders_held" {
+		t.Errorf("back on the first page: rows %q", r)
 	}
 
 	// The job page: its charts fill with samples.

@@ -6,6 +6,10 @@
   let csrf = "";
   let jobs = [];
   let sortKey = "name", sortDir = 1;
+  // The list is paged (/ui/api/jobs?limit&after, as /v1/jobs): after is the
+  // cursor of the page shown, back the cursors of the pages before it.
+  const pageSize = Number(new URLSearchParams(location.search).get("page_size")) || 100;
+  let after = 0, back = [], nextAfter = 0, total = 0;
   let timer = null;
 
   async function api(path, opts) {
@@ -51,7 +55,10 @@
         el("td", { class: "sink" }, j.sink || "-"));
       tb.append(tr);
     }
-    $("#count").textContent = rows.length + " of " + jobs.length + " jobs";
+    $("#count").textContent = rows.length + " of " + jobs.length + " jobs on this page";
+    $("#page").textContent = "page " + (back.length + 1) + " of " + Math.max(1, Math.ceil(total / pageSize)) + " (" + total + " jobs)";
+    $("#prev").disabled = back.length === 0;
+    $("#next").disabled = !nextAfter;
     document.querySelectorAll("#jobs th[data-key]").forEach((th) => {
       th.classList.toggle("sorted-asc", th.dataset.key === sortKey && sortDir > 0);
       th.classList.toggle("sorted-desc", th.dataset.key === sortKey && sortDir < 0);
@@ -61,7 +68,8 @@
 
   async function loadList() {
     try {
-      jobs = (await api("/ui/api/jobs")).jobs;
+      const page = await api("/ui/api/jobs?limit=" + pageSize + "&after=" + after);
+      jobs = page.jobs; total = page.total || 0; nextAfter = page.next_after || 0;
       $("#status").textContent = "updated " + new Date().toLocaleTimeString();
       renderList();
     } catch (e) { $("#status").textContent = "error: " + e.message; }
@@ -185,6 +193,8 @@
     csrf = (await api("/ui/api/session")).csrf;
     document.body.dataset.csrfReady = "1";
     $("#filter").addEventListener("input", renderList);
+    $("#next").addEventListener("click", () => { if (nextAfter) { back.push(after); after = nextAfter; delete document.body.dataset.listReady; loadList(); } });
+    $("#prev").addEventListener("click", () => { if (back.length) { after = back.pop(); delete document.body.dataset.listReady; loadList(); } });
     document.querySelectorAll("#jobs th[data-key]").forEach((th) => th.addEventListener("click", () => {
       if (sortKey === th.dataset.key) sortDir = -sortDir; else { sortKey = th.dataset.key; sortDir = 1; }
       renderList();
