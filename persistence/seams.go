@@ -168,9 +168,11 @@ func (k *Sink) ResetStarts(job uint64, positions map[int32]int64, checkpoints ma
 // its fence in one synced batch.
 func (k *Sink) RebaseStarts(job, fence uint64, positions map[int32]int64, checkpoints map[int32][]byte) (err error) {
 	s := k.s
-	if err := s.usable(); err != nil {
-		return err
+	release, gerr := s.enter()
+	if gerr != nil {
+		return gerr
 	}
+	defer release()
 	for p := range checkpoints {
 		if _, ok := positions[p]; !ok {
 			return fmt.Errorf("persistence: rebase progress of job %d: checkpoint for partition %d without a position", job, p)
