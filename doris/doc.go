@@ -63,8 +63,9 @@
 //	Id, Name                 the job's id and name
 //	CreateTime, PauseTime,   "2006-01-02 15:04:05" in the client's time zone, from the
 //	EndTime                  journal; NULL when not paused now / not ended
-//	DbName, TableName        table.database, table.name
-//	IsMultiTable             false
+//	DbName, TableName        table.database, table.name (a multi-table load: its
+//	                         tables, comma-separated)
+//	IsMultiTable             true for a multi-table load (no ON), else false
 //	State                    NEED_SCHEDULE, RUNNING, PAUSED, STOPPED, CANCELLED
 //	DataSourceType           KAFKA or KINESIS
 //	CurrentTaskNum           the job's running tasks

@@ -88,6 +88,14 @@ func RoutineLoadRow(info *api.JobInfo, loc *time.Location) []string {
 			reason = s.GetReason().String()
 		}
 	}
+	tableName, multi := spec.GetTable().GetName(), "false"
+	if ts := spec.GetTables(); len(ts) > 0 {
+		names := make([]string, len(ts))
+		for i, t := range ts {
+			names[i] = t.GetName()
+		}
+		tableName, multi = strings.Join(names, ","), "true"
+	}
 	other := ""
 	if info.GetRetries() > 0 {
 		other = fmt.Sprintf("retrying (%d failures in a row): %s", info.GetRetries(), s.GetReasonMessage())
@@ -99,8 +107,8 @@ func RoutineLoadRow(info *api.JobInfo, loc *time.Location) []string {
 		timeText(pauseMs, loc),
 		timeText(endMs, loc),
 		spec.GetTable().GetDatabase(),
-		spec.GetTable().GetName(),
-		"false",
+		tableName,
+		multi,
 		s.GetState().String(),
 		source,
 		strconv.Itoa(int(info.GetRunningTasks())),

@@ -141,6 +141,15 @@ func TestRoutineLoadRow(t *testing.T) {
 	if row[3] != "NULL" || row[4] != "2026-12-02 02:00:00" || row[8] != "STOPPED" {
 		t.Errorf("stopped: PauseTime %q EndTime %q State %q", row[3], row[4], row[8])
 	}
+
+	// A multi-table load names its tables.
+	info = proto.Clone(info).(*api.JobInfo)
+	info.Spec.Table = nil
+	info.Spec.Tables = []*api.TableSpec{{Name: "a"}, {Name: "b"}}
+	row = RoutineLoadRow(info, time.UTC)
+	if row[6] != "a,b" || row[7] != "true" {
+		t.Errorf("multi-table: TableName %q IsMultiTable %q", row[6], row[7])
+	}
 }
 
 func TestRoutineLoadTaskRows(t *testing.T) {
