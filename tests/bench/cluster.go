@@ -33,8 +33,8 @@ import (
 // reading one topic into one PostgreSQL table), waits until every job has
 // committed, SIGKILLs one member, and measures the time until every job
 // the killed member owned has committed again on a survivor (read from
-// PostgreSQL: the job's fence carries the new owner's epoch and a task
-// generation, which only a commit writes). Every job must end with
+// PostgreSQL: the job loaded the records produced after the SIGKILL, and
+// its fence carries a later epoch). Every job must end with
 // loaded_rows equal to the topic's records (exactly once).
 
 // ScenarioCluster is the cluster scenario's name.
@@ -348,8 +348,9 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 		return res, err
 	}
 	res.Records = first + more
-	// A commit of the new owner leaves the job's fence at a later epoch
-	// with a task generation (a fence raise leaves generation 0). The
+	// The new records were produced after the SIGKILL: a job that loaded
+	// them committed on a survivor, at a later epoch (a later re-stamp
+	// may have raised its fence again since, to a generation 0). The
 	// baseline of the same run: the survivors' own jobs loading the same
 	// new records (no move, the same scheduling and source).
 	var stayed []uint64
@@ -369,7 +370,7 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 	}()
 	err = waitRows("every moved job committed on a survivor", moved, func(id uint64, r jobRow) bool {
 		f, was := uint64(r.fence), uint64(before[id].fence)
-		return sink.FenceEpoch(f) > sink.FenceEpoch(was) && sink.FenceLocal(f) > 0 && r.batches > before[id].batches
+		return r.loaded == res.Records && sink.FenceEpoch(f) > sink.FenceEpoch(was) && r.batches > before[id].batches
 	})
 	if err != nil {
 		return res, err
