@@ -275,7 +275,10 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 	for len(list) < res.Created && ctx.Err() == nil {
 		// A member's registry learns of jobs created through the others
 		// from its watch, a moment later.
-		time.Sleep(200 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
 		if list, err = ms[0].c.ListJobs(ctx); err != nil {
 			return res, fmt.Errorf("bench: cluster: list: %w", err)
 		}
