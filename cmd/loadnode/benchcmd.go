@@ -41,7 +41,7 @@ func (m *Main) parseBench(args []string) (command, error) {
 	fs.IntVar(&c.opts.Records, "records", 0, "records per topic `N` (default 1000000; quick 200000)")
 	fs.IntVar(&c.opts.RecordBytes, "record-bytes", 0, "approximate record size in `bytes` (default 200)")
 	fs.IntVar(&c.opts.Runs, "runs", 0, "measured runs `N` per scenario after a warm-up; the median is reported (default 3)")
-	fs.StringVar(&scenarios, "scenarios", "", "comma-separated `LIST` of "+strings.Join(bench.AllScenarios, ",")+" (default all)")
+	fs.StringVar(&scenarios, "scenarios", "", "comma-separated `LIST` of "+strings.Join(bench.AllScenarios, ",")+" (default all but cluster)")
 	fs.StringVar(&formats, "formats", "", "end-to-end formats `LIST`: json, csv, avro (default all)")
 	fs.StringVar(&partitions, "partitions", "", "end-to-end partition counts `LIST` (default 1,8,64)")
 	fs.IntVar(&c.opts.Tasks, "tasks", 0, "the jobs' desired_concurrent_number (0: spec default)")

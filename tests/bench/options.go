@@ -30,8 +30,13 @@ const (
 	scenarioPGE2E     = "pg-e2e"
 )
 
-// AllScenarios is the default scenario list, in the order they run.
+// AllScenarios are the scenarios Options.Scenarios accepts, in the order
+// they run.
 var AllScenarios = []string{ScenarioCeiling, ScenarioKcat, ScenarioE2E, ScenarioStore, ScenarioPostgres, ScenarioCreate, ScenarioScale, ScenarioCluster}
+
+// DefaultScenarios run when Options.Scenarios is empty: all but the
+// cluster scenario, which needs etcd and takes minutes (ask for it).
+var DefaultScenarios = slices.DeleteFunc(slices.Clone(AllScenarios), func(s string) bool { return s == ScenarioCluster })
 
 // Options configures Run. Zero fields take the defaults of Defaults (or
 // QuickDefaults when Quick is set).
@@ -52,7 +57,7 @@ type Options struct {
 	// Runs is the number of measured runs per scenario (median reported),
 	// after one discarded warm-up run. Default 3; at least 1.
 	Runs int
-	// Scenarios to run; empty means AllScenarios.
+	// Scenarios to run; empty means DefaultScenarios.
 	Scenarios []string
 	// Formats are the record formats of the end-to-end scenario: json,
 	// csv, avro (through a schema registry the bench starts). Default all
@@ -116,7 +121,7 @@ func (o Options) withDefaults() Options {
 		o.Runs = 3
 	}
 	if len(o.Scenarios) == 0 {
-		o.Scenarios = AllScenarios
+		o.Scenarios = DefaultScenarios
 	}
 	if len(o.Formats) == 0 {
 		o.Formats = []string{"json", "csv", "avro"}
