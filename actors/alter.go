@@ -292,6 +292,7 @@ func (j *job) onAlterResolved(ctx actor.Context, res *alterResolved) {
 		return
 	}
 	j.lastSeq = t.Seq
+	j.headRunning = false // the head is this entry now
 	j.rec = rec
 	// Parsing options (strict_mode, enclose, json_root, ...) may have
 	// changed: the next generation of tasks parses with the new ones.

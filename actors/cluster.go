@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/metastore"
+	"github.com/loadnode/loadnode/sink"
 )
 
 // Cluster mode. The manager of every member knows every job (its registry
@@ -50,6 +53,31 @@ type IDAllocator interface {
 // OwnJob tells the manager that its member owns job ID from Epoch on.
 type OwnJob struct{ ID, Epoch uint64 }
 
+// OwnJobs tells the manager that its member owns these jobs (the ones one
+// watch response gave it): they are taken over in bulk.
+type OwnJobs struct{ Jobs []OwnJob }
+
+// flushChanged: the manager reloads the jobs JobChanged reported since
+// the last flush, in bulk.
+type flushChanged struct{}
+
+// onJobChanged queues a reload; the first of a burst schedules the flush
+// behind the burst's other messages already in the mailbox.
+func (m *manager) onJobChanged(ctx actor.Context, id uint64) {
+	if len(m.changed) == 0 {
+		ctx.Send(ctx.Self(), &flushChanged{})
+	}
+	m.changed = append(m.changed, id)
+}
+
+func (m *manager) flushChanged(ctx actor.Context) {
+	ids := slices.Compact(slices.Sorted(slices.Values(m.changed)))
+	m.changed = nil
+	if len(ids) > 0 {
+		m.loadJobs(ctx, ids)
+	}
+}
+
 // ReleaseJob tells the manager that its member no longer owns job ID.
 type ReleaseJob struct{ ID uint64 }
 
@@ -78,15 +106,200 @@ const forwardTimeout = 30 * time.Second
 
 func (m *manager) clustered() bool { return m.deps.Cluster != nil }
 
-func (m *manager) onOwnJob(ctx actor.Context, msg *OwnJob) {
-	m.owned[msg.ID] = msg.Epoch
-	e := m.byID[msg.ID]
-	if e == nil {
-		// Created on another member; our watch has not told us yet.
-		m.loadJobs(ctx, []uint64{msg.ID})
+// onOwnJobs records what the member now owns; ensureActor queues the
+// jobs that need an actor for a bulk takeover.
+func (m *manager) onOwnJobs(ctx actor.Context, jobs []OwnJob) {
+	for _, o := range jobs {
+		m.owned[o.ID] = o.Epoch
+		if e := m.byID[o.ID]; e != nil {
+			m.ensureActor(ctx, e)
+		} else {
+			// Created on another member, and our watch has not told us
+			// yet: the takeover reads it.
+			m.queueTakeover(ctx, o)
+		}
+	}
+}
+
+// flushTakeover: the manager takes over the jobs queued since the last
+// flush, in bulk (prepareOwned).
+type flushTakeover struct{}
+
+// queueTakeover queues an owned job for the next bulk takeover; the first
+// of a burst schedules the flush behind the burst's other messages
+// already in the mailbox.
+func (m *manager) queueTakeover(ctx actor.Context, o OwnJob) {
+	if p, ok := m.preparing[o.ID]; ok && p == o.Epoch {
 		return
 	}
-	m.ensureActor(ctx, e)
+	if len(m.takeQueue) == 0 {
+		ctx.Send(ctx.Self(), &flushTakeover{})
+	}
+	m.takeQueue = append(m.takeQueue, o)
+	m.preparing[o.ID] = o.Epoch
+}
+
+func (m *manager) flushTakeover() {
+	take := m.takeQueue
+	m.takeQueue = nil
+	if len(take) > 0 {
+		m.prepareOwned(take)
+	}
+}
+
+// ownedStart is what an owned job's first actor starts from, read by the
+// manager in bulk: its snapshot and, when its sink is a sink.Claimer,
+// its progress read after its fence was raised to the epoch (nil
+// otherwise: the actor reads progress and raises the fence itself).
+type ownedStart struct {
+	id, epoch uint64
+	state     *metastore.JobState
+	progress  *sink.Progress
+}
+
+// ownedPrepared carries a bulk takeover back to the manager; gone are
+// jobs that are not stored any more.
+type ownedPrepared struct {
+	jobs []*ownedStart
+	gone []uint64
+}
+
+// BulkLoader is implemented by a metadata store that reads many jobs in
+// few round trips (etcd: one read-only transaction per few dozen jobs).
+type BulkLoader interface {
+	LoadJobs(ids []uint64) (states map[uint64]*metastore.JobState, gone []uint64, err error)
+}
+
+// loadMany reads jobs through BulkLoader when meta is one, else one by one.
+func loadMany(meta metastore.Store, ids []uint64) (map[uint64]*metastore.JobState, []uint64, error) {
+	if b, ok := meta.(BulkLoader); ok {
+		return b.LoadJobs(ids)
+	}
+	states := make(map[uint64]*metastore.JobState, len(ids))
+	var gone []uint64
+	for _, id := range ids {
+		st, err := meta.LoadJob(id)
+		switch {
+		case errors.Is(err, metastore.ErrNotFound):
+			gone = append(gone, id)
+		case err != nil:
+			return nil, nil, err
+		default:
+			states[id] = st
+		}
+	}
+	return states, gone, nil
+}
+
+// prepareOwned reads the jobs' snapshots, raises their fences and reads
+// their progress outside the mailbox, grouped by database: one
+// ClaimJobs per database for up to claimChunk jobs, instead of a read,
+// a fence raise and a progress read per job.
+//
+// INVARIANT (fence): an owned job's tasks read only after its fence is
+// raised to its epoch: here (the progress handed over is read after the
+// raise, in the same transaction) or by the actor itself (claimFence).
+func (m *manager) prepareOwned(take []OwnJob) {
+	meta, sinks := m.deps.Meta, m.deps.Sinks
+	log := m.log()
+	run(m.life, "take over owned jobs", func(context.Context) *ownedPrepared {
+		t0 := time.Now()
+		ids := make([]uint64, len(take))
+		epochs := make(map[uint64]uint64, len(take))
+		for i, o := range take {
+			ids[i], epochs[o.ID] = o.ID, o.Epoch
+		}
+		res := &ownedPrepared{}
+		states, gone, err := loadMany(meta, ids)
+		if err != nil {
+			log.Warn("cluster: take over owned jobs: read snapshots", "jobs", len(ids), "err", err)
+			// The actors read their own (the supervisor backs off).
+			for _, o := range take {
+				res.jobs = append(res.jobs, &ownedStart{id: o.ID, epoch: o.Epoch})
+			}
+			return res
+		}
+		res.gone = gone
+		byDB := map[string][]uint64{}
+		tables := map[string]*api.TableSpec{}
+		for _, id := range ids {
+			st := states[id]
+			if st == nil {
+				continue
+			}
+			res.jobs = append(res.jobs, &ownedStart{id: id, epoch: epochs[id], state: st})
+			if st.Last != nil && isFinal(st.Last.GetTo()) {
+				continue
+			}
+			t := st.Record.GetSpec().GetTable()
+			byDB[t.GetDatabase()] = append(byDB[t.GetDatabase()], id)
+			tables[t.GetDatabase()] = t
+		}
+		claimed := map[uint64]*sink.Progress{}
+		for db, jobs := range byDB {
+			sk, err := sinks(tables[db])
+			if err != nil {
+				continue // the actor pauses the job with the sink's error
+			}
+			c, ok := sk.(sink.Claimer)
+			if !ok {
+				continue
+			}
+			fences := make(map[uint64]uint64, len(jobs))
+			for _, id := range jobs {
+				fences[id] = sink.EpochFence(epochs[id], 0)
+			}
+			progs, err := c.ClaimJobs(fences)
+			if err != nil {
+				log.Warn("cluster: take over owned jobs: raise fences", "database", db, "jobs", len(jobs), "err", err)
+				continue // each actor raises its own
+			}
+			maps.Copy(claimed, progs)
+		}
+		for _, s := range res.jobs {
+			s.progress = claimed[s.id]
+		}
+		log.Info("cluster: took over owned jobs", "jobs", len(res.jobs), "fenced", len(claimed), "gone", len(gone),
+			"took", time.Since(t0).Round(time.Millisecond))
+		return res
+	}, func(err error) *ownedPrepared {
+		res := &ownedPrepared{}
+		for _, o := range take {
+			res.jobs = append(res.jobs, &ownedStart{id: o.ID, epoch: o.Epoch})
+		}
+		return res
+	})
+}
+
+// onOwnedPrepared registers what the takeover read and spawns the actors
+// of the jobs still owned at the epoch it was for.
+func (m *manager) onOwnedPrepared(ctx actor.Context, msg *ownedPrepared) {
+	loaded := &jobsLoaded{gone: msg.gone}
+	for _, s := range msg.jobs {
+		if s.state != nil {
+			loaded.states = append(loaded.states, s.state)
+		}
+	}
+	// Registers new jobs and refreshes summaries; ensureActor spawns none
+	// of these while they are preparing.
+	m.onJobsLoaded(ctx, loaded)
+	for _, s := range msg.jobs {
+		if m.preparing[s.id] != s.epoch {
+			continue // a newer takeover of the job is queued
+		}
+		delete(m.preparing, s.id)
+		e := m.byID[s.id]
+		if e == nil {
+			continue
+		}
+		if epoch, ok := m.owned[s.id]; ok && epoch == s.epoch {
+			// What was read serves this epoch only; without a state (the
+			// read failed) the actor reads its own.
+			e.takeover = s
+		}
+		m.ensureActor(ctx, e)
+		e.takeover = nil
+	}
 }
 
 // ensureActor makes the actor of an owned, non-final job run at the owned
@@ -95,6 +308,9 @@ func (m *manager) ensureActor(ctx actor.Context, e *entry) {
 	epoch, owned := m.owned[e.rec.GetId()]
 	if !owned || isFinal(e.summary.GetState()) || m.stopping {
 		return
+	}
+	if p, ok := m.preparing[e.rec.GetId()]; ok && p == epoch {
+		return // its takeover is in flight (onOwnedPrepared spawns it)
 	}
 	if e.pid != nil && e.epoch == epoch {
 		return
@@ -107,6 +323,12 @@ func (m *manager) ensureActor(ctx actor.Context, e *entry) {
 		return
 	}
 	if e.stopping != "" {
+		return
+	}
+	if e.takeover == nil || e.takeover.epoch != epoch {
+		// Every owned job starts through a bulk takeover (a member given
+		// a lost member's share starts hundreds at once).
+		m.queueTakeover(ctx, OwnJob{ID: e.rec.GetId(), Epoch: epoch})
 		return
 	}
 	e.epoch = epoch
@@ -154,14 +376,14 @@ func (m *manager) loadJobs(ctx actor.Context, ids []uint64) {
 			}
 			return res
 		}
+		states, gone, err := loadMany(meta, ids)
+		if err != nil {
+			m.log().Warn("cluster: load jobs", "jobs", len(ids), "err", err)
+			return res
+		}
+		res.gone = gone
 		for _, id := range ids {
-			st, err := meta.LoadJob(id)
-			switch {
-			case errors.Is(err, metastore.ErrNotFound):
-				res.gone = append(res.gone, id)
-			case err != nil:
-				m.log().Warn("cluster: load job", "job", id, "err", err)
-			default:
+			if st := states[id]; st != nil {
 				res.states = append(res.states, st)
 			}
 		}

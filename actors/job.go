@@ -62,6 +62,17 @@ type job struct {
 	life *lifetime
 	// preload is the state recovery read for this job (first start only).
 	preload *metastore.JobState
+	// takeover is the state, progress and raised fence the manager got in
+	// bulk when this member was given the job (cluster mode; first start
+	// only).
+	takeover *ownedStart
+	// headRunning: the job's journal head says RUNNING although the actor
+	// is not (yet) running: it ran on a former owner, or before this
+	// actor restarted. In cluster mode that entry stays the head (the
+	// assignment in etcd records who runs the job now): going RUNNING
+	// again journals nothing, and the next entry journaled starts from
+	// RUNNING.
+	headRunning bool
 
 	rec    *api.JobRecord
 	schema *table.Schema
@@ -149,10 +160,25 @@ func newJobProps(id uint64, deps *Deps, sch *actor.PID, preload *metastore.JobSt
 	// actor reloads from the store and asks for admission at once.
 	var pre atomic.Pointer[metastore.JobState]
 	pre.Store(preload)
-	return actor.PropsFromProducer(func() actor.Actor {
+	return jobProps(func() actor.Actor {
 		st := pre.Swap(nil)
 		return &job{id: id, deps: deps, sch: sch, preload: st, holdAdmission: st != nil, ownerEpoch: ownerEpoch}
-	}, actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, func(any) actor.Directive {
+	})
+}
+
+// newOwnedJobProps are the props of an owned job's actor (cluster mode)
+// that starts from what the manager read and fenced in bulk (first start
+// only, as newJobProps' preload); it asks for admission at once.
+func newOwnedJobProps(id uint64, deps *Deps, sch *actor.PID, st *ownedStart) *actor.Props {
+	var pre atomic.Pointer[ownedStart]
+	pre.Store(st)
+	return jobProps(func() actor.Actor {
+		return &job{id: id, deps: deps, sch: sch, takeover: pre.Swap(nil), ownerEpoch: st.epoch}
+	})
+}
+
+func jobProps(producer actor.Producer) *actor.Props {
+	return actor.PropsFromProducer(producer, actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, func(any) actor.Directive {
 		// A failed task is stopped, never restarted in place: its positions
 		// may be stale. The job notices the Terminated and respawns a new
 		// generation from its own progress.
@@ -280,6 +306,11 @@ func (j *job) start(ctx actor.Context) {
 	j.tornDown = false
 	st := j.preload
 	j.preload = nil
+	take := j.takeover
+	j.takeover = nil
+	if take != nil {
+		st = take.state
+	}
 	if st == nil {
 		var err error
 		if st, err = j.deps.Meta.LoadJob(j.id); err != nil {
@@ -294,6 +325,7 @@ func (j *job) start(ctx actor.Context) {
 	j.tasks = map[string]int{}
 	j.progress, j.checkpoints, j.stats = map[int32]int64{}, map[int32][]byte{}, &api.JobStats{}
 	j.state, j.reason, j.message, j.lastSeq = api.JobState_NEED_SCHEDULE, api.Reason_CREATED, "", 0
+	j.headRunning = false
 	if st.Last != nil {
 		j.state, j.reason, j.message = stateOf(st.Last)
 		j.lastSeq = st.Last.Seq
@@ -302,7 +334,10 @@ func (j *job) start(ctx actor.Context) {
 	if err == nil {
 		j.sink = sk
 		prog := st.SinkProgress
-		if js, ok := sk.(journaledStarts); prog == nil || !ok || !js.Journals(j.deps.Meta) {
+		if take != nil && take.progress != nil {
+			// Read by the manager after it raised the fence (sink.Claimer).
+			prog = take.progress
+		} else if js, ok := sk.(journaledStarts); prog == nil || !ok || !js.Journals(j.deps.Meta) {
 			// Only the metadata store's own sink may hand over what its
 			// recovery scan read (one consistent read, before this actor,
 			// the single writer of its progress, existed).
@@ -320,9 +355,19 @@ func (j *job) start(ctx actor.Context) {
 		j.progress, j.checkpoints, j.stats = prog.Positions, prog.Checkpoints, prog.Stats
 		j.observeFence(prog.Fence)
 		j.loadWindowReset()
-		if err = j.claimFence(); err != nil {
-			panic(fmt.Errorf("actors: job %d: raise fence to epoch %d: %w", j.id, j.ownerEpoch, err))
+		if take == nil || take.progress == nil {
+			if err = j.claimFence(); err != nil {
+				panic(fmt.Errorf("actors: job %d: raise fence to epoch %d: %w", j.id, j.ownerEpoch, err))
+			}
 		}
+	}
+	if j.state == api.JobState_RUNNING && j.ownerEpoch != 0 {
+		// Cluster mode: the job ran on a former owner (or before this actor
+		// restarted). RUNNING is not restored: the actor starts in
+		// NEED_SCHEDULE, but journals nothing for it; the assignment is
+		// the record of the move, and the head stays RUNNING, which is
+		// where the job goes again once admitted (headRunning).
+		j.state, j.reason, j.message, j.headRunning = api.JobState_NEED_SCHEDULE, api.Reason_RECOVERED, recoveredMessage, true
 	}
 	if j.state == api.JobState_RUNNING {
 		// RUNNING means "has live tasks" and is never restored.

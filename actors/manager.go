@@ -42,6 +42,9 @@ type entry struct {
 	preload *metastore.JobState
 	// epoch is the ownership epoch the actor was spawned at (cluster mode).
 	epoch uint64
+	// takeover is what the manager read and fenced in bulk for the job's
+	// next actor (cluster mode), handed to its first start and dropped.
+	takeover *ownedStart
 	// stopping is the id of the actor stopped because the job moved or
 	// changed epoch, until its Terminated (cluster mode).
 	stopping string
@@ -63,6 +66,13 @@ type manager struct {
 	// owned are the jobs this member owns, with their epochs (cluster
 	// mode); it survives a manager restart (the member still owns them).
 	owned map[uint64]uint64
+	// preparing are owned jobs whose takeover (snapshots read, fences
+	// raised, progress read, in bulk) is in flight, at the epoch it is
+	// for; changed are jobs the watch reported changed since the last
+	// flush (cluster mode, cluster.go).
+	preparing map[uint64]uint64
+	takeQueue []OwnJob
+	changed   []uint64
 	// order holds every entry of byName by job id (listing pages);
 	// orderDirty: it must be rebuilt from byName (listing.go).
 	order      []*entry
@@ -178,13 +188,21 @@ func (m *manager) Receive(ctx actor.Context) {
 	case *admitTick:
 		m.onAdmitTick(ctx)
 	case *OwnJob:
-		m.onOwnJob(ctx, msg)
+		m.onOwnJobs(ctx, []OwnJob{*msg})
+	case *OwnJobs:
+		m.onOwnJobs(ctx, msg.Jobs)
+	case *ownedPrepared:
+		m.onOwnedPrepared(ctx, msg)
+	case *flushTakeover:
+		m.flushTakeover()
 	case *ReleaseJob:
 		m.onReleaseJob(ctx, msg.ID)
 	case *ReleaseAllJobs:
 		m.onReleaseAll(ctx)
 	case *JobChanged:
-		m.loadJobs(ctx, []uint64{msg.ID})
+		m.onJobChanged(ctx, msg.ID)
+	case *flushChanged:
+		m.flushChanged(ctx)
 	case *JobsResync:
 		m.loadJobs(ctx, nil)
 	case *jobsLoaded:
@@ -220,6 +238,7 @@ func (m *manager) recover(ctx actor.Context) {
 	if m.owned == nil {
 		m.owned = map[uint64]uint64{}
 	}
+	m.preparing, m.takeQueue, m.changed = map[uint64]uint64{}, nil, nil
 	m.order, m.orderDirty = nil, false
 	m.reserved, m.newTables, m.queue, m.writing = map[string]bool{}, map[string]*api.TableSpec{}, nil, false
 	m.recovered = RecoveryDone{}
@@ -328,7 +347,12 @@ func (m *manager) recover(ctx actor.Context) {
 func (m *manager) spawn(ctx actor.Context, e *entry) {
 	pre := e.preload
 	e.preload = nil
-	pid, err := ctx.SpawnNamed(newJobProps(e.rec.GetId(), m.deps, m.scheduler, pre, e.epoch), fmt.Sprintf("job-%d", e.rec.GetId()))
+	props := newJobProps(e.rec.GetId(), m.deps, m.scheduler, pre, e.epoch)
+	if e.takeover != nil {
+		props = newOwnedJobProps(e.rec.GetId(), m.deps, m.scheduler, e.takeover)
+		e.takeover = nil
+	}
+	pid, err := ctx.SpawnNamed(props, fmt.Sprintf("job-%d", e.rec.GetId()))
 	if err != nil {
 		// The name is taken by an actor still stopping; try an unnamed one.
 		pid = ctx.Spawn(newJobProps(e.rec.GetId(), m.deps, m.scheduler, nil, e.epoch))
@@ -363,10 +387,15 @@ func (m *manager) routeMsg(ctx actor.Context, name string, msg any) {
 		return
 	}
 	if m.clustered() && e.pid == nil {
-		if _, mine := m.owned[e.rec.GetId()]; !mine {
+		epoch, mine := m.owned[e.rec.GetId()]
+		if !mine {
 			m.forward(ctx, e, msg)
 			return
 		}
+		// Spawned below at the epoch owned (it loads and fences itself):
+		// a takeover still in flight then finds it running at that epoch
+		// and leaves it, so the command is not lost to a replaced actor.
+		e.epoch = epoch
 	}
 	if e.pid == nil {
 		// The job actor gave up (restart budget) and the job is PAUSED:

@@ -32,6 +32,12 @@ func stateOf(t *api.Transition) (api.JobState, api.Reason, string) {
 // INVARIANT: every transition is journaled before it is acknowledged or
 // acted on.
 func (j *job) transition(ctx actor.Context, to api.JobState, reason api.Reason, message string) bool {
+	if j.headRunning && to == api.JobState_RUNNING && reason == api.Reason_SCHEDULED {
+		// The journal head already says RUNNING (see headRunning): it is
+		// durable; only the actor's memory catches up.
+		j.applyTransition(ctx, &api.Transition{Seq: j.lastSeq, TimeUnixMs: j.deps.nowMs(), From: j.state, To: to, Reason: reason})
+		return true
+	}
 	t := j.nextTransition(to, reason, message)
 	if err := j.deps.Meta.AppendTransition(j.id, t); err != nil {
 		j.log().Error("journal transition failed", "to", to.String(), "err", err)
@@ -49,9 +55,13 @@ func (j *job) transition(ctx actor.Context, to api.JobState, reason api.Reason, 
 
 // nextTransition is the journal entry of a change from the current state.
 func (j *job) nextTransition(to api.JobState, reason api.Reason, message string) *api.Transition {
+	from := j.state
+	if j.headRunning {
+		from = api.JobState_RUNNING // what the journal says (headRunning)
+	}
 	return &api.Transition{
 		Seq: j.lastSeq + 1, TimeUnixMs: j.deps.nowMs(),
-		From: j.state, To: to, Reason: reason, Message: api.Clip(message, api.MaxMessageBytes),
+		From: from, To: to, Reason: reason, Message: api.Clip(message, api.MaxMessageBytes),
 	}
 }
 
@@ -62,6 +72,10 @@ func (j *job) applyTransition(ctx actor.Context, t *api.Transition) {
 		h(j.id, t)
 	}
 	j.lastSeq = t.Seq
+	// Whatever the actor applies, the journal head and its memory agree
+	// from here on (a journaled entry replaced the RUNNING head, or the
+	// actor went RUNNING as the head says).
+	j.headRunning = false
 	leaving := j.state
 	j.state, j.reason, j.message = to, reason, message
 	if to != api.JobState_RUNNING && leaving == api.JobState_RUNNING || to == api.JobState_PAUSED || isFinal(to) {

@@ -98,10 +98,12 @@ type recorder struct {
 	lost  int
 }
 
-func (r *recorder) Own(id, epoch uint64) {
+func (r *recorder) Own(jobs []Assignment) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.owned[id] = epoch
+	for _, a := range jobs {
+		r.owned[a.ID] = a.Epoch
+	}
 }
 func (r *recorder) Release(id uint64) {
 	r.mu.Lock()

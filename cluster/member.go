@@ -1,11 +1,14 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,8 +21,11 @@ import (
 // Handler receives a member's ownership changes, from one goroutine, in
 // order.
 type Handler interface {
-	// Own: the member owns job id from epoch on (spawn its actor).
-	Own(id, epoch uint64)
+	// Own: the member owns these jobs from their epochs on (spawn their
+	// actors). One call carries every job one watch response gave the
+	// member, so that a member given a lost member's share takes it over
+	// in bulk.
+	Own(jobs []Assignment)
 	// Release: the member no longer owns job id (stop its actor).
 	Release(id uint64)
 	// ReleaseAll: the member's session ended; it owns nothing.
@@ -45,7 +51,17 @@ type Config struct {
 	// RequestTimeout bounds each etcd call.
 	RequestTimeout time.Duration
 	Logger         *slog.Logger
+	// CertFingerprint is the hex SHA-256 of the member's TLS certificate,
+	// published with its membership ("" without TLS).
+	CertFingerprint string
+	// OnPeers, if set, is called with the other live members (address:
+	// certificate fingerprint) whenever they change, from the member's
+	// watch goroutine.
+	OnPeers func(peers map[string]string)
 }
+
+// Assignment is a job this member owns and the epoch it owns it at.
+type Assignment struct{ ID, Epoch uint64 }
 
 // Owner is a job's current assignment.
 type Owner struct {
@@ -127,6 +143,7 @@ func idStr(id uint64) string { return fmt.Sprintf("%020d", id) }
 type memberValue struct {
 	Addr          string `json:"addr"`
 	StartedUnixMs int64  `json:"started_unix_ms"`
+	CertSHA256    string `json:"cert_sha256,omitempty"`
 }
 
 // Start runs the member until Stop: sessions, registration, the
@@ -188,7 +205,7 @@ func (m *Member) session(ctx context.Context, h Handler) error {
 		cancel()
 		s.Orphan()
 	}()
-	val, _ := json.Marshal(memberValue{Addr: m.cfg.Addr, StartedUnixMs: time.Now().UnixMilli()})
+	val, _ := json.Marshal(memberValue{Addr: m.cfg.Addr, StartedUnixMs: time.Now().UnixMilli(), CertSHA256: m.cfg.CertFingerprint})
 	pctx, pcancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
 	_, err = m.cfg.Client.Put(pctx, m.key("members/", m.cfg.Name), string(val), clientv3.WithLease(s.Lease()))
 	pcancel()
@@ -337,7 +354,7 @@ func (m *Member) watchAssignments(ctx context.Context, h Handler) error {
 // this member gained and lost.
 func (m *Member) apply(h Handler, changes map[uint64]Owner, all bool) {
 	m.mu.Lock()
-	var own [][2]uint64
+	var own []Assignment
 	var release []uint64
 	if all {
 		for id := range m.mu.assign {
@@ -356,7 +373,7 @@ func (m *Member) apply(h Handler, changes map[uint64]Owner, all bool) {
 		switch {
 		case o.Name == m.cfg.Name && (!had || cur != o.Epoch):
 			m.mu.owned[id] = o.Epoch
-			own = append(own, [2]uint64{id, o.Epoch})
+			own = append(own, Assignment{ID: id, Epoch: o.Epoch})
 		case o.Name != m.cfg.Name && had:
 			delete(m.mu.owned, id)
 			release = append(release, id)
@@ -366,8 +383,9 @@ func (m *Member) apply(h Handler, changes map[uint64]Owner, all bool) {
 	for _, id := range release {
 		h.Release(id)
 	}
-	for _, o := range own {
-		h.Own(o[0], o[1])
+	if len(own) > 0 {
+		slices.SortFunc(own, func(a, b Assignment) int { return cmp.Compare(a.ID, b.ID) })
+		h.Own(own)
 	}
 }
 
@@ -423,6 +441,20 @@ func (m *Member) watchJobs(ctx context.Context, h Handler) error {
 	return nil
 }
 
+// tellPeers gives OnPeers the other live members.
+func (m *Member) tellPeers(addrs, certs map[string]string) {
+	if m.cfg.OnPeers == nil {
+		return
+	}
+	peers := map[string]string{}
+	for name, addr := range addrs {
+		if name != m.cfg.Name && addr != "" {
+			peers[addr] = certs[name]
+		}
+	}
+	m.cfg.OnPeers(peers)
+}
+
 // watchMembers keeps the live members' addresses current.
 func (m *Member) watchMembers(ctx context.Context) error {
 	prefix := m.key("members/")
@@ -438,16 +470,18 @@ func (m *Member) watchMembers(ctx context.Context) error {
 			}
 			continue
 		}
-		addrs := map[string]string{}
+		addrs, certs := map[string]string{}, map[string]string{}
 		for _, kv := range r.Kvs {
 			var v memberValue
 			if json.Unmarshal(kv.Value, &v) == nil {
-				addrs[strings.TrimPrefix(string(kv.Key), prefix)] = v.Addr
+				name := strings.TrimPrefix(string(kv.Key), prefix)
+				addrs[name], certs[name] = v.Addr, v.CertSHA256
 			}
 		}
 		m.mu.Lock()
 		m.mu.addrs = addrs
 		m.mu.Unlock()
+		m.tellPeers(addrs, certs)
 		wch := m.cfg.Client.Watch(clientv3.WithRequireLeader(ctx), prefix, clientv3.WithPrefix(), clientv3.WithRev(r.Header.Revision+1))
 		for resp := range wch {
 			if resp.Err() != nil {
@@ -458,14 +492,17 @@ func (m *Member) watchMembers(ctx context.Context) error {
 				name := strings.TrimPrefix(string(ev.Kv.Key), prefix)
 				if ev.Type == clientv3.EventTypeDelete {
 					delete(m.mu.addrs, name)
+					delete(certs, name)
 					continue
 				}
 				var v memberValue
 				if json.Unmarshal(ev.Kv.Value, &v) == nil {
-					m.mu.addrs[name] = v.Addr
+					m.mu.addrs[name], certs[name] = v.Addr, v.CertSHA256
 				}
 			}
+			addrs := maps.Clone(m.mu.addrs)
 			m.mu.Unlock()
+			m.tellPeers(addrs, certs)
 		}
 	}
 	return nil

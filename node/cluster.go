@@ -29,7 +29,7 @@ type clusterMode struct {
 }
 
 // openCluster connects to etcd and makes (but does not start) the member.
-func openCluster(cfg config.Cluster, addr string, logger *slog.Logger) (*clusterMode, error) {
+func openCluster(cfg config.Cluster, addr string, logger *slog.Logger, peers *peerAuth) (*clusterMode, error) {
 	cc := clientv3.Config{Endpoints: cfg.Etcd, DialTimeout: cfg.RequestTimeout, Logger: zap.NewNop()}
 	if cfg.User != "" {
 		pw, err := os.ReadFile(cfg.PasswordFile)
@@ -78,7 +78,8 @@ func openCluster(cfg config.Cluster, addr string, logger *slog.Logger) (*cluster
 		return nil, fmt.Errorf("node: cluster: etcd %v does not answer: %w", cfg.Etcd, err)
 	}
 	m, err := cluster.New(cluster.Config{Client: c, Prefix: cfg.Prefix, Name: cfg.Name, Addr: addr, Lease: cfg.Lease,
-		MaxJobsPerNode: cfg.MaxJobsPerNode, RequestTimeout: cfg.RequestTimeout, Logger: logger})
+		MaxJobsPerNode: cfg.MaxJobsPerNode, RequestTimeout: cfg.RequestTimeout, Logger: logger,
+		CertFingerprint: peers.fp, OnPeers: peers.setPeers})
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("node: cluster: %w", err)
@@ -121,10 +122,16 @@ type toManager struct {
 	manager *actor.PID
 }
 
-func (h toManager) Own(id, epoch uint64) {
-	h.root.Send(h.manager, &actors.OwnJob{ID: id, Epoch: epoch})
+func (h toManager) Own(jobs []cluster.Assignment) {
+	msg := &actors.OwnJobs{Jobs: make([]actors.OwnJob, len(jobs))}
+	for i, a := range jobs {
+		msg.Jobs[i] = actors.OwnJob{ID: a.ID, Epoch: a.Epoch}
+	}
+	h.root.Send(h.manager, msg)
 }
 func (h toManager) Release(id uint64) { h.root.Send(h.manager, &actors.ReleaseJob{ID: id}) }
 func (h toManager) ReleaseAll()       { h.root.Send(h.manager, &actors.ReleaseAllJobs{}) }
 func (h toManager) Changed(id uint64) { h.root.Send(h.manager, &actors.JobChanged{ID: id}) }
 func (h toManager) Resync()           { h.root.Send(h.manager, &actors.JobsResync{}) }
+
+var _ actors.BulkLoader = (*etcdmeta.Store)(nil)

@@ -159,6 +159,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	// after replyKeepalive*2, and the endpoint drops what it held.
 	dial = append(dial, grpc.WithKeepaliveParams(keepalive.ClientParameters{
 		Time: replyKeepalive, Timeout: replyKeepalive, PermitWithoutStream: true}))
+	// A cluster member forwarding to a job's owner authenticates as a
+	// client would, with the members' shared token (peers.go).
+	peers := newPeerAuth(sec)
+	if cfg.Node.Cluster.Enabled() && peers.needed() {
+		dial = append(dial, grpc.WithPerRPCCredentials(peers))
+	}
 	ropts = append(ropts, remote.WithDialOptions(dial...))
 	// protoactor's default endpoint queues start at 1,000,000 slots (16 MB
 	// per connected client); they grow on demand, so start them small.
@@ -198,7 +204,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Node.Cluster.Enabled() {
 		// Cluster mode: the metadata lives in etcd; the member starts once
 		// the manager has recovered.
-		cm, err := openCluster(cfg.Node.Cluster, n.addr, logger)
+		peers.setSelf(n.addr)
+		cm, err := openCluster(cfg.Node.Cluster, n.addr, logger, peers)
 		if err != nil {
 			n.Close()
 			return nil, err

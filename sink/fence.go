@@ -36,3 +36,13 @@ type Fencer interface {
 	// job without stored state is left alone.
 	RaiseFence(job, fence uint64) error
 }
+
+// Claimer is implemented by a sink that can take over many jobs at once
+// (a cluster member given a lost member's jobs). ClaimJobs raises each
+// job's fence as RaiseFence does and then reads each job's progress, in
+// one transaction: the progress it returns is final, since no former
+// owner can commit after the raise. A job without stored state is left
+// alone and gets empty progress, as Progress gives it.
+type Claimer interface {
+	ClaimJobs(fences map[uint64]uint64) (map[uint64]*Progress, error)
+}

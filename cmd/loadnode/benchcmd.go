@@ -32,7 +32,8 @@ func (m *Main) parseBench(args []string) (command, error) {
 		"a plain kcat consume (skipped when kcat is not on PATH),\n"+
 		"loadnode end to end (json, csv and avro through a schema registry; 1, 8 and\n64 partitions), the Pebble store\n"+
 		"ceiling, job create latency next to a bare synced Pebble commit, and the\n"+
-		"scale of idle jobs. The broker is a `loadnode kfake` child process unless\n"+
+		"scale of idle jobs, and a 3-member cluster (etcd, PostgreSQL) that loses a\n"+
+		"member to SIGKILL. The broker is a `loadnode kfake` child process unless\n"+
 		"--brokers is given. Progress goes to stderr. See BENCHMARKS.md.")
 	fs.BoolVar(&c.opts.Quick, "quick", false, "small sizes (under 2 minutes on 2 cores)")
 	fs.BoolVar(&c.json, "json", false, "print machine-readable JSON instead of the tables")
@@ -40,7 +41,7 @@ func (m *Main) parseBench(args []string) (command, error) {
 	fs.IntVar(&c.opts.Records, "records", 0, "records per topic `N` (default 1000000; quick 200000)")
 	fs.IntVar(&c.opts.RecordBytes, "record-bytes", 0, "approximate record size in `bytes` (default 200)")
 	fs.IntVar(&c.opts.Runs, "runs", 0, "measured runs `N` per scenario after a warm-up; the median is reported (default 3)")
-	fs.StringVar(&scenarios, "scenarios", "", "comma-separated `LIST` of "+strings.Join(bench.AllScenarios, ",")+" (default all)")
+	fs.StringVar(&scenarios, "scenarios", "", "comma-separated `LIST` of "+strings.Join(bench.AllScenarios, ",")+" (default all but cluster)")
 	fs.StringVar(&formats, "formats", "", "end-to-end formats `LIST`: json, csv, avro (default all)")
 	fs.StringVar(&partitions, "partitions", "", "end-to-end partition counts `LIST` (default 1,8,64)")
 	fs.IntVar(&c.opts.Tasks, "tasks", 0, "the jobs' desired_concurrent_number (0: spec default)")
@@ -51,6 +52,9 @@ func (m *Main) parseBench(args []string) (command, error) {
 	fs.DurationVar(&c.opts.ScaleTimeout, "scale-timeout", 0, "bound of each scale phase (default 5m; quick 40s)")
 	fs.StringVar(&c.opts.ScaleData, "scale-data", "", "keep the scale stores in `DIR`/<jobs>; a store left there by an earlier run is reused and only its restart measured")
 	fs.StringVar(&c.opts.ScaleCPUProfile, "scale-cpuprofile", "", "CPU profile `FILE` of the restarted scale node (recovery and shows)")
+	fs.IntVar(&c.opts.ClusterJobs, "cluster-jobs", 0, "jobs `N` of the cluster scenario (default 3000; quick 300)")
+	fs.DurationVar(&c.opts.ClusterLease, "cluster-lease", 0, "the cluster scenario members' lease TTL (default 3s)")
+	fs.DurationVar(&c.opts.ClusterTimeout, "cluster-timeout", 0, "bound of the cluster scenario (default 15m; quick 3m)")
 	fs.DurationVar(&c.opts.Timeout, "timeout", 0, "bound of the whole run (default 1h; quick 3m)")
 	fs.StringVar(&c.out, "out", "", "write the results to `FILE` instead of stdout")
 	fs.StringVar(&c.chart, "chart", "", "write an SVG chart of records/s to `FILE`")

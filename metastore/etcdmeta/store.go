@@ -486,6 +486,69 @@ func (s *Store) LoadJob(id uint64) (*metastore.JobState, error) {
 	return decodeState(id, rec[0].Value, head)
 }
 
+// loadChunk is how many jobs one LoadJobs transaction reads (two gets
+// each, under etcd's default --max-txn-ops of 128).
+const loadChunk = 60
+
+// LoadJobs reads many jobs' records and newest transitions, loadChunk
+// jobs per read-only transaction, up to 8 transactions at once; gone
+// lists the ids that are not stored.
+func (s *Store) LoadJobs(ids []uint64) (states map[uint64]*metastore.JobState, gone []uint64, err error) {
+	states = make(map[uint64]*metastore.JobState, len(ids))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var errs []error
+	sem := make(chan struct{}, 8)
+	load := func(chunk []uint64) error {
+		ops := make([]clientv3.Op, 0, 2*len(chunk))
+		for _, id := range chunk {
+			ops = append(ops, clientv3.OpGet(s.recKey(id)), clientv3.OpGet(s.headKey(id)))
+		}
+		ctx, cancel := s.ctx()
+		defer cancel()
+		r, err := s.c.Txn(ctx).Then(ops...).Commit()
+		if err != nil {
+			return unavailable(fmt.Sprintf("load %d jobs", len(chunk)), err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for i, id := range chunk {
+			rec := r.Responses[2*i].GetResponseRange().Kvs
+			if len(rec) == 0 {
+				gone = append(gone, id)
+				continue
+			}
+			var head []byte
+			if kvs := r.Responses[2*i+1].GetResponseRange().Kvs; len(kvs) == 1 {
+				head = kvs[0].Value
+			}
+			st, err := decodeState(id, rec[0].Value, head)
+			if err != nil {
+				return err
+			}
+			states[id] = st
+		}
+		return nil
+	}
+	for start := 0; start < len(ids); start += loadChunk {
+		chunk := ids[start:min(start+loadChunk, len(ids))]
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := load(chunk); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	return states, gone, nil
+}
+
 // LoadAllJobs calls fn for every job in id order, from one revision.
 func (s *Store) LoadAllJobs(fn func(st *metastore.JobState) error) error {
 	rev := int64(0)

@@ -81,6 +81,9 @@ func (s *Sink) Commit(c *sink.Commit) error {
 		if errors.Is(err, sink.ErrStaleCommit) {
 			return err
 		}
+		if errors.Is(err, sink.ErrTableChanged) {
+			s.forgetPrepared(c.Table)
+		}
 		return fmt.Errorf("postgres: commit job %d: %w", c.JobID, unavailable(err))
 	}
 	return nil

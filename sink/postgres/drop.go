@@ -34,6 +34,7 @@ func (s *Sink) DropTable(name string) error {
 	}
 	s.mu.Lock()
 	delete(s.mu.tables, name)
+	delete(s.mu.prepared, name)
 	s.mu.Unlock()
 	return nil
 }

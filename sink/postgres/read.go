@@ -397,6 +397,83 @@ func (c *cell) value(col *api.Column) (table.Value, error) {
 	return null, fmt.Errorf("column %s: type %s", col.GetName(), col.GetType())
 }
 
+var _ sink.Claimer = (*Sink)(nil)
+
+// claimChunk is the most jobs one ClaimJobs transaction takes.
+const claimChunk = 1000
+
+// ClaimJobs raises many jobs' fences in one statement and reads their
+// progress in one query, in one transaction per claimChunk jobs (a
+// cluster member taking over a lost member's jobs): the progress read
+// after the raise is final, since no older fence can commit after it.
+func (s *Sink) ClaimJobs(fences map[uint64]uint64) (map[uint64]*sink.Progress, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if err := s.bootstrap(ctx); err != nil {
+		return nil, err
+	}
+	ids := slices.Sorted(maps.Keys(fences))
+	out := make(map[uint64]*sink.Progress, len(ids))
+	for start := 0; start < len(ids); start += claimChunk {
+		chunk := ids[start:min(start+claimChunk, len(ids))]
+		jobs := make([]int64, len(chunk))
+		fs := make([]int64, len(chunk))
+		for i, id := range chunk {
+			jobs[i], fs[i] = int64(id), int64(fences[id])
+			out[id] = &sink.Progress{Positions: map[int32]int64{}, Checkpoints: map[int32][]byte{}, Stats: &api.JobStats{}}
+		}
+		stats := map[uint64][]byte{}
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `UPDATE loadnode.jobs j SET fence = f.fence
+				FROM unnest($1::bigint[], $2::bigint[]) AS f(job, fence)
+				WHERE j.owner = $3 AND j.job = f.job AND j.fence < f.fence`, jobs, fs, s.opts.Owner); err != nil {
+				return err
+			}
+			rows, err := tx.Query(ctx, `SELECT j.job, j.fence, j.stats, p.partition, p.position, p.checkpoint
+				FROM loadnode.jobs j LEFT JOIN loadnode.progress p ON p.owner = j.owner AND p.job = j.job
+				WHERE j.owner = $2 AND j.job = ANY($1)`, jobs, s.opts.Owner)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var job, fence int64
+				var st []byte
+				var part *int32
+				var pos *int64
+				var ck []byte
+				if err := rows.Scan(&job, &fence, &st, &part, &pos, &ck); err != nil {
+					return err
+				}
+				p := out[uint64(job)]
+				if p == nil {
+					continue
+				}
+				p.Fence = uint64(fence)
+				stats[uint64(job)] = st
+				if part != nil {
+					p.Positions[*part] = *pos
+					if ck != nil {
+						p.Checkpoints[*part] = ck
+					}
+				}
+			}
+			return rows.Err()
+		})
+		if err != nil {
+			return nil, fmt.Errorf("postgres: claim %d jobs: %w", len(chunk), unavailable(err))
+		}
+		for id, st := range stats {
+			if st != nil {
+				if err := proto.Unmarshal(st, out[id].Stats); err != nil {
+					return nil, fmt.Errorf("postgres: claim job %d: corrupt statistics: %w", id, err)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
 // RaiseFence lifts the job's stored fence to fence if it is lower (a new
 // owner in cluster mode, before its first task reads): every later commit
 // with an older fence is refused. A job without stored state is left

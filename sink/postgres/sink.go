@@ -31,6 +31,11 @@ type Sink struct {
 		// tables caches what PrepareTable (or the catalog) said of each
 		// table, by loadnode table name.
 		tables map[string]*tableInfo
+		// prepared holds, by table name, the spec PrepareTable last made
+		// or checked the table for: preparing it again for the same spec
+		// (every job's first tasks, every job a member takes over) is a
+		// no-op until a commit finds the table changed or it is dropped.
+		prepared map[string][]byte
 	}
 }
 
@@ -65,6 +70,7 @@ func Open(o Options) (*Sink, error) {
 	}
 	s := &Sink{pool: pool, opts: o}
 	s.mu.tables = make(map[string]*tableInfo)
+	s.mu.prepared = make(map[string][]byte)
 	return s, nil
 }
 

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -155,9 +156,15 @@ func (s *Sink) PrepareTable(spec *api.TableSpec) error {
 		return err
 	}
 	ti := newTableInfo(s.opts.Schema, sc)
-	specBytes, err := proto.Marshal(sc.Spec())
+	specBytes, err := proto.MarshalOptions{Deterministic: true}.Marshal(sc.Spec())
 	if err != nil {
 		return fmt.Errorf("postgres: prepare table %s: %w", sc.Name(), err)
+	}
+	s.mu.Lock()
+	done := bytes.Equal(s.mu.prepared[sc.Name()], specBytes)
+	s.mu.Unlock()
+	if done {
+		return nil
 	}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// One preparer of a table at a time (two jobs' first loads).
@@ -211,8 +218,16 @@ func (s *Sink) PrepareTable(spec *api.TableSpec) error {
 	}
 	s.mu.Lock()
 	s.mu.tables[sc.Name()] = ti
+	s.mu.prepared[sc.Name()] = specBytes
 	s.mu.Unlock()
 	return nil
+}
+
+// forgetPrepared makes the next PrepareTable of the table check it again.
+func (s *Sink) forgetPrepared(name string) {
+	s.mu.Lock()
+	delete(s.mu.prepared, name)
+	s.mu.Unlock()
 }
 
 func createTableSQL(ti *tableInfo) string {

@@ -214,6 +214,14 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 			}
 		}
 	}
+	// 6: cluster: 3 members, a member SIGKILLed (cluster.go).
+	if o.has(ScenarioCluster) && ctx.Err() == nil {
+		c, err := runCluster(ctx, o, brokers, logf)
+		if err != nil {
+			fail(err)
+		}
+		res.Cluster = c
+	}
 	if err := ctx.Err(); err != nil {
 		fail(fmt.Errorf("bench: run stopped early (timeout %v or a signal): %w", o.Timeout, err))
 	}

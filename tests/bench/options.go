@@ -30,8 +30,13 @@ const (
 	scenarioPGE2E     = "pg-e2e"
 )
 
-// AllScenarios is the default scenario list, in the order they run.
-var AllScenarios = []string{ScenarioCeiling, ScenarioKcat, ScenarioE2E, ScenarioStore, ScenarioPostgres, ScenarioCreate, ScenarioScale}
+// AllScenarios are the scenarios Options.Scenarios accepts, in the order
+// they run.
+var AllScenarios = []string{ScenarioCeiling, ScenarioKcat, ScenarioE2E, ScenarioStore, ScenarioPostgres, ScenarioCreate, ScenarioScale, ScenarioCluster}
+
+// DefaultScenarios run when Options.Scenarios is empty: all but the
+// cluster scenario, which needs etcd and takes minutes (ask for it).
+var DefaultScenarios = slices.DeleteFunc(slices.Clone(AllScenarios), func(s string) bool { return s == ScenarioCluster })
 
 // Options configures Run. Zero fields take the defaults of Defaults (or
 // QuickDefaults when Quick is set).
@@ -52,7 +57,7 @@ type Options struct {
 	// Runs is the number of measured runs per scenario (median reported),
 	// after one discarded warm-up run. Default 3; at least 1.
 	Runs int
-	// Scenarios to run; empty means AllScenarios.
+	// Scenarios to run; empty means DefaultScenarios.
 	Scenarios []string
 	// Formats are the record formats of the end-to-end scenario: json,
 	// csv, avro (through a schema registry the bench starts). Default all
@@ -93,6 +98,13 @@ type Options struct {
 	// ScaleCPUProfile, when set, makes the restarted node write a CPU
 	// profile of its whole run (recovery and the shows) to this file.
 	ScaleCPUProfile string
+	// ClusterJobs is the cluster scenario's job count (cluster.go).
+	// Default 3,000; quick 300.
+	ClusterJobs int
+	// ClusterLease is the cluster members' lease TTL. Default 3s.
+	ClusterLease time.Duration
+	// ClusterTimeout bounds the cluster scenario. Default 15m; quick 3m.
+	ClusterTimeout time.Duration
 	// Timeout bounds the whole run. Default 1h; quick 3m.
 	Timeout time.Duration
 	// Log receives progress lines; nil discards them.
@@ -109,7 +121,7 @@ func (o Options) withDefaults() Options {
 		o.Runs = 3
 	}
 	if len(o.Scenarios) == 0 {
-		o.Scenarios = AllScenarios
+		o.Scenarios = DefaultScenarios
 	}
 	if len(o.Formats) == 0 {
 		o.Formats = []string{"json", "csv", "avro"}
@@ -123,7 +135,16 @@ func (o Options) withDefaults() Options {
 	if o.BatchInterval == 0 {
 		o.BatchInterval = 100 * time.Millisecond
 	}
+	if o.ClusterLease == 0 {
+		o.ClusterLease = 3 * time.Second
+	}
 	if o.Quick {
+		if o.ClusterJobs == 0 {
+			o.ClusterJobs = 300
+		}
+		if o.ClusterTimeout == 0 {
+			o.ClusterTimeout = 3 * time.Minute
+		}
 		if o.Records == 0 {
 			o.Records = 200000
 		}
@@ -145,6 +166,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Records == 0 {
 		o.Records = 1000000
+	}
+	if o.ClusterJobs == 0 {
+		o.ClusterJobs = 3000
+	}
+	if o.ClusterTimeout == 0 {
+		o.ClusterTimeout = 15 * time.Minute
 	}
 	if o.Creates == 0 {
 		o.Creates = 1000
@@ -204,7 +231,7 @@ func (o Options) Validate() error {
 	if o.BatchInterval < 100*time.Millisecond {
 		errs = append(errs, errors.New("bench: batch interval must be >= 100ms"))
 	}
-	needBinary := len(o.Brokers) == 0 || slices.Contains(o.Scenarios, ScenarioScale)
+	needBinary := len(o.Brokers) == 0 || slices.Contains(o.Scenarios, ScenarioScale) || slices.Contains(o.Scenarios, ScenarioCluster)
 	if needBinary && o.Binary == "" {
 		errs = append(errs, errors.New("bench: a loadnode binary is required (for kfake and serve children)"))
 	}

@@ -100,6 +100,11 @@ func WriteText(w io.Writer, r *Results) error {
 		}
 		fmt.Fprintln(w)
 	}
+	if r.Cluster != nil {
+		var b strings.Builder
+		writeClusterText(&b, r.Cluster)
+		fmt.Fprintln(w, b.String())
+	}
 	if len(r.Targets) > 0 {
 		fmt.Fprintln(w, "targets (issue 5):")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -12,6 +12,7 @@ type Results struct {
 	Throughput []*Throughput `json:"throughput"`
 	Create     *Create       `json:"create,omitempty"`
 	Scale      []*Scale      `json:"scale,omitempty"`
+	Cluster    *Cluster      `json:"cluster,omitempty"`
 	Targets    []Target      `json:"targets"`
 	Errors     []string      `json:"errors,omitempty"`
 }
