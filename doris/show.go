@@ -423,7 +423,11 @@ func offsetText(off string, loc *time.Location) string {
 // node shows them (redacted) and must be given again.
 func CreateStatement(spec *api.JobSpec) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE ROUTINE LOAD %s ON %s", qualified(spec.GetTable().GetDatabase(), spec.GetName()), ident(spec.GetTable().GetName()))
+	fmt.Fprintf(&b, "CREATE ROUTINE LOAD %s", qualified(spec.GetTable().GetDatabase(), spec.GetName()))
+	if len(spec.GetTables()) == 0 {
+		// A multi-table load has no ON: it loads its database's tables.
+		fmt.Fprintf(&b, " ON %s", ident(spec.GetTable().GetName()))
+	}
 	if mt := spec.GetMergeType(); mt != api.MergeType_APPEND {
 		fmt.Fprintf(&b, " WITH %s", mt)
 	}

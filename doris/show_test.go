@@ -179,3 +179,21 @@ func TestRoutineLoadTaskRows(t *testing.T) {
 		t.Errorf("no task, rows %v", rows)
 	}
 }
+
+// TestCreateStatementMultiTable: a multi-table load renders without ON,
+// so that it reads back as a multi-table load of its database.
+func TestCreateStatementMultiTable(t *testing.T) {
+	spec := &api.JobSpec{
+		Name:   "mt",
+		Table:  &api.TableSpec{Name: "a", Database: "analytics"},
+		Tables: []*api.TableSpec{{Name: "a", Database: "analytics"}, {Name: "b", Database: "analytics"}},
+		Format: config.FormatCSV,
+		Kafka:  &api.KafkaSpec{Brokers: []string{"b1:9092"}, Topic: "t"},
+	}
+	config.ApplyDefaults(spec)
+	stmt := CreateStatement(spec)
+	st := mustParse(t, stmt)
+	if !st.MultiTable || st.DB != "analytics" || st.CreateRoutineLoad.GetKafka().GetTopic() != "t" {
+		t.Fatalf("%s\nparses to %+v, want a multi-table load in analytics", stmt, st)
+	}
+}

@@ -97,8 +97,9 @@ func printJobText(w io.Writer, info *api.JobInfo) error {
 	if h := info.GetHealth(); h != "" {
 		fmt.Fprintf(tw, "Health:\t%s\n", h)
 	}
-	fmt.Fprintf(tw, "Table:\t%s\n", cell(s.GetTable()))
-	if ts := info.GetSpec().GetTables(); len(ts) > 0 {
+	if ts := info.GetSpec().GetTables(); len(ts) == 0 {
+		fmt.Fprintf(tw, "Table:\t%s\n", cell(s.GetTable()))
+	} else {
 		names := make([]string, len(ts))
 		for i, t := range ts {
 			names[i] = t.GetName()
