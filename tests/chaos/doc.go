@@ -6,7 +6,8 @@
 // create outcomes checked against the job listing after every restart, a
 // StallWatch for jobs RUNNING without tasks, and the Summary of a run.
 //
-// The tests (TestChaosInProcess, TestChaosProcess) inject the faults; see
+// The tests (TestChaosInProcess, TestChaosProcess, and TestChaosCluster,
+// three cluster-mode members on a real etcd) inject the faults; see
 // README.md for what each injects and for the long run.
 //
 // Concurrency: a Registry and a StallWatch are safe for concurrent use.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	osexec "os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -28,13 +27,12 @@ const clusterLease = 3 * time.Second
 // lease, the PostgreSQL database analytics, quick auto-resume.
 func clusterArgs(t *testing.T, name string, etcd []string, dsn string) []string {
 	t.Helper()
-	file := filepath.Join(t.TempDir(), name+".yaml")
-	cfg := fmt.Sprintf("auto_resume_base: 1s\nauto_resume_max: 4s\ncluster:\n  name: %s\n  etcd: [%q]\n  lease: %s\n  request_timeout: 3s\n"+
-		"databases:\n  analytics:\n    type: postgres\n    dsn: %q\n", name, etcd[0], clusterLease, dsn)
-	if err := os.WriteFile(file, []byte(cfg), 0o644); err != nil {
+	args, err := testnode.WriteClusterConfig(t.TempDir(), testnode.ClusterMember{Name: name, Etcd: etcd, Lease: clusterLease,
+		RequestTimeout: 3 * time.Second, Databases: map[string]string{"analytics": dsn}, Extra: "auto_resume_base: 1s\nauto_resume_max: 4s\n"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return []string{"--config", file}
+	return args
 }
 
 type member struct {
