@@ -45,7 +45,9 @@ func FuzzParse(f *testing.F) {
 		case st.CreateRoutineLoad != nil:
 			s := st.CreateRoutineLoad
 			kafkaOK := len(s.Kafka.GetBrokers()) > 0 && s.Kafka.GetTopic() != ""
-			if s.Name == "" || s.Table.GetName() == "" || (s.Kafka == nil) == (s.Kinesis == nil) || (s.Kafka != nil && !kafkaOK) || (s.Kinesis != nil && s.Kinesis.GetStream() == "") {
+			// A multi-table load (no ON) names no table: each record does.
+			tableOK := (s.Table.GetName() != "") != st.MultiTable
+			if s.Name == "" || !tableOK || (s.Kafka == nil) == (s.Kinesis == nil) || (s.Kafka != nil && !kafkaOK) || (s.Kinesis != nil && s.Kinesis.GetStream() == "") {
 				t.Fatalf("incomplete spec %v", s)
 			}
 			if !proto.Equal(s, again.CreateRoutineLoad) {
