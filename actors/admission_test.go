@@ -47,8 +47,7 @@ func TestPacedAdmissionAdmitsEveryJob(t *testing.T) {
 	}
 
 	h := newHarnessWith(t, fs, &quietSource{parts: []int32{0}}, Settings{})
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	poll(t, 90*time.Second, func() (bool, string) {
 		res := h.ask(h.mgr, &api.ListJobsRequest{Limit: MaxListPage}).(*api.ListJobsResponse)
 		counts := map[api.JobState]int{}
 		for _, s := range res.GetJobs() {
@@ -57,12 +56,6 @@ func TestPacedAdmissionAdmitsEveryJob(t *testing.T) {
 		if len(res.GetJobs()) != n {
 			t.Fatalf("listing has %d jobs, want %d", len(res.GetJobs()), n)
 		}
-		if counts[api.JobState_RUNNING] == n {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 90 s: %v of %d jobs (paced admission left jobs waiting)", counts, n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return counts[api.JobState_RUNNING] == n, fmt.Sprintf("%v of %d jobs running (paced admission left jobs waiting)", counts, n)
+	})
 }

@@ -53,12 +53,15 @@ func TestCloseWaitsForCallsInFlight(t *testing.T) {
 	<-inside
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close() }()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.After(10 * time.Second)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
 	for !s.closingDown() {
-		if time.Now().After(deadline) {
+		select {
+		case <-deadline:
 			t.Fatal("Close did not begin")
+		case <-tick.C:
 		}
-		time.Sleep(time.Millisecond)
 	}
 	select {
 	case err := <-closed:
