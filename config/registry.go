@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -39,34 +40,8 @@ func (d *decoder) schemaRegistry(n *yaml.Node) (*api.SchemaRegistrySpec, error) 
 		if err != nil {
 			return err
 		}
-		switch key {
-		case "url":
-			r.Url = s
-		case "username":
-			r.Username = s
-		case "password_file":
-			r.PasswordFile = s
-		case "password_env":
-			r.PasswordEnv = s
-		case "bearer_token_file":
-			r.BearerTokenFile = s
-		case "ca_file":
-			r.CaFile = s
-		case "insecure_skip_verify":
-			b, perr := strconv.ParseBool(s)
-			if perr != nil {
-				return errAt(v, field, "must be true or false")
-			}
-			r.InsecureSkipVerify = b
-		case "timeout":
-			t, perr := time.ParseDuration(s)
-			if perr != nil || t%time.Millisecond != 0 {
-				return errAt(v, field, "%q must be a duration in whole milliseconds (10s, 500ms)", s)
-			}
-			if t < minRegistryTimeout || t > maxRegistryTimeout {
-				return errAt(v, field, "%s out of range; must be between %s and %s", t, minRegistryTimeout, maxRegistryTimeout)
-			}
-			r.TimeoutMs = t.Milliseconds()
+		if reason := SetRegistryField(r, key, s); reason != "" {
+			return errAt(v, field, "%s", reason)
 		}
 		return nil
 	})
@@ -74,6 +49,45 @@ func (d *decoder) schemaRegistry(n *yaml.Node) (*api.SchemaRegistrySpec, error) 
 		return nil, err
 	}
 	return r, nil
+}
+
+// SetRegistryField sets r's field named key (a schema_registry key of the
+// YAML spec: url, username, ..., timeout) from its text s, and returns why
+// s is refused, or "". The YAML spec and the Doris properties
+// (doris: property.schema.registry.*) both read their values with it.
+func SetRegistryField(r *api.SchemaRegistrySpec, key, s string) string {
+	switch key {
+	case "url":
+		r.Url = s
+	case "username":
+		r.Username = s
+	case "password_file":
+		r.PasswordFile = s
+	case "password_env":
+		r.PasswordEnv = s
+	case "bearer_token_file":
+		r.BearerTokenFile = s
+	case "ca_file":
+		r.CaFile = s
+	case "insecure_skip_verify":
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return "must be true or false"
+		}
+		r.InsecureSkipVerify = b
+	case "timeout":
+		t, err := time.ParseDuration(s)
+		if err != nil || t%time.Millisecond != 0 {
+			return fmt.Sprintf("%q must be a duration in whole milliseconds (10s, 500ms)", s)
+		}
+		if t < minRegistryTimeout || t > maxRegistryTimeout {
+			return fmt.Sprintf("%s out of range; must be between %s and %s", t, minRegistryTimeout, maxRegistryTimeout)
+		}
+		r.TimeoutMs = t.Milliseconds()
+	default:
+		return "unknown schema registry setting (supported: " + strings.Join(registryKeys, ", ") + ")"
+	}
+	return ""
 }
 
 // validateRegistry checks the schema_registry section against the format.

@@ -1,11 +1,10 @@
 package doris
 
 import (
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/config"
 )
 
 // Schema registry properties of FROM KAFKA, for "format" = "avro" or
@@ -39,38 +38,20 @@ func isRegistryProperty(key string) bool {
 // reason a property is refused, or "".
 func registryProperty(r *api.SchemaRegistrySpec, key, val string) string {
 	v := strings.TrimSpace(val)
-	switch strings.TrimPrefix(key, registryPrefix) {
-	case "url":
-		r.Url = v
-	case "username":
-		r.Username = v
-	case "password_file":
-		r.PasswordFile = v
-	case "password_env":
-		r.PasswordEnv = v
-	case "bearer_token_file":
-		r.BearerTokenFile = v
+	switch name := strings.TrimPrefix(key, registryPrefix); name {
+	case "url", "username", "password_file", "password_env", "bearer_token_file", "insecure_skip_verify", "timeout":
+		return config.SetRegistryField(r, name, v)
 	case "ssl.ca.location", "ca_file":
-		r.CaFile = v
-	case "insecure_skip_verify":
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return "must be true or false"
-		}
-		r.InsecureSkipVerify = b
-	case "timeout":
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 || d%time.Millisecond != 0 {
-			return "must be a duration in whole milliseconds, such as 10s"
-		}
-		r.TimeoutMs = d.Milliseconds()
+		return config.SetRegistryField(r, "ca_file", v)
 	case "basic.auth.user.info", "property.basic.auth.user.info", "property.bearer.auth.token", "bearer.auth.token":
-		return "not supported: loadnode keeps no secret in a job; give property.schema.registry.username with property.schema.registry.password_file or password_env, or property.schema.registry.bearer_token_file"
+		return inlineSecret
 	default:
 		if strings.HasPrefix(key, "property.basic.auth.") || strings.HasPrefix(key, "property.bearer.auth.") {
-			return "not supported: loadnode keeps no secret in a job; give property.schema.registry.username with property.schema.registry.password_file or password_env, or property.schema.registry.bearer_token_file"
+			return inlineSecret
 		}
 		return "not supported by loadnode (supported: property.schema.registry.url, .username, .password_file, .password_env, .bearer_token_file, .ssl.ca.location, .insecure_skip_verify, .timeout)"
 	}
-	return ""
 }
+
+// inlineSecret is why the Confluent client's inline secrets are refused.
+const inlineSecret = "not supported: loadnode keeps no secret in a job; give property.schema.registry.username with property.schema.registry.password_file or password_env, or property.schema.registry.bearer_token_file"

@@ -28,7 +28,7 @@ func TestCreateRoutineLoadAvro(t *testing.T) {
 	if len(s.GetKafka().GetProperties()) != 0 {
 		t.Fatalf("registry settings leaked into the Kafka client properties: %v", s.GetKafka().GetProperties())
 	}
-	for _, bad := range []string{`"property.basic.auth.user.info" = "u:secret"`, `"property.schema.registry.basic.auth.user.info" = "u:secret"`, `"property.schema.registry.colour" = "x"`} {
+	for _, bad := range []string{`"property.basic.auth.user.info" = "u:secret"`, `"property.schema.registry.basic.auth.user.info" = "u:secret"`, `"property.schema.registry.colour" = "x"`, `"property.schema.registry.timeout" = "1h"`} {
 		_, err := Parse(`CREATE ROUTINE LOAD j ON t PROPERTIES ("format" = "protobuf") FROM KAFKA ("kafka_broker_list" = "h:9092", "kafka_topic" = "t", ` + bad + `)`)
 		if err == nil || !strings.Contains(err.Error(), strings.Split(bad, `"`)[1]) || strings.Contains(err.Error(), "secret\"") {
 			t.Fatalf("%s: %v", bad, err)
