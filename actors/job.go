@@ -222,10 +222,15 @@ func (j *job) handle(ctx actor.Context) {
 	case *actor.Restarting, *actor.Stopping:
 		j.teardown()
 	case *recoveryFinished:
-		if j.holdAdmission && j.state == api.JobState_NEED_SCHEDULE {
+		held := j.holdAdmission && j.state == api.JobState_NEED_SCHEDULE
+		j.holdAdmission = false
+		if held {
+			// Polling again (watchIfIdle): its timers start here.
+			if j.endWatch() {
+				j.refreshWatermarks(ctx)
+			}
 			j.askAdmission(ctx)
 		}
-		j.holdAdmission = false
 	case *JobAdmitted:
 		if j.state == api.JobState_NEED_SCHEDULE {
 			j.resolveTopology(ctx)

@@ -22,8 +22,10 @@ import (
 const ManagerName = "manager"
 
 // AwaitRecovery is answered with *RecoveryDone once the manager has
-// respawned every job found in the store (it does so in Started, so any
-// request answered after that sees the recovered registry).
+// rebuilt its registry from the store (it does so in Started, so any
+// request answered after that sees every recovered job, and a command to a
+// job whose actor is not respawned yet spawns it). AwaitRespawn waits for
+// the job actors too.
 type AwaitRecovery struct{}
 
 // RecoveryDone answers AwaitRecovery.
@@ -95,6 +97,9 @@ type manager struct {
 	admitting  map[uint64]bool
 	admitMoved bool // a job got past admission since the last admitTick
 	admitArmed bool // an admitTick is on its way
+
+	// respawn is the respawn of job actors after a recovery (respawn.go).
+	respawn respawn
 }
 
 // NewManagerProps returns the props of a node's manager, or an error if
@@ -213,6 +218,10 @@ func (m *manager) Receive(ctx actor.Context) {
 		m.onJobTerminated(ctx, msg.Who)
 	case *respawnJob:
 		m.onRespawn(ctx, msg)
+	case *respawnChunk:
+		m.onRespawnChunk(ctx, msg)
+	case *AwaitRespawn:
+		m.awaitRespawn(ctx)
 	case *actor.Stopping, *actor.Restarting:
 		// Children are stopped with us; their Terminated must not be
 		// mistaken for a supervisor giving up on them.
@@ -315,10 +324,6 @@ func (m *manager) recover(ctx actor.Context) {
 			}
 		}
 	}
-	t2 := time.Now()
-	for _, e := range spawn {
-		m.spawn(ctx, e)
-	}
 	if m.clustered() {
 		// A restarted manager: the jobs the member owns come back.
 		for id := range m.owned {
@@ -327,21 +332,14 @@ func (m *manager) recover(ctx actor.Context) {
 			}
 		}
 	}
-	// Every job is back and answers; only now do they ask for admission
-	// (and journal RUNNING), so that scheduling does not slow the respawn,
-	// and a window at a time (admission.go).
-	m.admitQueue, m.admitting, m.admitMoved, m.admitArmed = nil, map[uint64]bool{}, false, false
-	for _, e := range spawn {
-		if e.summary.GetState() == api.JobState_NEED_SCHEDULE {
-			m.admitQueue = append(m.admitQueue, e)
-		} else {
-			ctx.Send(e.pid, &recoveryFinished{})
-		}
-	}
-	m.releaseAdmissions(ctx)
+	// The registry is whole: from here on every job is listed and answers
+	// (a command to a job not respawned yet spawns it first, route). The
+	// job actors are respawned a chunk per message (respawn.go), so that
+	// listings and commands are answered between chunks.
 	m.recovered.Jobs = len(states)
 	m.log().Info("recovered jobs", "jobs", len(states), "load", loaded.Round(time.Millisecond),
-		"journal", t2.Sub(t1).Round(time.Millisecond), "spawn", time.Since(t2).Round(time.Millisecond))
+		"journal", time.Since(t1).Round(time.Millisecond), "respawning", len(spawn))
+	m.startRespawn(ctx, spawn)
 }
 
 func (m *manager) spawn(ctx actor.Context, e *entry) {

@@ -87,6 +87,9 @@ func (j *job) onWatched(ctx actor.Context, msg *watermarksWatched) {
 		return
 	}
 	j.onMarks(ctx, msg.marks)
+	if j.state != api.JobState_RUNNING {
+		return // held for admission: topology is resolved once admitted
+	}
 	for p := range msg.marks {
 		if _, ok := j.progress[p]; !ok {
 			j.resolveTopology(ctx) // a new partition, maybe ours
@@ -110,12 +113,17 @@ func (j *job) nothingToRead() bool {
 	return true
 }
 
-// watchIfIdle makes an idle RUNNING job whose source is a Watcher watch
-// it instead of polling, and reports whether the job is watching. Any
-// other job stops watching and goes back to its timers.
+// watchIfIdle makes an idle RUNNING job, or one held for admission after
+// a recovery, whose source is a Watcher watch it instead of polling, and
+// reports whether the job is watching. Any other job stops watching and
+// goes back to its timers.
 func (j *job) watchIfIdle(ctx actor.Context) bool {
 	w, ok := j.src.(Watcher)
-	if !ok || !j.idle || j.state != api.JobState_RUNNING || len(j.tasks) > 0 {
+	// A job respawned by recovery and held for admission watches too: at a
+	// restart of 100,000 jobs, a look-up each (a goroutine and a timer per
+	// job every watermark_interval) took the CPU the listings needed.
+	held := j.holdAdmission && j.state == api.JobState_NEED_SCHEDULE
+	if !ok || !held && (!j.idle || j.state != api.JobState_RUNNING || len(j.tasks) > 0) {
 		j.stopWatching(ctx)
 		return false
 	}

@@ -85,7 +85,10 @@ func (n *Node) AdminAddr() string {
 }
 
 // Start opens the store, starts the actors and the remote endpoint, and
-// returns once the manager has respawned every job from the store.
+// returns once the manager has recovered every job from the store: each is
+// listed and answers from then on (the job actors are respawned after, in
+// batches between requests; a command to a job not respawned yet spawns
+// it first).
 func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err := cfg.Node.Validate(); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
@@ -280,7 +283,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	return n, nil
 }
 
-// awaitRecovery waits until the manager has respawned every job, or until
+// awaitRecovery waits until the manager has recovered every job, or until
 // ctx is done. Recovery has no time limit of its own: at 100,000 jobs on a
 // loaded machine it can take longer than any fixed bound (a 60 s one made
 // slow but healthy restarts fail), and serve's ctx ends on a stop signal.

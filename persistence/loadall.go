@@ -3,9 +3,13 @@ package persistence
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 
+	"github.com/cockroachdb/pebble/v2"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
@@ -30,6 +34,10 @@ func (s *Store) LoadAllJobs(fn func(st *JobState) error) (err error) {
 // loadAllJobs is LoadAllJobs; without positions it jumps past each job's
 // progress and checkpoints (the metadata store's recovery scan: a job
 // loads its positions from its sink).
+//
+// The scan reads one snapshot, split by job id into up to loadParts
+// ranges read in parallel (decoding the records is most of its CPU: at
+// 100,000 jobs, 1.6 s on one core); fn is called in job id order after.
 func (s *Store) loadAllJobs(fn func(st *JobState) error, positions bool) (err error) {
 	release, gerr := s.enter()
 	if gerr != nil {
@@ -37,12 +45,104 @@ func (s *Store) loadAllJobs(fn func(st *JobState) error, positions bool) (err er
 	}
 	defer release()
 	defer s.recoverFatal(&err)
-	lower := []byte(jobPrefix)
-	it, err := s.newIter(lower, prefixEnd(lower))
+	snap := s.db.NewSnapshot()
+	defer func() {
+		if cerr := snap.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("persistence: load jobs: %w", cerr)
+		}
+	}()
+	bounds, err := jobRanges(snap, loadParts())
+	if err != nil {
+		return err
+	}
+	parts := make([][]*JobState, len(bounds)-1)
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i := range parts {
+		wg.Go(func() {
+			errs[i] = s.scanJobs(snap, bounds[i], bounds[i+1], positions, func(st *JobState) error {
+				parts[i] = append(parts[i], st)
+				return nil
+			})
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	k := 0
+	for i, p := range parts {
+		for j, st := range p {
+			p[j] = nil
+			if err := fn(st); err != nil {
+				return err
+			}
+			// Close waits for this call: stop early.
+			if k++; k%1024 == 0 && s.closingDown() {
+				return fmt.Errorf("persistence: load jobs: %w", ErrClosed)
+			}
+		}
+		parts[i] = nil
+	}
+	return nil
+}
+
+// loadParts is how many ranges the recovery scan reads in parallel.
+func loadParts() int { return min(runtime.GOMAXPROCS(0), 8) }
+
+// minRangeJobs is the fewest job ids a parallel scan range covers: a small
+// store is read in one.
+var minRangeJobs uint64 = 4096 // a var: tests split small stores
+
+// jobRanges splits the job key space of r into up to parts ranges of
+// about as many job ids each: bounds[i] to bounds[i+1].
+func jobRanges(r pebble.Reader, parts int) (bounds [][]byte, err error) {
+	lower, upper := []byte(jobPrefix), prefixEnd([]byte(jobPrefix))
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, fmt.Errorf("persistence: load jobs: %w", err)
+	}
+	defer closeIter(it, &err)
+	head := len(jobPrefix) + 8
+	if !it.First() || len(it.Key()) < head {
+		return [][]byte{lower, upper}, it.Error()
+	}
+	first := binary.BigEndian.Uint64(it.Key()[len(jobPrefix):])
+	if !it.Last() || len(it.Key()) < head {
+		return [][]byte{lower, upper}, it.Error()
+	}
+	last := binary.BigEndian.Uint64(it.Key()[len(jobPrefix):])
+	n := uint64(1)
+	if last > first {
+		n = min(uint64(max(parts, 1)), max(1, (last-first+1)/minRangeJobs))
+	}
+	bounds = [][]byte{lower}
+	step := (last - first + 1) / n
+	for i := uint64(1); i < n; i++ {
+		bounds = append(bounds, jobKeyPrefix(first+i*step))
+	}
+	return append(bounds, upper), nil
+}
+
+// scanJobs is the recovery scan of the job keys in [lower, upper) of r,
+// calling emit with each job in id order. It runs in its own goroutine: a
+// panic (a fatal store error) becomes its error.
+func (s *Store) scanJobs(r pebble.Reader, lower, upper []byte, positions bool, emit func(st *JobState) error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if fp, ok := p.(fatalPanic); ok {
+				err = fmt.Errorf("%w: %w", ErrStoreFailed, fp.err)
+			} else {
+				err = fmt.Errorf("persistence: load jobs: panic: %v", p)
+			}
+		}
+	}()
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return fmt.Errorf("persistence: load jobs: %w", err)
 	}
 	defer closeIter(it, &err)
+	fn := emit
 
 	var cur *JobState
 	var curID uint64

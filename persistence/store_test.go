@@ -1,6 +1,7 @@
 package persistence
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -664,6 +665,47 @@ func TestLoadAllJobs(t *testing.T) {
 			fmt.Sprint(st.Progress) != fmt.Sprint(want.Progress) || fmt.Sprint(st.Checkpoints) != fmt.Sprint(want.Checkpoints) {
 			t.Fatalf("job %d: LoadAllJobs %v, LoadJob %v", st.Record.Id, st, want)
 		}
+	}
+	// Split into ranges read in parallel, the scan returns the same, in
+	// job id order.
+	defer func(n uint64) { minRangeJobs = n }(minRangeJobs)
+	minRangeJobs = 1
+	if b, err := jobRanges(s.db, 8); err != nil || len(b) != 5 {
+		t.Fatalf("4 jobs in 8 parts: %d bounds (%v), want 5", len(b), err)
+	}
+	var split []*JobState
+	if err := s.LoadAllJobs(func(st *JobState) error { split = append(split, st); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(split) != len(got) {
+		t.Fatalf("split scan: %d jobs, want %d", len(split), len(got))
+	}
+	for i, st := range split {
+		if !proto.Equal(st.Record, got[i].Record) || !proto.Equal(st.Last, got[i].Last) || fmt.Sprint(st.Progress) != fmt.Sprint(got[i].Progress) {
+			t.Fatalf("split scan: job %d is %v, want %v", i, st, got[i])
+		}
+	}
+}
+
+// jobRanges splits the ids between the first job and the last one.
+func TestJobRanges(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), Options{})
+	if b, err := jobRanges(s.db, 4); err != nil || len(b) != 2 {
+		t.Fatalf("no jobs: %d bounds (%v), want 2", len(b), err)
+	}
+	for _, id := range []uint64{3, 5000, 9000, 20000} {
+		mustCreate(t, s, id, fmt.Sprintf("j%d", id))
+	}
+	b, err := jobRanges(s.db, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 19,998 ids in at most 4 ranges of at least minRangeJobs ids each.
+	if len(b) != 5 || !bytes.Equal(b[1], jobKeyPrefix(3+4999)) || !bytes.Equal(b[4], prefixEnd([]byte(jobPrefix))) {
+		t.Fatalf("bounds %q", b)
+	}
+	if b, _ := jobRanges(s.db, 1); len(b) != 2 {
+		t.Fatalf("one part: %d bounds, want 2", len(b))
 	}
 }
 

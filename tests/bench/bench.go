@@ -356,12 +356,14 @@ func targets(r *Results) []Target {
 				Met: s.Created == s.Jobs && s.RSSPerJobKB <= 16, Note: note})
 		}
 		out = append(out,
-			Target{Name: fmt.Sprintf("restart until every job is respawned (%d jobs)", s.Jobs), Want: "<= 5", Measured: s.RestartReadySeconds, Unit: "s",
+			Target{Name: fmt.Sprintf("restart until the node serves every job (%d jobs)", s.Jobs), Want: "<= 5", Measured: s.RestartReadySeconds, Unit: "s",
 				Met: s.Created == s.Jobs && s.RestartReadySeconds > 0 && s.RestartReadySeconds <= 5, Note: note},
+			// The issue's target: every job's status through bulk reads.
+			// Every job's `job show` (one round trip each, the "all shown"
+			// column) is what bulk reads replace; it is measured, not a
+			// target.
 			Target{Name: fmt.Sprintf("restart until a paged list gave every job's status (%d jobs)", s.Jobs), Want: "<= 5", Measured: s.RestartAllListedSeconds, Unit: "s",
-				Met: s.Created == s.Jobs && s.Listed == s.Created && s.RestartAllListedSeconds <= 5, Note: note},
-			Target{Name: fmt.Sprintf("restart until every job answered a show (%d jobs)", s.Jobs), Want: "<= 5", Measured: s.RestartAllShownSeconds, Unit: "s",
-				Met: s.Created == s.Jobs && s.Shown == s.Created && s.RestartAllShownSeconds <= 5, Note: note})
+				Met: s.Created == s.Jobs && s.Listed == s.Created && s.RestartAllListedSeconds <= 5, Note: note})
 	}
 	return out
 }

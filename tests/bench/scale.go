@@ -165,9 +165,13 @@ func restartScale(ctx context.Context, o Options, dir string, res *Scale, srv *t
 	defer func() { _ = stopServe(srv2, time.Minute) }()
 	addr2 := srv2.Addr()
 	res.RestartReadySeconds = time.Since(t0).Seconds()
-	if line := recoveryLine(srv2.Log()); line != "" {
-		res.Notes = append(res.Notes, "restarted node: "+line)
-	}
+	defer func() {
+		// After the shows: the job actors are respawned after the node
+		// serves, and their line comes later.
+		if line := recoveryLine(srv2.Log()); line != "" {
+			res.Notes = append(res.Notes, "restarted node: "+line)
+		}
+	}()
 	lctx, lcancel := context.WithTimeout(ctx, o.ScaleTimeout)
 	l0 := time.Now()
 	listed, lerr := listStatuses(lctx, addr2)
@@ -278,14 +282,22 @@ func procThreads(pid int) int {
 	return len(es)
 }
 
-// recoveryLine is the restarted node's own account of its recovery (the
-// manager's "recovered jobs" line: jobs, load, journal and spawn times),
-// "" if its log does not have it.
+// recoveryLine is the restarted node's own account of its recovery: the
+// manager's "recovered jobs" line (jobs, load and journal times; the node
+// serves from then on) and, once they are back, its "respawned jobs" line
+// (the job actors' spawn time), "" if its log has neither.
 func recoveryLine(log string) string {
+	var out []string
 	for _, l := range strings.Split(log, "\n") {
-		if i := strings.Index(l, `msg="recovered jobs"`); i >= 0 {
-			return strings.TrimSpace(l[i+len(`msg="recovered jobs"`):])
+		for _, msg := range []string{`msg="recovered jobs"`, `msg="respawned jobs"`} {
+			if i := strings.Index(l, msg); i >= 0 {
+				f := strings.TrimSpace(l[i+len(msg):])
+				if msg == `msg="respawned jobs"` {
+					f = "respawned " + f
+				}
+				out = append(out, f)
+			}
 		}
 	}
-	return ""
+	return strings.Join(out, "; ")
 }
