@@ -117,7 +117,8 @@ func (m *manager) listSummary(e *entry, now time.Time) *api.JobSummary {
 	return s
 }
 
-// list answers one page of summaries, in id order after req.AfterId.
+// list answers one page of summaries, in id order after req.AfterId, or
+// a sorted or filtered page (listQuery).
 func (m *manager) list(req *api.ListJobsRequest) *api.ListJobsResponse {
 	limit := int(req.GetLimit())
 	switch {
@@ -128,12 +129,15 @@ func (m *manager) list(req *api.ListJobsRequest) *api.ListJobsResponse {
 	case limit > MaxListPage:
 		limit = MaxListPage
 	}
+	if listQueried(req) {
+		return m.listQuery(req, limit) // listing_query.go
+	}
 	m.sortOrder()
 	i, _ := slices.BinarySearchFunc(m.order, req.GetAfterId()+1, func(e *entry, id uint64) int {
 		return cmpID(e.rec.GetId(), id)
 	})
 	now := m.deps.Now()
-	resp := &api.ListJobsResponse{Total: int64(len(m.byName))}
+	resp := &api.ListJobsResponse{Total: int64(len(m.byName)), Matched: int64(len(m.byName))}
 	for ; i < len(m.order) && len(resp.Jobs) < limit; i++ {
 		resp.Jobs = append(resp.Jobs, m.listSummary(m.order[i], now))
 	}

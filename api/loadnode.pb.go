@@ -2731,10 +2731,30 @@ func (x *PingResponse) GetJobs() int64 {
 // 10000) whose id is above after_id (0: from the first). A job created
 // while a listing pages gets a higher id than every job before it, so a
 // listing that pages to the end sees every job exactly once.
+//
+// With sort, descending, filter or offset set, the listing is a query over
+// every job the node knows: the jobs matching filter, sorted by sort (ties
+// in id order), from offset on. Such a listing pages by offset
+// (next_offset), not by after_id (which must be 0): a job whose figures
+// (lag, rows/s, health ...) move between two pages can move in the order,
+// so it may be seen twice or not at all across pages.
 type ListJobsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Limit         int32                  `protobuf:"varint,120,opt,name=limit,proto3" json:"limit,omitempty"`
-	AfterId       uint64                 `protobuf:"varint,121,opt,name=after_id,json=afterId,proto3" json:"after_id,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Limit   int32                  `protobuf:"varint,120,opt,name=limit,proto3" json:"limit,omitempty"`
+	AfterId uint64                 `protobuf:"varint,121,opt,name=after_id,json=afterId,proto3" json:"after_id,omitempty"`
+	// sort is the key of the order: name, state, reason, health, lag,
+	// rows_per_sec, loaded_rows, sink, table or id ("": id, the default).
+	// Text keys sort by their text (state and reason by their names); an
+	// unknown lag (-1) sorts after every known lag in either direction.
+	Sort string `protobuf:"bytes,122,opt,name=sort,proto3" json:"sort,omitempty"`
+	// descending reverses the order of sort (ties stay in id order).
+	Descending bool `protobuf:"varint,123,opt,name=descending,proto3" json:"descending,omitempty"`
+	// filter keeps the jobs whose name, state, reason, health, sink, table,
+	// source or reason message holds it, case-insensitively ("": every
+	// job; at most 1024 bytes).
+	Filter string `protobuf:"bytes,124,opt,name=filter,proto3" json:"filter,omitempty"`
+	// offset skips that many jobs of the sorted, filtered listing (>= 0).
+	Offset        int32 `protobuf:"varint,125,opt,name=offset,proto3" json:"offset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2783,15 +2803,49 @@ func (x *ListJobsRequest) GetAfterId() uint64 {
 	return 0
 }
 
+func (x *ListJobsRequest) GetSort() string {
+	if x != nil {
+		return x.Sort
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetDescending() bool {
+	if x != nil {
+		return x.Descending
+	}
+	return false
+}
+
+func (x *ListJobsRequest) GetFilter() string {
+	if x != nil {
+		return x.Filter
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetOffset() int32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
 type ListJobsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Jobs  []*JobSummary          `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
 	Error *Error                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
 	// next_after_id is the after_id of the next page; 0 when this page is
-	// the last one.
+	// the last one (and always 0 for a sorted or filtered listing).
 	NextAfterId uint64 `protobuf:"varint,120,opt,name=next_after_id,json=nextAfterId,proto3" json:"next_after_id,omitempty"`
 	// total is the number of jobs the node knows.
-	Total         int64 `protobuf:"varint,121,opt,name=total,proto3" json:"total,omitempty"`
+	Total int64 `protobuf:"varint,121,opt,name=total,proto3" json:"total,omitempty"`
+	// matched is the number of jobs matching the filter (total without one).
+	Matched int64 `protobuf:"varint,122,opt,name=matched,proto3" json:"matched,omitempty"`
+	// next_offset is the offset of the next page of a sorted or filtered
+	// listing; 0 when this page is the last one (and always 0 for a listing
+	// in id order paged by after_id).
+	NextOffset    int32 `protobuf:"varint,123,opt,name=next_offset,json=nextOffset,proto3" json:"next_offset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2850,6 +2904,20 @@ func (x *ListJobsResponse) GetNextAfterId() uint64 {
 func (x *ListJobsResponse) GetTotal() int64 {
 	if x != nil {
 		return x.Total
+	}
+	return 0
+}
+
+func (x *ListJobsResponse) GetMatched() int64 {
+	if x != nil {
+		return x.Matched
+	}
+	return 0
+}
+
+func (x *ListJobsResponse) GetNextOffset() int32 {
+	if x != nil {
+		return x.NextOffset
 	}
 	return 0
 }
@@ -5301,15 +5369,24 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x05error\x18\x02 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\"\r\n" +
 	"\vPingRequest\"\"\n" +
 	"\fPingResponse\x12\x12\n" +
-	"\x04jobs\x18\x01 \x01(\x03R\x04jobs\"B\n" +
+	"\x04jobs\x18\x01 \x01(\x03R\x04jobs\"\xa6\x01\n" +
 	"\x0fListJobsRequest\x12\x14\n" +
 	"\x05limit\x18x \x01(\x05R\x05limit\x12\x19\n" +
-	"\bafter_id\x18y \x01(\x04R\aafterId\"\xa3\x01\n" +
+	"\bafter_id\x18y \x01(\x04R\aafterId\x12\x12\n" +
+	"\x04sort\x18z \x01(\tR\x04sort\x12\x1e\n" +
+	"\n" +
+	"descending\x18{ \x01(\bR\n" +
+	"descending\x12\x16\n" +
+	"\x06filter\x18| \x01(\tR\x06filter\x12\x16\n" +
+	"\x06offset\x18} \x01(\x05R\x06offset\"\xde\x01\n" +
 	"\x10ListJobsResponse\x12+\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x17.loadnode.v1.JobSummaryR\x04jobs\x12(\n" +
 	"\x05error\x18\x02 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\x12\"\n" +
 	"\rnext_after_id\x18x \x01(\x04R\vnextAfterId\x12\x14\n" +
-	"\x05total\x18y \x01(\x03R\x05total\")\n" +
+	"\x05total\x18y \x01(\x03R\x05total\x12\x18\n" +
+	"\amatched\x18z \x01(\x03R\amatched\x12\x1f\n" +
+	"\vnext_offset\x18{ \x01(\x05R\n" +
+	"nextOffset\")\n" +
 	"\x11TableCountRequest\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\"T\n" +
 	"\x12TableCountResponse\x12\x14\n" +

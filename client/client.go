@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"slices"
 	"strings"
@@ -495,6 +496,54 @@ func (c *Client) ListJobsPage(ctx context.Context, limit int, afterID uint64) (j
 		return nil, 0, err
 	}
 	return resp.GetJobs(), resp.GetNextAfterId(), nil
+}
+
+// ListQuery is a sorted or filtered listing (ListJobsQuery).
+type ListQuery struct {
+	// Sort is the key of the order: name, state, reason, health, lag,
+	// rows_per_sec, loaded_rows, sink, table or id ("": id). Text keys
+	// sort by their text; an unknown lag sorts after every known one.
+	Sort string
+	// Descending reverses the order (ties stay in id order).
+	Descending bool
+	// Filter keeps the jobs whose name, state, reason, health, sink,
+	// table, source or reason message holds it, case-insensitively.
+	Filter string
+	// Offset skips that many jobs of the sorted, filtered listing.
+	Offset int
+	// Limit is the page size (0: DefaultListPage; at most MaxListPage).
+	Limit int
+}
+
+// ListJobsQuery returns one page of the jobs matching q.Filter, sorted by
+// q.Sort over every job the node knows (ties in id order), from q.Offset
+// on, and the number of jobs matching. The next page is at q.Offset +
+// len(jobs) while that is below matched; figures that move between two
+// pages can move a job in the order, so a job may be seen twice or not
+// at all across pages.
+func (c *Client) ListJobsQuery(ctx context.Context, q ListQuery) (jobs []*api.JobSummary, matched int64, err error) {
+	switch {
+	case q.Limit < 0 || q.Limit > MaxListPage:
+		return nil, 0, errorf("list jobs: limit %d must be 0..%d", q.Limit, MaxListPage)
+	case q.Offset < 0 || q.Offset > math.MaxInt32:
+		return nil, 0, errorf("list jobs: offset %d must be 0..%d", q.Offset, math.MaxInt32)
+	}
+	req := &api.ListJobsRequest{Limit: int32(q.Limit), Sort: q.Sort, Descending: q.Descending, Filter: q.Filter, Offset: int32(q.Offset)}
+	if !listQueried(req) {
+		req.Sort = "id" // the id order paged by offset, not by cursor
+	}
+	resp, err := call[*api.ListJobsResponse](ctx, c, "list jobs", req)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := fromAPI(resp.GetError()); err != nil {
+		return nil, 0, err
+	}
+	return resp.GetJobs(), resp.GetMatched(), nil
+}
+
+func listQueried(req *api.ListJobsRequest) bool {
+	return req.GetSort() != "" || req.GetDescending() || req.GetFilter() != "" || req.GetOffset() != 0
 }
 
 // ClusterStatus returns the cluster's members, leader, jobs per member and

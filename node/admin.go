@@ -192,6 +192,10 @@ func (a *admin) jobs(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("unexpected answer %T", res), http.StatusInternalServerError)
 		return
 	}
+	if e := resp.GetError(); e != nil {
+		http.Error(w, e.GetCode().String()+": "+e.GetField()+": "+e.GetMessage(), httpStatus(e))
+		return
+	}
 	writeJSON(w, resp)
 }
 

@@ -309,12 +309,14 @@ type consoleJob struct {
 	SampledMs  int64   `json:"sampled_ms"` // when rows/s and lag were sampled; 0 never
 }
 
-// jobs answers the job list: the manager's listing, with rows/s, lag and
-// sink from each job's newest sample (the job samples itself every
-// watermark_interval), so that the list costs one request to the manager.
+// jobs answers the job list: a page of the manager's listing (rows/s, lag
+// and sink are the listing's, the figures a sorted listing is ordered
+// by; sampled_ms is the job's newest timeline sample), so that the list
+// costs one request to the manager.
 func (c *console) jobs(w http.ResponseWriter, r *http.Request, _ *session) {
-	// One page of the paged listing (?limit=N&after=ID, as /v1/jobs): the
-	// console never asks for every job at once.
+	// One page of the paged listing (?limit=N&after=ID, or
+	// ?sort=KEY&desc=BOOL&q=TEXT&offset=N, as /v1/jobs): the console never
+	// asks for every job at once, and sorts and filters on the node.
 	req, err := listRequest(r)
 	if err != nil {
 		c.refuse(w, r, http.StatusBadRequest, err.Error())
@@ -329,21 +331,26 @@ func (c *console) jobs(w http.ResponseWriter, r *http.Request, _ *session) {
 		return
 	}
 	list, ok := res.(*api.ListJobsResponse)
-	if !ok || list.GetError() != nil {
-		c.refuse(w, r, http.StatusInternalServerError, fmt.Sprintf("list jobs: %T %v", res, list.GetError()))
+	if !ok {
+		c.refuse(w, r, http.StatusInternalServerError, fmt.Sprintf("list jobs: unexpected answer %T", res))
+		return
+	}
+	if e := list.GetError(); e != nil {
+		c.refuse(w, r, httpStatus(e), "list jobs: "+e.GetField()+": "+e.GetMessage())
 		return
 	}
 	out := make([]consoleJob, 0, len(list.GetJobs()))
 	for _, s := range list.GetJobs() {
 		j := consoleJob{ID: s.GetId(), Name: s.GetName(), State: s.GetState().String(), Reason: s.GetReason().String(),
-			Message: s.GetReasonMessage(), Health: s.GetHealth(), TotalLag: -1, Table: s.GetTable(), Source: s.GetSource()}
+			Message: s.GetReasonMessage(), Health: s.GetHealth(), TotalLag: s.GetTotalLag(), RowsPerSec: s.GetRowsPerSecond(),
+			Sink: s.GetSink(), Table: s.GetTable(), Source: s.GetSource()}
 		if p, ok := c.tl.latest(s.GetId()); ok {
-			j.RowsPerSec, j.TotalLag, j.Sink, j.SampledMs = p.RowsPerSec, p.TotalLag, p.Sink, p.AtMs
+			j.SampledMs = p.AtMs
 		}
 		out = append(out, j)
 	}
-	writeConsoleJSON(w, http.StatusOK, map[string]any{"jobs": out, "total": list.GetTotal(),
-		"after": req.GetAfterId(), "next_after": list.GetNextAfterId()})
+	writeConsoleJSON(w, http.StatusOK, map[string]any{"jobs": out, "total": list.GetTotal(), "matched": list.GetMatched(),
+		"after": req.GetAfterId(), "next_after": list.GetNextAfterId(), "offset": req.GetOffset(), "next_offset": list.GetNextOffset()})
 }
 
 // consolePage is the console's default page of the job list.

@@ -13,7 +13,10 @@ import (
 // listRequest reads /v1/jobs?limit=N&after=ID into a ListJobsRequest:
 // limit defaults to actors.DefaultListPage and is at most
 // actors.MaxListPage; after is the id of the last job of the previous page
-// (the answer's nextAfterId).
+// (the answer's nextAfterId). A sorted or filtered listing reads sort (a
+// key of actors.ListSortKeys), desc=true|false or order=asc|desc, q or
+// filter (a case-insensitive substring) and offset (the previous page's
+// nextOffset); it pages by offset, not by after.
 func listRequest(r *http.Request) (*api.ListJobsRequest, error) {
 	req := &api.ListJobsRequest{}
 	q := r.URL.Query()
@@ -30,6 +33,47 @@ func listRequest(r *http.Request) (*api.ListJobsRequest, error) {
 			return nil, fmt.Errorf("after %q must be a job id (nextAfterId of the previous page)", v)
 		}
 		req.AfterId = id
+	}
+	req.Sort = q.Get("sort")
+	if err := actors.ValidListSort(req.Sort); err != nil {
+		return nil, err
+	}
+	if v := q.Get("desc"); v != "" {
+		d, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("desc %q must be true or false", v)
+		}
+		req.Descending = d
+	}
+	switch v := q.Get("order"); v {
+	case "":
+	case "asc", "desc":
+		if q.Has("desc") && req.Descending != (v == "desc") {
+			return nil, fmt.Errorf("order %q and desc %q disagree: give one of them", v, q.Get("desc"))
+		}
+		req.Descending = v == "desc"
+	default:
+		return nil, fmt.Errorf("order %q must be asc or desc", v)
+	}
+	req.Filter = q.Get("q")
+	if f := q.Get("filter"); f != "" {
+		if req.Filter != "" && req.Filter != f {
+			return nil, fmt.Errorf("q %q and filter %q: give one of them", req.Filter, f)
+		}
+		req.Filter = f
+	}
+	if len(req.Filter) > actors.MaxListFilter {
+		return nil, fmt.Errorf("q (filter) of %d bytes: at most %d", len(req.Filter), actors.MaxListFilter)
+	}
+	if v := q.Get("offset"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("offset %q must be a number >= 0 (nextOffset of the previous page)", v)
+		}
+		req.Offset = int32(n)
+	}
+	if req.AfterId != 0 && (req.Sort != "" || req.Descending || req.Filter != "" || req.Offset != 0) {
+		return nil, fmt.Errorf("after %d pages the listing in id order only: a sorted or filtered listing pages by offset", req.AfterId)
 	}
 	return req, nil
 }

@@ -78,7 +78,7 @@ Usage:
   loadnode serve [--config FILE] [--data DIR] [--listen HOST:PORT] [--http HOST:PORT] [--log-level LEVEL] [--log-format text|json]
                  [--auth-token-file FILE] [--tls-cert FILE --tls-key FILE] [--addr-file FILE]
   loadnode job create -f SPEC.yaml
-  loadnode job list
+  loadnode job list [--sort KEY] [--desc] [--filter TEXT] [--limit N]
   loadnode job show NAME [-o text|json|yaml]
   loadnode job pause NAME
   loadnode job resume NAME

@@ -38,6 +38,8 @@ func TestParseFlags(t *testing.T) {
 		{"job list addr and timeout", []string{"job", "list", "--addr", "h:1", "--timeout", "3s"}, nil, jobListCmd{conn: connFlags{addr: "h:1", timeout: 3 * time.Second}}},
 		{"env sets the default addr", []string{"job", "list"}, map[string]string{"LOADNODE_ADDR": "e:9"}, jobListCmd{conn: connFlags{addr: "e:9", timeout: 10 * time.Second}}},
 		{"flag beats env", []string{"job", "list", "--addr", "f:1"}, map[string]string{"LOADNODE_ADDR": "e:9"}, jobListCmd{conn: connFlags{addr: "f:1", timeout: 10 * time.Second}}},
+		{"job list sorted and filtered", []string{"job", "list", "--sort", "lag", "--desc", "--filter", "eu", "--limit", "5"}, nil,
+			jobListCmd{conn: def, sort: "lag", desc: true, filter: "eu", limit: 5}},
 		{"job show", []string{"job", "show", "orders"}, nil, jobShowCmd{conn: def, name: "orders", output: "text"}},
 		{"job show flag after name", []string{"job", "show", "orders", "-o", "json"}, nil, jobShowCmd{conn: def, name: "orders", output: "json"}},
 		{"job show flag before name", []string{"job", "show", "-o", "yaml", "orders"}, nil, jobShowCmd{conn: def, name: "orders", output: "yaml"}},

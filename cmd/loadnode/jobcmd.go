@@ -7,7 +7,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/loadnode/loadnode/actors"
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/config"
 )
 
@@ -15,7 +17,8 @@ const jobUsage = `job COMMAND
 
 Commands:
   create -f SPEC.yaml           create a job from a spec file ("-" reads stdin)
-  list                          list jobs
+  list [--sort KEY] [--desc] [--filter TEXT] [--limit N]
+                                list jobs (by name; or sorted by KEY, filtered, on the node)
   show NAME [-o text|json|yaml] show a job's state, history, progress, statistics
   pause NAME                    pause a job
   resume NAME                   resume a paused job
@@ -28,7 +31,15 @@ type (
 		conn connFlags
 		file string
 	}
-	jobListCmd struct{ conn connFlags }
+	// jobListCmd lists every job by name; with sort, desc, filter or
+	// limit it asks the node for a sorted, filtered listing.
+	jobListCmd struct {
+		conn   connFlags
+		sort   string
+		desc   bool
+		filter string
+		limit  int
+	}
 	jobShowCmd struct {
 		conn   connFlags
 		name   string
@@ -71,7 +82,11 @@ func (m *Main) parseJob(args []string) (command, error) {
 		return m.parseJobAlter(args)
 	case "list":
 		c := jobListCmd{}
-		fs := m.newFlagSet("job list", "job list [--addr HOST:PORT] [--timeout D]")
+		fs := m.newFlagSet("job list", "job list [--sort KEY] [--desc] [--filter TEXT] [--limit N] [--addr HOST:PORT] [--timeout D]")
+		fs.StringVar(&c.sort, "sort", "", "sort by `KEY`: "+strings.Join(actors.ListSortKeys, ", ")+" (default name)")
+		fs.BoolVar(&c.desc, "desc", false, "sort descending")
+		fs.StringVar(&c.filter, "filter", "", "only jobs whose name, state, reason, health, sink, table, source or message holds `TEXT` (any case)")
+		fs.IntVar(&c.limit, "limit", 0, "print at most `N` jobs (0: every job)")
 		m.addConnFlags(fs, &c.conn)
 		pos, err := parseArgs(fs, args)
 		if err != nil {
@@ -79,6 +94,15 @@ func (m *Main) parseJob(args []string) (command, error) {
 		}
 		if err := exactArgs(fs, pos); err != nil {
 			return nil, err
+		}
+		if err := actors.ValidListSort(c.sort); err != nil {
+			return nil, usagef("job list: --%v", err)
+		}
+		if c.limit < 0 {
+			return nil, usagef("job list: --limit %d must be >= 0", c.limit)
+		}
+		if len(c.filter) > actors.MaxListFilter {
+			return nil, usagef("job list: --filter of %d bytes: at most %d", len(c.filter), actors.MaxListFilter)
 		}
 		return c, c.conn.validate(fs)
 	case "show":
@@ -162,9 +186,33 @@ func (c jobListCmd) run(ctx context.Context, m *Main) error {
 	if err != nil {
 		return err
 	}
-	jobs, err := cl.ListJobs(ctx)
-	if err != nil {
-		return err
+	if c.sort == "" && !c.desc && c.filter == "" && c.limit == 0 {
+		jobs, err := cl.ListJobs(ctx)
+		if err != nil {
+			return err
+		}
+		return printJobList(m.Stdout, jobs)
+	}
+	// Sorted and filtered on the node, read page by page by offset (a job
+	// whose figures move meanwhile can be seen twice or not at all).
+	q := client.ListQuery{Sort: c.sort, Descending: c.desc, Filter: c.filter, Limit: client.MaxListPage}
+	if q.Sort == "" {
+		q.Sort = "name"
+	}
+	var jobs []*api.JobSummary
+	for {
+		if c.limit > 0 {
+			q.Limit = min(client.MaxListPage, c.limit-len(jobs))
+		}
+		page, matched, err := cl.ListJobsQuery(ctx, q)
+		if err != nil {
+			return err
+		}
+		jobs = append(jobs, page...)
+		q.Offset += len(page)
+		if len(page) == 0 || int64(q.Offset) >= matched || (c.limit > 0 && len(jobs) >= c.limit) {
+			break
+		}
 	}
 	return printJobList(m.Stdout, jobs)
 }

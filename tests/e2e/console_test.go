@@ -54,7 +54,10 @@ func artifactDir(t *testing.T) string {
 
 // TestConsoleInChromium drives the web console of a real `loadnode serve`
 // in headless Chromium: log in with the token, the list shows the real
-// jobs (a paused one with its reason), a job's charts have points, the
+// jobs (a paused one with its reason), sorting by a column and the filter
+// are over every job, not over the page shown (with a page of 2: by name
+// descending, page 1 starts with a job of page 2 in id order; the filter
+// finds a job that is not on page 1), a job's charts have points, the
 // pause button pauses the job (seen through the client), and a POST
 // without the CSRF token is refused. A screenshot is written as an
 // artefact.
@@ -155,37 +158,57 @@ func TestConsoleInChromium(t *testing.T) {
 	if s := text(`tr[data-job="orders_live"] td.state`); s == "" {
 		t.Error("the live job's state cell is empty")
 	}
-	// The filter narrows the list.
-	step("filter", chromedp.SendKeys(chromedp.ID("filter"), "held"))
-	if n := eval(`String(document.querySelectorAll("#jobs tbody tr").length)`); n != "1" {
-		t.Errorf("filter 'held' leaves %s rows, want 1", n)
-	}
-
-	// The list is paged: with a page of 2, the three jobs are two pages
-	// (in id order); Next and Previous move between them, and sorting
-	// works on the page shown.
 	rows := func() string {
 		return eval(`Array.from(document.querySelectorAll("#jobs tbody tr")).map(r => r.dataset.job).join(",")`)
 	}
+	// waitRows waits for the list to show want (and its page and count
+	// texts to hold the given parts): sorting and filtering ask the node.
+	waitRows := func(what, want string, texts ...string) {
+		t.Helper()
+		waitFor(t, 15*time.Second, what, func() (bool, string) {
+			got := rows() + " | " + text("#page") + " | " + text("#count")
+			if !strings.HasPrefix(got, want+" | ") || eval(`document.body.dataset.listReady || ""`) != "1" {
+				return false, got
+			}
+			for _, s := range texts {
+				if !strings.Contains(got, s) {
+					return false, got
+				}
+			}
+			return true, got
+		})
+	}
+	// The filter narrows the list, on the node.
+	step("filter", chromedp.SendKeys(chromedp.ID("filter"), "held"))
+	waitRows("filter 'held'", "orders_held", "1 of 3 jobs match")
+
+	// The list is paged: with a page of 2, the three jobs are two pages
+	// (in id order); Next and Previous move between them.
 	step("paged list", chromedp.Navigate(base+"/ui/?page_size=2#/"), chromedp.WaitVisible(chromedp.CSS(`body[data-list-ready="1"]`)))
-	if r, pg := rows(), text("#page"); r != "orders_held,orders_live" || !strings.Contains(pg, "page 1 of 2 (3 jobs)") {
-		t.Errorf("first page: rows %q, %q; want orders_held,orders_live on page 1 of 2 (3 jobs)", r, pg)
-	}
-	step("sort the page", chromedp.Click(chromedp.CSS(`#jobs th[data-key="name"]`)))
-	if r := rows(); r != "orders_live,orders_held" {
-		t.Errorf("first page sorted by name, descending: %q", r)
-	}
-	step("next page", chromedp.Click(chromedp.ID("next")), chromedp.WaitVisible(chromedp.CSS(`body[data-list-ready="1"]`)))
-	if r, pg := rows(), text("#page"); r != "orders_more" || !strings.Contains(pg, "page 2 of 2") {
-		t.Errorf("second page: rows %q, %q; want orders_more on page 2 of 2", r, pg)
-	}
+	waitRows("first page", "orders_live,orders_held", "page 1 of 2 (3 jobs)", "3 jobs")
+	step("next page", chromedp.Click(chromedp.ID("next")))
+	waitRows("second page", "orders_more", "page 2 of 2")
 	if d := eval(`String(document.getElementById("next").disabled)`); d != "true" {
 		t.Errorf("Next on the last page: disabled=%s", d)
 	}
-	step("previous page", chromedp.Click(chromedp.ID("prev")), chromedp.WaitVisible(chromedp.CSS(`body[data-list-ready="1"]`)))
-	if r := rows(); r != "orders_live,orders_held" {
-		t.Errorf("back on the first page: rows %q", r)
-	}
+	step("previous page", chromedp.Click(chromedp.ID("prev")))
+	waitRows("back on the first page", "orders_live,orders_held", "page 1 of 2")
+
+	// Sorting is over every job, not the page shown: by name descending,
+	// page 1 starts with orders_more, which is on page 2 in id order.
+	step("sort by name", chromedp.Click(chromedp.CSS(`#jobs th[data-key="name"]`)))
+	waitRows("sorted by name", "orders_held,orders_live", "page 1 of 2")
+	step("sort by name, descending", chromedp.Click(chromedp.CSS(`#jobs th[data-key="name"]`)))
+	waitRows("sorted by name, descending", "orders_more,orders_live", "page 1 of 2 (3 jobs)")
+	step("next sorted page", chromedp.Click(chromedp.ID("next")))
+	waitRows("second sorted page", "orders_held", "page 2 of 2")
+	step("previous sorted page", chromedp.Click(chromedp.ID("prev")))
+	waitRows("first sorted page again", "orders_more,orders_live", "page 1 of 2")
+	step("back to the id order", chromedp.Click(chromedp.CSS(`#jobs th[data-key="name"]`)))
+	waitRows("id order", "orders_live,orders_held", "page 1 of 2")
+	// The filter finds a job that is not on page 1.
+	step("filter 'more'", chromedp.SendKeys(chromedp.ID("filter"), "MORE"))
+	waitRows("filter 'more'", "orders_more", "1 of 3 jobs match", "page 1 of 1 (1 jobs)")
 
 	// The job page: its charts fill with samples.
 	step("job page", chromedp.Navigate(base+"/ui/#/job/orders_live"),

@@ -5,12 +5,16 @@
   const $ = (sel) => document.querySelector(sel);
   let csrf = "";
   let jobs = [];
-  let sortKey = "name", sortDir = 1;
-  // The list is paged (/ui/api/jobs?limit&after, as /v1/jobs): after is the
-  // cursor of the page shown, back the cursors of the pages before it.
+  // The list is sorted and filtered on the node, over every job. Without
+  // a sort or a filter it is the id order, paged by cursor
+  // (/ui/api/jobs?limit&after, as /v1/jobs): after is the cursor of the
+  // page shown, back the cursors of the pages before it. Sorted or
+  // filtered, it pages by offset (figures that move between two pages can
+  // move a job in the order).
+  let sortKey = "", sortDir = 1, filterText = "";
   const pageSize = Number(new URLSearchParams(location.search).get("page_size")) || 100;
-  let after = 0, back = [], nextAfter = 0, total = 0;
-  let timer = null;
+  let after = 0, back = [], nextAfter = 0, offset = 0, nextOffset = 0, total = 0, matched = 0;
+  let timer = null, filterTimer = null, listSeq = 0;
 
   async function api(path, opts) {
     const r = await fetch(path, Object.assign({ credentials: "same-origin" }, opts || {}));
@@ -31,18 +35,12 @@
   function fmtTime(ms) { return ms ? new Date(Number(ms)).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z") : "-"; }
 
   // ------------------------------------------------------------ job list
+  function queried() { return sortKey !== "" || filterText !== ""; }
+
   function renderList() {
-    const f = $("#filter").value.trim().toLowerCase();
-    const rows = jobs.filter((j) => !f || [j.name, j.state, j.reason, j.health, j.sink, j.table, j.source, j.message]
-      .some((v) => String(v || "").toLowerCase().includes(f)));
-    rows.sort((a, b) => {
-      const x = a[sortKey], y = b[sortKey];
-      if (typeof x === "number" && typeof y === "number") return (x - y) * sortDir;
-      return String(x).localeCompare(String(y)) * sortDir;
-    });
     const tb = $("#jobs tbody");
     tb.replaceChildren();
-    for (const j of rows) {
+    for (const j of jobs) {
       const tr = el("tr", { "data-job": j.name, "data-state": j.state });
       const name = el("td", { class: "name" });
       const a = el("a", { href: "#/job/" + encodeURIComponent(j.name) }, j.name);
@@ -55,24 +53,44 @@
         el("td", { class: "sink" }, j.sink || "-"));
       tb.append(tr);
     }
-    $("#count").textContent = rows.length + " of " + jobs.length + " jobs on this page";
-    $("#page").textContent = "page " + (back.length + 1) + " of " + Math.max(1, Math.ceil(total / pageSize)) + " (" + total + " jobs)";
-    $("#prev").disabled = back.length === 0;
-    $("#next").disabled = !nextAfter;
+    $("#count").textContent = filterText ? matched + " of " + total + " jobs match" : total + " jobs";
+    const pageNo = queried() ? Math.floor(offset / pageSize) + 1 : back.length + 1;
+    $("#page").textContent = "page " + pageNo + " of " + Math.max(1, Math.ceil(matched / pageSize)) + " (" + matched + " jobs)";
+    $("#prev").disabled = queried() ? offset === 0 : back.length === 0;
+    $("#next").disabled = queried() ? !nextOffset : !nextAfter;
     document.querySelectorAll("#jobs th[data-key]").forEach((th) => {
       th.classList.toggle("sorted-asc", th.dataset.key === sortKey && sortDir > 0);
       th.classList.toggle("sorted-desc", th.dataset.key === sortKey && sortDir < 0);
     });
-    document.body.dataset.listReady = "1";
+    // Ready once the list shows what was asked for (not while a typed
+    // filter waits to be sent).
+    if (filterTimer === null) document.body.dataset.listReady = "1";
   }
 
   async function loadList() {
+    const q = new URLSearchParams({ limit: String(pageSize) });
+    if (queried()) {
+      if (sortKey) q.set("sort", sortKey);
+      if (sortDir < 0) q.set("desc", "true");
+      if (filterText) q.set("q", filterText);
+      q.set("offset", String(offset));
+    } else q.set("after", String(after));
+    const seq = ++listSeq;
     try {
-      const page = await api("/ui/api/jobs?limit=" + pageSize + "&after=" + after);
-      jobs = page.jobs; total = page.total || 0; nextAfter = page.next_after || 0;
+      const page = await api("/ui/api/jobs?" + q.toString());
+      if (seq !== listSeq) return; // a newer request was sent meanwhile
+      jobs = page.jobs; total = page.total || 0; matched = page.matched || 0;
+      nextAfter = page.next_after || 0; nextOffset = page.next_offset || 0;
       $("#status").textContent = "updated " + new Date().toLocaleTimeString();
       renderList();
-    } catch (e) { $("#status").textContent = "error: " + e.message; }
+    } catch (e) { if (seq === listSeq) $("#status").textContent = "error: " + e.message; }
+  }
+
+  // reload shows the first page of the list as now sorted and filtered.
+  function reload() {
+    after = 0; back = []; offset = 0;
+    delete document.body.dataset.listReady;
+    loadList();
   }
 
   // ------------------------------------------------------------ charts
@@ -192,12 +210,29 @@
   async function init() {
     csrf = (await api("/ui/api/session")).csrf;
     document.body.dataset.csrfReady = "1";
-    $("#filter").addEventListener("input", renderList);
-    $("#next").addEventListener("click", () => { if (nextAfter) { back.push(after); after = nextAfter; delete document.body.dataset.listReady; loadList(); } });
-    $("#prev").addEventListener("click", () => { if (back.length) { after = back.pop(); delete document.body.dataset.listReady; loadList(); } });
+    $("#filter").addEventListener("input", () => {
+      // Sent to the node once typing pauses for 250 ms.
+      clearTimeout(filterTimer);
+      delete document.body.dataset.listReady;
+      filterTimer = setTimeout(() => { filterTimer = null; filterText = $("#filter").value.trim(); reload(); }, 250);
+    });
+    $("#next").addEventListener("click", () => {
+      if (queried()) { if (nextOffset) offset = nextOffset; else return; }
+      else if (nextAfter) { back.push(after); after = nextAfter; } else return;
+      delete document.body.dataset.listReady; loadList();
+    });
+    $("#prev").addEventListener("click", () => {
+      if (queried()) { if (offset > 0) offset = Math.max(0, offset - pageSize); else return; }
+      else if (back.length) after = back.pop(); else return;
+      delete document.body.dataset.listReady; loadList();
+    });
+    // A header sorts by its column, ascending, then descending, then back
+    // to the id order.
     document.querySelectorAll("#jobs th[data-key]").forEach((th) => th.addEventListener("click", () => {
-      if (sortKey === th.dataset.key) sortDir = -sortDir; else { sortKey = th.dataset.key; sortDir = 1; }
-      renderList();
+      if (sortKey !== th.dataset.key) { sortKey = th.dataset.key; sortDir = 1; }
+      else if (sortDir > 0) sortDir = -1;
+      else { sortKey = ""; sortDir = 1; }
+      reload();
     }));
     $("#pause").addEventListener("click", () => act("pause"));
     $("#resume").addEventListener("click", () => act("resume"));
