@@ -318,26 +318,3 @@ func BenchmarkListQuery(b *testing.B) {
 		})
 	}
 }
-
-// TestListQuery100kFast: a page of 100,000 jobs sorted by lag answers in
-// well under a second (the manager's mailbox waits meanwhile). The bound
-// is loose (shared CI machines); BenchmarkListQuery gives the figure.
-func TestListQuery100kFast(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short")
-	}
-	m := queryManager(100_000, 2)
-	best := time.Hour
-	for range 3 {
-		start := time.Now()
-		resp := m.list(&api.ListJobsRequest{Sort: "lag", Descending: true, Limit: 100})
-		best = min(best, time.Since(start))
-		if resp.Error != nil || len(resp.Jobs) != 100 || resp.Matched != 100_000 {
-			t.Fatalf("%v: %d jobs of %d", resp.Error, len(resp.Jobs), resp.Matched)
-		}
-	}
-	t.Logf("100,000 jobs sorted by lag: a page in %v", best)
-	if best > time.Second {
-		t.Fatalf("100,000 jobs sorted by lag: a page in %v, want well under 1s", best)
-	}
-}
