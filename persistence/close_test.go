@@ -1,8 +1,11 @@
 package persistence
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
+	"regexp"
 	"testing"
 	"time"
 
@@ -90,5 +93,32 @@ func TestCloseWaitsForCallsInFlight(t *testing.T) {
 	}
 	if got != n {
 		t.Fatalf("after reopening: %d jobs, want %d", got, n)
+	}
+}
+
+// A clean Close flushes the memtables: the next Open replays no record
+// from the write-ahead log.
+func TestCloseFlushesMemtables(t *testing.T) {
+	fs := vfs.NewMem()
+	s := openStore(t, fs, Options{})
+	for id := uint64(1); id <= 200; id++ {
+		mustCreate(t, s, id, fmt.Sprintf("j%d", id))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	s = openStore(t, fs, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if last, err := s.LastJobID(); err != nil || last != 200 {
+		t.Fatalf("after the reopen: last job id %d (%v), want 200", last, err)
+	}
+	replays := regexp.MustCompile(`replayed (\d+) keys`).FindAllStringSubmatch(logs.String(), -1)
+	if len(replays) == 0 {
+		t.Fatalf("no WAL replay line in the reopen's log:\n%s", logs.String())
+	}
+	for _, m := range replays {
+		if m[1] != "0" {
+			t.Fatalf("the reopen after a clean Close replayed %s keys from the WAL; want 0 (the memtables flushed)", m[1])
+		}
 	}
 }

@@ -55,7 +55,8 @@ func walRun(t *testing.T, b *testnode.Broker, topic, name, tbl string, crash boo
 }
 
 // TestCorruptWALRefused (issue 12, defect 8): 200 random bytes in the
-// middle of a stopped node's WAL, with intact records after them, make
+// middle of a killed node's WAL (a clean stop flushes the memtables and
+// leaves an empty one), with intact records after them, make
 // `serve` refuse to start with an ERROR naming the file and the offset;
 // with --accept-wal-loss it starts, logs at ERROR what it drops, and the
 // job loads again from the progress that is left, exactly once. A torn
@@ -63,7 +64,7 @@ func walRun(t *testing.T, b *testnode.Broker, topic, name, tbl string, crash boo
 func TestCorruptWALRefused(t *testing.T) {
 	const topic, name, tbl = "wal", "wal_load", "wal_rows"
 	b := testnode.StartBroker(t, 2, topic)
-	l, dir := walRun(t, b, topic, name, tbl, false)
+	l, dir := walRun(t, b, topic, name, tbl, true)
 	wal := newestWAL(t, dir)
 	data, err := os.ReadFile(wal)
 	if err != nil {

@@ -23,6 +23,21 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 
 const server = kinesalite({createStreamMs: 0, deleteStreamMs: 0, updateStreamMs: 0, shardLimit: 100})
 
+// kinesalite throws from a request's 'error' event (index.js:
+// `req.on('error', function(err) { throw err })`), so a client killed in
+// the middle of sending a request (the chaos and kill tests SIGKILL nodes)
+// took the whole server down with "Error: aborted" (ECONNRESET). A real
+// Kinesis endpoint drops such a request; so does this one, and says so on
+// stderr. Anything else still ends the process.
+process.on('uncaughtException', (err) => {
+  if (err && (err.code === 'ECONNRESET' || err.code === 'ECONNABORTED' || err.message === 'aborted')) {
+    console.error('kinesalite: dropped a request its client aborted: ' + err.message)
+    return
+  }
+  console.error('kinesalite: ' + ((err && err.stack) || err))
+  process.exit(1)
+})
+
 server.on('error', (err) => {
   console.error('kinesalite: ' + (err.stack || err))
   process.exit(1)
