@@ -25,6 +25,9 @@ type Hooks struct {
 	// AfterTransition runs after a transition is journaled and before the
 	// job acts on it.
 	AfterTransition func(jobID uint64, t *api.Transition)
+	// BeforeRespawnBatch runs in the manager before it spawns the batch-th
+	// (from 0) batch of job actors after a recovery (respawn.go).
+	BeforeRespawnBatch func(batch int)
 }
 
 // Settings are the node-wide knobs the actors use. They arrive validated

@@ -106,6 +106,8 @@ type harnessOpts struct {
 	observer Observer
 	// cluster makes the actors run in cluster mode.
 	cluster Cluster
+	// hooks are the actors' test points.
+	hooks Hooks
 }
 
 // newHarnessOpts is newHarnessSources with the optional Deps of o.
@@ -135,7 +137,7 @@ func newHarnessOpts(t *testing.T, fs vfs.FS, open SourceFactory, set Settings, o
 		meta = o.meta(meta)
 	}
 	deps := &Deps{Meta: meta, Sinks: func(*api.TableSpec) (sink.Sink, error) { return sk, nil },
-		Specs: testSpecs{}, Logger: logger, Settings: testSettings(set), Sources: open, Now: o.now, Observer: o.observer, Cluster: o.cluster}
+		Specs: testSpecs{}, Logger: logger, Settings: testSettings(set), Sources: open, Now: o.now, Observer: o.observer, Cluster: o.cluster, Hooks: o.hooks}
 	sch, _ := system.Root.SpawnNamed(NewSchedulerProps(4, logger), SchedulerName)
 	props, err := NewManagerProps(deps, sch)
 	if err != nil {

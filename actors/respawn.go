@@ -34,6 +34,7 @@ type respawn struct {
 	gen     uint64
 	all     []*entry // every job of the recovery that gets an actor
 	next    int      // all[:next] were spawned (or had an actor already)
+	batches int      // batches begun
 	started time.Time
 	done    bool
 	waiters []*actor.PID
@@ -53,6 +54,10 @@ func (m *manager) onRespawnChunk(ctx actor.Context, msg *respawnChunk) {
 	if msg.gen != r.gen || r.done || m.stopping {
 		return
 	}
+	if h := m.deps.Hooks.BeforeRespawnBatch; h != nil {
+		h(r.batches)
+	}
+	r.batches++
 	for n := 0; r.next < len(r.all) && n < respawnBatch; r.next++ {
 		e := r.all[r.next]
 		if e.pid != nil || isFinal(e.summary.GetState()) || m.byID[e.rec.GetId()] != e {

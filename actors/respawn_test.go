@@ -82,22 +82,38 @@ func TestRespawnAnswersBetweenBatches(t *testing.T) {
 	}
 
 	src := &heldSource{quietSource: quietSource{parts: []int32{0}}}
-	h := newHarnessWith(t, fs, src, Settings{})
+	// The respawn's second batch waits until the requests below are in the
+	// manager's mailbox (a respawn done at once never gets there).
+	reached, release := make(chan struct{}), make(chan struct{})
+	hooks := Hooks{BeforeRespawnBatch: func(batch int) {
+		if batch == 1 {
+			close(reached)
+			<-release
+		}
+	}}
+	h := newHarnessOpts(t, fs, func(*api.JobSpec) (Source, error) { return adapt(src), nil }, Settings{}, harnessOpts{hooks: hooks})
+	select {
+	case <-reached:
+	case <-time.After(5 * time.Second):
+	}
 	// Asked in this order by one actor, which gets the manager's answers in
 	// the order it sent them: the respawn's must still come after the
 	// listing's.
 	name := fmt.Sprintf("r%d", n)
-	answers := make(chan any, 3)
+	answers, sent := make(chan any, 3), make(chan struct{})
 	h.system.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
 		switch msg := ctx.Message().(type) {
 		case *actor.Started:
 			ctx.Request(h.mgr, &AwaitRespawn{})
 			ctx.Request(h.mgr, &api.ListJobsRequest{Limit: MaxListPage})
 			ctx.Request(h.mgr, &api.ShowJobRequest{Name: name})
+			close(sent)
 		case *RespawnDone, *api.ListJobsResponse, *api.JobResponse:
 			answers <- msg
 		}
 	}))
+	<-sent
+	close(release)
 	var got []string
 	var list *api.ListJobsResponse
 	var show *api.JobResponse
