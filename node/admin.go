@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -196,7 +197,31 @@ func (a *admin) jobs(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, e.GetCode().String()+": "+e.GetField()+": "+e.GetMessage(), httpStatus(e))
 		return
 	}
-	writeJSON(w, resp)
+	writeListJSON(w, resp)
+}
+
+// writeListJSON writes a listing as writeJSON does, except that "jobs",
+// "total" and "matched" are always there: a filter that matches nothing is
+// `"jobs": []`, not a missing key a script (jq '.jobs[]') trips on.
+func writeListJSON(w http.ResponseWriter, resp *api.ListJobsResponse) {
+	b, err := protojson.Marshal(resp)
+	if err == nil && (len(resp.GetJobs()) == 0 || resp.GetTotal() == 0 || resp.GetMatched() == 0) {
+		var m map[string]json.RawMessage
+		if err = json.Unmarshal(b, &m); err == nil {
+			for k, zero := range map[string]string{"jobs": "[]", "total": `"0"`, "matched": `"0"`} {
+				if _, ok := m[k]; !ok {
+					m[k] = json.RawMessage(zero)
+				}
+			}
+			b, err = json.Marshal(m)
+		}
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
 }
 
 func (a *admin) job(w http.ResponseWriter, r *http.Request) {

@@ -95,6 +95,10 @@ func TestJobsSortAndFilter(t *testing.T) {
 			t.Errorf("%s: %s, matched %d, total %d", q, jobNames(r), r.Matched, r.Total)
 		}
 	}
+	// A filter that matches nothing still says "jobs": [] (and the counts).
+	if code, body := get(t, base+"/v1/jobs?q=nosuchjob"); code != 200 || !strings.Contains(body, `"jobs":[]`) || !strings.Contains(body, `"matched":"0"`) || !strings.Contains(body, `"total":"12"`) {
+		t.Errorf("/v1/jobs?q=nosuchjob = %d %s; want jobs [] and matched 0 of 12", code, body)
+	}
 	if r := list("q=0&sort=table&order=desc&limit=3&offset=3"); jobNames(r) != "b02,b01,b00" || r.Matched != 12 || r.NextOffset != 6 {
 		t.Errorf("q=0 by table descending at offset 3: %s, matched %d, next %d", jobNames(r), r.Matched, r.NextOffset)
 	}
