@@ -18,22 +18,8 @@ import (
 // waiting for a window), while the manager answers listings meanwhile.
 func TestPacedAdmissionAdmitsEveryJob(t *testing.T) {
 	fs := vfs.NewMem()
-	st, err := persistence.Open(persistence.Options{Dir: "db", FS: fs, OnFatal: func(error) {}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := 2*admitWindow + 100
-	jobs := make([]persistence.NewJob, n)
-	for i := range jobs {
-		spec := testSpec(fmt.Sprintf("p%d", i+1))
-		jobs[i] = persistence.NewJob{Record: &api.JobRecord{Id: uint64(i + 1), Name: spec.Name, Spec: spec},
-			First: &api.Transition{Seq: 1, To: api.JobState_NEED_SCHEDULE, Reason: api.Reason_CREATED}, NewTable: spec.Table}
-	}
-	for i, err := range st.CreateJobs(jobs) {
-		if err != nil {
-			t.Fatalf("job %d: %v", i+1, err)
-		}
-	}
+	st := storeWithJobs(t, fs, "p", n)
 	// Half of them were RUNNING when the node stopped.
 	var running []metastore.JobTransition
 	for id := uint64(1); id <= uint64(n); id += 2 {
@@ -58,4 +44,27 @@ func TestPacedAdmissionAdmitsEveryJob(t *testing.T) {
 		}
 		return counts[api.JobState_RUNNING] == n, fmt.Sprintf("%v of %d jobs running (paced admission left jobs waiting)", counts, n)
 	})
+}
+
+// storeWithJobs opens a store on fs holding n jobs named prefix1 ..
+// prefixN (ids 1..n), NEED_SCHEDULE since their creation; the caller
+// closes it before a harness opens it.
+func storeWithJobs(t *testing.T, fs vfs.FS, prefix string, n int) *persistence.Store {
+	t.Helper()
+	st, err := persistence.Open(persistence.Options{Dir: "db", FS: fs, OnFatal: func(error) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := make([]persistence.NewJob, n)
+	for i := range jobs {
+		spec := testSpec(fmt.Sprintf("%s%d", prefix, i+1))
+		jobs[i] = persistence.NewJob{Record: &api.JobRecord{Id: uint64(i + 1), Name: spec.Name, Spec: spec},
+			First: &api.Transition{Seq: 1, To: api.JobState_NEED_SCHEDULE, Reason: api.Reason_CREATED}, NewTable: spec.Table}
+	}
+	for i, err := range st.CreateJobs(jobs) {
+		if err != nil {
+			t.Fatalf("job %d: %v", i+1, err)
+		}
+	}
+	return st
 }

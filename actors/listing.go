@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -134,7 +135,7 @@ func (m *manager) list(req *api.ListJobsRequest) *api.ListJobsResponse {
 	}
 	m.sortOrder()
 	i, _ := slices.BinarySearchFunc(m.order, req.GetAfterId()+1, func(e *entry, id uint64) int {
-		return cmpID(e.rec.GetId(), id)
+		return cmp.Compare(e.rec.GetId(), id)
 	})
 	now := m.deps.Now()
 	resp := &api.ListJobsResponse{Total: int64(len(m.byName)), Matched: int64(len(m.byName))}
@@ -145,16 +146,6 @@ func (m *manager) list(req *api.ListJobsRequest) *api.ListJobsResponse {
 		resp.NextAfterId = resp.Jobs[len(resp.Jobs)-1].GetId()
 	}
 	return resp
-}
-
-func cmpID(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // register adds e to the registry (by name, by id, in id order); e
@@ -197,6 +188,6 @@ func (m *manager) sortOrder() {
 	for _, e := range m.byName {
 		m.order = append(m.order, e)
 	}
-	slices.SortFunc(m.order, func(a, b *entry) int { return cmpID(a.rec.GetId(), b.rec.GetId()) })
+	slices.SortFunc(m.order, func(a, b *entry) int { return cmp.Compare(a.rec.GetId(), b.rec.GetId()) })
 	m.orderDirty = false
 }

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -78,17 +79,17 @@ func (m *manager) listQuery(req *api.ListJobsRequest, limit int) *api.ListJobsRe
 		}
 		rows = append(rows, listKey(s, key))
 	}
-	cmp := listCompare(key)
+	byKey := listCompare(key)
 	desc := req.GetDescending()
 	slices.SortFunc(rows, func(a, b listRow) int {
-		c := cmp(a, b)
+		c := byKey(a, b)
 		if desc && !a.unknown && !b.unknown {
 			c = -c
 		}
 		if c != 0 {
 			return c
 		}
-		return cmpID(a.s.GetId(), b.s.GetId())
+		return cmp.Compare(a.s.GetId(), b.s.GetId())
 	})
 
 	resp := &api.ListJobsResponse{Total: int64(len(m.byName)), Matched: int64(len(rows))}
@@ -134,42 +135,23 @@ func listKey(s *api.JobSummary, key string) listRow {
 func listCompare(key string) func(a, b listRow) int {
 	switch key {
 	case "", "id":
-		return func(a, b listRow) int { return cmpID(a.s.GetId(), b.s.GetId()) }
+		return func(a, b listRow) int { return cmp.Compare(a.s.GetId(), b.s.GetId()) }
 	case "lag":
+		// An unknown lag sorts after every known one (in either direction:
+		// list does not reverse a comparison with an unknown).
 		return func(a, b listRow) int {
-			switch {
-			case a.unknown != b.unknown:
+			if a.unknown != b.unknown {
 				if a.unknown {
 					return 1
 				}
 				return -1
-			case a.n < b.n:
-				return -1
-			case a.n > b.n:
-				return 1
 			}
-			return 0
+			return cmp.Compare(a.n, b.n)
 		}
 	case "loaded_rows":
-		return func(a, b listRow) int {
-			switch {
-			case a.n < b.n:
-				return -1
-			case a.n > b.n:
-				return 1
-			}
-			return 0
-		}
+		return func(a, b listRow) int { return cmp.Compare(a.n, b.n) }
 	case "rows_per_sec":
-		return func(a, b listRow) int {
-			switch {
-			case a.f < b.f:
-				return -1
-			case a.f > b.f:
-				return 1
-			}
-			return 0
-		}
+		return func(a, b listRow) int { return cmp.Compare(a.f, b.f) }
 	}
 	return func(a, b listRow) int { return strings.Compare(a.text, b.text) }
 }

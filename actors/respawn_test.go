@@ -12,7 +12,6 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/loadnode/loadnode/api"
-	"github.com/loadnode/loadnode/persistence"
 )
 
 // heldSource is a quiet Watcher source that counts the watermark look-ups
@@ -61,23 +60,8 @@ func TestRespawnAnswersBetweenBatches(t *testing.T) {
 	defer func(n int) { respawnBatch = n }(respawnBatch)
 	respawnBatch = 8
 	fs := vfs.NewMem()
-	st, err := persistence.Open(persistence.Options{Dir: "db", FS: fs, OnFatal: func(error) {}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := 400 // 50 batches
-	jobs := make([]persistence.NewJob, n)
-	for i := range jobs {
-		spec := testSpec(fmt.Sprintf("r%d", i+1))
-		jobs[i] = persistence.NewJob{Record: &api.JobRecord{Id: uint64(i + 1), Name: spec.Name, Spec: spec},
-			First: &api.Transition{Seq: 1, To: api.JobState_NEED_SCHEDULE, Reason: api.Reason_CREATED}, NewTable: spec.Table}
-	}
-	for i, err := range st.CreateJobs(jobs) {
-		if err != nil {
-			t.Fatalf("job %d: %v", i+1, err)
-		}
-	}
-	if err := st.Close(); err != nil {
+	if err := storeWithJobs(t, fs, "r", n).Close(); err != nil {
 		t.Fatal(err)
 	}
 

@@ -125,9 +125,9 @@ func jobRanges(r pebble.Reader, parts int) (bounds [][]byte, err error) {
 }
 
 // scanJobs is the recovery scan of the job keys in [lower, upper) of r,
-// calling emit with each job in id order. It runs in its own goroutine: a
+// calling fn with each job in id order. It runs in its own goroutine: a
 // panic (a fatal store error) becomes its error.
-func (s *Store) scanJobs(r pebble.Reader, lower, upper []byte, positions bool, emit func(st *JobState) error) (err error) {
+func (s *Store) scanJobs(r pebble.Reader, lower, upper []byte, positions bool, fn func(st *JobState) error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			if fp, ok := p.(fatalPanic); ok {
@@ -142,7 +142,6 @@ func (s *Store) scanJobs(r pebble.Reader, lower, upper []byte, positions bool, e
 		return fmt.Errorf("persistence: load jobs: %w", err)
 	}
 	defer closeIter(it, &err)
-	fn := emit
 
 	var cur *JobState
 	var curID uint64

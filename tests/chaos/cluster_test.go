@@ -13,6 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/internal/etcdtest"
 	"github.com/loadnode/loadnode/internal/ledger"
@@ -391,22 +392,7 @@ func TestChaosCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := ms[0].client()
-	ok, last := waitFor(time.Until(faultsEnd.Add(60*time.Second)), func() (bool, string) {
-		infos, err := showAll(c)
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, info := range infos {
-			if ok, s := drained(info, ends); !ok {
-				return false, s
-			}
-		}
-		return true, ""
-	})
-	drain := time.Since(faultsEnd)
-	if !ok {
-		t.Fatalf("jobs did not drain within 60 s of the faults' end: %s", last)
-	}
+	drain := awaitDrained(t, c, faultsEnd, 60*time.Second, func(*api.JobInfo) map[int32]int64 { return ends })
 
 	// Every job owned by exactly one live member: every member lists the
 	// same owner, one of the three; status shows them all, none orphaned.

@@ -146,6 +146,34 @@ func scanRows(c *client.Client, tbl string) ([]ledger.Row, error) {
 	return out, nil
 }
 
+// awaitDrained waits until every job c shows has its progress at the ends
+// endsOf gives it (nil: the job is skipped), and fails t unless that
+// happens within `within` of faultsEnd. It returns the time from faultsEnd.
+func awaitDrained(t *testing.T, c *client.Client, faultsEnd time.Time, within time.Duration, endsOf func(*api.JobInfo) map[int32]int64) time.Duration {
+	t.Helper()
+	ok, last := waitFor(time.Until(faultsEnd.Add(within)), func() (bool, string) {
+		infos, err := showAll(c)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, info := range infos {
+			ends := endsOf(info)
+			if ends == nil {
+				continue
+			}
+			if ok, s := drained(info, ends); !ok {
+				return false, s
+			}
+		}
+		return true, ""
+	})
+	drain := time.Since(faultsEnd)
+	if !ok {
+		t.Fatalf("jobs did not drain within %v of the faults' end: %s", within, last)
+	}
+	return drain
+}
+
 // drained reports whether the job's progress equals ends on every
 // partition.
 func drained(info *api.JobInfo, ends map[int32]int64) (bool, string) {

@@ -722,22 +722,7 @@ func TestChaosInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok, last := waitFor(time.Until(faultsEnd.Add(30*time.Second)), func() (bool, string) {
-		infos, err := showAll(h.c)
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, info := range infos {
-			if ok, s := drained(info, ends); !ok {
-				return false, s
-			}
-		}
-		return true, ""
-	})
-	drain := time.Since(faultsEnd)
-	if !ok {
-		t.Fatalf("jobs did not drain within 30 s of the faults' end: %s", last)
-	}
+	drain := awaitDrained(t, h.c, faultsEnd, 30*time.Second, func(*api.JobInfo) map[int32]int64 { return ends })
 
 	run.mu.Lock()
 	run.restarts = h.gen - 1 // crash clones and the WAL failure

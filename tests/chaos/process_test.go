@@ -447,25 +447,12 @@ func TestChaosProcess(t *testing.T) {
 		}
 		endsOf[tp] = ends
 	}
-	ok, last := waitFor(time.Until(faultsEnd.Add(30*time.Second)), func() (bool, string) {
-		infos, err := showAll(c)
-		if err != nil {
-			return false, err.Error()
+	drain := awaitDrained(t, c, faultsEnd, 30*time.Second, func(info *api.JobInfo) map[int32]int64 {
+		if frozen[info.GetSummary().GetName()] != nil {
+			return nil
 		}
-		for name, info := range infos {
-			if frozen[name] != nil {
-				continue
-			}
-			if ok, s := drained(info, endsOf[info.GetSpec().GetKafka().GetTopic()]); !ok {
-				return false, s
-			}
-		}
-		return true, ""
+		return endsOf[info.GetSpec().GetKafka().GetTopic()]
 	})
-	drain := time.Since(faultsEnd)
-	if !ok {
-		t.Fatalf("jobs did not drain within 30 s of the faults' end: %s", last)
-	}
 	checkFrozen("final")
 
 	run.mu.Lock()
