@@ -198,8 +198,48 @@ func TestChaosCluster(t *testing.T) {
 		}
 		return out
 	}
-	// settled waits until the cluster status lists all 3 members and every
-	// job is owned by one of them: a fault comes only then.
+	// agreed reports whether every member lists each job with the same
+	// owner, one of the three, and every member's cluster status has
+	// the three members, a leader and every job assigned, none orphaned.
+	agreed := func(ms []*cmember) (bool, string) {
+		var o0 map[string]string
+		for _, m := range ms {
+			c := m.client()
+			if c == nil {
+				return false, m.name + " is down"
+			}
+			o, err := owners(c)
+			if err != nil {
+				return false, fmt.Sprintf("job list through %s: %v", m.name, err)
+			}
+			if o0 == nil {
+				o0 = o
+			}
+			for _, n := range names {
+				if o[n] != o0[n] || !slices.Contains([]string{"m0", "m1", "m2"}, o[n]) {
+					return false, fmt.Sprintf("job %s: %s lists owner %q, %s lists %q", n, m.name, o[n], ms[0].name, o0[n])
+				}
+			}
+			ctx, cancel := ctxFor(10 * time.Second)
+			st, err := c.ClusterStatus(ctx)
+			cancel()
+			if err != nil {
+				return false, fmt.Sprintf("cluster status through %s: %v", m.name, err)
+			}
+			var assigned int64
+			for _, mem := range st.GetMembers() {
+				assigned += mem.GetJobs()
+			}
+			if len(st.GetMembers()) != 3 || st.GetLeader() == "" || st.GetOrphaned() != 0 || assigned != int64(len(names)) {
+				return false, fmt.Sprintf("cluster status through %s: leader %q, %d members, %d orphaned, %d of %d jobs assigned",
+					m.name, st.GetLeader(), len(st.GetMembers()), st.GetOrphaned(), assigned, len(names))
+			}
+		}
+		return true, ""
+	}
+	// settled waits until the cluster status lists all 3 members, every
+	// job is owned by one of them and the members agree: a fault comes
+	// only then.
 	settled := func(when string) {
 		ok, last := waitFor(60*time.Second, func() (bool, string) {
 			c := anyClient()
@@ -223,6 +263,10 @@ func TestChaosCluster(t *testing.T) {
 		}
 		if _, ok, last := ownedBy([]string{"m0", "m1", "m2"}, 30*time.Second); !ok {
 			run.violation("%s: %s", when, last)
+			return
+		}
+		if ok, last := waitFor(30*time.Second, func() (bool, string) { return agreed(ms) }); !ok {
+			run.violation("%s: the members did not agree within 30 s: %s", when, last)
 		}
 	}
 	settled("start")
@@ -396,34 +440,11 @@ func TestChaosCluster(t *testing.T) {
 
 	// Every job owned by exactly one live member: every member lists the
 	// same owner, one of the three; status shows them all, none orphaned.
-	o0, err := owners(ms[0].client())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms {
-		o, err := owners(m.client())
-		if err != nil {
-			t.Fatalf("job list through %s: %v", m.name, err)
-		}
-		for _, n := range names {
-			if o[n] != o0[n] || !slices.Contains([]string{"m0", "m1", "m2"}, o[n]) {
-				run.violation("final: job %s: %s lists owner %q, m0 lists %q", n, m.name, o[n], o0[n])
-			}
-		}
-		ctx, cancel := ctxFor(10 * time.Second)
-		st, err := m.client().ClusterStatus(ctx)
-		cancel()
-		if err != nil {
-			t.Fatalf("cluster status through %s: %v", m.name, err)
-		}
-		var assigned int64
-		for _, mem := range st.GetMembers() {
-			assigned += mem.GetJobs()
-		}
-		if len(st.GetMembers()) != 3 || st.GetLeader() == "" || st.GetOrphaned() != 0 || assigned != int64(len(names)) {
-			run.violation("final: cluster status through %s: leader %q, %d members, %d orphaned, %d of %d jobs assigned",
-				m.name, st.GetLeader(), len(st.GetMembers()), st.GetOrphaned(), assigned, len(names))
-		}
+	// The last fault may have ended a moment ago (a member thawed from
+	// SIGSTOP rejoins, the leader moves jobs back to it), so this waits
+	// for the members to agree, within the lease and 20 s.
+	if ok, last := waitFor(chaosLease+20*time.Second, func() (bool, string) { return agreed(ms) }); !ok {
+		run.violation("final: the members did not agree within %v: %s", chaosLease+20*time.Second, last)
 	}
 	bin, err := testnode.BuildBinary()
 	if err != nil {
