@@ -94,7 +94,7 @@ func TestZombieOwnerFenced(t *testing.T) {
 
 	// A zombie of epoch 5 that loaded the current state (positions and
 	// statistics match the store) tries to commit.
-	zombie := h.system.Root.Spawn(newJobProps(id, h.deps, h.sch, nil, 5))
+	zombie := h.system.Root.Spawn(newJobProps(id, h.deps, h.sch, nil, false, 5))
 	var z *jobInspection
 	poll(t, 10*time.Second, func() (bool, string) {
 		z = h.ask(zombie, &inspectJob{}).(*jobInspection)

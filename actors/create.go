@@ -326,6 +326,9 @@ func (m *manager) onCreatesWritten(ctx actor.Context, msg *createsWritten) {
 			// The leader assigns it; its owner spawns it (OwnJob).
 			m.ensureActor(ctx, e)
 		} else {
+			// The actor starts from what was just written (one record in
+			// memory, not two).
+			e.preload, e.created = &metastore.JobState{Record: rec, Last: pc.job.First}, true
 			m.spawn(ctx, e)
 		}
 		m.jobLog(rec).Info("job created")

@@ -84,3 +84,53 @@ func TestCreatesWrittenTogether(t *testing.T) {
 		t.Fatalf("%d jobs listed, want %d", len(l.Jobs), n)
 	}
 }
+
+// loadCountingMeta counts LoadJob calls per job.
+type loadCountingMeta struct {
+	metastore.Store
+
+	mu    sync.Mutex
+	loads map[uint64]int
+}
+
+func (m *loadCountingMeta) LoadJob(id uint64) (*metastore.JobState, error) {
+	m.mu.Lock()
+	m.loads[id]++
+	m.mu.Unlock()
+	return m.Store.LoadJob(id)
+}
+
+func (m *loadCountingMeta) count(id uint64) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.loads[id]
+}
+
+// TestCreatedJobStartsFromItsWrite: a created job's actor starts from the
+// record the manager has just written and keeps in its registry (one copy
+// in memory, not a second read back from the store), asks for admission
+// at once (it is not held like a respawned job), and an actor restarted
+// by its supervisor reads its state from the store again.
+func TestCreatedJobStartsFromItsWrite(t *testing.T) {
+	lm := &loadCountingMeta{loads: map[uint64]int{}}
+	open := func(*api.JobSpec) (Source, error) { return adapt(&quietSource{parts: []int32{0}}), nil }
+	h := newHarnessOpts(t, vfs.NewMem(), open, Settings{}, harnessOpts{
+		meta: func(s metastore.Store) metastore.Store { lm.Store = s; return lm },
+	})
+	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec("fresh")}).(*api.JobResponse)
+	if resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	id := resp.Job.Summary.Id
+	pid := h.jobPID(id)
+	h.waitState(pid, api.JobState_RUNNING)
+	if n := lm.count(id); n != 0 {
+		t.Fatalf("the created job read its state from the store %d times, want 0 (it has the record just written)", n)
+	}
+	h.system.Root.Send(pid, &Crash{Reason: "test"})
+	poll(t, 10*time.Second, func() (bool, string) {
+		n := lm.count(id)
+		return n >= 1, fmt.Sprintf("%d loads after the crash, want the restarted actor to reload", n)
+	})
+	h.waitState(pid, api.JobState_RUNNING)
+}

@@ -155,14 +155,16 @@ type rateSample struct {
 	rows int64
 }
 
-func newJobProps(id uint64, deps *Deps, sch *actor.PID, preload *metastore.JobState, ownerEpoch uint64) *actor.Props {
-	// The recovery scan's state serves the first start only: a restarted
-	// actor reloads from the store and asks for admission at once.
+// newJobProps are the props of a job's actor. preload (the recovery
+// scan's state, or the one a create just wrote) serves the first start
+// only: a restarted actor reloads from the store and asks for admission at
+// once. hold: the first start waits for the respawn before it asks.
+func newJobProps(id uint64, deps *Deps, sch *actor.PID, preload *metastore.JobState, hold bool, ownerEpoch uint64) *actor.Props {
 	var pre atomic.Pointer[metastore.JobState]
 	pre.Store(preload)
 	return jobProps(func() actor.Actor {
 		st := pre.Swap(nil)
-		return &job{id: id, deps: deps, sch: sch, preload: st, holdAdmission: st != nil, ownerEpoch: ownerEpoch}
+		return &job{id: id, deps: deps, sch: sch, preload: st, holdAdmission: st != nil && hold, ownerEpoch: ownerEpoch}
 	})
 }
 

@@ -39,9 +39,14 @@ type entry struct {
 	rec     *api.JobRecord
 	pid     *actor.PID // nil when the job has no actor (final, or gave up)
 	summary *api.JobSummary
-	// preload is the state recovery read, handed to the job actor's first
-	// start and then dropped.
+	// preload is the state recovery read (or a create just wrote), handed
+	// to the job actor's first start and then dropped: the actor shares the
+	// record with the registry instead of reading its own copy (records
+	// are never changed in place; an alteration replaces them).
 	preload *metastore.JobState
+	// created: preload is a create's, not recovery's, so the job asks for
+	// admission at once instead of after the respawn.
+	created bool
 	// epoch is the ownership epoch the actor was spawned at (cluster mode).
 	epoch uint64
 	// takeover is what the manager read and fenced in bulk for the job's
@@ -343,9 +348,9 @@ func (m *manager) recover(ctx actor.Context) {
 }
 
 func (m *manager) spawn(ctx actor.Context, e *entry) {
-	pre := e.preload
-	e.preload = nil
-	props := newJobProps(e.rec.GetId(), m.deps, m.scheduler, pre, e.epoch)
+	pre, hold := e.preload, e.preload != nil && !e.created
+	e.preload, e.created = nil, false
+	props := newJobProps(e.rec.GetId(), m.deps, m.scheduler, pre, hold, e.epoch)
 	if e.takeover != nil {
 		props = newOwnedJobProps(e.rec.GetId(), m.deps, m.scheduler, e.takeover)
 		e.takeover = nil
@@ -353,7 +358,7 @@ func (m *manager) spawn(ctx actor.Context, e *entry) {
 	pid, err := ctx.SpawnNamed(props, fmt.Sprintf("job-%d", e.rec.GetId()))
 	if err != nil {
 		// The name is taken by an actor still stopping; try an unnamed one.
-		pid = ctx.Spawn(newJobProps(e.rec.GetId(), m.deps, m.scheduler, nil, e.epoch))
+		pid = ctx.Spawn(newJobProps(e.rec.GetId(), m.deps, m.scheduler, nil, false, e.epoch))
 	}
 	e.pid = pid
 	m.byPID[pid.Id] = e
