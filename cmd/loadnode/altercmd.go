@@ -88,7 +88,7 @@ func (c jobAlterCmd) run(ctx context.Context, m *Main) error {
 	var spec *api.JobSpec
 	if c.file != "" {
 		var err error
-		if spec, err = readSpec(c.file, m.Stdin); err != nil {
+		if spec, err = readSpec("job alter", c.file, m.Stdin); err != nil {
 			return err
 		}
 	}

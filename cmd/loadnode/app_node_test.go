@@ -77,6 +77,7 @@ func TestCommandsAgainstNode(t *testing.T) {
 		{[]string{"job", "create", "-f", specFile}, 1, `^$`, `loadnode: ALREADY_EXISTS: job "orders_load" already exists`},
 		{[]string{"job", "create", "-f", "-"}, 1, `^$`, "job create: stdin: config: job spec is empty"},
 		{[]string{"job", "create", "-f", badFile}, 1, `^$`, "kafka.topic: required (line 10)"},
+		{[]string{"job", "alter", "orders_load", "-f", "-"}, 1, `^$`, "job alter: stdin: config: job spec is empty"},
 		// The broker (127.0.0.1:1) refuses: healthy until the first retry, failing after.
 		{[]string{"job", "list"}, 0, `\norders_load\s+\S+\s+\S+\s+(healthy|failing)\s+\S+\s+0\s+orders\s+kafka://orders\s+embedded\n$`, ""},
 		{[]string{"job", "pause", "orders_load"}, 0, `^job orders_load: PAUSED \(USER_PAUSE`, ""},

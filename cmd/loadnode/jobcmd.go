@@ -141,9 +141,10 @@ func (m *Main) parseJob(args []string) (command, error) {
 	return nil, usagef("job: unknown command %q", sub)
 }
 
-// readSpec reads and checks a spec file before anything is sent, so that a
-// mistake is reported with its line.
-func readSpec(path string, stdin io.Reader) (*api.JobSpec, error) {
+// readSpec reads and checks a spec file for the command cmd ("job
+// create", "job alter") before anything is sent, so that a mistake is
+// reported with its line.
+func readSpec(cmd, path string, stdin io.Reader) (*api.JobSpec, error) {
 	var (
 		data []byte
 		err  error
@@ -155,17 +156,17 @@ func readSpec(path string, stdin io.Reader) (*api.JobSpec, error) {
 		data, err = os.ReadFile(path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("job create: %w", err)
+		return nil, fmt.Errorf("%s: %w", cmd, err)
 	}
 	spec, err := config.ParseJobSpec(data)
 	if err != nil {
-		return nil, fmt.Errorf("job create: %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %s: %w", cmd, path, err)
 	}
 	return spec, nil
 }
 
 func (c jobCreateCmd) run(ctx context.Context, m *Main) error {
-	spec, err := readSpec(c.file, m.Stdin)
+	spec, err := readSpec("job create", c.file, m.Stdin)
 	if err != nil {
 		return err
 	}
