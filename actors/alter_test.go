@@ -50,11 +50,7 @@ func TestAlterKeepsPauseReason(t *testing.T) {
 	// The first node's harness is closed when its subtest ends.
 	t.Run("alter", func(t *testing.T) {
 		h := newHarnessWith(t, fs, &quietSource{parts: []int32{0}}, Settings{})
-		resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec("keep")}).(*api.JobResponse)
-		if resp.Error != nil {
-			t.Fatal(resp.Error)
-		}
-		id := resp.Job.Summary.Id
+		id, _ := h.create("keep")
 		h.waitState(h.jobPID(id), api.JobState_RUNNING)
 		if r := h.ask(h.mgr, &api.PauseJobRequest{Name: "keep"}).(*api.JobResponse); r.Error != nil {
 			t.Fatal(r.Error)
@@ -83,11 +79,7 @@ func TestAlterKeepsTransientPause(t *testing.T) {
 		SourceRetryBase: 5 * time.Millisecond, SourceRetryLimit: 1,
 		AutoResumeBase: 300 * time.Millisecond, AutoResumeMax: time.Second, AutoResumeQuiet: time.Minute,
 	})
-	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec("transient")}).(*api.JobResponse)
-	if resp.Error != nil {
-		t.Fatal(resp.Error)
-	}
-	pid := h.jobPID(resp.Job.Summary.Id)
+	_, pid := h.create("transient")
 	h.waitState(pid, api.JobState_PAUSED)
 	if r := showJob(t, h, "transient").GetSummary().GetReason(); r != api.Reason_SOURCE_UNREACHABLE {
 		t.Fatalf("paused for %s, want SOURCE_UNREACHABLE", r)

@@ -61,11 +61,7 @@ func TestAutoResume(t *testing.T) {
 		SourceRetryBase: 5 * time.Millisecond, SourceRetryLimit: 2,
 		AutoResumeBase: 100 * time.Millisecond, AutoResumeMax: 2 * time.Second, AutoResumeQuiet: time.Minute,
 	})
-	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec("flaky")}).(*api.JobResponse)
-	if resp.Error != nil {
-		t.Fatal(resp.Error)
-	}
-	id := resp.Job.Summary.Id
+	id, _ := h.create("flaky")
 	h.waitJournal(id, "a second auto-resume", func(j []*api.Transition) bool {
 		return count(j, api.Reason_AUTO_RESUME) >= 2
 	})

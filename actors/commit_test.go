@@ -54,12 +54,7 @@ func groupHarness(t *testing.T) (*harness, *gateStore, *actor.PID, *jobInspectio
 		gate.Sink = st.Sink()
 		return gate
 	})
-	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec("group")}).(*api.JobResponse)
-	if resp.Error != nil {
-		t.Fatal(resp.Error)
-	}
-	id := resp.Job.Summary.Id
-	pid := h.jobPID(id)
+	id, pid := h.create("group")
 	in := h.waitState(pid, api.JobState_RUNNING)
 	schema, _ := table.NewSchema(testSpec("group").Table)
 	row := func(p int32, off int64) persistence.KV {

@@ -117,12 +117,7 @@ func TestCreatedJobStartsFromItsWrite(t *testing.T) {
 	h := newHarnessOpts(t, vfs.NewMem(), open, Settings{}, harnessOpts{
 		meta: func(s metastore.Store) metastore.Store { lm.Store = s; return lm },
 	})
-	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec("fresh")}).(*api.JobResponse)
-	if resp.Error != nil {
-		t.Fatal(resp.Error)
-	}
-	id := resp.Job.Summary.Id
-	pid := h.jobPID(id)
+	id, pid := h.create("fresh")
 	h.waitState(pid, api.JobState_RUNNING)
 	if n := lm.count(id); n != 0 {
 		t.Fatalf("the created job read its state from the store %d times, want 0 (it has the record just written)", n)

@@ -188,6 +188,18 @@ func (h *harness) ask(pid *actor.PID, msg any) any {
 	return res
 }
 
+// create creates a job from testSpec(name) and returns its id and the PID
+// of its actor.
+func (h *harness) create(name string) (uint64, *actor.PID) {
+	h.t.Helper()
+	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec(name)}).(*api.JobResponse)
+	if resp.Error != nil {
+		h.t.Fatal(resp.Error)
+	}
+	id := resp.Job.Summary.Id
+	return id, h.jobPID(id)
+}
+
 func (h *harness) jobPID(id uint64) *actor.PID {
 	return actor.NewPID(h.system.Address(), "manager/job-"+itoa(id))
 }
@@ -263,12 +275,7 @@ func oneRow(t *testing.T, schema *table.Schema, pos table.Pos, v int64) persiste
 // nothing; a current one is accepted.
 func TestStaleTaskFencing(t *testing.T) {
 	h := newHarness(t, vfs.NewMem())
-	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec("fence")}).(*api.JobResponse)
-	if resp.Error != nil {
-		t.Fatal(resp.Error)
-	}
-	id := resp.Job.Summary.Id
-	pid := h.jobPID(id)
+	id, pid := h.create("fence")
 	in := h.waitState(pid, api.JobState_RUNNING)
 	if in.progress[0] != 0 || in.progress[1] != 0 {
 		t.Fatalf("initial progress %v", in.progress)

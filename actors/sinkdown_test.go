@@ -44,12 +44,7 @@ func TestSinkUnreachable(t *testing.T) {
 			ds.Sink = st.Sink()
 			return ds
 		})
-	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec("down")}).(*api.JobResponse)
-	if resp.Error != nil {
-		t.Fatal(resp.Error)
-	}
-	id := resp.Job.Summary.Id
-	pid := h.jobPID(id)
+	id, pid := h.create("down")
 	schema, _ := table.NewSchema(testSpec("down").Table)
 	row := func(p int32, off int64) persistence.KV {
 		return oneRow(t, schema, table.Pos{JobID: id, Partition: p, Offset: off}, off)

@@ -35,12 +35,7 @@ func TestRestartBudget(t *testing.T) {
 		JobSupervision: supervisor.Policy{MaxRestarts: 3, Window: time.Minute, InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond},
 		AutoResumeBase: 200 * time.Millisecond, AutoResumeMax: time.Second, AutoResumeQuiet: time.Minute,
 	})
-	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec("crashy")}).(*api.JobResponse)
-	if resp.Error != nil {
-		t.Fatal(resp.Error)
-	}
-	id := resp.Job.Summary.Id
-	pid := h.jobPID(id)
+	id, pid := h.create("crashy")
 	h.waitState(pid, api.JobState_RUNNING)
 	for range 4 {
 		h.system.Root.Send(pid, &Crash{Reason: "test"})
@@ -117,11 +112,7 @@ func TestReadPanicIsAFailure(t *testing.T) {
 		SourceRetryBase: time.Millisecond, SourceRetryLimit: 2,
 		AutoResumeBase: 100 * time.Millisecond, AutoResumeMax: time.Second, AutoResumeQuiet: time.Minute,
 	})
-	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec("panicky")}).(*api.JobResponse)
-	if resp.Error != nil {
-		t.Fatal(resp.Error)
-	}
-	id := resp.Job.Summary.Id
+	id, _ := h.create("panicky")
 	j := h.waitJournal(id, "pause with INTERNAL_ERROR", func(j []*api.Transition) bool {
 		return last(j).To == api.JobState_PAUSED
 	})

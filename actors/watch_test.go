@@ -91,11 +91,7 @@ func TestIdleJobWatches(t *testing.T) {
 	h := newHarnessWith(t, vfs.NewMem(), src, Settings{
 		WatermarkInterval: 10 * time.Millisecond, TopologyInterval: 10 * time.Millisecond,
 	})
-	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec("idle")}).(*api.JobResponse)
-	if resp.Error != nil {
-		t.Fatal(resp.Error)
-	}
-	id := resp.Job.Summary.Id
+	id, _ := h.create("idle")
 	h.waitState(h.jobPID(id), api.JobState_RUNNING)
 	poll(t, 5*time.Second, func() (bool, string) {
 		return src.watching() == 1, fmt.Sprintf("%d watchers, want the idle job", src.watching())
@@ -156,11 +152,7 @@ func TestJobHoldsOnlyPendingTimers(t *testing.T) {
 	h := newHarnessWith(t, vfs.NewMem(), &quietSource{parts: []int32{0}}, Settings{
 		WatermarkInterval: 2 * time.Millisecond, TopologyInterval: 2 * time.Millisecond,
 	})
-	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: testSpec("ticking")}).(*api.JobResponse)
-	if resp.Error != nil {
-		t.Fatal(resp.Error)
-	}
-	pid := h.jobPID(resp.Job.Summary.Id)
+	_, pid := h.create("ticking")
 	h.waitState(pid, api.JobState_RUNNING)
 	// Over 300 ms the job fires ~150 watermark and ~150 topology timers.
 	holds(t, 300*time.Millisecond, func() (bool, string) {
