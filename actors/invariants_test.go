@@ -325,7 +325,13 @@ func TestReplayNeverRunning(t *testing.T) {
 			t.Fatalf("replay %d transitions %v: want RUNNING->NEED_SCHEDULE (RECOVERED) first", i, seen)
 		}
 		mu.Unlock()
-		states[i] = fmt.Sprintf("progress=%v loaded=%d", info.Partitions, info.Stats.LoadedRows)
+		// What was replayed: committed offsets and rows (a partition's
+		// high watermark may or may not be fetched yet at RUNNING).
+		committed := map[int32]int64{}
+		for _, p := range info.Partitions {
+			committed[p.GetPartition()] = p.GetCommittedOffset()
+		}
+		states[i] = fmt.Sprintf("committed=%v loaded=%d", committed, info.Stats.LoadedRows)
 		n.stop()
 	}
 	if states[0] != states[1] {
