@@ -1,13 +1,16 @@
 package chaos
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
 	"os"
+	"runtime/pprof"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,6 +172,9 @@ func awaitDrained(t *testing.T, c *client.Client, faultsEnd time.Time, within ti
 	})
 	drain := time.Since(faultsEnd)
 	if !ok {
+		// An in-process node's goroutines are this process's: where they
+		// wait tells a hang from a slow drain.
+		t.Logf("goroutines in loadnode code at the drain timeout:\n%s", loadnodeGoroutines())
 		t.Fatalf("jobs did not drain within %v of the faults' end: %s", within, last)
 	}
 	return drain
@@ -259,4 +265,19 @@ func readStore(fs vfs.FS, dir string) ([]storeView, error) {
 		out = append(out, sv)
 	}
 	return out, nil
+}
+
+// loadnodeGoroutines returns this process's goroutines grouped by stack
+// (pprof's debug=1 text), only the groups with a frame in loadnode's code.
+func loadnodeGoroutines() string {
+	var all bytes.Buffer
+	_ = pprof.Lookup("goroutine").WriteTo(&all, 1)
+	var out strings.Builder
+	for _, g := range strings.Split(all.String(), "\n\n") {
+		if strings.Contains(g, "loadnode/loadnode/") && !strings.Contains(g, "loadnodeGoroutines") {
+			out.WriteString(g)
+			out.WriteString("\n\n")
+		}
+	}
+	return out.String()
 }
