@@ -327,9 +327,8 @@ func (m *manager) onCreatesWritten(ctx actor.Context, msg *createsWritten) {
 			m.ensureActor(ctx, e)
 		} else {
 			// The actor starts from what was just written (one record in
-			// memory, not two).
-			e.preload, e.created = &metastore.JobState{Record: rec, Last: pc.job.First}, true
-			m.spawn(ctx, e)
+			// memory, not two) and asks for admission at once.
+			m.spawnFrom(ctx, e, &metastore.JobState{Record: rec, Last: pc.job.First}, false)
 		}
 		m.jobLog(rec).Info("job created")
 		m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: api.RedactSpec(rec.GetSpec()), CreatedUnixMs: rec.GetCreatedUnixMs()}})

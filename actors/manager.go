@@ -39,14 +39,9 @@ type entry struct {
 	rec     *api.JobRecord
 	pid     *actor.PID // nil when the job has no actor (final, or gave up)
 	summary *api.JobSummary
-	// preload is the state recovery read (or a create just wrote), handed
-	// to the job actor's first start and then dropped: the actor shares the
-	// record with the registry instead of reading its own copy (records
-	// are never changed in place; an alteration replaces them).
+	// preload is the state recovery read, handed to the job actor's first
+	// start and then dropped.
 	preload *metastore.JobState
-	// created: preload is a create's, not recovery's, so the job asks for
-	// admission at once instead of after the respawn.
-	created bool
 	// epoch is the ownership epoch the actor was spawned at (cluster mode).
 	epoch uint64
 	// takeover is what the manager read and fenced in bulk for the job's
@@ -347,9 +342,20 @@ func (m *manager) recover(ctx actor.Context) {
 	m.startRespawn(ctx, spawn)
 }
 
+// spawn spawns e's job actor, from the state recovery read if any (its
+// admission then waits for the respawn).
 func (m *manager) spawn(ctx actor.Context, e *entry) {
-	pre, hold := e.preload, e.preload != nil && !e.created
-	e.preload, e.created = nil, false
+	pre := e.preload
+	e.preload = nil
+	m.spawnFrom(ctx, e, pre, pre != nil)
+}
+
+// spawnFrom spawns e's job actor starting from pre (nil: the actor reads
+// its state from the store). The actor shares pre's record with the
+// registry instead of reading its own copy: records are never changed in
+// place, an alteration replaces them. hold: its first admission waits for
+// the respawn.
+func (m *manager) spawnFrom(ctx actor.Context, e *entry, pre *metastore.JobState, hold bool) {
 	props := newJobProps(e.rec.GetId(), m.deps, m.scheduler, pre, hold, e.epoch)
 	if e.takeover != nil {
 		props = newOwnedJobProps(e.rec.GetId(), m.deps, m.scheduler, e.takeover)
