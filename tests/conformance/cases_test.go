@@ -3,7 +3,6 @@ package conformance
 import (
 	"fmt"
 	"strings"
-	"testing"
 
 	"github.com/loadnode/loadnode/api"
 )
@@ -14,7 +13,7 @@ import (
 // nothing (loadnode has no DROP TABLE yet).
 
 // case01: ALTER ... FROM KAFKA moves the job to another topic.
-func case01(t *testing.T) {
+func case01(t *caseT) {
 	e := newEnv(t, "01_topic_change", 1, map[string]string{"TOPIC_BEFORE": "test_topic_before", "TOPIC_AFTER": "test_topic_after"})
 	e.produce("test_topic_before", 0, e.lines("data/test_topic_before.csv"))
 	e.produce("test_topic_after", 0, e.lines("data/test_topic_after.csv"))
@@ -33,7 +32,7 @@ func case01(t *testing.T) {
 }
 
 // case02: kafka_offsets given as a datetime (offsets for times).
-func case02(t *testing.T) {
+func case02(t *caseT) {
 	e := newEnv(t, "02_offset_by_timestamp", 1, map[string]string{"TOPIC": "test_offset_time"})
 	e.produce("test_offset_time", 0, e.lines("data/test_offset_time.csv"))
 	for _, s := range e.statements("ddl.sql") {
@@ -46,7 +45,7 @@ func case02(t *testing.T) {
 }
 
 // case03: empty_field_as_null, altered while paused; TRUNCATE between.
-func case03(t *testing.T) {
+func case03(t *caseT) {
 	const table, job = "test_routine_load_empty_field_as_null", "test_follower_routine_load"
 	e := newEnv(t, "03_empty_field_as_null", 1, map[string]string{"TOPIC": "test_routine_load_empty_field_as_null"})
 	records := e.lines("data/records.txt")
@@ -69,7 +68,7 @@ func case03(t *testing.T) {
 
 // case04: every basic type, a COLUMNS subset (the rest from DEFAULTs),
 // OFFSET_END.
-func case04(t *testing.T) {
+func case04(t *caseT) {
 	const table, job = "test_routine_load_schedule", "testScheduleJob"
 	e := newEnv(t, "04_basic_types_csv", 1, map[string]string{"TOPIC": "test_schedule"})
 	records := e.lines("data/test_schedule.csv")
@@ -86,7 +85,7 @@ func case04(t *testing.T) {
 }
 
 // case05: Doris's enclose and escape.
-func case05(t *testing.T) {
+func case05(t *caseT) {
 	e := newEnv(t, "05_enclose_escape", 1, map[string]string{"TOPIC": "test_enclose_and_escape0"})
 	e.produce(e.vars["TOPIC"], 0, e.lines("data/test_enclose_and_escape0.csv"))
 	for _, s := range e.statements("ddl.sql") {
@@ -109,7 +108,7 @@ func case05(t *testing.T) {
 }
 
 // case06: a UNIQUE merge-on-write table with partial updates.
-func case06(t *testing.T) {
+func case06(t *caseT) {
 	const table, job, topic = "test_routine_load_partial_update", "test_partial_update_job", "test_routine_load_partial_update"
 	e := newEnv(t, "06_partial_update_mow", 1, map[string]string{"TOPIC": topic})
 	for _, s := range e.statements("ddl.sql") {
@@ -131,7 +130,7 @@ func case06(t *testing.T) {
 }
 
 // case07: jsonpaths with "$." into a UNIQUE table.
-func case07(t *testing.T) {
+func case07(t *caseT) {
 	const table, job, topic = "test_routine_load_jsonpath_dollar", "test_routine_load_jsonpath_dollar_job", "test_routine_load_jsonpath_dollar_job"
 	e := newEnv(t, "07_json_jsonpath_dollar", 1, map[string]string{"TOPIC": topic})
 	records := e.lines("data/test_routine_load_jsonpath_dollar_job.json")
@@ -168,7 +167,7 @@ func case07(t *testing.T) {
 // table with a sequence column, fill_missing_columns) and "same" (a
 // DUPLICATE table) run; "neg" needs the job to pause with Doris's "need
 // to specify the sequence column" when fill_missing_columns is false.
-func case08(t *testing.T) {
+func case08(t *caseT) {
 	const topic = "test_routine_load_fill_missing_columns"
 	e := newEnv(t, "08_json_fill_missing_columns", 1, map[string]string{"TOPIC": topic})
 	e.produce(topic, 0, e.lines("data/test_routine_load_fill_missing_columns.json"))
@@ -193,7 +192,7 @@ func case08(t *testing.T) {
 	negDDL := strings.ReplaceAll(posDDL, "_pos", "_neg")
 	negJob := strings.Replace(strings.ReplaceAll(posJob, "_pos", "_neg"), `"fill_missing_columns" = "true"`, `"fill_missing_columns" = "false"`, 1)
 	sub := func(name, ddl, job, table, jobName string, want []string) {
-		t.Run(name, func(t *testing.T) {
+		t.Run(name, func(t *caseT) {
 			e := *e
 			e.t = t
 			e.mustExec(ddl)
@@ -217,7 +216,7 @@ func case08(t *testing.T) {
 		[]string{"1\talice\t11\t100", "2\tbob\t21\t200", "3\tcarol\t31\t300"})
 	// neg: state [8] == PAUSED and [17] contains "need to specify the
 	// sequence column" (within 60 s); count(*) == 0.
-	t.Run("neg", func(t *testing.T) {
+	t.Run("neg", func(t *caseT) {
 		e := *e
 		e.t = t
 		const table, job = "test_routine_load_fill_missing_columns_neg", "test_routine_load_fill_missing_columns_neg_job"
@@ -236,7 +235,7 @@ func case08(t *testing.T) {
 
 // case09: two partitions, per-partition OFFSET_BEGINNING, harness-sorted
 // output.
-func case09(t *testing.T) {
+func case09(t *caseT) {
 	const table, job, topic = "test_adaptive_random_bucket_routine_load", "test_adaptive_random_bucket_routine_load_job", "test_adaptive_random_bucket_routine_load_topic"
 	e := newEnv(t, "09_two_partitions_order_qt", 2, map[string]string{"TOPIC": topic})
 	batch := func(first string) {
