@@ -13,9 +13,7 @@ import (
 // TestPostgresScenario runs the postgres scenario small and checks its two
 // rows, the server CPU, the ratio and its target line.
 func TestPostgresScenario(t *testing.T) {
-	if _, err := pgtest.FindBin(); err != nil {
-		t.Skip(err)
-	}
+	pgtest.Bin(t)
 	binary := buildBinary(t)
 	var log bytes.Buffer
 	o := Options{
