@@ -42,18 +42,23 @@ fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzDeaggregate$$' -fuzztime $(FUZZTIME) ./sources/kinesis
 	$(GO) test -run '^$$' -fuzz '^FuzzScanWAL$$' -fuzztime $(FUZZTIME) ./persistence
 
-# Go modules, kinesalite (a local Kinesis, pinned by
-# tests/kinesalite/package-lock.json) for the Kinesis source's tests, and
-# the Debian PostgreSQL server for the PostgreSQL sink's tests
-# (internal/pgtest runs a private cluster of it), Debian's chromium for the
-# web console's browser test (tests/e2e/console_test.go), and the Debian etcd
-# server for cluster mode's tests (internal/etcdtest runs a private member).
+# Go modules; kinesalite (a local Kinesis, pinned by
+# tests/kinesalite/package-lock.json, run by Debian's nodejs) for the
+# Kinesis source's tests; the Debian PostgreSQL server for the PostgreSQL
+# sink's tests (internal/pgtest runs a private cluster of it); Debian's
+# chromium for the web console's browser test (tests/e2e/console_test.go);
+# the Debian etcd server for cluster mode's tests (internal/etcdtest runs a
+# private member); and kcat (librdkafka) for the compression and kcat
+# tests. A test whose program is missing fails, naming it, unless its
+# LOADNODE_SKIP_* variable is 1 (internal/testdeps; README, "Testing");
+# `make test` sets none of them.
 deps:
 	$(GO) mod download
 	@dpkg -s postgresql >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || echo "make: chromium could not be installed; TestConsoleInChromium fails (LOADNODE_SKIP_BROWSER=1 skips it locally)"
 	@command -v etcd >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null; }
-	@command -v kcat >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat >/dev/null; } || echo "make: kcat could not be installed; the bench's kcat scenario is skipped and tests/e2e.TestCompressedRecordsLoad fails"
+	@command -v kcat >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat >/dev/null; } || echo "make: kcat could not be installed; tests/bench.TestKcat, tests/bench.TestQuickTiny and tests/e2e.TestCompressedRecordsLoad fail (LOADNODE_SKIP_KCAT=1 skips their kcat part locally)"
+	@command -v npm >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
 	npm ci --prefix tests/kinesalite --no-audit --no-fund --loglevel=error >/dev/null
 
 vet:

@@ -3,7 +3,9 @@
 // starts a one-member cluster in a temporary directory on 127.0.0.1 with
 // free client and peer ports, waits until it answers, and stops it when the
 // test ends. Kill and Restart simulate an etcd outage: the data directory
-// survives, so a restarted server has every acknowledged write.
+// survives, so a restarted server has every acknowledged write. Without
+// the binary a test that needs it fails, naming what to install, unless
+// $LOADNODE_SKIP_ETCD=1 (package testdeps).
 //
 // Concurrency: a Server's methods may be called from several goroutines;
 // Kill, Restart and Close serialize on the server's lock.
@@ -23,6 +25,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/loadnode/loadnode/internal/testdeps"
 )
 
 // BinEnv names an etcd binary; it takes precedence over $PATH.
@@ -30,11 +34,8 @@ const BinEnv = "LOADNODE_ETCD_BIN"
 
 // TB is the part of testing.TB the package uses.
 type TB interface {
-	Helper()
+	testdeps.TB
 	Cleanup(func())
-	Fatalf(format string, args ...any)
-	Logf(format string, args ...any)
-	Skipf(format string, args ...any)
 }
 
 // Server is one running etcd member.
@@ -65,14 +66,20 @@ func FindBin() (string, error) {
 	return b, nil
 }
 
-// Start starts a server for t and stops it when t ends. It skips t, saying
-// why, only when the etcd binary cannot be found; any other failure fails t.
-func Start(t TB) *Server {
+// Bin returns FindBin's binary. When there is none it fails t, naming
+// what to install, or skips t with $LOADNODE_SKIP_ETCD=1 (testdeps.Etcd).
+func Bin(t TB) string {
 	t.Helper()
 	bin, err := FindBin()
-	if err != nil {
-		t.Skipf("%v", err)
-	}
+	testdeps.Require(t, testdeps.Etcd, err)
+	return bin
+}
+
+// Start starts a server for t and stops it when t ends. A missing binary
+// fails t (or skips it: see Bin); so does any other failure.
+func Start(t TB) *Server {
+	t.Helper()
+	bin := Bin(t)
 	dir, err := os.MkdirTemp("", "etcdtest-")
 	if err != nil {
 		t.Fatalf("etcdtest: %v", err)

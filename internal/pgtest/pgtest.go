@@ -3,7 +3,9 @@
 // starts it on 127.0.0.1 and a free port (as the postgres user when the
 // test runs as root), waits until it accepts connections and stops it when
 // the test ends. Databases on it are created per test (CreateDatabase), so
-// one server serves a whole test binary.
+// one server serves a whole test binary. Without the binaries a test that
+// needs them fails, naming what to install, unless
+// $LOADNODE_SKIP_POSTGRES=1 (package testdeps).
 //
 // Concurrency: a Server's methods may be called from several goroutines;
 // Restart and Stop serialize on the server's lock.
@@ -26,6 +28,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/loadnode/loadnode/internal/testdeps"
 )
 
 // BinEnv names a directory holding initdb, pg_ctl and postgres; it takes
@@ -34,11 +38,8 @@ const BinEnv = "LOADNODE_PG_BIN"
 
 // TB is the part of testing.TB the package uses.
 type TB interface {
-	Helper()
+	testdeps.TB
 	Cleanup(func())
-	Fatalf(format string, args ...any)
-	Logf(format string, args ...any)
-	Skipf(format string, args ...any)
 }
 
 // Server is one running PostgreSQL cluster.
@@ -94,16 +95,21 @@ func ok(dir string) bool {
 	return true
 }
 
-// Start starts a server for t and stops it when t ends. It skips t, saying
-// why, only when the PostgreSQL binaries cannot be found; any other failure
-// fails t.
-func Start(t TB) *Server {
+// Bin returns FindBin's directory. When the binaries cannot be found it
+// fails t, naming what to install, or skips t with
+// $LOADNODE_SKIP_POSTGRES=1 (testdeps.Postgres).
+func Bin(t TB) string {
 	t.Helper()
 	bin, err := FindBin()
-	if err != nil {
-		t.Skipf("%v", err)
-	}
-	s, err := Launch(bin)
+	testdeps.Require(t, testdeps.Postgres, err)
+	return bin
+}
+
+// Start starts a server for t and stops it when t ends. Missing binaries
+// fail t (or skip it: see Bin); so does any other failure.
+func Start(t TB) *Server {
+	t.Helper()
+	s, err := Launch(Bin(t))
 	if err != nil {
 		t.Fatalf("%v", err)
 	}

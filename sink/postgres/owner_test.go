@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/loadnode/loadnode/api"
-	"github.com/loadnode/loadnode/internal/pgtest"
 	"github.com/loadnode/loadnode/sink"
 )
 
@@ -26,10 +25,7 @@ func openOwner(t *testing.T, dsn, owner string) *Sink {
 // keep job 1's progress, statistics and error rows apart, and a commit of
 // one never moves the other's.
 func TestOwnersSeparateJobs(t *testing.T) {
-	if server == nil {
-		_, err := pgtest.FindBin()
-		t.Skipf("%v", err)
-	}
+	needServer(t)
 	dsn := server.CreateDatabase(t)
 	a, b := openOwner(t, dsn, "node-a"), openOwner(t, dsn, "node-b")
 	for _, s := range []*Sink{a, b} {
@@ -77,10 +73,7 @@ func TestOwnersSeparateJobs(t *testing.T) {
 // by job alone) is migrated by the first sink that opens it; its rows are
 // that sink's owner's, and another owner starts empty.
 func TestOwnerMigration(t *testing.T) {
-	if server == nil {
-		_, err := pgtest.FindBin()
-		t.Skipf("%v", err)
-	}
+	needServer(t)
 	dsn := server.CreateDatabase(t)
 	ctx := context.Background()
 	c, err := pgx.Connect(ctx, dsn)

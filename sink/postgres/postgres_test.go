@@ -22,7 +22,8 @@ func TestMain(m *testing.M) {
 func runWithServer(m *testing.M) int {
 	bin, err := pgtest.FindBin()
 	if err != nil {
-		// Every test that needs the server skips, saying this.
+		// Every test that needs the server fails, saying this, or skips
+		// with $LOADNODE_SKIP_POSTGRES=1 (needServer).
 		return m.Run()
 	}
 	s, err := pgtest.Launch(bin)
@@ -35,14 +36,20 @@ func runWithServer(m *testing.M) int {
 	return m.Run()
 }
 
+// needServer fails t, naming what to install, or skips it with
+// $LOADNODE_SKIP_POSTGRES=1, when TestMain found no PostgreSQL binaries.
+func needServer(t testing.TB) {
+	t.Helper()
+	if server == nil {
+		pgtest.Bin(t)
+	}
+}
+
 // open returns a sink over a new database and its reopen; with crash,
 // reopen also crash-restarts the server (pg_ctl stop -m immediate).
 func open(t testing.TB, crash bool) (*Sink, func(t *testing.T) *Sink) {
 	t.Helper()
-	if server == nil {
-		_, err := pgtest.FindBin()
-		t.Skipf("%v", err)
-	}
+	needServer(t)
 	dsn := server.CreateDatabase(t)
 	o := Options{DSN: dsn, MaxErrorRowsKept: errorRowsKept}
 	cur, err := Open(o)

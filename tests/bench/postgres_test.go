@@ -13,10 +13,8 @@ import (
 // TestPostgresScenario runs the postgres scenario small and checks its two
 // rows, the server CPU, the ratio and its target line.
 func TestPostgresScenario(t *testing.T) {
-	if _, err := pgtest.FindBin(); err != nil {
-		t.Skip(err)
-	}
 	binary := buildBinary(t)
+	pgtest.Bin(t)
 	var log bytes.Buffer
 	o := Options{
 		Quick: true, Binary: binary, Records: 6000, Runs: 1, BatchRows: 1000, Scenarios: []string{ScenarioPostgres},

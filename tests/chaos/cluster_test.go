@@ -91,12 +91,9 @@ func TestChaosCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	if _, err := etcdtest.FindBin(); err != nil {
-		t.Skipf("no etcd (make deps installs etcd-server): %v", err)
-	}
-	if _, err := pgtest.FindBin(); err != nil {
-		t.Skipf("no PostgreSQL (make deps installs it): %v", err)
-	}
+	// Fail (or skip) before the run when etcd or PostgreSQL is missing.
+	etcdtest.Bin(t)
+	pgtest.Bin(t)
 	size := clusterSize(t)
 	seed := seedFor(t)
 	run := newChaosRun(t, seed)

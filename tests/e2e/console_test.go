@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -16,16 +17,13 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
+	"github.com/loadnode/loadnode/internal/testdeps"
 	"github.com/loadnode/loadnode/internal/testnode"
 )
 
-// skipBrowserEnv, set to 1, skips the browser test when Chromium is
-// missing (locally only: CI installs it with `make deps`).
-const skipBrowserEnv = "LOADNODE_SKIP_BROWSER"
-
 // chromium returns the Chromium binary, or fails the test: a missing
 // browser is an error (make deps installs Debian's chromium), not a skip,
-// unless $LOADNODE_SKIP_BROWSER=1.
+// unless $LOADNODE_SKIP_BROWSER=1 (testdeps.Browser).
 func chromium(t *testing.T) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
@@ -33,10 +31,7 @@ func chromium(t *testing.T) string {
 			return p
 		}
 	}
-	if os.Getenv(skipBrowserEnv) == "1" {
-		t.Skip("chromium is not installed and $" + skipBrowserEnv + "=1")
-	}
-	t.Fatal("chromium is not installed: run `make deps` (apt-get install chromium), or set " + skipBrowserEnv + "=1 to skip this test locally")
+	testdeps.Require(t, testdeps.Browser, errors.New("chromium is not installed: run `make deps` (apt-get install -y chromium)"))
 	return ""
 }
 

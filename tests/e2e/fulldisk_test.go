@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,11 +13,13 @@ import (
 	"time"
 
 	"github.com/loadnode/loadnode/internal/ledger"
+	"github.com/loadnode/loadnode/internal/testdeps"
 	"github.com/loadnode/loadnode/internal/testnode"
 )
 
 // mountTmpfs mounts a tmpfs of size on a new directory and unmounts it when
-// t ends; it skips the test where mounting is not allowed.
+// t ends. Where mounting is not allowed (not root, as CI is) it fails the
+// test, unless $LOADNODE_SKIP_TMPFS=1 skips it.
 func mountTmpfs(t *testing.T, size string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "mnt")
@@ -24,7 +27,8 @@ func mountTmpfs(t *testing.T, size string) string {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs (needs root): %v %s", err, out)
+		testdeps.Require(t, testdeps.Tmpfs, fmt.Errorf("cannot mount a tmpfs (run the test as root, or with CAP_SYS_ADMIN, as CI does): %v: %s",
+			err, strings.TrimSpace(string(out))))
 	}
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {

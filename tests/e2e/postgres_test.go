@@ -404,10 +404,7 @@ func TestPostgresRestoreBackup(t *testing.T) {
 		t.Skip("-short")
 	}
 	const topic, name, tbl, records = "pgbackup", "backup_load", "backup_rows", 30000
-	bin, err := pgtest.FindBin()
-	if err != nil {
-		t.Skip(err)
-	}
+	bin := pgtest.Bin(t)
 	pg := pgtest.Start(t)
 	dsn := pg.CreateDatabase(t)
 	b := testnode.StartBroker(t, 2, topic)

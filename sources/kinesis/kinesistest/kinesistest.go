@@ -2,10 +2,11 @@
 // offers helpers to create streams, put records and split or merge shards.
 //
 // Start runs `node tests/kinesalite/server.js` (kinesalite 3.3.3, pinned by
-// tests/kinesalite/package-lock.json and installed by `make test`, or by
+// tests/kinesalite/package-lock.json and installed by `make deps`, or by
 // hand with `npm ci --prefix tests/kinesalite`) on a free port of
-// 127.0.0.1. Each call starts its own server, with empty in-memory streams;
-// it stops at the test's cleanup.
+// 127.0.0.1; without them the test fails unless $LOADNODE_SKIP_KINESIS=1.
+// Each call starts its own server, with empty in-memory streams; it stops
+// at the test's cleanup.
 //
 // Kinesalite differences from Kinesis worth knowing in tests: it checks no
 // credentials (any static keys do), its MillisBehindLatest is 0 except on a
@@ -19,6 +20,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/md5"
+	"fmt"
 	"io"
 	"math/big"
 	"os"
@@ -35,6 +37,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/loadnode/loadnode/internal/testdeps"
 )
 
 // Dummy credentials and region for kinesalite (which checks none).
@@ -70,18 +74,15 @@ func RepoRoot(t testing.TB) string {
 }
 
 // Start runs a kinesalite server on 127.0.0.1 and returns its endpoint,
-// "http://127.0.0.1:PORT". The server is killed at the test's cleanup. The
-// test is skipped when node or kinesalite's node_modules are missing.
+// "http://127.0.0.1:PORT". The server is killed at the test's cleanup.
+// When node or kinesalite's node_modules are missing the test fails,
+// naming what to install, unless $LOADNODE_SKIP_KINESIS=1 skips it
+// (testdeps.Kinesis).
 func Start(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(RepoRoot(t), "tests", "kinesalite")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "kinesalite")); err != nil {
-		t.Skipf("kinesistest: kinesalite is not installed (%s/node_modules missing): run `make test`, or `npm ci --prefix tests/kinesalite`", dir)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skipf("kinesistest: node is not installed: %v", err)
-	}
+	node, err := findNode(dir)
+	testdeps.Require(t, testdeps.Kinesis, err)
 	cmd := exec.Command(node, filepath.Join(dir, "server.js"), "0")
 	cmd.Dir = dir
 	// The server exits when its stdin closes: it cannot outlive this
@@ -138,6 +139,19 @@ func Start(t testing.TB) string {
 		t.Fatalf("kinesistest: kinesalite did not print its port within %s\n%s", startTimeout, cmd.Stderr.(*lockedWriter).String())
 	}
 	return ""
+}
+
+// findNode returns node, or says what of node and kinesalite (in
+// dir/node_modules) is missing and how to install it.
+func findNode(dir string) (string, error) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return "", fmt.Errorf("kinesistest: node is not installed (%v): run `make deps`, which installs Debian's nodejs and npm, then kinesalite", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "kinesalite")); err != nil {
+		return "", fmt.Errorf("kinesistest: kinesalite is not installed (%s/node_modules/kinesalite is missing): run `make deps`, or `npm ci --prefix tests/kinesalite`", dir)
+	}
+	return node, nil
 }
 
 // NewClient returns a Kinesis client of endpoint with the dummy
