@@ -207,19 +207,7 @@ func (h *harness) create(name string) (uint64, *actor.PID) {
 }
 
 func (h *harness) jobPID(id uint64) *actor.PID {
-	return actor.NewPID(h.system.Address(), "manager/job-"+itoa(id))
-}
-
-func itoa(n uint64) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for n > 0 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		n /= 10
-	}
-	return string(b)
+	return actor.NewPID(h.system.Address(), h.mgr.Id+"/"+jobActorName(id))
 }
 
 func (h *harness) waitState(pid *actor.PID, want api.JobState) *jobInspection {
