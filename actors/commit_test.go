@@ -243,13 +243,21 @@ func (r *countReader) Close() {}
 // gated store.
 func pipelineHarness(t *testing.T, refuseFirst bool) (*harness, *gateStore, *countSource, *actor.PID) {
 	t.Helper()
+	return pipelineHarnessSlots(t, refuseFirst, nil)
+}
+
+// pipelineHarnessSlots is pipelineHarness whose scheduler passes every
+// message it receives through slots (nil: none).
+func pipelineHarnessSlots(t *testing.T, refuseFirst bool, slots actor.ReceiverMiddleware) (*harness, *gateStore, *countSource, *actor.PID) {
+	t.Helper()
 	src := &countSource{quietSource: quietSource{parts: []int32{0}}, n: 30, reads: make(chan int64, 1024)}
 	gate := &gateStore{held: make(chan *persistence.Commit, 1), release: make(chan struct{}),
 		calls: make(chan *persistence.Commit, 1024), refuseFirst: refuseFirst}
-	h := newHarnessStore(t, vfs.NewMem(), src, Settings{}, func(st *persistence.Store) sink.Sink {
+	open := func(*api.JobSpec) (Source, error) { return adapt(src), nil }
+	h := newHarnessOpts(t, vfs.NewMem(), open, Settings{}, harnessOpts{slots: slots, sink: func(st *persistence.Store) sink.Sink {
 		gate.Sink = st.Sink()
 		return gate
-	})
+	}})
 	spec := testSpec("pipe")
 	spec.MaxBatchRows, spec.MaxBatchIntervalMs = 10, 100
 	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: spec}).(*api.JobResponse)
@@ -257,6 +265,20 @@ func pipelineHarness(t *testing.T, refuseFirst bool) (*harness, *gateStore, *cou
 		t.Fatal(resp.Error)
 	}
 	return h, gate, src, h.jobPID(resp.Job.Summary.Id)
+}
+
+// slotReleases is a scheduler middleware that reports the sender of every
+// SlotRelease on the returned channel.
+func slotReleases() (actor.ReceiverMiddleware, <-chan *actor.PID) {
+	ch := make(chan *actor.PID, 1024)
+	return func(next actor.ReceiverFunc) actor.ReceiverFunc {
+		return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
+			if _, ok := env.Message.(*SlotRelease); ok && env.Sender != nil {
+				ch <- env.Sender
+			}
+			next(c, env)
+		}
+	}, ch
 }
 
 // waitRead waits until a Read starts at offset want.
@@ -315,15 +337,73 @@ func TestTaskReadsAheadDuringCommit(t *testing.T) {
 }
 
 // TestRefusedCommitDropsReadAhead: when a commit is refused, the task stops
-// and its read-ahead is discarded; the next generation reads again from
+// and drops the batch it read ahead meanwhile: that batch is never offered
+// to the job, let alone committed. The next generation reads again from
 // durable progress and every record is loaded exactly once.
 func TestRefusedCommitDropsReadAhead(t *testing.T) {
-	h, gate, src, pid := pipelineHarness(t, true)
-	<-gate.held
-	waitRead(t, src, 10)
+	slots, releases := slotReleases()
+	h, gate, _, pid := pipelineHarnessSlots(t, true, slots)
+	refused := <-gate.held
+	if r := refused.Ranges; len(r) != 1 || r[0].From != 0 || r[0].To != 10 {
+		t.Fatalf("first commit %+v, want [0,10)", r)
+	}
+	// The task gives its slot back after each read: after [0,10), then
+	// after the read-ahead [10,20), which it then holds, parsed, for after
+	// the commit. The refusal below finds it there.
+	var readers [2]*actor.PID
+	for i := range readers {
+		select {
+		case readers[i] = <-releases:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the task did not read ahead: %d slot releases", i)
+		}
+	}
+	if readers[0].Id != readers[1].Id {
+		t.Fatalf("slots released by %s then %s, want one task", readers[0].Id, readers[1].Id)
+	}
 	close(gate.release)
-	waitRead(t, src, 0) // a new task, from durable progress
-	waitLoaded(t, h, pid)
+	waitLoaded(t, h, pid) // 30 rows, each once
+
+	// Every commit the store was given, with its generation (Fence): the
+	// refused one, then only later generations' from durable progress on.
+	// (Each is sent before its answer, so all are here once progress is 30.)
+	calls := []*persistence.Commit{}
+	for len(gate.calls) > 0 {
+		calls = append(calls, <-gate.calls)
+	}
+	if len(calls) == 0 || calls[0] != refused {
+		t.Fatalf("%d commits; want the refused one first", len(calls))
+	}
+	gen := refused.Fence
+	for i, c := range calls[1:] {
+		for _, r := range c.Ranges {
+			if c.Fence == gen && r.From == 10 && r.To == 20 {
+				t.Fatalf("commit %d is generation %d's read-ahead [10,20), read while its refused commit was in flight", i+1, gen)
+			}
+		}
+	}
+	next := int64(0)
+	for i, c := range calls[1:] {
+		if c.Fence <= gen {
+			t.Fatalf("commit %d of generation %d %+v after generation %d was refused", i+1, c.Fence, c.Ranges, gen)
+		}
+		if len(c.Ranges) != 1 || c.Ranges[0].From != next {
+			t.Fatalf("commit %d covers %+v, want one range from %d", i+1, c.Ranges, next)
+		}
+		next = c.Ranges[0].To
+	}
+	if next != 30 {
+		t.Fatalf("commits after the refusal end at %d, want 30", next)
+	}
+	// The job refused one batch, the commit: the read-ahead was dropped by
+	// the task, not offered and fenced off.
+	st, err := h.store.LoadJob(in2idName(h, pid, "pipe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Stats.AbortedBatches != 1 {
+		t.Fatalf("aborted batches %d, want 1 (the refused commit only)", st.Stats.AbortedBatches)
+	}
 }
 
 func in2idName(h *harness, pid *actor.PID, name string) uint64 {

@@ -108,6 +108,8 @@ type harnessOpts struct {
 	cluster Cluster
 	// hooks are the actors' test points.
 	hooks Hooks
+	// slots, if set, sees every message the scheduler receives.
+	slots actor.ReceiverMiddleware
 }
 
 // newHarnessOpts is newHarnessSources with the optional Deps of o.
@@ -138,7 +140,11 @@ func newHarnessOpts(t *testing.T, fs vfs.FS, open SourceFactory, set Settings, o
 	}
 	deps := &Deps{Meta: meta, Sinks: func(*api.TableSpec) (sink.Sink, error) { return sk, nil },
 		Specs: testSpecs{}, Logger: logger, Settings: testSettings(set), Sources: open, Now: o.now, Observer: o.observer, Cluster: o.cluster, Hooks: o.hooks}
-	sch, _ := system.Root.SpawnNamed(NewSchedulerProps(4, logger), SchedulerName)
+	schProps := NewSchedulerProps(4, logger)
+	if o.slots != nil {
+		schProps.Configure(actor.WithReceiverMiddleware(o.slots))
+	}
+	sch, _ := system.Root.SpawnNamed(schProps, SchedulerName)
 	props, err := NewManagerProps(deps, sch)
 	if err != nil {
 		t.Fatal(err)
@@ -201,19 +207,7 @@ func (h *harness) create(name string) (uint64, *actor.PID) {
 }
 
 func (h *harness) jobPID(id uint64) *actor.PID {
-	return actor.NewPID(h.system.Address(), "manager/job-"+itoa(id))
-}
-
-func itoa(n uint64) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for n > 0 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		n /= 10
-	}
-	return string(b)
+	return actor.NewPID(h.system.Address(), h.mgr.Id+"/"+jobActorName(id))
 }
 
 func (h *harness) waitState(pid *actor.PID, want api.JobState) *jobInspection {

@@ -212,7 +212,8 @@ func TestDurableBeforeVisible(t *testing.T) {
 	default:
 		t.Fatal("the store did not report the fatal error")
 	}
-	if _, ok := n.System().ProcessRegistry.GetLocal("manager/job-1"); ok {
+	// A fresh node numbers its jobs from 1: the failed create was job 1.
+	if _, ok := n.System().ProcessRegistry.GetLocal(actors.JobActorID(1)); ok {
 		t.Fatal("a job actor exists for a job whose create failed")
 	}
 	jobs, err := n.c.ListJobs(ctx10(t))
@@ -230,9 +231,18 @@ func TestDurableBeforeVisible(t *testing.T) {
 	if err != nil || len(jobs) != 0 {
 		t.Fatalf("list after restart = %v, %v; want none", jobs, err)
 	}
-	// Nothing half-written remains: the name is free.
-	if _, err := n2.c.CreateJob(ctx10(t), spec("doomed", "doomed_rows", "dbv", brokers)); err != nil {
+	// Nothing half-written remains: the name and the id are free.
+	created, err := n2.c.CreateJob(ctx10(t), spec("doomed", "doomed_rows", "dbv", brokers))
+	if err != nil {
 		t.Fatalf("create after restart: %v", err)
+	}
+	if id := created.GetSummary().GetId(); id != 1 {
+		t.Fatalf("created after restart as job %d, want 1 (the failed create's id)", id)
+	}
+	// The premise of the look-up above: a created job 1's actor is found
+	// by it. (A look-up by a name nothing has would always pass.)
+	if _, ok := n2.System().ProcessRegistry.GetLocal(actors.JobActorID(1)); !ok {
+		t.Fatalf("created job 1 has no actor at %q", actors.JobActorID(1))
 	}
 	n2.waitLoaded(t, "doomed", 10)
 }
@@ -244,26 +254,54 @@ func TestCreateWindowCrash(t *testing.T) {
 	_, cl := kafka(t, "win", 2, 500)
 	brokers := cl.OptValue(kgo.SeedBrokers).([]string)
 	mem := vfs.NewCrashableMem()
-	reached := make(chan *vfs.MemFS, 1)
+	type window struct {
+		id    uint64
+		clone *vfs.MemFS
+	}
+	reached := make(chan window, 1)
 	release := make(chan struct{})
-	hooks := actors.Hooks{AfterCreateSynced: func(uint64) {
-		reached <- mem.CrashClone(vfs.CrashCloneCfg{})
+	hooks := actors.Hooks{AfterCreateSynced: func(id uint64) {
+		reached <- window{id, mem.CrashClone(vfs.CrashCloneCfg{})}
 		<-release
 	}}
 	n := startNode(t, mem, "db", hooks)
+	var once sync.Once
+	endWindow := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(endWindow) // a failed check inside the window must not hold the node's stop
+	type answer struct {
+		info *api.JobInfo
+		err  error
+	}
+	created := make(chan answer, 1)
 	go func() {
-		_, _ = n.c.CreateJob(context.Background(), spec("window", "window_rows", "win", brokers))
+		info, err := n.c.CreateJob(context.Background(), spec("window", "window_rows", "win", brokers))
+		created <- answer{info, err}
 	}()
-	var clone *vfs.MemFS
+	var w window
 	select {
-	case clone = <-reached:
+	case w = <-reached:
 	case <-time.After(10 * time.Second):
 		t.Fatal("create never reached the window")
 	}
-	if _, ok := n.System().ProcessRegistry.GetLocal("manager/job-1"); ok {
+	if _, ok := n.System().ProcessRegistry.GetLocal(actors.JobActorID(w.id)); ok {
 		t.Fatal("job actor exists inside the window")
 	}
-	close(release)
+	endWindow()
+	// The premise of the look-up above: once the window is over, the
+	// job's actor is found by it. (A look-up by a name nothing has would
+	// always pass.)
+	select {
+	case a := <-created:
+		if a.err != nil || a.info.GetSummary().GetId() != w.id {
+			t.Fatalf("create: %v, %v; want job %d", a.info.GetSummary(), a.err, w.id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("create not answered after the window")
+	}
+	if _, ok := n.System().ProcessRegistry.GetLocal(actors.JobActorID(w.id)); !ok {
+		t.Fatalf("created job %d has no actor at %q", w.id, actors.JobActorID(w.id))
+	}
+	clone := w.clone
 	n.stop()
 
 	n2 := startNode(t, clone, "db", actors.Hooks{})

@@ -3,6 +3,7 @@ package actors
 import (
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -361,13 +362,19 @@ func (m *manager) spawnFrom(ctx actor.Context, e *entry, pre *metastore.JobState
 		props = newOwnedJobProps(e.rec.GetId(), m.deps, m.scheduler, e.takeover)
 		e.takeover = nil
 	}
-	pid, err := ctx.SpawnNamed(props, fmt.Sprintf("job-%d", e.rec.GetId()))
+	pid, err := ctx.SpawnNamed(props, jobActorName(e.rec.GetId()))
 	if err != nil {
 		// The name is taken by an actor still stopping; try an unnamed one.
 		pid = ctx.Spawn(newJobProps(e.rec.GetId(), m.deps, m.scheduler, nil, false, e.epoch))
 	}
 	e.pid = pid
 	m.byPID[pid.Id] = e
+}
+
+// jobActorName is the name job id's actor is spawned under, as a child of
+// the manager (its process id is the manager's, "/", and this name).
+func jobActorName(id uint64) string {
+	return "job-" + strconv.FormatUint(id, 10)
 }
 
 // route forwards a job command to its job actor, which answers the original

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -55,11 +56,12 @@ func (s *security) serverTLS() *tls.Config {
 }
 
 // serverOptions are the remote endpoint's gRPC options: TLS, the token
-// check before anything else, then the panic guards.
-func (s *security) serverOptions() []grpc.ServerOption {
+// check before anything else, then the panic guards and the answer to
+// messages of unknown types, sent through system.
+func (s *security) serverOptions(system *actor.ActorSystem) []grpc.ServerOption {
 	opts := []grpc.ServerOption{
 		grpc.UnknownServiceHandler(authCheckHandler),
-		grpc.ChainStreamInterceptor(s.stream, RecoverStream(s.logger)),
+		grpc.ChainStreamInterceptor(s.stream, RecoverStream(s.logger), answerUnknown(system, s.logger)),
 		grpc.ChainUnaryInterceptor(s.unary, RecoverUnary(s.logger)),
 	}
 	if c := s.serverTLS(); c != nil {

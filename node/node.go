@@ -151,7 +151,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return QuietLogger(logger)
 	}))
-	ropts := []remote.ConfigOption{remote.WithServerOptions(sec.serverOptions()...)}
+	ropts := []remote.ConfigOption{remote.WithServerOptions(sec.serverOptions(n.system)...)}
 	dial := sec.dialOptions()
 	if dial == nil {
 		dial = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
@@ -396,10 +396,10 @@ func (n *Node) closeStore() error {
 	return err
 }
 
-// RecoverStream guards protoactor's gRPC stream: a remote message of a type
-// this node does not know makes protoactor's deserializer panic, which would
-// otherwise kill the process. The stream is closed with an error instead and
-// the peer reconnects.
+// RecoverStream guards protoactor's gRPC stream: a remote message that
+// makes protoactor's endpoint reader panic (answerUnknown answers those of
+// an unknown type before it reads them) would otherwise kill the process.
+// The stream is closed with an error instead and the peer reconnects.
 func RecoverStream(logger *slog.Logger) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 		defer func() {
