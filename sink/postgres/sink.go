@@ -28,6 +28,9 @@ type Sink struct {
 		sync.Mutex
 		// bootstrapped: loadnode's schema and tables exist.
 		bootstrapped bool
+		// maxIdent is the server's max_identifier_length in bytes (read
+		// at bootstrap; stockMaxIdentBytes until then).
+		maxIdent int
 		// tables caches what PrepareTable (or the catalog) said of each
 		// table, by loadnode table name.
 		tables map[string]*tableInfo
@@ -71,6 +74,7 @@ func Open(o Options) (*Sink, error) {
 	s := &Sink{pool: pool, opts: o}
 	s.mu.tables = make(map[string]*tableInfo)
 	s.mu.prepared = make(map[string][]byte)
+	s.mu.maxIdent = stockMaxIdentBytes
 	return s, nil
 }
 
@@ -96,6 +100,13 @@ func (s *Sink) Ping(ctx context.Context) error {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	return nil
+}
+
+// maxIdentBytes is the server's max_identifier_length (names.go).
+func (s *Sink) maxIdentBytes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.maxIdent
 }
 
 func (s *Sink) ctx() (context.Context, context.CancelFunc) {
@@ -150,11 +161,15 @@ func (s *Sink) bootstrap(ctx context.Context) error {
 	if done {
 		return nil
 	}
+	var maxIdent int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		for _, q := range append(bootstrapSQL[:len(bootstrapSQL):len(bootstrapSQL)], modelsSQL...) {
 			if _, err := tx.Exec(ctx, q); err != nil {
 				return err
 			}
+		}
+		if err := tx.QueryRow(ctx, `SELECT current_setting('max_identifier_length')::int`).Scan(&maxIdent); err != nil {
+			return err
 		}
 		return s.migrateOwners(ctx, tx)
 	})
@@ -163,6 +178,7 @@ func (s *Sink) bootstrap(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	s.mu.bootstrapped = true
+	s.mu.maxIdent = maxIdent
 	s.mu.Unlock()
 	return nil
 }
