@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/config"
@@ -77,5 +79,53 @@ func TestPostgresLongNamesRefused(t *testing.T) {
 	}
 	if _, err := c.Exec(ctx, "CREATE TABLE "+p+"_embedded (id BIGINT) DUPLICATE KEY(id)"); err != nil {
 		t.Errorf("CREATE TABLE of a 79-byte name in the embedded store: %v", err)
+	}
+}
+
+// TestPostgresCreateRefusals: a PostgreSQL refusal of a create that
+// retrying cannot fix (a role without CREATE, a read-only role) is
+// FAILED_PRECONDITION naming the cause, not UNAVAILABLE; a transient one
+// (too many connections for the role) stays UNAVAILABLE.
+func TestPostgresCreateRefusals(t *testing.T) {
+	pg := pgtest.Start(t)
+	dsn := pg.CreateDatabase(t)
+	db := dsn[strings.LastIndex(dsn, "/")+1 : strings.Index(dsn, "?")]
+	su, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer su.Close(context.Background())
+	for _, q := range []string{
+		`CREATE ROLE nocreate LOGIN`,
+		`CREATE ROLE readonly LOGIN`, `GRANT CREATE ON DATABASE ` + db + ` TO readonly`,
+		`ALTER ROLE readonly SET default_transaction_read_only = on`,
+		`CREATE ROLE crowded LOGIN CONNECTION LIMIT 0`,
+	} {
+		if _, err := su.Exec(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	as := func(role string) string {
+		return strings.Replace(dsn, "postgres://postgres@", "postgres://"+role+"@", 1)
+	}
+	c := startPostgresNode(t, map[string]string{"nocreate": as("nocreate"), "readonly": as("readonly"), "crowded": as("crowded")})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		db   string
+		code api.ErrorCode
+		says []string
+	}{
+		{"nocreate", api.ErrorCode_FAILED_PRECONDITION, []string{"permission denied for database", "privilege"}},
+		{"readonly", api.ErrorCode_FAILED_PRECONDITION, []string{"read-only transaction", "read-only"}},
+		{"crowded", api.ErrorCode_UNAVAILABLE, []string{"too many connections"}},
+	} {
+		_, err := c.Exec(ctx, "CREATE TABLE "+tc.db+".t_"+tc.db+" (id BIGINT) DUPLICATE KEY(id)")
+		wantCode(t, "CREATE TABLE in "+tc.db, err, tc.code, tc.says...)
+		spec := &api.JobSpec{Name: "job_" + tc.db, Format: "csv",
+			Table: &api.TableSpec{Name: "j_" + tc.db, Database: tc.db, Columns: []*api.Column{{Name: "v", Type: api.ColumnType_INT64}}},
+			Kafka: &api.KafkaSpec{Brokers: []string{"127.0.0.1:1"}, Topic: "x"}}
+		config.ApplyDefaults(spec)
+		_, err = c.CreateJob(ctx, spec)
+		wantCode(t, "job create into "+tc.db, err, tc.code, tc.says...)
 	}
 }

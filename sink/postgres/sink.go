@@ -174,7 +174,7 @@ func (s *Sink) bootstrap(ctx context.Context) error {
 		return s.migrateOwners(ctx, tx)
 	})
 	if err != nil {
-		return fmt.Errorf("postgres: create schema loadnode: %w", unavailable(err))
+		return fmt.Errorf("postgres: create schema loadnode: %w", classify(err))
 	}
 	s.mu.Lock()
 	s.mu.bootstrapped = true
@@ -301,4 +301,59 @@ func unavailable(err error) error {
 		return fmt.Errorf("%w: %w", sink.ErrUnavailable, err)
 	}
 	return err
+}
+
+// classify is unavailable, and wraps with sink.ErrRefused, naming the
+// cause, an error PostgreSQL answered that retrying cannot fix: every
+// SQLSTATE but the transient ones (transient). An error of neither kind
+// (a pgx error that is not the server's) is returned as it is.
+func classify(err error) error {
+	err = unavailable(err)
+	if err == nil || errors.Is(err, sink.ErrUnavailable) || errors.Is(err, sink.ErrRefused) {
+		return err
+	}
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || transient(pe.Code) {
+		return err
+	}
+	if c := cause(pe.Code); c != "" {
+		return fmt.Errorf("%w (%s): %w", sink.ErrRefused, c, err)
+	}
+	return fmt.Errorf("%w: %w", sink.ErrRefused, err)
+}
+
+// transient reports whether SQLSTATE code may pass on a retry: the
+// connection (class 08), a serialization failure, deadlock or unknown
+// completion (40001, 40P01, 40003), insufficient resources (class 53:
+// disk, memory, connections), a lock or object busy (55P03, 55006), the
+// server shutting down, starting or ending an idle session (57P01..57P03,
+// 57P05), a system or internal error of the server (classes 58, XX).
+func transient(code string) bool {
+	switch code {
+	case "40001", "40P01", "40003", "55P03", "55006", "57P01", "57P02", "57P03", "57P05":
+		return true
+	}
+	switch code[:min(2, len(code))] {
+	case "08", "53", "58", "XX":
+		return true
+	}
+	return false
+}
+
+// cause names what to fix for the refusals people meet at a create.
+func cause(code string) string {
+	switch {
+	case code == "42501":
+		return "the role lacks a privilege loadnode needs: CREATE on the database (for schema loadnode), CREATE on the tables' schema, " +
+			"or ownership of an existing table"
+	case code == "25006":
+		return "the role's transactions are read-only: default_transaction_read_only, or a standby server"
+	case code == "57014":
+		return "a statement was cancelled: the statement_timeout of the role or database, or pg_cancel_backend"
+	case code == "3D000":
+		return "the DSN's database does not exist"
+	case strings.HasPrefix(code, "28"):
+		return "the login was refused: the DSN's user or password"
+	}
+	return ""
 }

@@ -231,7 +231,7 @@ func (s *Sink) PrepareTable(spec *api.TableSpec) error {
 		if errors.As(err, &ie) || errors.Is(err, sink.ErrTableChanged) {
 			return err
 		}
-		return fmt.Errorf("postgres: prepare table %s: %w", ti.ident.Sanitize(), err)
+		return fmt.Errorf("postgres: prepare table %s: %w", ti.ident.Sanitize(), classify(err))
 	}
 	s.mu.Lock()
 	s.mu.tables[sc.Name()] = ti
