@@ -349,8 +349,10 @@ func (e *sinkTableError) Error() string { return e.err.Error() }
 func (e *sinkTableError) Unwrap() error { return e.err }
 
 // answer: a refusal naming a spec field is the caller's (INVALID_ARGUMENT);
-// a table dropped under loadnode is FAILED_PRECONDITION; any other (the
-// database unreachable) is UNAVAILABLE.
+// a table dropped under loadnode, or a refusal of the database that
+// retrying cannot fix (sink.ErrRefused: a missing privilege, a read-only
+// role, a statement timeout), is FAILED_PRECONDITION; any other (the
+// database unreachable, a transient refusal) is UNAVAILABLE: retry.
 func (e *sinkTableError) answer() *api.Error {
 	var f fielder
 	if errors.As(e.err, &f) && f.SpecField() != "" {
@@ -358,6 +360,9 @@ func (e *sinkTableError) answer() *api.Error {
 	}
 	if errors.Is(e.err, sink.ErrTableChanged) {
 		return &api.Error{Code: api.ErrorCode_FAILED_PRECONDITION, Field: "table", Message: e.err.Error()}
+	}
+	if errors.Is(e.err, sink.ErrRefused) {
+		return &api.Error{Code: api.ErrorCode_FAILED_PRECONDITION, Field: "table.database", Message: api.Clip(e.err.Error(), api.MaxMessageBytes)}
 	}
 	return &api.Error{Code: api.ErrorCode_UNAVAILABLE, Field: "table.database", Message: e.err.Error()}
 }

@@ -59,8 +59,12 @@ const (
 )
 
 var (
+	// namePattern is a job's name. tableNamePattern is a table's or a
+	// column's: no '-', the rule of table.NewSchema, which every sink
+	// shares; a spec is refused here already, naming its field.
 	namePattern       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,127}$`)
-	columnNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+	tableNamePattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+	columnNamePattern = tableNamePattern
 	topicPattern      = regexp.MustCompile(`^[A-Za-z0-9._-]{1,249}$`)
 	hostPattern       = regexp.MustCompile(`^[A-Za-z0-9._:%-]+$`) // names, IPv4, IPv6 (with zone)
 	propertyPattern   = regexp.MustCompile(`^[A-Za-z0-9._-]{1,255}$`)
@@ -258,7 +262,7 @@ func validateTable(t *api.TableSpec) *FieldError {
 	if t == nil {
 		return fieldErr("table", "required")
 	}
-	if err := validateName("table.name", t.Name, namePattern); err != nil {
+	if err := validateName("table.name", t.Name, tableNamePattern); err != nil {
 		return err
 	}
 	if t.Database != "" && !isIdentifier(t.Database) {
@@ -496,7 +500,7 @@ func validateTables(s *api.JobSpec) error {
 	seen := map[string]bool{}
 	for i, t := range s.Tables {
 		f := fmt.Sprintf("tables[%d]", i)
-		if err := validateName(f, t.GetName(), namePattern); err != nil {
+		if err := validateName(f, t.GetName(), tableNamePattern); err != nil {
 			return err
 		}
 		if seen[t.GetName()] {

@@ -57,6 +57,7 @@ func TestMultiTableSpec(t *testing.T) {
 		edit        func(s *api.JobSpec)
 	}{
 		{"twice", "tables[1]", func(s *api.JobSpec) { s.Tables[1].Name = "orders" }},
+		{"dash", "tables[1]", func(s *api.JobSpec) { s.Tables[1].Name = "x-y" }},
 		{"two databases", "tables[1]", func(s *api.JobSpec) { s.Tables[1].Database = "analytics" }},
 		{"unique table", "tables[0]", func(s *api.JobSpec) {
 			s.Tables[0].Model, s.Tables[0].KeyColumns = api.TableModel_UNIQUE, []string{"id"}

@@ -38,6 +38,13 @@ var ErrUnavailable = errors.New("sink: database unavailable")
 // database under a running job). Not transient: a person decides.
 var ErrTableChanged = errors.New("sink: table changed under the job")
 
+// ErrRefused is wrapped by errors of a sink whose database answered a
+// request with a refusal retrying cannot fix: a privilege the role lacks,
+// a read-only role or server, a statement timeout, a failed login, an
+// object the database does not have. Not transient: a person decides
+// (the error names the cause).
+var ErrRefused = errors.New("sink: refused by the database")
+
 // ErrProgressExists is wrapped by InitStarts when a partition already has
 // progress.
 var ErrProgressExists = errors.New("sink: progress exists")

@@ -58,7 +58,9 @@
 // Rows itself; Rows remain what a commit writes.
 //
 // Identifiers are always quoted (pgx.Identifier); no value from a spec or a
-// row is ever pasted into SQL text.
+// row is ever pasted into SQL text. A table or column name longer than
+// PostgreSQL keeps (max_identifier_length, 63 bytes) is refused at create,
+// since PostgreSQL would truncate it into another's (names.go).
 //
 // Concurrency: a Sink is safe for concurrent use; the pool bounds the
 // connections (Options.MaxConns).

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
+
+	"github.com/loadnode/loadnode/api"
 )
 
 // Options configure a Sink. Zero fields take the defaults of
@@ -17,7 +20,8 @@ type Options struct {
 	DSN string
 	// Password, when set, overrides the DSN's.
 	Password string
-	// Schema is the schema of the loaded tables. Default "public".
+	// Schema is the schema of the loaded tables. Default "public"; at
+	// most 63 bytes (PostgreSQL's identifier limit), no NUL.
 	Schema string
 	// Owner namespaces the job state this sink reads and writes in
 	// loadnode's schema (progress, statistics, fences, error rows): job
@@ -76,6 +80,8 @@ func (o Options) Validate() error {
 	switch {
 	case o.DSN == "":
 		return errors.New("postgres: DSN is required")
+	case len(o.Schema) > stockMaxIdentBytes || strings.ContainsRune(o.Schema, 0):
+		return fmt.Errorf("postgres: Schema %s is not a PostgreSQL identifier (at most %d bytes, no NUL)", api.Quote(o.Schema), stockMaxIdentBytes)
 	case len(o.Owner) > maxOwnerBytes:
 		return fmt.Errorf("postgres: Owner is %d bytes, want at most %d", len(o.Owner), maxOwnerBytes)
 	case o.MaxErrorRowsKept < 1:

@@ -28,6 +28,9 @@ type Sink struct {
 		sync.Mutex
 		// bootstrapped: loadnode's schema and tables exist.
 		bootstrapped bool
+		// maxIdent is the server's max_identifier_length in bytes (read
+		// at bootstrap; stockMaxIdentBytes until then).
+		maxIdent int
 		// tables caches what PrepareTable (or the catalog) said of each
 		// table, by loadnode table name.
 		tables map[string]*tableInfo
@@ -71,6 +74,7 @@ func Open(o Options) (*Sink, error) {
 	s := &Sink{pool: pool, opts: o}
 	s.mu.tables = make(map[string]*tableInfo)
 	s.mu.prepared = make(map[string][]byte)
+	s.mu.maxIdent = stockMaxIdentBytes
 	return s, nil
 }
 
@@ -96,6 +100,13 @@ func (s *Sink) Ping(ctx context.Context) error {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	return nil
+}
+
+// maxIdentBytes is the server's max_identifier_length (names.go).
+func (s *Sink) maxIdentBytes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.maxIdent
 }
 
 func (s *Sink) ctx() (context.Context, context.CancelFunc) {
@@ -150,19 +161,24 @@ func (s *Sink) bootstrap(ctx context.Context) error {
 	if done {
 		return nil
 	}
+	var maxIdent int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		for _, q := range append(bootstrapSQL[:len(bootstrapSQL):len(bootstrapSQL)], modelsSQL...) {
 			if _, err := tx.Exec(ctx, q); err != nil {
 				return err
 			}
 		}
+		if err := tx.QueryRow(ctx, `SELECT current_setting('max_identifier_length')::int`).Scan(&maxIdent); err != nil {
+			return err
+		}
 		return s.migrateOwners(ctx, tx)
 	})
 	if err != nil {
-		return fmt.Errorf("postgres: create schema loadnode: %w", unavailable(err))
+		return fmt.Errorf("postgres: create schema loadnode: %w", classify(err))
 	}
 	s.mu.Lock()
 	s.mu.bootstrapped = true
+	s.mu.maxIdent = maxIdent
 	s.mu.Unlock()
 	return nil
 }
@@ -285,4 +301,59 @@ func unavailable(err error) error {
 		return fmt.Errorf("%w: %w", sink.ErrUnavailable, err)
 	}
 	return err
+}
+
+// classify is unavailable, and wraps with sink.ErrRefused, naming the
+// cause, an error PostgreSQL answered that retrying cannot fix: every
+// SQLSTATE but the transient ones (transient). An error of neither kind
+// (a pgx error that is not the server's) is returned as it is.
+func classify(err error) error {
+	err = unavailable(err)
+	if err == nil || errors.Is(err, sink.ErrUnavailable) || errors.Is(err, sink.ErrRefused) {
+		return err
+	}
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || transient(pe.Code) {
+		return err
+	}
+	if c := cause(pe.Code); c != "" {
+		return fmt.Errorf("%w (%s): %w", sink.ErrRefused, c, err)
+	}
+	return fmt.Errorf("%w: %w", sink.ErrRefused, err)
+}
+
+// transient reports whether SQLSTATE code may pass on a retry: the
+// connection (class 08), a serialization failure, deadlock or unknown
+// completion (40001, 40P01, 40003), insufficient resources (class 53:
+// disk, memory, connections), a lock or object busy (55P03, 55006), the
+// server shutting down, starting or ending an idle session (57P01..57P03,
+// 57P05), a system or internal error of the server (classes 58, XX).
+func transient(code string) bool {
+	switch code {
+	case "40001", "40P01", "40003", "55P03", "55006", "57P01", "57P02", "57P03", "57P05":
+		return true
+	}
+	switch code[:min(2, len(code))] {
+	case "08", "53", "58", "XX":
+		return true
+	}
+	return false
+}
+
+// cause names what to fix for the refusals people meet at a create.
+func cause(code string) string {
+	switch {
+	case code == "42501":
+		return "the role lacks a privilege loadnode needs: CREATE on the database (for schema loadnode), CREATE on the tables' schema, " +
+			"or ownership of an existing table"
+	case code == "25006":
+		return "the role's transactions are read-only: default_transaction_read_only, or a standby server"
+	case code == "57014":
+		return "a statement was cancelled: the statement_timeout of the role or database, or pg_cancel_backend"
+	case code == "3D000":
+		return "the DSN's database does not exist"
+	case strings.HasPrefix(code, "28"):
+		return "the login was refused: the DSN's user or password"
+	}
+	return ""
 }

@@ -128,9 +128,26 @@ func (e *IncompatibleError) Error() string {
 // SpecField names the spec field the error is about.
 func (e *IncompatibleError) SpecField() string { return "table.columns" }
 
-// CreateTable is PrepareTable: the table is made or checked before the
-// node's catalog records it.
-func (s *Sink) CreateTable(spec *api.TableSpec) error { return s.PrepareTable(spec) }
+// CreateTable is PrepareTable for a table the node's catalog is about to
+// record (the table is made or checked first), refusing a table or column
+// name longer than PostgreSQL keeps (NameError; names.go). PrepareTable
+// alone, at a job's start, accepts a table an earlier release created
+// under such a name.
+func (s *Sink) CreateTable(spec *api.TableSpec) error {
+	sc, err := table.NewSchema(spec)
+	if err != nil {
+		return fmt.Errorf("postgres: create table: %w", err)
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if err := s.bootstrap(ctx); err != nil {
+		return err
+	}
+	if err := checkNames(s.opts.Schema, sc, s.maxIdentBytes()); err != nil {
+		return err
+	}
+	return s.PrepareTable(spec)
+}
 
 // PrepareTable creates the table if it does not exist, else checks that
 // its columns can hold the spec's rows, and records the spec in
@@ -214,7 +231,7 @@ func (s *Sink) PrepareTable(spec *api.TableSpec) error {
 		if errors.As(err, &ie) || errors.Is(err, sink.ErrTableChanged) {
 			return err
 		}
-		return fmt.Errorf("postgres: prepare table %s: %w", ti.ident.Sanitize(), err)
+		return fmt.Errorf("postgres: prepare table %s: %w", ti.ident.Sanitize(), classify(err))
 	}
 	s.mu.Lock()
 	s.mu.tables[sc.Name()] = ti
