@@ -10,16 +10,19 @@ import (
 // replaceFile writes the file at path in full or not at all: path keeps its
 // old content (or stays absent) until a complete new file replaces it.
 //
-// write gets the temporary file PATH.tmp (mode 0600). When write returns
-// nil the file is synced, closed and renamed over path, and the directory
-// is synced so that the rename survives a crash. If write or any of those
-// steps fails, the temporary file is removed and the error names the step
-// and the file (the os errors do: "sync /d/x.tmp: ...", "rename /d/x.tmp
-// /d/x: ..."). A process killed meanwhile leaves the temporary file
-// behind, never a partial path.
+// write gets a new temporary file in path's directory, created by
+// os.CreateTemp (O_EXCL, a random name PATH.<digits>.tmp, mode 0600): no
+// existing path, a symlink planted there included, is followed or
+// overwritten. When write returns nil the file is synced, closed and
+// renamed over path, and the directory is synced so that the rename
+// survives a crash. If write or any of those steps fails, the temporary
+// file is removed and the error names the step and the file (the os
+// errors do: "sync /d/x.123.tmp: ...", "rename /d/x.123.tmp /d/x: ...").
+// A process killed meanwhile leaves the temporary file behind, never a
+// partial path.
 func replaceFile(path string, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
-	f, err := os.OpenFile(path+".tmp", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	f, err := os.CreateTemp(dir, filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("create a temporary file for %s: %w", path, err)
 	}

@@ -9,9 +9,10 @@ import (
 	"testing"
 )
 
-// TestReplaceFile (issue 25, D3): the target keeps its old content until a
-// complete new file replaces it; every failure removes the temporary file
-// and names what failed.
+// TestReplaceFile (issue 25, D3 and D12): the target keeps its old content
+// until a complete new file replaces it; every failure removes the
+// temporary file and names what failed; a planted FILE.tmp is never
+// followed.
 func TestReplaceFile(t *testing.T) {
 	const old, fresh = "PREVIOUS GOOD EXPORT\n", "id,note\n1,a\n2,b\n"
 	errMidStream := errors.New("read t after 1 rows: INTERNAL: injected")
@@ -63,6 +64,31 @@ func TestReplaceFile(t *testing.T) {
 		check: func(t *testing.T, dir, path string) {
 			if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
 				t.Errorf("the directory target: %v, %v", fi, err)
+			}
+		},
+	}, {
+		name: "a planted FILE.tmp symlink is not followed",
+		setup: func(t *testing.T, dir, path string) {
+			victim := filepath.Join(dir, "victim.txt")
+			if err := os.WriteFile(victim, []byte("VICTIM\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(victim, path+".tmp"); err != nil {
+				t.Fatal(err)
+			}
+		},
+		write: func(w io.Writer) error { _, err := io.WriteString(w, fresh); return err },
+		check: func(t *testing.T, dir, path string) {
+			if got := readString(t, filepath.Join(dir, "victim.txt")); got != "VICTIM\n" {
+				t.Errorf("the symlink's target was written: %q", got)
+			}
+			if dst, err := os.Readlink(path + ".tmp"); err != nil || dst != filepath.Join(dir, "victim.txt") {
+				t.Errorf("the planted symlink was touched: %q, %v", dst, err)
+			}
+			if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+				t.Errorf("the target is not a regular file: %v", err)
+			} else if got := readString(t, path); got != fresh {
+				t.Errorf("the target = %q, want %q", got, fresh)
 			}
 		},
 	}} {

@@ -105,7 +105,7 @@ func (m *Main) parseTable(args []string) (command, error) {
 			"table in one reply). csv: a header, NULL as \\N; jsonl: one object a row;\n"+
 			"parquet: one optional column per table column (README \"Tables\" has the types).")
 		fs.StringVar(&c.format, "format", "", "output `format`: csv, jsonl or parquet")
-		fs.StringVar(&c.out, "o", "", "output `FILE` (default stdout; written to FILE.tmp and renamed when complete)")
+		fs.StringVar(&c.out, "o", "", "output `FILE` (default stdout; written to a new FILE.<random>.tmp and renamed over FILE when complete)")
 		m.addConnFlags(fs, &c.conn)
 		pos, err := parseArgs(fs, args)
 		if err != nil {

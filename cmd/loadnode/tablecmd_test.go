@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// TestTableExportFile (issue 25, D3): `table export -o FILE` against a
-// node. A failed export (an unknown table, a FILE that cannot be replaced)
-// fails the command, names what failed and leaves FILE and its directory
-// as they were.
+// TestTableExportFile (issue 25, D3 and D12): `table export -o FILE`
+// against a node. A failed export (an unknown table, a FILE that cannot be
+// replaced) fails the command, names what failed and leaves FILE and its
+// directory as they were; a planted FILE.tmp symlink is not followed.
 func TestTableExportFile(t *testing.T) {
 	n := startTestNode(t)
 	defer n.Close()
@@ -30,6 +30,14 @@ func TestTableExportFile(t *testing.T) {
 	}
 	asDir := filepath.Join(dir, "exp")
 	if err := os.Mkdir(asDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(dir, "victim.txt")
+	if err := os.WriteFile(victim, []byte("VICTIM\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.csv")
+	if err := os.Symlink(victim, out+".tmp"); err != nil {
 		t.Fatal(err)
 	}
 	entries := dirNames(t, dir)
@@ -55,6 +63,23 @@ func TestTableExportFile(t *testing.T) {
 	}
 	if got := dirNames(t, dir); got != entries {
 		t.Errorf("after the failed exports the directory holds %s, want %s", got, entries)
+	}
+
+	// A planted FILE.tmp symlink: neither it nor its target is touched.
+	code, _, errOut = run(t, env, "table", "export", "orders", "--format", "csv", "-o", out)
+	if code != 0 || !strings.Contains(errOut, "exported 0 rows of orders to "+out) {
+		t.Fatalf("export: exit %d, stderr %q", code, errOut)
+	}
+	if got := readString(t, victim); got != "VICTIM\n" {
+		t.Errorf("the export followed %s.tmp and wrote %s: %q", out, victim, got)
+	}
+	if fi, err := os.Lstat(out); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("%s is not a regular file: %v", out, err)
+	} else if got := readString(t, out); got != "id,note\n" {
+		t.Errorf("%s = %q, want the export", out, got)
+	}
+	if dst, err := os.Readlink(out + ".tmp"); err != nil || dst != victim {
+		t.Errorf("the planted symlink was touched: %q, %v", dst, err)
 	}
 
 	// A complete export replaces the old file.
