@@ -38,12 +38,20 @@
 // a clean close) is logged at ERROR with what would be dropped and refused
 // with ErrWALCorrupt, unless Options.AcceptWALLoss.
 //
-// A flush or compaction that fails for want of space (ENOSPC, EDQUOT) is
-// reported by Pebble as a background error, which it retries forever; the
-// Store treats it as fatal (ErrDiskFull, OnFatal) so that a full disk stops
-// loading explicitly, on a running node and on one started on the full
-// disk alike. Other background errors are logged at most once per 10 s.
-// FatalAdvice says what to do about each kind of fatal error.
+// A write to the data directory that fails for want of space (ENOSPC,
+// EDQUOT) is fatal (ErrDiskFull, OnFatal) wherever it happens, so that a
+// full disk stops loading explicitly, on a running node and on one started
+// on the full disk alike. The Store sees it first: Pebble's filesystem is
+// wrapped (fullFS) so that OnFatal runs, on the goroutine of the write,
+// before Pebble gets the error. Pebble would retry a failed flush or
+// compaction forever (a background error; the Store treats a full disk
+// there as fatal too), and on one path it cannot fail cleanly at all: a
+// batch larger than half a memtable rotates the WAL inside the commit, and
+// a write refused there makes Pebble panic with its mutex released, a fatal
+// runtime error ("sync: unlock of unlocked mutex", exit status 2) that no
+// recover catches. An OnFatal that returns (tests) hands the error on to
+// Pebble unchanged. Other background errors are logged at most once per
+// 10 s. FatalAdvice says what to do about each kind of fatal error.
 //
 // Reads are refused too, because after a failed WAL sync Pebble has already
 // applied the batch to its memtable: a read could return a write that was

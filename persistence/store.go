@@ -61,9 +61,12 @@ type Options struct {
 	Logger *slog.Logger
 	// OnFatal is called once, on the goroutine that hit it, when Pebble
 	// reports a fatal error (failed WAL write or fsync, MANIFEST failure,
-	// corruption). Default: log at ERROR and os.Exit(70). Tests set a func
-	// that records and returns; the Store then fails the call in progress
-	// with ErrStoreFailed.
+	// corruption) or a write to the data directory finds the disk full
+	// (then possibly on a Pebble goroutine, inside a Pebble call). Default:
+	// log at ERROR and os.Exit(70). Tests set a func that records and
+	// returns; the Store then fails the call in progress with
+	// ErrStoreFailed (except where Pebble itself cannot survive the failed
+	// write: see the package comment on a full disk).
 	OnFatal func(err error)
 	// MaxErrorRowsKept is the number of error rows kept per job; older ones
 	// are deleted as new ones arrive; when it shrinks across a restart the
@@ -184,7 +187,7 @@ func Open(opts Options) (s *Store, err error) {
 	defer cache.Unref()
 	popts := &pebble.Options{
 		Cache:              cache,
-		FS:                 opts.FS,
+		FS:                 newFullFS(opts.FS, opts.Dir, s.diskFull),
 		Logger:             pebbleLogger{s},
 		EventListener:      s.eventListener(),
 		FormatMajorVersion: pebble.FormatNewest,

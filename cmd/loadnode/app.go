@@ -196,8 +196,9 @@ func (m *Main) Report(err error) int {
 		fmt.Fprintf(m.Stderr, "loadnode: %s\nGive the node's token with --token-file FILE or $%s.\n", err, config.TokenEnv)
 		return exitError
 	case errors.As(err, &ce):
-		// What the node answered: "INVALID_ARGUMENT: kafka.topic: required".
-		fmt.Fprintf(m.Stderr, "loadnode: %s\n", ce.Error())
+		// What the node answered: "INVALID_ARGUMENT: kafka.topic: required",
+		// after what the command adds ("table export: read t: ...").
+		fmt.Fprintf(m.Stderr, "loadnode: %s\n", err)
 		return exitError
 	default:
 		fmt.Fprintf(m.Stderr, "loadnode: %s\n", err)

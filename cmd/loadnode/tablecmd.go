@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/loadnode/loadnode/client"
 )
@@ -106,7 +105,7 @@ func (m *Main) parseTable(args []string) (command, error) {
 			"table in one reply). csv: a header, NULL as \\N; jsonl: one object a row;\n"+
 			"parquet: one optional column per table column (README \"Tables\" has the types).")
 		fs.StringVar(&c.format, "format", "", "output `format`: csv, jsonl or parquet")
-		fs.StringVar(&c.out, "o", "", "output `FILE` (default stdout; written to FILE.tmp and renamed when complete)")
+		fs.StringVar(&c.out, "o", "", "output `FILE` (default stdout; written to a new FILE.<random>.tmp and renamed over FILE when complete)")
 		m.addConnFlags(fs, &c.conn)
 		pos, err := parseArgs(fs, args)
 		if err != nil {
@@ -234,62 +233,66 @@ func (c tableDropCmd) run(ctx context.Context, m *Main) error {
 }
 
 // run streams the table: each page is written as it arrives. With -o the
-// file appears (renamed from FILE.tmp) only when complete.
-func (c tableExportCmd) run(ctx context.Context, m *Main) (err error) {
+// rows go to a temporary file beside FILE that replaces FILE only once the
+// export is complete and on disk (replaceFile); a failed export leaves FILE
+// as it was and fails the command.
+func (c tableExportCmd) run(ctx context.Context, m *Main) error {
 	cl, err := m.dial(ctx, c.conn)
 	if err != nil {
 		return err
 	}
-	var out io.Writer = m.Stdout
-	if c.out != "" {
-		f, err := os.OpenFile(c.out+".tmp", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-		if err != nil {
+	if c.out == "" {
+		if _, err := c.export(ctx, cl, m.Stdout); err != nil {
 			return fmt.Errorf("table export: %w", err)
 		}
-		defer func() {
-			if cerr := f.Close(); err == nil && cerr != nil {
-				err = fmt.Errorf("table export: %w", cerr)
-			}
-			if err == nil {
-				err = os.Rename(c.out+".tmp", c.out)
-			} else {
-				os.Remove(c.out + ".tmp")
-			}
-		}()
-		out = f
+		return nil
 	}
+	n := 0
+	err = replaceFile(c.out, func(w io.Writer) error {
+		var err error
+		n, err = c.export(ctx, cl, w)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("table export: %w", err)
+	}
+	fmt.Fprintf(m.Stderr, "exported %d rows of %s to %s\n", n, c.table, c.out)
+	return nil
+}
+
+// export writes every row of the table to out and returns the row count.
+// An error says whether reading the table or writing out failed.
+func (c tableExportCmd) export(ctx context.Context, cl *client.Client, out io.Writer) (int, error) {
 	it := cl.ScanTable(ctx, c.table, client.WithPageSize(client.MaxScanPage))
 	var w rowWriter
 	n := 0
 	for it.Next() {
 		if w == nil {
+			var err error
 			if w, err = newRowWriter(c.format, out, it.Schema()); err != nil {
-				return err
+				return n, fmt.Errorf("write rows: %w", err)
 			}
 		}
 		if err := w.Write(it.Row().Raw()); err != nil {
-			return fmt.Errorf("table export: %w", err)
+			return n, fmt.Errorf("write rows: %w", err)
 		}
 		n++
 	}
 	if err := it.Err(); err != nil {
-		return err
+		return n, fmt.Errorf("read %s after %d rows: %w", c.table, n, err)
 	}
 	if w == nil {
 		// No rows: the schema comes from describe.
 		ti, err := cl.DescribeTable(ctx, c.table)
 		if err != nil {
-			return err
+			return n, fmt.Errorf("read %s: %w", c.table, err)
 		}
 		if w, err = newRowWriter(c.format, out, ti.GetSpec()); err != nil {
-			return err
+			return n, fmt.Errorf("write rows: %w", err)
 		}
 	}
 	if err := w.Close(); err != nil {
-		return fmt.Errorf("table export: %w", err)
+		return n, fmt.Errorf("write rows: %w", err)
 	}
-	if c.out != "" {
-		fmt.Fprintf(m.Stderr, "exported %d rows of %s to %s\n", n, c.table, c.out)
-	}
-	return nil
+	return n, nil
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/loadnode/loadnode/internal/ledger"
 	"github.com/loadnode/loadnode/internal/testdeps"
 	"github.com/loadnode/loadnode/internal/testnode"
@@ -172,4 +174,68 @@ func TestSIGTERMStopsStuckNode(t *testing.T) {
 	if errors.As(err, &ee) && !strings.Contains(p.Log(), "did not stop within") {
 		t.Errorf("exit %v without saying why:\n%s", err, p.Tail(10))
 	}
+}
+
+// TestFullDiskLargeCommit (issue 25, D10): a batch larger than half a
+// memtable (Pebble's large-batch threshold, 32 MiB here) that fills the
+// disk fails while Pebble rotates its write-ahead log, a path on which
+// Pebble panics with its own mutex released ("sync: unlock of unlocked
+// mutex", exit 2). The node must stop as for any full disk: exit status
+// 70 and the message to free space; once space is back the load resumes
+// exactly once.
+func TestFullDiskLargeCommit(t *testing.T) {
+	const topic, name, tbl = "fulldisk_large", "fulldisk_large_load", "fulldisk_large_rows"
+	const n, noteBytes = 40_000, 1000 // ~40 MB of rows: one batch, more than the disk holds
+	mnt := mountTmpfs(t, "24m")
+	data := filepath.Join(mnt, "data")
+	b := testnode.StartBroker(t, 1, topic)
+	l := ledger.New()
+	produceNotes(t, l, b, topic, n, noteBytes)
+	p := startNode(t, data)
+	c := p.Client(t)
+	spec := jsonSpec(name, tbl, topic, b.Addrs())
+	spec.DesiredConcurrentNumber = 1
+	spec.MaxBatchRows = 200_000
+	spec.MaxBatchSize = 100 << 20
+	spec.MaxBatchIntervalMs = 10_000
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.CreateJob(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	exited, err := p.Wait(90 * time.Second)
+	if !exited {
+		t.Fatalf("the node kept running on a full disk:\n%s", p.Tail(20))
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 70 {
+		t.Fatalf("exit: %v, want status 70:\n%s", err, p.Tail(30))
+	}
+	if !strings.Contains(p.Log(), "is full: free space, then restart") {
+		t.Errorf("the node's last words do not say to free space:\n%s", p.Tail(10))
+	}
+	t.Logf("the node stopped:\n%s", p.Tail(3))
+
+	// Space is back (the tmpfs grows): the node resumes, exactly once.
+	if out, err := exec.Command("mount", "-o", "remount,size=256m", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("remount: %v %s", err, out)
+	}
+	p.MustRestart(t)
+	c = p.Client(t)
+	waitDrained(t, c, b, name, topic, 120*time.Second)
+	checkExactlyOnce(t, c, l, name, tbl)
+}
+
+// produceNotes produces n records with ids 0..n-1, each with a note of
+// noteBytes bytes, and records them in l.
+func produceNotes(t *testing.T, l *ledger.Ledger, b *testnode.Broker, topic string, n, noteBytes int) {
+	t.Helper()
+	recs := make([]*kgo.Record, n)
+	seqs := make([]int64, n)
+	for i := range n {
+		note := fmt.Sprintf("%0*d", noteBytes, i)
+		recs[i] = &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, `{"id":%d,"note":%q}`, i, note)}
+		seqs[i] = int64(i)
+	}
+	produceRecords(t, b, l, recs, seqs)
 }
