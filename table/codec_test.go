@@ -21,7 +21,7 @@ func TestValueRoundTrip(t *testing.T) {
 		{vI(1), vF(2.5), vS("bob"), vB(true), vI(1709296245123456), vS("hi")},
 		{vN, vN, vN, vN, vN, vN},
 		{vI(math.MinInt64), vF(math.Inf(-1)), vS(""), vB(false), vI(minTimestampMicros), vS(strings.Repeat("x", 300))},
-		{vI(math.MaxInt64), vF(-0.0), vS("é世😀\x00\xff"), vN, vI(maxTimestampMicros), vN},
+		{vI(math.MaxInt64), vF(math.Copysign(0, -1)), vS("é世😀\x00\xff"), vN, vI(maxTimestampMicros), vN},
 		{vI(-1), vF(math.SmallestNonzeroFloat64), vN, vB(true), vI(-1), vS("\"")},
 		{vI(0), vF(math.NaN()), vS("a"), vB(false), vI(0), vS("")},
 	}
@@ -37,6 +37,11 @@ func TestValueRoundTrip(t *testing.T) {
 			}
 			if gotPos != p || !equalRows(got, row) {
 				t.Errorf("row %d: round trip\n got %+v %+v\nwant %+v %+v", i, gotPos, got, p, row)
+			}
+			for c := range row {
+				if math.Signbit(got[c].Float) != math.Signbit(row[c].Float) {
+					t.Errorf("row %d column %d: float %v came back as %v: sign lost", i, c, row[c].Float, got[c].Float)
+				}
 			}
 		}
 	}
