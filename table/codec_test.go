@@ -2,7 +2,6 @@ package table
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -156,36 +155,6 @@ func TestToProto(t *testing.T) {
 	}
 	if _, err := proto.Marshal(row); err != nil {
 		t.Errorf("Marshal: %v", err)
-	}
-}
-
-func TestAppendJSON(t *testing.T) {
-	s := testSchema(t)
-	tests := []struct {
-		row  []Value
-		want string
-	}{
-		{[]Value{vI(1), vF(2.5), vS("bob"), vB(true), vT("2024-03-01T12:30:45.123456Z"), vS("hi")},
-			`{"id":1,"amount":2.5,"name":"bob","ok":true,"ts":"2024-03-01T12:30:45.123456Z","note":"hi"}`},
-		{[]Value{vN, vN, vN, vN, vN, vN},
-			`{"id":null,"amount":null,"name":null,"ok":null,"ts":null,"note":null}`},
-		{[]Value{vI(-5), vF(1e21), vS("a\"b\\c\n\t\x01<>&\u2028é\xff"), vB(false), vI(0), vS("")},
-			`{"id":-5,"amount":1e+21,"name":"a\"b\\c\n\t\u0001<>&\u2028é\ufffd","ok":false,"ts":"1970-01-01T00:00:00Z","note":""}`},
-		{[]Value{vI(0), vF(1e-7), vN, vN, vT("1969-12-31T23:59:59.9Z"), vN},
-			`{"id":0,"amount":1e-7,"name":null,"ok":null,"ts":"1969-12-31T23:59:59.9Z","note":null}`},
-		{[]Value{vI(0), vF(math.NaN()), vN, vN, vN, vN},
-			`{"id":0,"amount":null,"name":null,"ok":null,"ts":null,"note":null}`},
-		{[]Value{vI(0), vF(1234567.125), vN, vN, vN, vN},
-			`{"id":0,"amount":1234567.125,"name":null,"ok":null,"ts":null,"note":null}`},
-	}
-	for _, tt := range tests {
-		got := string(AppendJSON(nil, s, tt.row))
-		if got != tt.want {
-			t.Errorf("AppendJSON\n got %s\nwant %s", got, tt.want)
-		}
-		if !json.Valid([]byte(got)) {
-			t.Errorf("AppendJSON output is not valid JSON: %s", got)
-		}
 	}
 }
 

@@ -59,63 +59,6 @@ func ToProto(s *Schema, vals []Value, pos Pos) *api.Row {
 	return row
 }
 
-// AppendJSON appends the row as one JSON object keyed by column name, in
-// column order (for `table scan --format jsonl`). TIMESTAMP is an RFC 3339
-// string in UTC with up to microsecond precision, NULL is null, a non-finite
-// FLOAT64 (which the parsers never produce) is null.
-//
-// REQUIRES: len(vals) == s.NumColumns().
-func AppendJSON(dst []byte, s *Schema, vals []Value) []byte {
-	dst = append(dst, '{')
-	for i := range vals {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		// Column names are identifiers: no escaping needed.
-		dst = append(dst, '"')
-		dst = append(dst, s.cols[i].GetName()...)
-		dst = append(dst, '"', ':')
-		dst = appendJSONValue(dst, s.types[i], s.meta[i], vals[i])
-	}
-	return append(dst, '}')
-}
-
-func appendJSONValue(dst []byte, t api.ColumnType, m colMeta, v Value) []byte {
-	if v.Null {
-		return append(dst, "null"...)
-	}
-	switch t {
-	case api.ColumnType_INT64, api.ColumnType_INT8, api.ColumnType_INT16, api.ColumnType_INT32:
-		return strconv.AppendInt(dst, v.Int, 10)
-	case api.ColumnType_INT128, api.ColumnType_DECIMAL:
-		// A JSON number, exact (a reader may lose digits; the text is exact).
-		return appendDecimal(dst, v, m.scale)
-	case api.ColumnType_FLOAT64:
-		return appendFloat(dst, v.Float)
-	case api.ColumnType_FLOAT32:
-		return appendFloat32(dst, v.Float)
-	case api.ColumnType_STRING, api.ColumnType_CHAR, api.ColumnType_VARCHAR:
-		return appendJSONString(dst, v.Str)
-	case api.ColumnType_JSON:
-		return append(dst, v.Str...)
-	case api.ColumnType_DATE:
-		dst = append(dst, '"')
-		dst = appendDate(dst, v.Int)
-		return append(dst, '"')
-	case api.ColumnType_DATETIME:
-		dst = append(dst, '"')
-		dst = appendDatetime(dst, v.Int, m.precision)
-		return append(dst, '"')
-	case api.ColumnType_BOOL:
-		return strconv.AppendBool(dst, v.Bool)
-	case api.ColumnType_TIMESTAMP:
-		dst = append(dst, '"')
-		dst = appendTimestamp(dst, v.Int)
-		return append(dst, '"')
-	}
-	return append(dst, "null"...)
-}
-
 // appendFloat formats like encoding/json: shortest representation, 'e'
 // notation only for very small or large magnitudes.
 func appendFloat(dst []byte, f float64) []byte {
@@ -155,58 +98,6 @@ func appendFloat32(dst []byte, f float64) []byte {
 
 func appendTimestamp(dst []byte, micros int64) []byte {
 	return time.UnixMicro(micros).UTC().AppendFormat(dst, time.RFC3339Nano)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
-// U+2028 and U+2029 are escaped so the output is also valid JavaScript.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // FormatValue renders one cell for table output: NULL as "NULL", TIMESTAMP
