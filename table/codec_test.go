@@ -157,24 +157,3 @@ func TestToProto(t *testing.T) {
 		t.Errorf("Marshal: %v", err)
 	}
 }
-
-func TestFormatValue(t *testing.T) {
-	tests := []struct {
-		t    api.ColumnType
-		v    Value
-		want string
-	}{
-		{api.ColumnType_INT64, vI(-12), "-12"},
-		{api.ColumnType_INT64, vN, "NULL"},
-		{api.ColumnType_FLOAT64, vF(1234567.5), "1234567.5"},
-		{api.ColumnType_FLOAT64, vF(0.1), "0.1"},
-		{api.ColumnType_STRING, vS("a b"), "a b"},
-		{api.ColumnType_BOOL, vB(true), "true"},
-		{api.ColumnType_TIMESTAMP, vT("2024-03-01T12:30:45.1Z"), "2024-03-01T12:30:45.1Z"},
-	}
-	for _, tt := range tests {
-		if got := FormatValue(col("c", tt.t), tt.v); got != tt.want {
-			t.Errorf("FormatValue(%v, %+v) = %q, want %q", tt.t, tt.v, got, tt.want)
-		}
-	}
-}

@@ -148,7 +148,7 @@ func checkBorrowed(t *testing.T, p *Parser, data []byte, row []Value, err error)
 }
 
 // FuzzConvert: every type's conversion of any text either succeeds with a
-// value that renders and round-trips through the stored form, or says why.
+// value that round-trips through the stored form, or says why.
 func FuzzConvert(f *testing.F) {
 	for _, s := range []string{"12", "-1.25", "1e3", "2023-07-20:05:48:31", "20230720", "{\"a\": [1]}", "TRUE", "我能", "99999999999999999999999999999999999999.5", ""} {
 		f.Add(s, uint8(0))
@@ -169,10 +169,9 @@ func FuzzConvert(f *testing.F) {
 		if reason != "" && col.Type != api.ColumnType_DECIMAL {
 			return
 		}
-		out := FormatValue(col, v)
 		back, _, err := DecodeValue(s, AppendValue(nil, s, Pos{}, []Value{v}), nil)
-		if err != nil || FormatValue(col, back[0]) != out {
-			t.Fatalf("%s %q: stored form reads back %v, %v", col.Type, in, back, err)
+		if err != nil || !equalRows(back, []Value{v}) {
+			t.Fatalf("%s %q: %+v reads back as %+v, %v", col.Type, in, v, back, err)
 		}
 	})
 }

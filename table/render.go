@@ -1,10 +1,7 @@
 package table
 
 import (
-	"math"
-	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/loadnode/loadnode/api"
@@ -57,76 +54,4 @@ func ToProto(s *Schema, vals []Value, pos Pos) *api.Row {
 		row.Values[i] = pv
 	}
 	return row
-}
-
-// appendFloat formats like encoding/json: shortest representation, 'e'
-// notation only for very small or large magnitudes.
-func appendFloat(dst []byte, f float64) []byte {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return append(dst, "null"...)
-	}
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	dst = strconv.AppendFloat(dst, f, format, -1, 64)
-	if format == 'e' {
-		// clean up e-09 to e-9
-		n := len(dst)
-		if n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
-			dst[n-2] = dst[n-1]
-			dst = dst[:n-1]
-		}
-	}
-	return dst
-}
-
-// appendFloat32 is appendFloat for a FLOAT32 value: the shortest text that
-// reads back as the same float32.
-func appendFloat32(dst []byte, f float64) []byte {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return append(dst, "null"...)
-	}
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	return strconv.AppendFloat(dst, f, format, -1, 32)
-}
-
-func appendTimestamp(dst []byte, micros int64) []byte {
-	return time.UnixMicro(micros).UTC().AppendFormat(dst, time.RFC3339Nano)
-}
-
-// FormatValue renders one cell for table output: NULL as "NULL", TIMESTAMP
-// as RFC 3339 in UTC, DATE as 2006-01-02, DATETIME as 2006-01-02 15:04:05
-// (with its precision's fraction digits), FLOAT64 and FLOAT32 as in JSON,
-// DECIMAL with its scale's fraction digits, text as is.
-func FormatValue(col *api.Column, v Value) string {
-	if v.Null {
-		return "NULL"
-	}
-	switch col.GetType() {
-	case api.ColumnType_INT64, api.ColumnType_INT8, api.ColumnType_INT16, api.ColumnType_INT32:
-		return strconv.FormatInt(v.Int, 10)
-	case api.ColumnType_INT128, api.ColumnType_DECIMAL:
-		return FormatDecimal(v, int(col.GetScale()))
-	case api.ColumnType_FLOAT64:
-		return string(appendFloat(nil, v.Float))
-	case api.ColumnType_FLOAT32:
-		return string(appendFloat32(nil, v.Float))
-	case api.ColumnType_DATE:
-		return string(appendDate(nil, v.Int))
-	case api.ColumnType_DATETIME:
-		return string(appendDatetime(nil, v.Int, int(col.GetPrecision())))
-	case api.ColumnType_STRING, api.ColumnType_CHAR, api.ColumnType_VARCHAR, api.ColumnType_JSON:
-		return v.Str
-	case api.ColumnType_BOOL:
-		return strconv.FormatBool(v.Bool)
-	case api.ColumnType_TIMESTAMP:
-		return string(appendTimestamp(nil, v.Int))
-	}
-	return "?"
 }
