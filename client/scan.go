@@ -15,16 +15,12 @@ type ScanOption func(*scanConfig)
 
 type scanConfig struct {
 	page  int
-	limit int
 	after []byte
 }
 
 // WithPageSize sets the rows asked for per request (default 1000, at most
 // MaxScanPage; the node may answer fewer, to bound a page's bytes).
 func WithPageSize(n int) ScanOption { return func(c *scanConfig) { c.page = n } }
-
-// WithScanLimit stops the scan after n rows (0: every row).
-func WithScanLimit(n int) ScanOption { return func(c *scanConfig) { c.limit = n } }
 
 // WithCursor starts the scan at a cursor an earlier scan's Cursor gave.
 func WithCursor(cursor []byte) ScanOption {
@@ -50,7 +46,6 @@ type RowIterator struct {
 	index  map[string]int
 	rows   []*api.Row
 	i      int
-	seen   int
 	page   []byte // the cursor the current page was read from
 	next   []byte // the cursor of the next page; nil when done
 	done   bool
@@ -65,11 +60,8 @@ func (c *Client) ScanTable(ctx context.Context, table string, opts ...ScanOption
 		o(&cfg)
 	}
 	it := &RowIterator{c: c, ctx: ctx, table: table, cfg: cfg, next: cfg.after}
-	switch {
-	case cfg.page <= 0 || cfg.page > MaxScanPage:
+	if cfg.page <= 0 || cfg.page > MaxScanPage {
 		it.err = errorf("scan %s: page size %d must be 1..%d", table, cfg.page, MaxScanPage)
-	case cfg.limit < 0:
-		it.err = errorf("scan %s: limit %d must be >= 0", table, cfg.limit)
 	}
 	return it
 }
@@ -80,9 +72,6 @@ func (it *RowIterator) Next() bool {
 	if it.err != nil {
 		return false
 	}
-	if it.cfg.limit > 0 && it.seen >= it.cfg.limit {
-		return false
-	}
 	for it.i >= len(it.rows) {
 		if it.done || !it.fetch() {
 			return false
@@ -90,16 +79,11 @@ func (it *RowIterator) Next() bool {
 	}
 	it.row = ScanRow{row: it.rows[it.i], index: it.index}
 	it.i++
-	it.seen++
 	return true
 }
 
 func (it *RowIterator) fetch() bool {
-	page := it.cfg.page
-	if it.cfg.limit > 0 {
-		page = min(page, it.cfg.limit-it.seen)
-	}
-	resp, err := call[*api.TableScanResponse](it.ctx, it.c, "scan", &api.TableScanRequest{Table: it.table, Limit: int64(page), After: it.next})
+	resp, err := call[*api.TableScanResponse](it.ctx, it.c, "scan", &api.TableScanRequest{Table: it.table, Limit: int64(it.cfg.page), After: it.next})
 	if err == nil {
 		err = fromAPI(resp.GetError())
 	}

@@ -70,25 +70,6 @@ var (
 	propertyPattern   = regexp.MustCompile(`^[A-Za-z0-9._-]{1,255}$`)
 )
 
-// parseColumnType maps a column type name (case-insensitive; loadnode's
-// names and the Doris ones, see table.ParseType) to its api value.
-func parseColumnType(s string) (api.ColumnType, bool) {
-	t, err := table.ParseColumnType(s)
-	return t, err == nil
-}
-
-// columnTypeName is the canonical YAML name of t (without parameters).
-func columnTypeName(t api.ColumnType) string {
-	c := &api.Column{Type: t}
-	switch t {
-	case api.ColumnType_DECIMAL:
-		c.Precision = 9
-	case api.ColumnType_CHAR, api.ColumnType_VARCHAR:
-		c.Length = 1
-	}
-	return table.TypeString(c)
-}
-
 // canonicalOffset returns the canonical spelling of a start offset: a
 // non-negative decimal integer without leading zeros, OFFSET_BEGINNING or
 // OFFSET_END. ok is false when s is none of these.

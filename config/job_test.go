@@ -220,31 +220,6 @@ func TestFieldErrorString(t *testing.T) {
 	}
 }
 
-func TestColumnTypes(t *testing.T) {
-	for in, want := range map[string]api.ColumnType{
-		"int64": api.ColumnType_INT64, "BIGINT": api.ColumnType_INT64, "Int": api.ColumnType_INT32,
-		"float64": api.ColumnType_FLOAT64, "double": api.ColumnType_FLOAT64, "FLOAT": api.ColumnType_FLOAT32,
-		"string": api.ColumnType_STRING, "varchar": api.ColumnType_VARCHAR, "text": api.ColumnType_STRING,
-		"bool": api.ColumnType_BOOL, "boolean": api.ColumnType_BOOL,
-		"timestamp": api.ColumnType_TIMESTAMP, "DateTime": api.ColumnType_DATETIME,
-		"tinyint": api.ColumnType_INT8, "largeint": api.ColumnType_INT128, "decimal": api.ColumnType_DECIMAL,
-		"date": api.ColumnType_DATE, "json": api.ColumnType_JSON,
-	} {
-		got, ok := parseColumnType(in)
-		if !ok || got != want {
-			t.Errorf("parseColumnType(%q) = %v, %v; want %v", in, got, ok, want)
-		}
-		if back, _ := parseColumnType(columnTypeName(got)); back != got {
-			t.Errorf("columnTypeName(%v) does not parse back", got)
-		}
-	}
-	for _, in := range []string{"", "int9", "decimal(39)", "number"} {
-		if _, ok := parseColumnType(in); ok {
-			t.Errorf("parseColumnType(%q) accepted", in)
-		}
-	}
-}
-
 func TestCanonicalOffset(t *testing.T) {
 	for _, tc := range []struct {
 		in, want string

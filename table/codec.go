@@ -57,21 +57,6 @@ func KeySpace(job uint64, rebase uint32) uint64 {
 	return job&(1<<40-1) | uint64(rebase)<<40
 }
 
-// DecodeKey is the inverse of AppendKey for DUPLICATE keys.
-func DecodeKey(model api.TableModel, key []byte) (Pos, error) {
-	if model != api.TableModel_DUPLICATE {
-		return Pos{}, fmt.Errorf("table: decode key: unknown model %v", model)
-	}
-	if len(key) != KeyLen {
-		return Pos{}, fmt.Errorf("%w: key of %d bytes, want %d", ErrCorrupt, len(key), KeyLen)
-	}
-	return Pos{
-		JobID:     binary.BigEndian.Uint64(key),
-		Partition: int32(binary.BigEndian.Uint32(key[8:]) ^ (1 << 31)),
-		Offset:    int64(binary.BigEndian.Uint64(key[12:]) ^ (1 << 63)),
-	}, nil
-}
-
 // AppendValue appends the encoding of a row (see valueFormatV1).
 //
 // REQUIRES: len(vals) == s.NumColumns().

@@ -2,7 +2,6 @@ package table
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -21,7 +20,7 @@ func TestValueRoundTrip(t *testing.T) {
 		{vI(1), vF(2.5), vS("bob"), vB(true), vI(1709296245123456), vS("hi")},
 		{vN, vN, vN, vN, vN, vN},
 		{vI(math.MinInt64), vF(math.Inf(-1)), vS(""), vB(false), vI(minTimestampMicros), vS(strings.Repeat("x", 300))},
-		{vI(math.MaxInt64), vF(-0.0), vS("é世😀\x00\xff"), vN, vI(maxTimestampMicros), vN},
+		{vI(math.MaxInt64), vF(math.Copysign(0, -1)), vS("é世😀\x00\xff"), vN, vI(maxTimestampMicros), vN},
 		{vI(-1), vF(math.SmallestNonzeroFloat64), vN, vB(true), vI(-1), vS("\"")},
 		{vI(0), vF(math.NaN()), vS("a"), vB(false), vI(0), vS("")},
 	}
@@ -37,6 +36,11 @@ func TestValueRoundTrip(t *testing.T) {
 			}
 			if gotPos != p || !equalRows(got, row) {
 				t.Errorf("row %d: round trip\n got %+v %+v\nwant %+v %+v", i, gotPos, got, p, row)
+			}
+			for c := range row {
+				if math.Signbit(got[c].Float) != math.Signbit(row[c].Float) {
+					t.Errorf("row %d column %d: float %v came back as %v: sign lost", i, c, row[c].Float, got[c].Float)
+				}
 			}
 		}
 	}
@@ -108,10 +112,6 @@ func TestKeyOrder(t *testing.T) {
 		if len(keys[i]) != KeyLen {
 			t.Fatalf("key of %d bytes", len(keys[i]))
 		}
-		got, err := DecodeKey(api.TableModel_DUPLICATE, keys[i])
-		if err != nil || got != p {
-			t.Fatalf("DecodeKey = %+v, %v; want %+v", got, err, p)
-		}
 	}
 	for i := range pos {
 		for j := range pos {
@@ -119,9 +119,6 @@ func TestKeyOrder(t *testing.T) {
 				t.Fatalf("key order of %+v vs %+v = %d, want %d", pos[i], pos[j], g, w)
 			}
 		}
-	}
-	if _, err := DecodeKey(api.TableModel_DUPLICATE, keys[0][:5]); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("short key: err = %v", err)
 	}
 }
 
@@ -151,56 +148,5 @@ func TestToProto(t *testing.T) {
 	}
 	if _, err := proto.Marshal(row); err != nil {
 		t.Errorf("Marshal: %v", err)
-	}
-}
-
-func TestAppendJSON(t *testing.T) {
-	s := testSchema(t)
-	tests := []struct {
-		row  []Value
-		want string
-	}{
-		{[]Value{vI(1), vF(2.5), vS("bob"), vB(true), vT("2024-03-01T12:30:45.123456Z"), vS("hi")},
-			`{"id":1,"amount":2.5,"name":"bob","ok":true,"ts":"2024-03-01T12:30:45.123456Z","note":"hi"}`},
-		{[]Value{vN, vN, vN, vN, vN, vN},
-			`{"id":null,"amount":null,"name":null,"ok":null,"ts":null,"note":null}`},
-		{[]Value{vI(-5), vF(1e21), vS("a\"b\\c\n\t\x01<>&\u2028é\xff"), vB(false), vI(0), vS("")},
-			`{"id":-5,"amount":1e+21,"name":"a\"b\\c\n\t\u0001<>&\u2028é\ufffd","ok":false,"ts":"1970-01-01T00:00:00Z","note":""}`},
-		{[]Value{vI(0), vF(1e-7), vN, vN, vT("1969-12-31T23:59:59.9Z"), vN},
-			`{"id":0,"amount":1e-7,"name":null,"ok":null,"ts":"1969-12-31T23:59:59.9Z","note":null}`},
-		{[]Value{vI(0), vF(math.NaN()), vN, vN, vN, vN},
-			`{"id":0,"amount":null,"name":null,"ok":null,"ts":null,"note":null}`},
-		{[]Value{vI(0), vF(1234567.125), vN, vN, vN, vN},
-			`{"id":0,"amount":1234567.125,"name":null,"ok":null,"ts":null,"note":null}`},
-	}
-	for _, tt := range tests {
-		got := string(AppendJSON(nil, s, tt.row))
-		if got != tt.want {
-			t.Errorf("AppendJSON\n got %s\nwant %s", got, tt.want)
-		}
-		if !json.Valid([]byte(got)) {
-			t.Errorf("AppendJSON output is not valid JSON: %s", got)
-		}
-	}
-}
-
-func TestFormatValue(t *testing.T) {
-	tests := []struct {
-		t    api.ColumnType
-		v    Value
-		want string
-	}{
-		{api.ColumnType_INT64, vI(-12), "-12"},
-		{api.ColumnType_INT64, vN, "NULL"},
-		{api.ColumnType_FLOAT64, vF(1234567.5), "1234567.5"},
-		{api.ColumnType_FLOAT64, vF(0.1), "0.1"},
-		{api.ColumnType_STRING, vS("a b"), "a b"},
-		{api.ColumnType_BOOL, vB(true), "true"},
-		{api.ColumnType_TIMESTAMP, vT("2024-03-01T12:30:45.1Z"), "2024-03-01T12:30:45.1Z"},
-	}
-	for _, tt := range tests {
-		if got := FormatValue(col("c", tt.t), tt.v); got != tt.want {
-			t.Errorf("FormatValue(%v, %+v) = %q, want %q", tt.t, tt.v, got, tt.want)
-		}
 	}
 }

@@ -65,16 +65,13 @@ func FuzzParseJSON(f *testing.F) {
 			}
 			checkRoundTrip(t, s, row)
 			// The row rendered as JSON parses back to itself.
-			out := AppendJSON(nil, s, row)
-			if !json.Valid(out) {
-				t.Fatalf("AppendJSON = %s: invalid JSON", out)
-			}
+			out := rowJSON(t, s, row)
 			back, err := again.Parse(out, nil)
 			if err != nil {
-				t.Fatalf("Parse(AppendJSON) = %v for %s", err, out)
+				t.Fatalf("Parse(rowJSON) = %v for %s", err, out)
 			}
 			if !equalRows(back, row) {
-				t.Fatalf("Parse(AppendJSON(row)) != row\n got %+v\nwant %+v\njson %s", back, row, out)
+				t.Fatalf("Parse(rowJSON(row)) != row\n got %+v\nwant %+v\njson %s", back, row, out)
 			}
 		}
 	})
@@ -103,11 +100,39 @@ func FuzzParseCSV(f *testing.F) {
 				continue
 			}
 			checkRoundTrip(t, s, row)
-			if !json.Valid(AppendJSON(nil, s, row)) {
-				t.Fatalf("AppendJSON of %+v is invalid JSON", row)
-			}
 		}
 	})
+}
+
+// rowJSON renders a row of testSchema as one JSON object (encoding/json:
+// NULL as null, TIMESTAMP as an RFC 3339 string in UTC).
+func rowJSON(t *testing.T, s *Schema, row []Value) []byte {
+	t.Helper()
+	obj := make(map[string]any, len(row))
+	for i, c := range s.Columns() {
+		v := row[i]
+		switch {
+		case v.Null:
+			obj[c.GetName()] = nil
+		case c.GetType() == api.ColumnType_INT64:
+			obj[c.GetName()] = v.Int
+		case c.GetType() == api.ColumnType_FLOAT64:
+			obj[c.GetName()] = v.Float
+		case c.GetType() == api.ColumnType_STRING:
+			obj[c.GetName()] = v.Str
+		case c.GetType() == api.ColumnType_BOOL:
+			obj[c.GetName()] = v.Bool
+		case c.GetType() == api.ColumnType_TIMESTAMP:
+			obj[c.GetName()] = time.UnixMicro(v.Int).UTC().Format(time.RFC3339Nano)
+		default:
+			t.Fatalf("rowJSON: column %s is %s", c.GetName(), c.GetType())
+		}
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatalf("rowJSON(%+v): %v", row, err)
+	}
+	return out
 }
 
 // checkBorrowed checks that ParseBorrowed gives what Parse gave (row, err).
@@ -123,7 +148,7 @@ func checkBorrowed(t *testing.T, p *Parser, data []byte, row []Value, err error)
 }
 
 // FuzzConvert: every type's conversion of any text either succeeds with a
-// value that renders and round-trips through the stored form, or says why.
+// value that round-trips through the stored form, or says why.
 func FuzzConvert(f *testing.F) {
 	for _, s := range []string{"12", "-1.25", "1e3", "2023-07-20:05:48:31", "20230720", "{\"a\": [1]}", "TRUE", "我能", "99999999999999999999999999999999999999.5", ""} {
 		f.Add(s, uint8(0))
@@ -144,10 +169,9 @@ func FuzzConvert(f *testing.F) {
 		if reason != "" && col.Type != api.ColumnType_DECIMAL {
 			return
 		}
-		out := FormatValue(col, v)
 		back, _, err := DecodeValue(s, AppendValue(nil, s, Pos{}, []Value{v}), nil)
-		if err != nil || FormatValue(col, back[0]) != out {
-			t.Fatalf("%s %q: stored form reads back %v, %v", col.Type, in, back, err)
+		if err != nil || !equalRows(back, []Value{v}) {
+			t.Fatalf("%s %q: %+v reads back as %+v, %v", col.Type, in, v, back, err)
 		}
 	})
 }

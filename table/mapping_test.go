@@ -12,7 +12,7 @@ import (
 func render(s *Schema, row []Value) string {
 	var parts []string
 	for i, c := range s.Columns() {
-		parts = append(parts, FormatValue(c, row[i]))
+		parts = append(parts, formatValue(c, row[i]))
 	}
 	return strings.Join(parts, "|")
 }

@@ -30,7 +30,7 @@ func equalRows(a, b []Value) bool {
 	}
 	for i := range a {
 		x, y := a[i], b[i]
-		if x.Null != y.Null || x.Int != y.Int || math.Float64bits(x.Float) != math.Float64bits(y.Float) || x.Str != y.Str || x.Bool != y.Bool {
+		if x.Null != y.Null || x.Int != y.Int || x.Hi != y.Hi || math.Float64bits(x.Float) != math.Float64bits(y.Float) || x.Str != y.Str || x.Bool != y.Bool {
 			return false
 		}
 	}

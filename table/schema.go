@@ -238,16 +238,6 @@ func Compare(existing, spec *api.TableSpec) error {
 	return nil
 }
 
-// ParseColumnType parses a type name, case-insensitively, into its type
-// (see ParseType for the names); parameters are not accepted here.
-func ParseColumnType(s string) (api.ColumnType, error) {
-	c, err := ParseType(s)
-	if err != nil {
-		return api.ColumnType_COLUMN_TYPE_UNSPECIFIED, err
-	}
-	return c.GetType(), nil
-}
-
 // typeHelp lists the type names ParseType knows.
 const typeHelp = "int64, float64, string, bool, timestamp, or a Doris type: tinyint, smallint, int, bigint, largeint, float, double, decimal(p,s), date, datetime(p), char(n), varchar(n), text, boolean, json"
 

@@ -130,7 +130,9 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-func TestParseColumnType(t *testing.T) {
+// TestParseTypeNames: ParseType knows loadnode's and Doris's type names,
+// case-insensitively, and its errors start with "table: ".
+func TestParseTypeNames(t *testing.T) {
 	tests := map[string]api.ColumnType{
 		"int64": api.ColumnType_INT64, "BIGINT": api.ColumnType_INT64, "Int": api.ColumnType_INT32,
 		"float64": api.ColumnType_FLOAT64, "double": api.ColumnType_FLOAT64, "FLOAT": api.ColumnType_FLOAT32,
@@ -141,14 +143,14 @@ func TestParseColumnType(t *testing.T) {
 		"decimal": api.ColumnType_DECIMAL, "DATEV2": api.ColumnType_DATE, "char": api.ColumnType_CHAR, "jsonb": api.ColumnType_JSON,
 	}
 	for in, want := range tests {
-		got, err := ParseColumnType(in)
-		if err != nil || got != want {
-			t.Errorf("ParseColumnType(%q) = %v, %v; want %v", in, got, err, want)
+		got, err := ParseType(in)
+		if err != nil || got.GetType() != want {
+			t.Errorf("ParseType(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
 	for _, bad := range []string{"", "INT9", "column_type_unspecified", "decimal(39)", "varchar(0)", "char(256)", "datetime(7)", "int(1,2)", "decimal(5,6)"} {
-		if _, err := ParseColumnType(bad); err == nil || !strings.HasPrefix(err.Error(), "table: ") {
-			t.Errorf("ParseColumnType(%q) err = %v, want a table: error", bad, err)
+		if _, err := ParseType(bad); err == nil || !strings.HasPrefix(err.Error(), "table: ") {
+			t.Errorf("ParseType(%q) err = %v, want a table: error", bad, err)
 		}
 	}
 }

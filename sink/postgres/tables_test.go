@@ -175,7 +175,7 @@ func TestCopyTypes(t *testing.T) {
 	}
 	rows := [][]table.Value{
 		{{Int: math.MinInt64}, {Float: math.Inf(-1)}, {Str: ""}, {Bool: false}, {Int: -62167219200 * 1e6}},
-		{{Int: math.MaxInt64}, {Float: -0.0}, {Str: "ünï\tcode"}, {Bool: true}, {Int: 253402300799*1e6 + 999999}},
+		{{Int: math.MaxInt64}, {Float: math.Copysign(0, -1)}, {Str: "ünï\tcode"}, {Bool: true}, {Int: 253402300799*1e6 + 999999}},
 		{{Null: true}, {Null: true}, {Null: true}, {Null: true}, {Null: true}},
 		{{Int: 0}, {Float: 1.5e300}, {Str: "x"}, {Bool: true}, {Int: 0}},
 	}
@@ -202,6 +202,11 @@ func TestCopyTypes(t *testing.T) {
 	var ts string
 	if err := s.pool.QueryRow(context.Background(), `SELECT ts::text FROM public.types WHERE i = 0`).Scan(&ts); err != nil || ts != "1970-01-01 00:00:00+00" {
 		t.Errorf("timestamp 0 in PostgreSQL = %q, %v; want 1970-01-01 00:00:00+00", ts, err)
+	}
+	// Negative zero is stored as such, not folded into +0 on the way in.
+	var f float64
+	if err := s.pool.QueryRow(context.Background(), `SELECT f FROM public.types WHERE i = $1`, int64(math.MaxInt64)).Scan(&f); err != nil || f != 0 || !math.Signbit(f) {
+		t.Errorf("-0 in PostgreSQL = %v (sign bit %t), %v; want -0", f, math.Signbit(f), err)
 	}
 }
 

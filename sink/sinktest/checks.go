@@ -669,8 +669,8 @@ func testScanPaging(t *testing.T, e *env) {
 }
 
 // testTruncate: a sink.Truncater empties one table and nothing else; the
-// job's progress and statistics stay, and its next commit goes on from
-// them. A sink that is no Truncater skips it.
+// job's progress, checkpoints, error rows and statistics stay, and its next
+// commit goes on from them. A sink that is no Truncater skips it.
 func testTruncate(t *testing.T, e *env) {
 	tr, ok := e.s.(sink.Truncater)
 	if !ok {
@@ -681,28 +681,43 @@ func testTruncate(t *testing.T, e *env) {
 	for _, x := range []*job{j, o} {
 		e.mustInit(t, x, map[int32]int64{0: 0}, nil)
 	}
-	stats := e.mustCommit(t, j.commit(1, nil, rng{Partition: 0, From: 0, To: 5}))
-	e.mustCommit(t, o.commit(1, nil, rng{Partition: 0, From: 0, To: 3}))
-	before := e.state(t, j)
+	c := j.commit(1, nil, rng{Partition: 0, From: 0, To: 5, Checkpoint: []byte("ck1-5")})
+	c.ErrorRows = []*api.ErrorRow{errorRow(0, 5)}
+	stats := e.mustCommit(t, c)
+	c = o.commit(1, nil, rng{Partition: 0, From: 0, To: 3})
+	c.ErrorRows = []*api.ErrorRow{errorRow(0, 3)}
+	e.mustCommit(t, c)
+	before, other := e.state(t, j), e.state(t, o)
 	if err := tr.TruncateTable(j.spec.GetName()); err != nil {
 		t.Fatalf("TruncateTable: %v", err)
 	}
 	for _, when := range []string{"after TruncateTable", "after TruncateTable and a restart"} {
-		if n := e.countRows(t, j.spec.GetName()); n != 0 {
-			t.Errorf("%s: %d rows, want 0", when, n)
+		after := e.state(t, j)
+		if n := e.countRows(t, j.spec.GetName()); n != 0 || len(after.rows) != 0 {
+			t.Errorf("%s: CountRows = %d, a scan finds %d rows; want 0", when, n, len(after.rows))
 		}
-		if n := e.countRows(t, o.spec.GetName()); n != 3 {
-			t.Errorf("%s: the other table has %d rows, want 3", when, n)
+		if d := diffProgress(before.progress, after.progress); d != "" {
+			t.Errorf("%s: progress moved: %s", when, d)
 		}
-		if p := e.progress(t, j.id); diffProgress(p, before.progress) != "" {
-			t.Errorf("%s: progress moved: %s", when, diffProgress(p, before.progress))
+		assertPositions(t, after.progress, map[int32]int64{0: 5})
+		assertCheckpoints(t, after.progress, map[int32][]byte{0: []byte("ck1-5")})
+		assertStats(t, after.progress, stats)
+		if !slices.EqualFunc(after.errs, []*api.ErrorRow{errorRow(0, 5)}, func(a, b *api.ErrorRow) bool { return proto.Equal(a, b) }) {
+			t.Errorf("%s: error rows %v, want the one at offset 5", when, offsets(after.errs))
 		}
+		e.assertUnchanged(t, o, other, "truncating another job's table ("+when+")")
 		e.restart(t)
 		tr = e.s.(sink.Truncater)
 	}
-	e.mustCommit(t, j.commit(1, stats, rng{Partition: 0, From: 5, To: 7}))
-	if n := e.countRows(t, j.spec.GetName()); n != 2 {
-		t.Errorf("rows after the next commit = %d, want 2", n)
+	next := e.mustCommit(t, j.commit(1, stats, rng{Partition: 0, From: 5, To: 7}))
+	p := e.progress(t, j.id)
+	assertPositions(t, p, map[int32]int64{0: 7})
+	assertStats(t, p, next)
+	if got, want := e.rows(t, j.spec.GetName()), sortedKVs([]sink.KV{j.row(0, 5, "v"), j.row(0, 6, "v")}); !slices.EqualFunc(got, want, kvEqual) {
+		t.Errorf("after the next commit the table has %d rows, want the 2 of offsets 5 and 6", len(got))
+	}
+	if errs := e.errorRows(t, j.id, e.h.MaxErrorRowsKept+10); len(errs) != 1 {
+		t.Errorf("after the next commit: error rows %v, want the one at offset 5", offsets(errs))
 	}
 }
 

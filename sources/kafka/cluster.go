@@ -20,26 +20,14 @@ import (
 
 // Cluster is a shared handle on one Kafka cluster as seen with one set of
 // properties: an admin client for metadata, offsets and watermarks, and the
-// factory of Readers. Share one per ClusterKey. Safe for concurrent use.
+// factory of Readers. Jobs whose specs have the same brokers and
+// properties can share one. Safe for concurrent use.
 type Cluster struct {
 	cfg     *clientConfig
 	brokers []string
 	logger  *slog.Logger
 	cl      *kgo.Client
 	adm     *kadm.Client
-}
-
-// ClusterKey is the canonical identity of the cluster handle a spec needs:
-// specs with equal keys can share one Cluster.
-func ClusterKey(spec *api.KafkaSpec) string {
-	var b strings.Builder
-	brokers := slices.Clone(spec.GetBrokers())
-	slices.Sort(brokers)
-	fmt.Fprintf(&b, "%q", brokers)
-	for _, k := range slices.Sorted(maps.Keys(spec.GetProperties())) {
-		fmt.Fprintf(&b, "|%q=%q", k, spec.GetProperties()[k])
-	}
-	return b.String()
 }
 
 // NewCluster validates spec's brokers and properties and opens an admin

@@ -210,15 +210,6 @@ func TestNewClusterErrors(t *testing.T) {
 	}
 }
 
-func TestClusterKey(t *testing.T) {
-	a := ClusterKey(&api.KafkaSpec{Brokers: []string{"b:1", "a:1"}, Topic: "x", Properties: map[string]string{"client.id": "c", "fetch.max.bytes": "5"}})
-	b := ClusterKey(&api.KafkaSpec{Brokers: []string{"a:1", "b:1"}, Topic: "y", Properties: map[string]string{"fetch.max.bytes": "5", "client.id": "c"}})
-	c := ClusterKey(&api.KafkaSpec{Brokers: []string{"a:1", "b:1"}, Properties: map[string]string{"fetch.max.bytes": "6", "client.id": "c"}})
-	if a != b || a == c {
-		t.Fatalf("keys %q %q %q", a, b, c)
-	}
-}
-
 // TestResolveOffsetsByTime: TIME:<ms> is the first offset whose record
 // timestamp is at or after it, the end offset when none is.
 func TestResolveOffsetsByTime(t *testing.T) {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -59,10 +60,18 @@ func TestPartitionsAdded(t *testing.T) {
 // and progress does not move.
 func TestRetentionPauses(t *testing.T) {
 	const topic, name, tbl = "retention", "retention_load", "retention_rows"
+	// A job paused for a transient reason auto-resumes autoResumeBase after
+	// its pause; the watch below lasts ten times that.
+	const autoResumeBase = 200 * time.Millisecond
 	b := testnode.StartBroker(t, 1, topic)
 	l := ledger.New()
 	produce(t, l, b, topic, 0, 1000)
-	p := startNodeArgs(t, t.TempDir(), fastTopology(t))
+	f := filepath.Join(t.TempDir(), "node.yaml")
+	cfg := fmt.Sprintf("topology_interval: 300ms\nwatermark_interval: 200ms\nauto_resume_base: %s\n", autoResumeBase)
+	if err := os.WriteFile(f, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startNodeArgs(t, t.TempDir(), []string{"--config", f})
 	c := p.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -95,13 +104,23 @@ func TestRetentionPauses(t *testing.T) {
 	if info.Stats.LoadedRows != 1000 {
 		t.Fatalf("loaded %d rows, want 1000", info.Stats.LoadedRows)
 	}
-	// Data loss never auto-resumes: the job stays paused at 1000 for a
-	// whole second of checks.
-	window := time.After(time.Second)
+	// Data loss never auto-resumes: for ten times autoResumeBase after the
+	// pause the job stays paused at 1000 and journals nothing new. The
+	// journal, not the polled state, catches an auto-resume that pauses
+	// again between two polls.
+	paused := info.History[len(info.History)-1]
+	if paused.To != api.JobState_PAUSED || paused.Reason != api.Reason_OFFSET_OUT_OF_RANGE {
+		t.Fatalf("last transition is %s -> %s (%s), want the pause for OFFSET_OUT_OF_RANGE", paused.From, paused.To, paused.Reason)
+	}
+	window := time.After(time.Until(time.UnixMilli(paused.TimeUnixMs).Add(10 * autoResumeBase)))
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for stay := true; stay; {
-		if again := showJob(t, c, name); again.Summary.State != api.JobState_PAUSED || again.Partitions[0].CommittedOffset != 1000 {
+		again := showJob(t, c, name)
+		if last := again.History[len(again.History)-1]; last.Seq != paused.Seq {
+			t.Fatalf("job moved on after data loss: %s -> %s (%s: %s)", last.From, last.To, last.Reason, last.Message)
+		}
+		if again.Summary.State != api.JobState_PAUSED || again.Partitions[0].CommittedOffset != 1000 {
 			t.Fatalf("job moved on after data loss: %s at %d", again.Summary.State, again.Partitions[0].CommittedOffset)
 		}
 		select {
