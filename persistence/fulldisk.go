@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -75,6 +76,18 @@ func (s *Store) diskFull(err error) {
 	})
 }
 
+// walFailed fails the store on a failed write-ahead log file (fullFS): it
+// records the cause, logs once and calls OnFatal once (by default the
+// process exits 70). It never panics, for the reason diskFull does not.
+func (s *Store) walFailed(err error) {
+	cause := fmt.Errorf("persistence: write-ahead log failed: %w", err)
+	s.failed.CompareAndSwap(nil, &cause)
+	s.fatalOne.Do(func() {
+		s.log.Error("persistence: fatal store error, the process must stop: "+cause.Error(), "err", err)
+		s.onFatal(cause)
+	})
+}
+
 // fullFS is the filesystem Pebble is given: a write to the data directory
 // that is refused for want of space (ENOSPC, EDQUOT: a write, a sync, a
 // close, a create, a rename or link into it) fails the store
@@ -92,26 +105,44 @@ func (s *Store) diskFull(err error) {
 // files there, while a checkpoint (Checkpoint) writes elsewhere through the
 // same filesystem, and a backup onto a full disk fails the backup, not the
 // node.
+//
+// Any other failure to create, write, sync or close a write-ahead log file
+// is fatal the same way (onWAL, Store.walFailed): Pebble cannot go on after
+// one either, and it does not always stop cleanly. A commit that finds the
+// log writer already failed panics holding Pebble's commit mutex (every
+// later commit then blocks for good), and a log rotation that finds it
+// failed (a memtable switch, the flush at Close) panics the way described
+// above. The store must have failed before either happens, so that no
+// later call, Close's flush included, reaches Pebble.
 type fullFS struct {
 	vfs.FS
 	dir    string // filepath.Clean of the data directory
 	onFull func(err error)
+	onWAL  func(err error)
 }
 
 var _ vfs.FS = fullFS{}
 
-func newFullFS(inner vfs.FS, dir string, onFull func(error)) fullFS {
-	return fullFS{FS: inner, dir: filepath.Clean(dir), onFull: onFull}
+func newFullFS(inner vfs.FS, dir string, onFull, onWAL func(error)) fullFS {
+	return fullFS{FS: inner, dir: filepath.Clean(dir), onFull: onFull, onWAL: onWAL}
 }
+
+// isWAL reports whether name is one of Pebble's write-ahead log files.
+func isWAL(name string) bool { return strings.HasSuffix(name, ".log") }
 
 func (f fullFS) Unwrap() vfs.FS { return f.FS }
 
 // inDir reports whether name is a file directly in the data directory.
 func (f fullFS) inDir(name string) bool { return filepath.Dir(filepath.Clean(name)) == f.dir }
 
-// check passes err through, failing the store first if it is a full disk.
+// check passes err through, failing the store first if it is a full disk
+// or a failure of a write-ahead log file.
 func (f fullFS) check(op, name string, err error) error {
-	if err == nil || !isDiskFull(err) {
+	if err == nil {
+		return nil
+	}
+	full := isDiskFull(err)
+	if !full && (f.onWAL == nil || !isWAL(name)) {
 		return err
 	}
 	cause := err
@@ -120,7 +151,11 @@ func (f fullFS) check(op, name string, err error) error {
 	if !errors.As(err, &pathErr) && !errors.As(err, &linkErr) {
 		cause = fmt.Errorf("%s %s: %w", op, name, err) // name the file
 	}
-	f.onFull(cause)
+	if full {
+		f.onFull(cause)
+	} else {
+		f.onWAL(cause)
+	}
 	return err
 }
 

@@ -133,14 +133,17 @@ func TestFullFSScope(t *testing.T) {
 		kind       errorfs.OpKind
 		call       func(vfs.File) error
 		err        error
-		full       bool
+		full, wal  bool
 	}{
-		{"data file write, full", "db/000004.log", errorfs.OpFileWrite, write, enospc, true},
-		{"data file sync, quota", "db/000005.sst", errorfs.OpFileSync, sync, fmt.Errorf("w: %w", syscall.EDQUOT), true},
-		{"data file write, other error", "db/000004.log", errorfs.OpFileWrite, write, errorfs.ErrInjected, false},
-		{"data file preallocate, full", "db/000004.log", errorfs.OpFilePreallocate, prealloc, enospc, false},
-		{"checkpoint file write, full", "backup/000004.sst", errorfs.OpFileWrite, write, enospc, false},
-		{"checkpoint inside the data dir, full", "db/backup/000004.sst", errorfs.OpFileWrite, write, enospc, false},
+		{"data file write, full", "db/000004.log", errorfs.OpFileWrite, write, enospc, true, false},
+		{"data file sync, quota", "db/000005.sst", errorfs.OpFileSync, sync, fmt.Errorf("w: %w", syscall.EDQUOT), true, false},
+		{"log write, other error", "db/000004.log", errorfs.OpFileWrite, write, errorfs.ErrInjected, false, true},
+		{"log sync, other error", "db/000004.log", errorfs.OpFileSync, sync, errorfs.ErrInjected, false, true},
+		{"table write, other error", "db/000005.sst", errorfs.OpFileWrite, write, errorfs.ErrInjected, false, false},
+		{"data file preallocate, full", "db/000004.log", errorfs.OpFilePreallocate, prealloc, enospc, false, false},
+		{"checkpoint file write, full", "backup/000004.sst", errorfs.OpFileWrite, write, enospc, false, false},
+		{"checkpoint inside the data dir, full", "db/backup/000004.sst", errorfs.OpFileWrite, write, enospc, false, false},
+		{"checkpoint log write, other error", "backup/000004.log", errorfs.OpFileWrite, write, errorfs.ErrInjected, false, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -154,8 +157,8 @@ func TestFullFSScope(t *testing.T) {
 			if err := mem.MkdirAll(filepath.Dir(tc.path), 0o700); err != nil {
 				t.Fatal(err)
 			}
-			var got []error
-			fs := newFullFS(errorfs.Wrap(mem, inj), "db/", func(err error) { got = append(got, err) })
+			var got, wal []error
+			fs := newFullFS(errorfs.Wrap(mem, inj), "db/", func(err error) { got = append(got, err) }, func(err error) { wal = append(wal, err) })
 			f, err := fs.Create(tc.path, vfs.WriteCategoryUnspecified)
 			if err != nil {
 				t.Fatal(err)
@@ -169,6 +172,12 @@ func TestFullFSScope(t *testing.T) {
 			}
 			if tc.full && !strings.Contains(got[0].Error(), tc.path) {
 				t.Errorf("onFull(%v) does not name the file %s", got[0], tc.path)
+			}
+			if tc.wal != (len(wal) == 1) || len(wal) > 1 {
+				t.Fatalf("onWAL called %d times (%v), want wal=%v", len(wal), wal, tc.wal)
+			}
+			if tc.wal && !strings.Contains(wal[0].Error(), tc.path) {
+				t.Errorf("onWAL(%v) does not name the file %s", wal[0], tc.path)
 			}
 		})
 	}

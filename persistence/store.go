@@ -3,11 +3,11 @@ package persistence
 import (
 	"errors"
 	"fmt"
-	"github.com/loadnode/loadnode/metastore"
-	"github.com/loadnode/loadnode/sink"
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -16,6 +16,9 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/metastore"
+	"github.com/loadnode/loadnode/sink"
 )
 
 // Sentinel errors. Errors returned by the Store wrap them with %w and add
@@ -119,6 +122,9 @@ type Store struct {
 	fs     vfs.FS
 	bg     bgErrors
 	failed atomic.Pointer[error] // the first fatal cause; nil while healthy
+	// wedged is set when Pebble panicked (recoverFatal): its mutexes may be
+	// held for good, so Close leaves it alone.
+	wedged atomic.Bool
 	closed atomic.Bool
 
 	// ops counts the calls in flight (enter/leave). Close waits for them
@@ -187,7 +193,7 @@ func Open(opts Options) (s *Store, err error) {
 	defer cache.Unref()
 	popts := &pebble.Options{
 		Cache:              cache,
-		FS:                 newFullFS(opts.FS, opts.Dir, s.diskFull),
+		FS:                 newFullFS(opts.FS, opts.Dir, s.diskFull, s.walFailed),
 		Logger:             pebbleLogger{s},
 		EventListener:      s.eventListener(),
 		FormatMajorVersion: pebble.FormatNewest,
@@ -309,7 +315,13 @@ func (s *Store) Close() (err error) {
 			t.Stop()
 		}
 	}
-	cerr := s.db.Close()
+	var cerr error
+	if !s.wedged.Load() {
+		// A Pebble that panicked may hold its mutexes: its Close would
+		// block. Its goroutines and files are left to the process's exit,
+		// which a fatal store error calls for anyway.
+		cerr = s.db.Close()
+	}
 	if lerr := s.lock.Close(); cerr == nil && lerr != nil {
 		cerr = lerr
 	}
@@ -387,19 +399,66 @@ func (s *Store) exitOnFatal(err error) {
 	os.Exit(exitCodeStoreFailed)
 }
 
-// recoverFatal turns a fatalPanic raised on this goroutine into an error
-// wrapping ErrStoreFailed; any other panic continues. Use as
-// `defer s.recoverFatal(&err)` in every method that calls Pebble.
+// recoverFatal turns a fatalPanic raised on this goroutine, or a panic
+// raised inside Pebble, into an error wrapping ErrStoreFailed; any other
+// panic continues. Use as `defer s.recoverFatal(&err)` in every method that
+// calls Pebble.
+//
+// Pebble panics on some I/O failures instead of reporting them (a commit
+// that finds its log writer failed panics holding the commit mutex), and a
+// Pebble that panicked is not usable again: such a panic fails the store
+// for good (OnFatal, as a fatal error does) and marks it wedged, so that
+// Close does not call into Pebble either. Left to propagate, an actor's
+// supervisor would recover it and restart the actor against a store whose
+// every later commit blocks forever.
 func (s *Store) recoverFatal(errp *error) {
 	r := recover()
 	if r == nil {
 		return
 	}
-	fp, ok := r.(fatalPanic)
-	if !ok {
+	if fp, ok := r.(fatalPanic); ok {
+		*errp = fmt.Errorf("%w: %w", ErrStoreFailed, fp.err)
+		return
+	}
+	stack := debug.Stack()
+	if !panickedIn(stack, "github.com/cockroachdb/pebble") {
 		panic(r)
 	}
-	*errp = fmt.Errorf("%w: %w", ErrStoreFailed, fp.err)
+	cause, ok := r.(error)
+	if !ok {
+		cause = fmt.Errorf("%v", r)
+	}
+	cause = fmt.Errorf("persistence: pebble panicked: %w", cause)
+	s.wedged.Store(true)
+	s.failed.CompareAndSwap(nil, &cause)
+	s.fatalOne.Do(func() {
+		s.log.Error("persistence: fatal store error, the process must stop: "+cause.Error(), "err", cause, "stack", string(stack))
+		s.onFatal(cause)
+	})
+	*errp = fmt.Errorf("%w: %w", ErrStoreFailed, cause)
+}
+
+// panickedIn reports whether the panic being recovered (stack is
+// debug.Stack() taken in the deferred function that recovers it) was
+// raised by code of the package path prefix pkg: the first frame below the
+// innermost panic call that is not the runtime's (a nil dereference goes
+// through runtime.sigpanic) belongs to pkg.
+func panickedIn(stack []byte, pkg string) bool {
+	text := string(stack)
+	i := strings.Index(text, "\npanic(")
+	if i < 0 {
+		return false
+	}
+	lines := strings.Split(text[i+1:], "\n")
+	// lines: "panic(...)", its file line, then function/file pairs.
+	for j := 2; j < len(lines); j += 2 {
+		fn := lines[j]
+		if strings.HasPrefix(fn, "runtime.") {
+			continue
+		}
+		return strings.HasPrefix(fn, pkg)
+	}
+	return false
 }
 
 // commit commits b with pebble.Sync and closes it.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -485,6 +486,66 @@ func TestRecoverFatalOnlyOurs(t *testing.T) {
 	}()
 	_ = run("other")
 	t.Error("a foreign panic was swallowed")
+}
+
+// TestPebblePanicFailsStore: a panic raised inside Pebble (here its
+// use-after-close panic, standing in for the panic of a commit that finds
+// its log writer failed) fails the store for good instead of escaping into
+// the caller's actor, whose supervisor would restart it against a Pebble
+// that may hold its commit mutex forever. Later calls are refused without
+// entering Pebble, and Close returns without calling into it.
+func TestPebblePanicFailsStore(t *testing.T) {
+	var fatals fatalRecorder
+	s := openStore(t, vfs.NewMem(), Options{OnFatal: fatals.onFatal})
+	rec := testRecord(1, "a")
+	if err := s.CreateJob(rec, createdTransition(), rec.Spec.Table); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Close(); err != nil { // Pebble now panics on any use
+		t.Fatal(err)
+	}
+	_, err := s.LoadJob(1)
+	if !errors.Is(err, ErrStoreFailed) || !strings.Contains(err.Error(), "pebble panicked") {
+		t.Fatalf("LoadJob on a panicking Pebble = %v, want ErrStoreFailed naming the panic", err)
+	}
+	if fatals.count() != 1 {
+		t.Errorf("OnFatal called %d times, want 1", fatals.count())
+	}
+	if _, err := s.JobRecords(); !errors.Is(err, ErrStoreFailed) {
+		t.Errorf("JobRecords after the panic = %v, want ErrStoreFailed", err)
+	}
+	if fatals.count() != 1 {
+		t.Errorf("OnFatal called %d times after a second call, want 1", fatals.count())
+	}
+	if err := s.Close(); !errors.Is(err, ErrStoreFailed) {
+		t.Errorf("Close = %v, want ErrStoreFailed", err)
+	}
+}
+
+// TestPanickedIn reads the frame that raised a panic from a stack taken
+// where it is recovered.
+func TestPanickedIn(t *testing.T) {
+	origin := func(f func()) (in, runtime bool) {
+		defer func() {
+			recover()
+			st := debug.Stack()
+			in = panickedIn(st, "github.com/loadnode/loadnode/persistence.TestPanickedIn")
+			runtime = panickedIn(st, "runtime.")
+		}()
+		f()
+		return false, false
+	}
+	if in, _ := origin(func() { panic("here") }); !in {
+		t.Error("an explicit panic in the test was not placed in it")
+	}
+	var m map[string]int
+	if in, rt := origin(func() { m["x"] = 1 }); !in || rt {
+		t.Errorf("a nil-map panic placed in the test %v, in the runtime %v; want the test's frame", in, rt)
+	}
+	n := -1
+	if in, _ := origin(func() { _ = strings.Repeat("x", n) }); in {
+		t.Error("a panic inside the strings package was placed in the test")
+	}
 }
 
 func TestFatalfNeverReturns(t *testing.T) {
