@@ -152,7 +152,10 @@ func scanRows(c *client.Client, tbl string) ([]ledger.Row, error) {
 // awaitDrained waits until every job c shows has its progress at the ends
 // endsOf gives it (nil: the job is skipped), and fails t unless that
 // happens within `within` of faultsEnd. It returns the time from faultsEnd.
-func awaitDrained(t *testing.T, c *client.Client, faultsEnd time.Time, within time.Duration, endsOf func(*api.JobInfo) map[int32]int64) time.Duration {
+//
+// diagnose, if not nil, is called at a timeout and its text logged (an
+// in-process node can be asked what the client could not learn).
+func awaitDrained(t *testing.T, c *client.Client, faultsEnd time.Time, within time.Duration, endsOf func(*api.JobInfo) map[int32]int64, diagnose func() string) time.Duration {
 	t.Helper()
 	var calls callLog
 	ok, last := waitFor(time.Until(faultsEnd.Add(within)), func() (bool, string) {
@@ -179,6 +182,9 @@ func awaitDrained(t *testing.T, c *client.Client, faultsEnd time.Time, within ti
 		// wait tells a hang from a slow drain, and the calls' record tells
 		// a node that stopped answering from one that answers slowly.
 		t.Logf("drain calls since the faults' end: %s", calls.String(faultsEnd))
+		if diagnose != nil {
+			t.Logf("at the drain timeout: %s", diagnose())
+		}
 		t.Logf("goroutines in loadnode and protoactor code at the drain timeout:\n%s", loadnodeGoroutines())
 		t.Fatalf("jobs did not drain within %v of the faults' end: %s", within, last)
 	}
