@@ -703,6 +703,8 @@ func TestChaosInProcess(t *testing.T) {
 				t.Logf("store stopped on the WAL failure (%s): %v", what, err)
 			case <-time.After(20 * time.Second):
 				h.life.Unlock()
+				t.Logf("at the missing fatal error: %s", h.diagnose())
+				t.Logf("goroutines in loadnode and protoactor code 20 s after the WAL started failing:\n%s", loadnodeGoroutines())
 				t.Fatalf("no fatal store error 20 s after the WAL started failing (%s)", what)
 			}
 			run.fault("wal failure: " + what + " (errorfs)")
