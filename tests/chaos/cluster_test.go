@@ -433,7 +433,7 @@ func TestChaosCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := ms[0].client()
-	drain := awaitDrained(t, c, faultsEnd, 60*time.Second, func(*api.JobInfo) map[int32]int64 { return ends })
+	drain := awaitDrained(t, c, faultsEnd, 60*time.Second, func(*api.JobInfo) map[int32]int64 { return ends }, nil)
 
 	// Every job owned by exactly one live member: every member lists the
 	// same owner, one of the three; status shows them all, none orphaned.

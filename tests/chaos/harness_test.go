@@ -152,10 +152,16 @@ func scanRows(c *client.Client, tbl string) ([]ledger.Row, error) {
 // awaitDrained waits until every job c shows has its progress at the ends
 // endsOf gives it (nil: the job is skipped), and fails t unless that
 // happens within `within` of faultsEnd. It returns the time from faultsEnd.
-func awaitDrained(t *testing.T, c *client.Client, faultsEnd time.Time, within time.Duration, endsOf func(*api.JobInfo) map[int32]int64) time.Duration {
+//
+// diagnose, if not nil, is called at a timeout and its text logged (an
+// in-process node can be asked what the client could not learn).
+func awaitDrained(t *testing.T, c *client.Client, faultsEnd time.Time, within time.Duration, endsOf func(*api.JobInfo) map[int32]int64, diagnose func() string) time.Duration {
 	t.Helper()
+	var calls callLog
 	ok, last := waitFor(time.Until(faultsEnd.Add(within)), func() (bool, string) {
+		began := time.Now()
 		infos, err := showAll(c)
+		calls.add(began, err)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -173,11 +179,49 @@ func awaitDrained(t *testing.T, c *client.Client, faultsEnd time.Time, within ti
 	drain := time.Since(faultsEnd)
 	if !ok {
 		// An in-process node's goroutines are this process's: where they
-		// wait tells a hang from a slow drain.
-		t.Logf("goroutines in loadnode code at the drain timeout:\n%s", loadnodeGoroutines())
+		// wait tells a hang from a slow drain, and the calls' record tells
+		// a node that stopped answering from one that answers slowly.
+		t.Logf("drain calls since the faults' end: %s", calls.String(faultsEnd))
+		if diagnose != nil {
+			t.Logf("at the drain timeout: %s", diagnose())
+		}
+		t.Logf("goroutines in loadnode and protoactor code at the drain timeout:\n%s", loadnodeGoroutines())
 		t.Fatalf("jobs did not drain within %v of the faults' end: %s", within, last)
 	}
 	return drain
+}
+
+// callLog records the drain's calls: how many, how many failed, when the
+// last one answered, the slowest, and the first error of each kind.
+type callLog struct {
+	n, failed   int
+	lastOK      time.Time
+	slowest     time.Duration
+	firstErrors []string
+}
+
+func (l *callLog) add(began time.Time, err error) {
+	l.n++
+	if d := time.Since(began); d > l.slowest {
+		l.slowest = d
+	}
+	if err == nil {
+		l.lastOK = time.Now()
+		return
+	}
+	l.failed++
+	if len(l.firstErrors) < 5 {
+		l.firstErrors = append(l.firstErrors, fmt.Sprintf("%s after %s: %v", began.Format("15:04:05.000"), time.Since(began).Round(time.Millisecond), err))
+	}
+}
+
+func (l *callLog) String(since time.Time) string {
+	lastOK := "never"
+	if !l.lastOK.IsZero() {
+		lastOK = l.lastOK.Sub(since).Round(time.Millisecond).String() + " after the faults' end"
+	}
+	return fmt.Sprintf("%d calls, %d failed, last answered %s, slowest %s; first errors: %s",
+		l.n, l.failed, lastOK, l.slowest.Round(time.Millisecond), strings.Join(l.firstErrors, "; "))
 }
 
 // drained reports whether the job's progress equals ends on every
@@ -268,13 +312,15 @@ func readStore(fs vfs.FS, dir string) ([]storeView, error) {
 }
 
 // loadnodeGoroutines returns this process's goroutines grouped by stack
-// (pprof's debug=1 text), only the groups with a frame in loadnode's code.
+// (pprof's debug=1 text), only the groups with a frame in loadnode's or
+// protoactor's code (a mailbox or a remote endpoint that waits is
+// protoactor's).
 func loadnodeGoroutines() string {
 	var all bytes.Buffer
 	_ = pprof.Lookup("goroutine").WriteTo(&all, 1)
 	var out strings.Builder
 	for _, g := range strings.Split(all.String(), "\n\n") {
-		if strings.Contains(g, "loadnode/loadnode/") && !strings.Contains(g, "loadnodeGoroutines") {
+		if (strings.Contains(g, "loadnode/loadnode/") || strings.Contains(g, "protoactor-go")) && !strings.Contains(g, "loadnodeGoroutines") {
 			out.WriteString(g)
 			out.WriteString("\n\n")
 		}

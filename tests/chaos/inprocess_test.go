@@ -140,7 +140,48 @@ func (h *inproc) start() error {
 		return fmt.Errorf("dial node %d: %w", h.gen, err)
 	}
 	h.n, h.c, h.fatals = n, c, fatals
+	h.watchSupervision(n, h.gen)
 	return nil
+}
+
+// watchSupervision logs what the node's actor system decides about its
+// manager and scheduler (restart, stop) and the messages it drops for
+// them, which protoactor otherwise keeps to itself: a manager stopped by
+// its supervisor answers nothing, and only these lines say so.
+func (h *inproc) watchSupervision(n *node.Node, gen int) {
+	log := testLogger(h.logger.ring).With("node", gen, "component", "chaos-watch")
+	core := map[string]bool{n.Manager().GetId(): true, n.Scheduler().GetId(): true}
+	var dropped atomic.Int64
+	n.System().EventStream.Subscribe(func(evt any) {
+		switch e := evt.(type) {
+		case *actor.SupervisorEvent:
+			if core[e.Child.GetId()] {
+				log.Warn("supervisor decided", "child", e.Child.GetId(), "directive", e.Directive.String(), "reason", fmt.Sprint(e.Reason))
+			}
+		case *actor.DeadLetterEvent:
+			if e.PID != nil && core[e.PID.GetId()] && dropped.Add(1) <= 20 {
+				log.Warn("dead letter", "to", e.PID.GetId(), "message", fmt.Sprintf("%T", e.Message))
+			}
+		}
+	})
+}
+
+// diagnose asks the node's manager directly, bypassing the remote
+// transport, whether it answers, and reports what the process registry
+// holds for it: it tells a stopped or stuck manager from a lost reply.
+func (h *inproc) diagnose() string {
+	h.life.RLock()
+	defer h.life.RUnlock()
+	if h.n == nil {
+		return "no node running"
+	}
+	sys := h.n.System()
+	mgr := h.n.Manager()
+	_, registered := sys.ProcessRegistry.GetLocal(mgr.GetId())
+	began := time.Now()
+	res, err := sys.Root.RequestFuture(mgr, &api.PingRequest{}, 5*time.Second).Result()
+	return fmt.Sprintf("manager %s registered=%v; a local ping answered %v (%T) err=%v after %s",
+		mgr.GetId(), registered, res, res, err, time.Since(began).Round(time.Millisecond))
 }
 
 func (h *inproc) stop() {
@@ -664,6 +705,8 @@ func TestChaosInProcess(t *testing.T) {
 				t.Logf("store stopped on the WAL failure (%s): %v", what, err)
 			case <-time.After(20 * time.Second):
 				h.life.Unlock()
+				t.Logf("at the missing fatal error: %s", h.diagnose())
+				t.Logf("goroutines in loadnode and protoactor code 20 s after the WAL started failing:\n%s", loadnodeGoroutines())
 				t.Fatalf("no fatal store error 20 s after the WAL started failing (%s)", what)
 			}
 			run.fault("wal failure: " + what + " (errorfs)")
@@ -724,7 +767,7 @@ func TestChaosInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	drain := awaitDrained(t, h.c, faultsEnd, 30*time.Second, func(*api.JobInfo) map[int32]int64 { return ends })
+	drain := awaitDrained(t, h.c, faultsEnd, 30*time.Second, func(*api.JobInfo) map[int32]int64 { return ends }, h.diagnose)
 
 	run.mu.Lock()
 	run.restarts = h.gen - 1 // crash clones and the WAL failure

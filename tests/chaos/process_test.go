@@ -454,7 +454,7 @@ func TestChaosProcess(t *testing.T) {
 			return nil
 		}
 		return endsOf[info.GetSpec().GetKafka().GetTopic()]
-	})
+	}, nil)
 	checkFrozen("final")
 
 	run.mu.Lock()
