@@ -53,6 +53,17 @@
 // Pebble unchanged. Other background errors are logged at most once per
 // 10 s. FatalAdvice says what to do about each kind of fatal error.
 //
+// Any other failure to create, write, sync or close a WAL file is fatal at
+// the same point, before Pebble sees it (fullFS, Store.walFailed): a
+// commit that finds the log writer already failed panics holding Pebble's
+// commit mutex, and a rotation that finds it failed (a full memtable, the
+// flush at Close) panics as above. A panic raised inside Pebble's code is
+// fatal too (recoverFatal): the store fails for good, OnFatal runs, and
+// Close does not call into that Pebble again (it may hold its mutexes).
+// Any other panic goes on to the caller. Before this, the commit's panic
+// reached the actor's supervisor, which restarted the actor against a
+// Pebble whose later commits blocked forever (TestPebblePanicFailsStore).
+//
 // Reads are refused too, because after a failed WAL sync Pebble has already
 // applied the batch to its memtable: a read could return a write that was
 // never durable. A failed Store is only good for Close; restart recovers the
