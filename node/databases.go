@@ -14,6 +14,7 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/config"
+	"github.com/loadnode/loadnode/persistence"
 	"github.com/loadnode/loadnode/sink"
 	"github.com/loadnode/loadnode/sink/postgres"
 )
@@ -74,7 +75,7 @@ func openDatabases(cfg config.Node, fsys vfs.FS, embedded sink.Sink, logger *slo
 		// the cluster's name, so a job that moves finds its positions.
 		owner = "cluster:" + cfg.Cluster.Prefix
 	case len(cfg.Databases) > 0:
-		id, err := nodeID(fsys, cfg.DataDir)
+		id, err := persistence.NodeID(fsys, cfg.DataDir)
 		if err != nil {
 			return nil, err
 		}
