@@ -23,6 +23,9 @@ func (s *Sink) DropTable(name string) error {
 	}
 	ident := pgx.Identifier{s.opts.Schema, name}.Sanitize()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := s.checkClaimTx(ctx, tx); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, "DROP TABLE IF EXISTS "+ident); err != nil {
 			return err
 		}

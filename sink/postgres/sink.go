@@ -26,8 +26,12 @@ type Sink struct {
 
 	mu struct {
 		sync.Mutex
-		// bootstrapped: loadnode's schema and tables exist.
+		// bootstrapped: loadnode's schema and tables exist (and the owner
+		// is claimed, with Options.Incarnation).
 		bootstrapped bool
+		// incarnation is the owner's counter this sink claimed
+		// (incarnation.go); 0 without Options.Incarnation.
+		incarnation int64
 		// tables caches what PrepareTable (or the catalog) said of each
 		// table, by loadnode table name.
 		tables map[string]*tableInfo
@@ -139,9 +143,11 @@ var bootstrapSQL = []string{
 		table_name text NOT NULL,
 		spec bytea NOT NULL,
 		PRIMARY KEY (schema_name, table_name))`,
+	ownersSQL,
 }
 
-// bootstrap creates loadnode's schema once per Sink (again after a
+// bootstrap creates loadnode's schema and, with Options.Incarnation,
+// claims the owner (incarnation.go), once per Sink (again after a
 // failure).
 func (s *Sink) bootstrap(ctx context.Context) error {
 	s.mu.Lock()
@@ -150,19 +156,31 @@ func (s *Sink) bootstrap(ctx context.Context) error {
 	if done {
 		return nil
 	}
+	var incarnation int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		for _, q := range append(bootstrapSQL[:len(bootstrapSQL):len(bootstrapSQL)], modelsSQL...) {
 			if _, err := tx.Exec(ctx, q); err != nil {
 				return err
 			}
 		}
-		return s.migrateOwners(ctx, tx)
+		if err := s.migrateOwners(ctx, tx); err != nil {
+			return err
+		}
+		if s.opts.Incarnation == "" {
+			return nil
+		}
+		var err error
+		if incarnation, err = s.claimOwner(ctx, tx); err != nil {
+			return fmt.Errorf("claim owner %s: %w", s.opts.Owner, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: create schema loadnode: %w", unavailable(err))
 	}
 	s.mu.Lock()
 	s.mu.bootstrapped = true
+	s.mu.incarnation = incarnation
 	s.mu.Unlock()
 	return nil
 }
