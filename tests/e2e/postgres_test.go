@@ -168,10 +168,11 @@ func TestPostgresExactlyOnce(t *testing.T) {
 // TestPostgresTwoIncarnations runs the same job (the same id, spec and
 // topic) on two nodes with their own stores and one PostgreSQL database,
 // configured with one owner (as a copied data directory would be): a
-// second incarnation of a job, which the database's checks alone must
-// fence (start positions, the task generation, the statistics base). Both
-// load at once; every record is in the table once and the loaded-rows
-// statistic equals the record count.
+// second incarnation of a job, which the database's checks must fence
+// (start positions, the task generation, the statistics base, and from
+// the second node's claim of the owner on, the claim: the first node's
+// writes are refused, issue 25). Both load at once; every record is in
+// the table once and the loaded-rows statistic equals the record count.
 func TestPostgresTwoIncarnations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
