@@ -4652,9 +4652,10 @@ func (x *DropTableResponse) GetError() *Error {
 	return nil
 }
 
-// BackupRequest asks the node for a consistent online copy of its embedded
-// store (a Pebble checkpoint) in dir, a directory on the node's machine
-// that must not exist or be empty (absolute path).
+// BackupRequest asks the node for a backup in dir, a directory on the
+// node's machine that must not exist or be empty (absolute path): a
+// consistent online copy of its embedded store (a Pebble checkpoint), its
+// node id and a manifest (backup.json), everything a restore needs.
 type BackupRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Dir           string                 `protobuf:"bytes,1,opt,name=dir,proto3" json:"dir,omitempty"`
