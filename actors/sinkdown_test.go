@@ -97,9 +97,11 @@ func (supersededSink) Commit(c *sink.Commit) error {
 // TestSupersededPauses (issue 25): a commit refused because another process
 // with this node's id claimed the job's database pauses the job with
 // SUPERSEDED, its tasks stopped, naming the refusal; it is not retried as
-// a stale commit is, nor auto-resumed.
+// a stale commit is, nor auto-resumed. The node started again (a new
+// process, which claims the database anew) resumes it: RECOVERED.
 func TestSupersededPauses(t *testing.T) {
-	h := newHarnessStore(t, vfs.NewMem(), &quietSource{parts: []int32{0}},
+	mem := vfs.NewCrashableMem()
+	h := newHarnessStore(t, mem, &quietSource{parts: []int32{0}},
 		Settings{AutoResumeBase: 50 * time.Millisecond, AutoResumeMax: 50 * time.Millisecond},
 		func(st *persistence.Store) sink.Sink { return supersededSink{st.Sink()} })
 	id, pid := h.create("zombie")
@@ -123,4 +125,26 @@ func TestSupersededPauses(t *testing.T) {
 		st := h.ask(pid, &inspectJob{}).(*jobInspection).state
 		return st == api.JobState_PAUSED, fmt.Sprintf("a superseded job left PAUSED: %s", st)
 	})
+	// The node started again on its disk: the job loads.
+	h2 := newHarnessStore(t, mem.CrashClone(vfs.CrashCloneCfg{}), &quietSource{parts: []int32{0}},
+		Settings{AutoResumeBase: 50 * time.Millisecond, AutoResumeMax: 50 * time.Millisecond}, nil)
+	poll(t, 10*time.Second, func() (bool, string) {
+		// Dead letters until recovery has respawned the job.
+		res, err := h2.system.Root.RequestFuture(h2.jobPID(id), &inspectJob{}, 5*time.Second).Result()
+		if err != nil {
+			return false, err.Error()
+		}
+		st := res.(*jobInspection).state
+		return st == api.JobState_RUNNING, fmt.Sprintf("after the restart: %s", st)
+	})
+	hist := h2.journal(id)
+	var back *api.Transition
+	for _, tr := range hist {
+		if tr.GetFrom() == api.JobState_PAUSED && tr.GetReason() == api.Reason_RECOVERED {
+			back = tr
+		}
+	}
+	if back == nil || back.GetTo() != api.JobState_NEED_SCHEDULE || !strings.Contains(back.GetMessage(), "claimed the job's database") {
+		t.Fatalf("journal after the restart %v: want PAUSED -> NEED_SCHEDULE (RECOVERED, claimed the job's database)", hist)
+	}
 }

@@ -175,8 +175,9 @@ func TestRestorePostgresContinues(t *testing.T) {
 // have one node id, so one owner of the jobs' state in PostgreSQL. Node A
 // starts on the backup and loads; node B starts on a copy of the same
 // backup, later: B claims the jobs' state, and A's next commit is refused,
-// pausing A's jobs with SUPERSEDED; B loads the rest. Every record is in
-// PostgreSQL exactly once (sum and count), never loaded by both.
+// pausing A's jobs with SUPERSEDED; B loads the rest. A started again
+// claims back: its jobs resume, B's pause. Every record is in PostgreSQL
+// exactly once (sum and count), never loaded by both.
 func TestRestoreTwiceFenced(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -213,15 +214,39 @@ func TestRestoreTwiceFenced(t *testing.T) {
 	produceRestore(t, b, 1501, 2001) // both nodes read these
 	waitRestoreDrained(t, cb, b)
 	checkRestoreTotals(t, dsn, cb, 2000)
+	waitSuperseded(t, "A", ca, pb)
+	t.Logf("A: %s", showJob(t, ca, aggJob).GetSummary().GetReasonMessage())
+	checkRestoreTotals(t, dsn, cb, 2000)
+
+	// A started again claims the jobs back.
+	ca.Close()
+	if err := pa.Restart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ca = pa.Client(t)
 	for _, name := range []string{aggJob, endJob} {
-		waitFor(t, 60*time.Second, "A's "+name+" paused as superseded", func() (bool, string) {
+		waitFor(t, 60*time.Second, "A's "+name+" running again", func() (bool, string) {
 			s := showJob(t, ca, name).GetSummary()
+			return s.GetState() == api.JobState_RUNNING, fmt.Sprintf("%s (%s: %s)", s.GetState(), s.GetReason(), s.GetReasonMessage())
+		})
+	}
+	produceRestore(t, b, 2001, 2501)
+	waitRestoreDrained(t, ca, b)
+	waitSuperseded(t, "B", cb, pa)
+	checkRestoreTotals(t, dsn, ca, 2500)
+}
+
+// waitSuperseded waits until both jobs of the node of c are paused as
+// superseded by the process of by.
+func waitSuperseded(t *testing.T, node string, c *client.Client, by *testnode.Proc) {
+	t.Helper()
+	for _, name := range []string{aggJob, endJob} {
+		waitFor(t, 60*time.Second, node+"'s "+name+" paused as superseded", func() (bool, string) {
+			s := showJob(t, c, name).GetSummary()
 			// By name: the test also runs against binaries without the reason.
 			return s.GetState() == api.JobState_PAUSED && s.GetReason().String() == "SUPERSEDED" &&
-					strings.Contains(s.GetReasonMessage(), fmt.Sprintf("pid %d ", pb.PID())),
+					strings.Contains(s.GetReasonMessage(), fmt.Sprintf("pid %d ", by.PID())),
 				fmt.Sprintf("%s (%s: %s)", s.GetState(), s.GetReason(), s.GetReasonMessage())
 		})
 	}
-	t.Logf("A: %s", showJob(t, ca, aggJob).GetSummary().GetReasonMessage())
-	checkRestoreTotals(t, dsn, cb, 2000)
 }
