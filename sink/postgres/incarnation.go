@@ -26,8 +26,11 @@ import (
 // incarnation has claimed the owner since.
 //
 // INVARIANT: once an incarnation has claimed its owner, no write of a
-// former incarnation commits: the newest incarnation wins, whichever copy
-// it started from.
+// former incarnation to a job whose row existed at the claim commits: the
+// newest incarnation wins, whichever copy it started from. (A job's first
+// row, inserted by a former incarnation while the claim runs, can land
+// after it; the progress check still refuses whatever does not continue
+// the stored progress.)
 //
 // A claim that PostgreSQL lost (the database restored from a dump taken
 // before it: the owner's row older than the claim, or gone) is made again
