@@ -108,6 +108,7 @@ func TestTransientReasons(t *testing.T) {
 		api.Reason_STORE_FAILURE: true, api.Reason_RESTART_BUDGET_EXHAUSTED: true,
 		api.Reason_USER_PAUSE: false, api.Reason_ERROR_ROWS_EXCEEDED: false,
 		api.Reason_OFFSET_OUT_OF_RANGE: false, api.Reason_SOURCE_CONFIG_ERROR: false,
+		api.Reason_SINK_TABLE_CHANGED: false, api.Reason_SUPERSEDED: false,
 	} {
 		if transient(r) != want {
 			t.Errorf("transient(%s) = %v, want %v", r, !want, want)

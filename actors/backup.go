@@ -10,8 +10,9 @@ import (
 )
 
 // Checkpointer is implemented by a metadata store that can write a
-// consistent online copy of itself to a directory (persistence.Meta: the
-// embedded store, with the rows and progress of the embedded tables).
+// backup of the node to a directory (persistence.Meta: a consistent
+// online copy of the embedded store, with the rows and progress of the
+// embedded tables, the node's id and a manifest).
 type Checkpointer interface {
 	Checkpoint(dir string) (files int, bytes int64, err error)
 }

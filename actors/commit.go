@@ -258,6 +258,8 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 			j.applyWindowReset()
 		}
 		switch {
+		case errors.Is(err, sink.ErrSuperseded):
+			j.onSuperseded(ctx, err)
 		case errors.Is(err, sink.ErrStaleCommit):
 		case errors.Is(err, sink.ErrUnavailable):
 			j.onSinkUnavailable(ctx, err)

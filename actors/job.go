@@ -305,6 +305,11 @@ func cloneProgress(p map[int32]int64) map[int32]int64 {
 // recoveredMessage is the message of a RECOVERED transition.
 const recoveredMessage = "restored from RUNNING at start"
 
+// supersededRecoveredMessage is the message of the RECOVERED transition of
+// a job paused SUPERSEDED by an earlier process of this node.
+const supersededRecoveredMessage = "this node started again and claimed the job's database: " +
+	"a process with this node's id that loaded the job since can no longer write there"
+
 // start loads the job: its snapshot and state from the metadata store, its
 // positions and statistics from its sink (the authority on where the job
 // stands). A restarted job actor comes here too: its in-memory state was
@@ -385,6 +390,15 @@ func (j *job) start(ctx actor.Context) {
 	if err != nil && !isFinal(j.state) {
 		j.transition(ctx, api.JobState_PAUSED, api.Reason_STORE_FAILURE, fmt.Sprintf("sink of table %s: %v", spec.GetTable().GetName(), err))
 		return
+	}
+	if j.holdAdmission && j.state == api.JobState_PAUSED && j.reason == api.Reason_SUPERSEDED {
+		// SUPERSEDED stopped the process whose writes were refused, not
+		// the job: this process, started since (respawned by its
+		// recovery), claimed the job's database when it read the job's
+		// progress above, so the job loads here again.
+		if !j.transition(ctx, api.JobState_NEED_SCHEDULE, api.Reason_RECOVERED, supersededRecoveredMessage) {
+			return
+		}
 	}
 	// The table schema is built when tasks are first spawned: an idle job
 	// never needs it (a restart of 100,000 idle jobs builds none).

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -82,5 +83,68 @@ func TestSinkUnreachable(t *testing.T) {
 	}
 	if p, _ := ds.Progress(id); p.Positions[0] != 3 || p.Stats.GetLoadedRows() != 3 {
 		t.Fatalf("progress after the sink came back: %v, loaded %d", p.Positions, p.Stats.GetLoadedRows())
+	}
+}
+
+// supersededSink refuses every commit as the PostgreSQL sink refuses a
+// former incarnation's (sink.ErrSuperseded, which wraps ErrStaleCommit).
+type supersededSink struct{ sink.Sink }
+
+func (supersededSink) Commit(c *sink.Commit) error {
+	return fmt.Errorf("test: owner claimed by a later process: %w: %w", sink.ErrSuperseded, sink.ErrStaleCommit)
+}
+
+// TestSupersededPauses (issue 25): a commit refused because another process
+// with this node's id claimed the job's database pauses the job with
+// SUPERSEDED, its tasks stopped, naming the refusal; it is not retried as
+// a stale commit is, nor auto-resumed. The node started again (a new
+// process, which claims the database anew) resumes it: RECOVERED.
+func TestSupersededPauses(t *testing.T) {
+	mem := vfs.NewCrashableMem()
+	h := newHarnessStore(t, mem, &quietSource{parts: []int32{0}},
+		Settings{AutoResumeBase: 50 * time.Millisecond, AutoResumeMax: 50 * time.Millisecond},
+		func(st *persistence.Store) sink.Sink { return supersededSink{st.Sink()} })
+	id, pid := h.create("zombie")
+	schema, _ := table.NewSchema(testSpec("zombie").Table)
+	in := h.waitState(pid, api.JobState_RUNNING)
+	err := commitAnswer(t, h.system.Root.RequestFuture(pid, commitOf(in.generation, 0, 0, 3, func(p int32, off int64) persistence.KV {
+		return oneRow(t, schema, table.Pos{JobID: id, Partition: p, Offset: off}, off)
+	}), 5*time.Second))
+	if err == nil {
+		t.Fatal("a superseded commit succeeded")
+	}
+	h.waitState(pid, api.JobState_PAUSED)
+	info := showJob(t, h, "zombie")
+	s := info.GetSummary()
+	if s.GetReason() != api.Reason_SUPERSEDED || !strings.Contains(s.GetReasonMessage(), "claimed by a later process") || info.GetRunningTasks() != 0 {
+		t.Fatalf("after a superseded commit: %s %s (%q), %d tasks; want PAUSED SUPERSEDED with the refusal, no tasks",
+			s.GetState(), s.GetReason(), s.GetReasonMessage(), info.GetRunningTasks())
+	}
+	// For 5x the auto-resume back-off, it stays paused.
+	holds(t, 250*time.Millisecond, func() (bool, string) {
+		st := h.ask(pid, &inspectJob{}).(*jobInspection).state
+		return st == api.JobState_PAUSED, fmt.Sprintf("a superseded job left PAUSED: %s", st)
+	})
+	// The node started again on its disk: the job loads.
+	h2 := newHarnessStore(t, mem.CrashClone(vfs.CrashCloneCfg{}), &quietSource{parts: []int32{0}},
+		Settings{AutoResumeBase: 50 * time.Millisecond, AutoResumeMax: 50 * time.Millisecond}, nil)
+	poll(t, 10*time.Second, func() (bool, string) {
+		// Dead letters until recovery has respawned the job.
+		res, err := h2.system.Root.RequestFuture(h2.jobPID(id), &inspectJob{}, 5*time.Second).Result()
+		if err != nil {
+			return false, err.Error()
+		}
+		st := res.(*jobInspection).state
+		return st == api.JobState_RUNNING, fmt.Sprintf("after the restart: %s", st)
+	})
+	hist := h2.journal(id)
+	var back *api.Transition
+	for _, tr := range hist {
+		if tr.GetFrom() == api.JobState_PAUSED && tr.GetReason() == api.Reason_RECOVERED {
+			back = tr
+		}
+	}
+	if back == nil || back.GetTo() != api.JobState_NEED_SCHEDULE || !strings.Contains(back.GetMessage(), "claimed the job's database") {
+		t.Fatalf("journal after the restart %v: want PAUSED -> NEED_SCHEDULE (RECOVERED, claimed the job's database)", hist)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/sink"
 	"github.com/loadnode/loadnode/sources"
 	"github.com/loadnode/loadnode/table"
 )
@@ -181,11 +182,32 @@ func (j *job) onSourceError(ctx actor.Context, err error) {
 }
 
 func (j *job) onStoreError(ctx actor.Context, err error) {
+	if errors.Is(err, sink.ErrSuperseded) {
+		j.onSuperseded(ctx, err)
+		return
+	}
 	j.log().Error("store error", "err", err)
 	// A failed store stops the process (persistence.Options.OnFatal); a
 	// refused write leaves the job where it is, and tasks are restarted.
 	j.stopTasks(ctx)
 	if !j.transition(ctx, api.JobState_PAUSED, api.Reason_STORE_FAILURE, err.Error()) {
+		j.message = err.Error()
+	}
+}
+
+// onSuperseded: the job's database refused a write because another process
+// with this node's id (a node started on a restored backup or on a copied
+// data directory) has claimed the node's job state there since
+// (sink.ErrSuperseded); that process loads the job now. The job stops
+// its tasks and pauses with SUPERSEDED, which is never auto-resumed:
+// retrying cannot help.
+//
+// INVARIANT (a restore continues, never repeats): of two processes with
+// one node id, only the one that claimed last commits.
+func (j *job) onSuperseded(ctx actor.Context, err error) {
+	j.log().Error("another process with this node's id claimed the job's database; this node no longer loads the job", "err", err)
+	j.stopTasks(ctx)
+	if !j.transition(ctx, api.JobState_PAUSED, api.Reason_SUPERSEDED, err.Error()) {
 		j.message = err.Error()
 	}
 }

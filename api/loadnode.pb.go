@@ -325,6 +325,7 @@ const (
 	Reason_USER_ALTER                  Reason = 15  // properties or offsets changed by the user
 	Reason_SINK_UNREACHABLE            Reason = 20  // the table's database did not answer: transient
 	Reason_SINK_TABLE_CHANGED          Reason = 21  // the table was dropped or altered in its database: never auto-resumed
+	Reason_SUPERSEDED                  Reason = 22  // another process with this node's id (a restored backup, a copied data directory) claimed the job's database: never auto-resumed
 	Reason_SCHEMA_REGISTRY_UNREACHABLE Reason = 140 // the job's schema registry did not answer: transient
 )
 
@@ -349,6 +350,7 @@ var (
 		15:  "USER_ALTER",
 		20:  "SINK_UNREACHABLE",
 		21:  "SINK_TABLE_CHANGED",
+		22:  "SUPERSEDED",
 		140: "SCHEMA_REGISTRY_UNREACHABLE",
 	}
 	Reason_value = map[string]int32{
@@ -370,6 +372,7 @@ var (
 		"USER_ALTER":                  15,
 		"SINK_UNREACHABLE":            20,
 		"SINK_TABLE_CHANGED":          21,
+		"SUPERSEDED":                  22,
 		"SCHEMA_REGISTRY_UNREACHABLE": 140,
 	}
 )
@@ -4649,9 +4652,10 @@ func (x *DropTableResponse) GetError() *Error {
 	return nil
 }
 
-// BackupRequest asks the node for a consistent online copy of its embedded
-// store (a Pebble checkpoint) in dir, a directory on the node's machine
-// that must not exist or be empty (absolute path).
+// BackupRequest asks the node for a backup in dir, a directory on the
+// node's machine that must not exist or be empty (absolute path): a
+// consistent online copy of its embedded store (a Pebble checkpoint), its
+// node id and a manifest (backup.json), everything a restore needs.
 type BackupRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Dir           string                 `protobuf:"bytes,1,opt,name=dir,proto3" json:"dir,omitempty"`
@@ -5596,7 +5600,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\n" +
 	"\x06PAUSED\x10\x03\x12\v\n" +
 	"\aSTOPPED\x10\x04\x12\r\n" +
-	"\tCANCELLED\x10\x05*\x94\x03\n" +
+	"\tCANCELLED\x10\x05*\xa4\x03\n" +
 	"\x06Reason\x12\x16\n" +
 	"\x12REASON_UNSPECIFIED\x10\x00\x12\v\n" +
 	"\aCREATED\x10\x01\x12\r\n" +
@@ -5618,7 +5622,9 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\n" +
 	"USER_ALTER\x10\x0f\x12\x14\n" +
 	"\x10SINK_UNREACHABLE\x10\x14\x12\x16\n" +
-	"\x12SINK_TABLE_CHANGED\x10\x15\x12 \n" +
+	"\x12SINK_TABLE_CHANGED\x10\x15\x12\x0e\n" +
+	"\n" +
+	"SUPERSEDED\x10\x16\x12 \n" +
 	"\x1bSCHEMA_REGISTRY_UNREACHABLE\x10\x8c\x01*\\\n" +
 	"\vAggregation\x12\f\n" +
 	"\bAGG_NONE\x10\x00\x12\a\n" +

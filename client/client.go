@@ -746,13 +746,15 @@ func sniff(ctx context.Context, addr string) string {
 	return ""
 }
 
-// Backup asks the node for a consistent online copy of its embedded store
-// (job snapshots, journals, the table catalog, and the rows, progress and
-// statistics of the embedded tables) in dir, a directory on the node's
-// machine: absolute, and new or empty. `loadnode serve --data dir` on the
-// copy resumes every job from the copy's progress. Give ctx (or
-// WithTimeout) room for a large store: the node answers when the copy is
-// written.
+// Backup asks the node for a backup in dir, a directory on the node's
+// machine: absolute, and new or empty. It holds a consistent online copy
+// of the node's embedded store (job snapshots, journals, the table
+// catalog, and the rows, progress and statistics of the embedded tables),
+// the node's id and a manifest (backup.json). `loadnode serve --data dir`
+// on the copy resumes every job from its sink's progress: the copy's for
+// embedded tables, PostgreSQL's for tables there. Give ctx (or
+// WithTimeout) room for a large store: the node answers when the backup
+// is written.
 func (c *Client) Backup(ctx context.Context, dir string) (*api.BackupResponse, error) {
 	resp, err := call[*api.BackupResponse](ctx, c, "backup", &api.BackupRequest{Dir: dir})
 	if err != nil {

@@ -2,9 +2,12 @@ package node
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/config"
+	"github.com/loadnode/loadnode/persistence"
 	"github.com/loadnode/loadnode/sink"
 	"github.com/loadnode/loadnode/sink/postgres"
 )
@@ -66,7 +70,7 @@ func (t timedSink) Commit(c *sink.Commit) error {
 // openDatabases opens a sink per configured database.
 // observe, when not nil, receives every commit's latency.
 func openDatabases(cfg config.Node, fsys vfs.FS, embedded sink.Sink, logger *slog.Logger, observe commitObserver) (*databases, error) {
-	owner := ""
+	owner, incarnation := "", ""
 	switch {
 	case cfg.Cluster.Enabled():
 		// Job ids are cluster-wide (allocated in etcd under the cluster's
@@ -74,18 +78,22 @@ func openDatabases(cfg config.Node, fsys vfs.FS, embedded sink.Sink, logger *slo
 		// the cluster's name, so a job that moves finds its positions.
 		owner = "cluster:" + cfg.Cluster.Prefix
 	case len(cfg.Databases) > 0:
-		id, err := nodeID(fsys, cfg.DataDir)
+		id, err := persistence.NodeID(fsys, cfg.DataDir)
 		if err != nil {
 			return nil, err
 		}
-		owner = id
+		// Copies of this node (a restored backup, a copied data
+		// directory) have its id: each process claims the id's job state
+		// for itself, and a former one's writes are refused
+		// (postgres.Options.Incarnation).
+		owner, incarnation = id, newIncarnation()
 	}
 	d := &databases{embedded: embedded, sinks: map[string]*postgres.Sink{}, timed: map[string]sink.Sink{}, cfg: cfg.Databases}
 	if observe != nil {
 		d.embedded = timedSink{Sink: embedded, label: "embedded", observe: observe}
 	}
 	for _, name := range cfg.DatabaseNames() {
-		s, err := openDatabase(cfg, name, owner, logger)
+		s, err := openDatabase(cfg, name, owner, incarnation, logger)
 		if err != nil {
 			d.close()
 			return nil, err
@@ -100,8 +108,9 @@ func openDatabases(cfg config.Node, fsys vfs.FS, embedded sink.Sink, logger *slo
 }
 
 // openDatabase opens the named database's sink; its job state is owned by
-// the database's configured owner, or else by nodeOwner (the node's id).
-func openDatabase(cfg config.Node, name, nodeOwner string, logger *slog.Logger) (*postgres.Sink, error) {
+// the database's configured owner, or else by nodeOwner (the node's id),
+// claimed for this process as incarnation ("": claimed by none).
+func openDatabase(cfg config.Node, name, nodeOwner, incarnation string, logger *slog.Logger) (*postgres.Sink, error) {
 	db := cfg.Databases[name]
 	owner := db.Owner
 	if owner == "" {
@@ -112,7 +121,7 @@ func openDatabase(cfg config.Node, name, nodeOwner string, logger *slog.Logger) 
 		return nil, fmt.Errorf("node: %w", err)
 	}
 	s, err := postgres.Open(postgres.Options{
-		Name: name, DSN: db.DSN, Password: pw, Schema: db.Schema, Owner: owner,
+		Name: name, DSN: db.DSN, Password: pw, Schema: db.Schema, Owner: owner, Incarnation: incarnation,
 		MaxErrorRowsKept: cfg.MaxErrorRowsKept,
 		MaxConns:         int32(min(max(cfg.MaxConcurrentTasks, 4), 64)),
 		Logger:           logger.With("component", "postgres", "database", name),
@@ -121,6 +130,19 @@ func openDatabase(cfg config.Node, name, nodeOwner string, logger *slog.Logger) 
 		return nil, fmt.Errorf("node: database %s: %w", name, err)
 	}
 	return s, nil
+}
+
+// newIncarnation names this process among the incarnations of its node id:
+// host, process id and 8 random hex digits (the host and pid say, in a
+// refusal, which process took the jobs).
+func newIncarnation() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "?"
+	}
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	return fmt.Sprintf("%.64s pid %d %s", host, os.Getpid(), hex.EncodeToString(r[:]))
 }
 
 func (d *databases) close() {
@@ -177,7 +199,7 @@ func ProbeDatabases(ctx context.Context, cfg config.Node, timeout time.Duration)
 	for i, name := range names {
 		out[i].Name = name
 		wg.Go(func() {
-			s, err := openDatabase(cfg, name, "", slog.New(slog.DiscardHandler))
+			s, err := openDatabase(cfg, name, "", "", slog.New(slog.DiscardHandler))
 			if err != nil {
 				out[i].Err = err
 				return

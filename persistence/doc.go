@@ -76,6 +76,19 @@
 // decision that must be durable may rest on such a read: that is why the
 // read-check-write methods below hold a lock across their own commit.
 //
+// # The data directory and backups
+//
+// Besides Pebble's files the data directory holds NodeIDFile, the node's
+// id (NodeID: made once, 0600), which owns the node's job state in shared
+// databases. A backup (Checkpoint) is a directory holding everything a
+// restore needs: a Pebble checkpoint of the store (which records its
+// format version), the node's id, and last its manifest
+// (BackupManifestFile, JSON: the backup format, the node id, the store's
+// format version, when it was taken). A restore is a store opened on the
+// backup: Open refuses one whose manifest is of a backup format this
+// binary does not read, or whose node id is missing or not the manifest's
+// (ErrBackupFormat), before it touches the store.
+//
 // # Concurrency
 //
 // A Store is safe for concurrent use. Read methods read Pebble directly.

@@ -141,6 +141,10 @@ type Store struct {
 	// createMu serializes CreateJob: name check, table check and
 	// m/last_job_id bookkeeping.
 	createMu sync.Mutex
+	// nodeIDMu serializes NodeID, which makes the id when it is absent.
+	nodeIDMu sync.Mutex
+	// format is the store's format version, as Open read or recorded it.
+	format uint32
 
 	jobs jobLocks
 	// models serializes merging commits per keyed table (models.go).
@@ -223,6 +227,10 @@ func Open(opts Options) (s *Store, err error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("persistence: open %s: lock: %w", opts.Dir, err)
+	}
+	if err := checkRestore(opts.FS, opts.Dir); err != nil {
+		_ = lock.Close()
+		return nil, err
 	}
 	if err := checkWALs(opts.FS, opts.Dir, s.log, opts.AcceptWALLoss); err != nil {
 		_ = lock.Close()

@@ -42,6 +42,7 @@ func (s *Store) checkFormatVersion() error {
 	if !ok {
 		b := s.db.NewBatch()
 		_ = b.Set([]byte(formatVersionKey), binary.BigEndian.AppendUint32(nil, FormatVersion), nil)
+		s.format = FormatVersion
 		return s.commit(b, "record the format version")
 	}
 	if len(v) != 4 {
@@ -54,6 +55,8 @@ func (s *Store) checkFormatVersion() error {
 	case got < MinFormatVersion:
 		return fmt.Errorf("%w: the store in %s has format version %d, older than the oldest this binary reads (version %d; it writes %d): "+
 			"open it with an intermediate release first, see README \"Upgrades\"", ErrFormatVersion, s.dir, got, MinFormatVersion, FormatVersion)
+	default:
+		s.format = got
 	}
 	return nil
 }

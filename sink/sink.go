@@ -27,6 +27,16 @@ import (
 // progress, a fence older than the stored one, statistics that moved.
 var ErrStaleCommit = errors.New("sink: stale commit")
 
+// ErrSuperseded is wrapped by every refusal of a write from a former
+// incarnation of a job's owner: another process with the same owner (a
+// node started on a restored backup or a copied data directory, or the
+// same node started again) has claimed the owner's job state in the
+// database since this sink did. Nothing was written, and retrying cannot
+// help: the writer stops loading into that database. A refused write's
+// error wraps ErrStaleCommit too, so that a caller that knows only that
+// error reloads instead of going on.
+var ErrSuperseded = errors.New("sink: superseded by a later incarnation of the owner")
+
 // ErrUnavailable is wrapped by errors of a sink that could not reach its
 // database (connection refused or lost, the server shutting down or
 // restarting): transient, and the outcome of a commit is unknown (read

@@ -8,8 +8,9 @@ import (
 )
 
 // backupCmd is `loadnode backup --to DIR`: the running node writes a
-// consistent online copy of its embedded store to DIR (the node holds the
-// store's lock, so only it can read it consistently).
+// backup to DIR, a consistent online copy of its embedded store with its
+// node id and a manifest (the node holds the store's lock, so only it can
+// read it consistently).
 type backupCmd struct {
 	conn connFlags
 	to   string
@@ -22,10 +23,13 @@ const backupTimeout = 10 * time.Minute
 func (m *Main) parseBackup(args []string) (command, error) {
 	c := backupCmd{}
 	fs := m.newFlagSet("backup", "backup --to DIR [--addr HOST:PORT] [--timeout D]\n\n"+
-		"Asks the running node for a consistent online copy of its embedded store\n"+
-		"(Pebble checkpoint) in DIR, on the node's machine: a new or empty directory.\n"+
-		"`loadnode serve --data DIR` on the copy resumes every job from its progress.\n"+
-		"Jobs loading into PostgreSQL keep their progress there: see README \"Backups\".")
+		"Asks the running node for a backup in DIR, on the node's machine: a new or\n"+
+		"empty directory. It holds a consistent online copy of the embedded store\n"+
+		"(Pebble checkpoint), the node's id (node-id) and a manifest (backup.json).\n"+
+		"`loadnode serve --data DIR` on the copy (the node stopped) resumes every job\n"+
+		"from its progress: the copy's, or PostgreSQL's for jobs loading there.\n"+
+		"Two nodes started from one backup: the later one loads, the other's jobs\n"+
+		"into PostgreSQL pause (SUPERSEDED). See README \"Backups\".")
 	fs.StringVar(&c.to, "to", "", "backup `DIR` (new or empty; a relative path is made absolute here)")
 	m.addConnFlags(fs, &c.conn)
 	_ = fs.Set("timeout", backupTimeout.String())

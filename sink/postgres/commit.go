@@ -78,6 +78,9 @@ func (s *Sink) Commit(c *sink.Commit) error {
 		err = s.commit(ctx, c, ti, rows, more, true)
 	}
 	if err != nil {
+		if errors.Is(err, sink.ErrSuperseded) {
+			return fmt.Errorf("postgres: commit job %d: %w", c.JobID, err)
+		}
 		if errors.Is(err, sink.ErrStaleCommit) {
 			return err
 		}
@@ -144,9 +147,19 @@ func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows *
 	if err != nil {
 		return err
 	}
+	// The stored progress and, now that the job's row is locked, the
+	// owner's claim (incarnation.go), in one round trip.
 	stored := make(map[int32]int64, len(parts))
-	prow, err := tx.Query(ctx, `SELECT partition, position FROM loadnode.progress WHERE owner = $3 AND job = $1 AND partition = ANY($2)`, job, parts, s.opts.Owner)
+	pb := &pgx.Batch{}
+	pb.Queue(`SELECT partition, position FROM loadnode.progress WHERE owner = $3 AND job = $1 AND partition = ANY($2)`, job, parts, s.opts.Owner)
+	claimed := s.opts.Incarnation != ""
+	if claimed {
+		pb.Queue(ownerQuery, s.opts.Owner)
+	}
+	br := tx.SendBatch(ctx, pb)
+	prow, err := br.Query()
 	if err != nil {
+		br.Close()
 		return err
 	}
 	for prow.Next() {
@@ -154,11 +167,24 @@ func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows *
 		var pos int64
 		if err := prow.Scan(&p, &pos); err != nil {
 			prow.Close()
+			br.Close()
 			return err
 		}
 		stored[p] = pos
 	}
 	if err := prow.Err(); err != nil {
+		br.Close()
+		return err
+	}
+	var got claim
+	var claimErr error
+	if claimed {
+		claimErr = br.QueryRow().Scan(&got.incarnation, &got.holder, &got.at)
+	}
+	if err := br.Close(); err != nil && claimErr == nil {
+		return err
+	}
+	if err := s.checkClaim(ctx, tx, got, claimErr); err != nil {
 		return err
 	}
 	for _, r := range c.Ranges {

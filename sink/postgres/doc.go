@@ -34,6 +34,8 @@
 //	loadnode.progress    (owner, job, partition) -> next position, source checkpoint
 //	loadnode.error_rows  (owner, job, seq) -> error row, the newest MaxErrorRowsKept
 //	loadnode.tables      (schema, table) -> the loadnode table spec
+//	loadnode.owners      owner -> the incarnation (process) that holds it: a counter,
+//	                     the holder's id, when it claimed (incarnation.go)
 //
 // # Exactly once
 //
@@ -43,9 +45,12 @@
 // writes the rows with a binary COPY, and moves the progress of exactly the
 // covered partitions, the statistics, the fence and the error rows. Either
 // all of it commits or none; a refused commit rolls back having written
-// nothing. After an error that is not a refusal (the connection lost during
-// COMMIT) the caller reads Progress, which PostgreSQL answers from one
-// snapshot.
+// nothing. With Options.Incarnation, a write also checks, once the job's
+// row is locked, that no later incarnation of the owner (a copy of the
+// node: a restored backup, a copied data directory) has claimed it; if
+// one has, the write is refused with sink.ErrSuperseded. After an error
+// that is not a refusal (the connection lost during COMMIT) the caller
+// reads Progress, which PostgreSQL answers from one snapshot.
 //
 // # Encoding ahead
 //

@@ -26,6 +26,9 @@ func (s *Sink) DropTable(name string) error {
 	}
 	ident := pgx.Identifier{s.opts.Schema, name}.Sanitize()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := s.checkClaimTx(ctx, tx); err != nil {
+			return err
+		}
 		shared, err := sharers(ctx, tx, s.opts.Schema, name, s.maxIdentBytes())
 		if err != nil {
 			return err

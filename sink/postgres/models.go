@@ -203,6 +203,9 @@ func (s *Sink) InsertRows(name string, rows []sink.KV) error {
 		return fmt.Errorf("postgres: insert into %s: %w", name, err)
 	}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := s.checkClaimTx(ctx, tx); err != nil {
+			return err
+		}
 		if ti.schema.Keyed() {
 			return s.mergeRows(ctx, tx, ti, ti.schema, &sink.Commit{Table: name, Rows: rows})
 		}

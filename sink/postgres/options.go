@@ -30,6 +30,15 @@ type Options struct {
 	// schema from before owners is migrated: its rows become the first
 	// opener's. Default "" (one namespace); at most 200 bytes.
 	Owner string
+	// Incarnation, when set, names this process among the incarnations
+	// of Owner (copies of one node share its id: a restored backup, a
+	// copied data directory): the sink's first use claims Owner for it,
+	// and from then on every write of a job's state or of rows is refused
+	// (sink.ErrSuperseded) once another incarnation has claimed Owner
+	// (incarnation.go). Sinks of one process give the same. Default ""
+	// (claim nothing: cluster members share one owner and fence by
+	// epoch); at most 200 bytes.
+	Incarnation string
 	// MaxErrorRowsKept is how many error rows are kept per job (the
 	// newest). Default 1000; >= 1.
 	MaxErrorRowsKept int
@@ -41,7 +50,7 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// maxOwnerBytes bounds Options.Owner.
+// maxOwnerBytes bounds Options.Owner and Options.Incarnation.
 const maxOwnerBytes = 200
 
 func defaultOptions() Options {
@@ -84,6 +93,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("postgres: Schema %s is not a PostgreSQL identifier (at most %d bytes, no NUL)", api.Quote(o.Schema), stockMaxIdentBytes)
 	case len(o.Owner) > maxOwnerBytes:
 		return fmt.Errorf("postgres: Owner is %d bytes, want at most %d", len(o.Owner), maxOwnerBytes)
+	case len(o.Incarnation) > maxOwnerBytes:
+		return fmt.Errorf("postgres: Incarnation is %d bytes, want at most %d", len(o.Incarnation), maxOwnerBytes)
 	case o.MaxErrorRowsKept < 1:
 		return fmt.Errorf("postgres: MaxErrorRowsKept is %d, want >= 1", o.MaxErrorRowsKept)
 	case o.MaxConns < 1:

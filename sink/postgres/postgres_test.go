@@ -1,7 +1,9 @@
 package postgres
 
 import (
+	"fmt"
 	"os"
+	"sync/atomic"
 	"testing"
 
 	"github.com/loadnode/loadnode/internal/pgtest"
@@ -45,13 +47,17 @@ func needServer(t testing.TB) {
 	}
 }
 
+// incarnations numbers the process incarnations of open's reopens.
+var incarnations atomic.Int64
+
 // open returns a sink over a new database and its reopen; with crash,
-// reopen also crash-restarts the server (pg_ctl stop -m immediate).
+// reopen also crash-restarts the server (pg_ctl stop -m immediate). Each
+// open is a new process incarnation, as a node's restart is.
 func open(t testing.TB, crash bool) (*Sink, func(t *testing.T) *Sink) {
 	t.Helper()
 	needServer(t)
 	dsn := server.CreateDatabase(t)
-	o := Options{DSN: dsn, MaxErrorRowsKept: errorRowsKept}
+	o := Options{DSN: dsn, MaxErrorRowsKept: errorRowsKept, Incarnation: "open-0"}
 	cur, err := Open(o)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
@@ -65,6 +71,7 @@ func open(t testing.TB, crash bool) (*Sink, func(t *testing.T) *Sink) {
 				t.Fatalf("%v", err)
 			}
 		}
+		o.Incarnation = fmt.Sprintf("open-%d", incarnations.Add(1))
 		if cur, err = Open(o); err != nil {
 			t.Fatalf("Open: %v", err)
 		}

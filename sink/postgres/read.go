@@ -39,6 +39,9 @@ func (s *Sink) InitStarts(job uint64, positions map[int32]int64, checkpoints map
 		if err := lockJob(ctx, tx, s.opts.Owner, int64(job)); err != nil {
 			return err
 		}
+		if err := s.checkClaimTx(ctx, tx); err != nil {
+			return err
+		}
 		var have []int32
 		if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(partition ORDER BY partition), '{}') FROM loadnode.progress
 			WHERE owner = $3 AND job = $1 AND partition = ANY($2)`, int64(job), parts, s.opts.Owner).Scan(&have); err != nil {
@@ -49,7 +52,7 @@ func (s *Sink) InitStarts(job uint64, positions map[int32]int64, checkpoints map
 		}
 		return upsertProgress(ctx, tx, s.opts.Owner, int64(job), parts, positions, checkpoints)
 	})
-	if err != nil && !errors.Is(err, sink.ErrProgressExists) {
+	if err != nil && !errors.Is(err, sink.ErrProgressExists) && !errors.Is(err, sink.ErrSuperseded) {
 		return fmt.Errorf("postgres: init starts of job %d: %w", job, unavailable(err))
 	}
 	return err
@@ -104,6 +107,9 @@ func (s *Sink) ResetStarts(job uint64, positions map[int32]int64, checkpoints ma
 		if err := lockJob(ctx, tx, s.opts.Owner, int64(job)); err != nil {
 			return err
 		}
+		if err := s.checkClaimTx(ctx, tx); err != nil {
+			return err
+		}
 		return upsertProgress(ctx, tx, s.opts.Owner, int64(job), parts, positions, checkpoints)
 	})
 	if err != nil {
@@ -128,6 +134,9 @@ func (s *Sink) RebaseStarts(job, fence uint64, positions map[int32]int64, checkp
 	parts := slices.Sorted(maps.Keys(positions))
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := lockJob(ctx, tx, s.opts.Owner, int64(job)); err != nil {
+			return err
+		}
+		if err := s.checkClaimTx(ctx, tx); err != nil {
 			return err
 		}
 		var stored int64
@@ -239,6 +248,12 @@ func (s *Sink) DropJob(job uint64) error {
 		return err
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM loadnode.jobs WHERE owner = $2 AND job = $1 FOR UPDATE`, int64(job), s.opts.Owner); err != nil {
+			return err
+		}
+		if err := s.checkClaimTx(ctx, tx); err != nil {
+			return err
+		}
 		for _, q := range []string{
 			`DELETE FROM loadnode.progress WHERE owner = $2 AND job = $1`,
 			`DELETE FROM loadnode.error_rows WHERE owner = $2 AND job = $1`,

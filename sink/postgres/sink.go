@@ -26,11 +26,15 @@ type Sink struct {
 
 	mu struct {
 		sync.Mutex
-		// bootstrapped: loadnode's schema and tables exist.
+		// bootstrapped: loadnode's schema and tables exist (and the owner
+		// is claimed, with Options.Incarnation).
 		bootstrapped bool
 		// maxIdent is the server's max_identifier_length in bytes (read
 		// at bootstrap; stockMaxIdentBytes until then).
 		maxIdent int
+		// incarnation is the owner's counter this sink claimed
+		// (incarnation.go); 0 without Options.Incarnation.
+		incarnation int64
 		// tables caches what PrepareTable (or the catalog) said of each
 		// table, by loadnode table name.
 		tables map[string]*tableInfo
@@ -150,9 +154,11 @@ var bootstrapSQL = []string{
 		table_name text NOT NULL,
 		spec bytea NOT NULL,
 		PRIMARY KEY (schema_name, table_name))`,
+	ownersSQL,
 }
 
-// bootstrap creates loadnode's schema once per Sink (again after a
+// bootstrap creates loadnode's schema and, with Options.Incarnation,
+// claims the owner (incarnation.go), once per Sink (again after a
 // failure).
 func (s *Sink) bootstrap(ctx context.Context) error {
 	s.mu.Lock()
@@ -162,6 +168,7 @@ func (s *Sink) bootstrap(ctx context.Context) error {
 		return nil
 	}
 	var maxIdent int
+	var incarnation int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		for _, q := range append(bootstrapSQL[:len(bootstrapSQL):len(bootstrapSQL)], modelsSQL...) {
 			if _, err := tx.Exec(ctx, q); err != nil {
@@ -171,7 +178,17 @@ func (s *Sink) bootstrap(ctx context.Context) error {
 		if err := tx.QueryRow(ctx, `SELECT current_setting('max_identifier_length')::int`).Scan(&maxIdent); err != nil {
 			return err
 		}
-		return s.migrateOwners(ctx, tx)
+		if err := s.migrateOwners(ctx, tx); err != nil {
+			return err
+		}
+		if s.opts.Incarnation == "" {
+			return nil
+		}
+		var err error
+		if incarnation, err = s.claimOwner(ctx, tx); err != nil {
+			return fmt.Errorf("claim owner %s: %w", s.opts.Owner, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: create schema loadnode: %w", classify(err))
@@ -179,6 +196,7 @@ func (s *Sink) bootstrap(ctx context.Context) error {
 	s.mu.Lock()
 	s.mu.bootstrapped = true
 	s.mu.maxIdent = maxIdent
+	s.mu.incarnation = incarnation
 	s.mu.Unlock()
 	return nil
 }
