@@ -31,6 +31,48 @@ func (d *downSink) Commit(c *sink.Commit) error {
 	return d.Sink.Commit(c)
 }
 
+// prepareDownSink refuses PrepareTable with sink.ErrUnavailable while down
+// is set, as a PostgreSQL sink does while its server starts up.
+type prepareDownSink struct {
+	sink.Sink
+	down atomic.Bool
+}
+
+func (d *prepareDownSink) PrepareTable(spec *api.TableSpec) error {
+	if d.down.Load() {
+		return fmt.Errorf("test: the database system is starting up: %w", sink.ErrUnavailable)
+	}
+	return d.Sink.PrepareTable(spec)
+}
+
+// TestPrepareUnreachableAutoResumes: a database that cannot be reached when
+// the job starts its tasks (it prepares its tables then) pauses the job
+// with SINK_UNREACHABLE, which auto-resumes, not with a configuration
+// error, which waits for an operator; once the database answers the job
+// runs.
+func TestPrepareUnreachableAutoResumes(t *testing.T) {
+	ds := &prepareDownSink{}
+	ds.down.Store(true)
+	h := newHarnessStore(t, vfs.NewMem(), &quietSource{parts: []int32{0}},
+		Settings{AutoResumeBase: 100 * time.Millisecond, AutoResumeMax: 100 * time.Millisecond},
+		func(st *persistence.Store) sink.Sink {
+			ds.Sink = st.Sink()
+			return ds
+		})
+	_, pid := h.create("prep")
+	poll(t, 10*time.Second, func() (bool, string) {
+		info := showJob(t, h, "prep")
+		for _, tr := range info.GetHistory() {
+			if tr.GetTo() == api.JobState_PAUSED {
+				return tr.GetReason() == api.Reason_SINK_UNREACHABLE, fmt.Sprintf("paused with %s: %s", tr.GetReason(), tr.GetMessage())
+			}
+		}
+		return false, fmt.Sprintf("not paused yet: %v", info.GetHistory())
+	})
+	ds.down.Store(false)
+	h.waitState(pid, api.JobState_RUNNING)
+}
+
 // TestSinkUnreachable: a database that does not answer is retried with
 // back-off, the job staying RUNNING, up to the retry limit; then the job
 // pauses with SINK_UNREACHABLE, which auto-resumes; once the database

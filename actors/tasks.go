@@ -60,8 +60,14 @@ func (j *job) spawnTasks(ctx actor.Context) {
 		}
 		if err != nil {
 			reason := api.Reason_SOURCE_CONFIG_ERROR
-			if errors.Is(err, sink.ErrTableChanged) {
+			switch {
+			case errors.Is(err, sink.ErrTableChanged):
 				reason = api.Reason_SINK_TABLE_CHANGED
+			case errors.Is(err, sink.ErrUnavailable):
+				// A database that is down or starting up (a restart in
+				// progress) comes back: SINK_UNREACHABLE auto-resumes,
+				// SOURCE_CONFIG_ERROR would wait for an operator.
+				reason = api.Reason_SINK_UNREACHABLE
 			}
 			j.transition(ctx, api.JobState_PAUSED, reason, err.Error())
 			return
