@@ -250,17 +250,30 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 		// generation starts from durable progress, and the next commit adds
 		// to the durable statistics, not to stale ones (which would forget
 		// the rows behind the durable progress).
+		stored := uint64(0) // the fence the sink holds now; 0 when unknown
 		if p, lerr := j.sink.Progress(j.id); lerr == nil {
 			aborted := j.stats.AbortedBatches
 			j.progress, j.checkpoints, j.stats = p.Positions, p.Checkpoints, p.Stats
 			j.stats.AbortedBatches = max(j.stats.AbortedBatches, aborted)
+			stored = p.Fence
 			j.observeFence(p.Fence)
 			j.applyWindowReset()
+		}
+		if errors.Is(err, sink.ErrSuperseded) || errors.Is(err, sink.ErrStaleCommit) {
+			// Another writer moved the job's state under this commit: a
+			// second incarnation of the job (superseded when it claimed
+			// the owner later), a new owner, or this actor's own commit
+			// whose answer was lost. Counted per incarnation, so that
+			// such a race shows where it happens.
+			j.refusals.commits++
+			j.refusals.last = api.Clip(err.Error(), api.MaxMessageBytes)
 		}
 		switch {
 		case errors.Is(err, sink.ErrSuperseded):
 			j.onSuperseded(ctx, err)
 		case errors.Is(err, sink.ErrStaleCommit):
+			j.log().Warn("sink refused a stale commit; reloaded the job's progress", "err", err,
+				"batches", len(g.members), "fence", g.generation, "stored_fence", stored, "refused_commits", j.refusals.commits)
 		case errors.Is(err, sink.ErrUnavailable):
 			j.onSinkUnavailable(ctx, err)
 		case errors.Is(err, sink.ErrTableChanged):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -445,6 +446,65 @@ func TestStaleCommitReloadsStats(t *testing.T) {
 	if n != 5 || st.Stats.LoadedRows != 5 {
 		t.Fatalf("%d rows stored, loaded-rows statistic %d; want 5 and 5", n, st.Stats.LoadedRows)
 	}
+}
+
+// TestRefusedCommitsShown: job show counts the commits the sink refused as
+// stale (another writer moved the job's progress, or stored a newer
+// fence) and names the newest refusal's reason; a batch the job itself
+// refuses (a stale generation) counts in aborted_batches only, and a
+// commit that goes through changes neither.
+func TestRefusedCommitsShown(t *testing.T) {
+	h, gate, pid, in, row := groupHarness(t)
+	close(gate.release)
+	id := in2id(h, pid)
+	root := h.system.Root
+	show := func() *api.JobInfo {
+		t.Helper()
+		return h.ask(pid, &api.ShowJobRequest{Name: "group"}).(*api.JobResponse).GetJob()
+	}
+	commit := func(c *commitBatch) error {
+		t.Helper()
+		return commitAnswer(t, root.RequestFuture(pid, c, 5*time.Second))
+	}
+	other := func(c *commitBatch, fence uint64) {
+		t.Helper()
+		if err := h.store.CommitBatch(&persistence.Commit{JobID: id, Table: "t_group", Rows: c.rows, Ranges: c.ranges, Fence: fence}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(step string, refused, aborted int64, last string) {
+		t.Helper()
+		info := show()
+		if info.GetRefusedCommits() != refused || info.GetStats().GetAbortedBatches() != aborted || !strings.Contains(info.GetLastRefusal(), last) {
+			t.Fatalf("%s: refused_commits %d, aborted_batches %d, last_refusal %q; want %d, %d and a reason with %q",
+				step, info.GetRefusedCommits(), info.GetStats().GetAbortedBatches(), info.GetLastRefusal(), refused, aborted, last)
+		}
+	}
+
+	if err := commit(commitOf(in.generation-1, 0, 0, 2, row)); !errors.Is(err, ErrStaleCommit) {
+		t.Fatalf("commit of an old generation: %v, want ErrStaleCommit", err)
+	}
+	check("a batch the job refused", 0, 1, "")
+
+	other(commitOf(in.generation, 1, 0, 3, row), in.generation)
+	if err := commit(commitOf(in.generation, 1, 0, 3, row)); !errors.Is(err, ErrStaleCommit) {
+		t.Fatalf("commit from 0 over another writer's progress 3: %v, want ErrStaleCommit", err)
+	}
+	check("progress moved by another writer", 1, 2, "stored progress 3")
+
+	if err := commit(commitOf(in.generation, 1, 3, 5, row)); err != nil {
+		t.Fatal(err)
+	}
+	check("a commit that went through", 1, 2, "stored progress 3")
+
+	// Another writer with a newer fence (a second incarnation's tasks)
+	// commits a partition the job does not touch: the job's next commit
+	// starts at the stored progress but carries an older fence.
+	other(commitOf(in.generation, 2, 0, 1, row), in.generation+1000)
+	if err := commit(commitOf(in.generation, 0, 0, 2, row)); !errors.Is(err, ErrStaleCommit) {
+		t.Fatalf("commit with a fence older than the stored one: %v, want ErrStaleCommit", err)
+	}
+	check("a newer fence stored by another writer", 2, 3, "older than the stored")
 }
 
 // TestStatsFence: a commit whose partitions' progress matches the store but

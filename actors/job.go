@@ -148,6 +148,18 @@ type job struct {
 	commitWait []queuedCommit
 	commitSeq  uint64
 	deferred   []deferredMsg
+	// refusals are the commits the sink refused as stale since this
+	// actor started (job show refused_commits, last_refusal).
+	refusals refusals
+}
+
+// refusals counts a job actor's commits that its sink refused as stale
+// (sink.ErrStaleCommit): another writer had moved the job's stored
+// progress, fence or statistics. Not stored: each incarnation of a job
+// counts its own.
+type refusals struct {
+	commits int64
+	last    string // the newest refusal's reason, clipped
 }
 
 type rateSample struct {

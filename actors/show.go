@@ -46,6 +46,7 @@ type jobView struct {
 	now        time.Time
 	stallAfter time.Duration
 	retries    int // consecutive failures being retried
+	refusals   refusals
 	// lean: for a look that is not kept (judge), the spec and the
 	// statistics are not copied.
 	lean bool
@@ -105,6 +106,7 @@ func shape(v jobView) *api.JobInfo {
 		info.LastProgressUnixMs = v.lastMs
 		info.RowsPerSecond = v.rowsPerSec
 		info.Retries = int32(v.retries)
+		info.RefusedCommits, info.LastRefusal = v.refusals.commits, v.refusals.last
 		info.Health = health(info, v.now, v.stallAfter, v.rec.GetSpec().GetMaxBatchRows())
 		if info.Summary != nil {
 			info.Summary.Health = info.Health // a live job's summary is built for this look (job.summary)
@@ -156,6 +158,7 @@ func (j *job) view() jobView {
 		marks: j.marks, behind: j.behind, stats: j.stats, lineage: lin, meta: j.deps.Meta, sink: j.sink,
 		live: true, tasks: len(j.tasks), lastMs: max(j.stats.GetLastCommitUnixMs(), j.runningSinceMs),
 		rowsPerSec: j.rowsPerSecond(), now: now, stallAfter: j.deps.Settings.StallAfter, retries: j.retries,
+		refusals: j.refusals,
 	}
 }
 

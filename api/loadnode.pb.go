@@ -1951,6 +1951,17 @@ type JobInfo struct {
 	// (max_batch_rows * 10); stats.window_rows and stats.window_error_rows
 	// are the rows and error rows of the current window.
 	ErrorWindowSize int64 `protobuf:"varint,101,opt,name=error_window_size,json=errorWindowSize,proto3" json:"error_window_size,omitempty"`
+	// refused_commits counts the commits of the job's actor on this node
+	// (since it last started; not stored, so each incarnation of a job has
+	// its own) that the sink refused as stale: the stored progress, fence
+	// or statistics had moved under it, as when a second incarnation of the
+	// job on another node writes the same state, or a former owner commits
+	// after the job moved. A job that is the only writer of its state sees
+	// none. The refused batches also count in stats.aborted_batches (which
+	// is stored, and shared by every writer of the job's state).
+	// last_refusal is the newest refusal's reason. Live jobs only.
+	RefusedCommits int64  `protobuf:"varint,102,opt,name=refused_commits,json=refusedCommits,proto3" json:"refused_commits,omitempty"`
+	LastRefusal    string `protobuf:"bytes,103,opt,name=last_refusal,json=lastRefusal,proto3" json:"last_refusal,omitempty"`
 	// what the job publishes outside loadnode (kafka.commit_group,
 	// error_topic); unset when it publishes nothing.
 	Publish *PublishStatus `protobuf:"bytes,160,opt,name=publish,proto3" json:"publish,omitempty"`
@@ -2094,6 +2105,20 @@ func (x *JobInfo) GetErrorWindowSize() int64 {
 		return x.ErrorWindowSize
 	}
 	return 0
+}
+
+func (x *JobInfo) GetRefusedCommits() int64 {
+	if x != nil {
+		return x.RefusedCommits
+	}
+	return 0
+}
+
+func (x *JobInfo) GetLastRefusal() string {
+	if x != nil {
+		return x.LastRefusal
+	}
+	return ""
 }
 
 func (x *JobInfo) GetPublish() *PublishStatus {
@@ -5312,7 +5337,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\vloaded_rows\x18z \x01(\x03R\n" +
 	"loadedRows\x12\x12\n" +
 	"\x04sink\x18{ \x01(\tR\x04sink\x12&\n" +
-	"\x0frows_per_second\x18| \x01(\x01R\rrowsPerSecond\"\xd4\x05\n" +
+	"\x0frows_per_second\x18| \x01(\x01R\rrowsPerSecond\"\xa0\x06\n" +
 	"\aJobInfo\x121\n" +
 	"\asummary\x18\x01 \x01(\v2\x17.loadnode.v1.JobSummaryR\asummary\x12(\n" +
 	"\x04spec\x18\x02 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12:\n" +
@@ -5332,7 +5357,9 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x15last_progress_unix_ms\x18\f \x01(\x03R\x12lastProgressUnixMs\x12\x12\n" +
 	"\x04sink\x18\x1e \x01(\tR\x04sink\x12\x18\n" +
 	"\aretries\x18d \x01(\x05R\aretries\x12*\n" +
-	"\x11error_window_size\x18e \x01(\x03R\x0ferrorWindowSize\x125\n" +
+	"\x11error_window_size\x18e \x01(\x03R\x0ferrorWindowSize\x12'\n" +
+	"\x0frefused_commits\x18f \x01(\x03R\x0erefusedCommits\x12!\n" +
+	"\flast_refusal\x18g \x01(\tR\vlastRefusal\x125\n" +
 	"\apublish\x18\xa0\x01 \x01(\v2\x1a.loadnode.v1.PublishStatusR\apublish\x12,\n" +
 	"\x05tasks\x18\xac\a \x03(\v2\x15.loadnode.v1.TaskInfoR\x05tasks\"f\n" +
 	"\x10CreateJobRequest\x12(\n" +

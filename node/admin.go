@@ -250,6 +250,7 @@ var (
 	descErrors  = prometheus.NewDesc("loadnode_job_error_rows_total", "Error rows of the job.", []string{"job"}, nil)
 	descBytes   = prometheus.NewDesc("loadnode_job_received_bytes_total", "Source bytes received by the job (committed).", []string{"job"}, nil)
 	descBatches = prometheus.NewDesc("loadnode_job_committed_batches_total", "Batches committed by the job.", []string{"job"}, nil)
+	descRefused = prometheus.NewDesc("loadnode_job_refused_commits_total", "Commits of the job's actor on this node that the sink refused as stale (another writer moved the job's progress, fence or statistics), since the actor started.", []string{"job"}, nil)
 	descLag     = prometheus.NewDesc("loadnode_job_lag_records", "Records between the job's progress and the partition's high watermark.", []string{"job", "partition"}, nil)
 	descBehind  = prometheus.NewDesc("loadnode_job_millis_behind", "Kinesis: MillisBehindLatest of the shard's reads.", []string{"job", "partition", "shard"}, nil)
 	descState   = prometheus.NewDesc("loadnode_job_state", "1 for the job's current state and reason.", []string{"job", "state", "reason"}, nil)
@@ -290,6 +291,7 @@ func (c *jobsCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, float64(st.GetErrorRows()), name)
 		ch <- prometheus.MustNewConstMetric(descBytes, prometheus.CounterValue, float64(st.GetReceivedBytes()), name)
 		ch <- prometheus.MustNewConstMetric(descBatches, prometheus.CounterValue, float64(st.GetCommittedBatches()), name)
+		ch <- prometheus.MustNewConstMetric(descRefused, prometheus.CounterValue, float64(info.GetRefusedCommits()), name)
 		if h := info.GetHealth(); h != "" {
 			ch <- prometheus.MustNewConstMetric(descHealth, prometheus.GaugeValue, 1, name, h)
 		}

@@ -92,6 +92,7 @@ func TestAdminEndpoint(t *testing.T) {
 		`loadnode_job_error_rows_total{job="metered"} 1`,
 		`loadnode_job_state{job="metered",reason="SCHEDULED",state="RUNNING"} 1`,
 		`loadnode_job_health{health="healthy",job="metered"} 1`,
+		`loadnode_job_refused_commits_total{job="metered"} 0`,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %s", want)

@@ -194,6 +194,10 @@ func printJobText(w io.Writer, info *api.JobInfo) error {
 	fmt.Fprintf(tw, "  received bytes\t%d\n", st.GetReceivedBytes())
 	fmt.Fprintf(tw, "  committed batches\t%d\n", st.GetCommittedBatches())
 	fmt.Fprintf(tw, "  aborted batches\t%d\n", st.GetAbortedBatches())
+	if n := info.GetRefusedCommits(); n > 0 {
+		// Not a stored statistic: this node's actor of the job counts them.
+		fmt.Fprintf(tw, "  refused commits\t%d on this node; last: %s\n", n, cell(info.GetLastRefusal()))
+	}
 	fmt.Fprintf(tw, "  error window\t%d error rows in %d rows%s\n", st.GetWindowErrorRows(), st.GetWindowRows(), windowText(info))
 	fmt.Fprintf(tw, "  last commit\t%s\n", msTime(st.GetLastCommitUnixMs()))
 	tw.Flush()

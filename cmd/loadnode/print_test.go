@@ -223,6 +223,28 @@ func TestPrintJobTextMinimal(t *testing.T) {
 	}
 }
 
+// TestPrintJobTextRefusals: commits the sink refused on this node are
+// shown under the statistics, with the newest reason; none, no line.
+func TestPrintJobTextRefusals(t *testing.T) {
+	info := showInfo()
+	info.RefusedCommits, info.LastRefusal = 3, "postgres: commit job 7 partition 0: stored progress 500, commit from 0: sink: stale commit"
+	var b bytes.Buffer
+	if err := printJobText(&b, info); err != nil {
+		t.Fatal(err)
+	}
+	want := "  aborted batches    1\n  refused commits    3 on this node; last: postgres: commit job 7 partition 0: stored progress 500, commit from 0: sink: stale commit\n"
+	if !strings.Contains(b.String(), want) {
+		t.Fatalf("missing %q in\n%s", want, b.String())
+	}
+	b.Reset()
+	if err := printJobText(&b, showInfo()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "refused commits") {
+		t.Fatalf("refused commits shown for a job that had none:\n%s", b.String())
+	}
+}
+
 func TestPrintJobYAML(t *testing.T) {
 	info := showInfo()
 	var b bytes.Buffer

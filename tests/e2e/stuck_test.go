@@ -179,7 +179,13 @@ func endpointMetrics(t *testing.T, p *testnode.Proc) (open, closed float64) {
 
 // childState is the state letter of /proc/PID/stat (T: stopped).
 func childState(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	return statState("/proc/" + strconv.Itoa(pid) + "/stat")
+}
+
+// statState is the state letter of a /proc stat file (a process's, or a
+// thread's under /proc/PID/task); "" when it cannot be read.
+func statState(path string) string {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return ""
 	}
