@@ -654,15 +654,31 @@ func lexExpr(src string) ([]exprToken, error) {
 	return append(toks, exprToken{pos: len(src)}), nil
 }
 
+// MaxExprDepth bounds how deeply an expression (columns_mapping, where,
+// delete_on) nests: parentheses, function arguments, CASE, NOT and unary
+// minus each add a level, and so does each operator of a chain such as
+// a + b + c (the tree is evaluated recursively, one level per operator).
+// It is the default of Doris's expr_depth_limit. Deeper expressions are
+// refused when the job is created, so that neither the parser nor the
+// evaluation of a row can exhaust the stack.
+const MaxExprDepth = 3000
+
+// errTooDeep is the error of an expression deeper than MaxExprDepth.
+var errTooDeep = fmt.Errorf("expression nests deeper than %d levels", MaxExprDepth)
+
 // exprParser parses one expression; resolve maps a column name to its
 // slot (an error for an unknown name).
 type exprParser struct {
 	toks    []exprToken
 	i       int
 	resolve func(name string) (int, error)
+	// depth counts the recursive calls in progress.
+	// INVARIANT: depth <= MaxExprDepth.
+	depth int
 }
 
-// parseExpr parses src into an expression tree.
+// parseExpr parses src into an expression tree no deeper than
+// MaxExprDepth.
 func parseExpr(src string, resolve func(string) (int, error)) (node, error) {
 	toks, err := lexExpr(src)
 	if err != nil {
@@ -676,7 +692,67 @@ func parseExpr(src string, resolve func(string) (int, error)) (node, error) {
 	if t := p.peek(); t.kind != 0 {
 		return nil, fmt.Errorf("unexpected %q at %d", t.text, t.pos)
 	}
+	// The recursion above is bounded, but a chain (a + b + c ...) makes a
+	// tree one level deeper per operator without recursing.
+	if height(n) > MaxExprDepth {
+		return nil, errTooDeep
+	}
 	return n, nil
+}
+
+// enter counts one more level of recursion; leave undoes it.
+func (p *exprParser) enter() error {
+	if p.depth >= MaxExprDepth {
+		return errTooDeep
+	}
+	p.depth++
+	return nil
+}
+
+func (p *exprParser) leave() { p.depth-- }
+
+// height is the number of levels of n's tree, counted without recursion.
+func height(n node) int {
+	type item struct {
+		n node
+		h int
+	}
+	most := 0
+	stack := []item{{n, 1}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		most = max(most, it.h)
+		for _, k := range children(it.n) {
+			if k != nil {
+				stack = append(stack, item{k, it.h + 1})
+			}
+		}
+	}
+	return most
+}
+
+// children are the subexpressions of n (some may be nil).
+func children(n node) []node {
+	switch n := n.(type) {
+	case *unaryNode:
+		return []node{n.x}
+	case *binNode:
+		return []node{n.l, n.r}
+	case *isNullNode:
+		return []node{n.x}
+	case *inNode:
+		return append([]node{n.x}, n.list...)
+	case *likeNode:
+		return []node{n.x, n.pat}
+	case *caseNode:
+		return append(append([]node{n.operand, n.els}, n.whens...), n.thens...)
+	case *castNode:
+		return []node{n.x}
+	case *callNode:
+		return n.args
+	}
+	return nil
 }
 
 func (p *exprParser) peek() exprToken { return p.toks[p.i] }
@@ -717,6 +793,10 @@ func (p *exprParser) expectOp(o string) error {
 }
 
 func (p *exprParser) or() (node, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	defer p.leave()
 	l, err := p.and()
 	for err == nil && p.acceptKw("OR") {
 		var r node
@@ -740,6 +820,10 @@ func (p *exprParser) and() (node, error) {
 
 func (p *exprParser) not() (node, error) {
 	if p.acceptKw("NOT") {
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
+		defer p.leave()
 		x, err := p.not()
 		return &unaryNode{op: "NOT", x: x}, err
 	}
@@ -825,6 +909,12 @@ func (p *exprParser) mul() (node, error) {
 }
 
 func (p *exprParser) unary() (node, error) {
+	if p.op("-") || p.op("+") {
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
+		defer p.leave()
+	}
 	if p.op("-") {
 		p.i++
 		x, err := p.unary()
