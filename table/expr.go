@@ -175,10 +175,61 @@ type node interface {
 }
 
 // evalEnv is what an expression sees: the values of the names it refers
-// to, and the job's time zone.
+// to, and the job's time zone; and what bounds it: the largest text value
+// it may make, and the first value that would have been larger.
 type evalEnv struct {
 	vals []ev
 	loc  *time.Location
+	// limit is the most bytes a text value may have (Format.MaxValueBytes);
+	// 0 means DefaultMaxValueBytes.
+	limit int
+	// fn is the function being called, for over.
+	fn string
+	// over is set by the first function whose result would exceed limit.
+	// From then on every call is NULL without being computed, and the
+	// row is an error row (mapping.go).
+	over *LimitError
+}
+
+// LimitError says an expression would have made a value larger than the
+// limit on a value (Format.MaxValueBytes, a node's max_record_size): the
+// record is an error row. Its message names the function and the limit.
+type LimitError struct {
+	Func string // the function, as written, in upper case
+	// Size is the size of the value in bytes; when AtLeast, a lower bound
+	// of it (the value was not computed).
+	Size    int64
+	AtLeast bool
+	Limit   int
+}
+
+func (e *LimitError) Error() string {
+	at := ""
+	if e.AtLeast {
+		at = "at least "
+	}
+	return fmt.Sprintf("%s would make a value of %s%d bytes, over the limit of %d bytes per value (max_record_size)", e.Func, at, e.Size, e.Limit)
+}
+
+func (e *evalEnv) max() int {
+	if e.limit <= 0 {
+		return DefaultMaxValueBytes
+	}
+	return e.limit
+}
+
+// fits reports whether the function being called may make a value of size
+// bytes (a lower bound of it when atLeast); when not, it records why.
+// Functions whose result may be larger than their arguments call it
+// before they allocate the result.
+func (e *evalEnv) fits(size int64, atLeast bool) bool {
+	if size <= int64(e.max()) {
+		return true
+	}
+	if e.over == nil {
+		e.over = &LimitError{Func: e.fn, Size: size, AtLeast: atLeast, Limit: e.max()}
+	}
+	return false
 }
 
 type (
@@ -446,38 +497,50 @@ func (n *likeNode) eval(e *evalEnv) ev {
 	return evBool(like(x.text(), p.text()) != n.not)
 }
 
-// like matches SQL LIKE: % any run, _ one character, \ escapes.
+// like matches SQL LIKE: % any run, _ one character, \\ escapes (a
+// trailing \\ is itself). It does not recurse, and uses no memory: after a
+// mismatch it retries from the last %, one character further on (the
+// greedy wildcard match, at most len(s) * len(p) steps).
 func like(s, p string) bool {
-	if p == "" {
-		return s == ""
-	}
-	r, size := utf8.DecodeRuneInString(p)
-	switch r {
-	case '%':
-		for i := 0; ; {
-			if like(s[i:], p[size:]) {
-				return true
+	si, pi := 0, 0
+	starP, starS := -1, 0 // the pattern after the last %, and where its run ends in s
+	for si < len(s) {
+		if pi < len(p) {
+			r, n := utf8.DecodeRuneInString(p[pi:])
+			switch {
+			case r == '%':
+				pi += n
+				starP, starS = pi, si
+				continue
+			case r == '_':
+				_, m := utf8.DecodeRuneInString(s[si:])
+				si, pi = si+m, pi+n
+				continue
+			case r == '\\' && pi+n < len(p):
+				var m int
+				r, m = utf8.DecodeRuneInString(p[pi+n:])
+				n += m
 			}
-			if i == len(s) {
-				return false
+			if c, m := utf8.DecodeRuneInString(s[si:]); c == r {
+				si, pi = si+m, pi+n
+				continue
 			}
-			_, n := utf8.DecodeRuneInString(s[i:])
-			i += n
 		}
-	case '_':
-		if s == "" {
+		if starP < 0 {
 			return false
 		}
-		_, n := utf8.DecodeRuneInString(s)
-		return like(s[n:], p[size:])
-	case '\\':
-		if len(p) > 1 {
-			p = p[1:]
-			r, size = utf8.DecodeRuneInString(p)
-		}
+		_, m := utf8.DecodeRuneInString(s[starS:])
+		starS += m
+		si, pi = starS, starP
 	}
-	c, n := utf8.DecodeRuneInString(s)
-	return s != "" && c == r && like(s[n:], p[size:])
+	for pi < len(p) { // s is used up: only %s may be left
+		r, n := utf8.DecodeRuneInString(p[pi:])
+		if r != '%' {
+			return false
+		}
+		pi += n
+	}
+	return true
 }
 
 func (n *caseNode) eval(e *evalEnv) ev {

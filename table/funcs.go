@@ -12,6 +12,16 @@ import (
 
 // fnSpec is a function's arity (max -1: any) and body; args are evaluated
 // first. A NULL argument makes NULL unless nullSafe.
+//
+// Bounds: no text value is larger than the limit (evalEnv.fits). A
+// function whose result can be much larger than its arguments (CONCAT,
+// CONCAT_WS, REPLACE, LPAD, RPAD, UPPER, LOWER, REVERSE, DATE_FORMAT,
+// FROM_UNIXTIME) computes the size first and allocates only if it fits;
+// the others make at most a few times their arguments' bytes (a JSON
+// text re-escaped, bytes that are not UTF-8 made U+FFFD), and callNode
+// checks their result. Counts and positions from arguments are clamped
+// before they become ints (intArg), and no loop runs longer than its
+// arguments' bytes.
 type fnSpec struct {
 	min, max int
 	nullSafe bool
@@ -36,6 +46,17 @@ func buildFunctions() map[string]fnSpec {
 	var functions map[string]fnSpec
 	str := func(f func(string) string) fnSpec {
 		return fnSpec{min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return evStr(f(a[0].text())) }}
+	}
+	// mapped is UPPER or LOWER: strings.Map can make a character longer
+	// (and makes each byte that is not UTF-8 the 3 bytes of U+FFFD).
+	mapped := func(f func(string) string, r func(rune) rune) fnSpec {
+		return fnSpec{min: 1, max: 1, fn: func(e *evalEnv, a []ev) ev {
+			s := a[0].text()
+			if 3*int64(len(s)) > int64(e.max()) && !e.fits(mappedLen(s, r), false) {
+				return evNull
+			}
+			return evStr(f(s))
+		}}
 	}
 	num := func(f func(float64) float64) fnSpec {
 		return fnSpec{min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev {
@@ -79,68 +100,104 @@ func buildFunctions() map[string]fnSpec {
 			}
 			return a[2]
 		}},
-		"CONCAT": {min: 1, max: -1, fn: func(_ *evalEnv, a []ev) ev {
-			var b strings.Builder
-			for _, v := range a {
-				b.WriteString(v.text())
+		"CONCAT": {min: 1, max: -1, fn: func(e *evalEnv, a []ev) ev {
+			parts := make([]string, len(a))
+			var size int64
+			for i, v := range a {
+				parts[i] = v.text()
+				size += int64(len(parts[i]))
 			}
-			return evStr(b.String())
+			if !e.fits(size, false) {
+				return evNull
+			}
+			return evStr(strings.Join(parts, ""))
 		}},
-		"CONCAT_WS": {min: 2, max: -1, nullSafe: true, fn: func(_ *evalEnv, a []ev) ev {
+		"CONCAT_WS": {min: 2, max: -1, nullSafe: true, fn: func(e *evalEnv, a []ev) ev {
 			if a[0].k == eNull {
 				return evNull
 			}
+			sep := a[0].text()
 			var parts []string
+			var size int64
 			for _, v := range a[1:] {
 				if v.k != eNull { // CONCAT_WS skips NULLs
+					if len(parts) > 0 {
+						size += int64(len(sep))
+					}
 					parts = append(parts, v.text())
+					size += int64(len(parts[len(parts)-1]))
 				}
 			}
-			return evStr(strings.Join(parts, a[0].text()))
+			if !e.fits(size, false) {
+				return evNull
+			}
+			return evStr(strings.Join(parts, sep))
 		}},
 		"SUBSTR": {min: 2, max: 3, fn: substr},
 		"LEFT": {min: 2, max: 2, fn: func(_ *evalEnv, a []ev) ev {
-			r := []rune(a[0].text())
-			n, ok := a[1].num()
+			s := a[0].text()
+			k, ok := intArg(a[1], 0, utf8.RuneCountInString(s))
 			if !ok {
 				return evNull
 			}
-			k := int(max(0, min(n.float(), float64(len(r)))))
-			return evStr(string(r[:k]))
+			return evStr(runeText(s[:runeOffset(s, k)]))
 		}},
 		"RIGHT": {min: 2, max: 2, fn: func(_ *evalEnv, a []ev) ev {
-			r := []rune(a[0].text())
-			n, ok := a[1].num()
+			s := a[0].text()
+			n := utf8.RuneCountInString(s)
+			k, ok := intArg(a[1], 0, n)
 			if !ok {
 				return evNull
 			}
-			k := int(max(0, min(n.float(), float64(len(r)))))
-			return evStr(string(r[len(r)-k:]))
+			return evStr(runeText(s[runeOffset(s, n-k):]))
 		}},
-		"UPPER":   str(strings.ToUpper),
-		"LOWER":   str(strings.ToLower),
-		"TRIM":    str(func(s string) string { return strings.Trim(s, " ") }),
-		"LTRIM":   str(func(s string) string { return strings.TrimLeft(s, " ") }),
-		"RTRIM":   str(func(s string) string { return strings.TrimRight(s, " ") }),
-		"REVERSE": str(func(s string) string { r := []rune(s); slicesReverse(r); return string(r) }),
-		"REPLACE": {min: 3, max: 3, fn: func(_ *evalEnv, a []ev) ev {
-			return evStr(strings.ReplaceAll(a[0].text(), a[1].text(), a[2].text()))
-		}},
-		"SPLIT_PART": {min: 3, max: 3, fn: func(_ *evalEnv, a []ev) ev {
-			n, ok := a[2].num()
-			if !ok || n.float() < 1 || a[1].text() == "" {
+		"UPPER": mapped(strings.ToUpper, unicode.ToUpper),
+		"LOWER": mapped(strings.ToLower, unicode.ToLower),
+		"TRIM":  str(func(s string) string { return strings.Trim(s, " ") }),
+		"LTRIM": str(func(s string) string { return strings.TrimLeft(s, " ") }),
+		"RTRIM": str(func(s string) string { return strings.TrimRight(s, " ") }),
+		"REVERSE": {min: 1, max: 1, fn: func(e *evalEnv, a []ev) ev {
+			s := a[0].text()
+			if !e.fits(runeTextLen(s), false) {
 				return evNull
 			}
-			parts := strings.Split(a[0].text(), a[1].text())
-			if i := int(n.float()); i <= len(parts) {
-				return evStr(parts[i-1])
+			r := []rune(s)
+			slicesReverse(r)
+			return evStr(string(r))
+		}},
+		"REPLACE": {min: 3, max: 3, fn: func(e *evalEnv, a []ev) ev {
+			s, from, to := a[0].text(), a[1].text(), a[2].text()
+			if len(to) > len(from) {
+				// An empty from matches before every character and at the end.
+				n := int64(strings.Count(s, from))
+				if !e.fits(int64(len(s))+n*int64(len(to)-len(from)), false) {
+					return evNull
+				}
 			}
-			return evNull
+			return evStr(strings.ReplaceAll(s, from, to))
+		}},
+		"SPLIT_PART": {min: 3, max: 3, fn: func(_ *evalEnv, a []ev) ev {
+			s, sep := a[0].text(), a[1].text()
+			i, ok := intArg(a[2], 0, len(s)+2) // a string has at most len(s)+1 parts
+			if !ok || i < 1 || sep == "" {
+				return evNull
+			}
+			for ; i > 1; i-- { // skip to part i
+				k := strings.Index(s, sep)
+				if k < 0 {
+					return evNull
+				}
+				s = s[k+len(sep):]
+			}
+			if k := strings.Index(s, sep); k >= 0 {
+				s = s[:k]
+			}
+			return evStr(s)
 		}},
 		"LENGTH":      {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return evInt(int64(len(a[0].text()))) }},
 		"CHAR_LENGTH": {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return evInt(int64(utf8.RuneCountInString(a[0].text()))) }},
-		"LPAD":        {min: 3, max: 3, fn: func(_ *evalEnv, a []ev) ev { return pad(a, true) }},
-		"RPAD":        {min: 3, max: 3, fn: func(_ *evalEnv, a []ev) ev { return pad(a, false) }},
+		"LPAD":        {min: 3, max: 3, fn: func(e *evalEnv, a []ev) ev { return pad(e, a, true) }},
+		"RPAD":        {min: 3, max: 3, fn: func(e *evalEnv, a []ev) ev { return pad(e, a, false) }},
 		"ABS":         num(math.Abs),
 		"FLOOR":       num(math.Floor),
 		"CEIL":        num(math.Ceil),
@@ -177,7 +234,7 @@ func buildFunctions() map[string]fnSpec {
 			t := time.Unix(secs, 0).In(e.loc)
 			wall := (daysFromCivil(int64(t.Year()), int64(t.Month()), int64(t.Day()))*86400 + int64(t.Hour()*3600+t.Minute()*60+t.Second())) * 1e6
 			if len(a) == 2 {
-				return formatDatetime(wall, a[1].text())
+				return formatDatetime(e, wall, a[1].text())
 			}
 			return evStr(string(appendDatetime(nil, wall, 0)))
 		}},
@@ -205,12 +262,12 @@ func buildFunctions() map[string]fnSpec {
 			}
 			return evInt(tt.Unix())
 		}},
-		"DATE_FORMAT": {min: 2, max: 2, fn: func(_ *evalEnv, a []ev) ev {
+		"DATE_FORMAT": {min: 2, max: 2, fn: func(e *evalEnv, a []ev) ev {
 			t, ok := a[0].asTime()
 			if !ok {
 				return evNull
 			}
-			return formatDatetime(t, a[1].text())
+			return formatDatetime(e, t, a[1].text())
 		}},
 		"STR_TO_DATE":     {min: 2, max: 2, fn: func(_ *evalEnv, a []ev) ev { return strToDate(a[0].text(), a[1].text()) }},
 		"TO_DATE":         {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return castTo(a[0], "date") }},
@@ -253,6 +310,9 @@ func slicesReverse(r []rune) {
 }
 
 func (n *callNode) eval(e *evalEnv) ev {
+	if e.over != nil {
+		return evNull // the row is an error row already
+	}
 	args := make([]ev, len(n.args))
 	fn := functions[n.name]
 	for i, a := range n.args {
@@ -261,62 +321,144 @@ func (n *callNode) eval(e *evalEnv) ev {
 			return evNull
 		}
 	}
+	if e.over != nil {
+		return evNull
+	}
 	switch n.name {
 	case "DATE_ADD", "DATE_SUB", "DAYS_ADD", "DAYS_SUB", "ADDDATE", "SUBDATE":
 		return dateAdd(args[0], args[1], n.unit, strings.HasSuffix(n.name, "SUB"))
 	}
-	return fn.fn(e, args)
+	e.fn = n.name
+	r := fn.fn(e, args)
+	if r.k == eStr && !e.fits(int64(len(r.s)), false) {
+		return evNull
+	}
+	return r
+}
+
+// intArg reads a count or position: v as a whole number (a fraction
+// truncated), clamped to [lo, hi]; false when v is no number (or NaN).
+func intArg(v ev, lo, hi int) (int, bool) {
+	x, ok := v.num()
+	if !ok {
+		return 0, false
+	}
+	if x.k == eInt {
+		return int(max(int64(lo), min(x.i, int64(hi)))), true
+	}
+	if math.IsNaN(x.f) {
+		return 0, false
+	}
+	return int(max(float64(lo), min(math.Trunc(x.f), float64(hi)))), true
+}
+
+// runeOffset is the byte offset of character k of s (len(s) when s has
+// fewer). A byte that is not UTF-8 is a character, as in []rune(s).
+func runeOffset(s string, k int) int {
+	i := 0
+	for ; k > 0 && i < len(s); k-- {
+		_, n := utf8.DecodeRuneInString(s[i:])
+		i += n
+	}
+	return i
+}
+
+// runeText is string([]rune(s)): s, with each byte that is not UTF-8
+// made U+FFFD; it allocates only for such bytes.
+func runeText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return string([]rune(s))
+}
+
+// runeTextLen is len(runeText(s)), computed without making it.
+func runeTextLen(s string) int64 {
+	return mappedLen(s, nil)
+}
+
+// mappedLen is len(strings.Map(f, s)) for an f that maps no character to
+// a negative one (nil: the identity), computed without making it.
+func mappedLen(s string, f func(rune) rune) int64 {
+	var n int64
+	for _, r := range s { // a byte that is not UTF-8 is U+FFFD
+		if f != nil {
+			r = f(r)
+		}
+		n += int64(utf8.RuneLen(r))
+	}
+	return n
 }
 
 func substr(_ *evalEnv, a []ev) ev {
-	r := []rune(a[0].text())
-	p, ok := a[1].num()
+	s := a[0].text()
+	n := utf8.RuneCountInString(s)
+	pos, ok := intArg(a[1], -n-1, n+1)
 	if !ok {
 		return evNull
 	}
-	pos := int(p.float())
 	if pos < 0 {
-		pos = len(r) + pos + 1
+		pos = n + pos + 1
 	}
-	if pos < 1 || pos > len(r) {
+	if pos < 1 || pos > n {
 		return evStr("")
 	}
-	end := len(r)
+	end := n
 	if len(a) == 3 {
-		l, ok := a[2].num()
+		l, ok := intArg(a[2], 0, n)
 		if !ok {
 			return evNull
 		}
-		if l.float() < 1 {
+		if l < 1 {
 			return evStr("")
 		}
-		end = min(len(r), pos-1+int(l.float()))
+		end = min(n, pos-1+l)
 	}
-	return evStr(string(r[pos-1 : end]))
+	i := runeOffset(s, pos-1)
+	return evStr(runeText(s[i : i+runeOffset(s[i:], end-pos+1)]))
 }
 
-func pad(a []ev, left bool) ev {
-	s, fill := []rune(a[0].text()), []rune(a[2].text())
+// pad is LPAD (left) or RPAD: s cut or filled with fill to a width in
+// characters. The width is checked against the limit (a character is at
+// least a byte) before anything is made, then the exact size.
+func pad(e *evalEnv, a []ev, left bool) ev {
+	s, fill := runeText(a[0].text()), runeText(a[2].text())
 	n, ok := a[1].num()
-	if !ok || n.float() < 0 {
+	if !ok || n.float() < 0 || math.IsNaN(n.float()) {
+		return evNull
+	}
+	if w := n.float(); w > float64(e.max()) {
+		e.fits(int64(min(w, 1<<62)), true)
 		return evNull
 	}
 	want := int(n.float())
-	if want <= len(s) {
-		return evStr(string(s[:want]))
+	have := utf8.RuneCountInString(s)
+	if want <= have {
+		return evStr(s[:runeOffset(s, want)])
 	}
-	if len(fill) == 0 {
+	per := utf8.RuneCountInString(fill)
+	if per == 0 {
 		return evStr("")
 	}
-	var p []rune
-	for len(p) < want-len(s) {
-		p = append(p, fill...)
+	k := want - have // characters of fill
+	full, rest := k/per, runeOffset(fill, k%per)
+	size := int64(len(s)) + int64(full)*int64(len(fill)) + int64(rest)
+	if !e.fits(size, false) {
+		return evNull
 	}
-	p = p[:want-len(s)]
+	var b strings.Builder
+	b.Grow(int(size))
+	if !left {
+		b.WriteString(s)
+	}
+	for range full {
+		b.WriteString(fill)
+	}
+	b.WriteString(fill[:rest])
 	if left {
-		return evStr(string(p) + string(s))
+		b.WriteString(s)
 	}
-	return evStr(string(s) + string(p))
+	return evStr(b.String())
 }
 
 func datePart(v ev, part int) ev {
@@ -377,7 +519,10 @@ func dateAdd(v, n ev, unit string, sub bool) ev {
 // formatDatetime renders a wall-clock time with MySQL/Doris format
 // specifiers (%Y %m %d %H %i %s %f %y %c %e %k %h %l %p %M %b %j and
 // %T %r).
-func formatDatetime(t int64, f string) ev {
+//
+// Each specifier makes at most 11 bytes; the text is given up once it is
+// over e's limit.
+func formatDatetime(e *evalEnv, t int64, f string) ev {
 	days := floorDiv(t, 86400*1e6)
 	rem := t - days*86400*1e6
 	y, m, d := civilFromDays(days)
@@ -386,6 +531,9 @@ func formatDatetime(t int64, f string) ev {
 	tt := time.Date(int(y), time.Month(m), int(d), int(h), int(mi), int(s), 0, time.UTC)
 	var b []byte
 	for i := 0; i < len(f); i++ {
+		if len(b) > e.max() && !e.fits(int64(len(b)), true) {
+			return evNull
+		}
 		if f[i] != '%' || i+1 == len(f) {
 			b = append(b, f[i])
 			continue

@@ -2,8 +2,11 @@ package table
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestExprDepth: an expression nesting deeper than MaxExprDepth is refused
@@ -63,5 +66,174 @@ func TestExprDepth(t *testing.T) {
 		if !errors.As(err, &fe) || !strings.Contains(fe.Msg, "nests deeper than 3000 levels") {
 			t.Errorf("NewParser = %v, want a FieldError naming the depth limit", err)
 		}
+	}
+}
+
+// evalLimited parses src over a and b and evaluates it with a limit on a
+// value.
+func evalLimited(t testing.TB, src string, limit int, a, b string) (ev, *LimitError) {
+	t.Helper()
+	n, err := parseExpr(src, func(name string) (int, error) {
+		switch strings.ToLower(name) {
+		case "a":
+			return 0, nil
+		case "b":
+			return 1, nil
+		}
+		return 0, fmt.Errorf("unknown field %q", name)
+	})
+	if err != nil {
+		t.Fatalf("parseExpr(%q): %v", src, err)
+	}
+	env := &evalEnv{vals: []ev{evStr(a), evStr(b)}, loc: time.UTC, limit: limit}
+	return n.eval(env), env.over
+}
+
+// TestExprValueLimit: a function whose result would be larger than the
+// limit on a value makes NULL and records which function and how large,
+// without making the value: a 23-byte record asking LPAD for 3e9
+// characters, or REPLACE of 200,000 characters each by 200,000 (40 GB),
+// allocates next to nothing.
+func TestExprValueLimit(t *testing.T) {
+	aaa := strings.Repeat("a", 200_000)
+	bbb := strings.Repeat("b", 200_000)
+	nested := "a"
+	for range 40 {
+		nested = "replace(" + nested + ", 'a', 'aa')"
+	}
+	wide := "concat(a" + strings.Repeat(", a", 99) + ")"
+	bad := strings.Repeat("\xff", 400) // each byte becomes the 3 bytes of U+FFFD
+	tests := []struct {
+		src     string
+		limit   int // 0: DefaultMaxValueBytes
+		a, b    string
+		fn      string
+		size    int64
+		atLeast bool
+	}{
+		{"lpad('a', 3000000000, 'x')", 0, "", "", "LPAD", 3_000_000_000, true},
+		{"rpad(a, 3e9, 'xy')", 0, "a", "", "RPAD", 3_000_000_000, true},
+		{"lpad(a, 1e300, 'x')", 0, "a", "", "LPAD", 1 << 62, true},
+		{"rpad(a, 50000000, b)", 0, "a", "x", "RPAD", 50_000_000, true},
+		{"lpad('a', 1000, '€')", 2000, "", "", "LPAD", 1 + 999*3, false},
+		{"replace(a, 'a', b)", 0, aaa, bbb, "REPLACE", 200_000 * 200_000, false},
+		{"replace(a, '', b)", 0, aaa, bbb, "REPLACE", 200_000 + 200_001*200_000, false},
+		{nested, 0, strings.Repeat("a", 1000), "", "REPLACE", 1000 << 15, false},
+		{wide, 0, aaa, "", "CONCAT", 100 * 200_000, false},
+		{"concat(" + wide + ", " + wide + ")", 10_000_000, aaa, "", "CONCAT", 100 * 200_000, false},
+		{"concat_ws(b, a, a, a)", 500_000, aaa, ",", "CONCAT_WS", 600_002, false},
+		{"upper(a)", 1000, bad, "", "UPPER", 1200, false},
+		{"lower(a)", 1000, bad, "", "LOWER", 1200, false},
+		{"reverse(a)", 1000, bad, "", "REVERSE", 1200, false},
+		{"left(a, 400)", 1000, bad, "", "LEFT", 1200, false},
+		{"substr(a, 1)", 1000, bad, "", "SUBSTR", 1200, false},
+		{"date_format('2024-01-01', a)", 1000, strings.Repeat("%W", 500), "", "DATE_FORMAT", 1001, true},
+		{"from_unixtime(0, a)", 1000, strings.Repeat("%r", 500), "", "FROM_UNIXTIME", 1001, true},
+		{"json_extract(a, '$')", 1000, `"` + strings.Repeat("<", 400) + `"`, "", "JSON_EXTRACT", 2402, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.src[:min(len(tt.src), 40)], func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			v, over := evalLimited(t, tt.src, tt.limit, tt.a, tt.b)
+			runtime.ReadMemStats(&after)
+			if v.k != eNull {
+				t.Errorf("value of %d bytes, want NULL", len(v.s))
+			}
+			if over == nil {
+				t.Fatalf("no limit error")
+			}
+			limit := tt.limit
+			if limit == 0 {
+				limit = DefaultMaxValueBytes
+			}
+			want := &LimitError{Func: tt.fn, Size: tt.size, AtLeast: tt.atLeast, Limit: limit}
+			if tt.fn == "DATE_FORMAT" || tt.fn == "FROM_UNIXTIME" {
+				want.Size = over.Size // given up as soon as it is over: the size it reached
+				if over.Size <= int64(limit) {
+					t.Errorf("size %d is not over the limit", over.Size)
+				}
+			}
+			if *over != *want {
+				t.Errorf("limit error %+v, want %+v", *over, *want)
+			}
+			// Nothing near the value's size was allocated: the inputs,
+			// and at most a few values at the limit.
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > uint64(6*limit+len(tt.a)*8+1<<20) {
+				t.Errorf("allocated %d bytes", grew)
+			}
+		})
+	}
+	_, over := evalLimited(t, "lpad('a', 3000000000, 'x')", 0, "", "")
+	if got, want := over.Error(), "LPAD would make a value of at least 3000000000 bytes, over the limit of 16777216 bytes per value (max_record_size)"; got != want {
+		t.Errorf("message %q\nwant    %q", got, want)
+	}
+	// At the limit, a value is made.
+	for _, tt := range []struct{ src, a, b string }{
+		{"lpad('a', 1000, 'x')", "", ""},
+		{"replace(a, 'a', 'bb')", strings.Repeat("a", 500), ""},
+		{"concat(a, a)", strings.Repeat("a", 500), ""},
+		{"upper(a)", strings.Repeat("\xff", 333), ""},
+		{"rpad(a, 333, '€')", "a", ""},
+	} {
+		if v, over := evalLimited(t, tt.src, 1000, tt.a, tt.b); over != nil || v.k != eStr || len(v.s) > 1000 || len(v.s) < 990 {
+			t.Errorf("%s: %d bytes, %v; want a value of up to 1000 bytes", tt.src, len(v.s), over)
+		}
+	}
+}
+
+// TestExprHostileNumbers: counts and positions that are NaN, infinite or
+// beyond an int neither panic nor run long.
+func TestExprHostileNumbers(t *testing.T) {
+	nan := "(1e308 * 10 - 1e308 * 10)"
+	for _, src := range []string{
+		"left('abc', " + nan + ")", "right('abc', " + nan + ")", "substr('abc', 1, 1e300)", "substr('abc', " + nan + ", 1)",
+		"substr('abc', -1e300)", "split_part('a,b', ',', 1e19)", "split_part('a,b', ',', " + nan + ")",
+		"lpad('abc', " + nan + ", 'x')", "rpad('abc', -1e300, 'x')", "left('abc', -1e19)", "right('abc', 1e19)",
+	} {
+		v, over := evalLimited(t, src, 0, "", "")
+		if over != nil || len(v.s) > 3 {
+			t.Errorf("%s = %q, %v", src, v.s, over)
+		}
+	}
+}
+
+// TestMappingValueLimit: a record whose expression would make a value over
+// the limit is an error row naming the column, the function and the
+// limit, and the parser goes on with the next record.
+func TestMappingValueLimit(t *testing.T) {
+	s := typedSchema(t, "id int", "v string")
+	p, err := NewParser(s, Format{Kind: "json", NonStrict: true, Columns: []string{"id", "n", "v = lpad('a', n, 'x')"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Parse([]byte(`{"id":1,"n":3000000000}`), nil)
+	var pe *ParseError
+	if !errors.As(err, &pe) || pe.Column != "v" ||
+		pe.Reason != "column v: v = ...: LPAD would make a value of at least 3000000000 bytes, over the limit of 16777216 bytes per value (max_record_size)" {
+		t.Fatalf("Parse = %v, want an error row naming v, LPAD and the limit", err)
+	}
+	row, err := p.Parse([]byte(`{"id":2,"n":3}`), nil)
+	if err != nil || render(s, row) != "2|xxa" {
+		t.Fatalf("next record: %v, %v", row, err)
+	}
+	// The limit is the format's; a where or delete_on over it is an error
+	// row too, not a filtered one.
+	p, err = NewParser(s, Format{Kind: "json", MaxValueBytes: 100, Columns: []string{"id", "v"}, Where: "length(repeat_me) > 0"})
+	if err == nil {
+		t.Fatal("unknown field accepted")
+	}
+	p, err = NewParser(s, Format{Kind: "json", MaxValueBytes: 100, Columns: []string{"id", "v"}, Where: "length(concat(v, v)) > 0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Parse([]byte(`{"id":1,"v":"`+strings.Repeat("z", 60)+`"}`), nil); err == nil || err.Error() != "where: CONCAT would make a value of 120 bytes, over the limit of 100 bytes per value (max_record_size)" {
+		t.Fatalf("where over the limit: %v", err)
+	}
+	if _, err := p.Parse([]byte(`{"id":1,"v":"`+strings.Repeat("z", 50)+`"}`), nil); err != nil {
+		t.Fatalf("where at the limit: %v", err)
+	}
+	if _, err := NewParser(s, Format{MaxValueBytes: -1}); err == nil {
+		t.Error("a negative MaxValueBytes is accepted")
 	}
 }

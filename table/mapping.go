@@ -226,12 +226,18 @@ func (p *Parser) apply(src, out []Value) error {
 	for k, r := range m.metas {
 		m.env.vals[len(s.cols)+len(m.slots)+k] = p.metaEv(r)
 	}
-	envSlots := evalEnv{vals: m.env.vals[len(s.cols):], loc: m.loc}
+	envSlots := evalEnv{vals: m.env.vals[len(s.cols):], loc: m.loc, limit: m.env.limit}
 	for col, oc := range m.out {
 		v := &out[col]
 		switch {
 		case oc.expr != nil:
-			p.setComputed(col, oc.expr.eval(&envSlots))
+			r := oc.expr.eval(&envSlots)
+			if envSlots.over != nil {
+				name := s.cols[col].GetName()
+				p.setErrName(name, "%s = ...: %s", name, envSlots.over)
+				return nil
+			}
+			p.setComputed(col, r)
 		case oc.slot >= 0:
 			*v = src[oc.slot]
 		case s.meta[col].hasDef:
@@ -246,13 +252,21 @@ func (p *Parser) apply(src, out []Value) error {
 	for col := range s.cols {
 		m.env.vals[col] = toEv(s.types[col], s.meta[col], out[col])
 	}
+	m.env.over = nil
 	if m.where != nil {
-		if r := m.where.eval(&m.env); r.k == eNull || !r.truth() {
+		r := m.where.eval(&m.env)
+		if m.env.over != nil {
+			return &ParseError{Reason: "where: " + m.env.over.Error()}
+		}
+		if r.k == eNull || !r.truth() {
 			return ErrFiltered
 		}
 	}
 	if m.deleteOn != nil {
 		r := m.deleteOn.eval(&m.env)
+		if m.env.over != nil {
+			return &ParseError{Reason: "delete_on: " + m.env.over.Error()}
+		}
 		p.deleted = r.k != eNull && r.truth()
 	}
 	return nil

@@ -62,7 +62,18 @@ type Format struct {
 	// makes the rows for which DeleteOn is true deletes (Deleted).
 	MergeType api.MergeType
 	DeleteOn  string
+	// MaxValueBytes bounds what the parser makes beyond the record's own
+	// bytes: every text value an expression makes on the way (columns,
+	// where, delete_on), and an avro or protobuf record decoded to JSON.
+	// A record that would need a larger one is an error row naming the
+	// limit. 0 means DefaultMaxValueBytes; a node's tasks set its
+	// max_record_size, so that no value is larger than the largest record.
+	MaxValueBytes int
 }
+
+// DefaultMaxValueBytes is the limit on a value when Format.MaxValueBytes
+// is 0: 16 MiB, the default max_record_size.
+const DefaultMaxValueBytes = 16 << 20
 
 // ParseError is why one record did not parse. Its message is a human reason
 // for an error row, without a package prefix (it describes the data, not
@@ -80,6 +91,8 @@ type Parser struct {
 	s      *Schema
 	json   bool
 	strict bool
+	// maxValue is Format.MaxValueBytes, defaulted (> 0).
+	maxValue int
 	// The record's fields (slots): the table's columns, or a mapping's
 	// fields. dst holds their values while a record is parsed.
 	types     []api.ColumnType
@@ -171,11 +184,19 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 	if f.MergeType != api.MergeType_APPEND && s.spec.GetModel() != api.TableModel_UNIQUE {
 		return nil, fieldErr("merge_type", "merge type %s needs a UNIQUE table (%s is %s)", f.MergeType, s.Name(), s.spec.GetModel())
 	}
+	if f.MaxValueBytes < 0 {
+		return nil, fieldErr("max_record_size", "%d: a limit on a value may not be negative", f.MaxValueBytes)
+	}
+	p.maxValue = f.MaxValueBytes
+	if p.maxValue == 0 {
+		p.maxValue = DefaultMaxValueBytes
+	}
 	m, err := compileMapping(s, f.Columns, f.Where, deleteOn, loc)
 	if err != nil {
 		return nil, err
 	}
 	if m != nil {
+		m.env.limit = p.maxValue
 		p.m = m
 		p.types, p.meta, p.names = nil, nil, nil
 		for _, sl := range m.slots {

@@ -1,0 +1,205 @@
+package table
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// The functions rewritten to bound their memory and stack (like, LPAD,
+// RPAD, SUBSTR, LEFT, RIGHT, SPLIT_PART, JSON paths) give what the
+// straightforward versions they replaced gave, kept here as references,
+// wherever those did not panic.
+
+func refLike(s, p string) bool {
+	if p == "" {
+		return s == ""
+	}
+	r, size := utf8.DecodeRuneInString(p)
+	switch r {
+	case '%':
+		for i := 0; ; {
+			if refLike(s[i:], p[size:]) {
+				return true
+			}
+			if i == len(s) {
+				return false
+			}
+			_, n := utf8.DecodeRuneInString(s[i:])
+			i += n
+		}
+	case '_':
+		if s == "" {
+			return false
+		}
+		_, n := utf8.DecodeRuneInString(s)
+		return refLike(s[n:], p[size:])
+	case '\\':
+		if len(p) > 1 {
+			p = p[1:]
+			r, size = utf8.DecodeRuneInString(p)
+		}
+	}
+	c, n := utf8.DecodeRuneInString(s)
+	return s != "" && c == r && refLike(s[n:], p[size:])
+}
+
+func TestLikeMatchesReference(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	alphabet := []string{"a", "b", "%", "_", "\\", "é", "\xff"}
+	word := func(n int) string {
+		var b strings.Builder
+		for range rng.IntN(n) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		return b.String()
+	}
+	for range 20000 {
+		s, p := word(8), word(6)
+		if got, want := like(s, p), refLike(s, p); got != want {
+			t.Fatalf("like(%q, %q) = %v, want %v", s, p, got, want)
+		}
+	}
+	// Long inputs: no recursion, no exponential backtracking.
+	long := strings.Repeat("a", 1<<20)
+	if like(long, strings.Repeat("%a", 20)+"b") || !like(long, "%a%a%") || !like(long, strings.Repeat("_", 1<<20)) {
+		t.Error("like on a long text")
+	}
+}
+
+func refPad(a []ev, left bool) ev {
+	s, fill := []rune(a[0].text()), []rune(a[2].text())
+	n, ok := a[1].num()
+	if !ok || n.float() < 0 {
+		return evNull
+	}
+	want := int(n.float())
+	if want <= len(s) {
+		return evStr(string(s[:want]))
+	}
+	if len(fill) == 0 {
+		return evStr("")
+	}
+	var p []rune
+	for len(p) < want-len(s) {
+		p = append(p, fill...)
+	}
+	p = p[:want-len(s)]
+	if left {
+		return evStr(string(p) + string(s))
+	}
+	return evStr(string(s) + string(p))
+}
+
+func refSubstr(a []ev) ev {
+	r := []rune(a[0].text())
+	p, ok := a[1].num()
+	if !ok {
+		return evNull
+	}
+	pos := int(p.float())
+	if pos < 0 {
+		pos = len(r) + pos + 1
+	}
+	if pos < 1 || pos > len(r) {
+		return evStr("")
+	}
+	end := len(r)
+	if len(a) == 3 {
+		l, ok := a[2].num()
+		if !ok {
+			return evNull
+		}
+		if l.float() < 1 {
+			return evStr("")
+		}
+		end = min(len(r), pos-1+int(l.float()))
+	}
+	return evStr(string(r[pos-1 : end]))
+}
+
+func refLeftRight(a []ev, right bool) ev {
+	r := []rune(a[0].text())
+	n, ok := a[1].num()
+	if !ok {
+		return evNull
+	}
+	k := int(max(0, min(n.float(), float64(len(r)))))
+	if right {
+		return evStr(string(r[len(r)-k:]))
+	}
+	return evStr(string(r[:k]))
+}
+
+func refSplitPart(a []ev) ev {
+	n, ok := a[2].num()
+	if !ok || n.float() < 1 || a[1].text() == "" {
+		return evNull
+	}
+	parts := strings.Split(a[0].text(), a[1].text())
+	if i := int(n.float()); i <= len(parts) {
+		return evStr(parts[i-1])
+	}
+	return evNull
+}
+
+// noPanic calls f, reporting false if it panicked.
+func noPanic(f func() ev) (v ev, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return f(), true
+}
+
+func TestStringFuncsMatchReference(t *testing.T) {
+	texts := []string{"", "a", "abc", "héllo", "a,b,,c", ",", "\xff\xfeab", "日本語,x", "ab\xe2\x82"}
+	nums := []ev{evInt(-5), evInt(-1), evInt(0), evInt(1), evInt(2), evInt(3), evInt(7), evFloat(1.5), evFloat(-0.5), evFloat(0.5), evStr("2"), evStr("x"), evNull}
+	fills := []string{"", "x", "ab", "€", "\xff"}
+	env := &evalEnv{loc: time.UTC}
+	same := func(t *testing.T, what string, got ev, want ev, ok bool) {
+		t.Helper()
+		if ok && (got.k != want.k || got.s != want.s) {
+			t.Errorf("%s = %v %q, want %v %q", what, got.k, got.s, want.k, want.s)
+		}
+	}
+	for _, s := range texts {
+		for _, n := range nums {
+			if n.k == eNull {
+				continue // the call makes NULL before the function runs
+			}
+			for _, f := range fills {
+				a := []ev{evStr(s), n, evStr(f)}
+				for _, left := range []bool{true, false} {
+					want, ok := noPanic(func() ev { return refPad(a, left) })
+					same(t, "pad", pad(env, a, left), want, ok)
+				}
+			}
+			a := []ev{evStr(s), n}
+			want, ok := noPanic(func() ev { return refSubstr(a) })
+			same(t, "substr/2", substr(env, a), want, ok)
+			want, ok = noPanic(func() ev { return refLeftRight(a, false) })
+			same(t, "left", functions["LEFT"].fn(env, a), want, ok)
+			want, ok = noPanic(func() ev { return refLeftRight(a, true) })
+			same(t, "right", functions["RIGHT"].fn(env, a), want, ok)
+			for _, l := range nums {
+				if l.k == eNull {
+					continue
+				}
+				a := []ev{evStr(s), n, l}
+				want, ok := noPanic(func() ev { return refSubstr(a) })
+				same(t, "substr/3", substr(env, a), want, ok)
+			}
+			for _, sep := range []string{"", ",", ",,", "b"} {
+				a := []ev{evStr(s), evStr(sep), n}
+				want, ok := noPanic(func() ev { return refSplitPart(a) })
+				same(t, "split_part", functions["SPLIT_PART"].fn(env, a), want, ok)
+			}
+		}
+	}
+}
