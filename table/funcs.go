@@ -1,6 +1,7 @@
 package table
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // fnSpec is a function's arity (max -1: any) and body; args are evaluated
@@ -707,84 +709,135 @@ func strToDate(s, f string) ev {
 }
 
 // jsonPath extracts $.a.b[0] from a JSON document: as JSON text (json), its
-// string content or text (string), or a number (int, double).
+// string content or text (string), or a number (int, double); NULL when
+// doc is not JSON or has nothing at path. Only the value found is
+// decoded: the document is walked in place (its nesting bounded as a
+// record's), so that a large document costs no more than its bytes.
 func jsonPath(doc, path, kind string) ev {
-	var v any
-	dec := json.NewDecoder(strings.NewReader(doc))
-	dec.UseNumber()
-	if dec.Decode(&v) != nil {
+	if !strings.HasPrefix(path, "$") {
 		return evNull
 	}
-	if !strings.HasPrefix(path, "$") {
+	w := &Parser{raw: unsafe.Slice(unsafe.StringData(doc), len(doc))} // read only
+	i := skipWS(w.raw, 0)
+	end, err := w.value(i, nil, 0) // validates the document
+	if err != nil {
 		return evNull
 	}
 	rest := path[1:]
 	for rest != "" {
+		var ok bool
 		switch rest[0] {
 		case '.':
 			rest = rest[1:]
-			end := strings.IndexAny(rest, ".[")
-			if end < 0 {
-				end = len(rest)
+			n := strings.IndexAny(rest, ".[")
+			if n < 0 {
+				n = len(rest)
 			}
-			key := strings.Trim(rest[:end], `"`)
-			obj, ok := v.(map[string]any)
-			if !ok {
-				return evNull
-			}
-			if v, ok = obj[key]; !ok {
-				return evNull
-			}
-			rest = rest[end:]
+			i, end, ok = w.member(i, strings.Trim(rest[:n], `"`))
+			rest = rest[n:]
 		case '[':
-			end := strings.IndexByte(rest, ']')
-			if end < 0 {
+			n := strings.IndexByte(rest, ']')
+			if n < 0 {
 				return evNull
 			}
-			in := strings.Trim(rest[1:end], `'"`)
-			rest = rest[end+1:]
-			if obj, ok := v.(map[string]any); ok {
-				if v, ok = obj[in]; !ok {
-					return evNull
-				}
-				continue
+			in := strings.Trim(rest[1:n], `'"`)
+			rest = rest[n+1:]
+			if w.raw[i] == '{' {
+				i, end, ok = w.member(i, in)
+				break
 			}
-			arr, ok := v.([]any)
 			idx, err := strconv.Atoi(in)
-			if !ok || err != nil || idx < 0 || idx >= len(arr) {
-				return evNull
+			ok = err == nil && idx >= 0
+			if ok {
+				i, end, ok = w.element(i, idx)
 			}
-			v = arr[idx]
-		default:
+		}
+		if !ok {
 			return evNull
 		}
 	}
-	if v == nil {
+	v := w.raw[i:end]
+	switch c := v[0]; {
+	case c == 'n':
 		return evNull
-	}
-	switch kind {
-	case "string":
-		if s, ok := v.(string); ok {
-			return evStr(s)
+	case kind == "string" && c == '"':
+		// As encoding/json: a byte that is not UTF-8 is U+FFFD.
+		return evStr(runeText(string(unescape(nil, v[1:len(v)-1]))))
+	case kind == "int" || kind == "double":
+		if c != '-' && (c < '0' || c > '9') {
+			return evNull
 		}
-	case "int":
-		if n, ok := v.(json.Number); ok {
-			if i, err := n.Int64(); err == nil {
+		if kind == "int" {
+			if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
 				return evInt(i)
 			}
+			return evNull
 		}
-		return evNull
-	case "double":
-		if n, ok := v.(json.Number); ok {
-			if f, err := n.Float64(); err == nil {
-				return evFloat(f)
-			}
+		if f, err := strconv.ParseFloat(string(v), 64); err == nil {
+			return evFloat(f)
 		}
 		return evNull
 	}
-	b, err := json.Marshal(v)
+	// JSON text as encoding/json writes it: keys sorted, compact.
+	var x any
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	if dec.Decode(&x) != nil {
+		return evNull
+	}
+	b, err := json.Marshal(x)
 	if err != nil {
 		return evNull
 	}
 	return evStr(string(b))
+}
+
+// member finds key in the object at raw[i] (the last one, when repeated,
+// as encoding/json) and returns its value's bounds. raw is valid JSON.
+func (p *Parser) member(i int, key string) (start, end int, ok bool) {
+	raw := p.raw
+	if raw[i] != '{' {
+		return 0, 0, false
+	}
+	for i = skipWS(raw, i+1); raw[i] == '"'; i = skipWS(raw, i+1) {
+		kend, esc, _ := p.scanString(i)
+		k := raw[i+1 : kend-1]
+		if esc {
+			k = unescape(nil, k)
+		}
+		if !utf8.Valid(k) { // as encoding/json decodes it
+			k = []byte(string([]rune(string(k))))
+		}
+		vs := skipWS(raw, skipWS(raw, kend)+1) // after the ':'
+		ve, _ := p.value(vs, nil, 0)
+		if string(k) == key {
+			start, end, ok = vs, ve, true
+		}
+		if i = skipWS(raw, ve); raw[i] == '}' {
+			break
+		}
+	}
+	return start, end, ok
+}
+
+// element finds element idx of the array at raw[i] and returns its bounds.
+// raw is valid JSON.
+func (p *Parser) element(i, idx int) (start, end int, ok bool) {
+	raw := p.raw
+	if raw[i] != '[' {
+		return 0, 0, false
+	}
+	if i = skipWS(raw, i+1); raw[i] == ']' {
+		return 0, 0, false
+	}
+	for k := 0; ; k++ {
+		end, _ := p.value(i, nil, 0)
+		if k == idx {
+			return i, end, true
+		}
+		if i = skipWS(raw, end); raw[i] == ']' {
+			return 0, 0, false
+		}
+		i = skipWS(raw, i+1) // after the ','
+	}
 }

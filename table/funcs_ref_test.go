@@ -1,7 +1,9 @@
 package table
 
 import (
+	"encoding/json"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -199,6 +201,115 @@ func TestStringFuncsMatchReference(t *testing.T) {
 				a := []ev{evStr(s), evStr(sep), n}
 				want, ok := noPanic(func() ev { return refSplitPart(a) })
 				same(t, "split_part", functions["SPLIT_PART"].fn(env, a), want, ok)
+			}
+		}
+	}
+}
+
+// refJSONPath is jsonPath as it was: the whole document decoded.
+func refJSONPath(doc, path, kind string) ev {
+	var v any
+	dec := json.NewDecoder(strings.NewReader(doc))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return evNull
+	}
+	if !strings.HasPrefix(path, "$") {
+		return evNull
+	}
+	rest := path[1:]
+	for rest != "" {
+		switch rest[0] {
+		case '.':
+			rest = rest[1:]
+			end := strings.IndexAny(rest, ".[")
+			if end < 0 {
+				end = len(rest)
+			}
+			key := strings.Trim(rest[:end], `"`)
+			obj, ok := v.(map[string]any)
+			if !ok {
+				return evNull
+			}
+			if v, ok = obj[key]; !ok {
+				return evNull
+			}
+			rest = rest[end:]
+		case '[':
+			end := strings.IndexByte(rest, ']')
+			if end < 0 {
+				return evNull
+			}
+			in := strings.Trim(rest[1:end], `'"`)
+			rest = rest[end+1:]
+			if obj, ok := v.(map[string]any); ok {
+				if v, ok = obj[in]; !ok {
+					return evNull
+				}
+				continue
+			}
+			arr, ok := v.([]any)
+			idx, err := strconv.Atoi(in)
+			if !ok || err != nil || idx < 0 || idx >= len(arr) {
+				return evNull
+			}
+			v = arr[idx]
+		default:
+			return evNull
+		}
+	}
+	if v == nil {
+		return evNull
+	}
+	switch kind {
+	case "string":
+		if s, ok := v.(string); ok {
+			return evStr(s)
+		}
+	case "int":
+		if n, ok := v.(json.Number); ok {
+			if i, err := n.Int64(); err == nil {
+				return evInt(i)
+			}
+		}
+		return evNull
+	case "double":
+		if n, ok := v.(json.Number); ok {
+			if f, err := n.Float64(); err == nil {
+				return evFloat(f)
+			}
+		}
+		return evNull
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return evNull
+	}
+	return evStr(string(b))
+}
+
+func TestJSONPathMatchesReference(t *testing.T) {
+	docs := []string{
+		`{"a": {"b": "deep", "c": [1, 2.5, -3e2, "x", null, true, {"d": "é\u00e9\ud83d\ude00"}]}, "n": [1, 2], "a.b": 7}`,
+		"{\"k\": 1, \"k\": 2, \"esc\\\"aped\": \"q\\\\u0041\", \"<tag>\": \"a&b\", \"bad\": \"\xff\xfe\", \"\xffk\": 1}",
+		`[{"x": 1}, [2, [3]], "s", 4]`, `"just a string"`, `12`, `null`, ` {"a" : [ ] , "b" : { } } trailing`,
+		`{"a": 1`, `{"a": 1,}`, ``, `nope`, `{"big": 123456789012345678901234567890, "f": 1.5e400, "i": 9223372036854775807}`,
+	}
+	paths := []string{"$", "$.a", "$.a.b", "$.a.c", "$.a.c[0]", "$.a.c[1]", "$.a.c[3]", "$.a.c[4]", "$.a.c[5]", "$.a.c[6].d",
+		"$.a.c[7]", "$.a.c[-1]", "$.a.c[x]", `$["a"].b`, "$['a.b']", "$.n[1]", "$.k", `$.esc"aped`, "$.<tag>", "$.bad",
+		"$.\xffk", "$[0].x", "$[1][1][0]", "$[2]", "$[3]", "$[9]", "$.a.b.c", "$.big", "$.f", "$.i", "$.a[0]", "$.b", "$x", "a", "$.", "$..a", "$[", "$.a["}
+	for _, i := range []int{0, 1, 2, 3, 4, 6} {
+		if jsonPath(docs[i], "$", "json").k == eNull {
+			t.Fatalf("docs[%d] is not JSON", i)
+		}
+	}
+	for _, doc := range docs {
+		for _, path := range paths {
+			for _, kind := range []string{"json", "string", "int", "double"} {
+				got, want := jsonPath(doc, path, kind), refJSONPath(doc, path, kind)
+				if got != want {
+					t.Errorf("jsonPath(%q, %q, %s) = %+v, want %+v", doc, path, kind, got, want)
+				}
 			}
 		}
 	}

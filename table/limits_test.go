@@ -237,3 +237,25 @@ func TestMappingValueLimit(t *testing.T) {
 		t.Error("a negative MaxValueBytes is accepted")
 	}
 }
+
+// TestJSONPathWalks: the JSON functions find a value without decoding the
+// whole document, so that one large record costs no more than its bytes.
+func TestJSONPathWalks(t *testing.T) {
+	doc := `{"pad": [` + strings.Repeat(`{"k": 0},`, 1<<20) + `0], "id": 7}` // 9 MiB
+	for _, tt := range []struct{ src, want string }{
+		{"get_json_int(a, '$.id')", "7"},
+		{"json_extract(a, '$.pad[1048576]')", "0"},
+		{"get_json_string(a, '$.pad[3].k')", "0"},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		v, over := evalLimited(t, tt.src, 0, doc, "")
+		runtime.ReadMemStats(&after)
+		if v.text() != tt.want || over != nil {
+			t.Errorf("%s = %q, %v; want %s", tt.src, v.text(), over, tt.want)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+			t.Errorf("%s allocated %d bytes for a %d-byte document", tt.src, grew, len(doc))
+		}
+	}
+}
