@@ -3,6 +3,7 @@ package table
 import (
 	"encoding/json"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -177,12 +178,31 @@ func FuzzConvert(f *testing.F) {
 }
 
 // FuzzExpr: any text either fails to parse as an expression or evaluates
-// without a panic.
+// without a panic, to a value no larger than the limit on a value, and
+// allocates no more than a few values at the limit per call. The hostile
+// seeds ask for huge widths and counts, nest replacements, and nest far
+// deeper than MaxExprDepth.
 func FuzzExpr(f *testing.F) {
 	for _, s := range []string{"a + 1", "CASE WHEN a > 1 THEN 'x' ELSE b END", "date_add(str_to_date(a, '%Y-%m-%d'), INTERVAL 1 MONTH)",
 		"concat_ws('-', a, NULL, b)", "get_json_string(a, '$.x[0]')", "cast(a as decimal(10, 2)) * 3 DIV 2", "a LIKE '%_\\\\%' AND b NOT IN (1, NULL)"} {
 		f.Add(s, "2024-01-31", `{"x": [1]}`)
 	}
+	const deep = 100_000
+	for _, s := range []string{
+		"lpad('a', 3000000000, 'x')", "rpad(a, b, a)", "lpad(a, 1e300, b)", "rpad(a, 1e308 * 10 - 1e308 * 10, 'x')",
+		"replace(a, 'a', b)", "replace(replace(replace(replace(a, '', b), '', b), '', b), '', b)",
+		"concat(a, a, a, a, a, a, a, a, concat(b, b, b, b, b, b, b, b))", "concat_ws(a, b, b, b, b, b, b, b, b)",
+		"upper(lower(upper(a)))", "reverse(a)", "date_format('2024-01-01', a)", "from_unixtime(0, b)",
+		"json_extract(a, '$')", "get_json_string(b, a)", "a LIKE b", "b LIKE concat('%', a, '%', a, '%')",
+		"split_part(a, b, 1e19)", "left(a, 1e308 * 10 - 1e308 * 10)", "substr(a, b, 1e300)", "right(a, -1e19)",
+		strings.Repeat("(", deep) + "a" + strings.Repeat(")", deep), strings.Repeat("NOT ", deep) + "a",
+		strings.Repeat("- ", deep) + "a", "a" + strings.Repeat(" + a", deep), strings.Repeat("upper(", deep) + "a" + strings.Repeat(")", deep),
+	} {
+		f.Add(s, strings.Repeat("ab%\xff", 4000), strings.Repeat("ba\u00e9", 4000))
+	}
+	f.Add("lpad(a, b, 'x')", "", "3000000000")
+	f.Add("rpad(a, b, '€')", "x", "20000")
+	f.Add("replace(a, 'a', b)", strings.Repeat("a", 20000), strings.Repeat("b", 20000))
 	f.Fuzz(func(t *testing.T, src, a, b string) {
 		n, err := parseExpr(src, func(name string) (int, error) {
 			switch strings.ToLower(name) {
@@ -196,7 +216,32 @@ func FuzzExpr(f *testing.F) {
 		if err != nil {
 			return
 		}
-		env := &evalEnv{vals: []ev{evStr(a), evStr(b)}, loc: time.UTC}
-		_ = n.eval(env).text()
+		if h := height(n); h > MaxExprDepth {
+			t.Fatalf("parsed a tree %d levels deep", h)
+		}
+		const limit = 1 << 16
+		env := &evalEnv{vals: []ev{evStr(a), evStr(b)}, loc: time.UTC, limit: limit}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		v := n.eval(env)
+		runtime.ReadMemStats(&after)
+		if v.k == eStr && len(v.s) > limit {
+			t.Fatalf("%s made a value of %d bytes, over the limit of %d", src, len(v.s), limit)
+		}
+		// Each node evaluated makes at most a few values of the limit or
+		// of its arguments' size.
+		nodes := 0
+		for stack := []node{n}; len(stack) > 0; {
+			k := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if k != nil {
+				nodes++
+				stack = append(stack, children(k)...)
+			}
+		}
+		if grew, most := after.TotalAlloc-before.TotalAlloc, uint64(nodes+1)*8*uint64(limit+len(a)+len(b)); grew > most {
+			t.Fatalf("%s allocated %d bytes, over %d", src, grew, most)
+		}
+		_ = v.text()
 	})
 }
