@@ -41,7 +41,9 @@ type Settings struct {
 	// WatermarkInterval is how often a running job refreshes its cached
 	// high watermarks (lag).
 	WatermarkInterval time.Duration
-	// MaxRecordBytes: a larger record becomes an error row.
+	// MaxRecordBytes: a larger record becomes an error row, and so does
+	// one whose parsing would make a larger value (an expression's result,
+	// an avro or protobuf record decoded to JSON: table.Format.MaxValueBytes).
 	MaxRecordBytes int
 	// ErrorRowRawBytes bounds the raw bytes kept per error row.
 	ErrorRowRawBytes int

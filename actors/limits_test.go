@@ -105,3 +105,48 @@ func TestShowBoundsStoredText(t *testing.T) {
 		t.Fatalf("job show is %d bytes, want at most 8 KiB", n)
 	}
 }
+
+// TestValueLimitIsErrorRow: a task's parser bounds every value by the
+// node's max_record_size: a 23-byte record asking LPAD for 3e9 characters,
+// or one of 2,000 bytes whose REPLACE would make 1 MB, is an error row
+// naming the function and the limit, and the batch goes on (probe
+// 2026-12-02, D5: the node ran out of memory, at every restart).
+func TestValueLimitIsErrorRow(t *testing.T) {
+	schema, err := table.NewSchema(&api.TableSpec{Name: "t", Columns: []*api.Column{
+		{Name: "id", Type: api.ColumnType_INT64}, {Name: "v", Type: api.ColumnType_STRING}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := table.Format{Kind: "json", NonStrict: true, Columns: []string{"id", "n", "s", "r", "v = concat(lpad('a', n, 'x'), replace(s, 'a', r))"}}
+	cfg := taskConfig{jobID: 1, schema: schema, format: f, settings: testSettings(Settings{MaxRecordBytes: 100_000})}
+	parser, err := newParser(cfg, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := []string{
+		`{"id":0,"n":3000000000}`,
+		`{"id":1,"n":2,"s":"a","r":"b"}`,
+		`{"id":2,"n":1,"s":"` + strings.Repeat("a", 1000) + `","r":"` + strings.Repeat("b", 1000) + `"}`,
+		`{"id":3,"n":99000,"s":"a","r":"b"}`,
+	}
+	batch := &sources.Batch{Next: map[int32]int64{0: int64(len(records))}}
+	for i, r := range records {
+		batch.Records = append(batch.Records, sources.Record{Partition: 0, Offset: int64(i), Value: []byte(r)})
+		batch.Bytes += int64(len(r))
+	}
+	out := collect(context.Background(), cfg, fixedReader{batch}, parser, nil, map[int32]int64{0: 0})
+	if out.err != nil {
+		t.Fatal(out.err)
+	}
+	if out.commit.loaded != 2 || len(out.commit.errorRows) != 2 {
+		t.Fatalf("%d rows loaded, %d error rows; want 2 and 2", out.commit.loaded, len(out.commit.errorRows))
+	}
+	for i, want := range []string{
+		"column v: v = ...: LPAD would make a value of at least 3000000000 bytes, over the limit of 100000 bytes per value (max_record_size)",
+		"column v: v = ...: REPLACE would make a value of 1000000 bytes, over the limit of 100000 bytes per value (max_record_size)",
+	} {
+		if r := out.commit.errorRows[i]; r.Offset != int64(2*i) || r.Reason != want {
+			t.Errorf("error row %d: offset %d, %q\nwant offset %d, %q", i, r.Offset, r.Reason, 2*i, want)
+		}
+	}
+}

@@ -178,7 +178,7 @@ func (t *task) Receive(ctx actor.Context) {
 	}
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
-		p, err := table.NewParser(t.cfg.schema, t.cfg.format)
+		p, err := newParser(t.cfg, t.cfg.schema)
 		if err != nil {
 			t.fail(ctx, fmt.Errorf("task %d: parser: %w", t.cfg.index, err))
 			return
@@ -188,7 +188,7 @@ func (t *task) Receive(ctx actor.Context) {
 			rs := &routes{by: map[string]*route{}}
 			names := make([]string, len(t.cfg.tables))
 			for i, s := range t.cfg.tables {
-				rp, err := table.NewParser(s, t.cfg.format)
+				rp, err := newParser(t.cfg, s)
 				if err != nil {
 					t.fail(ctx, fmt.Errorf("task %d: parser of table %s: %w", t.cfg.index, s.Name(), err))
 					return
@@ -359,6 +359,15 @@ func (t *task) fail(ctx actor.Context, err error) {
 		t.reader = nil
 	}
 	ctx.Send(t.cfg.job, &taskFailed{generation: t.cfg.generation, task: t.cfg.index, err: err})
+}
+
+// newParser is a task's parser of records into rows of s. No value it
+// makes (an expression's, a decoded record) is larger than the node's
+// max_record_size: a record that would need one is an error row.
+func newParser(cfg taskConfig, s *table.Schema) (*table.Parser, error) {
+	f := cfg.format
+	f.MaxValueBytes = cfg.settings.MaxRecordBytes
+	return table.NewParser(s, f)
 }
 
 // read starts the goroutine that reads and parses one batch. The goroutine
