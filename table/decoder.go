@@ -21,7 +21,13 @@ type Decoder interface {
 	// the registry does not know, bytes that do not match the schema) is a
 	// *ParseError; a registry that cannot be reached now is an
 	// *UnavailableError (the record is neither loaded nor an error row).
-	AppendJSON(dst, raw []byte) ([]byte, error)
+	//
+	// It appends at most limit bytes (> 0): a record whose JSON would be
+	// longer is a *ParseError naming the limit, found without writing
+	// much more than limit bytes (a few bytes of a binary record can
+	// stand for a large JSON text: an array of empty items, fields left
+	// out and written as their zero values).
+	AppendJSON(dst, raw []byte, limit int) ([]byte, error)
 }
 
 // UnavailableError says a record could not be decoded now because what

@@ -106,7 +106,7 @@ func (p *Parser) decodeKey() error {
 	if !p.keyJSONUsed || p.dec == nil || p.meta0 == nil || p.meta0.Key == nil {
 		return nil
 	}
-	out, err := p.dec.AppendJSON(p.keyJSON, p.meta0.Key)
+	out, err := p.dec.AppendJSON(p.keyJSON, p.meta0.Key, p.maxValue)
 	if err != nil {
 		if pe, ok := err.(*ParseError); ok {
 			return &ParseError{Reason: "key: " + pe.Reason}

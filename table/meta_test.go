@@ -2,6 +2,7 @@ package table
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +58,10 @@ func TestMetaColumns(t *testing.T) {
 // is an outage and "bad" does not decode.
 type jsonDecoder struct{}
 
-func (jsonDecoder) AppendJSON(dst, raw []byte) ([]byte, error) {
+func (jsonDecoder) AppendJSON(dst, raw []byte, limit int) ([]byte, error) {
+	if len(raw) > limit {
+		return dst, &ParseError{Reason: fmt.Sprintf("json: over %d bytes", limit)}
+	}
 	switch string(raw) {
 	case "down":
 		return dst, &UnavailableError{Err: errors.New("connection refused")}
@@ -85,6 +89,14 @@ func TestBinaryFormat(t *testing.T) {
 	var pe *ParseError
 	if _, err := p.Parse([]byte("bad"), nil); !errors.As(err, &pe) || pe.Reason != "avro: does not decode" {
 		t.Fatalf("bad record: %v", err)
+	}
+	// The decoder is given the limit on a value.
+	small, err := NewParser(s, Format{Kind: "avro", Decoder: jsonDecoder{}, MaxValueBytes: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := small.Parse([]byte(`{"id": 5, "n": 1}`), nil); err == nil || err.Error() != "json: over 10 bytes" {
+		t.Fatalf("over the limit: %v", err)
 	}
 	// Without a decoder (a spec check), every record is refused.
 	p, err = NewParser(s, Format{Kind: "protobuf"})

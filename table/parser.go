@@ -356,7 +356,7 @@ func (p *Parser) decode(raw []byte) error {
 	if p.dec == nil {
 		return &ParseError{Reason: "format has no decoder (no schema registry)"}
 	}
-	out, err := p.dec.AppendJSON(p.jbuf[:0], raw)
+	out, err := p.dec.AppendJSON(p.jbuf[:0], raw, p.maxValue)
 	if err != nil {
 		return err
 	}

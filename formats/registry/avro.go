@@ -20,7 +20,7 @@ type avroDecoder struct{ r *Registry }
 
 var _ table.Decoder = (*avroDecoder)(nil)
 
-func (d *avroDecoder) AppendJSON(dst, raw []byte) ([]byte, error) {
+func (d *avroDecoder) AppendJSON(dst, raw []byte, limit int) ([]byte, error) {
 	id, body, err := header(raw)
 	if err != nil {
 		return dst, err
@@ -36,11 +36,14 @@ func (d *avroDecoder) AppendJSON(dst, raw []byte) ([]byte, error) {
 	if as.plan.kind != aRecord {
 		return dst, &table.ParseError{Reason: fmt.Sprintf("avro: schema id %d is not a record schema", id)}
 	}
-	r := avroReader{b: body}
 	start := len(dst)
+	r := avroReader{b: body, max: start + limit}
 	out, err := transcode(dst, as.plan, &r, 0)
 	if err == nil && r.i != len(body) {
 		err = fmt.Errorf("%d bytes after the record", len(body)-r.i)
+	}
+	if err == errOverMax || err == nil && len(out)-start > limit {
+		err = tooLarge(limit)
 	}
 	if err != nil {
 		return dst[:start], &table.ParseError{Reason: fmt.Sprintf("avro: record does not decode with schema id %d: %v", id, err)}

@@ -18,9 +18,15 @@ import (
 // is several times cheaper than decoding into generic Go values and
 // marshalling them (the bench measured the difference), and it bounds what
 // a hostile record can cost: every length is checked against the bytes
-// left, and a record holds at most maxItems array or map items.
+// left, a record holds at most maxItems array or map items, and its JSON
+// text at most the limit the caller gives (checked before each value is
+// written: an array of a million nulls is a few bytes of avro).
 
 const maxItems = 1 << 20
+
+// maxDecimalScale bounds a decimal's scale, the digits written after its
+// point (Doris's widest DECIMAL has 38).
+const maxDecimalScale = 1000
 
 type akind uint8
 
@@ -119,7 +125,7 @@ func compileNode(s avro.Schema, named map[string]*anode, depth int) (*anode, err
 		if l, ok := s.Logical().(*avro.DecimalLogicalSchema); ok {
 			a.logic, a.scale = lDecimal, l.Scale()
 		}
-		return a, nil
+		return a, checkScale(a)
 	case *avro.ArraySchema:
 		it, err := compileNode(s.Items(), named, depth+1)
 		if err != nil {
@@ -172,6 +178,9 @@ func compileNode(s avro.Schema, named map[string]*anode, depth int) (*anode, err
 				if d, ok := l.(*avro.DecimalLogicalSchema); ok && a.kind == aBytes {
 					a.logic, a.scale = lDecimal, d.Scale()
 				}
+				if err := checkScale(a); err != nil {
+					return nil, err
+				}
 			case avro.Date:
 				a.logic = lDate
 			case avro.TimeMillis:
@@ -189,14 +198,31 @@ func compileNode(s avro.Schema, named map[string]*anode, depth int) (*anode, err
 	return nil, fmt.Errorf("unsupported schema %s", s.Type())
 }
 
+func checkScale(a *anode) error {
+	if a.scale > maxDecimalScale {
+		return fmt.Errorf("decimal scale %d is over %d", a.scale, maxDecimalScale)
+	}
+	return nil
+}
+
 // avroReader reads one record's bytes.
 type avroReader struct {
 	b     []byte
 	i     int
 	items int
+	// max is the most bytes dst may hold: no value is started past it.
+	max int
 }
 
-var errShort = errors.New("record ends early")
+// tooLarge is the error of a record whose JSON would be over limit bytes.
+func tooLarge(limit int) error {
+	return fmt.Errorf("its JSON would be over the limit of %d bytes per value (max_record_size)", limit)
+}
+
+var (
+	errShort   = errors.New("record ends early")
+	errOverMax = errors.New("over the limit") // AppendJSON names it
+)
 
 func (r *avroReader) long() (int64, error) {
 	u, n := binary.Uvarint(r.b[r.i:])
@@ -245,6 +271,9 @@ func (r *avroReader) fixed(n int) ([]byte, error) {
 func transcode(dst []byte, a *anode, r *avroReader, depth int) ([]byte, error) {
 	if depth > maxDepth {
 		return dst, errors.New("value nests too deep")
+	}
+	if len(dst) > r.max {
+		return dst, errOverMax
 	}
 	switch a.kind {
 	case aNull:

@@ -28,7 +28,7 @@ func TestAvroTypes(t *testing.T) {
 	outer := map[string]any{"b": true, "i": int32(7), "f": float32(1.5), "d": -3.0, "raw": []byte{}, "e": "GREEN",
 		"m": map[string]any{"k": int64(9)}, "fx": [3]byte{0, 0x30, 0x39}, "day": 20000, "us": int64(1700000000123456),
 		"u": map[string]any{"long": int64(5)}, "next": map[string]any{"All": inner}}
-	got, err := d.AppendJSON(nil, avroRecord(t, schema, id, outer))
+	got, err := d.AppendJSON(nil, avroRecord(t, schema, id, outer), 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,12 @@
 // names, unpopulated fields as their zero value, 64-bit integers as
 // strings, bytes as base64, enums by name).
 //
+// A record's JSON is bounded by the limit its caller gives (a task gives
+// the node's max_record_size): avro is transcoded with the size checked
+// before each value; a protobuf record's JSON size is bounded from its
+// wire bytes before it is decoded. A record over the limit is a
+// *table.ParseError (an error row) naming it.
+//
 // Concurrency: a Registry and its Decoders are safe for concurrent use;
 // the cache is guarded by a mutex and a schema is fetched by one caller at
 // a time per id.

@@ -7,8 +7,10 @@ import (
 	"github.com/bufbuild/protocompile"
 	"github.com/twmb/franz-go/pkg/sr"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/loadnode/loadnode/table"
@@ -28,7 +30,7 @@ const maxIndexes = 64
 
 var marshalJSON = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}
 
-func (d *protoDecoder) AppendJSON(dst, raw []byte) ([]byte, error) {
+func (d *protoDecoder) AppendJSON(dst, raw []byte, limit int) ([]byte, error) {
 	id, rest, err := header(raw)
 	if err != nil {
 		return dst, err
@@ -50,15 +52,154 @@ func (d *protoDecoder) AppendJSON(dst, raw []byte) ([]byte, error) {
 	if err != nil {
 		return dst, &table.ParseError{Reason: fmt.Sprintf("protobuf: schema id %d: %v", id, err)}
 	}
+	// protojson writes the record in one call, and a few bytes may
+	// decode into a large message: the JSON's size is bounded first.
+	if jsonBound(body, md, int64(limit), 0) > int64(limit) {
+		return dst, &table.ParseError{Reason: fmt.Sprintf("protobuf: %s (schema id %d): %v", md.FullName(), id, tooLarge(limit))}
+	}
 	msg := dynamicpb.NewMessage(md)
 	if err := proto.Unmarshal(body, msg); err != nil {
 		return dst, &table.ParseError{Reason: fmt.Sprintf("protobuf: record does not decode as %s (schema id %d): %v", md.FullName(), id, err)}
 	}
+	start := len(dst)
 	out, err := marshalJSON.MarshalAppend(dst, msg)
 	if err != nil {
 		return dst, &table.ParseError{Reason: fmt.Sprintf("protobuf: %s (schema id %d): %v", md.FullName(), id, err)}
 	}
+	if len(out)-start > limit {
+		return dst[:start], &table.ParseError{Reason: fmt.Sprintf("protobuf: %s (schema id %d): %v", md.FullName(), id, tooLarge(limit))}
+	}
 	return out, nil
+}
+
+// jsonBound is at least the size of the message md encoded as b once
+// unmarshalled and written by marshalJSON, counted from the wire bytes
+// (before anything is decoded); it stops counting once over limit, and
+// is over it for bytes that do not decode. Every field of every message
+// is counted (marshalJSON writes the ones left out as their zero values).
+// Well-known types that protojson writes in their own form (Timestamp,
+// Duration, wrappers, Struct, FieldMask) are no larger so; an Any is
+// counted as the message it holds.
+func jsonBound(b []byte, md protoreflect.MessageDescriptor, limit int64, depth int) int64 {
+	if depth > maxDepth {
+		return limit + 1
+	}
+	fields := md.Fields()
+	n := int64(2) // {}
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		n += int64(len(fd.Name())) + 6 + zeroBound(fd) // "name":, a comma, protojson's random spaces
+	}
+	var typeURL string
+	var anyValue []byte
+	for len(b) > 0 && n <= limit {
+		num, typ, k := protowire.ConsumeTag(b)
+		if k < 0 {
+			return limit + 1
+		}
+		b = b[k:]
+		fd := fields.ByNumber(num)
+		var v []byte
+		switch typ {
+		case protowire.BytesType:
+			v, k = protowire.ConsumeBytes(b)
+		case protowire.StartGroupType:
+			v, k = protowire.ConsumeGroup(num, b)
+		default:
+			k = protowire.ConsumeFieldValue(num, typ, b)
+		}
+		if k < 0 {
+			return limit + 1
+		}
+		b = b[k:]
+		if fd == nil {
+			continue // unknown: not written
+		}
+		if md.FullName() == "google.protobuf.Any" {
+			switch num {
+			case 1:
+				typeURL = string(v)
+			case 2:
+				anyValue = v
+			}
+		}
+		switch {
+		case typ != protowire.BytesType && typ != protowire.StartGroupType:
+			n += 34 // a number, quoted when 64-bit; "-Infinity"; true; an enum's number
+			if fd.Kind() == protoreflect.EnumKind {
+				n += enumBound(fd)
+			}
+		case fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind:
+			n += 2 + jsonBound(v, fd.Message(), limit-n, depth+1)
+		case fd.Kind() == protoreflect.StringKind:
+			n += 2 + quotedLen(string(v))
+		case fd.Kind() == protoreflect.BytesKind:
+			n += 2 + 4*((int64(len(v))+2)/3) + 2 // base64, quoted
+		default: // packed scalars: at most one per byte
+			n += int64(len(v)) * (34 + enumBound(fd))
+		}
+	}
+	if typeURL != "" && n <= limit {
+		n += anyBound(typeURL, anyValue, limit-n, depth)
+	}
+	return n
+}
+
+// anyBound bounds the message an Any holds, as protojson writes it when
+// it can resolve its type.
+func anyBound(typeURL string, value []byte, limit int64, depth int) int64 {
+	var types protoregistry.MessageTypeResolver = protoregistry.GlobalTypes
+	if marshalJSON.Resolver != nil {
+		types = marshalJSON.Resolver
+	}
+	mt, err := types.FindMessageByURL(typeURL)
+	if err != nil {
+		return 0 // protojson fails on it
+	}
+	return jsonBound(value, mt.Descriptor(), limit, depth+1)
+}
+
+// enumBound is at least the size of an enum value of fd written by name.
+func enumBound(fd protoreflect.FieldDescriptor) int64 {
+	if fd.Kind() != protoreflect.EnumKind {
+		return 0
+	}
+	longest := 0
+	vals := fd.Enum().Values()
+	for i := 0; i < vals.Len(); i++ {
+		longest = max(longest, len(vals.Get(i).Name()))
+	}
+	return int64(longest) + 2
+}
+
+// quotedLen is at least the size of s as a JSON string.
+func quotedLen(s string) int64 {
+	n := int64(len(s)) + 2
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20:
+			n += 5 // \u00XX
+		case c == '"' || c == '\\':
+			n++
+		}
+	}
+	return n
+}
+
+// zeroBound is at least the size of what protojson writes for an
+// unpopulated field: null, [], {}, or its default (a proto3 zero value).
+func zeroBound(fd protoreflect.FieldDescriptor) int64 {
+	switch {
+	case fd.IsList() || fd.IsMap():
+		return 2
+	case fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind:
+		return 4
+	case fd.Kind() == protoreflect.StringKind:
+		return quotedLen(fd.Default().String())
+	case fd.Kind() == protoreflect.BytesKind:
+		return 4*((int64(len(fd.Default().Bytes()))+2)/3) + 2
+	}
+	return 34 + enumBound(fd)
 }
 
 // messageAt follows the message indexes (the first into the file's

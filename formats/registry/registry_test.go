@@ -53,7 +53,7 @@ func TestAvroEvolution(t *testing.T) {
 		City string `avro:"city"`
 	}
 	r1 := avroRecord(t, orderV1, id1, map[string]any{"id": int64(7), "note": "hi", "gone": "x", "at": int64(1700000000123), "price": []byte{0x30, 0x39}, "tags": []any{"a", "b"}, "addr": map[string]any{"city": "Oslo"}})
-	got, err := d.AppendJSON(nil, r1)
+	got, err := d.AppendJSON(nil, r1, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestAvroEvolution(t *testing.T) {
 		t.Fatalf("v1:\n got %s\nwant %s", got, want)
 	}
 	r2 := avroRecord(t, orderV2, id2, map[string]any{"id": int64(8), "note": nil, "at": int64(0), "price": []byte{0x01}, "tags": []any{}, "addr": map[string]any{"city": "Rome"}, "qty": 3})
-	got, err = d.AppendJSON(nil, r2)
+	got, err = d.AppendJSON(nil, r2, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,16 +74,16 @@ func TestAvroEvolution(t *testing.T) {
 	// An unknown id is a parse error (an error row), not an outage.
 	var h sr.ConfluentHeader
 	bad, _ := h.AppendEncode(nil, 999, nil)
-	_, err = d.AppendJSON(nil, append(bad, 2, 0))
+	_, err = d.AppendJSON(nil, append(bad, 2, 0), 1<<20)
 	var pe *table.ParseError
 	if !errors.As(err, &pe) {
 		t.Fatalf("unknown id: %v (%T), want a ParseError", err, err)
 	}
 	// Bytes that do not match the schema: a parse error too.
-	if _, err = d.AppendJSON(nil, append(r1[:5:5], 0xff)); !errors.As(err, &pe) {
+	if _, err = d.AppendJSON(nil, append(r1[:5:5], 0xff), 1<<20); !errors.As(err, &pe) {
 		t.Fatalf("bad body: %v, want a ParseError", err)
 	}
-	if _, err = d.AppendJSON(nil, []byte("{}")); !errors.As(err, &pe) {
+	if _, err = d.AppendJSON(nil, []byte("{}"), 1<<20); !errors.As(err, &pe) {
 		t.Fatalf("no header: %v, want a ParseError", err)
 	}
 	// A registry that is down: unavailable, for an id not cached yet;
@@ -92,10 +92,10 @@ func TestAvroEvolution(t *testing.T) {
 	id3 := 1000
 	rec3, _ := h.AppendEncode(nil, id3, nil)
 	var ue *table.UnavailableError
-	if _, err = d.AppendJSON(nil, append(rec3, 2)); !errors.As(err, &ue) {
+	if _, err = d.AppendJSON(nil, append(rec3, 2), 1<<20); !errors.As(err, &ue) {
 		t.Fatalf("registry down: %v (%T), want an UnavailableError", err, err)
 	}
-	if _, err = d.AppendJSON(nil, r1); err != nil {
+	if _, err = d.AppendJSON(nil, r1, 1<<20); err != nil {
 		t.Fatalf("cached id with the registry down: %v", err)
 	}
 	if err := srv.Start(); err != nil {
@@ -136,7 +136,7 @@ func TestProtobuf(t *testing.T) {
 	}
 	var h sr.ConfluentHeader
 	rec, _ := h.AppendEncode(nil, id, []int{1})
-	got, err := d.AppendJSON(nil, append(rec, body...))
+	got, err := d.AppendJSON(nil, append(rec, body...), 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
