@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/hamba/avro/v2"
@@ -66,6 +67,10 @@ func (r *Registry) compileAvro(id int, e *entry) (*avroSchema, error) {
 		e.err = &table.ParseError{Reason: fmt.Sprintf("avro schema id %d has references, which loadnode does not resolve", id)}
 		return nil, e.err
 	}
+	if err := checkNesting(e.schema.Schema, maxDepth, false); err != nil {
+		e.err = &table.ParseError{Reason: fmt.Sprintf("avro schema id %d: %v", id, err)}
+		return nil, e.err
+	}
 	s, err := avro.ParseWithCache(e.schema.Schema, "", &avro.SchemaCache{})
 	if err != nil {
 		e.err = &table.ParseError{Reason: fmt.Sprintf("avro schema id %d does not parse: %v", id, err)}
@@ -80,7 +85,47 @@ func (r *Registry) compileAvro(id int, e *entry) (*avroSchema, error) {
 	return e.avro, nil
 }
 
+// maxDepth bounds how deeply a schema (its text, then its types) and a
+// record nest, so that neither the schema parsers (hamba/avro,
+// protocompile), nor the plan compiler, nor a record's decoding can
+// exhaust the stack.
 const maxDepth = 1000
+
+// checkNesting refuses schema text whose brackets ({ [ ( <) nest deeper
+// than limit, outside strings (and, in .proto text, comments), before a
+// parser that recurses per level reads it.
+func checkNesting(text string, limit int, proto bool) error {
+	depth := 0
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; {
+		case c == '"' || proto && c == '\'':
+			for i++; i < len(text) && text[i] != c; i++ {
+				if text[i] == '\\' {
+					i++
+				}
+			}
+		case proto && c == '/' && strings.HasPrefix(text[i:], "//"):
+			if j := strings.IndexByte(text[i:], '\n'); j >= 0 {
+				i += j
+			} else {
+				i = len(text)
+			}
+		case proto && c == '/' && strings.HasPrefix(text[i:], "/*"):
+			if j := strings.Index(text[i+2:], "*/"); j >= 0 {
+				i += j + 3
+			} else {
+				i = len(text)
+			}
+		case c == '{' || c == '[' || c == '(' || c == '<':
+			if depth++; depth > limit {
+				return fmt.Errorf("schema nests deeper than %d levels", limit)
+			}
+		case c == '}' || c == ']' || c == ')' || c == '>':
+			depth = max(depth-1, 0)
+		}
+	}
+	return nil
+}
 
 func appendFloat(dst []byte, f float64, bits int) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {

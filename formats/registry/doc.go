@@ -26,7 +26,9 @@
 // the node's max_record_size): avro is transcoded with the size checked
 // before each value; a protobuf record's JSON size is bounded from its
 // wire bytes before it is decoded. A record over the limit is a
-// *table.ParseError (an error row) naming it.
+// *table.ParseError (an error row) naming it. Schema text nesting deeper
+// than 1000 levels (brackets outside strings and comments) is refused
+// before hamba/avro or protocompile reads it.
 //
 // Concurrency: a Registry and its Decoders are safe for concurrent use;
 // the cache is guarded by a mutex and a schema is fetched by one caller at

@@ -81,3 +81,53 @@ func TestDecodedJSONBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestSchemaNesting (probe 2026-12-02, D6): a schema whose text nests
+// deeper than 1000 levels is refused before a parser that recurses per
+// level reads it; every record naming it is an error row.
+func TestSchemaNesting(t *testing.T) {
+	const n = 100_000
+	srv := registrytest.New(t)
+	// A registry refuses avro schemas nesting deeper than its JSON parser
+	// takes (srfake: encoding/json's 10,000).
+	deepAvro := strings.Repeat(`{"type":"array","items":`, 5000) + `"int"` + strings.Repeat("}", 5000)
+	deepMessages := `syntax = "proto3";` + strings.Repeat("message M {", n) + strings.Repeat("}", n)
+	deepOption := `syntax = "proto3"; import "google/protobuf/struct.proto"; import "google/protobuf/descriptor.proto";
+extend google.protobuf.MessageOptions { google.protobuf.Struct s = 50000; }
+message M { option (s) = ` + strings.Repeat("{fields: {key: \"a\" value: {struct_value: ", n) + "{}" + strings.Repeat("}}}", n) + `; int64 id = 1; }`
+	okAvro := strings.Repeat(`{"type":"array","items":`, 500) + `"int"` + strings.Repeat("}", 500)
+	// Brackets in strings and comments are not nesting.
+	okProto := `syntax = "proto3"; // ` + strings.Repeat("{", 2000) + `
+/* ` + strings.Repeat("[", 2000) + ` */ message M { string s = 1 [json_name = "` + strings.Repeat("(", 2000) + `"]; }`
+	for _, tt := range []struct {
+		name, format, schema string
+		typ                  sr.SchemaType
+		want                 string // "" decodes
+	}{
+		{"avro", "avro", deepAvro, sr.TypeAvro, "avro schema id %d: schema nests deeper than 1000 levels"},
+		{"protobuf messages", "protobuf", deepMessages, sr.TypeProtobuf, "protobuf schema id %d: loadnode-schema.proto: schema nests deeper than 1000 levels"},
+		{"protobuf option", "protobuf", deepOption, sr.TypeProtobuf, "protobuf schema id %d: loadnode-schema.proto: schema nests deeper than 1000 levels"},
+		{"avro at 500", "avro", okAvro, sr.TypeAvro, ""},
+		{"protobuf with brackets in strings", "protobuf", okProto, sr.TypeProtobuf, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			id := srv.Register(t, "s"+tt.name+"-value", tt.typ, tt.schema)
+			var h sr.ConfluentHeader
+			var rec []byte
+			if tt.format == "avro" {
+				rec, _ = h.AppendEncode(nil, id, nil)
+				rec = append(rec, 0x00)
+			} else {
+				rec, _ = h.AppendEncode(nil, id, []int{0})
+			}
+			_, err := decoder(t, srv.URL(), tt.format).AppendJSON(nil, rec, 1<<20)
+			var pe *table.ParseError
+			switch {
+			case tt.want == "" && err != nil && !strings.Contains(err.Error(), "not a record schema"):
+				t.Fatalf("refused: %v", err)
+			case tt.want != "" && (!errors.As(err, &pe) || pe.Reason != fmt.Sprintf(tt.want, id)):
+				t.Fatalf("err %.300v\nwant %s", err, fmt.Sprintf(tt.want, id))
+			}
+		})
+	}
+}

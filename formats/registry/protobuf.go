@@ -240,6 +240,11 @@ func (r *Registry) compileProto(id int, e *entry) (*protoSchema, error) {
 		}
 		return nil, r.setErr(e, err)
 	}
+	for name, src := range srcs {
+		if err := checkNesting(src, maxDepth, true); err != nil {
+			return nil, r.setErr(e, &table.ParseError{Reason: fmt.Sprintf("protobuf schema id %d: %s: %v", id, name, err)})
+		}
+	}
 	c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{Accessor: protocompile.SourceAccessorFromMap(srcs)})}
 	files, err := c.Compile(context.Background(), main)
 	if err != nil {
