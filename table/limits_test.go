@@ -259,3 +259,29 @@ func TestJSONPathWalks(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONPathDepth: a jsonpath or json_root of more steps than a record
+// may nest is refused naming the limit (a path is compiled into a tree
+// one level per step).
+func TestJSONPathDepth(t *testing.T) {
+	s := typedSchema(t, "id int", "v string")
+	deep := "$" + strings.Repeat(".a", 100_000)
+	at := "$" + strings.Repeat(".a", maxJSONDepth)
+	for _, tt := range []struct {
+		f     Format
+		field string
+	}{
+		{Format{Kind: "json", JSONPaths: []string{"$.id", deep}}, "jsonpaths[1]"},
+		{Format{Kind: "json", JSONPaths: []string{"$.id", "$.a" + strings.Repeat("[0]", 100_000)}}, "jsonpaths[1]"},
+		{Format{Kind: "json", JSONRoot: deep}, "json_root"},
+	} {
+		_, err := NewParser(s, tt.f)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != tt.field || !strings.Contains(fe.Msg, "nests deeper than 1000 levels") || len(fe.Msg) > 1000 {
+			t.Errorf("NewParser = %.200v, want %s naming the depth limit", err, tt.field)
+		}
+	}
+	if _, err := NewParser(s, Format{Kind: "json", JSONPaths: []string{"$.id", at}}); err != nil {
+		t.Errorf("a path of %d steps: %v", maxJSONDepth, err)
+	}
+}

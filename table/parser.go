@@ -523,7 +523,7 @@ func (p *Parser) compilePaths(paths []string, jsonRoot string) (*jnode, error) {
 	if jsonRoot != "" {
 		n, err := compilePath(root, jsonRoot)
 		if err != nil {
-			return nil, fieldErr("json_root", "%q: %s", jsonRoot, err)
+			return nil, fieldErr("json_root", "%s: %s", api.Quote(jsonRoot), err)
 		}
 		base = n
 	}
@@ -550,7 +550,7 @@ func (p *Parser) compilePaths(paths []string, jsonRoot string) (*jnode, error) {
 		}
 		n, err := compilePath(base, path)
 		if err != nil {
-			return nil, fieldErr(fmt.Sprintf("jsonpaths[%d]", i), "%q: %s", path, err)
+			return nil, fieldErr(fmt.Sprintf("jsonpaths[%d]", i), "%s: %s", api.Quote(path), err)
 		}
 		if n == base && !isText(p.types[i]) {
 			return nil, fieldErr(fmt.Sprintf("jsonpaths[%d]", i), "%q is the whole record, which only a text column can take (column %s is %s)", path, p.names[i], p.types[i])
@@ -561,14 +561,18 @@ func (p *Parser) compilePaths(paths []string, jsonRoot string) (*jnode, error) {
 }
 
 // compilePath adds one path to the tree and returns its node. Syntax: "$"
-// then any of .key, ['key'], ["key"], [n].
+// then any of .key, ['key'], ["key"], [n]. A path of more steps than a
+// record may nest (maxJSONDepth) could never match, and is refused.
 func compilePath(root *jnode, path string) (*jnode, error) {
 	if !strings.HasPrefix(path, "$") {
 		return nil, fmt.Errorf("must start with $")
 	}
 	n := root
 	rest := path[1:]
-	for len(rest) > 0 {
+	for steps := 0; len(rest) > 0; steps++ {
+		if steps == maxJSONDepth {
+			return nil, fmt.Errorf("nests deeper than %d levels (a record nests at most %d)", maxJSONDepth, maxJSONDepth)
+		}
 		switch rest[0] {
 		case '.':
 			rest = rest[1:]
