@@ -19,6 +19,13 @@ func FuzzParse(f *testing.F) {
 	f.Add("SHOW ROUTINE LOAD FOR example_db.test1;")
 	f.Add("PAUSE ALL ROUTINE LOAD;")
 	f.Add(`ALTER ROUTINE LOAD FOR label1 PROPERTIES ("max_batch_rows" = "10") FROM KAFKA ("kafka_partitions" = "0", "kafka_offsets" = "1")`)
+	// Deep nesting: parentheses in COLUMNS and WHERE, in a column type,
+	// in a partition list.
+	deep := strings.Repeat("(", 5000) // over table.MaxExprDepth
+	f.Add("CREATE ROUTINE LOAD j ON t COLUMNS(k1, v = " + deep + "k1" + strings.Repeat(")", 5000) + `) FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`)
+	f.Add("CREATE ROUTINE LOAD j ON t WHERE " + deep + ` FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`)
+	f.Add("CREATE TABLE t (k1 INT" + deep + ")")
+	f.Add("CREATE TABLE t (k1 INT) DUPLICATE KEY(k1) PARTITION BY RANGE(k1) " + deep + strings.Repeat("[", 5000))
 	f.Fuzz(func(t *testing.T, sql string) {
 		st, err := Parse(sql)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/config"
+	"github.com/loadnode/loadnode/table"
 )
 
 // Alter is ALTER ROUTINE LOAD FOR [db.]name [PROPERTIES (...)] [FROM KAFKA
@@ -331,7 +332,9 @@ func (p *parser) exprText(clause string, top bool) (string, *Error) {
 		}
 		switch {
 		case t.isSym("("):
-			depth++
+			if depth++; depth > table.MaxExprDepth {
+				return "", p.errf(t, clause, "expression nests deeper than %d levels", table.MaxExprDepth)
+			}
 		case t.isSym(")"):
 			depth--
 		}
