@@ -19,6 +19,12 @@ func FuzzParseJobSpec(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte(minimal))
+	// Deep nesting: over yaml.v3's 10,000 levels, and expressions over
+	// table.MaxExprDepth (refused later, by the node).
+	f.Add([]byte(minimal + "columns_mapping: " + strings.Repeat("[", 10_001) + strings.Repeat("]", 10_001) + "\n"))
+	f.Add([]byte(minimal + "where: " + strings.Repeat("{a: ", 10_001) + "1" + strings.Repeat("}", 10_001) + "\n"))
+	f.Add([]byte(minimal + "jsonpaths:\n  " + strings.Repeat("- ", 10_001) + "x\n"))
+	f.Add([]byte(minimal + "columns_mapping: [a, \"b = " + strings.Repeat("(", 5000) + "a" + strings.Repeat(")", 5000) + "\"]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseJobSpec(data)
 		if err != nil {
