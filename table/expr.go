@@ -38,6 +38,11 @@ import (
 // makes NULL, except in IS NULL, <=>, IFNULL, COALESCE, IF and CASE.
 // Time zone conversions (FROM_UNIXTIME, UNIX_TIMESTAMP) use the job's
 // timezone.
+//
+// Bounds: an expression nests at most MaxExprDepth levels (refused when
+// parsed), and no text value it makes is larger than the parser's
+// Format.MaxValueBytes (the row is an error row naming the function and
+// the limit: LimitError; funcs.go says how each function keeps it).
 
 // ekind is the kind of an evaluated value.
 type ekind uint8
