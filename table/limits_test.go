@@ -233,6 +233,19 @@ func TestMappingValueLimit(t *testing.T) {
 	if _, err := p.Parse([]byte(`{"id":1,"v":"`+strings.Repeat("z", 50)+`"}`), nil); err != nil {
 		t.Fatalf("where at the limit: %v", err)
 	}
+	// __key_hex is twice the key.
+	p, err = NewParser(s, Format{Kind: "json", MaxValueBytes: 100, Columns: []string{"id", "v = __key_hex"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.SetMeta(&RecordMeta{Key: make([]byte, 51)})
+	if _, err := p.Parse([]byte(`{"id":1}`), nil); err == nil || err.Error() != "__key_hex would make a value of 102 bytes, over the limit of 100 bytes per value (max_record_size)" {
+		t.Fatalf("__key_hex over the limit: %v", err)
+	}
+	p.SetMeta(&RecordMeta{Key: make([]byte, 50)})
+	if _, err := p.Parse([]byte(`{"id":1}`), nil); err != nil {
+		t.Fatalf("__key_hex at the limit: %v", err)
+	}
 	if _, err := NewParser(s, Format{MaxValueBytes: -1}); err == nil {
 		t.Error("a negative MaxValueBytes is accepted")
 	}

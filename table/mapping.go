@@ -224,6 +224,9 @@ func (p *Parser) apply(src, out []Value) error {
 		m.env.vals[len(s.cols)+i] = toEv(sl.typ, sl.meta, src[i])
 	}
 	for k, r := range m.metas {
+		if r.kind == metaKeyHex && p.meta0 != nil && 2*len(p.meta0.Key) > p.maxValue {
+			return &ParseError{Reason: (&LimitError{Func: "__key_hex", Size: 2 * int64(len(p.meta0.Key)), Limit: p.maxValue}).Error()}
+		}
 		m.env.vals[len(s.cols)+len(m.slots)+k] = p.metaEv(r)
 	}
 	envSlots := evalEnv{vals: m.env.vals[len(s.cols):], loc: m.loc, limit: m.env.limit}
