@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Column mapping expressions and filters, in the SQL subset Doris load
@@ -190,11 +191,20 @@ type evalEnv struct {
 	limit int
 	// fn is the function being called, for over.
 	fn string
-	// over is set by the first function whose result would exceed limit.
-	// From then on every call is NULL without being computed, and the
-	// row is an error row (mapping.go).
+	// made counts the bytes of text the calls made for this record (not
+	// counting results that are an argument or a part of one).
+	// INVARIANT: made <= madeFactor * limit.
+	made int64
+	// over is set by the first function whose result would exceed limit
+	// (or bring made over its bound). From then on every call is NULL
+	// without being computed, and the row is an error row (mapping.go).
 	over *LimitError
 }
+
+// madeFactor bounds the text the expressions of one record make
+// together, in values of the limit: each value is at most the limit, and
+// without this, one CONCAT of 200 LPADs would hold 200 of them at once.
+const madeFactor = 4
 
 // LimitError says an expression would have made a value larger than the
 // limit on a value (Format.MaxValueBytes, a node's max_record_size): the
@@ -202,13 +212,18 @@ type evalEnv struct {
 type LimitError struct {
 	Func string // the function, as written, in upper case
 	// Size is the size of the value in bytes; when AtLeast, a lower bound
-	// of it (the value was not computed).
+	// of it (the value was not computed). When Total, the size of all the
+	// text the record's expressions would have made with it.
 	Size    int64
 	AtLeast bool
+	Total   bool
 	Limit   int
 }
 
 func (e *LimitError) Error() string {
+	if e.Total {
+		return fmt.Sprintf("%s would bring the text this record's expressions make to %d bytes, over %d times the limit of %d bytes per value (max_record_size)", e.Func, e.Size, madeFactor, e.Limit)
+	}
 	at := ""
 	if e.AtLeast {
 		at = "at least "
@@ -224,15 +239,42 @@ func (e *evalEnv) max() int {
 }
 
 // fits reports whether the function being called may make a value of size
-// bytes (a lower bound of it when atLeast); when not, it records why.
-// Functions whose result may be larger than their arguments call it
-// before they allocate the result.
+// bytes (a lower bound of it when atLeast): at most the limit, and
+// together with what the record's expressions made already at most
+// madeFactor times it. When not, it records why. Functions whose result
+// may be larger than their arguments call it before they allocate the
+// result; callNode counts what they made.
 func (e *evalEnv) fits(size int64, atLeast bool) bool {
-	if size <= int64(e.max()) {
+	limit := int64(e.max())
+	switch {
+	case size > limit:
+		if e.over == nil {
+			e.over = &LimitError{Func: e.fn, Size: size, AtLeast: atLeast, Limit: e.max()}
+		}
+		return false
+	case e.made+size > madeFactor*limit:
+		if e.over == nil {
+			e.over = &LimitError{Func: e.fn, Size: e.made + size, Total: true, Limit: e.max()}
+		}
+		return false
+	}
+	return true
+}
+
+// aliases reports whether s lies in the bytes of one of args: a function
+// that returned an argument, or a part of one, made nothing.
+func aliases(s string, args []ev) bool {
+	if s == "" {
 		return true
 	}
-	if e.over == nil {
-		e.over = &LimitError{Func: e.fn, Size: size, AtLeast: atLeast, Limit: e.max()}
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	for _, a := range args {
+		if a.k == eStr && a.s != "" {
+			q := uintptr(unsafe.Pointer(unsafe.StringData(a.s)))
+			if p >= q && p < q+uintptr(len(a.s)) {
+				return true
+			}
+		}
 	}
 	return false
 }

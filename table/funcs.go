@@ -332,8 +332,11 @@ func (n *callNode) eval(e *evalEnv) ev {
 	}
 	e.fn = n.name
 	r := fn.fn(e, args)
-	if r.k == eStr && !e.fits(int64(len(r.s)), false) {
-		return evNull
+	if r.k == eStr && !aliases(r.s, args) {
+		if !e.fits(int64(len(r.s)), false) {
+			return evNull
+		}
+		e.made += int64(len(r.s))
 	}
 	return r
 }

@@ -298,3 +298,39 @@ func TestJSONPathDepth(t *testing.T) {
 		t.Errorf("a path of %d steps: %v", maxJSONDepth, err)
 	}
 }
+
+// TestExprTextMadeBounded: the text one record's expressions make
+// together is at most madeFactor times the limit, so that 200 values at
+// the limit are not held at once; results that are an argument, or a
+// part of one, count nothing.
+func TestExprTextMadeBounded(t *testing.T) {
+	wide := "concat(lpad('a', 1000, 'x')" + strings.Repeat(", lpad('a', 1000, 'x')", 199) + ")"
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	v, over := evalLimited(t, wide, 1000, "", "")
+	runtime.ReadMemStats(&after)
+	want := LimitError{Func: "LPAD", Size: 5000, Total: true, Limit: 1000}
+	if v.k != eNull || over == nil || *over != want {
+		t.Fatalf("got %v, %+v; want NULL, %+v", v.k, over, want)
+	}
+	if got := over.Error(); got != "LPAD would bring the text this record's expressions make to 5000 bytes, over 4 times the limit of 1000 bytes per value (max_record_size)" {
+		t.Errorf("message %q", got)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("allocated %d bytes", grew)
+	}
+	a := strings.Repeat("é", 500) // 1000 bytes
+	for _, src := range []string{
+		"ifnull(ifnull(ifnull(ifnull(ifnull(ifnull(a, b), b), b), b), b), b)",
+		"coalesce(if(a = b, b, a), a, a)",
+		"concat(ifnull(ifnull(ifnull(ifnull(a, b), b), b), b), '')",
+		// Four values of 1000 bytes made: at the bound, as the parts
+		// (substrings of a) count nothing.
+		"length(concat(substr(a, 1), '')) + length(concat(trim(a), '')) + length(concat(left(a, 500), '')) + length(concat(right(a, 500), ''))",
+		"nullif(a, b)",
+	} {
+		if v, over := evalLimited(t, src, 1000, a, "x"); over != nil || v.k == eNull {
+			t.Errorf("%s: %v, %v", src, v.k, over)
+		}
+	}
+}

@@ -255,7 +255,7 @@ func (p *Parser) apply(src, out []Value) error {
 	for col := range s.cols {
 		m.env.vals[col] = toEv(s.types[col], s.meta[col], out[col])
 	}
-	m.env.over = nil
+	m.env.over, m.env.made = nil, 0
 	if m.where != nil {
 		r := m.where.eval(&m.env)
 		if m.env.over != nil {
