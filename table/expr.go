@@ -544,8 +544,8 @@ func (n *likeNode) eval(e *evalEnv) ev {
 	return evBool(like(x.text(), p.text()) != n.not)
 }
 
-// like matches SQL LIKE: % any run, _ one character, \\ escapes (a
-// trailing \\ is itself). It does not recurse, and uses no memory: after a
+// like matches SQL LIKE: % any run, _ one character, \ escapes (a
+// trailing \ is itself). It does not recurse, and uses no memory: after a
 // mismatch it retries from the last %, one character further on (the
 // greedy wildcard match, at most len(s) * len(p) steps).
 func like(s, p string) bool {
