@@ -23,7 +23,8 @@ type JobRuntime struct {
 	Tasks      []*actor.PID
 }
 
-// crashOn panics if msg is a *Crash. Every actor calls it first.
+// crashOn panics if msg is a *Crash. Every actor calls it first (a job
+// actor once its stop latch has admitted the message, stopping.go).
 func crashOn(msg any) {
 	if c, ok := msg.(*Crash); ok {
 		panic("actors: injected crash: " + c.Reason)

@@ -110,6 +110,9 @@ type harnessOpts struct {
 	hooks Hooks
 	// slots, if set, sees every message the scheduler receives.
 	slots actor.ReceiverMiddleware
+	// managerProps, if set, configures the manager's props before it is
+	// spawned (its supervisor).
+	managerProps func(*actor.Props)
 }
 
 // newHarnessOpts is newHarnessSources with the optional Deps of o.
@@ -148,6 +151,9 @@ func newHarnessOpts(t *testing.T, fs vfs.FS, open SourceFactory, set Settings, o
 	props, err := NewManagerProps(deps, sch)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if o.managerProps != nil {
+		o.managerProps(props)
 	}
 	mgr, _ := system.Root.SpawnNamed(props, ManagerName)
 	h := &harness{t: t, system: system, store: st, mgr: mgr, deps: deps, sch: sch}

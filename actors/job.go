@@ -60,6 +60,8 @@ type job struct {
 	deps *Deps
 	sch  *actor.PID
 	life *lifetime
+	// latch is shared by the actor's incarnations: a stop is final.
+	latch *stopLatch
 	// preload is the state recovery read for this job (first start only).
 	preload *metastore.JobState
 	// takeover is the state, progress and raised fence the manager got in
@@ -174,9 +176,9 @@ type rateSample struct {
 func newJobProps(id uint64, deps *Deps, sch *actor.PID, preload *metastore.JobState, hold bool, ownerEpoch uint64) *actor.Props {
 	var pre atomic.Pointer[metastore.JobState]
 	pre.Store(preload)
-	return jobProps(func() actor.Actor {
+	return jobProps(func(latch *stopLatch) actor.Actor {
 		st := pre.Swap(nil)
-		return &job{id: id, deps: deps, sch: sch, preload: st, holdAdmission: st != nil && hold, ownerEpoch: ownerEpoch}
+		return &job{id: id, deps: deps, sch: sch, latch: latch, preload: st, holdAdmission: st != nil && hold, ownerEpoch: ownerEpoch}
 	})
 }
 
@@ -186,13 +188,16 @@ func newJobProps(id uint64, deps *Deps, sch *actor.PID, preload *metastore.JobSt
 func newOwnedJobProps(id uint64, deps *Deps, sch *actor.PID, st *ownedStart) *actor.Props {
 	var pre atomic.Pointer[ownedStart]
 	pre.Store(st)
-	return jobProps(func() actor.Actor {
-		return &job{id: id, deps: deps, sch: sch, takeover: pre.Swap(nil), ownerEpoch: st.epoch}
+	return jobProps(func(latch *stopLatch) actor.Actor {
+		return &job{id: id, deps: deps, sch: sch, latch: latch, takeover: pre.Swap(nil), ownerEpoch: st.epoch}
 	})
 }
 
-func jobProps(producer actor.Producer) *actor.Props {
-	return actor.PropsFromProducer(producer, actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, func(any) actor.Directive {
+// jobProps are the props of one job actor (they serve one spawn): every
+// incarnation produce makes shares one stopLatch.
+func jobProps(produce func(*stopLatch) actor.Actor) *actor.Props {
+	latch := &stopLatch{}
+	return actor.PropsFromProducer(func() actor.Actor { return produce(latch) }, actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, func(any) actor.Directive {
 		// A failed task is stopped, never restarted in place: its positions
 		// may be stale. The job notices the Terminated and respawns a new
 		// generation from its own progress.
@@ -212,6 +217,9 @@ func jobLogger(l *slog.Logger, id uint64, name string) *slog.Logger {
 }
 
 func (j *job) Receive(ctx actor.Context) {
+	if !j.latch.admit(ctx) {
+		return // started after a stop (stopping.go): never runs again
+	}
 	crashOn(ctx.Message())
 	if _, ok := ctx.Message().(*actor.Started); ok {
 		j.life = newLifetime(ctx)

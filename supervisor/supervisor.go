@@ -140,6 +140,10 @@ func (s *Strategy) HandleFailure(system *actor.ActorSystem, sup actor.Supervisor
 		}
 		delay := s.jittered(s.policy.Backoff(n))
 		publish(system, child, reason, actor.RestartDirective)
+		// The Restart may reach the child after someone (its supervisor
+		// restarting, say) stopped it; protoactor then restarts the
+		// stopping child instead of letting it terminate. A child that
+		// must stay stopped guards itself (actors/stopping.go).
 		time.AfterFunc(delay, func() { sup.RestartChildren(child) })
 	}
 }

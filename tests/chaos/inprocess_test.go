@@ -170,7 +170,10 @@ func (h *inproc) watchSupervision(n *node.Node, gen int) {
 
 // diagnose asks the node's manager directly, bypassing the remote
 // transport, whether it answers, and reports what the process registry
-// holds for it: it tells a stopped or stuck manager from a lost reply.
+// holds for it: it tells a stopped or stuck manager from a lost reply. It
+// also asks each registered job actor: a restarting manager waits for
+// every one of them to terminate, and one that still answers is the one
+// it waits for.
 func (h *inproc) diagnose() string {
 	h.life.RLock()
 	defer h.life.RUnlock()
@@ -182,8 +185,18 @@ func (h *inproc) diagnose() string {
 	_, registered := sys.ProcessRegistry.GetLocal(mgr.GetId())
 	began := time.Now()
 	res, err := sys.Root.RequestFuture(mgr, &api.PingRequest{}, 5*time.Second).Result()
-	return fmt.Sprintf("manager %s registered=%v; a local ping answered %v (%T) err=%v after %s",
-		mgr.GetId(), registered, res, res, err, time.Since(began).Round(time.Millisecond))
+	var jobs []string
+	ids, _ := h.pids()
+	for _, pid := range ids {
+		res, err := sys.Root.RequestFuture(pid, &actors.InspectJob{}, time.Second).Result()
+		if rt, ok := res.(*actors.JobRuntime); ok && err == nil {
+			jobs = append(jobs, fmt.Sprintf("%s answers (%s, %d tasks)", pid.Id, rt.State, len(rt.Tasks)))
+		} else {
+			jobs = append(jobs, fmt.Sprintf("%s does not answer (%v)", pid.Id, err))
+		}
+	}
+	return fmt.Sprintf("manager %s registered=%v; a local ping answered %v (%T) err=%v after %s; job actors: [%s]",
+		mgr.GetId(), registered, res, res, err, time.Since(began).Round(time.Millisecond), strings.Join(jobs, "; "))
 }
 
 func (h *inproc) stop() {
