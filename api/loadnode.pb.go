@@ -1956,7 +1956,9 @@ type JobInfo struct {
 	// its own) that the sink refused as stale: the stored progress, fence
 	// or statistics had moved under it, as when a second incarnation of the
 	// job on another node writes the same state, or a former owner commits
-	// after the job moved. A job that is the only writer of its state sees
+	// after the job moved; or as superseded, another process with this
+	// node's id having claimed the database since (the job then pauses
+	// SUPERSEDED). A job that is the only writer of its state sees
 	// none. The refused batches also count in stats.aborted_batches (which
 	// is stored, and shared by every writer of the job's state).
 	// last_refusal is the newest refusal's reason. Live jobs only.
