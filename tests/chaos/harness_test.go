@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
@@ -326,4 +327,42 @@ func loadnodeGoroutines() string {
 		}
 	}
 	return out.String()
+}
+
+// pgStoredProgress reads what PostgreSQL at dsn stores as a job's
+// progress, for a regression's log (every owner's rows: a restored or
+// restarted node may use another).
+func pgStoredProgress(dsn string) func(uint64) string {
+	return func(id uint64) string {
+		ctx, cancel := ctxFor(5 * time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return err.Error()
+		}
+		defer c.Close(ctx)
+		rows, err := c.Query(ctx, `SELECT p.owner, p.partition, p.position, j.fence, j.committed_batches
+			FROM loadnode.progress p JOIN loadnode.jobs j ON j.owner = p.owner AND j.job = p.job
+			WHERE p.job = $1 ORDER BY 1, 2`, int64(id))
+		if err != nil {
+			return err.Error()
+		}
+		var out []string
+		for rows.Next() {
+			var owner string
+			var part int32
+			var pos, fence, batches int64
+			if err := rows.Scan(&owner, &part, &pos, &fence, &batches); err != nil {
+				return err.Error()
+			}
+			out = append(out, fmt.Sprintf("owner %s partition %d position %d (fence %d, %d batches)", owner, part, pos, fence, batches))
+		}
+		if err := rows.Err(); err != nil {
+			return err.Error()
+		}
+		if len(out) == 0 {
+			return "no rows (not a PostgreSQL job)"
+		}
+		return strings.Join(out, "; ")
+	}
 }

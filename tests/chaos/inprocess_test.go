@@ -319,8 +319,12 @@ type chaosRun struct {
 	progress *ledger.ProgressTracker
 	registry *Registry
 	stalls   *StallWatch
+	// storedProgress, when set, reads a job's progress where its sink
+	// keeps it (PostgreSQL), so that a regression says which side moved.
+	storedProgress func(jobID uint64) string
 
 	mu              sync.Mutex
+	lastSeen        map[string]string // per job, the last look that did not regress
 	faults          map[string]int
 	restarts        int
 	invariants      int
@@ -332,8 +336,30 @@ func newChaosRun(t *testing.T, seed int64) *chaosRun {
 	return &chaosRun{
 		t: t, rng: rand.New(rand.NewPCG(uint64(seed), uint64(seed)>>7|1)),
 		ledger: ledger.New(), progress: ledger.NewProgressTracker(), registry: NewRegistry(),
-		stalls: NewStallWatch(20 * time.Second), faults: map[string]int{},
+		stalls: NewStallWatch(20 * time.Second), faults: map[string]int{}, lastSeen: map[string]string{},
 	}
+}
+
+// observe records a look at a job's progress; on a regression it logs the
+// last look that did not regress, this one, and what the sink stores.
+func (r *chaosRun) observe(info *api.JobInfo, when string) {
+	name := info.GetSummary().GetName()
+	s := info.GetSummary()
+	look := fmt.Sprintf("%s at %s: %s %s %q progress %v aborted_batches %d refused_commits %d %q",
+		when, time.Now().Format("15:04:05.000"), s.GetState(), s.GetReason(), s.GetReasonMessage(),
+		ledger.JobViewFromInfo(info).Progress, info.GetStats().GetAbortedBatches(), info.GetRefusedCommits(), info.GetLastRefusal())
+	n := r.progress.Observe(name, ledger.JobViewFromInfo(info).Progress, when)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n > 0 {
+		stored := "not read"
+		if r.storedProgress != nil {
+			stored = r.storedProgress(s.GetId())
+		}
+		r.t.Logf("PROGRESS REGRESSION of %s:\n  highest seen: %s\n  now: %s\n  stored by the sink: %s", name, r.lastSeen[name], look, stored)
+		return
+	}
+	r.lastSeen[name] = look
 }
 
 func (r *chaosRun) fault(kind string) {
@@ -392,7 +418,7 @@ func (r *chaosRun) sample(c *client.Client, when string) error {
 		if err != nil {
 			return err
 		}
-		r.progress.Observe(s.GetName(), ledger.JobViewFromInfo(info).Progress, when)
+		r.observe(info, when)
 		r.stalls.Observe(info, now)
 	}
 	return nil
@@ -486,6 +512,7 @@ func TestChaosInProcess(t *testing.T) {
 	} else {
 		pg = pgtest.Start(t)
 		h.pgDSN = pg.CreateDatabase(t)
+		run.storedProgress = pgStoredProgress(h.pgDSN)
 	}
 	if err := h.start(); err != nil {
 		t.Fatal(err)

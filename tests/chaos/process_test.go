@@ -133,7 +133,9 @@ func TestChaosProcess(t *testing.T) {
 		t.Logf("no PostgreSQL variant")
 	} else {
 		pg = pgtest.Start(t)
-		nodeCfg += fmt.Sprintf("databases:\n  chaos:\n    type: postgres\n    dsn: %q\n", pg.CreateDatabase(t))
+		dsn := pg.CreateDatabase(t)
+		run.storedProgress = pgStoredProgress(dsn)
+		nodeCfg += fmt.Sprintf("databases:\n  chaos:\n    type: postgres\n    dsn: %q\n", dsn)
 	}
 	cfgFile := filepath.Join(t.TempDir(), "node.yaml")
 	if err := os.WriteFile(cfgFile, []byte(nodeCfg), 0o644); err != nil {
