@@ -5,10 +5,12 @@
 //
 // Concurrency: Send never blocks. Each target has a bounded queue and one
 // goroutine that delivers its events in order; an event that finds the
-// queue full is dropped and counted. A receiver that hangs delays only its
-// own target's queue (each attempt is bounded by the target's timeout),
-// never the caller. Close stops every goroutine; events still queued are
-// dropped.
+// queue full (QueueSize events waiting, besides the one in flight) is
+// dropped and counted. A queue's memory follows what it holds, not its
+// bound: nothing is allocated for it up front. A receiver that hangs
+// delays only its own target's queue (each attempt is bounded by the
+// target's timeout), never the caller. Close stops every goroutine;
+// events still queued are dropped.
 package alerts
 
 import (
@@ -98,8 +100,47 @@ type Dispatcher struct {
 
 type target struct {
 	Target
-	queue chan Event
-	rng   *mrand.Rand // used by the target's goroutine only
+	rng *mrand.Rand // used by the target's goroutine only
+	// ready holds a token while the queue may be non-empty.
+	ready chan struct{}
+	mu    struct {
+		sync.Mutex
+		// queue holds the waiting events, oldest first; its backing array
+		// grows by append and is released when the queue empties.
+		// INVARIANT: len(queue) <= max(QueueSize, 1).
+		queue []Event
+	}
+}
+
+// push queues e unless the queue is full.
+func (t *target) push(e Event) bool {
+	t.mu.Lock()
+	if len(t.mu.queue) >= max(t.QueueSize, 1) {
+		t.mu.Unlock()
+		return false
+	}
+	t.mu.queue = append(t.mu.queue, e)
+	t.mu.Unlock()
+	select {
+	case t.ready <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// pop takes the oldest event; ok is false when the queue is empty.
+func (t *target) pop() (e Event, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.mu.queue) == 0 {
+		return e, false
+	}
+	e = t.mu.queue[0]
+	t.mu.queue[0] = Event{}
+	if t.mu.queue = t.mu.queue[1:]; len(t.mu.queue) == 0 {
+		t.mu.queue = nil
+	}
+	return e, true
 }
 
 // New starts a dispatcher for targets.
@@ -129,7 +170,7 @@ func New(targets []Target, o Options) *Dispatcher {
 		d.logger.Info("alerts: webhook targets", "targets", len(targets), "jitter_seed", o.Seed)
 	}
 	for i, t := range targets {
-		tg := &target{Target: t, queue: make(chan Event, max(t.QueueSize, 1)), rng: mrand.New(mrand.NewPCG(o.Seed, uint64(i)))}
+		tg := &target{Target: t, ready: make(chan struct{}, 1), rng: mrand.New(mrand.NewPCG(o.Seed, uint64(i)))}
 		// Every series exists from the start, at 0.
 		for _, c := range []*prometheus.CounterVec{d.delivered, d.attemptsFailed, d.failed, d.dropped} {
 			c.WithLabelValues(t.Name)
@@ -156,9 +197,7 @@ func (d *Dispatcher) Send(e Event) {
 		if t.Events != nil && !slices.Contains(t.Events, e.Event) {
 			continue
 		}
-		select {
-		case t.queue <- e:
-		default:
+		if !t.push(e) {
 			d.dropped.WithLabelValues(t.Name).Inc()
 			d.logger.Warn("alerts: queue full; event dropped", "target", t.Name, "event", e.Event, "job", e.JobID, "name", e.Job)
 		}
@@ -180,8 +219,10 @@ func (d *Dispatcher) run(t *target) {
 		select {
 		case <-d.ctx.Done():
 			return
-		case e := <-t.queue:
-			d.deliver(t, e)
+		case <-t.ready:
+			for e, ok := t.pop(); ok && d.ctx.Err() == nil; e, ok = t.pop() {
+				d.deliver(t, e)
+			}
 		}
 	}
 }

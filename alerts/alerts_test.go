@@ -5,6 +5,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -136,5 +140,92 @@ func waitCounter(t *testing.T, c *prometheus.CounterVec, want float64) {
 			t.Fatalf("counter = %v, want %v", testutil.ToFloat64(c.WithLabelValues("t")), want)
 		}
 		<-tick.C
+	}
+}
+
+// TestQueueMemoryFollowsUse (probe 2026-12-02, D18): a queue's memory
+// follows what is queued, not queue_size: two targets of the largest
+// queue_size cost little at start, and a few queued events little more.
+func TestQueueMemoryFollowsUse(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	tg := testTarget(srv.URL)
+	tg.Timeout = time.Minute
+	tg.QueueSize = 100_000
+	a, b := tg, tg
+	b.Name = "u"
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	d := New([]Target{a, b}, Options{Seed: 1})
+	defer d.Close()
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 256<<10 {
+		t.Errorf("two targets of queue_size 100000 allocated %d bytes at start, want <= 256 KiB", grew)
+	}
+	runtime.ReadMemStats(&before)
+	for range 10 {
+		d.Send(Event{Event: "stalled", Job: "j"})
+	}
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 256<<10 {
+		t.Errorf("10 events allocated %d bytes, want <= 256 KiB", grew)
+	}
+}
+
+// TestFullQueueKeepsQueueSize: a target holds queue_size events waiting
+// (besides the one in flight); each further one is dropped and counted,
+// and the queued ones are delivered in order once the receiver answers.
+func TestFullQueueKeepsQueueSize(t *testing.T) {
+	const size = 50
+	inFlight := make(chan struct{}, 1)
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var e Event
+		_ = json.NewDecoder(r.Body).Decode(&e)
+		mu.Lock()
+		got = append(got, e.Job)
+		mu.Unlock()
+		select {
+		case inFlight <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	tg := testTarget(srv.URL)
+	tg.Timeout = time.Minute
+	tg.QueueSize = size
+	d := New([]Target{tg}, Options{Seed: 1})
+	defer d.Close()
+	d.Send(Event{Event: "stalled", Job: "first"})
+	<-inFlight // the first event is at the receiver, out of the queue
+	for i := range size + 10 {
+		d.Send(Event{Event: "stalled", Job: strconv.Itoa(i)})
+	}
+	if n := testutil.ToFloat64(d.dropped.WithLabelValues("t")); n != 10 {
+		t.Fatalf("dropped = %v, want 10 (queue_size %d, one in flight)", n, size)
+	}
+	close(release)
+	waitCounter(t, d.delivered, 1+size)
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"first"}
+	for i := range size {
+		want = append(want, strconv.Itoa(i))
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("delivered %v\nwant %v", got, want)
 	}
 }

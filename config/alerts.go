@@ -41,7 +41,8 @@ type Webhook struct {
 	Timeout time.Duration `yaml:"timeout"`
 	// QueueSize bounds the events waiting for this target; an event that
 	// finds the queue full is dropped and counted
-	// (loadnode_alert_dropped_total). Default 1000; 1..1000000.
+	// (loadnode_alert_dropped_total). The queue's memory follows the
+	// events it holds, not this bound. Default 1000; 1..MaxAlertQueue.
 	QueueSize int `yaml:"queue_size"`
 	// MaxAttempts is how many times an event is tried before it is given
 	// up (counted in loadnode_alert_failed_total). Default 8; 1..100.
@@ -54,6 +55,10 @@ type Webhook struct {
 	// >= BackoffBase.
 	BackoffMax time.Duration `yaml:"backoff_max"`
 }
+
+// MaxAlertQueue bounds a webhook's queue_size: the events one target
+// may hold in memory while its receiver does not answer.
+const MaxAlertQueue = 100_000
 
 // AlertEvents lists every event a webhook may ask for.
 var AlertEvents = []string{"paused", "stalled", "failing", "resumed", "stopped", "recovered"}
@@ -161,8 +166,8 @@ func (n Node) validateAlerts() error {
 		if w.Timeout <= 0 || w.Timeout > time.Minute {
 			return fieldErr(field+".timeout", "%s must be > 0 and <= 1m", w.Timeout)
 		}
-		if w.QueueSize < 1 || w.QueueSize > 1_000_000 {
-			return fieldErr(field+".queue_size", "%d must be 1..1000000", w.QueueSize)
+		if w.QueueSize < 1 || w.QueueSize > MaxAlertQueue {
+			return fieldErr(field+".queue_size", "%d must be 1..%d (events held in memory per target)", w.QueueSize, MaxAlertQueue)
 		}
 		if w.MaxAttempts < 1 || w.MaxAttempts > 100 {
 			return fieldErr(field+".max_attempts", "%d must be 1..100", w.MaxAttempts)

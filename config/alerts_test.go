@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,23 @@ alerts:
 		_, err := LoadNode([]byte(c.yaml))
 		if err == nil || !strings.Contains(err.Error(), c.field) {
 			t.Errorf("%q: err %v, want one naming %s", c.yaml, err, c.field)
+		}
+	}
+}
+
+// TestAlertQueueBound (probe 2026-12-02, D18): queue_size is bounded at
+// 100000 events per target, with an error naming the field and the bound.
+func TestAlertQueueBound(t *testing.T) {
+	for _, c := range []struct {
+		size int
+		ok   bool
+	}{{1, true}, {100_000, true}, {0, false}, {100_001, false}, {1_000_000, false}} {
+		_, err := LoadNode(fmt.Appendf(nil, "alerts:\n  webhooks:\n    - url: http://x/y\n      queue_size: %d\n", c.size))
+		switch {
+		case c.ok && err != nil:
+			t.Errorf("queue_size %d: %v", c.size, err)
+		case !c.ok && (err == nil || !strings.Contains(err.Error(), "alerts.webhooks[0].queue_size") || !strings.Contains(err.Error(), "must be 1..100000")):
+			t.Errorf("queue_size %d: err %v, want one naming alerts.webhooks[0].queue_size and 1..100000", c.size, err)
 		}
 	}
 }
