@@ -4,8 +4,14 @@
 // text the table package parses (table.Decoder).
 //
 // Schemas are fetched from the registry with franz-go's pkg/sr, once per
-// id, and kept compiled in a bounded cache shared by every job of the node
-// that names the same registry (Registries). A registry answering 404 for
+// id, and kept compiled in a cache shared by every job of the node that
+// names the same registry (Registries), bounded at 4096 entries and 32 MiB
+// of schema text (a protobuf schema's with its references); past either,
+// entries are evicted and fetched again when a record names them. A
+// registry answer over 4 MiB is not read further, and a protobuf schema
+// whose text with its references is over 4 MiB is not compiled: every
+// record naming it is an error row naming the limit (the refusal is
+// cached, the text is not). A registry answering 404 for
 // an id makes the record an error row (*table.ParseError); one that does
 // not answer (connection refused, a timeout, a 5xx, refused credentials)
 // makes the whole batch wait (*table.UnavailableError), so that the job

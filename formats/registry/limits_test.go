@@ -86,7 +86,9 @@ func TestDecodedJSONBounded(t *testing.T) {
 // deeper than 1000 levels is refused before a parser that recurses per
 // level reads it; every record naming it is an error row.
 func TestSchemaNesting(t *testing.T) {
-	const n = 100_000
+	// nOption levels of an option take 46 bytes each in an answer: 80,000
+	// stay under the 4 MiB an answer may hold (TestAnswerBounded).
+	const n, nOption = 100_000, 80_000
 	srv := registrytest.New(t)
 	// A registry refuses avro schemas nesting deeper than its JSON parser
 	// takes (srfake: encoding/json's 10,000).
@@ -94,7 +96,7 @@ func TestSchemaNesting(t *testing.T) {
 	deepMessages := `syntax = "proto3";` + strings.Repeat("message M {", n) + strings.Repeat("}", n)
 	deepOption := `syntax = "proto3"; import "google/protobuf/struct.proto"; import "google/protobuf/descriptor.proto";
 extend google.protobuf.MessageOptions { google.protobuf.Struct s = 50000; }
-message M { option (s) = ` + strings.Repeat("{fields: {key: \"a\" value: {struct_value: ", n) + "{}" + strings.Repeat("}}}", n) + `; int64 id = 1; }`
+message M { option (s) = ` + strings.Repeat("{fields: {key: \"a\" value: {struct_value: ", nOption) + "{}" + strings.Repeat("}}}", nOption) + `; int64 id = 1; }`
 	okAvro := strings.Repeat(`{"type":"array","items":`, 500) + `"int"` + strings.Repeat("}", 500)
 	// Brackets in strings and comments are not nesting.
 	okProto := `syntax = "proto3"; // ` + strings.Repeat("{", 2000) + `

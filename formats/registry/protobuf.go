@@ -234,11 +234,15 @@ func (r *Registry) compileProto(id int, e *entry) (*protoSchema, error) {
 	}
 	const main = "loadnode-schema.proto"
 	srcs := map[string]string{main: s.Schema}
-	if err := r.references(s.References, srcs, 0); err != nil {
-		if _, ok := err.(*table.UnavailableError); ok {
+	total := len(s.Schema)
+	if err := r.references(s.References, srcs, 0, &total); err != nil {
+		switch err.(type) {
+		case *table.UnavailableError:
 			return nil, err // not cached: the next record tries again
+		case *table.ParseError:
+			return nil, r.setErr(e, err)
 		}
-		return nil, r.setErr(e, err)
+		return nil, r.setErr(e, &table.ParseError{Reason: fmt.Sprintf("protobuf schema id %d: %v", id, err)})
 	}
 	for name, src := range srcs {
 		if err := checkNesting(src, maxDepth, true); err != nil {
@@ -254,6 +258,7 @@ func (r *Registry) compileProto(id int, e *entry) (*protoSchema, error) {
 	r.mu.Lock()
 	e.proto = ps
 	r.mu.Unlock()
+	r.resize(id, e, total) // the references' text is kept compiled too
 	return ps, nil
 }
 
@@ -264,8 +269,14 @@ func (r *Registry) setErr(e *entry, err error) error {
 	return err
 }
 
-// references adds the referenced schemas, by their import names, to srcs.
-func (r *Registry) references(refs []sr.SchemaReference, srcs map[string]string, depth int) error {
+// errTextTooLarge: a schema's text with its references is over
+// MaxAnswerBytes.
+var errTextTooLarge = fmt.Errorf("its text with its references is over the limit of %d bytes", MaxAnswerBytes)
+
+// references adds the referenced schemas, by their import names, to srcs,
+// and their text's size to total; past MaxAnswerBytes it stops with
+// errTextTooLarge.
+func (r *Registry) references(refs []sr.SchemaReference, srcs map[string]string, depth int, total *int) error {
 	if depth > 16 {
 		return &table.ParseError{Reason: "protobuf: schema references nest deeper than 16"}
 	}
@@ -277,8 +288,11 @@ func (r *Registry) references(refs []sr.SchemaReference, srcs map[string]string,
 		if err != nil {
 			return err
 		}
+		if *total += len(s.Schema.Schema); *total > MaxAnswerBytes {
+			return errTextTooLarge
+		}
 		srcs[ref.Name] = s.Schema.Schema
-		if err := r.references(s.References, srcs, depth+1); err != nil {
+		if err := r.references(s.References, srcs, depth+1, total); err != nil {
 			return err
 		}
 	}

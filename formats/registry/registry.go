@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -21,9 +22,16 @@ import (
 const (
 	// DefaultTimeout bounds one registry request when the spec sets none.
 	DefaultTimeout = 10 * time.Second
-	// maxCached bounds the compiled schemas a Registry keeps; past it, the
-	// cache is emptied and refilled by the ids records name.
-	maxCached = 4096
+	// maxCached and maxCachedBytes bound the schemas a Registry keeps: in
+	// entries, and in bytes of schema text (a protobuf schema's with its
+	// references). Past either, entries are evicted (arbitrary ones, in
+	// map order) and fetched again when a record names them.
+	maxCached      = 4096
+	maxCachedBytes = 32 << 20
+	// MaxAnswerBytes bounds one registry answer (its HTTP body), and a
+	// protobuf schema's text with its references: a record naming a
+	// schema over it is an error row.
+	MaxAnswerBytes = 4 << 20
 	// unknownTTL is how long a schema id the registry did not know is
 	// answered from the cache.
 	unknownTTL = 30 * time.Second
@@ -117,6 +125,9 @@ type Registry struct {
 	mu struct {
 		sync.Mutex
 		schemas map[int]*entry
+		// bytes is the sum of the entries' size.
+		// INVARIANT: bytes <= maxCachedBytes, len(schemas) <= maxCached.
+		bytes int
 	}
 	// fetching serializes fetches (a burst of records naming a new id
 	// costs one request).
@@ -130,7 +141,8 @@ type entry struct {
 	unknown time.Time // the registry answered 404
 	avro    *avroSchema
 	proto   *protoSchema
-	err     error // the schema did not compile (every record naming it is an error row)
+	err     error // the schema did not compile or was too large (every record naming it is an error row)
+	size    int   // bytes of schema text counted in the cache (guarded by Registry.mu)
 }
 
 // New builds a client of the registry s describes.
@@ -162,7 +174,7 @@ func New(s *api.SchemaRegistrySpec) (*Registry, error) {
 	}
 	opts := []sr.ClientOpt{
 		sr.URLs(s.GetUrl()),
-		sr.HTTPClient(&http.Client{Transport: tr, Timeout: timeout}),
+		sr.HTTPClient(&http.Client{Transport: limitTransport{tr}, Timeout: timeout}),
 		sr.UserAgent("loadnode"),
 	}
 	switch {
@@ -182,7 +194,9 @@ func New(s *api.SchemaRegistrySpec) (*Registry, error) {
 
 // lookup returns the entry of id, fetching it when it is not cached (or
 // was unknown longer than unknownTTL ago). Its errors are
-// *table.ParseError (unknown id) or *table.UnavailableError.
+// *table.ParseError (unknown id) or *table.UnavailableError; an answer
+// over MaxAnswerBytes is an entry whose err (a *table.ParseError) the
+// compile returns.
 func (r *Registry) lookup(id int) (*entry, error) {
 	if e := r.cached(id); e != nil {
 		return e, e.unknownErr(id)
@@ -195,21 +209,61 @@ func (r *Registry) lookup(id int) (*entry, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
 	s, err := r.cl.SchemaByID(ctx, id)
-	e := &entry{schema: s}
+	e := &entry{schema: s, size: len(s.Schema)}
 	if err != nil {
 		var re *sr.ResponseError
-		if !errors.As(err, &re) || re.StatusCode != http.StatusNotFound {
+		switch {
+		case errors.Is(err, errAnswerTooLarge):
+			e = &entry{err: &table.ParseError{Reason: fmt.Sprintf("schema id %d: %v", id, errAnswerTooLarge)}}
+		case errors.As(err, &re) && re.StatusCode == http.StatusNotFound:
+			e = &entry{unknown: time.Now()}
+		default:
 			return nil, &table.UnavailableError{Err: fmt.Errorf("schema id %d: %w", id, err)}
 		}
-		e = &entry{unknown: time.Now()}
 	}
 	r.mu.Lock()
-	if len(r.mu.schemas) >= maxCached {
-		clear(r.mu.schemas)
-	}
+	r.remove(id)
+	r.evict(e.size, nil)
 	r.mu.schemas[id] = e
+	r.mu.bytes += e.size
 	r.mu.Unlock()
 	return e, e.unknownErr(id)
+}
+
+// evict removes entries other than keep until one more entry of size
+// bytes fits (keep already counted).
+// REQUIRES: r.mu is held.
+func (r *Registry) evict(size int, keep *entry) {
+	for id, e := range r.mu.schemas {
+		if r.mu.bytes+size <= maxCachedBytes && (keep != nil || len(r.mu.schemas) < maxCached) {
+			return
+		}
+		if e != keep {
+			r.remove(id)
+		}
+	}
+}
+
+// remove drops id from the cache.
+// REQUIRES: r.mu is held.
+func (r *Registry) remove(id int) {
+	if e, ok := r.mu.schemas[id]; ok {
+		r.mu.bytes -= e.size
+		delete(r.mu.schemas, id)
+	}
+}
+
+// resize counts e (the entry of id) as size bytes, evicting others to
+// keep the bound; an entry evicted meanwhile is not counted.
+func (r *Registry) resize(id int, e *entry, size int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mu.schemas[id] != e {
+		return
+	}
+	r.mu.bytes += size - e.size
+	e.size = size
+	r.evict(0, e)
 }
 
 func (r *Registry) cached(id int) *entry {
@@ -217,7 +271,7 @@ func (r *Registry) cached(id int) *entry {
 	defer r.mu.Unlock()
 	e := r.mu.schemas[id]
 	if e != nil && !e.unknown.IsZero() && time.Since(e.unknown) > unknownTTL {
-		delete(r.mu.schemas, id)
+		r.remove(id)
 		return nil
 	}
 	return e
@@ -236,6 +290,9 @@ func (r *Registry) subjectSchema(subject string, version int) (sr.SubjectSchema,
 	defer cancel()
 	s, err := r.cl.SchemaByVersion(ctx, subject, version)
 	if err != nil {
+		if errors.Is(err, errAnswerTooLarge) {
+			return s, &table.ParseError{Reason: fmt.Sprintf("schema reference %s version %d: %v", subject, version, errAnswerTooLarge)}
+		}
 		var re *sr.ResponseError
 		if errors.As(err, &re) && re.StatusCode == http.StatusNotFound {
 			return s, &table.ParseError{Reason: fmt.Sprintf("schema reference %s version %d is not in the schema registry (404)", subject, version)}
@@ -253,4 +310,54 @@ func header(raw []byte) (int, []byte, error) {
 		return 0, nil, &table.ParseError{Reason: fmt.Sprintf("not in the schema registry wire format (want magic byte 0 and a 4-byte schema id): %v", err)}
 	}
 	return id, rest, nil
+}
+
+// errAnswerTooLarge is the error reading a registry answer over
+// MaxAnswerBytes.
+var errAnswerTooLarge = fmt.Errorf("the schema registry's answer is over the limit of %d bytes", MaxAnswerBytes)
+
+// limitTransport bounds the body of every answer at MaxAnswerBytes: past
+// it, reading fails with errAnswerTooLarge (pkg/sr reads an answer whole,
+// then decodes it).
+type limitTransport struct{ rt http.RoundTripper }
+
+func (t limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.rt.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.ContentLength > MaxAnswerBytes {
+		resp.Body.Close()
+		resp.Body = &limitedBody{left: -1}
+		return resp, nil
+	}
+	resp.Body = &limitedBody{rc: resp.Body, left: MaxAnswerBytes}
+	return resp, nil
+}
+
+// limitedBody reads at most left bytes of rc; one more is an error.
+type limitedBody struct {
+	rc   io.ReadCloser
+	left int64 // < 0: over the limit
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, errAnswerTooLarge
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.rc.Read(p)
+	if b.left -= int64(n); b.left < 0 {
+		return n - 1, errAnswerTooLarge
+	}
+	return n, err
+}
+
+func (b *limitedBody) Close() error {
+	if b.rc == nil {
+		return nil
+	}
+	return b.rc.Close()
 }
