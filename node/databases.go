@@ -53,9 +53,13 @@ func (t timedPostgres) Commit(c *sink.Commit) error {
 	return err
 }
 
-// timedSink is timedPostgres for the embedded store.
+// timedSink is timedPostgres for the embedded store. It embeds the
+// store's concrete sink, not the sink.Sink interface: an interface would
+// hide the optional ones (Inserter, Truncater, Dropper, the journaled
+// starts), and a node with an admin endpoint refused INSERT and TRUNCATE
+// and left a dropped table's rows behind.
 type timedSink struct {
-	sink.Sink
+	*persistence.Sink
 	label   string
 	observe commitObserver
 }
@@ -69,7 +73,7 @@ func (t timedSink) Commit(c *sink.Commit) error {
 
 // openDatabases opens a sink per configured database.
 // observe, when not nil, receives every commit's latency.
-func openDatabases(cfg config.Node, fsys vfs.FS, embedded sink.Sink, logger *slog.Logger, observe commitObserver) (*databases, error) {
+func openDatabases(cfg config.Node, fsys vfs.FS, embedded *persistence.Sink, logger *slog.Logger, observe commitObserver) (*databases, error) {
 	owner, incarnation := "", ""
 	switch {
 	case cfg.Cluster.Enabled():
@@ -88,8 +92,11 @@ func openDatabases(cfg config.Node, fsys vfs.FS, embedded sink.Sink, logger *slo
 		// (postgres.Options.Incarnation).
 		owner, incarnation = id, newIncarnation()
 	}
-	d := &databases{embedded: embedded, sinks: map[string]*postgres.Sink{}, timed: map[string]sink.Sink{}, cfg: cfg.Databases}
-	if observe != nil {
+	d := &databases{sinks: map[string]*postgres.Sink{}, timed: map[string]sink.Sink{}, cfg: cfg.Databases}
+	if embedded != nil {
+		d.embedded = embedded
+	}
+	if embedded != nil && observe != nil {
 		d.embedded = timedSink{Sink: embedded, label: "embedded", observe: observe}
 	}
 	for _, name := range cfg.DatabaseNames() {
