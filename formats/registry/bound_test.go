@@ -53,8 +53,8 @@ message M {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bound := jsonBound(body, md, 1<<30, 0); bound < int64(len(out)) {
-			t.Errorf("%s: bound %d, protojson wrote %d bytes: %s", text, bound, len(out), out)
+		if bound, err := jsonBound(body, md, 1<<30, 0); err != nil || bound < int64(len(out)) {
+			t.Errorf("%s: bound %d (%v), protojson wrote %d bytes: %s", text, bound, err, len(out), out)
 		}
 	}
 }

@@ -133,3 +133,59 @@ message M { option (s) = ` + strings.Repeat("{fields: {key: \"a\" value: {struct
 		})
 	}
 }
+
+// TestProtobufMalformedNotBlamedOnSize: the bound on a protobuf record's
+// JSON reads the wire bytes first; a record that is small but nests too
+// deep, or that does not decode, gets an error row saying so, not one
+// blaming max_record_size (the "keep what held" re-run of the 2026-12-02
+// probe found a 117 KB recursive message called over the 16 MiB limit).
+func TestProtobufMalformedNotBlamedOnSize(t *testing.T) {
+	srv := registrytest.New(t)
+	id := srv.Register(t, "n-value", sr.TypeProtobuf, `syntax = "proto3"; message N { int64 id = 1; string s = 2; N next = 3; }`)
+	dec := decoder(t, srv.URL(), "protobuf")
+	var h sr.ConfluentHeader
+	rec := func(body []byte) []byte {
+		r, _ := h.AppendEncode(nil, id, []int{0})
+		return append(r, body...)
+	}
+	// nested(n) is N{next: N{next: ...}} n levels deep.
+	var nested func(n int) []byte
+	nested = func(n int) []byte {
+		if n == 0 {
+			return []byte{0x08, 0x01} // id: 1
+		}
+		inner := nested(n - 1)
+		return append(append([]byte{0x1a}, protowireLen(len(inner))...), inner...)
+	}
+	for _, tt := range []struct {
+		name string
+		raw  []byte
+		want string
+	}{
+		{"deep", rec(nested(1500)), "protobuf: record does not decode as N (schema id 1): the message nests deeper than 1000 levels"},
+		{"truncated string", rec([]byte{0x12, 0x05, 'a', 'b'}), "protobuf: record does not decode as N (schema id 1): field 2: "},
+		{"bad tag", rec([]byte{0x80}), "protobuf: record does not decode as N (schema id 1): field tag: "},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := dec.AppendJSON(nil, tt.raw, 16<<20)
+			var pe *table.ParseError
+			if !errors.As(err, &pe) || !strings.HasPrefix(pe.Reason, tt.want) || strings.Contains(pe.Reason, "max_record_size") {
+				t.Fatalf("err %v\nwant a reason starting %q", err, tt.want)
+			}
+		})
+	}
+	// 900 levels decode.
+	if out, err := dec.AppendJSON(nil, rec(nested(900)), 16<<20); err != nil || len(out) == 0 {
+		t.Fatalf("900 levels: %v", err)
+	}
+}
+
+// protowireLen is n as a protobuf varint.
+func protowireLen(n int) []byte {
+	var b []byte
+	for n >= 0x80 {
+		b = append(b, byte(n)|0x80)
+		n >>= 7
+	}
+	return append(b, byte(n))
+}

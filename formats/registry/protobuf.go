@@ -54,7 +54,9 @@ func (d *protoDecoder) AppendJSON(dst, raw []byte, limit int) ([]byte, error) {
 	}
 	// protojson writes the record in one call, and a few bytes may
 	// decode into a large message: the JSON's size is bounded first.
-	if jsonBound(body, md, int64(limit), 0) > int64(limit) {
+	if bound, err := jsonBound(body, md, int64(limit), 0); err != nil {
+		return dst, &table.ParseError{Reason: fmt.Sprintf("protobuf: record does not decode as %s (schema id %d): %v", md.FullName(), id, err)}
+	} else if bound > int64(limit) {
 		return dst, &table.ParseError{Reason: fmt.Sprintf("protobuf: %s (schema id %d): %v", md.FullName(), id, tooLarge(limit))}
 	}
 	msg := dynamicpb.NewMessage(md)
@@ -74,15 +76,17 @@ func (d *protoDecoder) AppendJSON(dst, raw []byte, limit int) ([]byte, error) {
 
 // jsonBound is at least the size of the message md encoded as b once
 // unmarshalled and written by marshalJSON, counted from the wire bytes
-// (before anything is decoded); it stops counting once over limit, and
-// is over it for bytes that do not decode. Every field of every message
+// (before anything is decoded); it stops counting once over limit. Bytes
+// that do not decode, or a message nested deeper than maxDepth, are an
+// error saying so (not "over the limit": a small record that is only
+// malformed must not be blamed on max_record_size). Every field of every message
 // is counted (marshalJSON writes the ones left out as their zero values).
 // Well-known types that protojson writes in their own form (Timestamp,
 // Duration, wrappers, Struct, FieldMask) are no larger so; an Any is
 // counted as the message it holds.
-func jsonBound(b []byte, md protoreflect.MessageDescriptor, limit int64, depth int) int64 {
+func jsonBound(b []byte, md protoreflect.MessageDescriptor, limit int64, depth int) (int64, error) {
 	if depth > maxDepth {
-		return limit + 1
+		return 0, fmt.Errorf("the message nests deeper than %d levels", maxDepth)
 	}
 	fields := md.Fields()
 	n := int64(2) // {}
@@ -95,7 +99,7 @@ func jsonBound(b []byte, md protoreflect.MessageDescriptor, limit int64, depth i
 	for len(b) > 0 && n <= limit {
 		num, typ, k := protowire.ConsumeTag(b)
 		if k < 0 {
-			return limit + 1
+			return 0, fmt.Errorf("field tag: %w", protowire.ParseError(k))
 		}
 		b = b[k:]
 		fd := fields.ByNumber(num)
@@ -109,7 +113,7 @@ func jsonBound(b []byte, md protoreflect.MessageDescriptor, limit int64, depth i
 			k = protowire.ConsumeFieldValue(num, typ, b)
 		}
 		if k < 0 {
-			return limit + 1
+			return 0, fmt.Errorf("field %d: %w", num, protowire.ParseError(k))
 		}
 		b = b[k:]
 		if fd == nil {
@@ -130,7 +134,11 @@ func jsonBound(b []byte, md protoreflect.MessageDescriptor, limit int64, depth i
 				n += enumBound(fd)
 			}
 		case fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind:
-			n += 2 + jsonBound(v, fd.Message(), limit-n, depth+1)
+			m, err := jsonBound(v, fd.Message(), limit-n, depth+1)
+			if err != nil {
+				return 0, err
+			}
+			n += 2 + m
 		case fd.Kind() == protoreflect.StringKind:
 			n += 2 + quotedLen(string(v))
 		case fd.Kind() == protoreflect.BytesKind:
@@ -140,21 +148,25 @@ func jsonBound(b []byte, md protoreflect.MessageDescriptor, limit int64, depth i
 		}
 	}
 	if typeURL != "" && n <= limit {
-		n += anyBound(typeURL, anyValue, limit-n, depth)
+		m, err := anyBound(typeURL, anyValue, limit-n, depth)
+		if err != nil {
+			return 0, err
+		}
+		n += m
 	}
-	return n
+	return n, nil
 }
 
 // anyBound bounds the message an Any holds, as protojson writes it when
 // it can resolve its type.
-func anyBound(typeURL string, value []byte, limit int64, depth int) int64 {
+func anyBound(typeURL string, value []byte, limit int64, depth int) (int64, error) {
 	var types protoregistry.MessageTypeResolver = protoregistry.GlobalTypes
 	if marshalJSON.Resolver != nil {
 		types = marshalJSON.Resolver
 	}
 	mt, err := types.FindMessageByURL(typeURL)
 	if err != nil {
-		return 0 // protojson fails on it
+		return 0, nil // protojson fails on it
 	}
 	return jsonBound(value, mt.Descriptor(), limit, depth+1)
 }
