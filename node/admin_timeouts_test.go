@@ -1,0 +1,128 @@
+package node
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startBareAdmin starts an admin endpoint without actors (/healthz,
+// /metrics and /debug/pprof answer) with the given timeouts.
+func startBareAdmin(t *testing.T, token string, to httpTimeouts) *admin {
+	t.Helper()
+	a := newAdmin(slog.New(slog.DiscardHandler), token, nil)
+	a.timeouts = to
+	if err := a.start("127.0.0.1:0", nil, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.stop)
+	return a
+}
+
+// TestAdminClosesIdleConnections (issue 25, D13): the admin endpoint closes
+// a connection that sends nothing, one that stops in the middle of its
+// headers, and a keep-alive connection left idle after a refused request,
+// once its timeout passes. The timeouts are short here; the deadline
+// within which the close must be seen is generous, so the test does not
+// depend on timing.
+func TestAdminClosesIdleConnections(t *testing.T) {
+	a := startBareAdmin(t, "admin-idle-0123456789abcdef", httpTimeouts{
+		readHeader: 100 * time.Millisecond, read: 100 * time.Millisecond,
+		write: 100 * time.Millisecond, idle: 100 * time.Millisecond})
+	for _, tc := range []struct {
+		name, send string
+		answered   int // the status read before idling; 0: none
+	}{
+		{"silent", "", 0},
+		{"half a header", "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n", 0},
+		{"idle after a 401", "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", http.StatusUnauthorized},
+		{"idle after a 200", "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", a.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := io.WriteString(conn, tc.send); err != nil {
+				t.Fatal(err)
+			}
+			// A generous deadline: the server must close the connection
+			// (EOF or a reset) well before it.
+			if err := conn.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(conn)
+			if tc.answered != 0 {
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != tc.answered || resp.Close {
+					t.Fatalf("answer %d (close %v), want %d on a kept-alive connection", resp.StatusCode, resp.Close, tc.answered)
+				}
+			}
+			_, err = io.Copy(io.Discard, br)
+			if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+				t.Fatalf("the connection is still open after 30s; its timeout is 100ms")
+			}
+		})
+	}
+}
+
+// TestAdminProfileOutlivesTimeouts (issue 25, D13): a CPU profile and a
+// trace longer than every timeout of the endpoint complete, whole: the
+// write deadline is extended by the profile's duration; seconds is
+// bounded.
+func TestAdminProfileOutlivesTimeouts(t *testing.T) {
+	a := startBareAdmin(t, "", httpTimeouts{
+		readHeader: 200 * time.Millisecond, read: 200 * time.Millisecond,
+		write: 200 * time.Millisecond, idle: 200 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	get := func(path string) (*http.Response, []byte, time.Duration) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+a.addr+path, nil)
+		start := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatalf("GET %s: the answer was cut after %s: %v", path, time.Since(start), err)
+		}
+		return resp, b, time.Since(start)
+	}
+	resp, b, took := get("/debug/pprof/profile?seconds=1")
+	if resp.StatusCode != 200 || took < time.Second {
+		t.Fatalf("profile: %d after %s: %.200q", resp.StatusCode, took, b)
+	}
+	zr, err := gzip.NewReader(strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatalf("profile is not gzip: %v", err)
+	}
+	if _, err := io.Copy(io.Discard, zr); err != nil {
+		t.Fatalf("profile is cut: %v", err)
+	}
+	resp, b, took = get("/debug/pprof/trace?seconds=1")
+	if resp.StatusCode != 200 || took < time.Second || !strings.HasPrefix(string(b), "go 1.") {
+		t.Fatalf("trace: %d after %s: %.40q", resp.StatusCode, took, b)
+	}
+	for _, path := range []string{"/debug/pprof/profile?seconds=3601", "/debug/pprof/trace?seconds=1e9", "/debug/pprof/heap?seconds=99999"} {
+		if resp, b, _ := get(path); resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "at most 3600") {
+			t.Errorf("%s: %d %q, want 400 naming the limit", path, resp.StatusCode, b)
+		}
+	}
+}
