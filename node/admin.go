@@ -27,6 +27,8 @@ import (
 // admin is the node's HTTP admin endpoint: /metrics (Prometheus), /healthz,
 // /readyz, /v1/jobs[/{name}] as JSON and /debug/pprof, on its own ServeMux. Handlers ask
 // the manager and job actors through their mailboxes, like any client.
+// Every request but /healthz passes checkHost (hosts.go), then
+// authenticate; every connection has the timeouts of httpTimeouts.
 type admin struct {
 	system  *actor.ActorSystem
 	manager *actor.PID
