@@ -126,3 +126,23 @@ func TestAdminProfileOutlivesTimeouts(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminHostNames: the Host forms the admin endpoint answers, without
+// a network (TestAdminRefusesForeignHost drives a node).
+func TestAdminHostNames(t *testing.T) {
+	h := newHostNames("node-1.example:9090", []string{"LB.example."})
+	for host, want := range map[string]bool{
+		"127.0.0.1": true, "127.0.0.1:80": true, "[::1]": true, "[::1]:9090": true, "::1": true, "10.0.0.7:9090": true,
+		"[fe80::1%25eth0]:9090": true, "localhost": true, "LOCALHOST:1": true, "localhost.:1": true,
+		"lb.example": true, "lb.example.:443": true, "Node-1.Example:9090": true, "node-1.example:1": true,
+		"": false, ":9090": false, "evil.example": false, "localhost.evil.example": false, "127.0.0.1.nip.io": false,
+		"example": false, "lb.example.evil": false, "x.lb.example": false, "[evil.example]": false,
+	} {
+		if got := h.allows(host); got != want {
+			t.Errorf("allows(%q) = %v, want %v", host, got, want)
+		}
+	}
+	if newHostNames("127.0.0.1:9090", nil).allows("127.0.0.1:9090") != true || len(newHostNames("[::1]:0", nil)) != 0 {
+		t.Error("an IP address of http is not a name")
+	}
+}

@@ -65,7 +65,11 @@ func (a *admin) checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/healthz" && !a.hosts.allows(r.Host) {
 			a.logger.Warn("admin: refused a request for another host", "peer", r.RemoteAddr, "path", r.URL.Path, "host", api.Clip(r.Host, api.MaxEchoBytes))
-			http.Error(w, "loadnode: this endpoint does not answer to Host "+api.Quote(r.Host)+
+			what := "does not answer to Host " + api.Quote(r.Host)
+			if r.Host == "" {
+				what = "answers only requests that name it in a Host header"
+			}
+			http.Error(w, "loadnode: this endpoint "+what+
 				": it answers IP addresses, localhost and the names listed in the node config's http_allowed_hosts"+
 				" (add the name there to reach the endpoint by it)", http.StatusMisdirectedRequest)
 			return
