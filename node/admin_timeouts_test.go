@@ -29,25 +29,28 @@ func startBareAdmin(t *testing.T, token string, to httpTimeouts) *admin {
 
 // TestAdminClosesIdleConnections (issue 25, D13): the admin endpoint closes
 // a connection that sends nothing, one that stops in the middle of its
-// headers, and a keep-alive connection left idle after a refused request,
-// once its timeout passes. The timeouts are short here; the deadline
-// within which the close must be seen is generous, so the test does not
-// depend on timing.
+// headers, and a keep-alive connection left idle after a refused (or an
+// answered) request, once its timeout passes. The timeout under test is
+// short and the others long, so that only the idling is timed; the
+// deadline within which the close must be seen is generous, so the test
+// does not depend on timing.
 func TestAdminClosesIdleConnections(t *testing.T) {
-	a := startBareAdmin(t, "admin-idle-0123456789abcdef", httpTimeouts{
-		readHeader: 100 * time.Millisecond, read: 100 * time.Millisecond,
-		write: 100 * time.Millisecond, idle: 100 * time.Millisecond})
+	const short, long = 100 * time.Millisecond, time.Minute
+	const token = "admin-idle-0123456789abcdef"
+	headers := startBareAdmin(t, token, httpTimeouts{readHeader: short, read: long, write: long, idle: long})
+	idle := startBareAdmin(t, token, httpTimeouts{readHeader: long, read: long, write: long, idle: short})
 	for _, tc := range []struct {
 		name, send string
+		a          *admin
 		answered   int // the status read before idling; 0: none
 	}{
-		{"silent", "", 0},
-		{"half a header", "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n", 0},
-		{"idle after a 401", "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", http.StatusUnauthorized},
-		{"idle after a 200", "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", http.StatusOK},
+		{"silent", "", headers, 0},
+		{"half a header", "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n", headers, 0},
+		{"idle after a 401", "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", idle, http.StatusUnauthorized},
+		{"idle after a 200", "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", idle, http.StatusOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			conn, err := net.Dial("tcp", a.addr)
+			conn, err := net.Dial("tcp", tc.a.addr)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,7 +77,7 @@ func TestAdminClosesIdleConnections(t *testing.T) {
 			}
 			_, err = io.Copy(io.Discard, br)
 			if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
-				t.Fatalf("the connection is still open after 30s; its timeout is 100ms")
+				t.Fatalf("the connection is still open after 30s; its timeout is %s", short)
 			}
 		})
 	}
@@ -85,9 +88,13 @@ func TestAdminClosesIdleConnections(t *testing.T) {
 // write deadline is extended by the profile's duration; seconds is
 // bounded.
 func TestAdminProfileOutlivesTimeouts(t *testing.T) {
+	// The request's headers have a minute (only the answer is timed here);
+	// the rest of the request and idling have 200ms, the answer 2s: a
+	// profile of 3s outlives them all, and then has the 2s of the write
+	// timeout to be written.
 	a := startBareAdmin(t, "", httpTimeouts{
-		readHeader: 200 * time.Millisecond, read: 200 * time.Millisecond,
-		write: 200 * time.Millisecond, idle: 200 * time.Millisecond})
+		readHeader: time.Minute, read: 200 * time.Millisecond,
+		write: 2 * time.Second, idle: 200 * time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	get := func(path string) (*http.Response, []byte, time.Duration) {
@@ -105,8 +112,8 @@ func TestAdminProfileOutlivesTimeouts(t *testing.T) {
 		}
 		return resp, b, time.Since(start)
 	}
-	resp, b, took := get("/debug/pprof/profile?seconds=1")
-	if resp.StatusCode != 200 || took < time.Second {
+	resp, b, took := get("/debug/pprof/profile?seconds=3")
+	if resp.StatusCode != 200 || took < 3*time.Second {
 		t.Fatalf("profile: %d after %s: %.200q", resp.StatusCode, took, b)
 	}
 	zr, err := gzip.NewReader(strings.NewReader(string(b)))
@@ -116,8 +123,8 @@ func TestAdminProfileOutlivesTimeouts(t *testing.T) {
 	if _, err := io.Copy(io.Discard, zr); err != nil {
 		t.Fatalf("profile is cut: %v", err)
 	}
-	resp, b, took = get("/debug/pprof/trace?seconds=1")
-	if resp.StatusCode != 200 || took < time.Second || !strings.HasPrefix(string(b), "go 1.") {
+	resp, b, took = get("/debug/pprof/trace?seconds=3")
+	if resp.StatusCode != 200 || took < 3*time.Second || !strings.HasPrefix(string(b), "go 1.") {
 		t.Fatalf("trace: %d after %s: %.40q", resp.StatusCode, took, b)
 	}
 	for _, path := range []string{"/debug/pprof/profile?seconds=3601", "/debug/pprof/trace?seconds=1e9", "/debug/pprof/heap?seconds=99999"} {
