@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/loadnode/loadnode/api"
 )
 
 // Node is the configuration of a node (`loadnode serve`), read from a YAML
@@ -43,6 +46,14 @@ type Node struct {
 	// HOST:PORT. Default "" (off). Like Listen, a host that is not loopback
 	// requires a token and TLS.
 	HTTP string `yaml:"http"`
+	// HTTPAllowedHosts are the host names, beyond IP addresses and
+	// localhost, by which the admin endpoint may be reached: a request whose
+	// Host header names another host is answered 421 (a page of another
+	// site reaching a loopback node by DNS rebinding names its own host).
+	// The host of HTTP, when it is a name, is allowed too. Each is a DNS
+	// name without a port (any port is allowed), matched in any case.
+	// Default none; at most MaxHTTPAllowedHosts.
+	HTTPAllowedHosts []string `yaml:"http_allowed_hosts"`
 	// AuthTokenFile is a file holding the token that every client command
 	// and every HTTP request but /healthz must present ("Authorization:
 	// Bearer TOKEN"). Its content is trimmed of surrounding white space and
@@ -132,6 +143,9 @@ const (
 	maxSourceRetryBase = 30 * time.Second
 )
 
+// MaxHTTPAllowedHosts bounds http_allowed_hosts.
+const MaxHTTPAllowedHosts = 64
+
 // DefaultNode returns the node configuration with every default set.
 func DefaultNode() Node {
 	return Node{
@@ -160,7 +174,7 @@ func DefaultNode() Node {
 	}
 }
 
-var nodeKeys = []string{"data_dir", "listen", "max_concurrent_tasks", "topology_interval", "watermark_interval", "log_level", "log_format", "max_error_rows_kept", "http", "auth_token_file", "tls_cert_file", "tls_key_file",
+var nodeKeys = []string{"data_dir", "listen", "max_concurrent_tasks", "topology_interval", "watermark_interval", "log_level", "log_format", "max_error_rows_kept", "http", "http_allowed_hosts", "auth_token_file", "tls_cert_file", "tls_key_file",
 	"max_record_size", "error_row_raw_size", "source_retry_base", "source_retry_limit", "auto_resume_base", "auto_resume_max", "auto_resume_quiet", "stall_after",
 	"job_restart_limit", "job_restart_window", "job_restart_backoff", "job_restart_backoff_max", "databases", "alerts", "cluster"}
 
@@ -191,6 +205,14 @@ func LoadNode(data []byte) (Node, error) {
 			n.Listen, err = str(v, key)
 		case "http":
 			n.HTTP, err = str(v, key)
+		case "http_allowed_hosts":
+			var items []item
+			if items, err = d.list(v, key); err == nil {
+				n.HTTPAllowedHosts = nil
+				for _, it := range items {
+					n.HTTPAllowedHosts = append(n.HTTPAllowedHosts, it.text)
+				}
+			}
 		case "auth_token_file":
 			n.AuthTokenFile, err = str(v, key)
 		case "tls_cert_file":
@@ -341,6 +363,9 @@ func (n Node) validateFields() error {
 			return fieldErr("http", "%q has an invalid host", n.HTTP)
 		}
 	}
+	if err := n.validateAllowedHosts(); err != nil {
+		return err
+	}
 	if n.TLSCertFile != "" && n.TLSKeyFile == "" {
 		return fieldErr("tls_key_file", "required when tls_cert_file is set")
 	}
@@ -354,6 +379,60 @@ func (n Node) validateFields() error {
 		return err
 	}
 	return n.validateAlerts()
+}
+
+// validateAllowedHosts checks http_allowed_hosts: at most
+// MaxHTTPAllowedHosts DNS names (letters, digits, '-' and '_' in labels of
+// 1..63 bytes, 253 bytes in all, an optional final dot), without a port.
+func (n Node) validateAllowedHosts() error {
+	if len(n.HTTPAllowedHosts) > MaxHTTPAllowedHosts {
+		return fieldErr("http_allowed_hosts", "%d names: at most %d", len(n.HTTPAllowedHosts), MaxHTTPAllowedHosts)
+	}
+	for i, h := range n.HTTPAllowedHosts {
+		if err := checkHostName(h); err != nil {
+			return fieldErr(fmt.Sprintf("http_allowed_hosts[%d]", i), "%s", err)
+		}
+	}
+	return nil
+}
+
+// checkHostName says what is wrong with h as a name of http_allowed_hosts.
+func checkHostName(h string) error {
+	q := api.Quote(h)
+	switch {
+	case h == "":
+		return errors.New("empty: want a host name such as loadnode.example.com")
+	case net.ParseIP(strings.Trim(h, "[]")) != nil:
+		return fmt.Errorf("%s is an IP address, which is always allowed: list host names only", q)
+	case strings.Contains(h, "*"):
+		return fmt.Errorf("%s: wildcards are not supported; list each host name", q)
+	}
+	if strings.Contains(h, "://") {
+		return fmt.Errorf("%s is a URL: want its host name only", q)
+	}
+	if _, port, err := net.SplitHostPort(h); err == nil && isDigits(port) {
+		return fmt.Errorf("%s: want a host name without a port (any port is allowed)", q)
+	}
+	name := strings.TrimSuffix(h, ".")
+	if len(name) > 253 {
+		return fmt.Errorf("%s is longer than 253 bytes", q)
+	}
+	for _, label := range strings.Split(name, ".") {
+		switch {
+		case label == "":
+			return fmt.Errorf("%s has an empty label", q)
+		case len(label) > 63:
+			return fmt.Errorf("%s has a label longer than 63 bytes", q)
+		case label[0] == '-' || label[len(label)-1] == '-':
+			return fmt.Errorf("%s has a label that starts or ends with '-'", q)
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+				return fmt.Errorf("%s is not a host name: want letters, digits, '-', '_' and '.'", q)
+			}
+		}
+	}
+	return nil
 }
 
 // validateActorFields checks the knobs the actors are started with.

@@ -357,3 +357,52 @@ func TestNodeHTTPAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeHTTPAllowedHosts (issue 25, D4): http_allowed_hosts lists the host
+// names, beyond IP addresses and localhost, by which the admin endpoint may
+// be reached; each is a DNS name without a port, and the list is bounded.
+func TestNodeHTTPAllowedHosts(t *testing.T) {
+	n, err := LoadNode([]byte("http: 127.0.0.1:9090\nhttp_allowed_hosts: [loadnode.example, Node-1.internal, metrics_lb.corp.]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"loadnode.example", "Node-1.internal", "metrics_lb.corp."}; !reflect.DeepEqual(n.HTTPAllowedHosts, want) {
+		t.Fatalf("http_allowed_hosts = %q, want %q", n.HTTPAllowedHosts, want)
+	}
+	if n, err := LoadNode([]byte("http_allowed_hosts: a.example, b.example\n")); err != nil || len(n.HTTPAllowedHosts) != 2 {
+		t.Fatalf("comma list: %q %v", n.HTTPAllowedHosts, err)
+	}
+	if n, err := LoadNode(nil); err != nil || len(n.HTTPAllowedHosts) != 0 {
+		t.Fatalf("default: %q %v", n.HTTPAllowedHosts, err)
+	}
+	long := strings.Repeat("a", 64)
+	many := strings.TrimSuffix(strings.Repeat("h.example,", MaxHTTPAllowedHosts+1), ",")
+	for _, tc := range []struct{ yaml, field, msg string }{
+		{"http_allowed_hosts: [evil.example:8080]\n", "http_allowed_hosts[0]", "without a port"},
+		{"http_allowed_hosts: [ok.example, 'http://x.example']\n", "http_allowed_hosts[1]", "is a URL"},
+		{"http_allowed_hosts: ['*.example']\n", "http_allowed_hosts[0]", "wildcards"},
+		{"http_allowed_hosts: ['']\n", "http_allowed_hosts[0]", "empty"},
+		{"http_allowed_hosts: a.example,,b.example\n", "http_allowed_hosts[1]", "empty"},
+		{"http_allowed_hosts: [10.0.0.5]\n", "http_allowed_hosts[0]", "IP address"},
+		{"http_allowed_hosts: ['[::1]']\n", "http_allowed_hosts[0]", "IP address"},
+		{"http_allowed_hosts: [" + long + ".example]\n", "http_allowed_hosts[0]", "63"},
+		{"http_allowed_hosts: [" + strings.Repeat("abcdefghi.", 26) + "example]\n", "http_allowed_hosts[0]", "253"},
+		{"http_allowed_hosts: [a..example]\n", "http_allowed_hosts[0]", "empty label"},
+		{"http_allowed_hosts: [-a.example]\n", "http_allowed_hosts[0]", "'-'"},
+		{"http_allowed_hosts: ['a b.example']\n", "http_allowed_hosts[0]", "host name"},
+		{"http_allowed_hosts: {a: b}\n", "http_allowed_hosts", "list"},
+		{"http_allowed_hosts: " + many + "\n", "http_allowed_hosts", "at most 64"},
+	} {
+		_, err := LoadNode([]byte(tc.yaml))
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%q: got %v, want field %s and %q", tc.yaml, err, tc.field, tc.msg)
+		}
+	}
+	// Validate checks a list set in Go too.
+	n = DefaultNode()
+	n.HTTPAllowedHosts = []string{"ok.example", "bad.example:1"}
+	if err := n.Validate(); err == nil || !strings.Contains(err.Error(), "http_allowed_hosts[1]") {
+		t.Fatalf("Validate: %v", err)
+	}
+}

@@ -27,6 +27,8 @@ import (
 // admin is the node's HTTP admin endpoint: /metrics (Prometheus), /healthz,
 // /readyz, /v1/jobs[/{name}] as JSON and /debug/pprof, on its own ServeMux. Handlers ask
 // the manager and job actors through their mailboxes, like any client.
+// Every request but /healthz passes checkHost (hosts.go), then
+// authenticate; every connection has the timeouts of httpTimeouts.
 type admin struct {
 	system  *actor.ActorSystem
 	manager *actor.PID
@@ -43,10 +45,43 @@ type admin struct {
 	token     string      // "" is no authentication
 	tls       *tls.Config // nil is plain HTTP
 	console   *console    // the web console at /ui; nil is none
+	// hosts are the names the endpoint answers to beyond IP addresses and
+	// localhost (hosts.go); nil is none.
+	hosts hostNames
+	// timeouts bound each connection; tests shorten them before start.
+	timeouts httpTimeouts
 }
 
+// httpTimeouts bound the admin endpoint's connections, so that clients
+// (authenticated or not) cannot hold connections, and their goroutines
+// and file descriptors, for as long as they like (README "Limits").
+type httpTimeouts struct {
+	// readHeader bounds reading a request's line and headers (and a TLS
+	// handshake).
+	readHeader time.Duration
+	// read bounds reading a whole request, body included.
+	read time.Duration
+	// write bounds the time from the end of a request's headers to the end
+	// of its answer. A CPU profile or trace of N seconds (or a delta
+	// profile over N seconds) gets N more: net/http/pprof extends its
+	// connection's write deadline (TestAdminProfileOutlivesTimeouts).
+	write time.Duration
+	// idle bounds how long a keep-alive connection waits for its next
+	// request.
+	idle time.Duration
+}
+
+// defaultHTTPTimeouts are the admin endpoint's timeouts.
+func defaultHTTPTimeouts() httpTimeouts {
+	return httpTimeouts{readHeader: 10 * time.Second, read: 30 * time.Second, write: 60 * time.Second, idle: 60 * time.Second}
+}
+
+// maxProfileSeconds bounds the seconds=N of /debug/pprof (a CPU profile,
+// a trace, a delta profile): each holds its connection for N seconds.
+const maxProfileSeconds = 3600
+
 func newAdmin(logger *slog.Logger, token string, tlsCfg *tls.Config) *admin {
-	a := &admin{logger: logger, reg: prometheus.NewRegistry(), token: token, tls: tlsCfg}
+	a := &admin{logger: logger, reg: prometheus.NewRegistry(), token: token, tls: tlsCfg, timeouts: defaultHTTPTimeouts()}
 	a.commits = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "loadnode_batch_commit_seconds",
 		Help:    "Latency of a job's synced batch commit (rows + progress + statistics).",
@@ -84,11 +119,11 @@ func (a *admin) start(addr string, system *actor.ActorSystem, manager *actor.PID
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn)}))
 	// Go profiles, behind the same token as everything but /healthz:
 	// /debug/pprof/profile?seconds=N, heap, goroutine, ...
-	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.Handle("GET /debug/pprof/", boundSeconds(http.HandlerFunc(pprof.Index)))
 	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.Handle("GET /debug/pprof/profile", boundSeconds(http.HandlerFunc(pprof.Profile)))
 	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	mux.Handle("GET /debug/pprof/trace", boundSeconds(http.HandlerFunc(pprof.Trace)))
 	if a.console != nil {
 		a.console.routes(mux) // /ui: authenticated by its own sessions (console.go)
 	}
@@ -100,7 +135,9 @@ func (a *admin) start(addr string, system *actor.ActorSystem, manager *actor.PID
 	if a.tls != nil {
 		l = tls.NewListener(l, a.tls)
 	}
-	a.srv = &http.Server{Handler: a.authenticate(mux), ReadHeaderTimeout: 10 * time.Second,
+	a.srv = &http.Server{Handler: a.checkHost(a.authenticate(mux)),
+		ReadHeaderTimeout: a.timeouts.readHeader, ReadTimeout: a.timeouts.read,
+		WriteTimeout: a.timeouts.write, IdleTimeout: a.timeouts.idle,
 		ErrorLog: slog.NewLogLogger(a.logger.Handler(), slog.LevelDebug)}
 	go func() {
 		if err := a.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -108,6 +145,18 @@ func (a *admin) start(addr string, system *actor.ActorSystem, manager *actor.PID
 		}
 	}()
 	return nil
+}
+
+// boundSeconds refuses a profile's seconds=N over maxProfileSeconds, naming
+// the limit; pprof answers the rest (a bad N included).
+func boundSeconds(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if sec, err := strconv.ParseFloat(r.URL.Query().Get("seconds"), 64); err == nil && sec > maxProfileSeconds {
+			http.Error(w, fmt.Sprintf("loadnode: seconds=%g: at most %d", sec, maxProfileSeconds), http.StatusBadRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // authenticate requires the token ("Authorization: Bearer TOKEN") on every

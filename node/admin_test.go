@@ -108,3 +108,66 @@ func TestAdminEndpoint(t *testing.T) {
 		t.Fatalf("/v1/jobs/nope = %d, want 404", code)
 	}
 }
+
+// TestAdminRefusesForeignHost (issue 25, D4): a request whose Host names a
+// host the endpoint does not serve (what a browser sends after DNS
+// rebinding) is answered 421 on every path but /healthz, the console, /v1,
+// /metrics and /debug included, and opens no console session. IP
+// addresses, localhost and the names of http_allowed_hosts are served.
+func TestAdminRefusesForeignHost(t *testing.T) {
+	cfg := config.DefaultNode()
+	cfg.DataDir, cfg.Listen, cfg.HTTP = t.TempDir(), "127.0.0.1:0", "127.0.0.1:0"
+	cfg.HTTPAllowedHosts = []string{"loadnode.example"}
+	n, err := node.Start(context.Background(), node.Config{Node: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	base := "http://" + n.AdminAddr()
+	_, port, _ := strings.Cut(n.AdminAddr(), ":")
+	do := func(method, path, host string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, nil)
+		req.Host = host
+		if method == "POST" {
+			req.Header.Set("Origin", "http://"+host)
+			req.Header.Set("Sec-Fetch-Site", "same-origin")
+		}
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	paths := []string{"/ui/", "/ui", "/ui/api/session", "/ui/api/jobs", "/ui/static/app.js", "/v1/jobs", "/v1/jobs/x",
+		"/metrics", "/readyz", "/debug/pprof/", "/debug/pprof/cmdline", "/nope"}
+	for _, host := range []string{"evil.example:" + port, "evil.example", "127.0.0.1.evil.example:" + port,
+		"localhost.evil.example", "loadnode.example.evil.example", "evilloadnode.example"} {
+		for _, path := range paths {
+			resp, body := do("GET", path, host)
+			if resp.StatusCode != http.StatusMisdirectedRequest || !strings.Contains(body, api.Quote(host)) || !strings.Contains(body, "http_allowed_hosts") {
+				t.Errorf("GET %s with Host %q: %d %q, want 421 naming the host and http_allowed_hosts", path, host, resp.StatusCode, body)
+			}
+			if ck := resp.Header.Get("Set-Cookie"); ck != "" {
+				t.Errorf("GET %s with Host %q set a cookie: %s", path, host, ck)
+			}
+		}
+		if resp, _ := do("POST", "/ui/api/jobs/x/pause", host); resp.StatusCode != http.StatusMisdirectedRequest {
+			t.Errorf("POST with Host %q: %d, want 421", host, resp.StatusCode)
+		}
+		if resp, body := do("GET", "/healthz", host); resp.StatusCode != 200 || !strings.Contains(body, "ok") {
+			t.Errorf("/healthz with Host %q: %d %q, want 200 (load balancers)", host, resp.StatusCode, body)
+		}
+	}
+	for _, host := range []string{n.AdminAddr(), "localhost:" + port, "LocalHost", "[::1]:" + port, "10.1.2.3", "[fe80::1]:80",
+		"loadnode.example:" + port, "LOADNODE.example", "loadnode.example.:" + port} {
+		if resp, body := do("GET", "/v1/jobs", host); resp.StatusCode != 200 {
+			t.Errorf("/v1/jobs with Host %q: %d %q, want 200", host, resp.StatusCode, body)
+		}
+		if resp, _ := do("GET", "/ui/", host); resp.StatusCode != 200 || resp.Header.Get("Set-Cookie") == "" {
+			t.Errorf("/ui/ with Host %q: %d, want 200 and a session", host, resp.StatusCode)
+		}
+	}
+}

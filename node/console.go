@@ -31,7 +31,8 @@ import (
 // read it), SameSite=Strict (no other site's page sends it), Secure when
 // the endpoint serves TLS, Path=/ui. Without a token the console opens a
 // session on the first visit. Sessions end at logout, expiry or a restart
-// of the node. The rest of the admin endpoint (/v1, /metrics) still wants
+// of the node. At most consoleMaxSession are kept: a full table drops a
+// session never sent back (the oldest), else the least recently used. The rest of the admin endpoint (/v1, /metrics) still wants
 // the bearer token: the cookie opens /ui only.
 //
 // CSRF. Every change (pause, resume, stop, logout) is a POST that must
@@ -65,12 +66,19 @@ type console struct {
 	tl *timelines
 
 	mu       sync.Mutex
-	sessions map[string]*session // by sha256(id), hex
+	sessions map[string]*session // by sha256(id), hex; at most consoleMaxSession
+	uses     uint64              // counts openings and uses: the order of session.last
 }
 
 type session struct {
 	csrf    string
 	expires time.Time
+	// used: the session was sent back since it was opened. A token-less
+	// node opens one on every visit without a cookie, so the table holds
+	// mostly sessions no one uses; a full table drops those first.
+	used bool
+	// last is c.uses at the session's opening or its latest use.
+	last uint64
 }
 
 func newConsole(a *admin, tl *timelines) *console {
@@ -152,12 +160,11 @@ func (c *console) open(w http.ResponseWriter) *session {
 			delete(c.sessions, k)
 		}
 	}
-	for k := range c.sessions {
-		if len(c.sessions) < consoleMaxSession {
-			break
-		}
-		delete(c.sessions, k) // full: an arbitrary one goes
+	for len(c.sessions) >= consoleMaxSession {
+		delete(c.sessions, c.victimLocked())
 	}
+	c.uses++
+	s.last = c.uses
 	c.sessions[hashID(id)] = s
 	c.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{Name: consoleCookie, Value: id, Path: "/ui", HttpOnly: true, Secure: c.a.tls != nil,
@@ -165,7 +172,24 @@ func (c *console) open(w http.ResponseWriter) *session {
 	return s
 }
 
-// current returns the request's live session.
+// victimLocked returns the key of the session a full table drops: the
+// oldest of those never used, else the least recently used, so that
+// anonymous visits cannot log out a console in use
+// (TestConsoleSessionInUseSurvivesVisits).
+//
+// REQUIRES: c.mu is held; the table is not empty.
+func (c *console) victimLocked() string {
+	var key string
+	var victim *session
+	for k, s := range c.sessions {
+		if victim == nil || !s.used && victim.used || s.used == victim.used && s.last < victim.last {
+			key, victim = k, s
+		}
+	}
+	return key
+}
+
+// current returns the request's live session, and marks it used.
 func (c *console) current(r *http.Request) (*session, bool) {
 	ck, err := r.Cookie(consoleCookie)
 	if err != nil || ck.Value == "" {
@@ -182,6 +206,8 @@ func (c *console) current(r *http.Request) (*session, bool) {
 		delete(c.sessions, key)
 		return nil, false
 	}
+	c.uses++
+	s.used, s.last = true, c.uses
 	return s, true
 }
 

@@ -189,6 +189,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	var adm *admin
 	if cfg.Node.HTTP != "" {
 		adm = newAdmin(logger.With("component", "admin"), sec.token, sec.serverTLS())
+		adm.hosts = newHostNames(cfg.Node.HTTP, cfg.Node.HTTPAllowedHosts)
 		adm.endpoints.watch(n.system)
 	}
 	// One node, one Pebble store: it is the metadata store and the sink

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -145,6 +146,34 @@ func TestReport(t *testing.T) {
 		if errOut.String() != tc.want {
 			t.Errorf("Report(%v) printed %q, want %q", tc.err, errOut, tc.want)
 		}
+	}
+}
+
+// TestServeCheckConfigLists: what --check-config prints of the lists
+// (http_allowed_hosts, cluster.etcd) is YAML that reads back as the same
+// lists.
+func TestServeCheckConfigLists(t *testing.T) {
+	file := t.TempDir() + "/node.yaml"
+	if err := os.WriteFile(file, []byte("http: 127.0.0.1:9001\nhttp_allowed_hosts: [loadnode.example, b.example]\n"+
+		"cluster:\n  name: c1\n  etcd: [127.0.0.1:2379, 'etcd-2.example:2379']\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, out, _ := testMain(nil)
+	if err := m.ParseFlags(context.Background(), []string{"serve", "--config", file, "--check-config"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	again, err := config.LoadNode(out.Bytes())
+	if err != nil {
+		t.Fatalf("check-config output does not read back: %v\n%s", err, out)
+	}
+	if want := []string{"127.0.0.1:2379", "etcd-2.example:2379"}; !slices.Equal(again.Cluster.Etcd, want) {
+		t.Errorf("cluster.etcd reads back as %q, want %q\n%s", again.Cluster.Etcd, want, out)
+	}
+	if want := []string{"loadnode.example", "b.example"}; !slices.Equal(again.HTTPAllowedHosts, want) {
+		t.Errorf("http_allowed_hosts reads back as %q, want %q\n%s", again.HTTPAllowedHosts, want, out)
 	}
 }
 

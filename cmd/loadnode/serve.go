@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"time"
 
@@ -122,6 +123,15 @@ func (c serveCmd) nodeConfig(getenv func(string) string) (config.Node, error) {
 	return cfg, nil
 }
 
+// yamlList writes list as a YAML flow sequence of double-quoted strings.
+func yamlList(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = strconv.Quote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
 // shutdownGrace bounds the time from a stop signal (SIGTERM, SIGINT) to the
 // end of the process (README, "Limits").
 const shutdownGrace = 5 * time.Second
@@ -145,7 +155,7 @@ func (c serveCmd) run(ctx context.Context, m *Main) error {
 		}
 		fmt.Fprintf(m.Stdout, "data_dir: %q\nlisten: %q\nhttp: %q\nmax_concurrent_tasks: %d\ntopology_interval: %s\nwatermark_interval: %s\nlog_level: %s\nmax_error_rows_kept: %d\n",
 			cfg.DataDir, cfg.Listen, cfg.HTTP, cfg.MaxConcurrentTasks, cfg.TopologyInterval, cfg.WatermarkInterval, cfg.LogLevel, cfg.MaxErrorRowsKept)
-		fmt.Fprintf(m.Stdout, "log_format: %s\n", cfg.LogFormat)
+		fmt.Fprintf(m.Stdout, "log_format: %s\nhttp_allowed_hosts: %s\n", cfg.LogFormat, yamlList(cfg.HTTPAllowedHosts))
 		fmt.Fprintf(m.Stdout, "max_record_size: %d\nerror_row_raw_size: %d\nsource_retry_base: %s\nsource_retry_limit: %d\nauto_resume_base: %s\nauto_resume_max: %s\nauto_resume_quiet: %s\nstall_after: %s\n",
 			cfg.MaxRecordSize, cfg.ErrorRowRawSize, cfg.SourceRetryBase, cfg.SourceRetryLimit, cfg.AutoResumeBase, cfg.AutoResumeMax, cfg.AutoResumeQuiet, cfg.StallAfter)
 		fmt.Fprintf(m.Stdout, "job_restart_limit: %d\njob_restart_window: %s\njob_restart_backoff: %s\njob_restart_backoff_max: %s\n",
@@ -156,8 +166,8 @@ func (c serveCmd) run(ctx context.Context, m *Main) error {
 			return err
 		}
 		if cl := cfg.Cluster; cl.Enabled() {
-			fmt.Fprintf(m.Stdout, "cluster:\n  name: %q\n  etcd: %q\n  lease: %s\n  prefix: %q\n  max_jobs_per_node: %d\n  request_timeout: %s\n  user: %q\n  password_file: %q\n  tls_ca_file: %q\n  tls_cert_file: %q\n  tls_key_file: %q\n",
-				cl.Name, cl.Etcd, cl.Lease, cl.Prefix, cl.MaxJobsPerNode, cl.RequestTimeout, cl.User, cl.PasswordFile, cl.TLSCAFile, cl.TLSCertFile, cl.TLSKeyFile)
+			fmt.Fprintf(m.Stdout, "cluster:\n  name: %q\n  etcd: %s\n  lease: %s\n  prefix: %q\n  max_jobs_per_node: %d\n  request_timeout: %s\n  user: %q\n  password_file: %q\n  tls_ca_file: %q\n  tls_cert_file: %q\n  tls_key_file: %q\n",
+				cl.Name, yamlList(cl.Etcd), cl.Lease, cl.Prefix, cl.MaxJobsPerNode, cl.RequestTimeout, cl.User, cl.PasswordFile, cl.TLSCAFile, cl.TLSCertFile, cl.TLSKeyFile)
 		}
 		if err := printAlerts(m, cfg); err != nil {
 			return err
