@@ -91,7 +91,11 @@ func TestDuplicateNameRefused(t *testing.T) {
 	srv := etcdtest.Start(t)
 	tc := newTestCluster(t, srv)
 	putJobs(t, tc.c, 4)
-	tc.start("a")
+	// A lease a loaded machine renews in time: the original must stay
+	// live throughout.
+	a := tc.config("a")
+	a.Lease = 5 * time.Second
+	tc.startConfig(a)
 	tc.await(4, []string{"a"}, 4, 30*time.Second)
 	lease := sessionLease(tc.members["a"])
 
@@ -277,7 +281,7 @@ func TestTokenMismatchRefused(t *testing.T) {
 	putJobs(t, tc.c, 3)
 	const token = "first-token-s3cret"
 	a := tc.config("a")
-	a.Credential = token
+	a.Credential, a.Lease = token, 5*time.Second // a stays live throughout
 	tc.startConfig(a)
 	tc.await(3, []string{"a"}, 3, 30*time.Second)
 
