@@ -201,7 +201,8 @@ func (m *Member) run(ctx context.Context, h Handler, s *concurrency.Session) {
 		if s == nil {
 			s, err = m.join(ctx, ctx, false)
 		}
-		if err == nil {
+		joined := err == nil
+		if joined {
 			err = m.session(ctx, h, s)
 			s = nil
 			h.ReleaseAll()
@@ -214,10 +215,13 @@ func (m *Member) run(ctx context.Context, h Handler, s *concurrency.Session) {
 		if ctx.Err() != nil {
 			return
 		}
-		if errors.Is(err, ErrNameHeld) || errors.Is(err, ErrCredential) {
-			m.log.Error("cluster: cannot rejoin; retrying", "err", err)
-		} else {
+		switch {
+		case joined:
 			m.log.Warn("cluster: session ended; releasing every job and rejoining", "err", err)
+		case errors.Is(err, ErrNameHeld) || errors.Is(err, ErrCredential):
+			m.log.Error("cluster: cannot rejoin; retrying", "err", err)
+		default:
+			m.log.Warn("cluster: rejoin failed; retrying", "err", err)
 		}
 		select {
 		case <-ctx.Done():
