@@ -2,6 +2,7 @@ package actors
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"time"
 
@@ -74,8 +75,10 @@ func (j *job) report(ctx actor.Context) {
 	}
 }
 
-// listSummary is e's summary with its status, as a listing shows it.
-func (m *manager) listSummary(e *entry, now time.Time) *api.JobSummary {
+// listSummary is e's summary with its status, as a listing shows it. In
+// cluster mode, a job this member does not own shows its owner's figures
+// from figs (listing_owners.go), unknown without them.
+func (m *manager) listSummary(e *entry, now time.Time, figs ownerFigures) *api.JobSummary {
 	// A field-by-field copy: proto.Clone (reflection) costs more than the
 	// rest of a 10,000-job page.
 	es := e.summary
@@ -105,47 +108,109 @@ func (m *manager) listSummary(e *entry, now time.Time) *api.JobSummary {
 		}
 	}
 	s.TotalLag, s.LoadedRows, s.RowsPerSecond, s.Sink = st.totalLag, st.loadedRows, st.rowsPerSec, st.sink
+	if m.clustered() {
+		if name, _, epoch, ok := m.deps.Cluster.Owner(e.rec.GetId()); ok {
+			s.Owner, s.Epoch = name, epoch
+		}
+		if _, mine := m.owned[e.rec.GetId()]; !mine && !isFinal(s.GetState()) {
+			// Another member's job (or no member's): what its actor here
+			// reported last, if it ever ran here, is out of date.
+			figs.apply(s)
+			return s
+		}
+	}
 	info := &api.JobInfo{Summary: s, TotalLag: st.totalLag, LastProgressUnixMs: st.lastMs, Retries: int32(st.retries)}
 	if st.maxBehindMs >= 0 {
 		info.Partitions = []*api.PartitionInfo{{ShardId: "-", MillisBehind: st.maxBehindMs, Lag: -1}}
 	}
 	s.Health = health(info, now, m.deps.Settings.StallAfter, e.rec.GetSpec().GetMaxBatchRows())
-	if m.clustered() {
-		if name, _, epoch, ok := m.deps.Cluster.Owner(e.rec.GetId()); ok {
-			s.Owner, s.Epoch = name, epoch
-		}
-	}
 	return s
 }
 
-// list answers one page of summaries, in id order after req.AfterId, or
-// a sorted or filtered page (listQuery).
-func (m *manager) list(req *api.ListJobsRequest) *api.ListJobsResponse {
-	limit := int(req.GetLimit())
-	switch {
-	case limit < 0:
-		return &api.ListJobsResponse{Error: invalid("limit", "limit must be >= 0").GetError()}
-	case limit == 0:
-		limit = DefaultListPage
-	case limit > MaxListPage:
-		limit = MaxListPage
+// listInvalid checks a listing request, nil when it is valid.
+func listInvalid(req *api.ListJobsRequest) *api.ListJobsResponse {
+	fail := func(field, msg string) *api.ListJobsResponse {
+		return &api.ListJobsResponse{Error: invalid(field, msg).GetError()}
 	}
+	if req.GetLimit() < 0 {
+		return fail("limit", "limit must be >= 0")
+	}
+	if !listQueried(req) {
+		return nil
+	}
+	switch {
+	case req.GetOffset() < 0:
+		return fail("offset", fmt.Sprintf("offset %d must be >= 0", req.GetOffset()))
+	case req.GetAfterId() != 0:
+		return fail("after_id", "after_id pages the listing in id order only; a sorted or filtered listing pages by offset (next_offset)")
+	case len(req.GetFilter()) > MaxListFilter:
+		return fail("filter", fmt.Sprintf("filter of %d bytes: at most %d", len(req.GetFilter()), MaxListFilter))
+	}
+	if err := ValidListSort(req.GetSort()); err != nil {
+		return fail("sort", err.Error())
+	}
+	return nil
+}
+
+// listLimit is req's page size, bounded.
+func listLimit(req *api.ListJobsRequest) int {
+	switch limit := int(req.GetLimit()); {
+	case limit <= 0:
+		return DefaultListPage
+	case limit > MaxListPage:
+		return MaxListPage
+	default:
+		return limit
+	}
+}
+
+// listed reports whether a listing of req shows e: an owned_only one
+// (cluster mode) only the jobs this member owns.
+func (m *manager) listed(req *api.ListJobsRequest, e *entry) bool {
+	if !req.GetOwnedOnly() || !m.clustered() {
+		return true
+	}
+	_, mine := m.owned[e.rec.GetId()]
+	return mine
+}
+
+// list answers one page of summaries, in id order after req.AfterId, or
+// a sorted or filtered page (listQuery), without other members' figures.
+func (m *manager) list(req *api.ListJobsRequest) *api.ListJobsResponse {
+	return m.listWith(req, nil)
+}
+
+// listWith is list with the owners' figures of the jobs other members own.
+func (m *manager) listWith(req *api.ListJobsRequest, figs ownerFigures) *api.ListJobsResponse {
+	if bad := listInvalid(req); bad != nil {
+		return bad
+	}
+	limit := listLimit(req)
 	if listQueried(req) {
-		return m.listQuery(req, limit) // listing_query.go
+		return m.listQuery(req, limit, figs) // listing_query.go
 	}
 	m.sortOrder()
-	i, _ := slices.BinarySearchFunc(m.order, req.GetAfterId()+1, func(e *entry, id uint64) int {
-		return cmp.Compare(e.rec.GetId(), id)
-	})
+	i := m.pageStart(req)
 	now := m.deps.Now()
 	resp := &api.ListJobsResponse{Total: int64(len(m.byName)), Matched: int64(len(m.byName))}
 	for ; i < len(m.order) && len(resp.Jobs) < limit; i++ {
-		resp.Jobs = append(resp.Jobs, m.listSummary(m.order[i], now))
+		if m.listed(req, m.order[i]) {
+			resp.Jobs = append(resp.Jobs, m.listSummary(m.order[i], now, figs))
+		}
 	}
 	if i < len(m.order) && len(resp.Jobs) > 0 {
 		resp.NextAfterId = resp.Jobs[len(resp.Jobs)-1].GetId()
 	}
 	return resp
+}
+
+// pageStart is the index in m.order of the first job after req.AfterId.
+// REQUIRES: m.order sorted (sortOrder).
+func (m *manager) pageStart(req *api.ListJobsRequest) int {
+	i, _ := slices.BinarySearchFunc(m.order, req.GetAfterId()+1, func(e *entry, id uint64) int {
+		return cmp.Compare(e.rec.GetId(), id)
+	})
+	return i
 }
 
 // register adds e to the registry (by name, by id, in id order); e

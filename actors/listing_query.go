@@ -47,25 +47,11 @@ type listRow struct {
 	text    string  // text keys
 	n       int64   // integer keys
 	f       float64 // rows_per_sec
-	unknown bool    // lag: -1, sorts last in either direction
+	unknown bool    // lag, loaded_rows, rows_per_sec: -1, sorts last in either direction
 }
 
-// listQuery answers a sorted or filtered page (limit already bounded).
-func (m *manager) listQuery(req *api.ListJobsRequest, limit int) *api.ListJobsResponse {
-	fail := func(field, msg string) *api.ListJobsResponse {
-		return &api.ListJobsResponse{Error: invalid(field, msg).GetError()}
-	}
-	switch {
-	case req.GetOffset() < 0:
-		return fail("offset", fmt.Sprintf("offset %d must be >= 0", req.GetOffset()))
-	case req.GetAfterId() != 0:
-		return fail("after_id", "after_id pages the listing in id order only; a sorted or filtered listing pages by offset (next_offset)")
-	case len(req.GetFilter()) > MaxListFilter:
-		return fail("filter", fmt.Sprintf("filter of %d bytes: at most %d", len(req.GetFilter()), MaxListFilter))
-	}
-	if err := ValidListSort(req.GetSort()); err != nil {
-		return fail("sort", err.Error())
-	}
+// listQuery answers a sorted or filtered page (req valid, limit bounded).
+func (m *manager) listQuery(req *api.ListJobsRequest, limit int, figs ownerFigures) *api.ListJobsResponse {
 	key := req.GetSort()
 	filter := strings.ToLower(req.GetFilter())
 
@@ -73,7 +59,10 @@ func (m *manager) listQuery(req *api.ListJobsRequest, limit int) *api.ListJobsRe
 	now := m.deps.Now()
 	rows := make([]listRow, 0, len(m.order))
 	for _, e := range m.order {
-		s := m.listSummary(e, now)
+		if !m.listed(req, e) {
+			continue
+		}
+		s := m.listSummary(e, now, figs)
 		if filter != "" && !listMatches(s, filter) {
 			continue
 		}
@@ -124,9 +113,9 @@ func listKey(s *api.JobSummary, key string) listRow {
 	case "lag":
 		r.n, r.unknown = s.GetTotalLag(), s.GetTotalLag() < 0
 	case "loaded_rows":
-		r.n = s.GetLoadedRows()
+		r.n, r.unknown = s.GetLoadedRows(), s.GetLoadedRows() < 0
 	case "rows_per_sec":
-		r.f = s.GetRowsPerSecond()
+		r.f, r.unknown = s.GetRowsPerSecond(), s.GetRowsPerSecond() < 0
 	}
 	return r
 }
@@ -136,9 +125,11 @@ func listCompare(key string) func(a, b listRow) int {
 	switch key {
 	case "", "id":
 		return func(a, b listRow) int { return cmp.Compare(a.s.GetId(), b.s.GetId()) }
-	case "lag":
-		// An unknown lag sorts after every known one (in either direction:
-		// list does not reverse a comparison with an unknown).
+	case "lag", "loaded_rows", "rows_per_sec":
+		// An unknown figure (-1: a lag not known yet, another member's
+		// figures its owner did not give) sorts after every known one, in
+		// either direction: list does not reverse a comparison with an
+		// unknown.
 		return func(a, b listRow) int {
 			if a.unknown != b.unknown {
 				if a.unknown {
@@ -146,12 +137,8 @@ func listCompare(key string) func(a, b listRow) int {
 				}
 				return -1
 			}
-			return cmp.Compare(a.n, b.n)
+			return cmp.Or(cmp.Compare(a.n, b.n), cmp.Compare(a.f, b.f))
 		}
-	case "loaded_rows":
-		return func(a, b listRow) int { return cmp.Compare(a.n, b.n) }
-	case "rows_per_sec":
-		return func(a, b listRow) int { return cmp.Compare(a.f, b.f) }
 	}
 	return func(a, b listRow) int { return strings.Compare(a.text, b.text) }
 }

@@ -166,7 +166,9 @@ func (m *manager) Receive(ctx actor.Context) {
 	case *api.PingRequest:
 		ctx.Respond(&api.PingResponse{Jobs: int64(len(m.byName))})
 	case *api.ListJobsRequest:
-		ctx.Respond(m.list(msg))
+		m.listJobs(ctx, msg)
+	case *ownersFigures:
+		m.onOwnersFigures(ctx, msg)
 	case *api.TableCountRequest:
 		m.tableCount(ctx, msg)
 	case *api.TableTruncateRequest:

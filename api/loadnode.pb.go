@@ -1787,7 +1787,11 @@ type JobSummary struct {
 	// above), the total lag (-1 unknown), the rows loaded,
 	// the loaded rows/s over the last minute and where the rows go. A live
 	// job reports them to the manager when they move, so a page of
-	// summaries is one request, never one per job.
+	// summaries is one request, never one per job. Cluster mode: a job
+	// another member owns is shown with its owner's figures (asked with
+	// owned_only); when the owner did not answer in time, or no member owns
+	// the job, total_lag, loaded_rows and rows_per_second are -1 (unknown)
+	// and a loading job's health is "unknown".
 	TotalLag      int64   `protobuf:"varint,121,opt,name=total_lag,json=totalLag,proto3" json:"total_lag,omitempty"`
 	LoadedRows    int64   `protobuf:"varint,122,opt,name=loaded_rows,json=loadedRows,proto3" json:"loaded_rows,omitempty"`
 	Sink          string  `protobuf:"bytes,123,opt,name=sink,proto3" json:"sink,omitempty"`
@@ -2784,7 +2788,12 @@ type ListJobsRequest struct {
 	// job; at most 1024 bytes).
 	Filter string `protobuf:"bytes,124,opt,name=filter,proto3" json:"filter,omitempty"`
 	// offset skips that many jobs of the sorted, filtered listing (>= 0).
-	Offset        int32 `protobuf:"varint,125,opt,name=offset,proto3" json:"offset,omitempty"`
+	Offset int32 `protobuf:"varint,125,opt,name=offset,proto3" json:"offset,omitempty"`
+	// owned_only (cluster mode): list only the jobs this member owns, with
+	// its own figures. A member listing every job asks the other live
+	// members so, and shows a job whose owner did not answer with its
+	// figures unknown (-1).
+	OwnedOnly     bool `protobuf:"varint,126,opt,name=owned_only,json=ownedOnly,proto3" json:"owned_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2859,6 +2868,13 @@ func (x *ListJobsRequest) GetOffset() int32 {
 		return x.Offset
 	}
 	return 0
+}
+
+func (x *ListJobsRequest) GetOwnedOnly() bool {
+	if x != nil {
+		return x.OwnedOnly
+	}
+	return false
 }
 
 type ListJobsResponse struct {
@@ -5402,7 +5418,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x05error\x18\x02 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\"\r\n" +
 	"\vPingRequest\"\"\n" +
 	"\fPingResponse\x12\x12\n" +
-	"\x04jobs\x18\x01 \x01(\x03R\x04jobs\"\xa6\x01\n" +
+	"\x04jobs\x18\x01 \x01(\x03R\x04jobs\"\xc5\x01\n" +
 	"\x0fListJobsRequest\x12\x14\n" +
 	"\x05limit\x18x \x01(\x05R\x05limit\x12\x19\n" +
 	"\bafter_id\x18y \x01(\x04R\aafterId\x12\x12\n" +
@@ -5411,7 +5427,9 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"descending\x18{ \x01(\bR\n" +
 	"descending\x12\x16\n" +
 	"\x06filter\x18| \x01(\tR\x06filter\x12\x16\n" +
-	"\x06offset\x18} \x01(\x05R\x06offset\"\xde\x01\n" +
+	"\x06offset\x18} \x01(\x05R\x06offset\x12\x1d\n" +
+	"\n" +
+	"owned_only\x18~ \x01(\bR\townedOnly\"\xde\x01\n" +
 	"\x10ListJobsResponse\x12+\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x17.loadnode.v1.JobSummaryR\x04jobs\x12(\n" +
 	"\x05error\x18\x02 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\x12\"\n" +

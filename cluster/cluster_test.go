@@ -132,14 +132,36 @@ type testCluster struct {
 	recs    map[string]*recorder
 }
 
+func newTestCluster(t *testing.T, srv *etcdtest.Server) *testCluster {
+	return &testCluster{t: t, srv: srv, c: srv.Client(t), members: map[string]*Member{}, recs: map[string]*recorder{}}
+}
+
+// config is the Config of test member name: node id "node-"+name, address
+// 127.0.0.1:1, a 2 s lease, no credential.
+func (tc *testCluster) config(name string) Config {
+	return Config{Client: tc.c, Prefix: "/lc/", Name: name, NodeID: "node-" + name, Addr: "127.0.0.1:1",
+		Lease: 2 * time.Second, RequestTimeout: 5 * time.Second}
+}
+
 func (tc *testCluster) start(name string) {
-	m, err := New(Config{Client: tc.c, Prefix: "/lc/", Name: name, Addr: "127.0.0.1:1", Lease: 2 * time.Second, RequestTimeout: 5 * time.Second})
+	tc.startConfig(tc.config(name))
+}
+
+// startConfig starts a member of cfg and fails the test if it does not
+// join within 60 s.
+func (tc *testCluster) startConfig(cfg Config) {
+	tc.t.Helper()
+	m, err := New(cfg)
 	if err != nil {
 		tc.t.Fatal(err)
 	}
 	r := &recorder{owned: map[uint64]uint64{}}
-	m.Start(r)
-	tc.members[name], tc.recs[name] = m, r
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := m.Start(ctx, r); err != nil {
+		tc.t.Fatalf("member %s: start: %v", cfg.Name, err)
+	}
+	tc.members[cfg.Name], tc.recs[cfg.Name] = m, r
 	tc.t.Cleanup(m.Stop)
 }
 
@@ -181,7 +203,7 @@ func (tc *testCluster) await(n int, live []string, max int, within time.Duration
 
 func TestMembersOwnAndMove(t *testing.T) {
 	srv := etcdtest.Start(t)
-	tc := &testCluster{t: t, srv: srv, c: srv.Client(t), members: map[string]*Member{}, recs: map[string]*recorder{}}
+	tc := newTestCluster(t, srv)
 	ctx := context.Background()
 	const jobs = 12
 	for i := 1; i <= jobs; i++ {

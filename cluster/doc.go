@@ -5,13 +5,30 @@
 // # Membership
 //
 // A Member holds a concurrency.Session (a lease of Config.Lease TTL, kept
-// alive by the etcd client) and registers members/<name> = {addr} under it.
+// alive by the etcd client) and registers members/<name> = {addr, node id,
+// incarnation} under it (join.go). Start returns only once it has:
+//
+//   - the member proves the members' shared token: auth/verifier holds an
+//     HMAC-SHA256 keyed by the token (never the token), written by the
+//     first member; a member whose token gives another verifier is refused
+//     (ErrCredential). With no member live, a starting member replaces it
+//     (rotation: stop every member, start them all with the new token);
+//   - the record is written only if absent. A record of this name left by
+//     this node's former process (same node id, killed without revoking
+//     its lease) is revoked; another node's is waited for: its lease runs
+//     out (a process that died) and the member joins, or its holder shows
+//     it is live (the lease is renewed, or outlives its TTL) and the start
+//     is refused (ErrNameHeld), naming the holder. The wait ends with the
+//     start's ctx.
+//
 // When the session ends (the member was frozen or partitioned past its
-// lease, or etcd was unreachable that long) the member releases every job
-// it owned at once (Handler.ReleaseAll: its job actors stop; any commit
-// they still attempt is fenced anyway), then creates a new session,
-// registers again and takes work again. It never relies on Proto.Actor
-// Cluster's etcd provider, which does not rejoin after a lease loss.
+// lease, or etcd was unreachable that long), or its record is deleted or
+// replaced behind its back, the member releases every job it owned at
+// once (Handler.ReleaseAll: its job actors stop; any commit they still
+// attempt is fenced anyway), then joins again (retrying while another
+// process holds the name) and takes work again. It never relies on
+// Proto.Actor Cluster's etcd provider, which does not rejoin after a
+// lease loss.
 //
 // # Leadership and assignment
 //
@@ -51,7 +68,9 @@
 //
 // # Keys (under the metadata store's prefix, see package etcdmeta)
 //
-//	members/<name>      JSON {addr, started_unix_ms}   under the member's lease
+//	members/<name>      JSON {addr, started_unix_ms, cert_sha256, node_id, incarnation}
+//	                    under the member's lease
+//	auth/verifier       JSON {hmac_sha256, token, by}  the first member (Verifier)
 //	leader/<lease hex>  member name                    concurrency.Election
 //	assign/<id20>       owner name (epoch = ModRevision) the leader
 //

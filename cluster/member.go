@@ -58,6 +58,15 @@ type Config struct {
 	// certificate fingerprint) whenever they change, from the member's
 	// watch goroutine.
 	OnPeers func(peers map[string]string)
+	// NodeID is the node's id (its data directory's node-id): at start, a
+	// membership record of this name and node id left by an earlier
+	// process (killed without revoking its lease) is revoked, not waited
+	// for. "" recognizes none.
+	NodeID string
+	// Credential is the members' shared auth token ("" without one). etcd
+	// holds only Verifier(Credential, Prefix); a member whose token gives
+	// another verifier than the live members' is refused at start.
+	Credential string
 }
 
 // Assignment is a job this member owns and the epoch it owns it at.
@@ -74,6 +83,8 @@ type Owner struct {
 type Member struct {
 	cfg Config
 	log *slog.Logger
+	// incarnation tells this process's records from a former one's.
+	incarnation string
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -102,7 +113,7 @@ func New(cfg Config) (*Member, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	m := &Member{cfg: cfg, log: cfg.Logger.With("component", "cluster", "member", cfg.Name)}
+	m := &Member{cfg: cfg, log: cfg.Logger.With("component", "cluster", "member", cfg.Name), incarnation: newIncarnation()}
 	m.mu.assign, m.mu.addrs, m.mu.owned = map[uint64]Owner{}, map[string]string{}, map[uint64]uint64{}
 	return m, nil
 }
@@ -144,17 +155,30 @@ type memberValue struct {
 	Addr          string `json:"addr"`
 	StartedUnixMs int64  `json:"started_unix_ms"`
 	CertSHA256    string `json:"cert_sha256,omitempty"`
+	NodeID        string `json:"node_id,omitempty"`
+	Incarnation   string `json:"incarnation,omitempty"`
 }
 
-// Start runs the member until Stop: sessions, registration, the
-// ownership watch and the campaign, each restarted when a session ends.
-func (m *Member) Start(h Handler) {
-	ctx, cancel := context.WithCancel(context.Background())
+// Start joins the cluster and runs the member until Stop: sessions,
+// registration, the ownership watch and the campaign, each restarted
+// when a session ends. It returns once the member is registered, or the
+// reason it cannot be: its token is not the cluster's (ErrCredential), a
+// live member holds its name (ErrNameHeld), etcd failed, or ctx ended
+// while it waited for a former holder's lease to run out. ctx bounds only
+// the join; the member runs until Stop.
+func (m *Member) Start(ctx context.Context, h Handler) error {
+	rctx, cancel := context.WithCancel(context.Background())
+	s, err := m.join(ctx, rctx, true)
+	if err != nil {
+		cancel()
+		return err
+	}
 	m.cancel, m.done = cancel, make(chan struct{})
 	go func() {
 		defer close(m.done)
-		m.run(ctx, h)
+		m.run(rctx, h, s)
 	}()
+	return nil
 }
 
 // Stop resigns, revokes the member's lease (its jobs move at once, not
@@ -167,19 +191,38 @@ func (m *Member) Stop() {
 	<-m.done
 }
 
-func (m *Member) run(ctx context.Context, h Handler) {
+// run runs sessions until ctx ends, first s; after one ends the member
+// joins again (its own former session revoked; a name another process
+// took meanwhile waited for until it leaves).
+func (m *Member) run(ctx context.Context, h Handler, s *concurrency.Session) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		err := m.session(ctx, h)
-		h.ReleaseAll()
-		m.mu.Lock()
-		clear(m.mu.owned)
-		m.mu.leader = false
-		m.mu.Unlock()
+		var err error
+		if s == nil {
+			s, err = m.join(ctx, ctx, false)
+		}
+		joined := err == nil
+		if joined {
+			err = m.session(ctx, h, s)
+			s = nil
+			h.ReleaseAll()
+			m.mu.Lock()
+			clear(m.mu.owned)
+			m.mu.leader = false
+			m.mu.session = nil
+			m.mu.Unlock()
+		}
 		if ctx.Err() != nil {
 			return
 		}
-		m.log.Warn("cluster: session ended; releasing every job and rejoining", "err", err)
+		switch {
+		case joined:
+			m.log.Warn("cluster: session ended; releasing every job and rejoining", "err", err)
+		case errors.Is(err, ErrNameHeld) || errors.Is(err, ErrCredential):
+			m.log.Error("cluster: cannot rejoin; retrying", "err", err)
+		default:
+			m.log.Warn("cluster: rejoin failed; retrying", "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -189,29 +232,20 @@ func (m *Member) run(ctx context.Context, h Handler) {
 	}
 }
 
-// session runs one session: it returns when the session ends or ctx is
-// cancelled (then it revokes the lease).
-func (m *Member) session(ctx context.Context, h Handler) error {
-	ttl := int(m.cfg.Lease / time.Second)
-	s, err := concurrency.NewSession(m.cfg.Client, concurrency.WithTTL(ttl), concurrency.WithContext(ctx))
-	if err != nil {
-		return fmt.Errorf("new session: %w", err)
-	}
+// errRecordLost ends a session whose membership record was deleted or
+// replaced behind its back.
+var errRecordLost = errors.New("cluster: this member's membership record was deleted or replaced")
+
+// session runs one registered session: it returns when the session ends
+// (its lease lost, its record gone) or ctx is cancelled; it revokes the
+// lease either way.
+func (m *Member) session(ctx context.Context, h Handler, s *concurrency.Session) error {
 	defer func() {
 		// Revoke: on Stop the others take the jobs at once; after a lost
 		// session it is already gone (the error is ignored).
-		rctx, cancel := context.WithTimeout(context.Background(), m.cfg.RequestTimeout)
-		_, _ = m.cfg.Client.Revoke(rctx, s.Lease())
-		cancel()
+		m.revoke(s.Lease())
 		s.Orphan()
 	}()
-	val, _ := json.Marshal(memberValue{Addr: m.cfg.Addr, StartedUnixMs: time.Now().UnixMilli(), CertSHA256: m.cfg.CertFingerprint})
-	pctx, pcancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
-	_, err = m.cfg.Client.Put(pctx, m.key("members/", m.cfg.Name), string(val), clientv3.WithLease(s.Lease()))
-	pcancel()
-	if err != nil {
-		return fmt.Errorf("register: %w", err)
-	}
 	// A new session never reuses an epoch of the last one: the jobs
 	// still assigned to this name are re-stamped (each put only if the job
 	// is still ours), so the actors of this session fence off any left
@@ -230,8 +264,9 @@ func (m *Member) session(ctx context.Context, h Handler) error {
 	errc := make(chan error, 4)
 	wg.Go(func() { errc <- m.watchJobs(wctx, h) })
 	wg.Go(func() { errc <- m.watchAssignments(wctx, h) })
-	wg.Go(func() { errc <- m.watchMembers(wctx) })
+	wg.Go(func() { errc <- m.watchMembers(wctx, s.Lease()) })
 	wg.Go(func() { errc <- m.campaign(wctx, s) })
+	var err error
 	select {
 	case <-s.Done():
 		err = errors.New("lease lost")
@@ -455,8 +490,10 @@ func (m *Member) tellPeers(addrs, certs map[string]string) {
 	m.cfg.OnPeers(peers)
 }
 
-// watchMembers keeps the live members' addresses current.
-func (m *Member) watchMembers(ctx context.Context) error {
+// watchMembers keeps the live members' addresses current, and returns
+// errRecordLost when this member's own record (under lease) is gone or
+// another's.
+func (m *Member) watchMembers(ctx context.Context, lease clientv3.LeaseID) error {
 	prefix := m.key("members/")
 	for ctx.Err() == nil {
 		gctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
@@ -471,12 +508,19 @@ func (m *Member) watchMembers(ctx context.Context) error {
 			continue
 		}
 		addrs, certs := map[string]string{}, map[string]string{}
+		mine := false
 		for _, kv := range r.Kvs {
 			var v memberValue
+			name := strings.TrimPrefix(string(kv.Key), prefix)
+			if name == m.cfg.Name {
+				mine = clientv3.LeaseID(kv.Lease) == lease
+			}
 			if json.Unmarshal(kv.Value, &v) == nil {
-				name := strings.TrimPrefix(string(kv.Key), prefix)
 				addrs[name], certs[name] = v.Addr, v.CertSHA256
 			}
+		}
+		if !mine {
+			return errRecordLost
 		}
 		m.mu.Lock()
 		m.mu.addrs = addrs
@@ -487,9 +531,13 @@ func (m *Member) watchMembers(ctx context.Context) error {
 			if resp.Err() != nil {
 				break
 			}
+			lost := false
 			m.mu.Lock()
 			for _, ev := range resp.Events {
 				name := strings.TrimPrefix(string(ev.Kv.Key), prefix)
+				if name == m.cfg.Name && (ev.Type == clientv3.EventTypeDelete || clientv3.LeaseID(ev.Kv.Lease) != lease) {
+					lost = true
+				}
 				if ev.Type == clientv3.EventTypeDelete {
 					delete(m.mu.addrs, name)
 					delete(certs, name)
@@ -502,6 +550,9 @@ func (m *Member) watchMembers(ctx context.Context) error {
 			}
 			addrs := maps.Clone(m.mu.addrs)
 			m.mu.Unlock()
+			if lost {
+				return errRecordLost
+			}
 			m.tellPeers(addrs, certs)
 		}
 	}

@@ -28,8 +28,9 @@ type clusterMode struct {
 	member *cluster.Member
 }
 
-// openCluster connects to etcd and makes (but does not start) the member.
-func openCluster(cfg config.Cluster, addr string, logger *slog.Logger, peers *peerAuth) (*clusterMode, error) {
+// openCluster connects to etcd and makes (but does not start) the member;
+// nodeID is the data directory's node id (a record it left is its own).
+func openCluster(cfg config.Cluster, addr, nodeID string, logger *slog.Logger, peers *peerAuth) (*clusterMode, error) {
 	cc := clientv3.Config{Endpoints: cfg.Etcd, DialTimeout: cfg.RequestTimeout, Logger: zap.NewNop()}
 	if cfg.User != "" {
 		pw, err := os.ReadFile(cfg.PasswordFile)
@@ -79,7 +80,7 @@ func openCluster(cfg config.Cluster, addr string, logger *slog.Logger, peers *pe
 	}
 	m, err := cluster.New(cluster.Config{Client: c, Prefix: cfg.Prefix, Name: cfg.Name, Addr: addr, Lease: cfg.Lease,
 		MaxJobsPerNode: cfg.MaxJobsPerNode, RequestTimeout: cfg.RequestTimeout, Logger: logger,
-		CertFingerprint: peers.fp, OnPeers: peers.setPeers})
+		CertFingerprint: peers.fp, OnPeers: peers.setPeers, NodeID: nodeID, Credential: peers.token})
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("node: cluster: %w", err)

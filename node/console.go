@@ -327,8 +327,8 @@ type consoleJob struct {
 	Reason     string  `json:"reason"`
 	Message    string  `json:"message"`
 	Health     string  `json:"health"`
-	RowsPerSec float64 `json:"rows_per_sec"`
-	TotalLag   int64   `json:"total_lag"` // -1 unknown
+	RowsPerSec float64 `json:"rows_per_sec"` // -1 unknown
+	TotalLag   int64   `json:"total_lag"`    // -1 unknown
 	Sink       string  `json:"sink"`
 	Table      string  `json:"table"`
 	Source     string  `json:"source"`

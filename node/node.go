@@ -209,7 +209,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		// Cluster mode: the metadata lives in etcd; the member starts once
 		// the manager has recovered.
 		peers.setSelf(n.addr)
-		cm, err := openCluster(cfg.Node.Cluster, n.addr, logger, peers)
+		nodeID, err := st.NodeID()
+		if err != nil {
+			n.Close()
+			return nil, fmt.Errorf("node: cluster: %w", err)
+		}
+		cm, err := openCluster(cfg.Node.Cluster, n.addr, nodeID, logger, peers)
 		if err != nil {
 			n.Close()
 			return nil, err
@@ -277,7 +282,16 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	if n.cluster != nil {
-		n.cluster.member.Start(toManager{root: n.system.Root, manager: n.manager})
+		// Refused when another live member holds the name or the token is
+		// not the cluster's: the node takes no work and does not start.
+		if err := n.cluster.member.Start(ctx, toManager{root: n.system.Root, manager: n.manager}); err != nil {
+			err = fmt.Errorf("node: join the cluster: %w", err)
+			logger.Error("loadnode: start failed", "err", err)
+			if cerr := n.Close(); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("node: close after the failed start: %w", cerr))
+			}
+			return nil, err
+		}
 	}
 	n.ready.Store(true)
 	logger.Info("loadnode: node started", "addr", n.addr, "data", cfg.Node.DataDir, "tls", sec.cert != nil, "token", sec.token != "")

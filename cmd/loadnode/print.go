@@ -32,8 +32,10 @@ func newTable(w io.Writer) *tabwriter.Writer {
 }
 
 // printJobList prints NAME STATE REASON HEALTH LAG ROWS TABLE SOURCE SINK,
-// one job a line; a summary without a status (health) shows "-" there. In
-// cluster mode (any job has an owner) an OWNER column follows.
+// one job a line; a summary without a status (health) shows "-" there, an
+// unknown lag or row count (-1: in cluster mode, an owner that did not
+// answer) "?". In cluster mode (any job has an owner) an OWNER column
+// follows.
 func printJobList(w io.Writer, jobs []*api.JobSummary) error {
 	tw := newTable(w)
 	owners := false
@@ -48,7 +50,7 @@ func printJobList(w io.Writer, jobs []*api.JobSummary) error {
 	for _, j := range jobs {
 		health, lag, rows, sk := "-", "-", "-", "-"
 		if j.GetHealth() != "" {
-			health, lag, rows, sk = j.GetHealth(), watermark(j.GetTotalLag()), strconv.FormatInt(j.GetLoadedRows(), 10), cell(j.GetSink())
+			health, lag, rows, sk = j.GetHealth(), watermark(j.GetTotalLag()), watermark(j.GetLoadedRows()), cell(j.GetSink())
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", cell(j.GetName()), j.GetState(), reasonText(j.GetReason()),
 			health, lag, rows, cell(j.GetTable()), cell(j.GetSource()), sk)
@@ -79,7 +81,8 @@ func msTime(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format(timeLayout)
 }
 
-// watermark renders an offset or lag where -1 means unknown.
+// watermark renders an offset, a lag or a row count where -1 means
+// unknown ("?").
 func watermark(v int64) string {
 	if v < 0 {
 		return "?"

@@ -120,6 +120,20 @@ c            NEED_SCHEDULE  -                    -        -      -     t       k
 	if b.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
 	}
+
+	// Cluster mode: a job whose owner did not give its figures shows them
+	// unknown, never 0.
+	b.Reset()
+	if err := printJobList(&b, []*api.JobSummary{{Id: 4, Name: "far", State: api.JobState_RUNNING, Table: "t", Source: "kafka://t",
+		Health: "unknown", TotalLag: -1, LoadedRows: -1, RowsPerSecond: -1, Sink: "postgres db public.t", Owner: "m2"}}); err != nil {
+		t.Fatal(err)
+	}
+	want = `NAME  STATE    REASON  HEALTH   LAG  ROWS  TABLE  SOURCE     SINK                  OWNER
+far   RUNNING  -       unknown  ?    ?     t      kafka://t  postgres db public.t  m2
+`
+	if b.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
+	}
 }
 
 // t0 is 2024-01-02T03:04:05.000Z in Unix milliseconds.

@@ -48,7 +48,7 @@
       const reason = el("td", { class: "reason", title: j.message || "" }, j.reason + (j.state === "PAUSED" && j.message ? ": " + j.message : ""));
       tr.append(name, el("td", { class: "state" }, j.state), reason,
         el("td", { class: "health health-" + j.health }, j.health || "-"),
-        el("td", { class: "num rate" }, j.rows_per_sec.toFixed(1)),
+        el("td", { class: "num rate" }, j.rows_per_sec < 0 ? "?" : j.rows_per_sec.toFixed(1)),
         el("td", { class: "num lag" }, lagText(j.total_lag)),
         el("td", { class: "sink" }, j.sink || "-"));
       tb.append(tr);
