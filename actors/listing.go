@@ -3,6 +3,7 @@ package actors
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -207,6 +208,9 @@ func (m *manager) listWith(req *api.ListJobsRequest, figs ownerFigures) *api.Lis
 // pageStart is the index in m.order of the first job after req.AfterId.
 // REQUIRES: m.order sorted (sortOrder).
 func (m *manager) pageStart(req *api.ListJobsRequest) int {
+	if req.GetAfterId() == math.MaxUint64 {
+		return len(m.order) // nothing comes after it (and +1 would wrap to 0)
+	}
 	i, _ := slices.BinarySearchFunc(m.order, req.GetAfterId()+1, func(e *entry, id uint64) int {
 		return cmp.Compare(e.rec.GetId(), id)
 	})

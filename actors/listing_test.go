@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -113,5 +114,19 @@ func TestListPagesEveryJobOnce(t *testing.T) {
 	}
 	if resp := h.ask(h.mgr, &api.ListJobsRequest{Limit: -1}).(*api.ListJobsResponse); resp.Error.GetCode() != api.ErrorCode_INVALID_ARGUMENT {
 		t.Fatalf("limit -1: %v", resp.Error)
+	}
+}
+
+// TestListAfterTheLargestID: a page after the largest id there can be is
+// empty (after_id + 1 wrapped to 0 and gave the first page; the 2026-12-02
+// probe's "after=2^64-1" on /v1/jobs and /ui/api/jobs).
+func TestListAfterTheLargestID(t *testing.T) {
+	h := newHarnessWith(t, vfs.NewMem(), &quietSource{parts: []int32{0}}, Settings{})
+	createMany(t, h, "a", 0, 3)
+	for _, after := range []uint64{math.MaxUint64, math.MaxUint64 - 1} {
+		resp := h.ask(h.mgr, &api.ListJobsRequest{Limit: 3, AfterId: after}).(*api.ListJobsResponse)
+		if resp.Error != nil || len(resp.Jobs) != 0 || resp.NextAfterId != 0 || resp.Total != 3 {
+			t.Errorf("after_id %d: %d jobs, next %d, total %d, %v; want none of the 3", after, len(resp.Jobs), resp.NextAfterId, resp.Total, resp.Error)
+		}
 	}
 }
