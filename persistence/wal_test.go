@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -169,26 +170,76 @@ func TestOpenCorruptWAL(t *testing.T) {
 	_ = s.Close()
 }
 
-// FuzzScanWAL: any bytes scan without a panic, and what is reported fits
-// in the file.
+// FuzzScanWAL: any bytes scan without a panic, to the end of the file,
+// and what is reported fits in the file; and the scan agrees with Pebble's
+// own reader, as Open relies on: a log Pebble's replay refuses is one the
+// scan calls corrupt, one it calls clean Pebble reads to the end, and the
+// log cut at the damage (what --accept-wal-loss leaves) Pebble reads
+// without complaint, record for record. The seeds are logs Pebble wrote:
+// blocks ending in padding of 14 bytes (WAL sync) and 9 (recyclable),
+// damage in it and after it, a zeroed record, damage that only Pebble's
+// synced offsets prove, a reused file's older tail, the end mark of a
+// clean close.
 func FuzzScanWAL(f *testing.F) {
 	_, _, data := writeWAL(f, 12)
 	f.Add(data, uint32(0))
 	f.Add(data[:len(data)/2], uint32(100))
 	f.Add([]byte{}, uint32(7))
 	f.Add(make([]byte, 40000), uint32(3))
+	syncVals := append(fillBlock(walSyncHeader, 14), variedVals(100)...)
+	_, _, data = pebbleWAL(f, walSpec{format: pebble.FormatNewest, vals: syncVals, crash: true})
+	f.Add(data, uint32(walBlockSize+walSyncHeader+5)) // the record after the padding
+	f.Add(data, uint32(walBlockSize-14+12))           // the padding, past a header's first 7 bytes
+	f.Add(data, uint32(len(data)-1))
+	zeroed := bytes.Clone(data)
+	clear(zeroed[walBlockSize : walBlockSize+walSyncHeader+recordLen(syncVals[len(syncVals)-100])])
+	f.Add(zeroed, uint32(len(data)-1))
+	_, data = syncedPastDamage(f)
+	f.Add(data, uint32(walBlockSize-100))
+	_, _, data = pebbleWAL(f, walSpec{format: pebble.FormatNewest, vals: syncVals})
+	f.Add(data, uint32(len(data)-20))
+	f.Add(data, uint32(len(data)-walRecyclableHeader)) // the end mark's checksum, which no one reads
+	_, _, data = pebbleWAL(f, walSpec{format: pebble.FormatNewest, vals: syncVals, older: append(slices.Clone(syncVals), variedVals(200)...), crash: true})
+	f.Add(data, uint32(len(data)-1))
+	_, _, data = pebbleWAL(f, walSpec{format: pebble.FormatColumnarBlocks, vals: append(fillBlock(walRecyclableHeader, 9), variedVals(100)...), crash: true})
+	f.Add(data, uint32(walBlockSize+walRecyclableHeader+5))
+	f.Add(data, uint32(walBlockSize-9+8)) // the padding, past a header's first 7 bytes
 	f.Fuzz(func(t *testing.T, b []byte, at uint32) {
 		if len(b) > 0 {
 			b = bytes.Clone(b)
 			b[int(at)%len(b)] ^= 0x5a
 		}
-		for _, num := range []uint32{1, 4, 5} {
+		// The log's own number, as its first chunk says, and another.
+		nums := []uint32{5}
+		if len(b) >= walRecyclableHeader && b[6] >= 5 && b[6] <= 12 {
+			nums = append(nums, binary.LittleEndian.Uint32(b[7:11]))
+		}
+		for _, num := range nums {
 			s, err := scanWAL(bytes.NewReader(b), num)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Size > int64(len(b)) || s.End > s.Size || s.Bad > s.Size || (s.Bad >= 0 && s.End > s.Bad) || (s.Bad < 0 && (s.After > 0 || s.Trailer)) {
+			if s.Size != int64(len(b)) || s.End > s.Size || s.Bad > s.Size || (s.Bad >= 0 && s.End > s.Bad) ||
+				(s.Bad < 0 && (s.After > 0 || s.Trailer || s.Synced || s.Refused)) || (s.Bad < 0) != (s.EndedBy != "") {
 				t.Fatalf("inconsistent scan of %d bytes: %+v", len(b), s)
+			}
+			name := fmt.Sprintf("%06d.log", num)
+			recs, err := pebbleRead(t, name, b)
+			switch {
+			case !errors.Is(err, io.EOF) && !errors.Is(err, record.ErrUnexpectedEOF) && !s.corrupt():
+				t.Fatalf("Pebble refuses the log (%v) the scan finds no corruption in: %+v", err, s)
+			case s.Bad < 0 && len(recs) > s.Records:
+				t.Fatalf("Pebble reads %d records of a log the scan reads %d of: %+v", len(recs), s.Records, s)
+			case errors.Is(err, io.EOF) && len(recs) > s.Records && s.Bad == s.BadChunk && !strings.Contains(s.Reason, "without its first"):
+				// Where Pebble sees nothing amiss, the scan stops no
+				// sooner, but at what Pebble does not check: chunks out
+				// of sequence, damage inside a record.
+				t.Fatalf("Pebble reads %d records to the end of the log; the scan stops after %d: %+v", len(recs), s.Records, s)
+			}
+			if s.Bad >= 0 {
+				if recs, err := pebbleReads(t, name, b[:s.Bad]); err != nil || len(recs) > s.Records {
+					t.Fatalf("Pebble reads %d records (%v) of the log cut at %d; the scan read %d: %+v", len(recs), err, s.Bad, s.Records, s)
+				}
 			}
 		}
 	})
@@ -200,7 +251,8 @@ type walSpec struct {
 	// chunks (19-byte headers), FormatColumnarBlocks recyclable ones (11).
 	format pebble.FormatMajorVersion
 	// vals are the records: one synced commit of one Set each (key w%06d,
-	// a value of that many 'v's), so that no record ends in a zero byte.
+	// from w000000, a value of that many 'v's), so that no record ends in
+	// a zero byte. (The keys of other records start with other letters.)
 	vals []int
 	// older, if set, are the records of a log written first, whose file the
 	// WAL then reuses (Pebble recycles WAL files): the file's tail is that
@@ -233,18 +285,18 @@ func pebbleWAL(t testing.TB, spec walSpec) (vfs.FS, string, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := 0
-	commit := func(vals []int) {
+	keys := map[byte]int{}
+	commit := func(prefix byte, vals []int) {
 		for _, n := range vals {
-			if err := db.Set(fmt.Appendf(nil, "w%06d", key), bytes.Repeat([]byte("v"), n), pebble.Sync); err != nil {
+			if err := db.Set(fmt.Appendf(nil, "%c%06d", prefix, keys[prefix]), bytes.Repeat([]byte("v"), n), pebble.Sync); err != nil {
 				t.Fatal(err)
 			}
-			key++
+			keys[prefix]++
 		}
 	}
 	// rotate starts a new WAL (and memtable) with nothing in it.
 	rotate := func() {
-		commit([]int{1})
+		commit('a', []int{1})
 		if err := db.Flush(); err != nil {
 			t.Fatal(err)
 		}
@@ -252,12 +304,18 @@ func pebbleWAL(t testing.TB, spec walSpec) (vfs.FS, string, []byte) {
 	// Pebble's first memtable holds 256 KB, and a full one starts a new
 	// WAL; a larger batch makes it start a larger one, which the next
 	// ones keep: a WAL of some megabytes.
-	commit([]int{6 << 20})
-	rotate()
+	size := 0
+	for _, n := range append(slices.Clone(spec.vals), spec.older...) {
+		size += walSyncHeader + recordLen(n)
+	}
+	if size > 128<<10 {
+		commit('a', []int{6 << 20})
+		rotate()
+	}
 	if spec.older != nil {
 		// Write older to a WAL, then start new ones until one reuses its
 		// file, obsolete once its memtable is flushed.
-		commit(spec.older)
+		commit('o', spec.older)
 		olderNum := created.FileNum
 		for i := 0; created.RecycledFileNum != olderNum; i++ {
 			if i == 10 {
@@ -266,7 +324,7 @@ func pebbleWAL(t testing.TB, spec walSpec) (vfs.FS, string, []byte) {
 			rotate()
 		}
 	}
-	commit(spec.vals)
+	commit('w', spec.vals)
 	var fs vfs.FS = mem
 	if spec.crash {
 		fs = mem.CrashClone(vfs.CrashCloneCfg{})
@@ -384,6 +442,17 @@ func legacyWAL(t testing.TB, vals []int) []byte {
 // knows the log is corrupt, which fails the open.
 func pebbleReads(t testing.TB, name string, data []byte) ([]int64, error) {
 	t.Helper()
+	offsets, err := pebbleRead(t, name, data)
+	if errors.Is(err, io.EOF) || errors.Is(err, record.ErrUnexpectedEOF) {
+		err = nil
+	}
+	return offsets, err
+}
+
+// pebbleRead is pebbleReads with the error Pebble's reader stops with: io.EOF
+// at what it takes for the end of the log.
+func pebbleRead(t testing.TB, name string, data []byte) ([]int64, error) {
+	t.Helper()
 	fs := vfs.NewMem()
 	if err := fs.MkdirAll("w", 0o755); err != nil {
 		t.Fatal(err)
@@ -398,9 +467,6 @@ func pebbleReads(t testing.TB, name string, data []byte) ([]int64, error) {
 	var offsets []int64
 	for {
 		_, off, err := r.NextRecord()
-		if errors.Is(err, io.EOF) || errors.Is(err, record.ErrUnexpectedEOF) {
-			return offsets, nil
-		}
 		if err != nil {
 			return offsets, err
 		}
@@ -516,6 +582,70 @@ func TestScanWALEndMark(t *testing.T) {
 			t.Fatalf("Pebble on the zeroed record: %v; want %v", err, record.ErrZeroedChunk)
 		}
 	})
+
+	// A reused file whose new log has nothing yet: its older records are
+	// read after another log's chunk, where a chunk boundary is unknown.
+	// The zero high bytes of a synced offset followed by a sequence number
+	// look like the end mark of a clean close of the log whose number is
+	// the sequence number's bytes 1-4 less one: that is no end mark.
+	t.Run("recycled, a look-alike end mark", func(t *testing.T) {
+		small := make([]int, 1000)
+		for i := range small {
+			small[i] = 5
+		}
+		_, name, data := pebbleWAL(t, walSpec{format: pebble.FormatNewest, vals: small, crash: true})
+		old, _ := walNumber(name)
+		recs, err := pebbleReads(t, name, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var num uint32
+		for _, off := range recs {
+			if data[off+6] < 9 || data[off+6] > 12 || binary.LittleEndian.Uint64(data[off+11:]) >= 1<<16 {
+				continue // a synced offset of 64 KiB or more has a non-zero byte 2
+			}
+			if seq := binary.LittleEndian.Uint64(data[off+walSyncHeader:]); seq&0xff >= 5 && seq&0xff <= 12 && seq>>8 >= 2 && uint32(seq>>8)-1 != old {
+				num = uint32(seq>>8) - 1
+				break
+			}
+		}
+		if num == 0 {
+			t.Fatal("no record has a sequence number that looks like an end mark")
+		}
+		s, err := scanWAL(bytes.NewReader(data), num)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Bad >= 0 || s.Records != 0 || s.EndedBy != fmt.Sprintf("a chunk of log %d (a reused file's older content)", old) {
+			t.Fatalf("log %d in the file of log %d: %+v; want a clean end at 0", num, old, s)
+		}
+	})
+
+	// Damage up to the start of the last record, which spans three blocks:
+	// no whole record follows, but the later chunks of that one say the log
+	// was synced past the damage, which makes Pebble refuse it.
+	t.Run("synced past the damage", func(t *testing.T) {
+		name, data := syncedPastDamage(t)
+		s := scanBytes(t, name, data)
+		if !s.corrupt() || !s.Synced || s.After != 0 || s.Bad > walBlockSize-300 {
+			t.Fatalf("%+v; want the damage found, proved by the synced offset after it", s)
+		}
+		if _, err := pebbleReads(t, name, data); !errors.Is(err, record.ErrInvalidChunk) {
+			t.Fatalf("Pebble: %v; want %v", err, record.ErrInvalidChunk)
+		}
+	})
+}
+
+// syncedPastDamage returns the name and bytes of a WAL that Pebble wrote
+// and that is damaged from 300 bytes before the end of its first block to
+// 40 bytes into the next, where a record of 80,000 bytes starts.
+func syncedPastDamage(t testing.TB) (string, []byte) {
+	t.Helper()
+	_, name, data := pebbleWAL(t, walSpec{format: pebble.FormatNewest, vals: append(fillBlock(walSyncHeader, 14), 80000), crash: true})
+	for i := walBlockSize - 300; i < walBlockSize+40; i++ {
+		data[i] ^= 0x55
+	}
+	return name, data
 }
 
 // TestOpenWALDamagedLate (issue 25, D8): the probe's log, of 10,000
@@ -564,6 +694,7 @@ func TestOpenWALDamagedLate(t *testing.T) {
 			var log bytes.Buffer
 			logger := slog.New(slog.NewTextHandler(&log, nil))
 			_, err = Open(Options{Dir: "db", FS: fs, Logger: logger})
+			t.Logf("open: %v", err)
 			if !errors.Is(err, ErrWALCorrupt) || !strings.Contains(err.Error(), fmt.Sprintf("%s at offset %d ", path, start)) || !strings.Contains(err.Error(), "--accept-wal-loss") {
 				t.Fatalf("open: %v; want ErrWALCorrupt naming %s at offset %d and --accept-wal-loss", err, path, start)
 			}
