@@ -16,8 +16,8 @@ import (
 
 // ErrWALCorrupt: a write-ahead log is damaged somewhere other than its
 // tail, and intact records follow the damage. Pebble's replay would stop at
-// the damage and drop them silently; Open refuses unless
-// Options.AcceptWALLoss.
+// the damage and drop them silently, or fail with its own error when a
+// later chunk proves the damage; Open refuses unless Options.AcceptWALLoss.
 var ErrWALCorrupt = errors.New("persistence: WAL corrupt before intact records")
 
 // The WAL's wire format, as github.com/cockroachdb/pebble/v2/record
@@ -266,9 +266,12 @@ func scanWAL(r io.Reader, logNum uint32) (*walScan, error) {
 			pos := base + int64(off)
 			if n < walBlockSize && len(rest) < walLegacyHeader {
 				// The last block ends in fewer bytes than a header.
-				if allZero(rest) {
-					stop(pos, "zeros in a chunk header cut short", "zeros")
-				} else {
+				switch {
+				case inRecord:
+					stop(pos, "the log ends inside a record", "")
+				case allZero(rest):
+					stop(pos, "zeros", "zeros")
+				default:
 					stop(pos, "chunk header cut short", "")
 				}
 				break
