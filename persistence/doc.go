@@ -32,11 +32,16 @@
 //
 // Pebble's replay stops at the first bad chunk of a WAL and drops the rest
 // silently, whether that is a write torn by a crash or corruption with
-// intact records after it. Open reads every WAL first (wal.go, the record
-// format of pebble/record), holding the directory lock: a torn tail is
-// logged at WARN; damage followed by intact records (or by the end mark of
-// a clean close) is logged at ERROR with what would be dropped and refused
-// with ErrWALCorrupt, unless Options.AcceptWALLoss.
+// intact records after it, unless a later chunk's synced offset proves
+// corruption: then it fails with its own error. Open reads every WAL first,
+// to the end of the file, as pebble/record's reader does (wal.go: block
+// padding by the chunk kind in use, zeros and another log's chunks as the
+// end when nothing of this log follows), holding the directory lock: a
+// torn tail is logged at WARN; damage followed by intact records (or by the
+// end mark of a clean close, or by that proof) is logged at ERROR with what
+// would be dropped and refused with ErrWALCorrupt, unless
+// Options.AcceptWALLoss, which cuts the log at the damaged record so that
+// Pebble replays what comes before it.
 //
 // A write to the data directory that fails for want of space (ENOSPC,
 // EDQUOT) is fatal (ErrDiskFull, OnFatal) wherever it happens, so that a

@@ -77,9 +77,10 @@ type Options struct {
 	// DefaultMaxErrorRowsKept (1000).
 	MaxErrorRowsKept int
 	// AcceptWALLoss opens a store whose write-ahead log is damaged before
-	// intact records (ErrWALCorrupt otherwise): Pebble's replay stops at
-	// the damage and what follows is dropped, logged at ERROR. A torn tail
-	// (damage with nothing intact after it) never needs it.
+	// intact records (ErrWALCorrupt otherwise): the log is cut at the
+	// damaged record (the whole file kept as .corrupt) and what follows is
+	// dropped, logged at ERROR. A torn tail (damage with nothing intact
+	// after it) never needs it.
 	AcceptWALLoss bool
 
 	// tune, if set, adjusts the Pebble options (tests: small memtables to
