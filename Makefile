@@ -34,6 +34,9 @@ test: deps vet
 # in make test. A short pass keeps what it finds unminimized instead.
 FUZZTIME ?= 20000x
 FUZZMINTIME ?= 100x
+# FuzzSchemaText compiles whole schemas (its seeds are 100,000 levels deep
+# and 20,000 fields wide): about 40 executions a second, so fewer of them.
+FUZZSCHEMATIME ?= 2000x
 fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseJobSpec$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME) ./config
 	$(GO) test -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME) ./table
@@ -43,6 +46,7 @@ fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME) ./doris
 	$(GO) test -run '^$$' -fuzz '^FuzzAvroDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME) ./formats/registry
 	$(GO) test -run '^$$' -fuzz '^FuzzProtobufDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME) ./formats/registry
+	$(GO) test -run '^$$' -fuzz '^FuzzSchemaText$$' -fuzztime $(FUZZSCHEMATIME) -fuzzminimizetime $(FUZZMINTIME) ./formats/registry
 	$(GO) test -run '^$$' -fuzz '^FuzzDeaggregate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME) ./sources/kinesis
 	$(GO) test -run '^$$' -fuzz '^FuzzScanWAL$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME) ./persistence
 
