@@ -2,6 +2,7 @@ package actors
 
 import (
 	"cmp"
+	"context"
 	"slices"
 	"time"
 
@@ -85,16 +86,19 @@ func (m *manager) listSummary(e *entry, now time.Time) *api.JobSummary {
 	if st == nil {
 		// Not reported yet (a job actor still starting: what `job show`
 		// would say before the first watermarks), or a final job, which
-		// does not change: its statistics are read once.
+		// does not change: its statistics are read once, off the mailbox
+		// (listFor), and kept.
 		st = &jobStatus{totalLag: -1, maxBehindMs: -1, sink: "embedded"}
 		if sk, err := m.deps.Sinks(e.rec.GetSpec().GetTable()); err == nil {
 			if d, ok := sk.(sink.Describer); ok {
 				st.sink = d.Describe(e.rec.GetSpec().GetTable().GetName())
 			}
 			if isFinal(s.GetState()) {
-				if p, err := sk.Progress(e.rec.GetId()); err == nil {
-					st.loadedRows = p.Stats.GetLoadedRows()
+				if lk := e.look; lk != nil && lk.progress && !lk.pending() && lk.progErr == nil {
+					st.loadedRows = lk.prog.Stats.GetLoadedRows()
 					e.status = st
+				} else if m.reads != nil {
+					m.reads.need(e, sk)
 				}
 			} else {
 				// Kept until the job's first report replaces it: a
@@ -116,6 +120,66 @@ func (m *manager) listSummary(e *entry, now time.Time) *api.JobSummary {
 		}
 	}
 	return s
+}
+
+// listReads are the reads of final jobs' statistics a listing needs
+// (listFor): started is the jobs without a read in flight, all every
+// read the listing waits for.
+type listReads struct {
+	start []*entry
+	sinks []sink.Sink
+	all   []*sinkLook
+}
+
+// need adds e's read, joining one in flight.
+func (r *listReads) need(e *entry, sk sink.Sink) {
+	if !e.look.serves(lookKey{}, false, true) {
+		e.look = newLook(lookKey{}, false, true)
+		r.start, r.sinks = append(r.start, e), append(r.sinks, sk)
+	}
+	r.all = append(r.all, e.look)
+}
+
+// listAgain is a listing whose reads have answered or that waited
+// showSinkWait for them: it is answered from what they read.
+type listAgain struct {
+	req *api.ListJobsRequest
+	to  *actor.PID
+}
+
+// listFor answers a listing (REQUIRES: in the actor). A final job's
+// loaded rows are its sink's: the first listing that shows one reads
+// them, off the mailbox (one goroutine for the listing's reads, in job
+// order), waits for them at most showSinkWait, and is answered from what
+// has been read (listAgain); each answer read is kept in the job's entry.
+// A read that failed is made again by the next listing.
+func (m *manager) listFor(ctx actor.Context, req *api.ListJobsRequest) {
+	m.reads = &listReads{}
+	resp := m.list(req)
+	reads := m.reads
+	m.reads = nil
+	to := ctx.Sender()
+	if len(reads.all) == 0 || to == nil {
+		ctx.Respond(resp)
+		return
+	}
+	if len(reads.start) > 0 {
+		go func() {
+			for i, e := range reads.start {
+				e.look.read(reads.sinks[i], e.rec.GetId())
+			}
+		}()
+	}
+	run(m.life, "listing: read stopped jobs' statistics", func(c context.Context) *listAgain {
+		t := time.NewTimer(showSinkWait)
+		defer t.Stop()
+		for _, lk := range reads.all {
+			if !lk.wait(c, t.C) {
+				break
+			}
+		}
+		return &listAgain{req: req, to: to}
+	}, func(error) *listAgain { return &listAgain{req: req, to: to} })
 }
 
 // list answers one page of summaries, in id order after req.AfterId, or
