@@ -123,19 +123,25 @@ func (m *manager) listSummary(e *entry, now time.Time) *api.JobSummary {
 }
 
 // listReads are the reads of final jobs' statistics a listing needs
-// (listFor): started is the jobs without a read in flight, all every
-// read the listing waits for.
+// (listFor): start are those to make (no read of the job in flight), all
+// every read the listing waits for.
 type listReads struct {
-	start []*entry
-	sinks []sink.Sink
+	start []listRead
 	all   []*sinkLook
+}
+
+// listRead is a read to make: job id's, of sk, into lk.
+type listRead struct {
+	lk *sinkLook
+	sk sink.Sink
+	id uint64
 }
 
 // need adds e's read, joining one in flight.
 func (r *listReads) need(e *entry, sk sink.Sink) {
 	if !e.look.serves(lookKey{}, false, true) {
 		e.look = newLook(lookKey{}, false, true)
-		r.start, r.sinks = append(r.start, e), append(r.sinks, sk)
+		r.start = append(r.start, listRead{lk: e.look, sk: sk, id: e.rec.GetId()})
 	}
 	r.all = append(r.all, e.look)
 }
@@ -165,8 +171,8 @@ func (m *manager) listFor(ctx actor.Context, req *api.ListJobsRequest) {
 	}
 	if len(reads.start) > 0 {
 		go func() {
-			for i, e := range reads.start {
-				e.look.read(reads.sinks[i], e.rec.GetId())
+			for _, r := range reads.start {
+				r.lk.read(r.sk, r.id)
 			}
 		}()
 	}

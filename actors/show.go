@@ -172,6 +172,8 @@ func (j *job) currentTasks() []*api.TaskInfo {
 // actor holds, and its newest error rows, read from its sink off the
 // mailbox (a read in flight for the same commits is shared) and waited
 // for at most showSinkWait.
+//
+// INVARIANT (status never waits on a sink): nothing here calls the sink.
 func (j *job) show(ctx actor.Context) {
 	v := j.view()
 	v.taskInfos = j.currentTasks()

@@ -21,7 +21,7 @@ import (
 // read marked unavailable with the reason (JobInfo.error_rows_unavailable,
 // progress_unavailable). A read that fails answers at once; one that
 // hangs goes on (each sink call is bounded by the sink itself: PostgreSQL
-// statements by the database's timeout) and its answer serves the shows
+// calls by Options.Timeout) and its answer serves the shows
 // that arrived while it ran: one read per job in flight, not one per show.
 
 // showSinkWait bounds how long a show or a listing waits for a sink read.
