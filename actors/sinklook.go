@@ -71,7 +71,9 @@ func (lk *sinkLook) read(sk sink.Sink, id uint64) {
 	}
 	if lk.progress {
 		lk.progErr = call("progress", func() (err error) {
-			lk.prog, err = sk.Progress(id)
+			if lk.prog, err = sk.Progress(id); err == nil && lk.prog == nil {
+				err = fmt.Errorf("actors: job %d: the sink answered no progress", id)
+			}
 			return err
 		})
 	}
