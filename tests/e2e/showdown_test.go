@@ -55,7 +55,6 @@ func TestShowWhileDatabaseDown(t *testing.T) {
 	if err := pg.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = pg.StartAgain() }) // for pgtest's own cleanup
 
 	// job show, as the CLI prints it.
 	code, out := cli(t, p, "job", "show", "pg_live")
