@@ -38,4 +38,7 @@
 //     epoch in their high bits (sink.EpochFence) and it raises the sink's
 //     fence to that epoch before any task reads, so a former owner's
 //     commits are refused.
+//   - INVARIANT (status never waits on a sink, sinklook.go): a show or a
+//     listing reads a sink off every mailbox and waits for it at most
+//     showSinkWait; what it could not read is marked unavailable.
 package actors

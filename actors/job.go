@@ -153,6 +153,8 @@ type job struct {
 	// refusals are the commits the sink refused as stale since this
 	// actor started (job show refused_commits, last_refusal).
 	refusals refusals
+	// look is the newest read of the sink for a show (sinklook.go).
+	look *sinkLook
 }
 
 // refusals counts a job actor's commits that its sink refused as stale
@@ -302,7 +304,7 @@ func (j *job) handle(ctx actor.Context) {
 	case *api.StopJobRequest:
 		ctx.Respond(j.userStop(ctx))
 	case *api.ShowJobRequest:
-		ctx.Respond(j.show())
+		j.show(ctx)
 	case *api.AlterJobRequest:
 		j.userAlter(ctx, msg)
 	case *alterResolved:

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -89,16 +90,19 @@ func (m *manager) listSummary(e *entry, now time.Time, figs ownerFigures) *api.J
 	if st == nil {
 		// Not reported yet (a job actor still starting: what `job show`
 		// would say before the first watermarks), or a final job, which
-		// does not change: its statistics are read once.
+		// does not change: its statistics are read once, off the mailbox
+		// (listFor), and kept.
 		st = &jobStatus{totalLag: -1, maxBehindMs: -1, sink: "embedded"}
 		if sk, err := m.deps.Sinks(e.rec.GetSpec().GetTable()); err == nil {
 			if d, ok := sk.(sink.Describer); ok {
 				st.sink = d.Describe(e.rec.GetSpec().GetTable().GetName())
 			}
 			if isFinal(s.GetState()) {
-				if p, err := sk.Progress(e.rec.GetId()); err == nil {
-					st.loadedRows = p.Stats.GetLoadedRows()
+				if lk := e.look; lk != nil && lk.progress && !lk.pending() && lk.progErr == nil {
+					st.loadedRows = lk.prog.Stats.GetLoadedRows()
 					e.status = st
+				} else if m.reads != nil {
+					m.reads.need(e, sk)
 				}
 			} else {
 				// Kept until the job's first report replaces it: a
@@ -126,6 +130,77 @@ func (m *manager) listSummary(e *entry, now time.Time, figs ownerFigures) *api.J
 	}
 	s.Health = health(info, now, m.deps.Settings.StallAfter, e.rec.GetSpec().GetMaxBatchRows())
 	return s
+}
+
+// listReads are the reads of final jobs' statistics a listing needs
+// (listFor): start are those to make (no read of the job in flight), all
+// every read the listing waits for.
+type listReads struct {
+	start []listRead
+	all   []*sinkLook
+}
+
+// listRead is a read to make: job id's, of sk, into lk.
+type listRead struct {
+	lk *sinkLook
+	sk sink.Sink
+	id uint64
+}
+
+// need adds e's read, joining one in flight.
+func (r *listReads) need(e *entry, sk sink.Sink) {
+	if !e.look.serves(lookKey{}, false, true) {
+		e.look = newLook(lookKey{}, false, true)
+		r.start = append(r.start, listRead{lk: e.look, sk: sk, id: e.rec.GetId()})
+	}
+	r.all = append(r.all, e.look)
+}
+
+// listAgain is a listing whose reads have answered or that waited
+// showSinkWait for them: it is answered from what they read.
+type listAgain struct {
+	req  *api.ListJobsRequest
+	to   *actor.PID
+	figs ownerFigures
+}
+
+// listFor answers a listing to `to` (REQUIRES: in the actor), with the
+// owners' figures figs (cluster mode; nil: none). A final job's loaded
+// rows are its sink's: the first listing that shows one reads them, off
+// the mailbox (one goroutine for the listing's reads, in job order),
+// waits for them at most showSinkWait, and is answered from what has been
+// read (listAgain); each answer read is kept in the job's entry. A read
+// that failed is made again by the next listing.
+func (m *manager) listFor(ctx actor.Context, to *actor.PID, req *api.ListJobsRequest, figs ownerFigures) {
+	m.reads = &listReads{}
+	resp := m.listWith(req, figs)
+	reads := m.reads
+	m.reads = nil
+	if to == nil {
+		return
+	}
+	if len(reads.all) == 0 {
+		ctx.Send(to, resp)
+		return
+	}
+	if len(reads.start) > 0 {
+		go func() {
+			for _, r := range reads.start {
+				r.lk.read(r.sk, r.id)
+			}
+		}()
+	}
+	again := &listAgain{req: req, to: to, figs: figs}
+	run(m.life, "listing: read stopped jobs' statistics", func(c context.Context) *listAgain {
+		t := time.NewTimer(showSinkWait)
+		defer t.Stop()
+		for _, lk := range reads.all {
+			if !lk.wait(c, t.C) {
+				break
+			}
+		}
+		return again
+	}, func(error) *listAgain { return again })
 }
 
 // listInvalid checks a listing request, nil when it is valid.

@@ -70,7 +70,7 @@ type ownersFigures struct {
 // jobs it shows for their figures.
 func (m *manager) listJobs(ctx actor.Context, req *api.ListJobsRequest) {
 	if !m.clustered() || req.GetOwnedOnly() {
-		ctx.Respond(m.list(req))
+		m.listFor(ctx, ctx.Sender(), req, nil)
 		return
 	}
 	if bad := listInvalid(req); bad != nil {
@@ -79,7 +79,7 @@ func (m *manager) listJobs(ctx actor.Context, req *api.ListJobsRequest) {
 	}
 	owners := m.pageOwners(req)
 	if len(owners) == 0 {
-		ctx.Respond(m.list(req))
+		m.listFor(ctx, ctx.Sender(), req, nil)
 		return
 	}
 	ask := &api.ListJobsRequest{OwnedOnly: true, AfterId: req.GetAfterId(), Limit: int32(listLimit(req))}
@@ -98,9 +98,7 @@ func (m *manager) listJobs(ctx actor.Context, req *api.ListJobsRequest) {
 
 // onOwnersFigures answers the listing with the figures its owners gave.
 func (m *manager) onOwnersFigures(ctx actor.Context, msg *ownersFigures) {
-	if msg.to != nil {
-		ctx.Send(msg.to, m.listWith(msg.req, msg.figs))
-	}
+	m.listFor(ctx, msg.to, msg.req, msg.figs)
 }
 
 // pageOwners are the other live members (name: address) that own a job

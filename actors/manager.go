@@ -54,6 +54,9 @@ type entry struct {
 	// status is the job actor's newest listing report (listing.go); nil
 	// before the first.
 	status *jobStatus
+	// look is the newest read of the sink of a job without an actor, for
+	// a show or a listing (sinklook.go).
+	look *sinkLook
 }
 
 // manager is the node's job registry: it creates jobs (validate, persist
@@ -101,6 +104,10 @@ type manager struct {
 
 	// respawn is the respawn of job actors after a recovery (respawn.go).
 	respawn respawn
+
+	// reads collects, while listFor builds a listing, the reads of final
+	// jobs' statistics it needs; nil otherwise.
+	reads *listReads
 }
 
 // NewManagerProps returns the props of a node's manager, or an error if
@@ -169,6 +176,8 @@ func (m *manager) Receive(ctx actor.Context) {
 		m.listJobs(ctx, msg)
 	case *ownersFigures:
 		m.onOwnersFigures(ctx, msg)
+	case *listAgain:
+		ctx.Send(msg.to, m.listWith(msg.req, msg.figs))
 	case *api.TableCountRequest:
 		m.tableCount(ctx, msg)
 	case *api.TableTruncateRequest:
@@ -398,7 +407,7 @@ func (m *manager) routeMsg(ctx actor.Context, name string, msg any) {
 		// never forward (a message to a stopping actor is lost).
 		switch msg.(type) {
 		case *api.ShowJobRequest:
-			ctx.Respond(m.showStored(e))
+			m.showStored(ctx, e)
 		default:
 			ctx.Respond(&api.JobResponse{Error: precondition("job %s is %s", name, e.summary.GetState())})
 		}
@@ -450,23 +459,45 @@ func (m *manager) deleteJob(name string) *api.JobResponse {
 	return &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: api.RedactSpec(e.rec.GetSpec())}}
 }
 
-// showStored presents a job that has no actor (a final job) from its
-// stores.
-func (m *manager) showStored(e *entry) *api.JobResponse {
+// showStored answers a show of a job that has no actor (a final job):
+// its record and journal, and from its sink, off the mailbox and waited
+// for at most showSinkWait, its progress, statistics and error rows.
+func (m *manager) showStored(ctx actor.Context, e *entry) {
+	id := e.rec.GetId()
+	hist, err := history(m.deps.Meta, id)
+	if err != nil {
+		ctx.Respond(&api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}})
+		return
+	}
+	to := ctx.Sender()
+	if to == nil {
+		return
+	}
+	v := jobView{rec: e.rec, summary: proto.Clone(e.summary).(*api.JobSummary)}
 	sk, err := m.deps.Sinks(e.rec.GetSpec().GetTable())
 	if err != nil {
-		return &api.JobResponse{Error: storeErr(err)}
+		info := shape(v)
+		info.History = hist
+		info.ProgressUnavailable = api.Clip(err.Error(), api.MaxMessageBytes)
+		info.ErrorRowsUnavailable = info.ProgressUnavailable
+		ctx.Respond(&api.JobResponse{Job: info})
+		return
 	}
-	p, err := sk.Progress(e.rec.GetId())
-	if err != nil {
-		return &api.JobResponse{Error: storeErr(err)}
+	v.sink = sk
+	if !e.look.serves(lookKey{}, true, true) {
+		e.look = startLook(sk, id, lookKey{}, true, true)
 	}
-	info, err := present(jobView{rec: e.rec, summary: proto.Clone(e.summary).(*api.JobSummary),
-		progress: p.Positions, checkpoints: p.Checkpoints, stats: p.Stats, meta: m.deps.Meta, sink: sk})
-	if err != nil {
-		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
-	}
-	return &api.JobResponse{Job: info}
+	lk := e.look
+	answerShow(m.life, to, lk, func(answered bool) *api.JobResponse {
+		if answered && lk.progErr == nil {
+			v.progress, v.checkpoints, v.stats = lk.prog.Positions, lk.prog.Checkpoints, lk.prog.Stats
+		}
+		info := shape(v)
+		info.History = hist
+		info.ProgressUnavailable = lk.unavailable(answered, lk.progErr)
+		lk.fillErrorRows(info, answered)
+		return &api.JobResponse{Job: info}
+	})
 }
 
 // onJobTerminated handles a job actor that stopped: on purpose (a final

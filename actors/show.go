@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
@@ -52,30 +53,26 @@ type jobView struct {
 	lean bool
 }
 
-// present assembles a JobInfo from v plus the journal (metadata store) and
-// the error rows (sink).
+// present assembles a JobInfo from v plus the journal (metadata store);
+// the error rows are the sink's, read off the mailbox (sinklook.go).
 func present(v jobView) (*api.JobInfo, error) {
-	id := v.rec.GetId()
 	info := shape(v)
-	hist, err := v.meta.History(id, showTransitions)
+	hist, err := history(v.meta, v.rec.GetId())
+	if err != nil {
+		return nil, err
+	}
+	info.History = hist
+	return info, nil
+}
+
+// history is the newest of job id's journal as a show presents it.
+func history(meta metastore.Store, id uint64) ([]*api.Transition, error) {
+	hist, err := meta.History(id, showTransitions)
 	if err != nil {
 		return nil, fmt.Errorf("actors: job %d: journal: %w", id, err)
 	}
-	var errRows []*api.ErrorRow
-	if v.sink != nil {
-		if errRows, err = v.sink.ErrorRows(id, showErrorRows); err != nil {
-			return nil, fmt.Errorf("actors: job %d: error rows: %w", id, err)
-		}
-	}
-	// Rows and transitions stored before their text was bounded (or by
-	// another sink) are cut here too: what is shown stays small.
-	for i, r := range errRows {
-		if len(r.GetReason()) > api.MaxReasonBytes {
-			r = proto.Clone(r).(*api.ErrorRow)
-			r.Reason = api.Clip(r.Reason, api.MaxReasonBytes)
-			errRows[i] = r
-		}
-	}
+	// Transitions stored before their text was bounded are cut here too:
+	// what is shown stays small.
 	for i, t := range hist {
 		if len(t.GetMessage()) > api.MaxMessageBytes || len(t.GetStateMessage()) > api.MaxMessageBytes {
 			t = proto.Clone(t).(*api.Transition)
@@ -84,8 +81,7 @@ func present(v jobView) (*api.JobInfo, error) {
 			hist[i] = t
 		}
 	}
-	info.History, info.ErrorRows = hist, errRows
-	return info, nil
+	return hist, nil
 }
 
 // shape is the part of a job's presentation that reads no store: its
@@ -172,18 +168,41 @@ func (j *job) currentTasks() []*api.TaskInfo {
 	return out
 }
 
-// show presents the live job.
-func (j *job) show() *api.JobResponse {
+// show answers a show of the live job (REQUIRES: in the actor): what the
+// actor holds, and its newest error rows, read from its sink off the
+// mailbox (a read in flight for the same commits is shared) and waited
+// for at most showSinkWait.
+//
+// INVARIANT (status never waits on a sink): nothing here calls the sink.
+func (j *job) show(ctx actor.Context) {
 	v := j.view()
 	v.taskInfos = j.currentTasks()
 	info, err := present(v)
 	if err != nil {
-		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}}
+		ctx.Respond(&api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INTERNAL, Message: err.Error()}})
+		return
 	}
 	if pub, ok := j.src.(Publisher); ok {
 		info.Publish = pub.PublishStatus()
 	}
-	return &api.JobResponse{Job: info}
+	to := ctx.Sender()
+	if to == nil {
+		return
+	}
+	if j.sink == nil {
+		info.ErrorRowsUnavailable = "the job has no sink open (see its state)"
+		ctx.Respond(&api.JobResponse{Job: info})
+		return
+	}
+	key := lookKey{batches: j.stats.GetCommittedBatches(), errorRows: j.stats.GetErrorRows()}
+	if !j.look.serves(key, true, false) {
+		j.look = startLook(j.sink, j.id, key, true, false)
+	}
+	lk := j.look
+	answerShow(j.life, to, lk, func(answered bool) *api.JobResponse {
+		lk.fillErrorRows(info, answered)
+		return &api.JobResponse{Job: info}
+	})
 }
 
 // health is a job's verdict at a glance.

@@ -1968,6 +1968,17 @@ type JobInfo struct {
 	// last_refusal is the newest refusal's reason. Live jobs only.
 	RefusedCommits int64  `protobuf:"varint,102,opt,name=refused_commits,json=refusedCommits,proto3" json:"refused_commits,omitempty"`
 	LastRefusal    string `protobuf:"bytes,103,opt,name=last_refusal,json=lastRefusal,proto3" json:"last_refusal,omitempty"`
+	// A job's status never waits on its sink: what the sink holds is read
+	// off the node's mailboxes, each read waited for at most 3 s, and a read
+	// that fails or does not answer in time is marked here instead of
+	// failing the show (issue 25, D7). error_rows_unavailable says why
+	// error_rows could not be read (the database down, or no answer in
+	// time); "" when they were. progress_unavailable says why the positions
+	// and statistics of a job without an actor (STOPPED, CANCELLED), which
+	// are read from its sink, could not be: partitions and stats are then
+	// empty. A live job's come from its memory: never set for it.
+	ErrorRowsUnavailable string `protobuf:"bytes,104,opt,name=error_rows_unavailable,json=errorRowsUnavailable,proto3" json:"error_rows_unavailable,omitempty"`
+	ProgressUnavailable  string `protobuf:"bytes,105,opt,name=progress_unavailable,json=progressUnavailable,proto3" json:"progress_unavailable,omitempty"`
 	// what the job publishes outside loadnode (kafka.commit_group,
 	// error_topic); unset when it publishes nothing.
 	Publish *PublishStatus `protobuf:"bytes,160,opt,name=publish,proto3" json:"publish,omitempty"`
@@ -2123,6 +2134,20 @@ func (x *JobInfo) GetRefusedCommits() int64 {
 func (x *JobInfo) GetLastRefusal() string {
 	if x != nil {
 		return x.LastRefusal
+	}
+	return ""
+}
+
+func (x *JobInfo) GetErrorRowsUnavailable() string {
+	if x != nil {
+		return x.ErrorRowsUnavailable
+	}
+	return ""
+}
+
+func (x *JobInfo) GetProgressUnavailable() string {
+	if x != nil {
+		return x.ProgressUnavailable
 	}
 	return ""
 }
@@ -5355,7 +5380,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\vloaded_rows\x18z \x01(\x03R\n" +
 	"loadedRows\x12\x12\n" +
 	"\x04sink\x18{ \x01(\tR\x04sink\x12&\n" +
-	"\x0frows_per_second\x18| \x01(\x01R\rrowsPerSecond\"\xa0\x06\n" +
+	"\x0frows_per_second\x18| \x01(\x01R\rrowsPerSecond\"\x89\a\n" +
 	"\aJobInfo\x121\n" +
 	"\asummary\x18\x01 \x01(\v2\x17.loadnode.v1.JobSummaryR\asummary\x12(\n" +
 	"\x04spec\x18\x02 \x01(\v2\x14.loadnode.v1.JobSpecR\x04spec\x12:\n" +
@@ -5377,7 +5402,9 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\aretries\x18d \x01(\x05R\aretries\x12*\n" +
 	"\x11error_window_size\x18e \x01(\x03R\x0ferrorWindowSize\x12'\n" +
 	"\x0frefused_commits\x18f \x01(\x03R\x0erefusedCommits\x12!\n" +
-	"\flast_refusal\x18g \x01(\tR\vlastRefusal\x125\n" +
+	"\flast_refusal\x18g \x01(\tR\vlastRefusal\x124\n" +
+	"\x16error_rows_unavailable\x18h \x01(\tR\x14errorRowsUnavailable\x121\n" +
+	"\x14progress_unavailable\x18i \x01(\tR\x13progressUnavailable\x125\n" +
 	"\apublish\x18\xa0\x01 \x01(\v2\x1a.loadnode.v1.PublishStatusR\apublish\x12,\n" +
 	"\x05tasks\x18\xac\a \x03(\v2\x15.loadnode.v1.TaskInfoR\x05tasks\"f\n" +
 	"\x10CreateJobRequest\x12(\n" +

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -182,10 +183,13 @@ func TestOwnStaleLeaseIsRevoked(t *testing.T) {
 	if ttl.TTL != -1 {
 		t.Errorf("the former incarnation's lease has %d s left: it was not revoked", ttl.TTL)
 	}
-	v, l, ok := record(t, tc.c, "a")
-	if !ok || v.Addr != "127.0.0.1:1" || l != sessionLease(m) {
-		t.Errorf("members/a = %+v lease %x (present %v); want this process's (127.0.0.1:1, lease %x)", v, l, ok, sessionLease(m))
-	}
+	// Start returns once the record is written; the session that renews
+	// its lease is installed by the member's goroutine after that.
+	pollUntil(t, 30*time.Second, "members/a under this process's session", func() (bool, string) {
+		v, l, ok := record(t, tc.c, "a")
+		return ok && v.Addr == "127.0.0.1:1" && l != 0 && l == sessionLease(m),
+			fmt.Sprintf("members/a = %+v lease %x (present %v); want this process's (127.0.0.1:1, lease %x)", v, l, ok, sessionLease(m))
+	})
 }
 
 // logWatch is a slog.Handler that closes seen the first time a record's

@@ -89,7 +89,11 @@
 //	ReasonOfStateChanged     the reason of PAUSED, STOPPED, CANCELLED; else empty
 //	ErrorLogUrls, User,      empty (error rows: `loadnode job errors`)
 //	Comment
-//	OtherMsg                 the failure being retried, if any
+//	OtherMsg                 the failure being retried, if any; what the node could not
+//	                         read of the job's sink for this show (its database down or
+//	                         not answering: "sink unreachable: error rows unavailable:
+//	                         <reason>", or for a stopped job "progress and statistics
+//	                         unavailable", its Statistic then {}), "; "-separated
 //
 // Without ALL, SHOW ROUTINE LOAD leaves out STOPPED and CANCELLED jobs, and
 // SHOW ROUTINE LOAD FOR (or SHOW CREATE) of one is an error that says to

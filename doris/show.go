@@ -96,9 +96,17 @@ func RoutineLoadRow(info *api.JobInfo, loc *time.Location) []string {
 		}
 		tableName, multi = strings.Join(names, ","), "true"
 	}
-	other := ""
+	var other []string
 	if info.GetRetries() > 0 {
-		other = fmt.Sprintf("retrying (%d failures in a row): %s", info.GetRetries(), s.GetReasonMessage())
+		other = append(other, fmt.Sprintf("retrying (%d failures in a row): %s", info.GetRetries(), s.GetReasonMessage()))
+	}
+	// A sink the node could not read for this show (issue 25, D7): the
+	// row shows what is known and says what is missing.
+	if u := info.GetProgressUnavailable(); u != "" {
+		other = append(other, "sink unreachable: progress and statistics unavailable: "+u)
+	}
+	if u := info.GetErrorRowsUnavailable(); u != "" && u != info.GetProgressUnavailable() {
+		other = append(other, "sink unreachable: error rows unavailable: "+u)
 	}
 	return []string{
 		strconv.FormatUint(s.GetId(), 10),
@@ -120,7 +128,7 @@ func RoutineLoadRow(info *api.JobInfo, loc *time.Location) []string {
 		jsonText(lag(info)),
 		reason,
 		"",
-		other,
+		strings.Join(other, "; "),
 		"",
 		"",
 	}
@@ -264,6 +272,9 @@ func customProperties(spec *api.JobSpec) map[string]string {
 // always empty: a batch's rows and progress commit in one transaction that
 // is never left open between statements.
 func statistic(info *api.JobInfo) map[string]any {
+	if info.GetProgressUnavailable() != "" {
+		return map[string]any{} // not read (OtherMsg says why): none made up
+	}
 	st := info.GetStats()
 	return map[string]any{
 		"receivedBytes":    st.GetReceivedBytes(),

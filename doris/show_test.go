@@ -152,6 +152,30 @@ func TestRoutineLoadRow(t *testing.T) {
 	}
 }
 
+// TestRoutineLoadRowSinkUnreachable (issue 25, D7): a job whose sink a
+// show could not read is still a row, its OtherMsg saying what is missing
+// and why; the figures not read are left out of the Statistic cell.
+func TestRoutineLoadRowSinkUnreachable(t *testing.T) {
+	spec := storedSpec(t, `CREATE ROUTINE LOAD db1.j ON t FROM KAFKA ("kafka_broker_list" = "b1:9092", "kafka_topic" = "orders")`)
+	info := &api.JobInfo{
+		Summary: &api.JobSummary{Id: 1, Name: "j", State: api.JobState_RUNNING},
+		Spec:    spec,
+		Stats:   &api.JobStats{LoadedRows: 3},
+		// A live job: its figures are known, its error rows were not read.
+		ErrorRowsUnavailable: "connection refused",
+	}
+	row := RoutineLoadRow(info, time.UTC)
+	if row[8] != "RUNNING" || row[19] != "sink unreachable: error rows unavailable: connection refused" || !strings.Contains(row[14], `"loadedRows":3`) {
+		t.Errorf("live job, error rows unavailable: State %q OtherMsg %q Statistic %s", row[8], row[19], row[14])
+	}
+	// A stopped job: nothing of its sink was read.
+	info.Summary.State, info.Stats, info.ProgressUnavailable = api.JobState_STOPPED, nil, "connection refused"
+	row = RoutineLoadRow(info, time.UTC)
+	if row[19] != "sink unreachable: progress and statistics unavailable: connection refused" || row[14] != "{}" {
+		t.Errorf("stopped job, progress unavailable: OtherMsg %q Statistic %s", row[19], row[14])
+	}
+}
+
 func TestRoutineLoadTaskRows(t *testing.T) {
 	created := time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)
 	info := &api.JobInfo{

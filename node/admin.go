@@ -335,11 +335,14 @@ func (c *jobsCollector) Collect(ch chan<- prometheus.Metric) {
 		if info == nil {
 			continue
 		}
-		st := info.GetStats()
-		ch <- prometheus.MustNewConstMetric(descRows, prometheus.CounterValue, float64(st.GetLoadedRows()), name, s.GetTable())
-		ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, float64(st.GetErrorRows()), name)
-		ch <- prometheus.MustNewConstMetric(descBytes, prometheus.CounterValue, float64(st.GetReceivedBytes()), name)
-		ch <- prometheus.MustNewConstMetric(descBatches, prometheus.CounterValue, float64(st.GetCommittedBatches()), name)
+		if st := info.GetStats(); info.GetProgressUnavailable() == "" {
+			// (A stopped job's counters whose sink did not answer are left
+			// out, not sent as 0: a counter that drops reads as a reset.)
+			ch <- prometheus.MustNewConstMetric(descRows, prometheus.CounterValue, float64(st.GetLoadedRows()), name, s.GetTable())
+			ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, float64(st.GetErrorRows()), name)
+			ch <- prometheus.MustNewConstMetric(descBytes, prometheus.CounterValue, float64(st.GetReceivedBytes()), name)
+			ch <- prometheus.MustNewConstMetric(descBatches, prometheus.CounterValue, float64(st.GetCommittedBatches()), name)
+		}
 		ch <- prometheus.MustNewConstMetric(descRefused, prometheus.CounterValue, float64(info.GetRefusedCommits()), name)
 		if h := info.GetHealth(); h != "" {
 			ch <- prometheus.MustNewConstMetric(descHealth, prometheus.GaugeValue, 1, name, h)

@@ -110,7 +110,7 @@ func printJobText(w io.Writer, info *api.JobInfo) error {
 		fmt.Fprintf(tw, "Tables:\t%s (multi-table: each record is table|record)\n", cell(strings.Join(names, ", ")))
 	}
 	if k := info.GetSink(); k != "" {
-		fmt.Fprintf(tw, "Sink:\t%s\n", cell(k))
+		fmt.Fprintf(tw, "Sink:\t%s%s\n", cell(k), unreachableText(info))
 	}
 	fmt.Fprintf(tw, "Source:\t%s\n", cell(s.GetSource()))
 	if o := s.GetOwner(); o != "" {
@@ -186,24 +186,29 @@ func printJobText(w io.Writer, info *api.JobInfo) error {
 		tw.Flush()
 	}
 
-	st := info.GetStats()
-	fmt.Fprintln(bw, "\nStats:")
-	tw = newTable(bw)
-	fmt.Fprintf(tw, "  loaded rows\t%d\n", st.GetLoadedRows())
-	if n := st.GetUnselectedRows(); n > 0 {
-		fmt.Fprintf(tw, "  unselected rows\t%d\n", n)
+	if u := info.GetProgressUnavailable(); u != "" {
+		// A stopped job's figures are its sink's, which did not answer.
+		fmt.Fprintf(bw, "\nStats: unavailable: %s\n", cell(u))
+	} else {
+		st := info.GetStats()
+		fmt.Fprintln(bw, "\nStats:")
+		tw = newTable(bw)
+		fmt.Fprintf(tw, "  loaded rows\t%d\n", st.GetLoadedRows())
+		if n := st.GetUnselectedRows(); n > 0 {
+			fmt.Fprintf(tw, "  unselected rows\t%d\n", n)
+		}
+		fmt.Fprintf(tw, "  error rows\t%d\n", st.GetErrorRows())
+		fmt.Fprintf(tw, "  received bytes\t%d\n", st.GetReceivedBytes())
+		fmt.Fprintf(tw, "  committed batches\t%d\n", st.GetCommittedBatches())
+		fmt.Fprintf(tw, "  aborted batches\t%d\n", st.GetAbortedBatches())
+		if n := info.GetRefusedCommits(); n > 0 {
+			// Not a stored statistic: this node's actor of the job counts them.
+			fmt.Fprintf(tw, "  refused commits\t%d on this node; last: %s\n", n, cell(info.GetLastRefusal()))
+		}
+		fmt.Fprintf(tw, "  error window\t%d error rows in %d rows%s\n", st.GetWindowErrorRows(), st.GetWindowRows(), windowText(info))
+		fmt.Fprintf(tw, "  last commit\t%s\n", msTime(st.GetLastCommitUnixMs()))
+		tw.Flush()
 	}
-	fmt.Fprintf(tw, "  error rows\t%d\n", st.GetErrorRows())
-	fmt.Fprintf(tw, "  received bytes\t%d\n", st.GetReceivedBytes())
-	fmt.Fprintf(tw, "  committed batches\t%d\n", st.GetCommittedBatches())
-	fmt.Fprintf(tw, "  aborted batches\t%d\n", st.GetAbortedBatches())
-	if n := info.GetRefusedCommits(); n > 0 {
-		// Not a stored statistic: this node's actor of the job counts them.
-		fmt.Fprintf(tw, "  refused commits\t%d on this node; last: %s\n", n, cell(info.GetLastRefusal()))
-	}
-	fmt.Fprintf(tw, "  error window\t%d error rows in %d rows%s\n", st.GetWindowErrorRows(), st.GetWindowRows(), windowText(info))
-	fmt.Fprintf(tw, "  last commit\t%s\n", msTime(st.GetLastCommitUnixMs()))
-	tw.Flush()
 
 	if pub := info.GetPublish(); pub != nil {
 		fmt.Fprintln(bw, "\nPublishing (best effort, since the source was opened):")
@@ -228,7 +233,9 @@ func printJobText(w io.Writer, info *api.JobInfo) error {
 		tw.Flush()
 	}
 
-	if rows := info.GetErrorRows(); len(rows) > 0 {
+	if u := info.GetErrorRowsUnavailable(); u != "" {
+		fmt.Fprintf(bw, "\nLast error rows: unavailable: %s\n", cell(u))
+	} else if rows := info.GetErrorRows(); len(rows) > 0 {
 		fmt.Fprintf(bw, "\nLast error rows (%d):\n", len(rows))
 		for _, r := range rows {
 			fmt.Fprintf(bw, "  partition %d offset %d at %s: %s\n", r.GetPartition(), r.GetOffset(), msTime(r.GetTimeUnixMs()), cell(r.GetReason()))
@@ -236,6 +243,16 @@ func printJobText(w io.Writer, info *api.JobInfo) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// unreachableText marks a sink that a show could not read (the error
+// rows or, for a stopped job, the progress unavailable), whose reasons
+// the sections below give.
+func unreachableText(info *api.JobInfo) string {
+	if info.GetErrorRowsUnavailable() != "" || info.GetProgressUnavailable() != "" {
+		return " (unreachable: see below)"
+	}
+	return ""
 }
 
 // windowText describes the error window: its size and, after a user
@@ -294,8 +311,12 @@ func printJobYAML(w io.Writer, info *api.JobInfo) error {
 	fmt.Fprintf(&b, "# job %s (id %d)\n", oneLine(s.GetName()), s.GetId())
 	fmt.Fprintf(&b, "# state: %s\n", oneLine(stateText(s)))
 	fmt.Fprintf(&b, "# created: %s\n", msTime(info.GetCreatedUnixMs()))
-	fmt.Fprintf(&b, "# loaded rows: %d, error rows: %d, total lag: %s\n",
-		info.GetStats().GetLoadedRows(), info.GetStats().GetErrorRows(), watermark(info.GetTotalLag()))
+	if u := info.GetProgressUnavailable(); u != "" {
+		fmt.Fprintf(&b, "# loaded rows, error rows, total lag: unavailable: %s\n", oneLine(u))
+	} else {
+		fmt.Fprintf(&b, "# loaded rows: %d, error rows: %d, total lag: %s\n",
+			info.GetStats().GetLoadedRows(), info.GetStats().GetErrorRows(), watermark(info.GetTotalLag()))
+	}
 	b.Write(spec)
 	_, err = w.Write(b.Bytes())
 	return err

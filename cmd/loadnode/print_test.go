@@ -346,3 +346,37 @@ Publishing (best effort, since the source was opened):
 		t.Fatalf("got\n%s\nwant it to contain\n%s", b.String(), want)
 	}
 }
+
+// TestPrintJobTextSinkUnreachable (issue 25, D7): a show whose sink did
+// not answer prints the job with the sink marked unreachable and each part
+// it could not read marked unavailable, with the reason.
+func TestPrintJobTextSinkUnreachable(t *testing.T) {
+	info := showInfo()
+	info.Sink = "postgres analytics public.orders"
+	info.ErrorRowsUnavailable = "postgres: error rows of job 7: failed to connect: connection refused"
+	var b bytes.Buffer
+	if err := printJobText(&b, info); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"Sink:           postgres analytics public.orders (unreachable: see below)\n",
+		"\nLast error rows: unavailable: postgres: error rows of job 7: failed to connect: connection refused\n",
+		"  loaded rows ",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("missing %q in\n%s", want, b.String())
+		}
+	}
+	info.ProgressUnavailable = "the sink did not answer within 3s"
+	b.Reset()
+	if err := printJobText(&b, info); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "\nStats: unavailable: the sink did not answer within 3s\n") || strings.Contains(b.String(), "loaded rows") {
+		t.Errorf("a show without the progress prints\n%s\nwant the statistics marked unavailable", b.String())
+	}
+	b.Reset()
+	if err := printJobYAML(&b, info); err != nil || !strings.Contains(b.String(), "# loaded rows, error rows, total lag: unavailable: the sink did not answer within 3s\n") {
+		t.Errorf("job show -o yaml without the progress = %v\n%s", err, b.String())
+	}
+}

@@ -43,7 +43,7 @@ func (s *Sink) Commit(c *sink.Commit) error {
 			return fmt.Errorf("postgres: commit job %d: %w", c.JobID, err)
 		}
 		if keyed != nil {
-			ti = &tableInfo{schema: ti.schema, ident: ti.ident, cols: ti.cols, keyed: keyed}
+			ti = &tableInfo{schema: ti.schema, ident: ti.ident, cols: ti.cols, keyed: keyed, shape: ti.shape}
 		} else if rows = encodedRows(ti, c); rows == nil {
 			// Not encoded ahead by the tasks (sink.Encoder): now.
 			if rows, err = encodeCopy(ti, c.Rows); err != nil {
@@ -156,6 +156,17 @@ func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows *
 	if claimed {
 		pb.Queue(ownerQuery, s.opts.Owner)
 	}
+	// And the shape of every table the commit writes (checkShape).
+	var written []*tableInfo
+	if ti != nil {
+		written = append(written, ti)
+	}
+	for _, m := range more {
+		written = append(written, m.ti)
+	}
+	for _, t := range written {
+		pb.Queue(shapeQuery, t.ident.Sanitize())
+	}
 	br := tx.SendBatch(ctx, pb)
 	prow, err := br.Query()
 	if err != nil {
@@ -181,7 +192,14 @@ func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows *
 	if claimed {
 		claimErr = br.QueryRow().Scan(&got.incarnation, &got.holder, &got.at)
 	}
-	if err := br.Close(); err != nil && claimErr == nil {
+	shapes := make([]columnShape, len(written))
+	var shapeErr error
+	for i := range written {
+		if shapeErr == nil {
+			shapes[i], shapeErr = readShape(br.Query())
+		}
+	}
+	if err := br.Close(); err != nil && claimErr == nil && shapeErr == nil {
 		return err
 	}
 	if err := s.checkClaim(ctx, tx, got, claimErr); err != nil {
@@ -204,6 +222,14 @@ func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows *
 	if c.Stats != nil && batches != c.StatsBase {
 		return fmt.Errorf("postgres: commit job %d: stored statistics have %d committed batches, commit based on %d: %w",
 			c.JobID, batches, c.StatsBase, sink.ErrStaleCommit)
+	}
+	if shapeErr != nil {
+		return shapeErr
+	}
+	for i, t := range written {
+		if err := checkShape(ctx, tx, t, shapes[i]); err != nil {
+			return err
+		}
 	}
 
 	if ti != nil && ti.keyed != nil {

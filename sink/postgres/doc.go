@@ -42,7 +42,10 @@
 // A Commit is one transaction: it locks the job's row in loadnode.jobs
 // (FOR UPDATE: every writer of a job serializes there), checks the fence,
 // the statistics base and that every range starts at its stored position,
-// writes the rows with a binary COPY, and moves the progress of exactly the
+// that no column it writes was altered since the table was prepared (its
+// shape, read in the same round trip; a change that no longer holds the
+// spec's rows is a *ChangedError, sink.ErrTableChanged), writes the rows
+// with a binary COPY, and moves the progress of exactly the
 // covered partitions, the statistics, the fence and the error rows. Either
 // all of it commits or none; a refused commit rolls back having written
 // nothing. With Options.Incarnation, a write also checks, once the job's

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
@@ -97,10 +99,13 @@ type tableInfo struct {
 	// keyed, set on a commit's copy of a UNIQUE or AGGREGATE table's
 	// info, is the schema its rows merge by (models.go).
 	keyed *table.Schema
+	// shape is the table's columns as loadnode last checked them
+	// (shared by the commit copies of the info).
+	shape *shapeCell
 }
 
 func newTableInfo(pgSchema string, sc *table.Schema) *tableInfo {
-	ti := &tableInfo{schema: sc, ident: pgx.Identifier{pgSchema, sc.Name()}}
+	ti := &tableInfo{schema: sc, ident: pgx.Identifier{pgSchema, sc.Name()}, shape: &shapeCell{}}
 	for _, c := range systemColumns {
 		ti.cols = append(ti.cols, c.name)
 	}
@@ -127,6 +132,38 @@ func (e *IncompatibleError) Error() string {
 
 // SpecField names the spec field the error is about.
 func (e *IncompatibleError) SpecField() string { return "table.columns" }
+
+// ChangedError says that a table loadnode prepared for a spec was altered
+// in PostgreSQL since, so that it no longer holds the spec's rows: a
+// column loadnode writes has another type, was made NOT NULL or is gone.
+// It wraps sink.ErrTableChanged (a job pauses SINK_TABLE_CHANGED) and is
+// never a spec refusal (*IncompatibleError): loadnode accepted this spec
+// for this table before.
+type ChangedError struct {
+	Table  string // "schema"."table"
+	Column string // "" when the table as a whole
+	// Msg is what PostgreSQL has now against what the spec needs, as an
+	// IncompatibleError says it ("is character varying(30) in
+	// PostgreSQL, the spec has STRING (text)").
+	Msg string
+}
+
+func (e *ChangedError) Error() string {
+	what := "table " + e.Table
+	if e.Column != "" {
+		what += " column " + e.Column
+	}
+	return fmt.Sprintf("postgres: %s was altered in PostgreSQL since loadnode prepared it: %s "+
+		"(restore it, then resume the job)", what, e.Msg)
+}
+
+func (e *ChangedError) Unwrap() error { return sink.ErrTableChanged }
+
+// changed makes ie, a check of a table loadnode prepared for this spec
+// before, a ChangedError.
+func changed(ie *IncompatibleError) *ChangedError {
+	return &ChangedError{Table: ie.Table, Column: ie.Column, Msg: ie.Msg}
+}
 
 // CreateTable is PrepareTable for a table the node's catalog is about to
 // record (the table is made or checked first), refusing a table or column
@@ -196,16 +233,19 @@ func (s *Sink) PrepareTable(spec *api.TableSpec) error {
 		if err != nil {
 			return err
 		}
+		// The spec loadnode prepared the table for, if it did.
+		var recorded []byte
+		err = tx.QueryRow(ctx, `SELECT spec FROM loadnode.tables WHERE schema_name = $1 AND table_name = $2`,
+			s.opts.Schema, sc.Name()).Scan(&recorded)
+		known := err == nil
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
 		if len(existing) == 0 {
 			// A table loadnode made before and that is gone was dropped
 			// by someone: making it again would hide that its rows are
 			// gone. A person decides (delete its row in loadnode.tables
 			// to have it made again).
-			var known bool
-			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM loadnode.tables WHERE schema_name = $1 AND table_name = $2)`,
-				s.opts.Schema, sc.Name()).Scan(&known); err != nil {
-				return err
-			}
 			if known {
 				return fmt.Errorf("postgres: table %s was created by loadnode and has been dropped (%w); "+
 					"to have it created again, DELETE FROM loadnode.tables WHERE schema_name = '%s' AND table_name = '%s'",
@@ -215,6 +255,12 @@ func (s *Sink) PrepareTable(spec *api.TableSpec) error {
 				return err
 			}
 		} else if err := checkColumns(ti, existing); err != nil {
+			var ie *IncompatibleError
+			if errors.As(err, &ie) && known && bytes.Equal(recorded, specBytes) {
+				// This very spec was prepared on this table before:
+				// someone altered the table since (issue 25, D15).
+				return changed(ie)
+			}
 			return err
 		}
 		if sc.Keyed() {
@@ -222,6 +268,11 @@ func (s *Sink) PrepareTable(spec *api.TableSpec) error {
 				return err
 			}
 		}
+		shape, err := readShape(tx.Query(ctx, shapeQuery, ti.ident.Sanitize()))
+		if err != nil {
+			return err
+		}
+		ti.shape.set(shape)
 		_, err = tx.Exec(ctx, `INSERT INTO loadnode.tables (schema_name, table_name, spec) VALUES ($1, $2, $3)
 			ON CONFLICT (schema_name, table_name) DO UPDATE SET spec = EXCLUDED.spec`, s.opts.Schema, sc.Name(), specBytes)
 		return err
@@ -411,3 +462,83 @@ func (s *Sink) table(ctx context.Context, name string) (*tableInfo, error) {
 
 // ErrNoTable is wrapped when a table was never prepared in the database.
 var ErrNoTable = errors.New("postgres: no such table")
+
+// A table's shape: what a commit checks, in the round trip that reads the
+// job's progress, to see that no column it writes was altered since the
+// table was checked (issue 25, D15). A COPY alone would not see it while
+// the values still fit (a text column made varchar(30), then a longer
+// string, a failure far from its cause).
+
+// shapeQuery reads every column of table $1 (a quoted "schema"."table")
+// with its type as format_type names it and whether it is NOT NULL; no
+// rows when the table does not exist.
+const shapeQuery = `SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull FROM pg_attribute a
+	WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped`
+
+// columnShape is a table's columns: name -> type, " NOT NULL" appended
+// when the column is.
+type columnShape map[string]string
+
+// shapeCell holds the shape a table had when loadnode last found it could
+// hold the spec's rows; nil before the first check.
+type shapeCell struct {
+	mu    sync.Mutex
+	shape columnShape
+}
+
+func (c *shapeCell) set(s columnShape) {
+	c.mu.Lock()
+	c.shape = s
+	c.mu.Unlock()
+}
+
+func (c *shapeCell) get() columnShape {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.shape
+}
+
+// readShape reads shapeQuery's rows.
+func readShape(rows pgx.Rows, err error) (columnShape, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	shape := columnShape{}
+	for rows.Next() {
+		var name, typ string
+		var notNull bool
+		if err := rows.Scan(&name, &typ, &notNull); err != nil {
+			return nil, err
+		}
+		if notNull {
+			typ += " NOT NULL"
+		}
+		shape[name] = typ
+	}
+	return shape, rows.Err()
+}
+
+// checkShape checks a commit's table against the shape it now has in
+// PostgreSQL (read in the commit's transaction): unchanged since the last
+// check, it holds the spec's rows; changed, it is checked as PrepareTable
+// checks it, and a table that no longer holds them is a *ChangedError.
+// A missing table is left to the write, which names it.
+func checkShape(ctx context.Context, tx pgx.Tx, ti *tableInfo, now columnShape) error {
+	if len(now) == 0 || maps.Equal(now, ti.shape.get()) {
+		return nil
+	}
+	existing, err := columnsOf(ctx, tx, ti.ident[0], ti.ident[1])
+	if err != nil {
+		return err
+	}
+	if err := checkColumns(ti, existing); err != nil {
+		var ie *IncompatibleError
+		if errors.As(err, &ie) {
+			return changed(ie)
+		}
+		return err
+	}
+	ti.shape.set(now) // altered, and still holds every value (text to varchar)
+	return nil
+}

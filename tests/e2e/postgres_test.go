@@ -550,3 +550,76 @@ func TestPostgresRestoreBackup(t *testing.T) {
 		t.Fatalf("after the restore: count %d, distinct keys %d, loaded_rows %d; want %d each", count, keys, stat, records)
 	}
 }
+
+// TestPostgresTypeChangedPauses (issue 25, D15): a column type changed in
+// PostgreSQL under a running job (note: text made varchar(30), which the
+// job's short notes still fit) pauses the job at its next commit with
+// SINK_TABLE_CHANGED, naming the column, the type PostgreSQL has and the
+// one the spec needs; a resume pauses it the same way (never with a source
+// reason) until the type is restored; then it loads every record once.
+func TestPostgresTypeChangedPauses(t *testing.T) {
+	const topic, name, tbl = "pgtyped", "pg_typed", "typed_rows"
+	pg := pgtest.Start(t)
+	dsn := pg.CreateDatabase(t)
+	b := testnode.StartBroker(t, 2, topic)
+	l := ledger.New()
+	produce(t, l, b, topic, 0, 1000)
+	p := startNodeArgs(t, t.TempDir(), pgNode(t, dsn))
+	c := p.Client(t)
+	spec := jsonSpec(name, tbl, topic, b.Addrs())
+	spec.Table.Database = "analytics"
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := c.CreateJob(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	waitDrained(t, c, b, name, topic, 60*time.Second)
+
+	pgExec(t, dsn, `ALTER TABLE public.`+tbl+` ALTER COLUMN note TYPE varchar(30)`)
+	produce(t, l, b, topic, 1000, 100)
+	// pauses counts the job's pauses for a changed table, and fails on a
+	// pause for a source reason.
+	pauses := func() (int, string) {
+		info := showJob(t, c, name)
+		n := 0
+		for _, tr := range info.GetHistory() {
+			if tr.GetTo() != api.JobState_PAUSED {
+				continue
+			}
+			switch tr.GetReason() {
+			case api.Reason_SINK_TABLE_CHANGED:
+				n++
+			case api.Reason_SOURCE_CONFIG_ERROR, api.Reason_SOURCE_UNREACHABLE:
+				t.Fatalf("the changed column paused the job with a source reason: %s: %s", tr.GetReason(), tr.GetMessage())
+			}
+		}
+		s := info.GetSummary()
+		return n, fmt.Sprintf("%s %s: %s (%d pauses for a changed table)", s.GetState(), s.GetReason(), s.GetReasonMessage(), n)
+	}
+	paused := func(want int) {
+		t.Helper()
+		waitFor(t, 60*time.Second, fmt.Sprintf("pause %d for the changed column", want), func() (bool, string) {
+			n, what := pauses()
+			s := showJob(t, c, name).GetSummary()
+			return n >= want && s.GetState() == api.JobState_PAUSED, what
+		})
+		msg := showJob(t, c, name).GetSummary().GetReasonMessage()
+		for _, w := range []string{`"public"."` + tbl + `"`, "column note", "character varying(30)", "text"} {
+			if !strings.Contains(msg, w) {
+				t.Fatalf("pause message %q does not say %q", msg, w)
+			}
+		}
+	}
+	paused(1)
+	if _, err := c.ResumeJob(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	paused(2) // its table prepared again: still changed
+
+	pgExec(t, dsn, `ALTER TABLE public.`+tbl+` ALTER COLUMN note TYPE text`)
+	if _, err := c.ResumeJob(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	waitDrained(t, c, b, name, topic, 60*time.Second)
+	checkExactlyOnce(t, c, l, name, tbl)
+}

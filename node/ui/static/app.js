@@ -142,12 +142,21 @@
     const fact = (k, v, cls) => { facts.append(el("dt", {}, k)); facts.append(el("dd", cls ? { class: cls } : {}, v)); };
     fact("State", (s.state || "") + (s.reason ? " (" + s.reason + (s.reasonMessage ? ": " + s.reasonMessage : "") + ")" : ""), "job-state");
     fact("Health", info.health || "-", "job-health health-" + (info.health || ""));
-    fact("Table", s.table || "-"); fact("Sink", info.sink || "-"); fact("Source", s.source || "-");
+    // A sink the node could not read for this show (its database down or
+    // not answering): the job is shown, the parts not read say why.
+    const unreachable = info.errorRowsUnavailable || info.progressUnavailable;
+    fact("Table", s.table || "-");
+    fact("Sink", (info.sink || "-") + (unreachable ? " (unreachable)" : ""), unreachable ? "sink-unreachable" : "");
+    fact("Source", s.source || "-");
     fact("Rows/s (1 min)", (info.rowsPerSecond || 0).toFixed(1));
     fact("Total lag", lagText(Number(info.totalLag === undefined ? 0 : info.totalLag)));
     const st = info.stats || {};
-    fact("Loaded rows", String(st.loadedRows || 0)); fact("Error rows", String(st.errorRows || 0));
-    fact("Error window", (st.windowErrorRows || 0) + " error rows in " + (st.windowRows || 0) + " rows (window of " + (info.errorWindowSize || "?") + " rows)");
+    if (info.progressUnavailable) {
+      fact("Statistics", "unavailable: " + info.progressUnavailable, "progress-unavailable");
+    } else {
+      fact("Loaded rows", String(st.loadedRows || 0)); fact("Error rows", String(st.errorRows || 0));
+      fact("Error window", (st.windowErrorRows || 0) + " error rows in " + (st.windowRows || 0) + " rows (window of " + (info.errorWindowSize || "?") + " rows)");
+    }
     $("#pause").disabled = !(s.state === "RUNNING" || s.state === "NEED_SCHEDULE");
     $("#resume").disabled = s.state !== "PAUSED";
     $("#stop").disabled = s.state === "STOPPED" || s.state === "CANCELLED";
@@ -171,6 +180,11 @@
     }
     const eb = $("#error-rows tbody");
     eb.replaceChildren();
+    if (info.errorRowsUnavailable) {
+      const tr = el("tr", { class: "error-rows-unavailable" });
+      tr.append(el("td", { colspan: "5" }, "unavailable: " + info.errorRowsUnavailable));
+      eb.append(tr);
+    }
     for (const r of info.errorRows || []) {
       let raw = "";
       try { raw = atob(r.raw || ""); } catch (e) { raw = r.raw || ""; }
