@@ -43,7 +43,9 @@ import (
 // Bounds: an expression nests at most MaxExprDepth levels (refused when
 // parsed), and no text value it makes is larger than the parser's
 // Format.MaxValueBytes (the row is an error row naming the function and
-// the limit: LimitError; funcs.go says how each function keeps it).
+// the limit: LimitError; funcs.go says how each function keeps it). A
+// function that fails on a value as Doris fails it (DATE_FORMAT's
+// limits, datefmt.go) makes the row an error row naming it: FuncError.
 
 // ekind is the kind of an evaluated value.
 type ekind uint8
@@ -196,9 +198,11 @@ type evalEnv struct {
 	// INVARIANT: made <= madeFactor * limit.
 	made int64
 	// over is set by the first function whose result would exceed limit
-	// (or bring made over its bound). From then on every call is NULL
-	// without being computed, and the row is an error row (mapping.go).
-	over *LimitError
+	// (or bring made over its bound: a *LimitError), or that fails on a
+	// value as Doris fails it (a *FuncError). From then on every call is
+	// NULL without being computed, and the row is an error row
+	// (mapping.go).
+	over error
 }
 
 // madeFactor bounds the text the expressions of one record make
@@ -1166,6 +1170,11 @@ func (p *exprParser) primary() (node, error) {
 	}
 	if len(args) < fn.min || fn.max >= 0 && len(args) > fn.max {
 		return nil, fmt.Errorf("%s takes %s arguments, not %d", word, fn.arity(), len(args))
+	}
+	if fn.check != nil {
+		if err := fn.check(word, args); err != nil {
+			return nil, err
+		}
 	}
 	return &callNode{name: word, args: args}, nil
 }

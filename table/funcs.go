@@ -17,8 +17,9 @@ import (
 //
 // Bounds: no text value is larger than the limit (evalEnv.fits). A
 // function whose result can be much larger than its arguments (CONCAT,
-// CONCAT_WS, REPLACE, LPAD, RPAD, UPPER, LOWER, REVERSE, DATE_FORMAT,
-// FROM_UNIXTIME) computes the size first and allocates only if it fits;
+// CONCAT_WS, REPLACE, LPAD, RPAD, UPPER, LOWER, REVERSE) computes the
+// size first and allocates only if it fits; DATE_FORMAT and
+// FROM_UNIXTIME make at most 111 bytes, as Doris (datefmt.go);
 // the others make at most a few times their arguments' bytes (a JSON
 // text re-escaped, bytes that are not UTF-8 made U+FFFD), and callNode
 // checks their result. Counts and positions from arguments are clamped
@@ -28,6 +29,9 @@ type fnSpec struct {
 	min, max int
 	nullSafe bool
 	fn       func(e *evalEnv, args []ev) ev
+	// check, when set, refuses arguments when the expression is parsed
+	// (a constant format Doris fails on every record).
+	check func(name string, args []node) error
 }
 
 func (f fnSpec) arity() string {
@@ -227,7 +231,7 @@ func buildFunctions() map[string]fnSpec {
 			return evFloat(r)
 		}},
 		"MOD": {min: 2, max: 2, fn: func(_ *evalEnv, a []ev) ev { return arith("%", a[0], a[1]) }},
-		"FROM_UNIXTIME": {min: 1, max: 2, fn: func(e *evalEnv, a []ev) ev {
+		"FROM_UNIXTIME": {min: 1, max: 2, check: checkFormat, fn: func(e *evalEnv, a []ev) ev {
 			n, ok := a[0].num()
 			if !ok || n.float() < 0 || n.float() > 32536771199 {
 				return evNull
@@ -247,7 +251,7 @@ func buildFunctions() map[string]fnSpec {
 			var t int64
 			var ok bool
 			if len(a) == 2 {
-				v := strToDate(a[0].text(), a[1].text())
+				v := strToDate(e, a[0].text(), a[1].text())
 				t, ok = v.asTime()
 			} else {
 				t, ok = a[0].asTime()
@@ -264,14 +268,14 @@ func buildFunctions() map[string]fnSpec {
 			}
 			return evInt(tt.Unix())
 		}},
-		"DATE_FORMAT": {min: 2, max: 2, fn: func(e *evalEnv, a []ev) ev {
+		"DATE_FORMAT": {min: 2, max: 2, check: checkFormat, fn: func(e *evalEnv, a []ev) ev {
 			t, ok := a[0].asTime()
 			if !ok {
 				return evNull
 			}
 			return formatDatetime(e, t, a[1].text())
 		}},
-		"STR_TO_DATE":     {min: 2, max: 2, fn: func(_ *evalEnv, a []ev) ev { return strToDate(a[0].text(), a[1].text()) }},
+		"STR_TO_DATE":     {min: 2, max: 2, fn: func(e *evalEnv, a []ev) ev { return strToDate(e, a[0].text(), a[1].text()) }},
 		"TO_DATE":         {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return castTo(a[0], "date") }},
 		"YEAR":            {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return datePart(a[0], 0) }},
 		"MONTH":           {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return datePart(a[0], 1) }},
@@ -519,196 +523,6 @@ func dateAdd(v, n ev, unit string, sub bool) ev {
 		return ev{k: eDate, i: days}
 	}
 	return ev{k: eDatetime, i: days*86400*1e6 + rem}
-}
-
-// formatDatetime renders a wall-clock time with MySQL/Doris format
-// specifiers (%Y %m %d %H %i %s %f %y %c %e %k %h %l %p %M %b %j and
-// %T %r).
-//
-// Each specifier makes at most 11 bytes; the text is given up once it is
-// over e's limit.
-func formatDatetime(e *evalEnv, t int64, f string) ev {
-	days := floorDiv(t, 86400*1e6)
-	rem := t - days*86400*1e6
-	y, m, d := civilFromDays(days)
-	secs := rem / 1e6
-	h, mi, s := secs/3600, secs/60%60, secs%60
-	tt := time.Date(int(y), time.Month(m), int(d), int(h), int(mi), int(s), 0, time.UTC)
-	var b []byte
-	for i := 0; i < len(f); i++ {
-		if len(b) > e.max() && !e.fits(int64(len(b)), true) {
-			return evNull
-		}
-		if f[i] != '%' || i+1 == len(f) {
-			b = append(b, f[i])
-			continue
-		}
-		i++
-		switch f[i] {
-		case 'Y':
-			b = appendPad(b, y, 4)
-		case 'y':
-			b = appendPad(b, y%100, 2)
-		case 'm':
-			b = appendPad(b, m, 2)
-		case 'c':
-			b = strconv.AppendInt(b, m, 10)
-		case 'd':
-			b = appendPad(b, d, 2)
-		case 'e':
-			b = strconv.AppendInt(b, d, 10)
-		case 'H':
-			b = appendPad(b, h, 2)
-		case 'k':
-			b = strconv.AppendInt(b, h, 10)
-		case 'h', 'I':
-			b = appendPad(b, (h+11)%12+1, 2)
-		case 'l':
-			b = strconv.AppendInt(b, (h+11)%12+1, 10)
-		case 'i':
-			b = appendPad(b, mi, 2)
-		case 's', 'S':
-			b = appendPad(b, s, 2)
-		case 'f':
-			b = appendPad(b, rem%1e6, 6)
-		case 'p':
-			if h < 12 {
-				b = append(b, "AM"...)
-			} else {
-				b = append(b, "PM"...)
-			}
-		case 'M':
-			b = append(b, tt.Month().String()...)
-		case 'b':
-			b = append(b, tt.Month().String()[:3]...)
-		case 'W':
-			b = append(b, tt.Weekday().String()...)
-		case 'a':
-			b = append(b, tt.Weekday().String()[:3]...)
-		case 'j':
-			b = appendPad(b, int64(tt.YearDay()), 3)
-		case 'T':
-			b = append(b, tt.Format("15:04:05")...)
-		case 'r':
-			b = append(b, tt.Format("03:04:05 PM")...)
-		default:
-			b = append(b, f[i])
-		}
-	}
-	return evStr(string(b))
-}
-
-// strToDate parses s by a MySQL/Doris format: a DATE when the format has
-// no time of day, else a DATETIME; NULL when s does not match.
-func strToDate(s, f string) ev {
-	var y, m, d, h, mi, sec, frac int64 = 0, 1, 1, 0, 0, 0, 0
-	hasTime, pm, twelve := false, false, false
-	i := 0
-	num := func(maxDigits int) (int64, bool) {
-		j := i
-		for j < len(s) && j-i < maxDigits && s[j] >= '0' && s[j] <= '9' {
-			j++
-		}
-		if j == i {
-			return 0, false
-		}
-		v, _ := strconv.ParseInt(s[i:j], 10, 64)
-		i = j
-		return v, true
-	}
-	for k := 0; k < len(f); k++ {
-		if f[k] != '%' || k+1 == len(f) {
-			if f[k] == ' ' {
-				for i < len(s) && unicode.IsSpace(rune(s[i])) {
-					i++
-				}
-				continue
-			}
-			if i >= len(s) || s[i] != f[k] {
-				return evNull
-			}
-			i++
-			continue
-		}
-		k++
-		var ok bool
-		switch f[k] {
-		case 'Y':
-			y, ok = num(4)
-		case 'y':
-			y, ok = num(2)
-			y += 2000
-			if y > 2069 {
-				y -= 100
-			}
-		case 'm', 'c':
-			m, ok = num(2)
-		case 'd', 'e':
-			d, ok = num(2)
-		case 'H', 'k':
-			hasTime = true
-			h, ok = num(2)
-		case 'h', 'I', 'l':
-			h, ok = num(2)
-			hasTime, twelve = true, true
-		case 'i':
-			mi, ok = num(2)
-			hasTime = true
-		case 's', 'S':
-			sec, ok = num(2)
-			hasTime = true
-		case 'f':
-			j := i
-			frac, ok = num(6)
-			for n := i - j; n < 6; n++ {
-				frac *= 10
-			}
-			hasTime = true
-		case 'p':
-			if i+2 <= len(s) {
-				switch strings.ToUpper(s[i : i+2]) {
-				case "AM":
-					ok = true
-				case "PM":
-					ok, pm = true, true
-				}
-				i += 2
-			}
-		case 'T':
-			h, ok = num(2)
-			if ok && i < len(s) && s[i] == ':' {
-				i++
-				mi, ok = num(2)
-				if ok && i < len(s) && s[i] == ':' {
-					i++
-					sec, ok = num(2)
-				}
-			}
-			hasTime = true
-		case '%':
-			ok = i < len(s) && s[i] == '%'
-			i++
-		default:
-			return evNull
-		}
-		if !ok {
-			return evNull
-		}
-	}
-	if twelve {
-		h %= 12
-		if pm {
-			h += 12
-		}
-	}
-	if m < 1 || m > 12 || d < 1 || d > daysIn(m, y) || h > 23 || mi > 59 || sec > 59 {
-		return evNull
-	}
-	days := daysFromCivil(y, m, d)
-	if !hasTime {
-		return ev{k: eDate, i: days}
-	}
-	return ev{k: eDatetime, i: (days*86400+h*3600+mi*60+sec)*1e6 + frac}
 }
 
 // jsonPath extracts $.a.b[0] from a JSON document: as JSON text (json), its
