@@ -420,3 +420,38 @@ func TestDorisStrToDate(t *testing.T) {
 		}
 	}
 }
+
+// TestDorisDateFormatErrorRow: through a mapping, a value DATE_FORMAT
+// fails as Doris fails it is an error row naming the column and the
+// function, and the parser goes on with the next record; a constant
+// format over Doris's limit is refused when the parser is made.
+func TestDorisDateFormatErrorRow(t *testing.T) {
+	s := typedSchema(t, "id int", "v string", "d datetime")
+	p, err := NewParser(s, Format{Kind: "json", Columns: []string{"id", "f", "t", "v = date_format('2022-11-13 11:12:12', f)", "d = str_to_date(t, '%Y-%m-%d %H:%i:%s')"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Parse([]byte(`{"id":1,"f":"`+strings.Repeat("%l", 52)+`","t":"2024-01-01 10:00:00"}`), nil)
+	var pe *ParseError
+	if !errors.As(err, &pe) || pe.Column != "v" || !strings.HasPrefix(pe.Reason, "column v: v = ...: DATE_FORMAT: format ") || !strings.Contains(pe.Reason, "more than 100 characters") {
+		t.Fatalf("Parse = %v, want an error row naming v, DATE_FORMAT and the 100 characters", err)
+	}
+	row, err := p.Parse([]byte(`{"id":2,"f":"%D %X-%V","t":"2024-01-01 10:00:00"}`), nil)
+	if err != nil || render(s, row) != "2|13th 2022-46|2024-01-01 10:00:00" {
+		t.Fatalf("next record: %v, %v", render(s, row), err)
+	}
+	// Doris keeps an hour of 24 as it is, which loadnode cannot: an error
+	// row, not another value.
+	_, err = p.Parse([]byte(`{"id":3,"f":"%Y","t":"2024-01-01 24:00:00"}`), nil)
+	if !errors.As(err, &pe) || pe.Column != "d" || !strings.Contains(pe.Reason, "STR_TO_DATE") || !strings.Contains(pe.Reason, "hour 24") {
+		t.Fatalf("Parse = %v, want an error row naming d, STR_TO_DATE and the hour 24", err)
+	}
+	row, err = p.Parse([]byte(`{"id":4,"f":"%Y","t":"2024-01-01 25:00:00"}`), nil)
+	if err != nil || render(s, row) != "4|2022|NULL" {
+		t.Fatalf("an hour of 25: %v, %v; want NULL, as Doris", render(s, row), err)
+	}
+	_, err = NewParser(s, Format{Kind: "json", Columns: []string{"id", "v = date_format('2022-11-13', '" + strings.Repeat("%Y", 65) + "')"}})
+	if err == nil || !strings.Contains(err.Error(), "DATE_FORMAT: the format is 130 characters long, over Doris's limit of 128") {
+		t.Fatalf("NewParser with a format of 130 characters: %v", err)
+	}
+}
