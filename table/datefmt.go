@@ -45,7 +45,10 @@ func (e *evalEnv) fail(format string, args ...any) {
 
 // javaFormats are the Java-style patterns Doris takes for DATE_FORMAT and
 // FROM_UNIXTIME (its backend's fixed formats, time_format_type::
-// string_to_impl), as the MySQL formats they mean.
+// string_to_impl), as the MySQL formats they mean. Doris's planner, when
+// it folds a call on constants, knows only the first three: there
+// date_format(x, 'yyyy-MM') prints yyyy-MM. A load computes on its
+// backend, as here.
 var javaFormats = map[string]string{
 	"yyyyMMdd":            "%Y%m%d",
 	"yyyy-MM-dd":          "%Y-%m-%d",

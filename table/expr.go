@@ -28,7 +28,9 @@ import (
 //	dates        FROM_UNIXTIME(secs[, format]), UNIX_TIMESTAMP(datetime[, format]),
 //	             DATE_FORMAT(dt, format), STR_TO_DATE(s, format), TO_DATE, DATE,
 //	             DATE_ADD/DATE_SUB/DAYS_ADD/DAYS_SUB(dt, n | INTERVAL n unit),
-//	             YEAR, MONTH, DAY
+//	             YEAR, MONTH, DAY; formats as Doris reads them: every MySQL
+//	             specifier Doris documents, its Java-style patterns, its limits
+//	             (datefmt.go)
 //	json         JSON_EXTRACT / GET_JSON_STRING / JSONB_EXTRACT_STRING (doc, '$.path'),
 //	             GET_JSON_INT, GET_JSON_BIGINT, GET_JSON_DOUBLE, JSON_UNQUOTE
 //
