@@ -18,6 +18,8 @@
 //	CREATE TABLE [IF NOT EXISTS] [db.]name (col type [KEY] [NULL | NOT NULL] [DEFAULT v] [COMMENT '...'], INDEX ..., ...)
 //	    [ENGINE=OLAP] [DUPLICATE KEY(cols)] [COMMENT '...']
 //	    [DISTRIBUTED BY HASH(cols)|RANDOM [BUCKETS n|AUTO]] [PROPERTIES (...)]
+//	                                        (one comma before the column list's ")" is
+//	                                        allowed, as in Doris)
 //	CREATE ROUTINE LOAD [db.]name ON [db.]table [WITH APPEND|MERGE|DELETE]
 //	    [COLUMNS TERMINATED BY 'sep'] [,] [COLUMNS (c1, tmp, c3 = expr, ...)] [,] [WHERE expr]
 //	    [,] [DELETE ON expr] [,] [ORDER BY col]

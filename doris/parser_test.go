@@ -458,6 +458,29 @@ func TestParseCreateTable(t *testing.T) {
 				{Name: "t", Type: api.ColumnType_JSON},
 			}},
 		},
+		{
+			// Doris's grammar: ( columnDefs (, indexDefs)? ,? ). Corpus case
+			// test_csv_split_line__sql__2 (ddl.sql) ends its columns so.
+			name: "Doris suites: trailing comma after the last column",
+			sql: `create table test_csv_split_line2 (
+    a int ,
+    b varchar(30),
+)
+DUPLICATE KEY(` + "`a`" + `)
+DISTRIBUTED BY HASH(` + "`a`" + `) BUCKETS 10`,
+			want: &api.TableSpec{Name: "test_csv_split_line2", Columns: []*api.Column{
+				{Name: "a", Type: api.ColumnType_INT32},
+				{Name: "b", Type: api.ColumnType_VARCHAR, Length: 30},
+			}},
+		},
+		{
+			name: "trailing comma after an index",
+			sql:  "CREATE TABLE t (a INT, b STRING, INDEX i (b) USING INVERTED,) DUPLICATE KEY(a)",
+			want: &api.TableSpec{Name: "t", Columns: []*api.Column{
+				{Name: "a", Type: api.ColumnType_INT32},
+				{Name: "b", Type: api.ColumnType_STRING},
+			}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -863,6 +886,8 @@ PROPERTIES("dynamic_partition.time_unit" = "DAY");`, `PROPERTIES "dynamic_partit
 		{"type params", `CREATE TABLE t (k DOUBLE(10))`, `column "k"`, 1, 19, "takes no parameters"},
 		{"ctas", `CREATE TABLE t AS SELECT * FROM u`, "CREATE TABLE AS SELECT", 1, 16, "not supported"},
 		{"no columns", `CREATE TABLE t ()`, "CREATE TABLE", 1, 17, "expected a column name"},
+		{"only a comma", `CREATE TABLE t (,)`, "CREATE TABLE", 1, 17, "expected a column name"},
+		{"two trailing commas", `CREATE TABLE t (a INT,,)`, "CREATE TABLE", 1, 23, "expected a column name"},
 		{"auto increment", "CREATE TABLE t (id BIGINT AUTO_INCREMENT)", `column "id" AUTO_INCREMENT`, 1, 27, "not supported"},
 
 		// lexing and statements
