@@ -221,8 +221,11 @@
 // embedded store's without a qualifier) that exist when it is created
 // (JobSpec.tables); unlike Doris, a table created later is not loaded. A
 // record without "|" or naming another table is an error row whose reason
-// names the table. The tables must be DUPLICATE tables; COLUMNS, WHERE and
-// WITH MERGE|DELETE are refused with it. All tables' rows of a batch commit
+// names the table. It loads the DUPLICATE tables of the database: its
+// UNIQUE and AGGREGATE tables are left out (the answer names them; a
+// record naming one is an error row), and a database without a DUPLICATE
+// table refuses the statement. COLUMNS, WHERE and WITH MERGE|DELETE are
+// refused with it. All tables' rows of a batch commit
 // with its progress in one sink commit. A CREATE ROUTINE LOAD may take the
 // name of a STOPPED or CANCELLED job, as in Doris: the client deletes that
 // job first (its rows stay; its history goes).
