@@ -152,7 +152,11 @@
 //	                                       it starts ("need to specify the sequence
 //	                                       column")
 //	"partial_columns", "partial_update_new_key_behavior"
-//	                                       UNIQUE tables: see Table models
+//	                                       UNIQUE tables: see Table models;
+//	                                       partial_update_new_key_behavior only with
+//	                                       "partial_columns" = "true" (else refused, as
+//	                                       Doris: "can only be set when partial update
+//	                                       is enabled")
 //	"loadnode.error_topic"                 error_topic (loadnode's own: Doris has no
 //	                                       dead-letter topic); not in ALTER
 //	"loadnode.error_topic_brokers"         error_topic_brokers (comma-separated)

@@ -822,6 +822,11 @@ func TestParseErrors(t *testing.T) {
 		{"separator with json", `CREATE ROUTINE LOAD j ON t COLUMNS TERMINATED BY "," PROPERTIES ("format" = "json") FROM KAFKA ()`, "COLUMNS TERMINATED BY", 1, 50, "only with format csv"},
 		{"empty separator", `CREATE ROUTINE LOAD j ON t COLUMNS TERMINATED BY "" FROM KAFKA ()`, "COLUMNS TERMINATED BY", 1, 50, "empty"},
 		{"duplicate property", `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_batch_rows" = "1", "MAX_BATCH_ROWS" = "2") FROM KAFKA ()`, `PROPERTIES "MAX_BATCH_ROWS"`, 1, 64, "given twice"},
+		// Doris: "partial_update_new_key_behavior can only be set when partial update is enabled".
+		{"new key behavior without partial_columns", `CREATE ROUTINE LOAD j ON t PROPERTIES ("partial_update_new_key_behavior" = "APPEND") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
+			`PROPERTIES "partial_update_new_key_behavior"`, 1, 40, "only be set when partial update is enabled"},
+		{"new key behavior with partial_columns false", `CREATE ROUTINE LOAD j ON t PROPERTIES ("partial_update_new_key_behavior" = "ERROR", "partial_columns" = "false") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
+			`PROPERTIES "partial_update_new_key_behavior"`, 1, 40, "only be set when partial update is enabled"},
 		{"ROWS TERMINATED BY", `CREATE ROUTINE LOAD j ON t ROWS TERMINATED BY "\n" FROM KAFKA ()`, "ROWS TERMINATED BY", 1, 28, "row separator"},
 		{"doc typo: missing comma", `CREATE ROUTINE LOAD j ON t PROPERTIES ("json_root" = "$.RECORDS"
        "strip_outer_array" = "true") FROM KAFKA ()`, "PROPERTIES", 2, 8, `expected ")"`},

@@ -234,6 +234,11 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 				return nil, err
 			}
 		}
+		if jp.given["partial_update_new_key_behavior"] && !jp.partial {
+			// Doris refuses the statement: "partial_update_new_key_behavior
+			// can only be set when partial update is enabled".
+			return nil, p.errf(jp.newKeyTok, "PROPERTIES "+quote(jp.newKeyTok.text), "can only be set when partial update is enabled (\"partial_columns\" = \"true\"), as in Doris")
+		}
 	}
 	jp.apply(spec)
 	if spec.StrictMode == nil {
@@ -388,6 +393,7 @@ type jobProps struct {
 	partial     bool
 	fill        bool
 	newKey      string
+	newKeyTok   token // the key of partial_update_new_key_behavior
 	errorTopic  string
 	errBrokers  []string
 	raw         map[string]string
@@ -604,7 +610,7 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 		if !strings.EqualFold(v, "APPEND") && !strings.EqualFold(v, "ERROR") {
 			return bad("must be APPEND or ERROR")
 		}
-		j.newKey = strings.ToUpper(v)
+		j.newKey, j.newKeyTok = strings.ToUpper(v), pr.keyTok
 		j.set(pr.key)
 		return nil
 	case fieldErrorTopic, fieldErrorBrokers:
