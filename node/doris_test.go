@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -147,6 +148,90 @@ func (d *dorisNode) rows(name string) []string {
 
 func state(s api.JobState) func(*api.JobInfo) bool {
 	return func(i *api.JobInfo) bool { return i.GetSummary().GetState() == s }
+}
+
+// TestDorisAlterLoadProperties: ALTER ROUTINE LOAD's load_property clauses
+// (Doris suite test_routine_load_alter: COLUMNS(...) and COLUMNS
+// TERMINATED BY on a PAUSED job; its checkpoint suite adds WHERE) change
+// how the records read after RESUME become rows; a job that is not PAUSED
+// refuses them as Doris does; a mapping that does not compile against the
+// table is refused by the ALTER, naming it; the alter is journaled, so it
+// outlives a restart; and an ALTER with only FROM KAFKA offsets (no
+// PROPERTIES) resets them.
+func TestDorisAlterLoadProperties(t *testing.T) {
+	d := startDorisNode(t)
+	d.exec("CREATE TABLE t (id BIGINT, v STRING, w STRING) DUPLICATE KEY(id)")
+	d.send("1|a")
+	d.exec(fmt.Sprintf(`CREATE ROUTINE LOAD j ON t COLUMNS TERMINATED BY "|", COLUMNS(id, v)
+		PROPERTIES ("max_batch_interval" = "1") FROM KAFKA ("kafka_broker_list" = "%s", "kafka_topic" = "events", "property.kafka_default_offsets" = "OFFSET_BEGINNING")`,
+		strings.Join(d.kc.ListenAddrs(), ",")))
+	d.waitJob("j", "1 row loaded", func(i *api.JobInfo) bool { return i.GetStats().GetLoadedRows() == 1 })
+
+	// RUNNING: refused, naming the state, as Doris refuses ("Only
+	// supports modification of PAUSED jobs").
+	_, err := d.c.Exec(d.ctx, "ALTER ROUTINE LOAD FOR j COLUMNS(id, v, w)")
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Code != api.ErrorCode_FAILED_PRECONDITION || !strings.Contains(ce.Message, "pause it") || !strings.Contains(ce.Message, "columns_mapping") {
+		t.Fatalf("ALTER COLUMNS of a running job = %v; want FAILED_PRECONDITION naming columns_mapping", err)
+	}
+
+	d.exec("PAUSE ROUTINE LOAD FOR j")
+	d.waitJob("j", "PAUSED", state(api.JobState_PAUSED))
+	for q, field := range map[string]string{
+		"ALTER ROUTINE LOAD FOR j COLUMNS(id, v, w = nosuchfn(v))": "columns_mapping",
+		"ALTER ROUTINE LOAD FOR j WHERE nosuchcol > 1":             "where",
+		"ALTER ROUTINE LOAD FOR j DELETE ON id = 1":                "delete_on", // a DUPLICATE table, no MERGE
+		"ALTER ROUTINE LOAD FOR j ORDER BY v":                      "sequence_column",
+	} {
+		_, err := d.c.Exec(d.ctx, q)
+		if !errors.As(err, &ce) || ce.Code != api.ErrorCode_INVALID_ARGUMENT || !strings.Contains(ce.Error(), field) {
+			t.Errorf("%s = %v; want INVALID_ARGUMENT naming %s", q, err, field)
+		}
+	}
+	// The suite's two statements, then a WHERE.
+	d.exec("ALTER ROUTINE LOAD FOR j COLUMNS(id, v, w)")
+	d.exec("ALTER ROUTINE LOAD FOR j COLUMNS TERMINATED BY ','")
+	d.exec("ALTER ROUTINE LOAD FOR j WHERE id > 2")
+	info, err := d.c.ShowJob(d.ctx, "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := info.GetSpec(); !slices.Equal(s.GetColumnsMapping(), []string{"id", "v", "w"}) || s.GetColumnSeparator() != "," || s.GetWhere() != "id > 2" {
+		t.Fatalf("spec after the alters: columns %q, separator %q, where %q", s.GetColumnsMapping(), s.GetColumnSeparator(), s.GetWhere())
+	}
+
+	// Journaled: a restarted node has the altered job.
+	d.stop()
+	d.start()
+	res := d.exec("SHOW CREATE ROUTINE LOAD FOR j")
+	stmt := fmt.Sprint(res.GetResult())
+	for _, want := range []string{"COLUMNS (`id`, `v`, `w`)", "WHERE id > 2"} {
+		if !strings.Contains(stmt, want) {
+			t.Errorf("SHOW CREATE ROUTINE LOAD after a restart: no %q in %s", want, stmt)
+		}
+	}
+
+	d.send("2,b,x", "3,c,y")
+	d.exec("RESUME ROUTINE LOAD FOR j")
+	d.waitJob("j", "2 rows loaded, 1 unselected", func(i *api.JobInfo) bool {
+		return i.GetStats().GetLoadedRows() == 2 && i.GetStats().GetUnselectedRows() == 1
+	})
+	if got, want := d.rows("t"), []string{`1,a,\N`, "3,c,y"}; !slices.Equal(got, want) {
+		t.Errorf("rows = %q, want %q", got, want)
+	}
+
+	// Only a reset of offsets, no PROPERTIES (was refused: "table:
+	// required"): the job is PAUSED for it, as Doris needs.
+	d.exec("PAUSE ROUTINE LOAD FOR j")
+	d.waitJob("j", "PAUSED", state(api.JobState_PAUSED))
+	d.exec(`ALTER ROUTINE LOAD FOR j FROM KAFKA ("kafka_partitions" = "0", "kafka_offsets" = "1")`)
+	info = d.waitJob("j", "offset reset to 1", func(i *api.JobInfo) bool {
+		p := i.GetPartitions()
+		return len(p) == 1 && p[0].GetCommittedOffset() == 1
+	})
+	if s := info.GetSpec(); !slices.Equal(s.GetColumnsMapping(), []string{"id", "v", "w"}) || s.GetWhere() != "id > 2" {
+		t.Errorf("a reset changed the spec: %v", s)
+	}
 }
 
 // TestDorisMultiTableBesideUnique: a multi-table CREATE ROUTINE LOAD (no
