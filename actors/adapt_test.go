@@ -136,5 +136,8 @@ func (testSpecs) Alter(cur *api.JobSpec, req *api.AlterJobRequest) (*api.JobSpec
 }
 
 func (testSpecs) Rebases(cur, next *api.JobSpec) bool { return config.Rebases(cur, next) }
+func (testSpecs) PausedOnly(cur, next *api.JobSpec) []string {
+	return config.PausedOnly(cur, next)
+}
 
 func (testSpecs) SourceName(spec *api.JobSpec) string { return "kafka://" + spec.GetKafka().GetTopic() }

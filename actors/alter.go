@@ -55,6 +55,10 @@ func (j *job) userAlter(ctx actor.Context, req *api.AlterJobRequest) {
 		ctx.Respond(j.reply(invalidErr("spec", err)))
 		return
 	}
+	if e := j.pausedOnly(next); e != nil {
+		ctx.Respond(j.reply(e))
+		return
+	}
 	res := &alterResolved{sender: ctx.Sender(), req: req, spec: next, changes: changes, reopen: reopen}
 	reset := sources.Reset{Offsets: req.GetResetOffsets(), Positions: req.GetResetPositions()}
 	if j.deps.Specs.Rebases(j.rec.GetSpec(), next) {
@@ -89,6 +93,18 @@ func (j *job) userAlter(ctx actor.Context, req *api.AlterJobRequest) {
 		r.err = err
 		return &r
 	})
+}
+
+// pausedOnly refuses an alter to next that changes how records map onto
+// rows (Specs.PausedOnly: Doris's COLUMNS, WHERE, ...) unless the job is
+// PAUSED, as Doris does ("Only supports modification of PAUSED jobs"): a
+// generation of tasks never changes its mapping halfway.
+func (j *job) pausedOnly(next *api.JobSpec) *api.Error {
+	fields := j.deps.Specs.PausedOnly(j.rec.GetSpec(), next)
+	if len(fields) == 0 || j.state == api.JobState_PAUSED {
+		return nil
+	}
+	return precondition("job %s is %s: pause it before altering %s (only a PAUSED job's load properties change, as in Doris)", j.rec.GetName(), j.state, strings.Join(fields, ", "))
 }
 
 // alterRebase starts an alter that moves the job to another stream (a new
@@ -196,6 +212,7 @@ func (j *job) onRebaseResolved(ctx actor.Context, res *alterResolved, answer fun
 	changed := slices.Clone(res.changes)
 	changed = append(changed, "progress of "+j.deps.Specs.SourceName(j.rec.GetSpec())+" dropped ("+strings.Join(dropped, ", ")+")",
 		"starts on "+j.deps.Specs.SourceName(res.spec)+" ("+strings.Join(starts, ", ")+")")
+	remap := len(j.deps.Specs.PausedOnly(j.rec.GetSpec(), res.spec)) > 0
 	rec := proto.Clone(j.rec).(*api.JobRecord)
 	rec.Spec = res.spec
 	rec.Rebase = &api.SourceRebase{Fence: fence, Positions: positions, Checkpoints: cks,
@@ -214,6 +231,9 @@ func (j *job) onRebaseResolved(ctx actor.Context, res *alterResolved, answer fun
 	dec := j.format.Decoder
 	j.format = table.FormatOf(rec.GetSpec())
 	j.format.Decoder = dec
+	if remap {
+		j.schema = nil // the next generation derives its update from the new mapping
+	}
 	// The old source goes; its watch with it.
 	watching := j.endWatch()
 	j.stopTasks(ctx)
@@ -270,6 +290,11 @@ func (j *job) onAlterResolved(ctx actor.Context, res *alterResolved) {
 		answer(j.reply(precondition("job %s is %s: pause it before resetting offsets", j.rec.GetName(), j.state)))
 		return
 	}
+	if e := j.pausedOnly(res.spec); e != nil {
+		answer(j.reply(e)) // resumed while the reset was looked up
+		return
+	}
+	remap := len(j.deps.Specs.PausedOnly(j.rec.GetSpec(), res.spec)) > 0
 	changed := slices.Clone(res.changes)
 	for _, p := range slices.Sorted(maps.Keys(res.reset)) {
 		was := sources.Start{Offset: j.progress[p], Checkpoint: j.checkpoints[p]}
@@ -300,6 +325,12 @@ func (j *job) onAlterResolved(ctx actor.Context, res *alterResolved) {
 	dec := j.format.Decoder
 	j.format = table.FormatOf(rec.GetSpec())
 	j.format.Decoder = dec
+	if remap {
+		// A new mapping (COLUMNS, ORDER BY, ...): the next generation
+		// derives the table update (partial columns, sequence column) from
+		// it, as a job does when it starts.
+		j.schema = nil
+	}
 	if len(res.reset) > 0 {
 		reset, cks := map[int32]int64{}, map[int32][]byte{}
 		for p, s := range res.reset {

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -90,4 +91,43 @@ func TestAlterKeepsTransientPause(t *testing.T) {
 	}
 	src.failing.Store(false)
 	h.waitState(pid, api.JobState_RUNNING)
+}
+
+// TestAlterMappingOnlyPaused: an alter of how records become rows (Doris's
+// load properties: COLUMNS, WHERE, ...; Specs.PausedOnly) is refused
+// while the job is not PAUSED, naming the fields and the state (Doris:
+// "Only supports modification of PAUSED jobs"), and changes nothing; on a
+// PAUSED job it is journaled and outlives a restart.
+func TestAlterMappingOnlyPaused(t *testing.T) {
+	fs := vfs.NewMem()
+	where := &api.AlterJobRequest{Name: "mapped", Spec: &api.JobSpec{Where: "v > 1", ColumnsMapping: []string{"v"}},
+		UpdateMask: []string{"where", "columns_mapping"}}
+	t.Run("alter", func(t *testing.T) {
+		h := newHarnessWith(t, fs, &quietSource{parts: []int32{0}}, Settings{})
+		id, _ := h.create("mapped")
+		h.waitState(h.jobPID(id), api.JobState_RUNNING)
+		resp := h.ask(h.mgr, where).(*api.JobResponse)
+		if e := resp.GetError(); e.GetCode() != api.ErrorCode_FAILED_PRECONDITION || !strings.Contains(e.GetMessage(), "RUNNING") ||
+			!strings.Contains(e.GetMessage(), "columns_mapping, where") {
+			t.Fatalf("alter of a RUNNING job's mapping: %v; want FAILED_PRECONDITION naming RUNNING and the fields", e)
+		}
+		if s := showJob(t, h, "mapped").GetSpec(); s.GetWhere() != "" || count(showJob(t, h, "mapped").GetHistory(), api.Reason_USER_ALTER) != 0 {
+			t.Fatalf("a refused alter changed the job: where %q", s.GetWhere())
+		}
+		if r := h.ask(h.mgr, &api.PauseJobRequest{Name: "mapped"}).(*api.JobResponse); r.Error != nil {
+			t.Fatal(r.Error)
+		}
+		h.waitState(h.jobPID(id), api.JobState_PAUSED)
+		if r := h.ask(h.mgr, where).(*api.JobResponse); r.Error != nil {
+			t.Fatalf("alter of a PAUSED job's mapping: %v", r.Error)
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	h := newHarnessWith(t, fs, &quietSource{parts: []int32{0}}, Settings{})
+	info := showJob(t, h, "mapped")
+	if s := info.GetSpec(); s.GetWhere() != "v > 1" || len(s.GetColumnsMapping()) != 1 || count(info.GetHistory(), api.Reason_USER_ALTER) != 1 {
+		t.Fatalf("after a restart: where %q, columns %q, history %v", s.GetWhere(), s.GetColumnsMapping(), info.GetHistory())
+	}
 }

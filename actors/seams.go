@@ -82,6 +82,10 @@ type Specs interface {
 	// stream than cur (a new Kafka topic): the job's progress does not
 	// apply to it and the alter replaces it, only while PAUSED.
 	Rebases(cur, next *api.JobSpec) bool
+	// PausedOnly names the fields next (an alter's result) changes from
+	// cur that only a PAUSED job's alter may change (how records map onto
+	// rows: Doris's COLUMNS, WHERE, ...); none: any state will do.
+	PausedOnly(cur, next *api.JobSpec) []string
 	// SourceName names the job's source in listings ("kafka://orders").
 	SourceName(spec *api.JobSpec) string
 }

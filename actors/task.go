@@ -445,7 +445,7 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, home *t
 			case !ok:
 				perr = fmt.Errorf("multi-table record names no table: want table|record (tables: %s)", rs.names)
 			case rt == nil:
-				perr = fmt.Errorf("table %q does not exist: this job loads tables %s", api.Clip(string(name), 128), rs.names)
+				perr = fmt.Errorf("table %q does not exist or is not loaded by this job: it loads tables %s (a multi-table job loads the DUPLICATE tables it was created with)", api.Clip(string(name), 128), rs.names)
 			default:
 				parser, schema, value = rt.parser, rt.schema, rest
 			}

@@ -53,6 +53,7 @@ func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse,
 		return &api.ExecResponse{Table: st.CreateTable, Message: fmt.Sprintf("table %s created%s", name, ignored)}, nil
 	case st.CreateRoutineLoad != nil:
 		spec := st.CreateRoutineLoad
+		var leftOut []string // a multi-table load's tables of other models
 		if st.MultiTable {
 			// Without ON: the job loads the tables of the statement's
 			// database (the embedded store's without a qualifier) that
@@ -62,11 +63,24 @@ func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse,
 				return nil, err
 			}
 			for _, t := range tables {
-				if t.GetSpec().GetDatabase() == st.DB {
-					spec.Tables = append(spec.Tables, &api.TableSpec{Name: t.GetSpec().GetName(), Database: st.DB})
+				ts := t.GetSpec()
+				if ts.GetDatabase() != st.DB {
+					continue
 				}
+				if ts.GetModel() != api.TableModel_DUPLICATE {
+					// A multi-table job loads DUPLICATE tables only: the
+					// database's UNIQUE and AGGREGATE tables are not its
+					// tables (a record naming one is an error row), and
+					// do not keep it from loading the others.
+					leftOut = append(leftOut, fmt.Sprintf("%s table %s", ts.GetModel(), ts.GetName()))
+					continue
+				}
+				spec.Tables = append(spec.Tables, &api.TableSpec{Name: ts.GetName(), Database: st.DB})
 			}
 			if len(spec.Tables) == 0 {
+				if len(leftOut) > 0 {
+					return nil, fmt.Errorf("CREATE ROUTINE LOAD %s without ON: no DUPLICATE table to load in %s (a multi-table load loads DUPLICATE tables only; not %s)", spec.GetName(), databaseName(st.DB), strings.Join(leftOut, ", "))
+				}
 				return nil, fmt.Errorf("CREATE ROUTINE LOAD %s without ON: no table to load in %s; create the tables first", spec.GetName(), databaseName(st.DB))
 			}
 		}
@@ -95,7 +109,11 @@ func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse,
 		if err != nil {
 			return nil, clauseErr(err)
 		}
-		return &api.ExecResponse{Job: info, Message: "routine load " + spec.GetName() + " created"}, nil
+		msg := "routine load " + spec.GetName() + " created"
+		if len(leftOut) > 0 {
+			msg += " (not loaded: " + strings.Join(leftOut, ", ") + "; a multi-table load loads DUPLICATE tables only)"
+		}
+		return &api.ExecResponse{Job: info, Message: msg}, nil
 	case st.Pause != nil:
 		return c.execJobs(ctx, st.Pause, func(name string) proto.Message { return &api.PauseJobRequest{Name: name} })
 	case st.Resume != nil:

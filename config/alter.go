@@ -23,6 +23,43 @@ var Alterable = []string{
 	// Only together with a change of kafka.topic: the new topic's
 	// partitions and their start offsets.
 	"kafka.partitions", "kafka.offsets",
+	// Only while the job is PAUSED (PausedOnly): how records map onto
+	// rows, Doris's load_property clauses of ALTER ROUTINE LOAD.
+	"column_separator", "columns_mapping", "where", "delete_on", "sequence_column", "jsonpaths",
+}
+
+// pausedOnly are the alterable fields that change how a record becomes a
+// row (Doris's load properties: COLUMNS TERMINATED BY, COLUMNS, WHERE,
+// DELETE ON, ORDER BY; and jsonpaths): as in Doris, only a PAUSED job's.
+var pausedOnly = []string{"column_separator", "columns_mapping", "where", "delete_on", "sequence_column", "jsonpaths"}
+
+// PausedOnly names the fields next changes from cur that an alter may
+// change only while the job is PAUSED (Doris: "Only supports modification
+// of PAUSED jobs"), in Alterable order; none: the alter may apply to a
+// job in any state.
+func PausedOnly(cur, next *api.JobSpec) []string {
+	var out []string
+	for _, f := range pausedOnly {
+		var same bool
+		switch f {
+		case "column_separator":
+			same = cur.GetColumnSeparator() == next.GetColumnSeparator()
+		case "columns_mapping":
+			same = slices.Equal(cur.GetColumnsMapping(), next.GetColumnsMapping())
+		case "where":
+			same = cur.GetWhere() == next.GetWhere()
+		case "delete_on":
+			same = cur.GetDeleteOn() == next.GetDeleteOn()
+		case "sequence_column":
+			same = cur.GetSequenceColumn() == next.GetSequenceColumn()
+		case "jsonpaths":
+			same = slices.Equal(cur.GetJsonpaths(), next.GetJsonpaths())
+		}
+		if !same {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Rebases reports whether next reads another stream than cur (a Kafka
@@ -39,7 +76,7 @@ func alterableField(f string) bool {
 }
 
 func alterHelp() string {
-	return "an alter may change only " + strings.Join(Alterable, ", ") + " (kafka.partitions and kafka.offsets only with kafka.topic); name, table, format and the source family stay (create a new job instead)"
+	return "an alter may change only " + strings.Join(Alterable, ", ") + " (kafka.partitions and kafka.offsets only with kafka.topic; " + strings.Join(pausedOnly, ", ") + " only while PAUSED); name, table, format and the source family stay (create a new job instead)"
 }
 
 // Alter returns cur changed by req, with defaults applied and validated,
@@ -109,6 +146,18 @@ func applyMask(cur, patch *api.JobSpec, mask []string) (*api.JobSpec, error) {
 			next.Escape = patch.GetEscape()
 		case "empty_field_as_null":
 			next.EmptyFieldAsNull = patch.GetEmptyFieldAsNull()
+		case "column_separator":
+			next.ColumnSeparator = patch.GetColumnSeparator()
+		case "columns_mapping":
+			next.ColumnsMapping = slices.Clone(patch.GetColumnsMapping())
+		case "where":
+			next.Where = patch.GetWhere()
+		case "delete_on":
+			next.DeleteOn = patch.GetDeleteOn()
+		case "sequence_column":
+			next.SequenceColumn = patch.GetSequenceColumn()
+		case "jsonpaths":
+			next.Jsonpaths = slices.Clone(patch.GetJsonpaths())
 		case "kafka.default_offset":
 			next.Kafka.DefaultOffset = patch.GetKafka().GetDefaultOffset()
 		case "kafka.brokers":
@@ -141,6 +190,14 @@ func applyMask(cur, patch *api.JobSpec, mask []string) (*api.JobSpec, error) {
 			}
 		}
 	}
+	if slices.Contains(mask, "columns_mapping") && !slices.Contains(mask, "jsonpaths") && len(cur.GetColumnsMapping()) == 0 &&
+		len(next.GetColumnsMapping()) > 0 && defaultJSONPaths(cur) {
+		// The paths ApplyDefaults gave a JSON job without a mapping (one
+		// "$.<column>" per column) read each column by its name; with a
+		// mapping and no jsonpaths the fields are read by their own names,
+		// which is what the statement asks for.
+		next.Jsonpaths = nil
+	}
 	if Rebases(cur, next) {
 		// The old topic's partitions and offsets name partitions of
 		// another topic: they do not carry over unless given again.
@@ -156,6 +213,21 @@ func applyMask(cur, patch *api.JobSpec, mask []string) (*api.JobSpec, error) {
 		return nil, err
 	}
 	return next, nil
+}
+
+// defaultJSONPaths reports whether s's jsonpaths are those ApplyDefaults
+// gives a JSON job without a column mapping.
+func defaultJSONPaths(s *api.JobSpec) bool {
+	cols := s.GetTable().GetColumns()
+	if len(cols) == 0 || len(s.GetJsonpaths()) != len(cols) {
+		return false
+	}
+	for i, c := range cols {
+		if s.GetJsonpaths()[i] != "$."+c.GetName() {
+			return false
+		}
+	}
+	return true
 }
 
 // wholeSpec checks a whole new spec against cur.
@@ -186,6 +258,8 @@ func wholeSpec(cur, in *api.JobSpec) (*api.JobSpec, error) {
 	probe.StrictMode, probe.MaxFilterRatio, probe.Timezone = cur.StrictMode, cur.MaxFilterRatio, cur.GetTimezone()
 	probe.JsonRoot, probe.EmptyFieldAsNull = cur.GetJsonRoot(), cur.GetEmptyFieldAsNull()
 	probe.Enclose, probe.Escape = cur.Enclose, cur.GetEscape()
+	probe.ColumnSeparator, probe.ColumnsMapping, probe.Where = cur.GetColumnSeparator(), cur.GetColumnsMapping(), cur.GetWhere()
+	probe.DeleteOn, probe.SequenceColumn, probe.Jsonpaths = cur.GetDeleteOn(), cur.GetSequenceColumn(), cur.GetJsonpaths()
 	rebase := Rebases(cur, next)
 	if probe.Kafka != nil && cur.Kafka != nil {
 		probe.Kafka.Properties, probe.Kafka.DefaultOffset, probe.Kafka.Offsets = cur.GetKafka().GetProperties(), cur.GetKafka().GetDefaultOffset(), cur.GetKafka().GetOffsets()
@@ -249,6 +323,24 @@ func describeChanges(old, next *api.JobSpec) []string {
 	}
 	if next.GetMaxErrorNumber() != old.GetMaxErrorNumber() {
 		changed = append(changed, fmt.Sprintf("max_error_number %d->%d", old.GetMaxErrorNumber(), next.GetMaxErrorNumber()))
+	}
+	if next.GetColumnSeparator() != old.GetColumnSeparator() {
+		changed = append(changed, fmt.Sprintf("column_separator %q->%q", old.GetColumnSeparator(), next.GetColumnSeparator()))
+	}
+	if !slices.Equal(next.GetColumnsMapping(), old.GetColumnsMapping()) {
+		changed = append(changed, fmt.Sprintf("columns_mapping (%s)->(%s)", strings.Join(old.GetColumnsMapping(), ", "), strings.Join(next.GetColumnsMapping(), ", ")))
+	}
+	if !slices.Equal(next.GetJsonpaths(), old.GetJsonpaths()) {
+		changed = append(changed, fmt.Sprintf("jsonpaths %q->%q", old.GetJsonpaths(), next.GetJsonpaths()))
+	}
+	if next.GetWhere() != old.GetWhere() {
+		changed = append(changed, fmt.Sprintf("where %q->%q", old.GetWhere(), next.GetWhere()))
+	}
+	if next.GetDeleteOn() != old.GetDeleteOn() {
+		changed = append(changed, fmt.Sprintf("delete_on %q->%q", old.GetDeleteOn(), next.GetDeleteOn()))
+	}
+	if next.GetSequenceColumn() != old.GetSequenceColumn() {
+		changed = append(changed, fmt.Sprintf("sequence_column %q->%q", old.GetSequenceColumn(), next.GetSequenceColumn()))
 	}
 	if !maps.Equal(next.GetKafka().GetProperties(), old.GetKafka().GetProperties()) {
 		changed = append(changed, "kafka.properties")

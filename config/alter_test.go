@@ -57,9 +57,10 @@ func TestAlterRefusesByName(t *testing.T) {
 		{"mask offsets without a topic change", func() *api.AlterJobRequest {
 			return &api.AlterJobRequest{Spec: &api.JobSpec{Kafka: &api.KafkaSpec{Topic: "orders", Offsets: map[int32]string{0: "5"}}}, UpdateMask: []string{"kafka.topic", "kafka.offsets"}}
 		}, "kafka.offsets"},
-		{"mask jsonpaths", func() *api.AlterJobRequest {
-			return &api.AlterJobRequest{Spec: &api.JobSpec{}, UpdateMask: []string{"jsonpaths"}}
-		}, "jsonpaths"},
+		{"mask format", func() *api.AlterJobRequest {
+			return &api.AlterJobRequest{Spec: &api.JobSpec{Format: "json"}, UpdateMask: []string{"format"}}
+		}, "format"},
+
 		{"mask out of range", func() *api.AlterJobRequest {
 			return &api.AlterJobRequest{Spec: &api.JobSpec{MaxBatchRows: -5}, UpdateMask: []string{"max_batch_rows"}}
 		}, "max_batch_rows"},
@@ -169,5 +170,51 @@ func TestAlterKeepsRedactedSecrets(t *testing.T) {
 		if got := next.GetKafka().GetProperties()["sasl.password"]; got != "s3cret" || reopen || next.GetMaxBatchRows() != 77 {
 			t.Errorf("mask %v: password %q, reopen %v, rows %d", req.UpdateMask, got, reopen, next.GetMaxBatchRows())
 		}
+	}
+}
+
+// TestAlterLoadProperties: Doris's load properties (COLUMNS TERMINATED BY,
+// COLUMNS, WHERE, DELETE ON, ORDER BY) and jsonpaths are alterable, and
+// PausedOnly names them when they change (the job actor then needs the job
+// PAUSED). A json job given a mapping loses the paths ApplyDefaults gave
+// it, so its fields are read by their own names.
+func TestAlterLoadProperties(t *testing.T) {
+	cur := alterBase()
+	next, changes, _, err := Alter(cur, &api.AlterJobRequest{
+		Spec:       &api.JobSpec{ColumnSeparator: "|", ColumnsMapping: []string{"id", "tmp"}, Where: "id > 1", SequenceColumn: "id", DeleteOn: "id = 0"},
+		UpdateMask: []string{"column_separator", "columns_mapping", "where", "sequence_column", "delete_on"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.GetColumnSeparator() != "|" || !slices.Equal(next.GetColumnsMapping(), []string{"id", "tmp"}) || next.GetWhere() != "id > 1" ||
+		next.GetSequenceColumn() != "id" || next.GetDeleteOn() != "id = 0" {
+		t.Fatalf("next = %v", next)
+	}
+	want := []string{"column_separator \",\"->\"|\"", "columns_mapping ()->(id, tmp)", `where ""->"id > 1"`, `delete_on ""->"id = 0"`, `sequence_column ""->"id"`}
+	if !slices.Equal(changes, want) {
+		t.Errorf("changes = %q, want %q", changes, want)
+	}
+	if got := PausedOnly(cur, next); !slices.Equal(got, []string{"column_separator", "columns_mapping", "where", "delete_on", "sequence_column"}) {
+		t.Errorf("PausedOnly = %q", got)
+	}
+	if got := PausedOnly(cur, cur); len(got) != 0 {
+		t.Errorf("PausedOnly(cur, cur) = %q", got)
+	}
+
+	js := alterBase()
+	js.Format, js.ColumnSeparator = "json", ""
+	ApplyDefaults(js)
+	next, _, _, err = Alter(js, &api.AlterJobRequest{Spec: &api.JobSpec{ColumnsMapping: []string{"id"}}, UpdateMask: []string{"columns_mapping"}})
+	if err != nil || len(next.GetJsonpaths()) != 0 {
+		t.Fatalf("json job given COLUMNS: jsonpaths %q, %v; want the defaulted ones gone", next.GetJsonpaths(), err)
+	}
+	if got := PausedOnly(js, next); !slices.Equal(got, []string{"columns_mapping", "jsonpaths"}) {
+		t.Errorf("PausedOnly = %q", got)
+	}
+	// Given paths stay.
+	js.Jsonpaths = []string{"$.x"}
+	if next, _, _, err = Alter(js, &api.AlterJobRequest{Spec: &api.JobSpec{ColumnsMapping: []string{"id"}}, UpdateMask: []string{"columns_mapping"}}); err != nil || !slices.Equal(next.GetJsonpaths(), []string{"$.x"}) {
+		t.Fatalf("given jsonpaths: %q, %v", next.GetJsonpaths(), err)
 	}
 }

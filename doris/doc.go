@@ -18,13 +18,16 @@
 //	CREATE TABLE [IF NOT EXISTS] [db.]name (col type [KEY] [NULL | NOT NULL] [DEFAULT v] [COMMENT '...'], INDEX ..., ...)
 //	    [ENGINE=OLAP] [DUPLICATE KEY(cols)] [COMMENT '...']
 //	    [DISTRIBUTED BY HASH(cols)|RANDOM [BUCKETS n|AUTO]] [PROPERTIES (...)]
+//	                                        (one comma before the column list's ")" is
+//	                                        allowed, as in Doris)
 //	CREATE ROUTINE LOAD [db.]name ON [db.]table [WITH APPEND|MERGE|DELETE]
 //	    [COLUMNS TERMINATED BY 'sep'] [,] [COLUMNS (c1, tmp, c3 = expr, ...)] [,] [WHERE expr]
 //	    [,] [DELETE ON expr] [,] [ORDER BY col]
 //	    [PROPERTIES (...)] FROM KAFKA (...) [COMMENT '...']
 //	CREATE ROUTINE LOAD [db.]name [COLUMNS TERMINATED BY 'sep'] [PROPERTIES (...)]
 //	    FROM KAFKA (...)                    (no ON: a multi-table load, see below)
-//	ALTER ROUTINE LOAD FOR [db.]name [PROPERTIES (...)] [FROM KAFKA (...)]
+//	ALTER ROUTINE LOAD FOR [db.]name [COLUMNS TERMINATED BY 'sep'] [,] [COLUMNS (...)] [,]
+//	    [WHERE expr] [,] [DELETE ON expr] [,] [ORDER BY col] [PROPERTIES (...)] [FROM KAFKA (...)]
 //	PAUSE [ALL] ROUTINE LOAD [FOR [db.]name]      (FOR without ALL, none with ALL)
 //	RESUME [ALL] ROUTINE LOAD [FOR [db.]name]
 //	STOP ROUTINE LOAD FOR [db.]name
@@ -150,7 +153,11 @@
 //	                                       it starts ("need to specify the sequence
 //	                                       column")
 //	"partial_columns", "partial_update_new_key_behavior"
-//	                                       UNIQUE tables: see Table models
+//	                                       UNIQUE tables: see Table models;
+//	                                       partial_update_new_key_behavior only with
+//	                                       "partial_columns" = "true" (else refused, as
+//	                                       Doris: "can only be set when partial update
+//	                                       is enabled")
 //	"loadnode.error_topic"                 error_topic (loadnode's own: Doris has no
 //	                                       dead-letter topic); not in ALTER
 //	"loadnode.error_topic_brokers"         error_topic_brokers (comma-separated)
@@ -219,8 +226,11 @@
 // embedded store's without a qualifier) that exist when it is created
 // (JobSpec.tables); unlike Doris, a table created later is not loaded. A
 // record without "|" or naming another table is an error row whose reason
-// names the table. The tables must be DUPLICATE tables; COLUMNS, WHERE and
-// WITH MERGE|DELETE are refused with it. All tables' rows of a batch commit
+// names the table. It loads the DUPLICATE tables of the database: its
+// UNIQUE and AGGREGATE tables are left out (the answer names them; a
+// record naming one is an error row), and a database without a DUPLICATE
+// table refuses the statement. COLUMNS, WHERE and WITH MERGE|DELETE are
+// refused with it. All tables' rows of a batch commit
 // with its progress in one sink commit. A CREATE ROUTINE LOAD may take the
 // name of a STOPPED or CANCELLED job, as in Doris: the client deletes that
 // job first (its rows stay; its history goes).
@@ -229,13 +239,25 @@
 //
 // PROPERTIES may change desired_concurrent_number, max_batch_interval,
 // max_batch_rows, max_batch_size, max_error_number, strict_mode,
-// max_filter_ratio, timezone and jsonpaths (and carry
-// the accepted no-op properties above); "format" cannot be altered. FROM
-// KAFKA may change kafka_broker_list, kafka_topic,
-// property.kafka_default_offsets and property.<name> (merged into the job's
-// client properties), and set new start offsets with kafka_partitions and
-// kafka_offsets together (for partitions the job loads; without a new
-// kafka_topic the set of partitions never changes). A new kafka_topic, as
+// max_filter_ratio, timezone, json_root, empty_field_as_null, enclose,
+// escape and jsonpaths (and carry the accepted no-op properties above);
+// "format", partial_columns, partial_update_new_key_behavior and
+// fill_missing_columns cannot be altered. The load properties COLUMNS TERMINATED BY, COLUMNS (...), WHERE,
+// DELETE ON and ORDER BY (Doris's load_property clauses) replace the job's,
+// and, with jsonpaths, only a PAUSED job's (as Doris, which alters only
+// PAUSED jobs; any other state is FAILED_PRECONDITION naming the fields):
+// the new mapping is compiled against the table by the ALTER, journaled
+// before it answers, and read by the tasks the RESUME starts. A json job
+// given COLUMNS without jsonpaths drops the paths loadnode defaulted (one
+// per column), so its fields are read by name. PRECEDING FILTER and
+// PARTITION are refused as in CREATE. FROM KAFKA may change
+// kafka_broker_list, kafka_topic, property.kafka_default_offsets and
+// property.<name> (merged into the job's client properties), and set new
+// start offsets with kafka_partitions and kafka_offsets together (for
+// partitions the job loads; without a new kafka_topic the set of
+// partitions never changes; a statement with only these sends no spec,
+// only the reset, which needs the job PAUSED); property.group.id cannot be
+// altered. A new kafka_topic, as
 // in Doris, needs the job PAUSED and drops the old topic's progress: the
 // new topic's partitions start at kafka_offsets for the kafka_partitions
 // given (which are then the partitions the job loads), else at
@@ -341,7 +363,9 @@
 //	               needs kinesis_shards), property.kinesis_default_position; FROM
 //	               KINESIS in ALTER (reset positions with job alter --position)
 //	ALTER          "format", kafka_partitions without kafka_offsets (unless with a
-//	               new kafka_topic), a new kafka_topic of a job that is not PAUSED
+//	               new kafka_topic), a new kafka_topic of a job that is not PAUSED,
+//	               load properties or jsonpaths of a job that is not PAUSED,
+//	               PRECEDING FILTER, PARTITION, property.group.id
 //	SHOW           LIKE, WHERE, ORDER BY, LIMIT on SHOW ROUTINE LOAD; ALL or any condition
 //	               but JobName = "name" on SHOW ROUTINE LOAD TASK
 //	STOP           STOP ALL

@@ -458,6 +458,29 @@ func TestParseCreateTable(t *testing.T) {
 				{Name: "t", Type: api.ColumnType_JSON},
 			}},
 		},
+		{
+			// Doris's grammar: ( columnDefs (, indexDefs)? ,? ). Corpus case
+			// test_csv_split_line__sql__2 (ddl.sql) ends its columns so.
+			name: "Doris suites: trailing comma after the last column",
+			sql: `create table test_csv_split_line2 (
+    a int ,
+    b varchar(30),
+)
+DUPLICATE KEY(` + "`a`" + `)
+DISTRIBUTED BY HASH(` + "`a`" + `) BUCKETS 10`,
+			want: &api.TableSpec{Name: "test_csv_split_line2", Columns: []*api.Column{
+				{Name: "a", Type: api.ColumnType_INT32},
+				{Name: "b", Type: api.ColumnType_VARCHAR, Length: 30},
+			}},
+		},
+		{
+			name: "trailing comma after an index",
+			sql:  "CREATE TABLE t (a INT, b STRING, INDEX i (b) USING INVERTED,) DUPLICATE KEY(a)",
+			want: &api.TableSpec{Name: "t", Columns: []*api.Column{
+				{Name: "a", Type: api.ColumnType_INT32},
+				{Name: "b", Type: api.ColumnType_STRING},
+			}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -630,7 +653,7 @@ FROM KAFKA(
 			noReset: true,
 		},
 		{
-			name: "jsonpaths are parsed, and refused by the node",
+			name: "jsonpaths (only a PAUSED job's: config.PausedOnly)",
 			sql: `alter routine load for label1 properties ("max_batch_interval" = "5", "max_batch_rows" = "1000",
 				"max_batch_size" = "1048576", "max_error_number" = "7", "jsonpaths" = '["$.x", "$.y"]', "strict_mode" = "true")
 				from kafka ("property.kafka_default_offsets" = "OFFSET_BEGINNING")`,
@@ -638,7 +661,57 @@ FROM KAFKA(
 				"max_error_number": "7", "jsonpaths": `["$.x", "$.y"]`, "strict_mode": "true"},
 			kafka:   &api.KafkaSpec{DefaultOffset: "OFFSET_BEGINNING"},
 			changed: []string{"max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "jsonpaths", "kafka.default_offset"},
-			refused: "jsonpaths", // the format stays
+			want: func(s *api.JobSpec) {
+				s.MaxBatchIntervalMs, s.MaxBatchRows, s.MaxBatchSize, s.MaxErrorNumber = 5000, 1000, 1<<20, 7
+				s.StrictMode, s.Jsonpaths = proto.Bool(true), []string{"$.x", "$.y"}
+				s.Kafka.DefaultOffset = "OFFSET_BEGINNING"
+			},
+		},
+		{
+			// The issue's case: Doris's offset reset, no PROPERTIES.
+			name:    "Doris docs: partition offsets alone",
+			sql:     `ALTER ROUTINE LOAD FOR label1 FROM KAFKA ("kafka_partitions" = "0, 1", "kafka_offsets" = "100, OFFSET_BEGINNING");`,
+			kafka:   &api.KafkaSpec{Offsets: map[int32]string{0: "100", 1: "OFFSET_BEGINNING"}},
+			changed: []string{"kafka.offsets"},
+			want:    func(s *api.JobSpec) {},
+		},
+		{
+			name:    "client properties alone",
+			sql:     `ALTER ROUTINE LOAD FOR label1 FROM KAFKA ("property.client.id" = "y")`,
+			kafka:   &api.KafkaSpec{Properties: map[string]string{"client.id": "y"}},
+			changed: []string{"kafka.properties"},
+			want:    func(s *api.JobSpec) { s.Kafka.Properties["client.id"] = "y" },
+		},
+		{
+			// Doris suite test_routine_load_alter: ALTER ... COLUMNS(...) of a
+			// PAUSED job. The json job's default paths (one per column) go:
+			// with a mapping, fields are read by their own names.
+			name:    "Doris suites: COLUMNS of a json job",
+			sql:     `ALTER ROUTINE LOAD FOR label1 COLUMNS(a, tmp, b = concat(tmp, 'x'));`,
+			changed: []string{"columns_mapping"},
+			want: func(s *api.JobSpec) {
+				s.ColumnsMapping, s.Jsonpaths = []string{"a", "tmp", "b = concat(tmp, 'x')"}, nil
+			},
+		},
+		{
+			name:    "Doris grammar: WHERE and ORDER BY, then PROPERTIES",
+			sql:     `ALTER ROUTINE LOAD FOR label1 WHERE a > 1, ORDER BY b PROPERTIES ("max_error_number" = "3")`,
+			props:   map[string]string{"max_error_number": "3"},
+			changed: []string{"max_error_number", "where", "sequence_column"},
+			want:    func(s *api.JobSpec) { s.Where, s.SequenceColumn, s.MaxErrorNumber = "a > 1", "b", 3 },
+		},
+		{
+			name:    "COLUMNS TERMINATED BY of a json job",
+			sql:     `ALTER ROUTINE LOAD FOR label1 COLUMNS TERMINATED BY ','`,
+			changed: []string{"column_separator"},
+			refused: "column_separator",
+		},
+		{
+			// The node's table checks refuse it without WITH MERGE.
+			name:    "DELETE ON",
+			sql:     `ALTER ROUTINE LOAD FOR label1 DELETE ON a = 1`,
+			changed: []string{"delete_on"},
+			want:    func(s *api.JobSpec) { s.DeleteOn = "a = 1" },
 		},
 		{
 			name: "every alterable property",
@@ -799,6 +872,11 @@ func TestParseErrors(t *testing.T) {
 		{"separator with json", `CREATE ROUTINE LOAD j ON t COLUMNS TERMINATED BY "," PROPERTIES ("format" = "json") FROM KAFKA ()`, "COLUMNS TERMINATED BY", 1, 50, "only with format csv"},
 		{"empty separator", `CREATE ROUTINE LOAD j ON t COLUMNS TERMINATED BY "" FROM KAFKA ()`, "COLUMNS TERMINATED BY", 1, 50, "empty"},
 		{"duplicate property", `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_batch_rows" = "1", "MAX_BATCH_ROWS" = "2") FROM KAFKA ()`, `PROPERTIES "MAX_BATCH_ROWS"`, 1, 64, "given twice"},
+		// Doris: "partial_update_new_key_behavior can only be set when partial update is enabled".
+		{"new key behavior without partial_columns", `CREATE ROUTINE LOAD j ON t PROPERTIES ("partial_update_new_key_behavior" = "APPEND") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
+			`PROPERTIES "partial_update_new_key_behavior"`, 1, 40, "only be set when partial update is enabled"},
+		{"new key behavior with partial_columns false", `CREATE ROUTINE LOAD j ON t PROPERTIES ("partial_update_new_key_behavior" = "ERROR", "partial_columns" = "false") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
+			`PROPERTIES "partial_update_new_key_behavior"`, 1, 40, "only be set when partial update is enabled"},
 		{"ROWS TERMINATED BY", `CREATE ROUTINE LOAD j ON t ROWS TERMINATED BY "\n" FROM KAFKA ()`, "ROWS TERMINATED BY", 1, 28, "row separator"},
 		{"doc typo: missing comma", `CREATE ROUTINE LOAD j ON t PROPERTIES ("json_root" = "$.RECORDS"
        "strip_outer_array" = "true") FROM KAFKA ()`, "PROPERTIES", 2, 8, `expected ")"`},
@@ -806,7 +884,12 @@ func TestParseErrors(t *testing.T) {
 		// ALTER
 		{"alter format", `ALTER ROUTINE LOAD FOR j PROPERTIES ("format" = "csv")`, `PROPERTIES "format"`, 1, 38, "cannot be altered"},
 		{"alter partitions alone", `ALTER ROUTINE LOAD FOR j FROM KAFKA ("kafka_partitions" = "0,1")`, `FROM KAFKA "kafka_partitions"`, 1, 38, "cannot change the partitions"},
-		{"alter nothing", `ALTER ROUTINE LOAD FOR j;`, "ALTER ROUTINE LOAD", 1, 25, "expected PROPERTIES"},
+		{"alter nothing", `ALTER ROUTINE LOAD FOR j;`, "ALTER ROUTINE LOAD", 1, 25, "expected COLUMNS, WHERE, DELETE ON, ORDER BY, PROPERTIES"},
+		{"Doris suites: alter PRECEDING FILTER", `ALTER ROUTINE LOAD FOR j PRECEDING FILTER id > 8`, "PRECEDING FILTER", 1, 26, "filtering"},
+		{"alter PARTITION", `ALTER ROUTINE LOAD FOR j PARTITION(p1)`, "PARTITION", 1, 26, "partitioned"},
+		{"alter COLUMNS twice", `ALTER ROUTINE LOAD FOR j COLUMNS(a), COLUMNS(b)`, "COLUMNS", 1, 38, "given twice"},
+		{"alter fill_missing_columns", `ALTER ROUTINE LOAD FOR j PROPERTIES ("fill_missing_columns" = "true")`, `PROPERTIES "fill_missing_columns"`, 1, 38, "cannot be altered"},
+		{"alter group.id", `ALTER ROUTINE LOAD FOR j FROM KAFKA ("property.group.id" = "g2")`, `FROM KAFKA "property.group.id"`, 1, 38, "cannot be altered"},
 		{"alter unsupported property", `ALTER ROUTINE LOAD FOR j PROPERTIES ("num_as_string" = "true")`, `PROPERTIES "num_as_string"`, 1, 38, "not supported by loadnode"},
 		{"alter table", `ALTER TABLE t ADD COLUMN c INT`, "ALTER TABLE", 1, 7, "statement not supported"},
 
@@ -863,6 +946,8 @@ PROPERTIES("dynamic_partition.time_unit" = "DAY");`, `PROPERTIES "dynamic_partit
 		{"type params", `CREATE TABLE t (k DOUBLE(10))`, `column "k"`, 1, 19, "takes no parameters"},
 		{"ctas", `CREATE TABLE t AS SELECT * FROM u`, "CREATE TABLE AS SELECT", 1, 16, "not supported"},
 		{"no columns", `CREATE TABLE t ()`, "CREATE TABLE", 1, 17, "expected a column name"},
+		{"only a comma", `CREATE TABLE t (,)`, "CREATE TABLE", 1, 17, "expected a column name"},
+		{"two trailing commas", `CREATE TABLE t (a INT,,)`, "CREATE TABLE", 1, 23, "expected a column name"},
 		{"auto increment", "CREATE TABLE t (id BIGINT AUTO_INCREMENT)", `column "id" AUTO_INCREMENT`, 1, 27, "not supported"},
 
 		// lexing and statements

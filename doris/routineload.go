@@ -17,8 +17,8 @@ import (
 	"github.com/loadnode/loadnode/table"
 )
 
-// Alter is ALTER ROUTINE LOAD FOR [db.]name [PROPERTIES (...)] [FROM KAFKA
-// (...)].
+// Alter is ALTER ROUTINE LOAD FOR [db.]name [load properties] [PROPERTIES
+// (...)] [FROM KAFKA (...)].
 type Alter struct {
 	// DB (ignored by loadnode) and Name name the job.
 	DB, Name string
@@ -34,8 +34,10 @@ type Alter struct {
 	// Changed lists the spec fields the statement changes, by their job
 	// spec (YAML) names, in the order of config/SPEC.md:
 	// desired_concurrent_number, max_batch_interval, max_batch_rows,
-	// max_batch_size, max_error_number, jsonpaths, kafka.brokers,
-	// kafka.topic, kafka.offsets, kafka.default_offset, kafka.properties.
+	// max_batch_size, max_error_number, jsonpaths, column_separator,
+	// columns_mapping, where, delete_on, sequence_column (the load
+	// properties), kafka.brokers, kafka.topic, kafka.offsets,
+	// kafka.default_offset, kafka.properties.
 	Changed []string
 	// Request is the statement as the typed request a client sends: the
 	// changed fields in Spec, named by UpdateMask ("kafka.properties.<key>"
@@ -60,6 +62,12 @@ const (
 	fieldEnclose     = "enclose"
 	fieldEscape      = "escape"
 	fieldJSONPaths   = "jsonpaths"
+	// Doris's load_property clauses (ALTER: only a PAUSED job's).
+	fieldColumnSep = "column_separator"
+	fieldColumns   = "columns_mapping"
+	fieldWhere     = "where"
+	fieldDeleteOn  = "delete_on"
+	fieldSequence  = "sequence_column"
 	// Doris has no dead-letter topic: loadnode's own properties.
 	fieldErrorTopic    = "loadnode.error_topic"
 	fieldErrorBrokers  = "loadnode.error_topic_brokers"
@@ -73,6 +81,7 @@ const (
 
 var changeOrder = []string{
 	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldStrict, fieldRatio, fieldTimezone, fieldJSONPaths, fieldJSONRoot, fieldEmptyNull, fieldEnclose, fieldEscape,
+	fieldColumnSep, fieldColumns, fieldWhere, fieldDeleteOn, fieldSequence,
 	fieldBrokers, fieldTopic, fieldPartitions, fieldOffsets, fieldDefaultOffset, fieldKafkaProps,
 }
 
@@ -125,103 +134,11 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 	}
 
 	// load_properties, separated by commas, in any order.
-	var sepTok token
-	hasSep := false
-	hasColumns := false
-	for {
-		t := p.peek()
-		if t.kind != tokIdent || t.is("PROPERTIES") || t.is("FROM") {
-			break
-		}
-		word := strings.ToUpper(t.text)
-		if word == "WHERE" {
-			if spec.Where != "" {
-				return nil, p.errf(t, "WHERE", "given twice")
-			}
-			p.next()
-			src, err := p.exprText("WHERE", true)
-			if err != nil {
-				return nil, err
-			}
-			spec.Where = src
-			p.acceptSym(",")
-			continue
-		}
-		if word == "DELETE" && p.peekAt(1).is("ON") {
-			if spec.DeleteOn != "" {
-				return nil, p.errf(t, "DELETE ON", "given twice")
-			}
-			p.next()
-			p.next()
-			src, err := p.exprText("DELETE ON", true)
-			if err != nil {
-				return nil, err
-			}
-			spec.DeleteOn = src
-			p.acceptSym(",")
-			continue
-		}
-		if word == "ORDER" && p.peekAt(1).is("BY") {
-			if spec.SequenceColumn != "" {
-				return nil, p.errf(t, "ORDER BY", "given twice")
-			}
-			p.next()
-			p.next()
-			c, err := p.ident("ORDER BY", "a column name")
-			if err != nil {
-				return nil, err
-			}
-			spec.SequenceColumn = c.text
-			p.acceptSym(",")
-			continue
-		}
-		if reason, ok := refusedLoadClauses[word]; ok {
-			what := word
-			switch word {
-			case "PRECEDING":
-				what = "PRECEDING FILTER"
-			case "ROWS":
-				what = "ROWS TERMINATED BY"
-			case "TEMPORARY":
-				what = "TEMPORARY PARTITION"
-			}
-			return nil, p.errf(t, what, "%s", reason)
-		}
-		if !t.is("COLUMNS") {
-			return nil, p.errf(t, clause, "unexpected %s (expected COLUMNS, PROPERTIES or FROM)", t.describe())
-		}
-		p.next()
-		if p.accept("TERMINATED") {
-			if hasSep {
-				return nil, p.errf(t, "COLUMNS TERMINATED BY", "given twice")
-			}
-			if err := p.expect("COLUMNS TERMINATED BY", "BY"); err != nil {
-				return nil, err
-			}
-			sepTok = p.peek()
-			if sepTok.kind != tokString {
-				return nil, p.errf(sepTok, "COLUMNS TERMINATED BY", "expected a string, found %s", sepTok.describe())
-			}
-			p.next()
-			sep := decodeSeparator(sepTok.text)
-			if sep == "" {
-				return nil, p.errf(sepTok, "COLUMNS TERMINATED BY", "the separator must not be empty")
-			}
-			spec.ColumnSeparator = sep
-			hasSep = true
-		} else {
-			if hasColumns {
-				return nil, p.errf(t, "COLUMNS", "given twice")
-			}
-			items, err := p.columnsMapping()
-			if err != nil {
-				return nil, err
-			}
-			spec.ColumnsMapping = items
-			hasColumns = true
-		}
-		p.acceptSym(",")
+	lc, err := p.loadProperties(clause, spec)
+	if err != nil {
+		return nil, err
 	}
+	hasSep, sepTok := lc.given[fieldColumnSep], lc.sepTok
 
 	jp := &jobProps{}
 	if p.accept("PROPERTIES") {
@@ -233,6 +150,11 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 			if err := p.jobProperty(jp, pr, false); err != nil {
 				return nil, err
 			}
+		}
+		if jp.given["partial_update_new_key_behavior"] && !jp.partial {
+			// Doris refuses the statement: "partial_update_new_key_behavior
+			// can only be set when partial update is enabled".
+			return nil, p.errf(jp.newKeyTok, "PROPERTIES "+quote(jp.newKeyTok.text), "can only be set when partial update is enabled (\"partial_columns\" = \"true\"), as in Doris")
 		}
 	}
 	jp.apply(spec)
@@ -277,6 +199,118 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 		spec.Table = nil
 	}
 	return &Statement{CreateRoutineLoad: spec, DB: db, MultiTable: multi}, nil
+}
+
+// loadClauses records which load_property clauses a statement gave.
+type loadClauses struct {
+	given  map[string]bool // spec field names: column_separator, columns_mapping, where, delete_on, sequence_column
+	sepTok token           // the string of COLUMNS TERMINATED BY
+}
+
+// loadProperties parses the load_property clauses of CREATE or ALTER
+// ROUTINE LOAD, separated by commas, in any order, into spec: COLUMNS
+// TERMINATED BY, COLUMNS (...), WHERE, DELETE ON, ORDER BY; PRECEDING
+// FILTER, PARTITION, TEMPORARY PARTITION and ROWS TERMINATED BY are refused
+// by name. It stops at PROPERTIES, FROM or anything that is not a word.
+func (p *parser) loadProperties(clause string, spec *api.JobSpec) (*loadClauses, *Error) {
+	lc := &loadClauses{given: map[string]bool{}}
+	for {
+		t := p.peek()
+		if t.kind != tokIdent || t.is("PROPERTIES") || t.is("FROM") {
+			return lc, nil
+		}
+		word := strings.ToUpper(t.text)
+		if word == "WHERE" {
+			if lc.given[fieldWhere] {
+				return nil, p.errf(t, "WHERE", "given twice")
+			}
+			p.next()
+			src, err := p.exprText("WHERE", true)
+			if err != nil {
+				return nil, err
+			}
+			spec.Where = src
+			lc.given[fieldWhere] = true
+			p.acceptSym(",")
+			continue
+		}
+		if word == "DELETE" && p.peekAt(1).is("ON") {
+			if lc.given[fieldDeleteOn] {
+				return nil, p.errf(t, "DELETE ON", "given twice")
+			}
+			p.next()
+			p.next()
+			src, err := p.exprText("DELETE ON", true)
+			if err != nil {
+				return nil, err
+			}
+			spec.DeleteOn = src
+			lc.given[fieldDeleteOn] = true
+			p.acceptSym(",")
+			continue
+		}
+		if word == "ORDER" && p.peekAt(1).is("BY") {
+			if lc.given[fieldSequence] {
+				return nil, p.errf(t, "ORDER BY", "given twice")
+			}
+			p.next()
+			p.next()
+			c, err := p.ident("ORDER BY", "a column name")
+			if err != nil {
+				return nil, err
+			}
+			spec.SequenceColumn = c.text
+			lc.given[fieldSequence] = true
+			p.acceptSym(",")
+			continue
+		}
+		if reason, ok := refusedLoadClauses[word]; ok {
+			what := word
+			switch word {
+			case "PRECEDING":
+				what = "PRECEDING FILTER"
+			case "ROWS":
+				what = "ROWS TERMINATED BY"
+			case "TEMPORARY":
+				what = "TEMPORARY PARTITION"
+			}
+			return nil, p.errf(t, what, "%s", reason)
+		}
+		if !t.is("COLUMNS") {
+			return nil, p.errf(t, clause, "unexpected %s (expected COLUMNS, WHERE, DELETE ON, ORDER BY, PROPERTIES or FROM)", t.describe())
+		}
+		p.next()
+		if p.accept("TERMINATED") {
+			if lc.given[fieldColumnSep] {
+				return nil, p.errf(t, "COLUMNS TERMINATED BY", "given twice")
+			}
+			if err := p.expect("COLUMNS TERMINATED BY", "BY"); err != nil {
+				return nil, err
+			}
+			lc.sepTok = p.peek()
+			if lc.sepTok.kind != tokString {
+				return nil, p.errf(lc.sepTok, "COLUMNS TERMINATED BY", "expected a string, found %s", lc.sepTok.describe())
+			}
+			p.next()
+			sep := decodeSeparator(lc.sepTok.text)
+			if sep == "" {
+				return nil, p.errf(lc.sepTok, "COLUMNS TERMINATED BY", "the separator must not be empty")
+			}
+			spec.ColumnSeparator = sep
+			lc.given[fieldColumnSep] = true
+		} else {
+			if lc.given[fieldColumns] {
+				return nil, p.errf(t, "COLUMNS", "given twice")
+			}
+			items, err := p.columnsMapping()
+			if err != nil {
+				return nil, err
+			}
+			spec.ColumnsMapping = items
+			lc.given[fieldColumns] = true
+		}
+		p.acceptSym(",")
+	}
 }
 
 // columnsMapping parses COLUMNS (item, ...) after the COLUMNS keyword:
@@ -388,6 +422,7 @@ type jobProps struct {
 	partial     bool
 	fill        bool
 	newKey      string
+	newKeyTok   token // the key of partial_update_new_key_behavior
 	errorTopic  string
 	errBrokers  []string
 	raw         map[string]string
@@ -587,6 +622,10 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 		j.set(pr.key)
 		return nil
 	case "fill_missing_columns":
+		if alter {
+			// Not in Doris's ALTER list either ("is invalid property").
+			return p.errf(pr.keyTok, clause, "cannot be altered")
+		}
 		switch {
 		case isTrue(v):
 			j.fill = true
@@ -604,7 +643,7 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 		if !strings.EqualFold(v, "APPEND") && !strings.EqualFold(v, "ERROR") {
 			return bad("must be APPEND or ERROR")
 		}
-		j.newKey = strings.ToUpper(v)
+		j.newKey, j.newKeyTok = strings.ToUpper(v), pr.keyTok
 		j.set(pr.key)
 		return nil
 	case fieldErrorTopic, fieldErrorBrokers:
@@ -790,6 +829,9 @@ func (p *parser) fromSource(alter bool, loc *time.Location) (*kafkaProps, *Error
 		case pr.key == "property.group.id":
 			// The consumer group Doris commits to: here the group the job
 			// publishes its positions to, for lag tools (observational).
+			if alter {
+				return nil, p.errf(pr.keyTok, clause, "cannot be altered by loadnode (kafka.commit_group, the group the job publishes its positions to, stays; create a new job for another)")
+			}
 			if v == "" {
 				return nil, bad("must not be empty")
 			}
@@ -897,7 +939,7 @@ func parseOffset(s string, loc *time.Location) (string, string) {
 }
 
 // alterRoutineLoad parses the rest of ALTER ROUTINE LOAD FOR [db.]name
-// [PROPERTIES (...)] [FROM KAFKA (...)].
+// [load_property [, ...]] [PROPERTIES (...)] [FROM KAFKA (...)].
 func (p *parser) alterRoutineLoad() (*Statement, *Error) {
 	const clause = "ALTER ROUTINE LOAD"
 	if err := p.expect(clause, "FOR"); err != nil {
@@ -908,6 +950,14 @@ func (p *parser) alterRoutineLoad() (*Statement, *Error) {
 		return nil, err
 	}
 	a := &Alter{DB: db, Name: name}
+	// Doris's grammar: ALTER ROUTINE LOAD FOR name (loadProperty (,
+	// loadProperty)*)? propertyClause? (FROM type (...))?; the job must be
+	// PAUSED for them (the node checks).
+	load := &api.JobSpec{}
+	lc, err := p.loadProperties(clause, load)
+	if err != nil {
+		return nil, err
+	}
 	jp := &jobProps{}
 	if p.accept("PROPERTIES") {
 		props, err := p.properties("PROPERTIES")
@@ -932,22 +982,25 @@ func (p *parser) alterRoutineLoad() (*Statement, *Error) {
 		}
 		a.Kafka = k.spec
 	}
-	if a.Properties == nil && a.Kafka == nil {
-		return nil, p.errf(p.peek(), clause, "expected PROPERTIES (...) or FROM KAFKA (...) after %s", nameTok.describe())
+	if a.Properties == nil && a.Kafka == nil && len(lc.given) == 0 {
+		return nil, p.errf(p.peek(), clause, "expected COLUMNS, WHERE, DELETE ON, ORDER BY, PROPERTIES (...) or FROM KAFKA (...) after %s", nameTok.describe())
 	}
 	for _, f := range changeOrder {
-		if jp.given[f] || (k != nil && k.given[f]) {
+		if jp.given[f] || lc.given[f] || (k != nil && k.given[f]) {
 			a.Changed = append(a.Changed, f)
 		}
 	}
-	a.Request = alterRequest(name, jp, k, a.Changed)
+	a.Request = alterRequest(name, load, jp, k, a.Changed)
 	return &Statement{Alter: a}, nil
 }
 
-// alterRequest builds Alter.Request from the changes in jp and k (k may be
-// nil).
-func alterRequest(name string, jp *jobProps, k *kafkaProps, changed []string) *api.AlterJobRequest {
-	req := &api.AlterJobRequest{Name: name, Spec: &api.JobSpec{Name: name}}
+// alterRequest builds Alter.Request from the load properties in load and
+// the changes in jp and k (k may be nil). A statement that changes no
+// spec field (only a reset of offsets, or only no-op properties) sends no
+// spec: the job's stays as it is.
+func alterRequest(name string, load *api.JobSpec, jp *jobProps, k *kafkaProps, changed []string) *api.AlterJobRequest {
+	req := &api.AlterJobRequest{Name: name, Spec: proto.Clone(load).(*api.JobSpec)}
+	req.Spec.Name = name
 	jp.apply(req.Spec)
 	for _, f := range changed {
 		switch f {
@@ -972,6 +1025,11 @@ func alterRequest(name string, jp *jobProps, k *kafkaProps, changed []string) *a
 			ks.Offsets = nil
 		}
 		req.Spec.Kafka = ks
+	}
+	if len(req.UpdateMask) == 0 {
+		// Without a mask the spec would be the whole new spec (job alter
+		// -f): a statement that only resets offsets changes none.
+		req.Spec = nil
 	}
 	return req
 }

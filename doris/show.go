@@ -508,7 +508,9 @@ func CreateStatement(spec *api.JobSpec) string {
 	if spec.GetPartialColumns() {
 		add("partial_columns", "true")
 	}
-	if nk := spec.GetPartialUpdateNewKeyBehavior(); nk != "" {
+	if nk := spec.GetPartialUpdateNewKeyBehavior(); nk != "" && spec.GetPartialColumns() {
+		// Only with partial_columns, as Doris takes it (a YAML spec may
+		// say APPEND, the behaviour of every whole-row load, without it).
 		add("partial_update_new_key_behavior", nk)
 	}
 	if spec.FillMissingColumns != nil {

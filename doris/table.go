@@ -95,6 +95,11 @@ func (p *parser) createTable() (*Statement, *Error) {
 			spec.Columns = append(spec.Columns, col)
 		}
 		if p.acceptSym(",") {
+			// Doris's grammar allows one comma before the closing
+			// parenthesis: (columnDefs (, indexDefs)? ,? ).
+			if p.acceptSym(")") {
+				break
+			}
 			continue
 		}
 		if err := p.expectSym(clause, ")"); err != nil {

@@ -23,6 +23,17 @@ func (specRules) Prepare(spec *api.JobSpec) error {
 	if err := config.ValidateJobSpec(spec); err != nil {
 		return err
 	}
+	if err := checkMapping(spec); err != nil {
+		return err
+	}
+	return checkSource(spec)
+}
+
+// checkMapping compiles how spec's records become rows of its table: the
+// format, columns_mapping, where, delete_on, and the unique-model
+// settings (sequence_column, partial_columns), so that a mistake in them
+// is refused by the create or alter that makes it, naming the field.
+func checkMapping(spec *api.JobSpec) error {
 	schema, err := table.NewSchema(spec.GetTable())
 	if err != nil {
 		return err
@@ -37,7 +48,7 @@ func (specRules) Prepare(spec *api.JobSpec) error {
 	if _, err := table.UpdateOf(schema, spec); err != nil {
 		return err
 	}
-	return checkSource(spec)
+	return nil
 }
 
 // Alter applies config's alter rules, then the source's own checks.
@@ -46,11 +57,21 @@ func (specRules) Alter(cur *api.JobSpec, req *api.AlterJobRequest) (*api.JobSpec
 	if err != nil {
 		return nil, nil, false, err
 	}
+	if len(config.PausedOnly(cur, next)) > 0 {
+		// A new mapping (COLUMNS, WHERE, ...) compiles against the table
+		// now, not when the job resumes.
+		if err := checkMapping(next); err != nil {
+			return nil, nil, false, err
+		}
+	}
 	if err := checkSource(next); err != nil {
 		return nil, nil, false, err
 	}
 	return next, changes, reopen, nil
 }
+
+// PausedOnly: how records map onto rows (config.PausedOnly).
+func (specRules) PausedOnly(cur, next *api.JobSpec) []string { return config.PausedOnly(cur, next) }
 
 // Rebases: a new Kafka topic (config.Rebases).
 func (specRules) Rebases(cur, next *api.JobSpec) bool { return config.Rebases(cur, next) }

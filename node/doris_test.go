@@ -1,0 +1,271 @@
+package node_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/client"
+	"github.com/loadnode/loadnode/config"
+	"github.com/loadnode/loadnode/node"
+)
+
+// dorisNode is an embedded node with a one-partition kfake topic "events",
+// driven by Doris statements through client.Exec.
+type dorisNode struct {
+	t       *testing.T
+	ctx     context.Context
+	dir     string
+	kc      *kfake.Cluster
+	n       *node.Node
+	c       *client.Client
+	produce *kgo.Client
+}
+
+func startDorisNode(t *testing.T) *dorisNode {
+	t.Helper()
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	t.Cleanup(cancel)
+	pc, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pc.Close)
+	d := &dorisNode{t: t, ctx: ctx, dir: t.TempDir(), kc: kc, produce: pc}
+	d.start()
+	return d
+}
+
+// start starts the node on d.dir (again, after stop).
+func (d *dorisNode) start() {
+	d.t.Helper()
+	cfg := config.DefaultNode()
+	cfg.DataDir, cfg.Listen = d.dir, "127.0.0.1:0"
+	n, err := node.Start(d.ctx, node.Config{Node: cfg})
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	c, err := client.Dial(d.ctx, n.Addr(), client.WithTimeout(30*time.Second))
+	if err != nil {
+		n.Close()
+		d.t.Fatal(err)
+	}
+	d.n, d.c = n, c
+	d.t.Cleanup(d.stop)
+}
+
+func (d *dorisNode) stop() {
+	if d.c != nil {
+		d.c.Close()
+		d.c = nil
+	}
+	if d.n != nil {
+		d.n.Close()
+		d.n = nil
+	}
+}
+
+func (d *dorisNode) exec(q string) *api.ExecResponse {
+	d.t.Helper()
+	res, err := d.c.Exec(d.ctx, q)
+	if err != nil {
+		d.t.Fatalf("%s: %v", q, err)
+	}
+	return res
+}
+
+// send produces each value as one record of "events".
+func (d *dorisNode) send(values ...string) {
+	d.t.Helper()
+	for _, v := range values {
+		if err := d.produce.ProduceSync(d.ctx, &kgo.Record{Topic: "events", Value: []byte(v)}).FirstErr(); err != nil {
+			d.t.Fatal(err)
+		}
+	}
+}
+
+// waitJob polls job name until ok holds, or fails after the context's
+// deadline naming what it last saw.
+func (d *dorisNode) waitJob(name, what string, ok func(*api.JobInfo) bool) *api.JobInfo {
+	d.t.Helper()
+	var last *api.JobInfo
+	for {
+		info, err := d.c.ShowJob(d.ctx, name)
+		if err == nil && ok(info) {
+			return info
+		}
+		if err == nil {
+			last = info
+		}
+		select {
+		case <-d.ctx.Done():
+			d.t.Fatalf("job %s: %s not reached; last %v (%v)", name, what, last.GetSummary(), err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// rows reads table name as text rows, sorted.
+func (d *dorisNode) rows(name string) []string {
+	d.t.Helper()
+	_, rows, err := d.c.Scan(d.ctx, name, 1000)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	var out []string
+	for _, r := range rows {
+		var cells []string
+		for _, v := range r.GetValues() {
+			switch x := v.GetKind().(type) {
+			case *api.Value_Int64:
+				cells = append(cells, fmt.Sprint(x.Int64))
+			case *api.Value_String_:
+				cells = append(cells, x.String_)
+			case *api.Value_Null:
+				cells = append(cells, `\N`)
+			default:
+				cells = append(cells, fmt.Sprint(v))
+			}
+		}
+		out = append(out, strings.Join(cells, ","))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func state(s api.JobState) func(*api.JobInfo) bool {
+	return func(i *api.JobInfo) bool { return i.GetSummary().GetState() == s }
+}
+
+// TestDorisAlterLoadProperties: ALTER ROUTINE LOAD's load_property clauses
+// (Doris suite test_routine_load_alter: COLUMNS(...) and COLUMNS
+// TERMINATED BY on a PAUSED job; its checkpoint suite adds WHERE) change
+// how the records read after RESUME become rows; a job that is not PAUSED
+// refuses them as Doris does; a mapping that does not compile against the
+// table is refused by the ALTER, naming it; the alter is journaled, so it
+// outlives a restart; and an ALTER with only FROM KAFKA offsets (no
+// PROPERTIES) resets them.
+func TestDorisAlterLoadProperties(t *testing.T) {
+	d := startDorisNode(t)
+	d.exec("CREATE TABLE t (id BIGINT, v STRING, w STRING) DUPLICATE KEY(id)")
+	d.send("1|a")
+	d.exec(fmt.Sprintf(`CREATE ROUTINE LOAD j ON t COLUMNS TERMINATED BY "|", COLUMNS(id, v)
+		PROPERTIES ("max_batch_interval" = "1") FROM KAFKA ("kafka_broker_list" = "%s", "kafka_topic" = "events", "property.kafka_default_offsets" = "OFFSET_BEGINNING")`,
+		strings.Join(d.kc.ListenAddrs(), ",")))
+	d.waitJob("j", "1 row loaded", func(i *api.JobInfo) bool { return i.GetStats().GetLoadedRows() == 1 })
+
+	// RUNNING: refused, naming the state, as Doris refuses ("Only
+	// supports modification of PAUSED jobs").
+	_, err := d.c.Exec(d.ctx, "ALTER ROUTINE LOAD FOR j COLUMNS(id, v, w)")
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Code != api.ErrorCode_FAILED_PRECONDITION || !strings.Contains(ce.Message, "pause it") || !strings.Contains(ce.Message, "columns_mapping") {
+		t.Fatalf("ALTER COLUMNS of a running job = %v; want FAILED_PRECONDITION naming columns_mapping", err)
+	}
+
+	d.exec("PAUSE ROUTINE LOAD FOR j")
+	d.waitJob("j", "PAUSED", state(api.JobState_PAUSED))
+	for q, field := range map[string]string{
+		"ALTER ROUTINE LOAD FOR j COLUMNS(id, v, w = nosuchfn(v))": "columns_mapping",
+		"ALTER ROUTINE LOAD FOR j WHERE nosuchcol > 1":             "where",
+		"ALTER ROUTINE LOAD FOR j DELETE ON id = 1":                "delete_on", // a DUPLICATE table, no MERGE
+		"ALTER ROUTINE LOAD FOR j ORDER BY v":                      "sequence_column",
+	} {
+		_, err := d.c.Exec(d.ctx, q)
+		if !errors.As(err, &ce) || ce.Code != api.ErrorCode_INVALID_ARGUMENT || !strings.Contains(ce.Error(), field) {
+			t.Errorf("%s = %v; want INVALID_ARGUMENT naming %s", q, err, field)
+		}
+	}
+	// The suite's two statements, then a WHERE.
+	d.exec("ALTER ROUTINE LOAD FOR j COLUMNS(id, v, w)")
+	d.exec("ALTER ROUTINE LOAD FOR j COLUMNS TERMINATED BY ','")
+	d.exec("ALTER ROUTINE LOAD FOR j WHERE id > 2")
+	info, err := d.c.ShowJob(d.ctx, "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := info.GetSpec(); !slices.Equal(s.GetColumnsMapping(), []string{"id", "v", "w"}) || s.GetColumnSeparator() != "," || s.GetWhere() != "id > 2" {
+		t.Fatalf("spec after the alters: columns %q, separator %q, where %q", s.GetColumnsMapping(), s.GetColumnSeparator(), s.GetWhere())
+	}
+
+	// Journaled: a restarted node has the altered job.
+	d.stop()
+	d.start()
+	res := d.exec("SHOW CREATE ROUTINE LOAD FOR j")
+	stmt := fmt.Sprint(res.GetResult())
+	for _, want := range []string{"COLUMNS (`id`, `v`, `w`)", "WHERE id > 2"} {
+		if !strings.Contains(stmt, want) {
+			t.Errorf("SHOW CREATE ROUTINE LOAD after a restart: no %q in %s", want, stmt)
+		}
+	}
+
+	d.send("2,b,x", "3,c,y")
+	d.exec("RESUME ROUTINE LOAD FOR j")
+	d.waitJob("j", "2 rows loaded, 1 unselected", func(i *api.JobInfo) bool {
+		return i.GetStats().GetLoadedRows() == 2 && i.GetStats().GetUnselectedRows() == 1
+	})
+	if got, want := d.rows("t"), []string{`1,a,\N`, "3,c,y"}; !slices.Equal(got, want) {
+		t.Errorf("rows = %q, want %q", got, want)
+	}
+
+	// Only a reset of offsets, no PROPERTIES (was refused: "table:
+	// required"): the job is PAUSED for it, as Doris needs.
+	d.exec("PAUSE ROUTINE LOAD FOR j")
+	d.waitJob("j", "PAUSED", state(api.JobState_PAUSED))
+	d.exec(`ALTER ROUTINE LOAD FOR j FROM KAFKA ("kafka_partitions" = "0", "kafka_offsets" = "1")`)
+	info = d.waitJob("j", "offset reset to 1", func(i *api.JobInfo) bool {
+		p := i.GetPartitions()
+		return len(p) == 1 && p[0].GetCommittedOffset() == 1
+	})
+	if s := info.GetSpec(); !slices.Equal(s.GetColumnsMapping(), []string{"id", "v", "w"}) || s.GetWhere() != "id > 2" {
+		t.Errorf("a reset changed the spec: %v", s)
+	}
+}
+
+// TestDorisMultiTableBesideUnique: a multi-table CREATE ROUTINE LOAD (no
+// ON) in a database that also holds a UNIQUE table loads the DUPLICATE
+// tables, names the table it leaves out, and a record naming that table is
+// an error row whose reason names it; a database with no DUPLICATE table
+// refuses the CREATE, naming the tables.
+func TestDorisMultiTableBesideUnique(t *testing.T) {
+	d := startDorisNode(t)
+	d.exec("CREATE TABLE u (id BIGINT, v STRING) UNIQUE KEY(id)")
+	_, err := d.c.Exec(d.ctx, fmt.Sprintf(`CREATE ROUTINE LOAD mt PROPERTIES ("format" = "csv")
+		FROM KAFKA ("kafka_broker_list" = "%s", "kafka_topic" = "events")`, strings.Join(d.kc.ListenAddrs(), ",")))
+	if err == nil || !strings.Contains(err.Error(), "no DUPLICATE table") || !strings.Contains(err.Error(), "UNIQUE table u") {
+		t.Errorf("multi-table CREATE with only a UNIQUE table = %v; want a refusal naming it", err)
+	}
+
+	d.exec("CREATE TABLE a (id BIGINT, v STRING) DUPLICATE KEY(id)")
+	d.send("a|1,x", "u|2,y")
+	res := d.exec(fmt.Sprintf(`CREATE ROUTINE LOAD mt COLUMNS TERMINATED BY ","
+		PROPERTIES ("max_batch_interval" = "1") FROM KAFKA ("kafka_broker_list" = "%s", "kafka_topic" = "events", "property.kafka_default_offsets" = "OFFSET_BEGINNING")`,
+		strings.Join(d.kc.ListenAddrs(), ",")))
+	if !strings.Contains(res.GetMessage(), "not loaded: UNIQUE table u") {
+		t.Errorf("CREATE answered %q; want it to name the UNIQUE table left out", res.GetMessage())
+	}
+	if tables := res.GetJob().GetSpec().GetTables(); len(tables) != 1 || tables[0].GetName() != "a" {
+		t.Fatalf("the job's tables = %v, want [a]", tables)
+	}
+	info := d.waitJob("mt", "1 loaded row and 1 error row", func(i *api.JobInfo) bool {
+		return i.GetStats().GetLoadedRows() == 1 && i.GetStats().GetErrorRows() == 1
+	})
+	if rows := info.GetErrorRows(); len(rows) != 1 || !strings.Contains(rows[0].GetReason(), `"u"`) {
+		t.Errorf("error rows = %v; want one naming table u", rows)
+	}
+	if got := d.rows("a"); !slices.Equal(got, []string{"1,x"}) {
+		t.Errorf("rows of a = %q", got)
+	}
+}
