@@ -77,14 +77,13 @@ var changeOrder = []string{
 }
 
 // jobPropertiesHelp lists the job PROPERTIES that map onto the spec.
-const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths, json_root, empty_field_as_null, enclose, escape, fill_missing_columns, partial_columns, partial_update_new_key_behavior, and loadnode's own loadnode.error_topic, loadnode.error_topic_brokers"
+const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths, json_root, strip_outer_array, empty_field_as_null, enclose, escape, fill_missing_columns, partial_columns, partial_update_new_key_behavior, and loadnode's own loadnode.error_topic, loadnode.error_topic_brokers"
 
 // loadClauses are the load_properties of CREATE ROUTINE LOAD that loadnode
 // refuses, keyed by their first word, with the reason.
 var refusedLoadClauses = map[string]string{
 	"PRECEDING": "filtering rows not supported by loadnode",
-	"PARTITION": "partitioned tables not supported yet",
-	"TEMPORARY": "partitioned tables not supported yet",
+	"TEMPORARY": "temporary partitions not supported by loadnode",
 	"ROWS":      "records are Kafka messages; there is no row separator",
 }
 
@@ -172,6 +171,34 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 				return nil, err
 			}
 			spec.SequenceColumn = c.text
+			p.acceptSym(",")
+			continue
+		}
+		if word == "PARTITION" || word == "PARTITIONS" {
+			// PARTITION (p1, p2) or PARTITION p1: the partitions of the
+			// table the job loads into (table.Format.TargetPartitions
+			// checks the names and the rows).
+			if len(spec.TargetPartitions) > 0 {
+				return nil, p.errf(t, "PARTITION", "given twice")
+			}
+			p.next()
+			var names []token
+			if p.peek().isSym("(") {
+				list, err := p.identList("PARTITION", "a partition name")
+				if err != nil {
+					return nil, err
+				}
+				names = list
+			} else {
+				n, err := p.ident("PARTITION", "a partition name")
+				if err != nil {
+					return nil, err
+				}
+				names = []token{n}
+			}
+			for _, n := range names {
+				spec.TargetPartitions = append(spec.TargetPartitions, n.text)
+			}
 			p.acceptSym(",")
 			continue
 		}
@@ -271,8 +298,8 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 		p.next()
 	}
 	if multi {
-		if len(spec.GetTable().GetColumns()) > 0 || len(spec.GetColumnsMapping()) > 0 || spec.GetWhere() != "" || spec.GetMergeType() != api.MergeType_APPEND {
-			return nil, p.errf(create, clause, "a multi-table load (no ON) takes no COLUMNS, WHERE or merge type: each record's fields map onto its own table's columns")
+		if len(spec.GetTable().GetColumns()) > 0 || len(spec.GetColumnsMapping()) > 0 || spec.GetWhere() != "" || spec.GetMergeType() != api.MergeType_APPEND || len(spec.GetTargetPartitions()) > 0 {
+			return nil, p.errf(create, clause, "a multi-table load (no ON) takes no COLUMNS, WHERE, PARTITION or merge type: each record's fields map onto its own table's columns")
 		}
 		spec.Table = nil
 	}
@@ -387,6 +414,7 @@ type jobProps struct {
 	jsonpaths   []string
 	partial     bool
 	fill        bool
+	strip       bool
 	newKey      string
 	errorTopic  string
 	errBrokers  []string
@@ -444,6 +472,9 @@ func (j *jobProps) apply(s *api.JobSpec) {
 	if j.given["fill_missing_columns"] {
 		s.FillMissingColumns = proto.Bool(j.fill)
 	}
+	if j.given["strip_outer_array"] {
+		s.StripOuterArray = j.strip
+	}
 	if j.given["partial_columns"] {
 		s.PartialColumns = j.partial
 	}
@@ -468,7 +499,6 @@ var noopProperties = map[string]struct {
 	ok     func(v string) bool
 	reason string
 }{
-	"strip_outer_array":     {isFalse, `only "false": each Kafka message is one row`},
 	"fuzzy_parse":           {isFalse, `only "false"`},
 	"load_to_single_tablet": {isFalse, `only "false": loadnode has no tablets`},
 }
@@ -581,6 +611,20 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 			j.partial = true
 		case isFalse(v):
 			j.partial = false
+		default:
+			return bad("must be true or false")
+		}
+		j.set(pr.key)
+		return nil
+	case "strip_outer_array":
+		if alter {
+			return p.errf(pr.keyTok, clause, "cannot be altered")
+		}
+		switch {
+		case isTrue(v):
+			j.strip = true
+		case isFalse(v):
+			j.strip = false
 		default:
 			return bad("must be true or false")
 		}
