@@ -368,7 +368,7 @@
 //	               aws.profile, kinesis_shards, kinesis_positions (one per shard,
 //	               needs kinesis_shards), property.kinesis_default_position; FROM
 //	               KINESIS in ALTER (reset positions with job alter --position)
-//	ALTER          "format", "strip_outer_array", kafka_partitions without kafka_offsets (unless with a
+//	ALTER          "format", kafka_partitions without kafka_offsets (unless with a
 //	               new kafka_topic), a new kafka_topic of a job that is not PAUSED
 //	SHOW           LIKE, WHERE, ORDER BY, LIMIT on SHOW ROUTINE LOAD; ALL or any condition
 //	               but JobName = "name" on SHOW ROUTINE LOAD TASK

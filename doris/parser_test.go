@@ -762,7 +762,6 @@ func TestParseErrors(t *testing.T) {
 		{"PARTITION given twice", `CREATE ROUTINE LOAD j ON t PARTITION(p1), PARTITION(p2) FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
 			"PARTITION", 1, 43, "given twice"},
 		{"strip_outer_array not a bool", `CREATE ROUTINE LOAD j ON t PROPERTIES ("strip_outer_array" = "yes") FROM KAFKA ()`, `PROPERTIES "strip_outer_array"`, 1, 62, "true or false"},
-		{"alter strip_outer_array", `ALTER ROUTINE LOAD FOR j PROPERTIES ("strip_outer_array" = "true")`, `PROPERTIES "strip_outer_array"`, 1, 38, "cannot be altered"},
 		{"PARTITION BY FROM TO INTERVAL", `CREATE TABLE t (k DATE) PARTITION BY RANGE(k) (FROM ("2000-01-01") TO ("2022-01-01") INTERVAL 1 YEAR)`,
 			"PARTITION BY RANGE FROM ... TO ... INTERVAL", 1, 48, "batch partitions"},
 		{"PARTITION BY NULL value", `CREATE TABLE t (k INT) PARTITION BY LIST(k) (PARTITION p VALUES IN ((NULL)))`,
@@ -1199,6 +1198,11 @@ PARTITION BY LIST(id, city) (
 	back := mustParse(t, CreateStatement(spec))
 	if !slices.Equal(back.CreateRoutineLoad.GetTargetPartitions(), []string{"p1"}) || !back.CreateRoutineLoad.GetStripOuterArray() {
 		t.Errorf("CreateStatement does not read back: %v", back.CreateRoutineLoad)
+	}
+	// ALTER changes strip_outer_array, as Doris's.
+	st = mustParse(t, `ALTER ROUTINE LOAD FOR j PROPERTIES ("strip_outer_array" = "true")`)
+	if a := st.Alter; !slices.Equal(a.Changed, []string{"strip_outer_array"}) || !slices.Equal(a.Request.GetUpdateMask(), []string{"strip_outer_array"}) || !a.Request.GetSpec().GetStripOuterArray() {
+		t.Errorf("ALTER strip_outer_array: changed %q, request %v", a.Changed, a.Request)
 	}
 	if _, err := Parse(`CREATE ROUTINE LOAD j PARTITION (p1) FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`); err == nil || !strings.Contains(err.Error(), "PARTITION") {
 		t.Errorf("a multi-table load with PARTITION: %v", err)

@@ -56,6 +56,7 @@ const (
 	fieldRatio       = "max_filter_ratio"
 	fieldTimezone    = "timezone"
 	fieldJSONRoot    = "json_root"
+	fieldStrip       = "strip_outer_array"
 	fieldEmptyNull   = "empty_field_as_null"
 	fieldEnclose     = "enclose"
 	fieldEscape      = "escape"
@@ -72,7 +73,7 @@ const (
 )
 
 var changeOrder = []string{
-	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldStrict, fieldRatio, fieldTimezone, fieldJSONPaths, fieldJSONRoot, fieldEmptyNull, fieldEnclose, fieldEscape,
+	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldStrict, fieldRatio, fieldTimezone, fieldJSONPaths, fieldJSONRoot, fieldStrip, fieldEmptyNull, fieldEnclose, fieldEscape,
 	fieldBrokers, fieldTopic, fieldPartitions, fieldOffsets, fieldDefaultOffset, fieldKafkaProps,
 }
 
@@ -472,7 +473,7 @@ func (j *jobProps) apply(s *api.JobSpec) {
 	if j.given["fill_missing_columns"] {
 		s.FillMissingColumns = proto.Bool(j.fill)
 	}
-	if j.given["strip_outer_array"] {
+	if j.given[fieldStrip] {
 		s.StripOuterArray = j.strip
 	}
 	if j.given["partial_columns"] {
@@ -616,10 +617,7 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 		}
 		j.set(pr.key)
 		return nil
-	case "strip_outer_array":
-		if alter {
-			return p.errf(pr.keyTok, clause, "cannot be altered")
-		}
+	case fieldStrip:
 		switch {
 		case isTrue(v):
 			j.strip = true
@@ -628,8 +626,6 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 		default:
 			return bad("must be true or false")
 		}
-		j.set(pr.key)
-		return nil
 	case "fill_missing_columns":
 		switch {
 		case isTrue(v):
