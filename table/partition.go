@@ -3,6 +3,7 @@ package table
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -84,6 +85,9 @@ func (s *Schema) compilePartitions() (*partitions, error) {
 			if c == i {
 				return nil, fieldErr(f+".columns", "PARTITION BY %s names column %s twice", kind, name)
 			}
+		}
+		if len(s.keys) > 0 && !slices.Contains(s.keys, i) {
+			return nil, fieldErr(f+".columns", "PARTITION BY %s: column %s is not a key column of the %s table; Doris partitions by key columns only", kind, name, s.spec.GetModel())
 		}
 		if t := s.types[i]; !out.list && !rangeType(t) || out.list && !listType(t) {
 			allowed := "TINYINT, SMALLINT, INT, BIGINT, LARGEINT, DATE, DATETIME"

@@ -196,6 +196,17 @@ func TestPartitioningRefused(t *testing.T) {
 			}
 		})
 	}
+	// Doris partitions a UNIQUE or AGGREGATE table by key columns only.
+	spec := proto.Clone(typedSchema(t, "id int", "v bigint").Spec()).(*api.TableSpec)
+	spec.Model, spec.KeyColumns = api.TableModel_UNIQUE, []string{"id"}
+	spec.Partitioning = &api.TablePartitioning{Columns: []string{"v"}, Partitions: []*api.TablePartition{lessThan("p", "1")}}
+	if _, err := NewSchema(spec); err == nil || !strings.Contains(err.Error(), "column v is not a key column of the UNIQUE table") {
+		t.Errorf("UNIQUE table partitioned by a value column: %v", err)
+	}
+	spec.Partitioning.Columns = []string{"id"}
+	if _, err := NewSchema(spec); err != nil {
+		t.Errorf("UNIQUE table partitioned by its key: %v", err)
+	}
 	plain := typedSchema(t, "id int")
 	if _, err := NewParser(plain, Format{TargetPartitions: []string{"p1"}}); err == nil || !strings.Contains(err.Error(), "has no partitions") {
 		t.Errorf("PARTITION on a table without partitions: %v", err)
