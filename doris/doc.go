@@ -304,7 +304,8 @@
 // A bound with fewer values than columns takes each missing column's
 // smallest value (Doris); NULL is below every value, and a LIST value never
 // matches NULL. RANGE columns are the integer types, DATE and DATETIME;
-// LIST also CHAR, VARCHAR and BOOLEAN. Overlapping ranges, a LIST value in
+// LIST also CHAR, VARCHAR and BOOLEAN; a UNIQUE or AGGREGATE table is
+// partitioned by key columns only (as Doris). Overlapping ranges, a LIST value in
 // two partitions, values that do not convert, more than 4096 partitions
 // are refused with the table. Refused by name: batch partitions (FROM ...
 // TO ... INTERVAL), partition expressions without AUTO, NULL partition
