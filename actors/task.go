@@ -426,6 +426,7 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, home *t
 		enc = cfg.encoder.EncodeBatch(cfg.table, len(b.Records), int(b.Bytes))
 	}
 	var meta table.RecordMeta
+	var elems []table.Element
 	for i := range b.Records {
 		r := &b.Records[i]
 		parser, schema, value := home, cfg.schema, r.Value
@@ -450,79 +451,112 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, home *t
 				parser, schema, value = rt.parser, rt.schema, rest
 			}
 		}
-		if perr == nil && r.Err == nil {
+		if perr == nil {
 			if parser.UsesMeta() {
 				meta = recordMeta(r, b.Topic, meta)
 				parser.SetMeta(&meta)
 			}
-			// The row is encoded below, before the next record: its
-			// STRING cells may borrow the record's bytes.
-			if rt != nil {
-				rt.vals, perr = parser.ParseBorrowed(value, rt.vals)
-				vals = rt.vals
-			} else {
-				vals, perr = parser.ParseBorrowed(value, vals)
-			}
-			if perr != nil && rt != nil {
+			// One row per element: the record itself, or with
+			// strip_outer_array each element of its array.
+			if elems, perr = parser.Split(value, elems); perr != nil && rt != nil {
 				perr = fmt.Errorf("table %s: %w", schema.Name(), perr)
 			}
-			if perr == nil && cfg.checker != nil {
-				perr = cfg.checker.CheckRow(schema, vals)
-			}
-		}
-		if perr == table.ErrFiltered {
-			c.unselected++
-			continue
-		}
-		var unavailable *table.UnavailableError
-		if errors.As(perr, &unavailable) {
-			// The schema registry did not answer: nothing of this batch
-			// is committed (no error row per record); the job retries
-			// from its durable progress with back-off.
-			return batchCollected{err: perr}
 		}
 		if perr != nil {
-			raw := r.Value
-			if len(raw) > cfg.settings.ErrorRowRawBytes {
-				raw = raw[:cfg.settings.ErrorRowRawBytes]
+			var unavailable *table.UnavailableError
+			if errors.As(perr, &unavailable) {
+				return batchCollected{err: perr}
 			}
-			er := &api.ErrorRow{
-				Partition: r.Partition, Offset: r.Offset,
-				Raw:    append([]byte(nil), raw...),
-				Reason: api.Clip(perr.Error(), api.MaxReasonBytes), TimeUnixMs: nowMs,
-			}
-			c.errorRows = append(c.errorRows, er)
-			if cfg.deadLetters {
-				c.letters = append(c.letters, DeadLetter{Row: er, Key: bytes.Clone(r.Key), Value: bytes.Clone(r.Value)})
-			}
+			c.addErrorRow(cfg, r, r.Value, perr, nowMs)
 			continue
 		}
-		// Keys and values share one arena per batch: two small allocations
-		// per row were most of the batch-building allocations.
-		start := len(arena)
-		arena = table.AppendRowKey(arena, schema, keyPos, vals)
-		key := arena[start:len(arena):len(arena)]
-		start = len(arena)
-		arena = table.AppendValue(arena, schema, pos, vals)
-		kv := sink.KV{Key: key, Value: arena[start:len(arena):len(arena)], Delete: parser.Deleted()}
-		if schema != cfg.schema && schema.Name() != cfg.schema.Name() {
-			if c.more == nil {
-				c.more = map[string][]sink.KV{}
+		for k := range elems {
+			el := &elems[k]
+			if el.Err != nil {
+				perr = el.Err
+			} else {
+				// The row is encoded below, before the next one: its
+				// STRING cells may borrow the record's bytes.
+				if rt != nil {
+					rt.vals, perr = parser.ParseBorrowed(el.Raw, rt.vals)
+					vals = rt.vals
+				} else {
+					vals, perr = parser.ParseBorrowed(el.Raw, vals)
+				}
+				if perr != nil && rt != nil {
+					perr = fmt.Errorf("table %s: %w", schema.Name(), perr)
+				}
+				if perr == nil && cfg.checker != nil {
+					perr = cfg.checker.CheckRow(schema, vals)
+				}
 			}
-			c.more[schema.Name()] = append(c.more[schema.Name()], kv)
-		} else {
-			c.rows = append(c.rows, kv)
-			if enc != nil && enc.Add(key, pos, vals) != nil {
-				enc = nil // the commit encodes the rows itself (and says why)
+			if perr == table.ErrFiltered {
+				c.unselected++
+				continue
 			}
+			var unavailable *table.UnavailableError
+			if errors.As(perr, &unavailable) {
+				// The schema registry did not answer: nothing of this batch
+				// is committed (no error row per record); the job retries
+				// from its durable progress with back-off.
+				return batchCollected{err: perr}
+			}
+			if perr != nil {
+				raw := r.Value
+				if parser.Strips() {
+					raw = el.Raw
+					perr = fmt.Errorf("element %d: %w", k, perr)
+				}
+				c.addErrorRow(cfg, r, raw, perr, nowMs)
+				continue
+			}
+			// Keys and values share one arena per batch: two small allocations
+			// per row were most of the batch-building allocations.
+			start := len(arena)
+			arena = table.AppendRowKey(arena, schema, keyPos, vals)
+			arena = table.AppendElement(arena, schema, k)
+			key := arena[start:len(arena):len(arena)]
+			start = len(arena)
+			arena = table.AppendValue(arena, schema, pos, vals)
+			kv := sink.KV{Key: key, Value: arena[start:len(arena):len(arena)], Delete: parser.Deleted()}
+			if schema != cfg.schema && schema.Name() != cfg.schema.Name() {
+				if c.more == nil {
+					c.more = map[string][]sink.KV{}
+				}
+				c.more[schema.Name()] = append(c.more[schema.Name()], kv)
+			} else {
+				c.rows = append(c.rows, kv)
+				if enc != nil && enc.Add(key, pos, vals) != nil {
+					enc = nil // the commit encodes the rows itself (and says why)
+				}
+			}
+			c.loaded++
 		}
-		c.loaded++
 	}
 	if enc != nil {
 		enc.Seal()
 		c.encoded = enc
 	}
 	return batchCollected{commit: c, next: b.Next, err: readErr}
+}
+
+// addErrorRow adds an error row for record r (raw: the record, or the
+// element of it at fault) to c: the error row keeps at most
+// ErrorRowRawBytes of raw, a dead letter all of it.
+func (c *commitBatch) addErrorRow(cfg taskConfig, r *sources.Record, raw []byte, perr error, nowMs int64) {
+	kept := raw
+	if len(kept) > cfg.settings.ErrorRowRawBytes {
+		kept = kept[:cfg.settings.ErrorRowRawBytes]
+	}
+	er := &api.ErrorRow{
+		Partition: r.Partition, Offset: r.Offset,
+		Raw:    append([]byte(nil), kept...),
+		Reason: api.Clip(perr.Error(), api.MaxReasonBytes), TimeUnixMs: nowMs,
+	}
+	c.errorRows = append(c.errorRows, er)
+	if cfg.deadLetters {
+		c.letters = append(c.letters, DeadLetter{Row: er, Key: bytes.Clone(r.Key), Value: bytes.Clone(raw)})
+	}
 }
 
 func (t *task) onBatch(ctx actor.Context, msg *batchCollected) {

@@ -697,8 +697,13 @@ type TableSpec struct {
 	// row replaces the stored one only when its value here is >= the
 	// stored one (NULL is the smallest).
 	SequenceColumn string `protobuf:"bytes,201,opt,name=sequence_column,json=sequenceColumn,proto3" json:"sequence_column,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// partitioning is the table's Doris PARTITION BY RANGE or LIST clause:
+	// a row whose partition columns fall in none of its partitions is an
+	// error row ("no partition for this tuple"), as in Doris. Unset: the
+	// table takes every row.
+	Partitioning  *TablePartitioning `protobuf:"bytes,202,opt,name=partitioning,proto3" json:"partitioning,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TableSpec) Reset() {
@@ -773,6 +778,249 @@ func (x *TableSpec) GetSequenceColumn() string {
 	return ""
 }
 
+func (x *TableSpec) GetPartitioning() *TablePartitioning {
+	if x != nil {
+		return x.Partitioning
+	}
+	return nil
+}
+
+// TablePartitioning is a Doris PARTITION BY RANGE (columns) (...) or PARTITION
+// BY LIST (columns) (...) clause, its partitions as written.
+type TablePartitioning struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// list: PARTITION BY LIST; else RANGE.
+	List bool `protobuf:"varint,1,opt,name=list,proto3" json:"list,omitempty"`
+	// columns are the partition columns, in order (names of the table's
+	// columns).
+	Columns       []string          `protobuf:"bytes,2,rep,name=columns,proto3" json:"columns,omitempty"`
+	Partitions    []*TablePartition `protobuf:"bytes,3,rep,name=partitions,proto3" json:"partitions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TablePartitioning) Reset() {
+	*x = TablePartitioning{}
+	mi := &file_api_loadnode_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TablePartitioning) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TablePartitioning) ProtoMessage() {}
+
+func (x *TablePartitioning) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TablePartitioning.ProtoReflect.Descriptor instead.
+func (*TablePartitioning) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *TablePartitioning) GetList() bool {
+	if x != nil {
+		return x.List
+	}
+	return false
+}
+
+func (x *TablePartitioning) GetColumns() []string {
+	if x != nil {
+		return x.Columns
+	}
+	return nil
+}
+
+func (x *TablePartitioning) GetPartitions() []*TablePartition {
+	if x != nil {
+		return x.Partitions
+	}
+	return nil
+}
+
+// TablePartition is one partition: RANGE VALUES LESS THAN upper (lower
+// unset: it starts at the largest upper bound below it, as in Doris),
+// RANGE VALUES [lower, upper), or LIST VALUES IN (in...).
+type TablePartition struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Lower         *PartitionBound        `protobuf:"bytes,2,opt,name=lower,proto3" json:"lower,omitempty"`
+	Upper         *PartitionBound        `protobuf:"bytes,3,opt,name=upper,proto3" json:"upper,omitempty"`
+	In            []*PartitionBound      `protobuf:"bytes,4,rep,name=in,proto3" json:"in,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TablePartition) Reset() {
+	*x = TablePartition{}
+	mi := &file_api_loadnode_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TablePartition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TablePartition) ProtoMessage() {}
+
+func (x *TablePartition) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TablePartition.ProtoReflect.Descriptor instead.
+func (*TablePartition) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *TablePartition) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *TablePartition) GetLower() *PartitionBound {
+	if x != nil {
+		return x.Lower
+	}
+	return nil
+}
+
+func (x *TablePartition) GetUpper() *PartitionBound {
+	if x != nil {
+		return x.Upper
+	}
+	return nil
+}
+
+func (x *TablePartition) GetIn() []*PartitionBound {
+	if x != nil {
+		return x.In
+	}
+	return nil
+}
+
+// PartitionBound is one value per partition column, in order; a RANGE
+// bound may give fewer (the others are their type's smallest value).
+type PartitionBound struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Values        []*PartitionBoundValue `protobuf:"bytes,1,rep,name=values,proto3" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PartitionBound) Reset() {
+	*x = PartitionBound{}
+	mi := &file_api_loadnode_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PartitionBound) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PartitionBound) ProtoMessage() {}
+
+func (x *PartitionBound) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PartitionBound.ProtoReflect.Descriptor instead.
+func (*PartitionBound) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *PartitionBound) GetValues() []*PartitionBoundValue {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+// PartitionBoundValue is a partition value as written (text, read as its
+// column's type), or MAXVALUE.
+type PartitionBoundValue struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Text          string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	Max           bool                   `protobuf:"varint,2,opt,name=max,proto3" json:"max,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PartitionBoundValue) Reset() {
+	*x = PartitionBoundValue{}
+	mi := &file_api_loadnode_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PartitionBoundValue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PartitionBoundValue) ProtoMessage() {}
+
+func (x *PartitionBoundValue) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PartitionBoundValue.ProtoReflect.Descriptor instead.
+func (*PartitionBoundValue) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *PartitionBoundValue) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *PartitionBoundValue) GetMax() bool {
+	if x != nil {
+		return x.Max
+	}
+	return false
+}
+
 type KafkaSpec struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Brokers []string               `protobuf:"bytes,1,rep,name=brokers,proto3" json:"brokers,omitempty"`
@@ -796,7 +1044,7 @@ type KafkaSpec struct {
 
 func (x *KafkaSpec) Reset() {
 	*x = KafkaSpec{}
-	mi := &file_api_loadnode_proto_msgTypes[3]
+	mi := &file_api_loadnode_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -808,7 +1056,7 @@ func (x *KafkaSpec) String() string {
 func (*KafkaSpec) ProtoMessage() {}
 
 func (x *KafkaSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[3]
+	mi := &file_api_loadnode_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -821,7 +1069,7 @@ func (x *KafkaSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KafkaSpec.ProtoReflect.Descriptor instead.
 func (*KafkaSpec) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{3}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *KafkaSpec) GetBrokers() []string {
@@ -899,7 +1147,7 @@ type KinesisSpec struct {
 
 func (x *KinesisSpec) Reset() {
 	*x = KinesisSpec{}
-	mi := &file_api_loadnode_proto_msgTypes[4]
+	mi := &file_api_loadnode_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -911,7 +1159,7 @@ func (x *KinesisSpec) String() string {
 func (*KinesisSpec) ProtoMessage() {}
 
 func (x *KinesisSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[4]
+	mi := &file_api_loadnode_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -924,7 +1172,7 @@ func (x *KinesisSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KinesisSpec.ProtoReflect.Descriptor instead.
 func (*KinesisSpec) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{4}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *KinesisSpec) GetStream() string {
@@ -1067,6 +1315,15 @@ type JobSpec struct {
 	// its COLUMNS list, or the job pauses ("need to specify the sequence
 	// column").
 	FillMissingColumns *bool `protobuf:"varint,205,opt,name=fill_missing_columns,json=fillMissingColumns,proto3,oneof" json:"fill_missing_columns,omitempty"`
+	// strip_outer_array (json only, Doris): a record is a JSON array whose
+	// elements (objects) are one row each; json_root, when set and the
+	// record is an object, names the array. Rows of one record are keyed
+	// by the record's position and the element's index.
+	StripOuterArray bool `protobuf:"varint,206,opt,name=strip_outer_array,json=stripOuterArray,proto3" json:"strip_outer_array,omitempty"`
+	// target_partitions (Doris PARTITION (p1, p2) of a routine load): the
+	// job loads only into these partitions of its table; a row of another
+	// partition is an error row, as in Doris. Empty: every partition.
+	TargetPartitions []string `protobuf:"bytes,207,rep,name=target_partitions,json=targetPartitions,proto3" json:"target_partitions,omitempty"`
 	// schema_registry: the Confluent-compatible schema registry that format
 	// avro and protobuf records name their schema in (magic byte 0, a 4-byte
 	// schema id, for protobuf the message indexes). Required by those
@@ -1093,7 +1350,7 @@ type JobSpec struct {
 
 func (x *JobSpec) Reset() {
 	*x = JobSpec{}
-	mi := &file_api_loadnode_proto_msgTypes[5]
+	mi := &file_api_loadnode_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1105,7 +1362,7 @@ func (x *JobSpec) String() string {
 func (*JobSpec) ProtoMessage() {}
 
 func (x *JobSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[5]
+	mi := &file_api_loadnode_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1118,7 +1375,7 @@ func (x *JobSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSpec.ProtoReflect.Descriptor instead.
 func (*JobSpec) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{5}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *JobSpec) GetName() string {
@@ -1310,6 +1567,20 @@ func (x *JobSpec) GetFillMissingColumns() bool {
 	return false
 }
 
+func (x *JobSpec) GetStripOuterArray() bool {
+	if x != nil {
+		return x.StripOuterArray
+	}
+	return false
+}
+
+func (x *JobSpec) GetTargetPartitions() []string {
+	if x != nil {
+		return x.TargetPartitions
+	}
+	return nil
+}
+
 func (x *JobSpec) GetSchemaRegistry() *SchemaRegistrySpec {
 	if x != nil {
 		return x.SchemaRegistry
@@ -1363,7 +1634,7 @@ type Transition struct {
 
 func (x *Transition) Reset() {
 	*x = Transition{}
-	mi := &file_api_loadnode_proto_msgTypes[6]
+	mi := &file_api_loadnode_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1375,7 +1646,7 @@ func (x *Transition) String() string {
 func (*Transition) ProtoMessage() {}
 
 func (x *Transition) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[6]
+	mi := &file_api_loadnode_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1388,7 +1659,7 @@ func (x *Transition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Transition.ProtoReflect.Descriptor instead.
 func (*Transition) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{6}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Transition) GetSeq() uint64 {
@@ -1475,7 +1746,7 @@ type JobStats struct {
 
 func (x *JobStats) Reset() {
 	*x = JobStats{}
-	mi := &file_api_loadnode_proto_msgTypes[7]
+	mi := &file_api_loadnode_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1487,7 +1758,7 @@ func (x *JobStats) String() string {
 func (*JobStats) ProtoMessage() {}
 
 func (x *JobStats) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[7]
+	mi := &file_api_loadnode_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1500,7 +1771,7 @@ func (x *JobStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStats.ProtoReflect.Descriptor instead.
 func (*JobStats) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{7}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *JobStats) GetLoadedRows() int64 {
@@ -1593,7 +1864,7 @@ type ErrorRow struct {
 
 func (x *ErrorRow) Reset() {
 	*x = ErrorRow{}
-	mi := &file_api_loadnode_proto_msgTypes[8]
+	mi := &file_api_loadnode_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1605,7 +1876,7 @@ func (x *ErrorRow) String() string {
 func (*ErrorRow) ProtoMessage() {}
 
 func (x *ErrorRow) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[8]
+	mi := &file_api_loadnode_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1618,7 +1889,7 @@ func (x *ErrorRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorRow.ProtoReflect.Descriptor instead.
 func (*ErrorRow) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{8}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ErrorRow) GetPartition() int32 {
@@ -1674,7 +1945,7 @@ type PartitionInfo struct {
 
 func (x *PartitionInfo) Reset() {
 	*x = PartitionInfo{}
-	mi := &file_api_loadnode_proto_msgTypes[9]
+	mi := &file_api_loadnode_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1686,7 +1957,7 @@ func (x *PartitionInfo) String() string {
 func (*PartitionInfo) ProtoMessage() {}
 
 func (x *PartitionInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[9]
+	mi := &file_api_loadnode_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1699,7 +1970,7 @@ func (x *PartitionInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionInfo.ProtoReflect.Descriptor instead.
 func (*PartitionInfo) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{9}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *PartitionInfo) GetPartition() int32 {
@@ -1802,7 +2073,7 @@ type JobSummary struct {
 
 func (x *JobSummary) Reset() {
 	*x = JobSummary{}
-	mi := &file_api_loadnode_proto_msgTypes[10]
+	mi := &file_api_loadnode_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1814,7 +2085,7 @@ func (x *JobSummary) String() string {
 func (*JobSummary) ProtoMessage() {}
 
 func (x *JobSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[10]
+	mi := &file_api_loadnode_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1827,7 +2098,7 @@ func (x *JobSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSummary.ProtoReflect.Descriptor instead.
 func (*JobSummary) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{10}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *JobSummary) GetId() uint64 {
@@ -1991,7 +2262,7 @@ type JobInfo struct {
 
 func (x *JobInfo) Reset() {
 	*x = JobInfo{}
-	mi := &file_api_loadnode_proto_msgTypes[11]
+	mi := &file_api_loadnode_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2003,7 +2274,7 @@ func (x *JobInfo) String() string {
 func (*JobInfo) ProtoMessage() {}
 
 func (x *JobInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[11]
+	mi := &file_api_loadnode_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2016,7 +2287,7 @@ func (x *JobInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobInfo.ProtoReflect.Descriptor instead.
 func (*JobInfo) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{11}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *JobInfo) GetSummary() *JobSummary {
@@ -2180,7 +2451,7 @@ type CreateJobRequest struct {
 
 func (x *CreateJobRequest) Reset() {
 	*x = CreateJobRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[12]
+	mi := &file_api_loadnode_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2192,7 +2463,7 @@ func (x *CreateJobRequest) String() string {
 func (*CreateJobRequest) ProtoMessage() {}
 
 func (x *CreateJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[12]
+	mi := &file_api_loadnode_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2205,7 +2476,7 @@ func (x *CreateJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJobRequest.ProtoReflect.Descriptor instead.
 func (*CreateJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{12}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CreateJobRequest) GetSpec() *JobSpec {
@@ -2231,7 +2502,7 @@ type PauseJobRequest struct {
 
 func (x *PauseJobRequest) Reset() {
 	*x = PauseJobRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[13]
+	mi := &file_api_loadnode_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2243,7 +2514,7 @@ func (x *PauseJobRequest) String() string {
 func (*PauseJobRequest) ProtoMessage() {}
 
 func (x *PauseJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[13]
+	mi := &file_api_loadnode_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2256,7 +2527,7 @@ func (x *PauseJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseJobRequest.ProtoReflect.Descriptor instead.
 func (*PauseJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{13}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PauseJobRequest) GetName() string {
@@ -2275,7 +2546,7 @@ type ResumeJobRequest struct {
 
 func (x *ResumeJobRequest) Reset() {
 	*x = ResumeJobRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[14]
+	mi := &file_api_loadnode_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2287,7 +2558,7 @@ func (x *ResumeJobRequest) String() string {
 func (*ResumeJobRequest) ProtoMessage() {}
 
 func (x *ResumeJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[14]
+	mi := &file_api_loadnode_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2300,7 +2571,7 @@ func (x *ResumeJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeJobRequest.ProtoReflect.Descriptor instead.
 func (*ResumeJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{14}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ResumeJobRequest) GetName() string {
@@ -2319,7 +2590,7 @@ type StopJobRequest struct {
 
 func (x *StopJobRequest) Reset() {
 	*x = StopJobRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[15]
+	mi := &file_api_loadnode_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2331,7 +2602,7 @@ func (x *StopJobRequest) String() string {
 func (*StopJobRequest) ProtoMessage() {}
 
 func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[15]
+	mi := &file_api_loadnode_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2344,7 +2615,7 @@ func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobRequest.ProtoReflect.Descriptor instead.
 func (*StopJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{15}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *StopJobRequest) GetName() string {
@@ -2363,7 +2634,7 @@ type ShowJobRequest struct {
 
 func (x *ShowJobRequest) Reset() {
 	*x = ShowJobRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[16]
+	mi := &file_api_loadnode_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2375,7 +2646,7 @@ func (x *ShowJobRequest) String() string {
 func (*ShowJobRequest) ProtoMessage() {}
 
 func (x *ShowJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[16]
+	mi := &file_api_loadnode_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2388,7 +2659,7 @@ func (x *ShowJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowJobRequest.ProtoReflect.Descriptor instead.
 func (*ShowJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{16}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ShowJobRequest) GetName() string {
@@ -2426,7 +2697,7 @@ type AlterJobRequest struct {
 
 func (x *AlterJobRequest) Reset() {
 	*x = AlterJobRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[17]
+	mi := &file_api_loadnode_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2438,7 +2709,7 @@ func (x *AlterJobRequest) String() string {
 func (*AlterJobRequest) ProtoMessage() {}
 
 func (x *AlterJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[17]
+	mi := &file_api_loadnode_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2451,7 +2722,7 @@ func (x *AlterJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AlterJobRequest.ProtoReflect.Descriptor instead.
 func (*AlterJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{17}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *AlterJobRequest) GetName() string {
@@ -2501,7 +2772,7 @@ type CreateTableRequest struct {
 
 func (x *CreateTableRequest) Reset() {
 	*x = CreateTableRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[18]
+	mi := &file_api_loadnode_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2513,7 +2784,7 @@ func (x *CreateTableRequest) String() string {
 func (*CreateTableRequest) ProtoMessage() {}
 
 func (x *CreateTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[18]
+	mi := &file_api_loadnode_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2526,7 +2797,7 @@ func (x *CreateTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTableRequest.ProtoReflect.Descriptor instead.
 func (*CreateTableRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{18}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CreateTableRequest) GetSpec() *TableSpec {
@@ -2554,7 +2825,7 @@ type CreateTableResponse struct {
 
 func (x *CreateTableResponse) Reset() {
 	*x = CreateTableResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[19]
+	mi := &file_api_loadnode_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2566,7 +2837,7 @@ func (x *CreateTableResponse) String() string {
 func (*CreateTableResponse) ProtoMessage() {}
 
 func (x *CreateTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[19]
+	mi := &file_api_loadnode_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2579,7 +2850,7 @@ func (x *CreateTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTableResponse.ProtoReflect.Descriptor instead.
 func (*CreateTableResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{19}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CreateTableResponse) GetTable() *TableSpec {
@@ -2614,7 +2885,7 @@ type DeleteJobRequest struct {
 
 func (x *DeleteJobRequest) Reset() {
 	*x = DeleteJobRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[20]
+	mi := &file_api_loadnode_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2626,7 +2897,7 @@ func (x *DeleteJobRequest) String() string {
 func (*DeleteJobRequest) ProtoMessage() {}
 
 func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[20]
+	mi := &file_api_loadnode_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2639,7 +2910,7 @@ func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobRequest.ProtoReflect.Descriptor instead.
 func (*DeleteJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{20}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DeleteJobRequest) GetName() string {
@@ -2660,7 +2931,7 @@ type JobResponse struct {
 
 func (x *JobResponse) Reset() {
 	*x = JobResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[21]
+	mi := &file_api_loadnode_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2672,7 +2943,7 @@ func (x *JobResponse) String() string {
 func (*JobResponse) ProtoMessage() {}
 
 func (x *JobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[21]
+	mi := &file_api_loadnode_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2685,7 +2956,7 @@ func (x *JobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobResponse.ProtoReflect.Descriptor instead.
 func (*JobResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{21}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *JobResponse) GetJob() *JobInfo {
@@ -2712,7 +2983,7 @@ type PingRequest struct {
 
 func (x *PingRequest) Reset() {
 	*x = PingRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[22]
+	mi := &file_api_loadnode_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2724,7 +2995,7 @@ func (x *PingRequest) String() string {
 func (*PingRequest) ProtoMessage() {}
 
 func (x *PingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[22]
+	mi := &file_api_loadnode_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2737,7 +3008,7 @@ func (x *PingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingRequest.ProtoReflect.Descriptor instead.
 func (*PingRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{22}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{26}
 }
 
 type PingResponse struct {
@@ -2750,7 +3021,7 @@ type PingResponse struct {
 
 func (x *PingResponse) Reset() {
 	*x = PingResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[23]
+	mi := &file_api_loadnode_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2762,7 +3033,7 @@ func (x *PingResponse) String() string {
 func (*PingResponse) ProtoMessage() {}
 
 func (x *PingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[23]
+	mi := &file_api_loadnode_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2775,7 +3046,7 @@ func (x *PingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingResponse.ProtoReflect.Descriptor instead.
 func (*PingResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{23}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PingResponse) GetJobs() int64 {
@@ -2825,7 +3096,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[24]
+	mi := &file_api_loadnode_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2837,7 +3108,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[24]
+	mi := &file_api_loadnode_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2850,7 +3121,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{24}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListJobsRequest) GetLimit() int32 {
@@ -2923,7 +3194,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[25]
+	mi := &file_api_loadnode_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2935,7 +3206,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[25]
+	mi := &file_api_loadnode_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2948,7 +3219,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{25}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobSummary {
@@ -3002,7 +3273,7 @@ type TableCountRequest struct {
 
 func (x *TableCountRequest) Reset() {
 	*x = TableCountRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[26]
+	mi := &file_api_loadnode_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3014,7 +3285,7 @@ func (x *TableCountRequest) String() string {
 func (*TableCountRequest) ProtoMessage() {}
 
 func (x *TableCountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[26]
+	mi := &file_api_loadnode_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3027,7 +3298,7 @@ func (x *TableCountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableCountRequest.ProtoReflect.Descriptor instead.
 func (*TableCountRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{26}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *TableCountRequest) GetTable() string {
@@ -3047,7 +3318,7 @@ type TableCountResponse struct {
 
 func (x *TableCountResponse) Reset() {
 	*x = TableCountResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[27]
+	mi := &file_api_loadnode_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3059,7 +3330,7 @@ func (x *TableCountResponse) String() string {
 func (*TableCountResponse) ProtoMessage() {}
 
 func (x *TableCountResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[27]
+	mi := &file_api_loadnode_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3072,7 +3343,7 @@ func (x *TableCountResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableCountResponse.ProtoReflect.Descriptor instead.
 func (*TableCountResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{27}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TableCountResponse) GetCount() int64 {
@@ -3101,7 +3372,7 @@ type TableTruncateRequest struct {
 
 func (x *TableTruncateRequest) Reset() {
 	*x = TableTruncateRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[28]
+	mi := &file_api_loadnode_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3113,7 +3384,7 @@ func (x *TableTruncateRequest) String() string {
 func (*TableTruncateRequest) ProtoMessage() {}
 
 func (x *TableTruncateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[28]
+	mi := &file_api_loadnode_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3126,7 +3397,7 @@ func (x *TableTruncateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableTruncateRequest.ProtoReflect.Descriptor instead.
 func (*TableTruncateRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{28}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *TableTruncateRequest) GetTable() string {
@@ -3145,7 +3416,7 @@ type TableTruncateResponse struct {
 
 func (x *TableTruncateResponse) Reset() {
 	*x = TableTruncateResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[29]
+	mi := &file_api_loadnode_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3157,7 +3428,7 @@ func (x *TableTruncateResponse) String() string {
 func (*TableTruncateResponse) ProtoMessage() {}
 
 func (x *TableTruncateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[29]
+	mi := &file_api_loadnode_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3170,7 +3441,7 @@ func (x *TableTruncateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableTruncateResponse.ProtoReflect.Descriptor instead.
 func (*TableTruncateResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{29}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *TableTruncateResponse) GetError() *Error {
@@ -3201,7 +3472,7 @@ type Value struct {
 
 func (x *Value) Reset() {
 	*x = Value{}
-	mi := &file_api_loadnode_proto_msgTypes[30]
+	mi := &file_api_loadnode_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3213,7 +3484,7 @@ func (x *Value) String() string {
 func (*Value) ProtoMessage() {}
 
 func (x *Value) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[30]
+	mi := &file_api_loadnode_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3226,7 +3497,7 @@ func (x *Value) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Value.ProtoReflect.Descriptor instead.
 func (*Value) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{30}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *Value) GetKind() isValue_Kind {
@@ -3407,7 +3678,7 @@ type Row struct {
 
 func (x *Row) Reset() {
 	*x = Row{}
-	mi := &file_api_loadnode_proto_msgTypes[31]
+	mi := &file_api_loadnode_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3419,7 +3690,7 @@ func (x *Row) String() string {
 func (*Row) ProtoMessage() {}
 
 func (x *Row) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[31]
+	mi := &file_api_loadnode_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3432,7 +3703,7 @@ func (x *Row) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Row.ProtoReflect.Descriptor instead.
 func (*Row) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{31}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Row) GetValues() []*Value {
@@ -3474,7 +3745,7 @@ type TableScanRequest struct {
 
 func (x *TableScanRequest) Reset() {
 	*x = TableScanRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[32]
+	mi := &file_api_loadnode_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3486,7 +3757,7 @@ func (x *TableScanRequest) String() string {
 func (*TableScanRequest) ProtoMessage() {}
 
 func (x *TableScanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[32]
+	mi := &file_api_loadnode_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3499,7 +3770,7 @@ func (x *TableScanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableScanRequest.ProtoReflect.Descriptor instead.
 func (*TableScanRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{32}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *TableScanRequest) GetTable() string {
@@ -3535,7 +3806,7 @@ type TableScanResponse struct {
 
 func (x *TableScanResponse) Reset() {
 	*x = TableScanResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[33]
+	mi := &file_api_loadnode_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3547,7 +3818,7 @@ func (x *TableScanResponse) String() string {
 func (*TableScanResponse) ProtoMessage() {}
 
 func (x *TableScanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[33]
+	mi := &file_api_loadnode_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3560,7 +3831,7 @@ func (x *TableScanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableScanResponse.ProtoReflect.Descriptor instead.
 func (*TableScanResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{33}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *TableScanResponse) GetSchema() *TableSpec {
@@ -3604,7 +3875,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[34]
+	mi := &file_api_loadnode_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3616,7 +3887,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[34]
+	mi := &file_api_loadnode_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3629,7 +3900,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{34}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ExecRequest) GetStatement() string {
@@ -3658,7 +3929,7 @@ type ExecResponse struct {
 
 func (x *ExecResponse) Reset() {
 	*x = ExecResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[35]
+	mi := &file_api_loadnode_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3670,7 +3941,7 @@ func (x *ExecResponse) String() string {
 func (*ExecResponse) ProtoMessage() {}
 
 func (x *ExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[35]
+	mi := &file_api_loadnode_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3683,7 +3954,7 @@ func (x *ExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
 func (*ExecResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{35}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ExecResponse) GetMessage() string {
@@ -3753,7 +4024,7 @@ type JobRecord struct {
 
 func (x *JobRecord) Reset() {
 	*x = JobRecord{}
-	mi := &file_api_loadnode_proto_msgTypes[36]
+	mi := &file_api_loadnode_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3765,7 +4036,7 @@ func (x *JobRecord) String() string {
 func (*JobRecord) ProtoMessage() {}
 
 func (x *JobRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[36]
+	mi := &file_api_loadnode_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3778,7 +4049,7 @@ func (x *JobRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobRecord.ProtoReflect.Descriptor instead.
 func (*JobRecord) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{36}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *JobRecord) GetId() uint64 {
@@ -3832,7 +4103,7 @@ type TableInsertRequest struct {
 
 func (x *TableInsertRequest) Reset() {
 	*x = TableInsertRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[37]
+	mi := &file_api_loadnode_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3844,7 +4115,7 @@ func (x *TableInsertRequest) String() string {
 func (*TableInsertRequest) ProtoMessage() {}
 
 func (x *TableInsertRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[37]
+	mi := &file_api_loadnode_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3857,7 +4128,7 @@ func (x *TableInsertRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableInsertRequest.ProtoReflect.Descriptor instead.
 func (*TableInsertRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{37}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *TableInsertRequest) GetTable() string {
@@ -3890,7 +4161,7 @@ type InsertRow struct {
 
 func (x *InsertRow) Reset() {
 	*x = InsertRow{}
-	mi := &file_api_loadnode_proto_msgTypes[38]
+	mi := &file_api_loadnode_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3902,7 +4173,7 @@ func (x *InsertRow) String() string {
 func (*InsertRow) ProtoMessage() {}
 
 func (x *InsertRow) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[38]
+	mi := &file_api_loadnode_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3915,7 +4186,7 @@ func (x *InsertRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InsertRow.ProtoReflect.Descriptor instead.
 func (*InsertRow) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{38}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *InsertRow) GetCells() []*InsertCell {
@@ -3935,7 +4206,7 @@ type InsertCell struct {
 
 func (x *InsertCell) Reset() {
 	*x = InsertCell{}
-	mi := &file_api_loadnode_proto_msgTypes[39]
+	mi := &file_api_loadnode_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3947,7 +4218,7 @@ func (x *InsertCell) String() string {
 func (*InsertCell) ProtoMessage() {}
 
 func (x *InsertCell) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[39]
+	mi := &file_api_loadnode_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3960,7 +4231,7 @@ func (x *InsertCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InsertCell.ProtoReflect.Descriptor instead.
 func (*InsertCell) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{39}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *InsertCell) GetNull() bool {
@@ -3987,7 +4258,7 @@ type TableInsertResponse struct {
 
 func (x *TableInsertResponse) Reset() {
 	*x = TableInsertResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[40]
+	mi := &file_api_loadnode_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3999,7 +4270,7 @@ func (x *TableInsertResponse) String() string {
 func (*TableInsertResponse) ProtoMessage() {}
 
 func (x *TableInsertResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[40]
+	mi := &file_api_loadnode_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4012,7 +4283,7 @@ func (x *TableInsertResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableInsertResponse.ProtoReflect.Descriptor instead.
 func (*TableInsertResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{40}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *TableInsertResponse) GetRows() int64 {
@@ -4048,7 +4319,7 @@ type SchemaRegistrySpec struct {
 
 func (x *SchemaRegistrySpec) Reset() {
 	*x = SchemaRegistrySpec{}
-	mi := &file_api_loadnode_proto_msgTypes[41]
+	mi := &file_api_loadnode_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4060,7 +4331,7 @@ func (x *SchemaRegistrySpec) String() string {
 func (*SchemaRegistrySpec) ProtoMessage() {}
 
 func (x *SchemaRegistrySpec) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[41]
+	mi := &file_api_loadnode_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4073,7 +4344,7 @@ func (x *SchemaRegistrySpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchemaRegistrySpec.ProtoReflect.Descriptor instead.
 func (*SchemaRegistrySpec) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{41}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SchemaRegistrySpec) GetUrl() string {
@@ -4141,7 +4412,7 @@ type ClusterStatusRequest struct {
 
 func (x *ClusterStatusRequest) Reset() {
 	*x = ClusterStatusRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[42]
+	mi := &file_api_loadnode_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4153,7 +4424,7 @@ func (x *ClusterStatusRequest) String() string {
 func (*ClusterStatusRequest) ProtoMessage() {}
 
 func (x *ClusterStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[42]
+	mi := &file_api_loadnode_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4166,7 +4437,7 @@ func (x *ClusterStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterStatusRequest.ProtoReflect.Descriptor instead.
 func (*ClusterStatusRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{42}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{46}
 }
 
 type ClusterMember struct {
@@ -4183,7 +4454,7 @@ type ClusterMember struct {
 
 func (x *ClusterMember) Reset() {
 	*x = ClusterMember{}
-	mi := &file_api_loadnode_proto_msgTypes[43]
+	mi := &file_api_loadnode_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4195,7 +4466,7 @@ func (x *ClusterMember) String() string {
 func (*ClusterMember) ProtoMessage() {}
 
 func (x *ClusterMember) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[43]
+	mi := &file_api_loadnode_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4208,7 +4479,7 @@ func (x *ClusterMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterMember.ProtoReflect.Descriptor instead.
 func (*ClusterMember) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{43}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ClusterMember) GetName() string {
@@ -4268,7 +4539,7 @@ type ClusterStatusResponse struct {
 
 func (x *ClusterStatusResponse) Reset() {
 	*x = ClusterStatusResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[44]
+	mi := &file_api_loadnode_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4280,7 +4551,7 @@ func (x *ClusterStatusResponse) String() string {
 func (*ClusterStatusResponse) ProtoMessage() {}
 
 func (x *ClusterStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[44]
+	mi := &file_api_loadnode_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4293,7 +4564,7 @@ func (x *ClusterStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterStatusResponse.ProtoReflect.Descriptor instead.
 func (*ClusterStatusResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{44}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ClusterStatusResponse) GetLeader() string {
@@ -4360,7 +4631,7 @@ type TableInfo struct {
 
 func (x *TableInfo) Reset() {
 	*x = TableInfo{}
-	mi := &file_api_loadnode_proto_msgTypes[45]
+	mi := &file_api_loadnode_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4372,7 +4643,7 @@ func (x *TableInfo) String() string {
 func (*TableInfo) ProtoMessage() {}
 
 func (x *TableInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[45]
+	mi := &file_api_loadnode_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4385,7 +4656,7 @@ func (x *TableInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableInfo.ProtoReflect.Descriptor instead.
 func (*TableInfo) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{45}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *TableInfo) GetSpec() *TableSpec {
@@ -4434,7 +4705,7 @@ type ListTablesRequest struct {
 
 func (x *ListTablesRequest) Reset() {
 	*x = ListTablesRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[46]
+	mi := &file_api_loadnode_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4446,7 +4717,7 @@ func (x *ListTablesRequest) String() string {
 func (*ListTablesRequest) ProtoMessage() {}
 
 func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[46]
+	mi := &file_api_loadnode_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4459,7 +4730,7 @@ func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesRequest.ProtoReflect.Descriptor instead.
 func (*ListTablesRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{46}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{50}
 }
 
 type ListTablesResponse struct {
@@ -4472,7 +4743,7 @@ type ListTablesResponse struct {
 
 func (x *ListTablesResponse) Reset() {
 	*x = ListTablesResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[47]
+	mi := &file_api_loadnode_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4484,7 +4755,7 @@ func (x *ListTablesResponse) String() string {
 func (*ListTablesResponse) ProtoMessage() {}
 
 func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[47]
+	mi := &file_api_loadnode_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4497,7 +4768,7 @@ func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesResponse.ProtoReflect.Descriptor instead.
 func (*ListTablesResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{47}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListTablesResponse) GetTables() []*TableInfo {
@@ -4525,7 +4796,7 @@ type DescribeTableRequest struct {
 
 func (x *DescribeTableRequest) Reset() {
 	*x = DescribeTableRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[48]
+	mi := &file_api_loadnode_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4537,7 +4808,7 @@ func (x *DescribeTableRequest) String() string {
 func (*DescribeTableRequest) ProtoMessage() {}
 
 func (x *DescribeTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[48]
+	mi := &file_api_loadnode_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4550,7 +4821,7 @@ func (x *DescribeTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeTableRequest.ProtoReflect.Descriptor instead.
 func (*DescribeTableRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{48}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *DescribeTableRequest) GetTable() string {
@@ -4570,7 +4841,7 @@ type DescribeTableResponse struct {
 
 func (x *DescribeTableResponse) Reset() {
 	*x = DescribeTableResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[49]
+	mi := &file_api_loadnode_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4582,7 +4853,7 @@ func (x *DescribeTableResponse) String() string {
 func (*DescribeTableResponse) ProtoMessage() {}
 
 func (x *DescribeTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[49]
+	mi := &file_api_loadnode_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4595,7 +4866,7 @@ func (x *DescribeTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeTableResponse.ProtoReflect.Descriptor instead.
 func (*DescribeTableResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{49}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *DescribeTableResponse) GetTable() *TableInfo {
@@ -4626,7 +4897,7 @@ type DropTableRequest struct {
 
 func (x *DropTableRequest) Reset() {
 	*x = DropTableRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[50]
+	mi := &file_api_loadnode_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4638,7 +4909,7 @@ func (x *DropTableRequest) String() string {
 func (*DropTableRequest) ProtoMessage() {}
 
 func (x *DropTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[50]
+	mi := &file_api_loadnode_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4651,7 +4922,7 @@ func (x *DropTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropTableRequest.ProtoReflect.Descriptor instead.
 func (*DropTableRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{50}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *DropTableRequest) GetTable() string {
@@ -4678,7 +4949,7 @@ type DropTableResponse struct {
 
 func (x *DropTableResponse) Reset() {
 	*x = DropTableResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[51]
+	mi := &file_api_loadnode_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4690,7 +4961,7 @@ func (x *DropTableResponse) String() string {
 func (*DropTableResponse) ProtoMessage() {}
 
 func (x *DropTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[51]
+	mi := &file_api_loadnode_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4703,7 +4974,7 @@ func (x *DropTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropTableResponse.ProtoReflect.Descriptor instead.
 func (*DropTableResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{51}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *DropTableResponse) GetDropped() bool {
@@ -4733,7 +5004,7 @@ type BackupRequest struct {
 
 func (x *BackupRequest) Reset() {
 	*x = BackupRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[52]
+	mi := &file_api_loadnode_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4745,7 +5016,7 @@ func (x *BackupRequest) String() string {
 func (*BackupRequest) ProtoMessage() {}
 
 func (x *BackupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[52]
+	mi := &file_api_loadnode_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4758,7 +5029,7 @@ func (x *BackupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupRequest.ProtoReflect.Descriptor instead.
 func (*BackupRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{52}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *BackupRequest) GetDir() string {
@@ -4780,7 +5051,7 @@ type BackupResponse struct {
 
 func (x *BackupResponse) Reset() {
 	*x = BackupResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[53]
+	mi := &file_api_loadnode_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4792,7 +5063,7 @@ func (x *BackupResponse) String() string {
 func (*BackupResponse) ProtoMessage() {}
 
 func (x *BackupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[53]
+	mi := &file_api_loadnode_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4805,7 +5076,7 @@ func (x *BackupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupResponse.ProtoReflect.Descriptor instead.
 func (*BackupResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{53}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *BackupResponse) GetDir() string {
@@ -4856,7 +5127,7 @@ type PublishStatus struct {
 
 func (x *PublishStatus) Reset() {
 	*x = PublishStatus{}
-	mi := &file_api_loadnode_proto_msgTypes[54]
+	mi := &file_api_loadnode_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4868,7 +5139,7 @@ func (x *PublishStatus) String() string {
 func (*PublishStatus) ProtoMessage() {}
 
 func (x *PublishStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[54]
+	mi := &file_api_loadnode_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4881,7 +5152,7 @@ func (x *PublishStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishStatus.ProtoReflect.Descriptor instead.
 func (*PublishStatus) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{54}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *PublishStatus) GetCommitGroup() string {
@@ -4971,7 +5242,7 @@ type TaskInfo struct {
 
 func (x *TaskInfo) Reset() {
 	*x = TaskInfo{}
-	mi := &file_api_loadnode_proto_msgTypes[55]
+	mi := &file_api_loadnode_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4983,7 +5254,7 @@ func (x *TaskInfo) String() string {
 func (*TaskInfo) ProtoMessage() {}
 
 func (x *TaskInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[55]
+	mi := &file_api_loadnode_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4996,7 +5267,7 @@ func (x *TaskInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskInfo.ProtoReflect.Descriptor instead.
 func (*TaskInfo) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{55}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *TaskInfo) GetId() string {
@@ -5047,7 +5318,7 @@ type ResultSet struct {
 
 func (x *ResultSet) Reset() {
 	*x = ResultSet{}
-	mi := &file_api_loadnode_proto_msgTypes[56]
+	mi := &file_api_loadnode_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5059,7 +5330,7 @@ func (x *ResultSet) String() string {
 func (*ResultSet) ProtoMessage() {}
 
 func (x *ResultSet) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[56]
+	mi := &file_api_loadnode_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5072,7 +5343,7 @@ func (x *ResultSet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultSet.ProtoReflect.Descriptor instead.
 func (*ResultSet) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{56}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ResultSet) GetColumns() []string {
@@ -5098,7 +5369,7 @@ type ResultRow struct {
 
 func (x *ResultRow) Reset() {
 	*x = ResultRow{}
-	mi := &file_api_loadnode_proto_msgTypes[57]
+	mi := &file_api_loadnode_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5110,7 +5381,7 @@ func (x *ResultRow) String() string {
 func (*ResultRow) ProtoMessage() {}
 
 func (x *ResultRow) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[57]
+	mi := &file_api_loadnode_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5123,7 +5394,7 @@ func (x *ResultRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultRow.ProtoReflect.Descriptor instead.
 func (*ResultRow) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{57}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ResultRow) GetValues() []string {
@@ -5152,7 +5423,7 @@ type SourceRebase struct {
 
 func (x *SourceRebase) Reset() {
 	*x = SourceRebase{}
-	mi := &file_api_loadnode_proto_msgTypes[58]
+	mi := &file_api_loadnode_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5164,7 +5435,7 @@ func (x *SourceRebase) String() string {
 func (*SourceRebase) ProtoMessage() {}
 
 func (x *SourceRebase) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[58]
+	mi := &file_api_loadnode_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5177,7 +5448,7 @@ func (x *SourceRebase) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceRebase.ProtoReflect.Descriptor instead.
 func (*SourceRebase) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{58}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *SourceRebase) GetFence() uint64 {
@@ -5233,7 +5504,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\tprecision\x18\x06 \x01(\x05R\tprecision\x12\x14\n" +
 	"\x05scale\x18\a \x01(\x05R\x05scale\x12;\n" +
 	"\vaggregation\x18\xc8\x01 \x01(\x0e2\x18.loadnode.v1.AggregationR\vaggregationB\x10\n" +
-	"\x0e_default_value\"\xe5\x01\n" +
+	"\x0e_default_value\"\xaa\x02\n" +
 	"\tTableSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
 	"\acolumns\x18\x02 \x03(\v2\x13.loadnode.v1.ColumnR\acolumns\x12-\n" +
@@ -5241,7 +5512,24 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\bdatabase\x18\x04 \x01(\tR\bdatabase\x12 \n" +
 	"\vkey_columns\x18\xc8\x01 \x03(\tR\n" +
 	"keyColumns\x12(\n" +
-	"\x0fsequence_column\x18\xc9\x01 \x01(\tR\x0esequenceColumn\"\xa8\x03\n" +
+	"\x0fsequence_column\x18\xc9\x01 \x01(\tR\x0esequenceColumn\x12C\n" +
+	"\fpartitioning\x18\xca\x01 \x01(\v2\x1e.loadnode.v1.TablePartitioningR\fpartitioning\"~\n" +
+	"\x11TablePartitioning\x12\x12\n" +
+	"\x04list\x18\x01 \x01(\bR\x04list\x12\x18\n" +
+	"\acolumns\x18\x02 \x03(\tR\acolumns\x12;\n" +
+	"\n" +
+	"partitions\x18\x03 \x03(\v2\x1b.loadnode.v1.TablePartitionR\n" +
+	"partitions\"\xb7\x01\n" +
+	"\x0eTablePartition\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x121\n" +
+	"\x05lower\x18\x02 \x01(\v2\x1b.loadnode.v1.PartitionBoundR\x05lower\x121\n" +
+	"\x05upper\x18\x03 \x01(\v2\x1b.loadnode.v1.PartitionBoundR\x05upper\x12+\n" +
+	"\x02in\x18\x04 \x03(\v2\x1b.loadnode.v1.PartitionBoundR\x02in\"J\n" +
+	"\x0ePartitionBound\x128\n" +
+	"\x06values\x18\x01 \x03(\v2 .loadnode.v1.PartitionBoundValueR\x06values\";\n" +
+	"\x13PartitionBoundValue\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x10\n" +
+	"\x03max\x18\x02 \x01(\bR\x03max\"\xa8\x03\n" +
 	"\tKafkaSpec\x12\x18\n" +
 	"\abrokers\x18\x01 \x03(\tR\abrokers\x12\x14\n" +
 	"\x05topic\x18\x02 \x01(\tR\x05topic\x12\x1e\n" +
@@ -5274,7 +5562,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	" \x01(\tR\x0fdefaultPosition\x1a<\n" +
 	"\x0ePositionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x98\f\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf3\f\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x05table\x18\x02 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12\x16\n" +
@@ -5305,7 +5593,9 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x0fsequence_column\x18\xca\x01 \x01(\tR\x0esequenceColumn\x12(\n" +
 	"\x0fpartial_columns\x18\xcb\x01 \x01(\bR\x0epartialColumns\x12E\n" +
 	"\x1fpartial_update_new_key_behavior\x18\xcc\x01 \x01(\tR\x1bpartialUpdateNewKeyBehavior\x126\n" +
-	"\x14fill_missing_columns\x18\xcd\x01 \x01(\bH\x03R\x12fillMissingColumns\x88\x01\x01\x12I\n" +
+	"\x14fill_missing_columns\x18\xcd\x01 \x01(\bH\x03R\x12fillMissingColumns\x88\x01\x01\x12+\n" +
+	"\x11strip_outer_array\x18\xce\x01 \x01(\bR\x0fstripOuterArray\x12,\n" +
+	"\x11target_partitions\x18\xcf\x01 \x03(\tR\x10targetPartitions\x12I\n" +
 	"\x0fschema_registry\x18\x8c\x01 \x01(\v2\x1f.loadnode.v1.SchemaRegistrySpecR\x0eschemaRegistry\x12 \n" +
 	"\verror_topic\x18\xa1\x01 \x01(\tR\n" +
 	"errorTopic\x12/\n" +
@@ -5727,7 +6017,7 @@ func file_api_loadnode_proto_rawDescGZIP() []byte {
 }
 
 var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
+var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 71)
 var file_api_loadnode_proto_goTypes = []any{
 	(ErrorCode)(0),                // 0: loadnode.v1.ErrorCode
 	(ColumnType)(0),               // 1: loadnode.v1.ColumnType
@@ -5739,70 +6029,74 @@ var file_api_loadnode_proto_goTypes = []any{
 	(*Error)(nil),                 // 7: loadnode.v1.Error
 	(*Column)(nil),                // 8: loadnode.v1.Column
 	(*TableSpec)(nil),             // 9: loadnode.v1.TableSpec
-	(*KafkaSpec)(nil),             // 10: loadnode.v1.KafkaSpec
-	(*KinesisSpec)(nil),           // 11: loadnode.v1.KinesisSpec
-	(*JobSpec)(nil),               // 12: loadnode.v1.JobSpec
-	(*Transition)(nil),            // 13: loadnode.v1.Transition
-	(*JobStats)(nil),              // 14: loadnode.v1.JobStats
-	(*ErrorRow)(nil),              // 15: loadnode.v1.ErrorRow
-	(*PartitionInfo)(nil),         // 16: loadnode.v1.PartitionInfo
-	(*JobSummary)(nil),            // 17: loadnode.v1.JobSummary
-	(*JobInfo)(nil),               // 18: loadnode.v1.JobInfo
-	(*CreateJobRequest)(nil),      // 19: loadnode.v1.CreateJobRequest
-	(*PauseJobRequest)(nil),       // 20: loadnode.v1.PauseJobRequest
-	(*ResumeJobRequest)(nil),      // 21: loadnode.v1.ResumeJobRequest
-	(*StopJobRequest)(nil),        // 22: loadnode.v1.StopJobRequest
-	(*ShowJobRequest)(nil),        // 23: loadnode.v1.ShowJobRequest
-	(*AlterJobRequest)(nil),       // 24: loadnode.v1.AlterJobRequest
-	(*CreateTableRequest)(nil),    // 25: loadnode.v1.CreateTableRequest
-	(*CreateTableResponse)(nil),   // 26: loadnode.v1.CreateTableResponse
-	(*DeleteJobRequest)(nil),      // 27: loadnode.v1.DeleteJobRequest
-	(*JobResponse)(nil),           // 28: loadnode.v1.JobResponse
-	(*PingRequest)(nil),           // 29: loadnode.v1.PingRequest
-	(*PingResponse)(nil),          // 30: loadnode.v1.PingResponse
-	(*ListJobsRequest)(nil),       // 31: loadnode.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 32: loadnode.v1.ListJobsResponse
-	(*TableCountRequest)(nil),     // 33: loadnode.v1.TableCountRequest
-	(*TableCountResponse)(nil),    // 34: loadnode.v1.TableCountResponse
-	(*TableTruncateRequest)(nil),  // 35: loadnode.v1.TableTruncateRequest
-	(*TableTruncateResponse)(nil), // 36: loadnode.v1.TableTruncateResponse
-	(*Value)(nil),                 // 37: loadnode.v1.Value
-	(*Row)(nil),                   // 38: loadnode.v1.Row
-	(*TableScanRequest)(nil),      // 39: loadnode.v1.TableScanRequest
-	(*TableScanResponse)(nil),     // 40: loadnode.v1.TableScanResponse
-	(*ExecRequest)(nil),           // 41: loadnode.v1.ExecRequest
-	(*ExecResponse)(nil),          // 42: loadnode.v1.ExecResponse
-	(*JobRecord)(nil),             // 43: loadnode.v1.JobRecord
-	(*TableInsertRequest)(nil),    // 44: loadnode.v1.TableInsertRequest
-	(*InsertRow)(nil),             // 45: loadnode.v1.InsertRow
-	(*InsertCell)(nil),            // 46: loadnode.v1.InsertCell
-	(*TableInsertResponse)(nil),   // 47: loadnode.v1.TableInsertResponse
-	(*SchemaRegistrySpec)(nil),    // 48: loadnode.v1.SchemaRegistrySpec
-	(*ClusterStatusRequest)(nil),  // 49: loadnode.v1.ClusterStatusRequest
-	(*ClusterMember)(nil),         // 50: loadnode.v1.ClusterMember
-	(*ClusterStatusResponse)(nil), // 51: loadnode.v1.ClusterStatusResponse
-	(*TableInfo)(nil),             // 52: loadnode.v1.TableInfo
-	(*ListTablesRequest)(nil),     // 53: loadnode.v1.ListTablesRequest
-	(*ListTablesResponse)(nil),    // 54: loadnode.v1.ListTablesResponse
-	(*DescribeTableRequest)(nil),  // 55: loadnode.v1.DescribeTableRequest
-	(*DescribeTableResponse)(nil), // 56: loadnode.v1.DescribeTableResponse
-	(*DropTableRequest)(nil),      // 57: loadnode.v1.DropTableRequest
-	(*DropTableResponse)(nil),     // 58: loadnode.v1.DropTableResponse
-	(*BackupRequest)(nil),         // 59: loadnode.v1.BackupRequest
-	(*BackupResponse)(nil),        // 60: loadnode.v1.BackupResponse
-	(*PublishStatus)(nil),         // 61: loadnode.v1.PublishStatus
-	(*TaskInfo)(nil),              // 62: loadnode.v1.TaskInfo
-	(*ResultSet)(nil),             // 63: loadnode.v1.ResultSet
-	(*ResultRow)(nil),             // 64: loadnode.v1.ResultRow
-	(*SourceRebase)(nil),          // 65: loadnode.v1.SourceRebase
-	nil,                           // 66: loadnode.v1.KafkaSpec.OffsetsEntry
-	nil,                           // 67: loadnode.v1.KafkaSpec.PropertiesEntry
-	nil,                           // 68: loadnode.v1.KinesisSpec.PositionsEntry
-	nil,                           // 69: loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
-	nil,                           // 70: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	nil,                           // 71: loadnode.v1.AlterJobRequest.ResetPositionsEntry
-	nil,                           // 72: loadnode.v1.SourceRebase.PositionsEntry
-	nil,                           // 73: loadnode.v1.SourceRebase.CheckpointsEntry
+	(*TablePartitioning)(nil),     // 10: loadnode.v1.TablePartitioning
+	(*TablePartition)(nil),        // 11: loadnode.v1.TablePartition
+	(*PartitionBound)(nil),        // 12: loadnode.v1.PartitionBound
+	(*PartitionBoundValue)(nil),   // 13: loadnode.v1.PartitionBoundValue
+	(*KafkaSpec)(nil),             // 14: loadnode.v1.KafkaSpec
+	(*KinesisSpec)(nil),           // 15: loadnode.v1.KinesisSpec
+	(*JobSpec)(nil),               // 16: loadnode.v1.JobSpec
+	(*Transition)(nil),            // 17: loadnode.v1.Transition
+	(*JobStats)(nil),              // 18: loadnode.v1.JobStats
+	(*ErrorRow)(nil),              // 19: loadnode.v1.ErrorRow
+	(*PartitionInfo)(nil),         // 20: loadnode.v1.PartitionInfo
+	(*JobSummary)(nil),            // 21: loadnode.v1.JobSummary
+	(*JobInfo)(nil),               // 22: loadnode.v1.JobInfo
+	(*CreateJobRequest)(nil),      // 23: loadnode.v1.CreateJobRequest
+	(*PauseJobRequest)(nil),       // 24: loadnode.v1.PauseJobRequest
+	(*ResumeJobRequest)(nil),      // 25: loadnode.v1.ResumeJobRequest
+	(*StopJobRequest)(nil),        // 26: loadnode.v1.StopJobRequest
+	(*ShowJobRequest)(nil),        // 27: loadnode.v1.ShowJobRequest
+	(*AlterJobRequest)(nil),       // 28: loadnode.v1.AlterJobRequest
+	(*CreateTableRequest)(nil),    // 29: loadnode.v1.CreateTableRequest
+	(*CreateTableResponse)(nil),   // 30: loadnode.v1.CreateTableResponse
+	(*DeleteJobRequest)(nil),      // 31: loadnode.v1.DeleteJobRequest
+	(*JobResponse)(nil),           // 32: loadnode.v1.JobResponse
+	(*PingRequest)(nil),           // 33: loadnode.v1.PingRequest
+	(*PingResponse)(nil),          // 34: loadnode.v1.PingResponse
+	(*ListJobsRequest)(nil),       // 35: loadnode.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 36: loadnode.v1.ListJobsResponse
+	(*TableCountRequest)(nil),     // 37: loadnode.v1.TableCountRequest
+	(*TableCountResponse)(nil),    // 38: loadnode.v1.TableCountResponse
+	(*TableTruncateRequest)(nil),  // 39: loadnode.v1.TableTruncateRequest
+	(*TableTruncateResponse)(nil), // 40: loadnode.v1.TableTruncateResponse
+	(*Value)(nil),                 // 41: loadnode.v1.Value
+	(*Row)(nil),                   // 42: loadnode.v1.Row
+	(*TableScanRequest)(nil),      // 43: loadnode.v1.TableScanRequest
+	(*TableScanResponse)(nil),     // 44: loadnode.v1.TableScanResponse
+	(*ExecRequest)(nil),           // 45: loadnode.v1.ExecRequest
+	(*ExecResponse)(nil),          // 46: loadnode.v1.ExecResponse
+	(*JobRecord)(nil),             // 47: loadnode.v1.JobRecord
+	(*TableInsertRequest)(nil),    // 48: loadnode.v1.TableInsertRequest
+	(*InsertRow)(nil),             // 49: loadnode.v1.InsertRow
+	(*InsertCell)(nil),            // 50: loadnode.v1.InsertCell
+	(*TableInsertResponse)(nil),   // 51: loadnode.v1.TableInsertResponse
+	(*SchemaRegistrySpec)(nil),    // 52: loadnode.v1.SchemaRegistrySpec
+	(*ClusterStatusRequest)(nil),  // 53: loadnode.v1.ClusterStatusRequest
+	(*ClusterMember)(nil),         // 54: loadnode.v1.ClusterMember
+	(*ClusterStatusResponse)(nil), // 55: loadnode.v1.ClusterStatusResponse
+	(*TableInfo)(nil),             // 56: loadnode.v1.TableInfo
+	(*ListTablesRequest)(nil),     // 57: loadnode.v1.ListTablesRequest
+	(*ListTablesResponse)(nil),    // 58: loadnode.v1.ListTablesResponse
+	(*DescribeTableRequest)(nil),  // 59: loadnode.v1.DescribeTableRequest
+	(*DescribeTableResponse)(nil), // 60: loadnode.v1.DescribeTableResponse
+	(*DropTableRequest)(nil),      // 61: loadnode.v1.DropTableRequest
+	(*DropTableResponse)(nil),     // 62: loadnode.v1.DropTableResponse
+	(*BackupRequest)(nil),         // 63: loadnode.v1.BackupRequest
+	(*BackupResponse)(nil),        // 64: loadnode.v1.BackupResponse
+	(*PublishStatus)(nil),         // 65: loadnode.v1.PublishStatus
+	(*TaskInfo)(nil),              // 66: loadnode.v1.TaskInfo
+	(*ResultSet)(nil),             // 67: loadnode.v1.ResultSet
+	(*ResultRow)(nil),             // 68: loadnode.v1.ResultRow
+	(*SourceRebase)(nil),          // 69: loadnode.v1.SourceRebase
+	nil,                           // 70: loadnode.v1.KafkaSpec.OffsetsEntry
+	nil,                           // 71: loadnode.v1.KafkaSpec.PropertiesEntry
+	nil,                           // 72: loadnode.v1.KinesisSpec.PositionsEntry
+	nil,                           // 73: loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
+	nil,                           // 74: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	nil,                           // 75: loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	nil,                           // 76: loadnode.v1.SourceRebase.PositionsEntry
+	nil,                           // 77: loadnode.v1.SourceRebase.CheckpointsEntry
 }
 var file_api_loadnode_proto_depIdxs = []int32{
 	0,  // 0: loadnode.v1.Error.code:type_name -> loadnode.v1.ErrorCode
@@ -5810,75 +6104,81 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	5,  // 2: loadnode.v1.Column.aggregation:type_name -> loadnode.v1.Aggregation
 	8,  // 3: loadnode.v1.TableSpec.columns:type_name -> loadnode.v1.Column
 	2,  // 4: loadnode.v1.TableSpec.model:type_name -> loadnode.v1.TableModel
-	66, // 5: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	67, // 6: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
-	68, // 7: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
-	9,  // 8: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
-	10, // 9: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
-	11, // 10: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
-	6,  // 11: loadnode.v1.JobSpec.merge_type:type_name -> loadnode.v1.MergeType
-	48, // 12: loadnode.v1.JobSpec.schema_registry:type_name -> loadnode.v1.SchemaRegistrySpec
-	69, // 13: loadnode.v1.JobSpec.error_topic_properties:type_name -> loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
-	9,  // 14: loadnode.v1.JobSpec.tables:type_name -> loadnode.v1.TableSpec
-	3,  // 15: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
-	3,  // 16: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
-	4,  // 17: loadnode.v1.Transition.reason:type_name -> loadnode.v1.Reason
-	4,  // 18: loadnode.v1.Transition.state_reason:type_name -> loadnode.v1.Reason
-	3,  // 19: loadnode.v1.JobSummary.state:type_name -> loadnode.v1.JobState
-	4,  // 20: loadnode.v1.JobSummary.reason:type_name -> loadnode.v1.Reason
-	17, // 21: loadnode.v1.JobInfo.summary:type_name -> loadnode.v1.JobSummary
-	12, // 22: loadnode.v1.JobInfo.spec:type_name -> loadnode.v1.JobSpec
-	16, // 23: loadnode.v1.JobInfo.partitions:type_name -> loadnode.v1.PartitionInfo
-	14, // 24: loadnode.v1.JobInfo.stats:type_name -> loadnode.v1.JobStats
-	13, // 25: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
-	15, // 26: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
-	61, // 27: loadnode.v1.JobInfo.publish:type_name -> loadnode.v1.PublishStatus
-	62, // 28: loadnode.v1.JobInfo.tasks:type_name -> loadnode.v1.TaskInfo
-	12, // 29: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	12, // 30: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	70, // 31: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	71, // 32: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
-	9,  // 33: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
-	9,  // 34: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
-	7,  // 35: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
-	18, // 36: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
-	7,  // 37: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
-	17, // 38: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
-	7,  // 39: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
-	7,  // 40: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
-	7,  // 41: loadnode.v1.TableTruncateResponse.error:type_name -> loadnode.v1.Error
-	37, // 42: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
-	9,  // 43: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
-	38, // 44: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
-	7,  // 45: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
-	18, // 46: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
-	17, // 47: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
-	9,  // 48: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
-	7,  // 49: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
-	52, // 50: loadnode.v1.ExecResponse.tables:type_name -> loadnode.v1.TableInfo
-	63, // 51: loadnode.v1.ExecResponse.result:type_name -> loadnode.v1.ResultSet
-	12, // 52: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
-	65, // 53: loadnode.v1.JobRecord.rebase:type_name -> loadnode.v1.SourceRebase
-	45, // 54: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
-	46, // 55: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
-	7,  // 56: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
-	50, // 57: loadnode.v1.ClusterStatusResponse.members:type_name -> loadnode.v1.ClusterMember
-	7,  // 58: loadnode.v1.ClusterStatusResponse.error:type_name -> loadnode.v1.Error
-	9,  // 59: loadnode.v1.TableInfo.spec:type_name -> loadnode.v1.TableSpec
-	52, // 60: loadnode.v1.ListTablesResponse.tables:type_name -> loadnode.v1.TableInfo
-	7,  // 61: loadnode.v1.ListTablesResponse.error:type_name -> loadnode.v1.Error
-	52, // 62: loadnode.v1.DescribeTableResponse.table:type_name -> loadnode.v1.TableInfo
-	7,  // 63: loadnode.v1.DescribeTableResponse.error:type_name -> loadnode.v1.Error
-	7,  // 64: loadnode.v1.DropTableResponse.error:type_name -> loadnode.v1.Error
-	7,  // 65: loadnode.v1.BackupResponse.error:type_name -> loadnode.v1.Error
-	64, // 66: loadnode.v1.ResultSet.rows:type_name -> loadnode.v1.ResultRow
-	72, // 67: loadnode.v1.SourceRebase.positions:type_name -> loadnode.v1.SourceRebase.PositionsEntry
-	73, // 68: loadnode.v1.SourceRebase.checkpoints:type_name -> loadnode.v1.SourceRebase.CheckpointsEntry
-	69, // [69:69] is the sub-list for method output_type
-	69, // [69:69] is the sub-list for method input_type
-	69, // [69:69] is the sub-list for extension type_name
-	69, // [69:69] is the sub-list for extension extendee
-	0,  // [0:69] is the sub-list for field type_name
+	10, // 5: loadnode.v1.TableSpec.partitioning:type_name -> loadnode.v1.TablePartitioning
+	11, // 6: loadnode.v1.TablePartitioning.partitions:type_name -> loadnode.v1.TablePartition
+	12, // 7: loadnode.v1.TablePartition.lower:type_name -> loadnode.v1.PartitionBound
+	12, // 8: loadnode.v1.TablePartition.upper:type_name -> loadnode.v1.PartitionBound
+	12, // 9: loadnode.v1.TablePartition.in:type_name -> loadnode.v1.PartitionBound
+	13, // 10: loadnode.v1.PartitionBound.values:type_name -> loadnode.v1.PartitionBoundValue
+	70, // 11: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	71, // 12: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	72, // 13: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
+	9,  // 14: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
+	14, // 15: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
+	15, // 16: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
+	6,  // 17: loadnode.v1.JobSpec.merge_type:type_name -> loadnode.v1.MergeType
+	52, // 18: loadnode.v1.JobSpec.schema_registry:type_name -> loadnode.v1.SchemaRegistrySpec
+	73, // 19: loadnode.v1.JobSpec.error_topic_properties:type_name -> loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
+	9,  // 20: loadnode.v1.JobSpec.tables:type_name -> loadnode.v1.TableSpec
+	3,  // 21: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
+	3,  // 22: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
+	4,  // 23: loadnode.v1.Transition.reason:type_name -> loadnode.v1.Reason
+	4,  // 24: loadnode.v1.Transition.state_reason:type_name -> loadnode.v1.Reason
+	3,  // 25: loadnode.v1.JobSummary.state:type_name -> loadnode.v1.JobState
+	4,  // 26: loadnode.v1.JobSummary.reason:type_name -> loadnode.v1.Reason
+	21, // 27: loadnode.v1.JobInfo.summary:type_name -> loadnode.v1.JobSummary
+	16, // 28: loadnode.v1.JobInfo.spec:type_name -> loadnode.v1.JobSpec
+	20, // 29: loadnode.v1.JobInfo.partitions:type_name -> loadnode.v1.PartitionInfo
+	18, // 30: loadnode.v1.JobInfo.stats:type_name -> loadnode.v1.JobStats
+	17, // 31: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
+	19, // 32: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
+	65, // 33: loadnode.v1.JobInfo.publish:type_name -> loadnode.v1.PublishStatus
+	66, // 34: loadnode.v1.JobInfo.tasks:type_name -> loadnode.v1.TaskInfo
+	16, // 35: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	16, // 36: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	74, // 37: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	75, // 38: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	9,  // 39: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
+	9,  // 40: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
+	7,  // 41: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
+	22, // 42: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
+	7,  // 43: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
+	21, // 44: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
+	7,  // 45: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
+	7,  // 46: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
+	7,  // 47: loadnode.v1.TableTruncateResponse.error:type_name -> loadnode.v1.Error
+	41, // 48: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
+	9,  // 49: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
+	42, // 50: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
+	7,  // 51: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
+	22, // 52: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
+	21, // 53: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
+	9,  // 54: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
+	7,  // 55: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
+	56, // 56: loadnode.v1.ExecResponse.tables:type_name -> loadnode.v1.TableInfo
+	67, // 57: loadnode.v1.ExecResponse.result:type_name -> loadnode.v1.ResultSet
+	16, // 58: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
+	69, // 59: loadnode.v1.JobRecord.rebase:type_name -> loadnode.v1.SourceRebase
+	49, // 60: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
+	50, // 61: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
+	7,  // 62: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
+	54, // 63: loadnode.v1.ClusterStatusResponse.members:type_name -> loadnode.v1.ClusterMember
+	7,  // 64: loadnode.v1.ClusterStatusResponse.error:type_name -> loadnode.v1.Error
+	9,  // 65: loadnode.v1.TableInfo.spec:type_name -> loadnode.v1.TableSpec
+	56, // 66: loadnode.v1.ListTablesResponse.tables:type_name -> loadnode.v1.TableInfo
+	7,  // 67: loadnode.v1.ListTablesResponse.error:type_name -> loadnode.v1.Error
+	56, // 68: loadnode.v1.DescribeTableResponse.table:type_name -> loadnode.v1.TableInfo
+	7,  // 69: loadnode.v1.DescribeTableResponse.error:type_name -> loadnode.v1.Error
+	7,  // 70: loadnode.v1.DropTableResponse.error:type_name -> loadnode.v1.Error
+	7,  // 71: loadnode.v1.BackupResponse.error:type_name -> loadnode.v1.Error
+	68, // 72: loadnode.v1.ResultSet.rows:type_name -> loadnode.v1.ResultRow
+	76, // 73: loadnode.v1.SourceRebase.positions:type_name -> loadnode.v1.SourceRebase.PositionsEntry
+	77, // 74: loadnode.v1.SourceRebase.checkpoints:type_name -> loadnode.v1.SourceRebase.CheckpointsEntry
+	75, // [75:75] is the sub-list for method output_type
+	75, // [75:75] is the sub-list for method input_type
+	75, // [75:75] is the sub-list for extension type_name
+	75, // [75:75] is the sub-list for extension extendee
+	0,  // [0:75] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }
@@ -5887,8 +6187,8 @@ func file_api_loadnode_proto_init() {
 		return
 	}
 	file_api_loadnode_proto_msgTypes[1].OneofWrappers = []any{}
-	file_api_loadnode_proto_msgTypes[5].OneofWrappers = []any{}
-	file_api_loadnode_proto_msgTypes[30].OneofWrappers = []any{
+	file_api_loadnode_proto_msgTypes[9].OneofWrappers = []any{}
+	file_api_loadnode_proto_msgTypes[34].OneofWrappers = []any{
 		(*Value_Null)(nil),
 		(*Value_Int64)(nil),
 		(*Value_Float64)(nil),
@@ -5906,7 +6206,7 @@ func file_api_loadnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_loadnode_proto_rawDesc), len(file_api_loadnode_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   67,
+			NumMessages:   71,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -18,7 +18,7 @@ import (
 // refuses any other field by name.
 var Alterable = []string{
 	"desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size",
-	"max_error_number", "strict_mode", "max_filter_ratio", "timezone", "json_root", "empty_field_as_null", "enclose", "escape",
+	"max_error_number", "strict_mode", "max_filter_ratio", "timezone", "json_root", "strip_outer_array", "empty_field_as_null", "enclose", "escape",
 	"kafka.properties", "kafka.default_offset", "kafka.brokers", "kafka.topic",
 	// Only together with a change of kafka.topic: the new topic's
 	// partitions and their start offsets.
@@ -140,6 +140,8 @@ func applyMask(cur, patch *api.JobSpec, mask []string) (*api.JobSpec, error) {
 			next.Timezone = patch.GetTimezone()
 		case "json_root":
 			next.JsonRoot = patch.GetJsonRoot()
+		case "strip_outer_array":
+			next.StripOuterArray = patch.GetStripOuterArray()
 		case "enclose":
 			next.Enclose = patch.Enclose
 		case "escape":
@@ -256,7 +258,7 @@ func wholeSpec(cur, in *api.JobSpec) (*api.JobSpec, error) {
 	probe.DesiredConcurrentNumber, probe.MaxBatchIntervalMs = cur.GetDesiredConcurrentNumber(), cur.GetMaxBatchIntervalMs()
 	probe.MaxBatchRows, probe.MaxBatchSize, probe.MaxErrorNumber = cur.GetMaxBatchRows(), cur.GetMaxBatchSize(), cur.GetMaxErrorNumber()
 	probe.StrictMode, probe.MaxFilterRatio, probe.Timezone = cur.StrictMode, cur.MaxFilterRatio, cur.GetTimezone()
-	probe.JsonRoot, probe.EmptyFieldAsNull = cur.GetJsonRoot(), cur.GetEmptyFieldAsNull()
+	probe.JsonRoot, probe.EmptyFieldAsNull, probe.StripOuterArray = cur.GetJsonRoot(), cur.GetEmptyFieldAsNull(), cur.GetStripOuterArray()
 	probe.Enclose, probe.Escape = cur.Enclose, cur.GetEscape()
 	probe.ColumnSeparator, probe.ColumnsMapping, probe.Where = cur.GetColumnSeparator(), cur.GetColumnsMapping(), cur.GetWhere()
 	probe.DeleteOn, probe.SequenceColumn, probe.Jsonpaths = cur.GetDeleteOn(), cur.GetSequenceColumn(), cur.GetJsonpaths()
@@ -308,6 +310,9 @@ func describeChanges(old, next *api.JobSpec) []string {
 	}
 	if next.GetJsonRoot() != old.GetJsonRoot() {
 		changed = append(changed, fmt.Sprintf("json_root %q->%q", old.GetJsonRoot(), next.GetJsonRoot()))
+	}
+	if next.GetStripOuterArray() != old.GetStripOuterArray() {
+		changed = append(changed, fmt.Sprintf("strip_outer_array %v->%v", old.GetStripOuterArray(), next.GetStripOuterArray()))
 	}
 	if next.GetEmptyFieldAsNull() != old.GetEmptyFieldAsNull() {
 		changed = append(changed, fmt.Sprintf("empty_field_as_null %v->%v", old.GetEmptyFieldAsNull(), next.GetEmptyFieldAsNull()))

@@ -218,3 +218,24 @@ func TestAlterLoadProperties(t *testing.T) {
 		t.Fatalf("given jsonpaths: %q, %v", next.GetJsonpaths(), err)
 	}
 }
+
+// TestAlterStripOuterArray: strip_outer_array is alterable (Doris's ALTER
+// ROUTINE LOAD changes it) on a json job, and refused on a csv one.
+func TestAlterStripOuterArray(t *testing.T) {
+	cur := alterBase()
+	cur.Format, cur.ColumnSeparator = FormatJSON, ""
+	ApplyDefaults(cur)
+	next, changes, _, err := Alter(cur, &api.AlterJobRequest{Spec: &api.JobSpec{StripOuterArray: true}, UpdateMask: []string{"strip_outer_array"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !next.GetStripOuterArray() || !slices.Equal(changes, []string{"strip_outer_array false->true"}) {
+		t.Fatalf("next %v, changes %q", next.GetStripOuterArray(), changes)
+	}
+	csv := alterBase()
+	_, _, _, err = Alter(csv, &api.AlterJobRequest{Spec: &api.JobSpec{StripOuterArray: true}, UpdateMask: []string{"strip_outer_array"}})
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "strip_outer_array" {
+		t.Fatalf("csv job: %v, want a *FieldError on strip_outer_array", err)
+	}
+}

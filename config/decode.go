@@ -261,7 +261,7 @@ func offsetText(n *yaml.Node) string {
 }
 
 var (
-	jobKeys   = []string{"name", "table", "tables", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "schema_registry", "merge_type", "delete_on", "sequence_column", "partial_columns", "partial_update_new_key_behavior", "fill_missing_columns", "error_topic", "error_topic_brokers", "error_topic_properties", "kafka", "kinesis"}
+	jobKeys   = []string{"name", "table", "tables", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "schema_registry", "merge_type", "delete_on", "sequence_column", "partial_columns", "partial_update_new_key_behavior", "fill_missing_columns", "strip_outer_array", "target_partitions", "error_topic", "error_topic_brokers", "error_topic_properties", "kafka", "kinesis"}
 	tableKeys = []string{"name", "columns", "model", "database", "keys", "sequence_column"}
 	colKeys   = []string{"name", "type", "not_null", "default", "aggregation"}
 	kafkaKeys = []string{"brokers", "topic", "partitions", "offsets", "default_offset", "properties", "commit_group"}
@@ -397,6 +397,22 @@ func (d *decoder) jobSpec(root *yaml.Node) (*api.JobSpec, error) {
 					return errAt(v, key, "must be true or false")
 				}
 				s.FillMissingColumns = &fb
+			}
+		case "strip_outer_array":
+			var b string
+			if b, err = str(v, key); err == nil {
+				sb, perr := strconv.ParseBool(b)
+				if perr != nil {
+					return errAt(v, key, "must be true or false")
+				}
+				s.StripOuterArray = sb
+			}
+		case "target_partitions":
+			var items []item
+			if items, err = d.list(v, key); err == nil {
+				for _, it := range items {
+					s.TargetPartitions = append(s.TargetPartitions, it.text)
+				}
 			}
 		case "error_topic":
 			s.ErrorTopic, err = str(v, key)

@@ -134,6 +134,12 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 	if s.PartialUpdateNewKeyBehavior != "" {
 		add(root, "partial_update_new_key_behavior", strNode(s.PartialUpdateNewKeyBehavior))
 	}
+	if s.StripOuterArray {
+		add(root, "strip_outer_array", strNode("true"))
+	}
+	if len(s.TargetPartitions) > 0 {
+		add(root, "target_partitions", strList(s.TargetPartitions))
+	}
 	encodeRegistry(root, s.SchemaRegistry)
 	if k := s.Kafka; k != nil {
 		kn := mapNode(0)

@@ -301,6 +301,9 @@ func validateFormat(s *api.JobSpec) *FieldError {
 		if s.JsonRoot != "" {
 			return fieldErr("json_root", "only with format json")
 		}
+		if s.StripOuterArray {
+			return fieldErr("strip_outer_array", "only with format json")
+		}
 		if len(s.GetEnclose()) > 1 {
 			return fieldErr("enclose", "must be one character (or empty for none)")
 		}
@@ -316,6 +319,9 @@ func validateFormat(s *api.JobSpec) *FieldError {
 		}
 		if s.GetEnclose() != "" || s.Escape != "" {
 			return fieldErr("enclose", "enclose and escape apply to the csv format only")
+		}
+		if s.StripOuterArray && s.Format != FormatJSON {
+			return fieldErr("strip_outer_array", "only with format json (a %s record decodes to one object)", s.Format)
 		}
 		if n := len(s.Table.GetColumns()); len(s.Jsonpaths) != n && len(s.ColumnsMapping) == 0 {
 			return fieldErr("jsonpaths", "%d paths for %d columns; need one per column", len(s.Jsonpaths), n)
@@ -510,7 +516,7 @@ func validateTables(s *api.JobSpec) error {
 		{"columns_mapping", len(s.GetColumnsMapping()) > 0}, {"where", s.GetWhere() != ""}, {"jsonpaths", len(s.GetJsonpaths()) > 0},
 		{"merge_type", s.GetMergeType() != api.MergeType_APPEND}, {"delete_on", s.GetDeleteOn() != ""},
 		{"sequence_column", s.GetSequenceColumn() != ""}, {"partial_columns", s.GetPartialColumns()},
-		{"schema_registry", s.GetSchemaRegistry() != nil},
+		{"schema_registry", s.GetSchemaRegistry() != nil}, {"target_partitions", len(s.GetTargetPartitions()) > 0},
 	} {
 		if c.set {
 			return fieldErr(c.field, "not supported with tables (a multi-table load): each record's fields map onto its own table's columns in order (CSV) or by name (JSON)")

@@ -142,6 +142,11 @@
 //	"jsonpaths"                            jsonpaths: a JSON array of paths, one per
 //	                                       COLUMNS field; "$." is the whole document
 //	"json_root"                            json_root
+//	"strip_outer_array"                    strip_outer_array (json): a record is a JSON
+//	                                       array (with json_root, an object whose
+//	                                       json_root is one), each element a row; with
+//	                                       jsonpaths json_root also applies to each
+//	                                       element (Doris's rules: table/strip.go)
 //	"empty_field_as_null"                  empty_field_as_null (default false)
 //	"enclose", "escape"                    enclose, escape: one character each; without
 //	                                       enclose, quotes are literal (as Doris)
@@ -202,7 +207,6 @@
 // Job properties accepted only with the value that describes what loadnode
 // does anyway (any other value is refused, naming the property):
 //
-//	"strip_outer_array" = "false"       one Kafka message is one row
 //	"fuzzy_parse" = "false"
 //	"load_to_single_tablet" = "false"
 //
@@ -294,8 +298,7 @@
 // holds or their values: ENGINE=OLAP, DUPLICATE KEY(cols) (Doris sort
 // columns; loadnode keys rows by source position; the columns must exist),
 // COMMENTs, DISTRIBUTED BY HASH(cols)|RANDOM [BUCKETS n|AUTO] (the columns
-// must exist), PARTITION BY RANGE|LIST (...) (...) and AUTO PARTITION
-// (Doris refuses a row outside every partition; loadnode keeps it), INDEX
+// must exist), AUTO PARTITION BY (Doris makes the partition a row needs), INDEX
 // ... USING INVERTED|NGRAM_BF|BITMAP, and the PROPERTIES about replication,
 // storage medium, compression, compaction, colocation and bloom filters:
 // replication_num, replication_allocation, storage_medium,
@@ -305,6 +308,32 @@
 // compaction_policy, time_series_compaction_*, in_memory, is_being_synced,
 // colocate_with, store_row_column, bloom_filter_columns, bloom_filter_fpp,
 // estimate_partition_size, group_commit_*.
+//
+// # Partitions
+//
+// PARTITION BY RANGE (cols) (...) and PARTITION BY LIST (cols) (...) are
+// kept with the table (TableSpec.partitioning) and decide which rows it
+// takes, as in Doris: a row whose partition columns fall in no partition
+// is an error row, "no partition for this tuple. tuple=(col=value)",
+// found after the WHERE filter, in both sinks alike. The forms:
+//
+//	PARTITION p VALUES LESS THAN ("v", ...) | MAXVALUE | (..., MAXVALUE)
+//	                     from the largest upper bound below it (or below
+//	                     every value, NULL included) to v
+//	PARTITION p VALUES [("lo", ...), ("hi", ...))   lo <= key < hi
+//	PARTITION p VALUES IN ("v", ...) | (("v1", "v2"), ...)   LIST
+//
+// A bound with fewer values than columns takes each missing column's
+// smallest value (Doris); NULL is below every value, and a LIST value never
+// matches NULL. RANGE columns are the integer types, DATE and DATETIME;
+// LIST also CHAR, VARCHAR and BOOLEAN; a UNIQUE or AGGREGATE table is
+// partitioned by key columns only (as Doris). Overlapping ranges, a LIST value in
+// two partitions, values that do not convert, more than 4096 partitions
+// are refused with the table. Refused by name: batch partitions (FROM ...
+// TO ... INTERVAL), partition expressions without AUTO, NULL partition
+// values. A routine load's PARTITION (p1, p2) (or PARTITION p1) loads only
+// into those partitions: a row of another is an error row too
+// (JobSpec.target_partitions).
 //
 // # Table models
 //
@@ -349,7 +378,7 @@
 //	               QUANTILE_UNION / GENERIC, ENGINE other than OLAP, CREATE TABLE
 //	               LIKE / AS SELECT, any other table property (dynamic_partition.*,
 //	               function_column.sequence_type, storage_policy, ...)
-//	ROUTINE LOAD   COLUMNS, WHERE or a merge type without ON, PRECEDING FILTER, PARTITION(...),
+//	ROUTINE LOAD   COLUMNS, WHERE, PARTITION or a merge type without ON, PRECEDING FILTER,
 //	               TEMPORARY PARTITION, ROWS TERMINATED BY, COLUMNS TERMINATED BY with format json, formats
 //	               other than csv and json, kafka_offsets without kafka_partitions, "FILE:"
 //	               property values (Doris CREATE FILE), every other job property (num_as_string,

@@ -828,12 +828,23 @@ func TestParseErrors(t *testing.T) {
    PROPERTIES ("strict_mode" = "true")
    FROM KAFKA ("kafka_broker_list" = "broker1:9092", "kafka_topic" = "my_topic");`,
 			"PRECEDING FILTER", 3, 4, "filtering"},
-		{"Doris docs: PARTITION", `CREATE ROUTINE LOAD demo.kafka_job05 ON routine_test05
-        COLUMNS TERMINATED BY ",",
-        COLUMNS(id, name, age, date),
-        PARTITION(p20240205)
+		{"TEMPORARY PARTITION", `CREATE ROUTINE LOAD demo.kafka_job05 ON routine_test05
+        TEMPORARY PARTITION(tp1)
         FROM KAFKA ("kafka_broker_list" = "10.16.10.6:9092", "kafka_topic" = "routineLoad05");`,
-			"PARTITION", 4, 9, "partitioned"},
+			"TEMPORARY PARTITION", 2, 9, "temporary partitions"},
+		{"PARTITION given twice", `CREATE ROUTINE LOAD j ON t PARTITION(p1), PARTITION(p2) FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
+			"PARTITION", 1, 43, "given twice"},
+		{"strip_outer_array not a bool", `CREATE ROUTINE LOAD j ON t PROPERTIES ("strip_outer_array" = "yes") FROM KAFKA ()`, `PROPERTIES "strip_outer_array"`, 1, 62, "true or false"},
+		{"PARTITION BY FROM TO INTERVAL", `CREATE TABLE t (k DATE) PARTITION BY RANGE(k) (FROM ("2000-01-01") TO ("2022-01-01") INTERVAL 1 YEAR)`,
+			"PARTITION BY RANGE FROM ... TO ... INTERVAL", 1, 48, "batch partitions"},
+		{"PARTITION BY NULL value", `CREATE TABLE t (k INT) PARTITION BY LIST(k) (PARTITION p VALUES IN ((NULL)))`,
+			"PARTITION p", 1, 70, "NULL partition values"},
+		{"PARTITION BY expression", `CREATE TABLE t (k DATETIME) PARTITION BY RANGE(date_trunc(k, 'day')) ()`,
+			"PARTITION BY RANGE (date_trunc(...))", 1, 48, "partition expression"},
+		{"PARTITION BY unknown column", `CREATE TABLE t (k INT) PARTITION BY RANGE(x) ()`,
+			"PARTITION BY RANGE", 1, 43, `unknown column "x"`},
+		{"LIST partition with LESS THAN", `CREATE TABLE t (k INT) PARTITION BY LIST(k) (PARTITION p VALUES LESS THAN ("1"))`,
+			"PARTITION p VALUES LESS THAN", 1, 65, "VALUES IN"},
 		{"exec_mem_limit", `CREATE ROUTINE LOAD j ON t PROPERTIES ("exec_mem_limit" = "4294967296") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
 			`PROPERTIES "exec_mem_limit"`, 1, 40, "not supported by loadnode"},
 		{"Doris docs: FILE: values", `CREATE ROUTINE LOAD j ON t FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x",
@@ -886,7 +897,7 @@ func TestParseErrors(t *testing.T) {
 		{"alter partitions alone", `ALTER ROUTINE LOAD FOR j FROM KAFKA ("kafka_partitions" = "0,1")`, `FROM KAFKA "kafka_partitions"`, 1, 38, "cannot change the partitions"},
 		{"alter nothing", `ALTER ROUTINE LOAD FOR j;`, "ALTER ROUTINE LOAD", 1, 25, "expected COLUMNS, WHERE, DELETE ON, ORDER BY, PROPERTIES"},
 		{"Doris suites: alter PRECEDING FILTER", `ALTER ROUTINE LOAD FOR j PRECEDING FILTER id > 8`, "PRECEDING FILTER", 1, 26, "filtering"},
-		{"alter PARTITION", `ALTER ROUTINE LOAD FOR j PARTITION(p1)`, "PARTITION", 1, 26, "partitioned"},
+		{"alter PARTITION", `ALTER ROUTINE LOAD FOR j PARTITION(p1)`, "PARTITION", 1, 26, "cannot be altered"},
 		{"alter COLUMNS twice", `ALTER ROUTINE LOAD FOR j COLUMNS(a), COLUMNS(b)`, "COLUMNS", 1, 38, "given twice"},
 		{"alter fill_missing_columns", `ALTER ROUTINE LOAD FOR j PROPERTIES ("fill_missing_columns" = "true")`, `PROPERTIES "fill_missing_columns"`, 1, 38, "cannot be altered"},
 		{"alter group.id", `ALTER ROUTINE LOAD FOR j FROM KAFKA ("property.group.id" = "g2")`, `FROM KAFKA "property.group.id"`, 1, 38, "cannot be altered"},
@@ -1145,5 +1156,140 @@ func TestParseMultiTable(t *testing.T) {
 	_, err := Parse(`CREATE ROUTINE LOAD j COLUMNS(a, b) FROM KAFKA ("kafka_broker_list" = "b:9092", "kafka_topic" = "t")`)
 	if err == nil || !strings.Contains(err.Error(), "multi-table") {
 		t.Fatalf("multi-table with COLUMNS: %v, want a refusal", err)
+	}
+}
+
+// TestParsePartitions: PARTITION BY RANGE and LIST become the table's
+// partitioning (table.NewSchema checks the values; a row outside every
+// partition is an error row), a routine load's PARTITION (...) its
+// target_partitions, and strip_outer_array the spec's.
+func TestParsePartitions(t *testing.T) {
+	v := func(vals ...string) *api.PartitionBound {
+		b := &api.PartitionBound{}
+		for _, x := range vals {
+			if x == "MAX" {
+				b.Values = append(b.Values, &api.PartitionBoundValue{Max: true})
+			} else {
+				b.Values = append(b.Values, &api.PartitionBoundValue{Text: x})
+			}
+		}
+		return b
+	}
+	tests := []struct {
+		name string
+		sql  string
+		want *api.TablePartitioning
+	}{
+		// corpus load/test_stream_load_strict_mode_and_filter_ratio__sql_no_partition_strict0 (ddl.sql)
+		{"LESS THAN", `create table test_stream_load_strict_mode_and_filter_ratio (
+  id int,
+  name string
+) PARTITION BY RANGE(` + "`id`" + `)
+  (
+      PARTITION ` + "`p0`" + ` VALUES LESS THAN ("60"),
+      PARTITION ` + "`p1`" + ` VALUES LESS THAN ("80")
+  )
+properties (
+  'replication_num' = '1'
+);`, &api.TablePartitioning{Columns: []string{"id"}, Partitions: []*api.TablePartition{
+			{Name: "p0", Upper: v("60")}, {Name: "p1", Upper: v("80")}}}},
+		// corpus load/test_stream_load__sql (ddl.sql, abridged)
+		{"fixed ranges and MAXVALUE", `CREATE TABLE IF NOT EXISTS test_stream_load_strict (
+    ` + "`k1`" + ` bigint(20) NULL,
+    ` + "`k2`" + ` bigint(20) NULL,
+    ` + "`v1`" + ` tinyint(4) SUM NULL
+) ENGINE=OLAP
+AGGREGATE KEY(` + "`k1`, `k2`" + `)
+COMMENT 'OLAP'
+PARTITION BY RANGE(` + "`k1`" + `)
+(PARTITION partition_a VALUES [("-9223372036854775808"), ("100000")),
+PARTITION partition_b VALUES [("100000"), ("1000000000")),
+PARTITION partition_c VALUES [("1000000000"), ("10000000000")),
+PARTITION partition_d VALUES [("10000000000"), (MAXVALUE)))
+DISTRIBUTED BY HASH(` + "`k1`, `k2`" + `) BUCKETS 3
+PROPERTIES ("replication_allocation" = "tag.location.default: 1");`,
+			&api.TablePartitioning{Columns: []string{"k1"}, Partitions: []*api.TablePartition{
+				{Name: "partition_a", Lower: v("-9223372036854775808"), Upper: v("100000")},
+				{Name: "partition_b", Lower: v("100000"), Upper: v("1000000000")},
+				{Name: "partition_c", Lower: v("1000000000"), Upper: v("10000000000")},
+				{Name: "partition_d", Lower: v("10000000000"), Upper: v("MAX")}}}},
+		// corpus load/load_nullable_to_not_nullable__sql (ddl.sql, abridged)
+		{"LESS THAN MAXVALUE", `CREATE TABLE t (k1 int(32) NOT NULL, k2 smallint NOT NULL, k8 double max NOT NULL)
+AGGREGATE KEY(k1,k2)
+PARTITION BY RANGE(k2) (
+    PARTITION partition_a VALUES LESS THAN MAXVALUE
+)
+DISTRIBUTED BY HASH(k1, k2) BUCKETS 3`,
+			&api.TablePartitioning{Columns: []string{"k2"}, Partitions: []*api.TablePartition{{Name: "partition_a", Upper: v("MAX")}}}},
+		{"multi-column LESS THAN, IF NOT EXISTS, partition properties", `CREATE TABLE t (d DATE, id INT) DUPLICATE KEY(d, id)
+PARTITION BY RANGE(d, id) (
+    PARTITION p1 VALUES LESS THAN ("2017-02-01", "1000") ("replication_num" = "1"),
+    PARTITION IF NOT EXISTS p2 VALUES LESS THAN ("2017-03-01", MAXVALUE),
+    PARTITION p3 VALUES LESS THAN (MAXVALUE)
+)`,
+			&api.TablePartitioning{Columns: []string{"d", "id"}, Partitions: []*api.TablePartition{
+				{Name: "p1", Upper: v("2017-02-01", "1000")}, {Name: "p2", Upper: v("2017-03-01", "MAX")}, {Name: "p3", Upper: v("MAX")}}}},
+		{"LIST, multi-column LIST", `CREATE TABLE t (id INT, city VARCHAR(20)) DUPLICATE KEY(id, city)
+PARTITION BY LIST(id, city) (
+    PARTITION p1 VALUES IN (("1", "Beijing"), ("1", "Shanghai")),
+    PARTITION p2 VALUES IN ((-2, "Chengdu"))
+)`,
+			&api.TablePartitioning{List: true, Columns: []string{"id", "city"}, Partitions: []*api.TablePartition{
+				{Name: "p1", In: []*api.PartitionBound{v("1", "Beijing"), v("1", "Shanghai")}},
+				{Name: "p2", In: []*api.PartitionBound{v("-2", "Chengdu")}}}}},
+		{"LIST of single values, no partition at all", `CREATE TABLE t (city VARCHAR(20)) PARTITION BY LIST(CITY) (PARTITION p_east VALUES IN ("Beijing", "Shanghai"))`,
+			&api.TablePartitioning{List: true, Columns: []string{"city"}, Partitions: []*api.TablePartition{
+				{Name: "p_east", In: []*api.PartitionBound{v("Beijing"), v("Shanghai")}}}}},
+		{"no partitions", `CREATE TABLE t (k DATE) PARTITION BY RANGE(k) ()`, &api.TablePartitioning{Columns: []string{"k"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := mustParse(t, tt.sql)
+			if !proto.Equal(st.CreateTable.GetPartitioning(), tt.want) {
+				t.Fatalf("partitioning:\n got %v\nwant %v", st.CreateTable.GetPartitioning(), tt.want)
+			}
+			for _, ig := range st.Ignored {
+				if strings.HasPrefix(ig, "PARTITION BY") {
+					t.Errorf("listed as ignored: %q", ig)
+				}
+			}
+		})
+	}
+	// AUTO PARTITION makes the partitions rows need: ignored.
+	st := mustParse(t, `CREATE TABLE t (k DATETIME NOT NULL) AUTO PARTITION BY RANGE (date_trunc(k, 'month')) ()`)
+	if st.CreateTable.GetPartitioning() != nil || !slices.ContainsFunc(st.Ignored, func(s string) bool { return strings.HasPrefix(s, "AUTO PARTITION BY RANGE") }) {
+		t.Errorf("AUTO PARTITION: %v, ignored %q", st.CreateTable.GetPartitioning(), st.Ignored)
+	}
+
+	// Doris docs (CREATE ROUTINE LOAD, example 5): PARTITION names the
+	// partitions the job loads into.
+	st = mustParse(t, `CREATE ROUTINE LOAD demo.kafka_job05 ON routine_test05
+        COLUMNS TERMINATED BY ",",
+        COLUMNS(id, name, age, date),
+        PARTITION(p20240205)
+        FROM KAFKA ("kafka_broker_list" = "10.16.10.6:9092", "kafka_topic" = "routineLoad05");`)
+	if got := st.CreateRoutineLoad.GetTargetPartitions(); !slices.Equal(got, []string{"p20240205"}) {
+		t.Errorf("PARTITION(p20240205): target_partitions %q", got)
+	}
+	st = mustParse(t, `CREATE ROUTINE LOAD j ON t PARTITION p1 PROPERTIES ("format" = "json", "strip_outer_array" = "true", "json_root" = "$.data") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`)
+	if s := st.CreateRoutineLoad; !slices.Equal(s.GetTargetPartitions(), []string{"p1"}) || !s.GetStripOuterArray() || s.GetJsonRoot() != "$.data" {
+		t.Errorf("PARTITION p1, strip_outer_array: %v", s)
+	}
+	spec := proto.Clone(st.CreateRoutineLoad).(*api.JobSpec)
+	config.ApplyDefaults(spec)
+	if !strings.Contains(CreateStatement(spec), "PARTITION (`p1`)") || !strings.Contains(CreateStatement(spec), `"strip_outer_array" = "true"`) {
+		t.Errorf("CreateStatement:\n%s", CreateStatement(spec))
+	}
+	back := mustParse(t, CreateStatement(spec))
+	if !slices.Equal(back.CreateRoutineLoad.GetTargetPartitions(), []string{"p1"}) || !back.CreateRoutineLoad.GetStripOuterArray() {
+		t.Errorf("CreateStatement does not read back: %v", back.CreateRoutineLoad)
+	}
+	// ALTER changes strip_outer_array, as Doris's.
+	st = mustParse(t, `ALTER ROUTINE LOAD FOR j PROPERTIES ("strip_outer_array" = "true")`)
+	if a := st.Alter; !slices.Equal(a.Changed, []string{"strip_outer_array"}) || !slices.Equal(a.Request.GetUpdateMask(), []string{"strip_outer_array"}) || !a.Request.GetSpec().GetStripOuterArray() {
+		t.Errorf("ALTER strip_outer_array: changed %q, request %v", a.Changed, a.Request)
+	}
+	if _, err := Parse(`CREATE ROUTINE LOAD j PARTITION (p1) FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`); err == nil || !strings.Contains(err.Error(), "PARTITION") {
+		t.Errorf("a multi-table load with PARTITION: %v", err)
 	}
 }

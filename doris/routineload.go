@@ -58,6 +58,7 @@ const (
 	fieldRatio       = "max_filter_ratio"
 	fieldTimezone    = "timezone"
 	fieldJSONRoot    = "json_root"
+	fieldStrip       = "strip_outer_array"
 	fieldEmptyNull   = "empty_field_as_null"
 	fieldEnclose     = "enclose"
 	fieldEscape      = "escape"
@@ -80,20 +81,19 @@ const (
 )
 
 var changeOrder = []string{
-	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldStrict, fieldRatio, fieldTimezone, fieldJSONPaths, fieldJSONRoot, fieldEmptyNull, fieldEnclose, fieldEscape,
+	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldStrict, fieldRatio, fieldTimezone, fieldJSONPaths, fieldJSONRoot, fieldStrip, fieldEmptyNull, fieldEnclose, fieldEscape,
 	fieldColumnSep, fieldColumns, fieldWhere, fieldDeleteOn, fieldSequence,
 	fieldBrokers, fieldTopic, fieldPartitions, fieldOffsets, fieldDefaultOffset, fieldKafkaProps,
 }
 
 // jobPropertiesHelp lists the job PROPERTIES that map onto the spec.
-const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths, json_root, empty_field_as_null, enclose, escape, fill_missing_columns, partial_columns, partial_update_new_key_behavior, and loadnode's own loadnode.error_topic, loadnode.error_topic_brokers"
+const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths, json_root, strip_outer_array, empty_field_as_null, enclose, escape, fill_missing_columns, partial_columns, partial_update_new_key_behavior, and loadnode's own loadnode.error_topic, loadnode.error_topic_brokers"
 
 // loadClauses are the load_properties of CREATE ROUTINE LOAD that loadnode
 // refuses, keyed by their first word, with the reason.
 var refusedLoadClauses = map[string]string{
 	"PRECEDING": "filtering rows not supported by loadnode",
-	"PARTITION": "partitioned tables not supported yet",
-	"TEMPORARY": "partitioned tables not supported yet",
+	"TEMPORARY": "temporary partitions not supported by loadnode",
 	"ROWS":      "records are Kafka messages; there is no row separator",
 }
 
@@ -193,8 +193,8 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 		p.next()
 	}
 	if multi {
-		if len(spec.GetTable().GetColumns()) > 0 || len(spec.GetColumnsMapping()) > 0 || spec.GetWhere() != "" || spec.GetMergeType() != api.MergeType_APPEND {
-			return nil, p.errf(create, clause, "a multi-table load (no ON) takes no COLUMNS, WHERE or merge type: each record's fields map onto its own table's columns")
+		if len(spec.GetTable().GetColumns()) > 0 || len(spec.GetColumnsMapping()) > 0 || spec.GetWhere() != "" || spec.GetMergeType() != api.MergeType_APPEND || len(spec.GetTargetPartitions()) > 0 {
+			return nil, p.errf(create, clause, "a multi-table load (no ON) takes no COLUMNS, WHERE, PARTITION or merge type: each record's fields map onto its own table's columns")
 		}
 		spec.Table = nil
 	}
@@ -203,15 +203,16 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 
 // loadClauses records which load_property clauses a statement gave.
 type loadClauses struct {
-	given  map[string]bool // spec field names: column_separator, columns_mapping, where, delete_on, sequence_column
-	sepTok token           // the string of COLUMNS TERMINATED BY
+	given   map[string]bool // spec field names: column_separator, columns_mapping, where, delete_on, sequence_column
+	sepTok  token           // the string of COLUMNS TERMINATED BY
+	partTok token           // the PARTITION of a PARTITION clause
 }
 
 // loadProperties parses the load_property clauses of CREATE or ALTER
 // ROUTINE LOAD, separated by commas, in any order, into spec: COLUMNS
-// TERMINATED BY, COLUMNS (...), WHERE, DELETE ON, ORDER BY; PRECEDING
-// FILTER, PARTITION, TEMPORARY PARTITION and ROWS TERMINATED BY are refused
-// by name. It stops at PROPERTIES, FROM or anything that is not a word.
+// TERMINATED BY, COLUMNS (...), WHERE, DELETE ON, ORDER BY, PARTITION
+// (the caller refuses it in ALTER); PRECEDING FILTER, TEMPORARY PARTITION
+// and ROWS TERMINATED BY are refused by name. It stops at PROPERTIES, FROM or anything that is not a word.
 func (p *parser) loadProperties(clause string, spec *api.JobSpec) (*loadClauses, *Error) {
 	lc := &loadClauses{given: map[string]bool{}}
 	for {
@@ -261,6 +262,35 @@ func (p *parser) loadProperties(clause string, spec *api.JobSpec) (*loadClauses,
 			}
 			spec.SequenceColumn = c.text
 			lc.given[fieldSequence] = true
+			p.acceptSym(",")
+			continue
+		}
+		if word == "PARTITION" || word == "PARTITIONS" {
+			// PARTITION (p1, p2) or PARTITION p1: the partitions of the
+			// table the job loads into (table.Format.TargetPartitions
+			// checks the names and the rows).
+			if len(spec.TargetPartitions) > 0 {
+				return nil, p.errf(t, "PARTITION", "given twice")
+			}
+			lc.partTok = t
+			p.next()
+			var names []token
+			if p.peek().isSym("(") {
+				list, err := p.identList("PARTITION", "a partition name")
+				if err != nil {
+					return nil, err
+				}
+				names = list
+			} else {
+				n, err := p.ident("PARTITION", "a partition name")
+				if err != nil {
+					return nil, err
+				}
+				names = []token{n}
+			}
+			for _, n := range names {
+				spec.TargetPartitions = append(spec.TargetPartitions, n.text)
+			}
 			p.acceptSym(",")
 			continue
 		}
@@ -421,6 +451,7 @@ type jobProps struct {
 	jsonpaths   []string
 	partial     bool
 	fill        bool
+	strip       bool
 	newKey      string
 	newKeyTok   token // the key of partial_update_new_key_behavior
 	errorTopic  string
@@ -479,6 +510,9 @@ func (j *jobProps) apply(s *api.JobSpec) {
 	if j.given["fill_missing_columns"] {
 		s.FillMissingColumns = proto.Bool(j.fill)
 	}
+	if j.given[fieldStrip] {
+		s.StripOuterArray = j.strip
+	}
 	if j.given["partial_columns"] {
 		s.PartialColumns = j.partial
 	}
@@ -503,7 +537,6 @@ var noopProperties = map[string]struct {
 	ok     func(v string) bool
 	reason string
 }{
-	"strip_outer_array":     {isFalse, `only "false": each Kafka message is one row`},
 	"fuzzy_parse":           {isFalse, `only "false"`},
 	"load_to_single_tablet": {isFalse, `only "false": loadnode has no tablets`},
 }
@@ -621,6 +654,15 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 		}
 		j.set(pr.key)
 		return nil
+	case fieldStrip:
+		switch {
+		case isTrue(v):
+			j.strip = true
+		case isFalse(v):
+			j.strip = false
+		default:
+			return bad("must be true or false")
+		}
 	case "fill_missing_columns":
 		if alter {
 			// Not in Doris's ALTER list either ("is invalid property").
@@ -957,6 +999,9 @@ func (p *parser) alterRoutineLoad() (*Statement, *Error) {
 	lc, err := p.loadProperties(clause, load)
 	if err != nil {
 		return nil, err
+	}
+	if len(load.GetTargetPartitions()) > 0 {
+		return nil, p.errf(lc.partTok, "PARTITION", "the partitions a job loads are set at CREATE ROUTINE LOAD and cannot be altered")
 	}
 	jp := &jobProps{}
 	if p.accept("PROPERTIES") {

@@ -178,7 +178,10 @@ func jobProperties(spec *api.JobSpec, running int32) map[string]string {
 		"whereExpr":                 orStar(spec.GetWhere()),
 		"delete":                    orStar(spec.GetDeleteOn()),
 		"precedingFilter":           "*",
-		"partitions":                "*",
+		"partitions":                orStar(strings.Join(spec.GetTargetPartitions(), ",")),
+	}
+	if spec.GetFormat() == config.FormatJSON {
+		m["strip_outer_array"] = boolText(spec.GetStripOuterArray())
 	}
 	if spec.MaxFilterRatio != nil {
 		m["max_filter_ratio"] = strconv.FormatFloat(spec.GetMaxFilterRatio(), 'g', -1, 64)
@@ -466,6 +469,13 @@ func CreateStatement(spec *api.JobSpec) string {
 	if c := spec.GetSequenceColumn(); c != "" {
 		clauses = append(clauses, "ORDER BY "+ident(c))
 	}
+	if ps := spec.GetTargetPartitions(); len(ps) > 0 {
+		names := make([]string, len(ps))
+		for i, n := range ps {
+			names[i] = ident(n)
+		}
+		clauses = append(clauses, "PARTITION ("+strings.Join(names, ", ")+")")
+	}
 	for i, c := range clauses {
 		if i > 0 {
 			b.WriteString(",")
@@ -504,6 +514,9 @@ func CreateStatement(spec *api.JobSpec) string {
 	}
 	if e := spec.GetEscape(); e != "" {
 		add("escape", e)
+	}
+	if spec.GetStripOuterArray() {
+		add("strip_outer_array", "true")
 	}
 	if spec.GetPartialColumns() {
 		add("partial_columns", "true")

@@ -413,16 +413,29 @@ func (p *parser) tableClauses(st *Statement, spec *api.TableSpec) *Error {
 			if t.is("AUTO") {
 				what = "AUTO PARTITION BY"
 			}
-			if n := p.peekAt(2); t.is("PARTITION") && (n.is("RANGE") || n.is("LIST")) {
+			n := p.peekAt(2)
+			if t.is("AUTO") {
+				n = p.peekAt(3)
+			}
+			if n.is("RANGE") || n.is("LIST") {
 				what += " " + strings.ToUpper(n.text)
 			}
 			if err := once(t, "PARTITION BY"); err != nil {
 				return err
 			}
-			if err := p.partitionBy(what); err != nil {
+			if t.is("AUTO") {
+				// Doris makes the partition a row needs: every row is kept.
+				if err := p.skipPartitionBy(what); err != nil {
+					return err
+				}
+				st.Ignored = append(st.Ignored, what+" (Doris makes the partition a row needs: every row is kept)")
+				continue
+			}
+			parts, err := p.partitionBy(what, spec)
+			if err != nil {
 				return err
 			}
-			st.Ignored = append(st.Ignored, what+" (partitions place rows; every row is kept)")
+			spec.Partitioning = parts
 		case t.is("DISTRIBUTED"):
 			if err := once(t, "DISTRIBUTED BY"); err != nil {
 				return err
@@ -503,11 +516,10 @@ func (p *parser) distributedBy(columns func(string) *Error) *Error {
 	return nil
 }
 
-// partitionBy skips [AUTO] PARTITION BY RANGE|LIST (cols) (partitions...):
-// Doris partitions decide where rows live, not which are kept (a row
-// outside every partition is an error row in Doris, a kept row here; the
-// Ignored list says so).
-func (p *parser) partitionBy(what string) *Error {
+// skipPartitionBy skips AUTO PARTITION BY RANGE|LIST (cols) (partitions...):
+// Doris makes the partition a row needs, so it decides where rows live,
+// not which are kept.
+func (p *parser) skipPartitionBy(what string) *Error {
 	p.accept("AUTO")
 	p.next() // PARTITION
 	if err := p.expect(what, "BY"); err != nil {
@@ -525,24 +537,243 @@ func (p *parser) partitionBy(what string) *Error {
 			}
 			return p.errf(t, what, "expected (, found %s", t.describe())
 		}
-		depth := 0
-		for {
-			t := p.next()
-			switch {
-			case t.kind == tokEOF:
-				return p.errf(t, what, "unbalanced parentheses")
-			case t.isSym("("), t.isSym("["):
-				depth++
-			case t.isSym(")"), t.isSym("]"):
-				// VALUES [('a'), ('b')) is half open: ")" closes "[".
-				depth--
-			}
-			if depth == 0 {
-				break
-			}
+		if err := p.skipBalanced(what); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// skipBalanced skips a parenthesized group starting at "(" (where "[" may
+// open what ")" closes: VALUES [("a"), ("b")) is half open).
+func (p *parser) skipBalanced(what string) *Error {
+	depth := 0
+	for {
+		t := p.next()
+		switch {
+		case t.kind == tokEOF:
+			return p.errf(t, what, "unbalanced parentheses")
+		case t.isSym("("), t.isSym("["):
+			depth++
+		case t.isSym(")"), t.isSym("]"):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
+}
+
+// partitionBy parses PARTITION BY RANGE|LIST (cols) (partitions...) into
+// the table's partitioning: as in Doris, a row outside every partition is
+// an error row. The partitions, one of
+//
+//	PARTITION [IF NOT EXISTS] name VALUES LESS THAN MAXVALUE | (v, ... [MAXVALUE])
+//	PARTITION [IF NOT EXISTS] name VALUES [(v, ...), (v, ...))
+//	PARTITION [IF NOT EXISTS] name VALUES IN (v, ...) | ((v, ...), ...)
+//
+// each optionally followed by its own ("key" = "value") properties
+// (placement: ignored). Batch partitions (FROM ... TO ... INTERVAL) and
+// NULL partition values are refused by name. The values are checked
+// against the columns' types when the table is made (table.NewSchema).
+func (p *parser) partitionBy(what string, spec *api.TableSpec) (*api.TablePartitioning, *Error) {
+	p.next() // PARTITION
+	if err := p.expect(what, "BY"); err != nil {
+		return nil, err
+	}
+	out := &api.TablePartitioning{}
+	switch {
+	case p.accept("RANGE"):
+	case p.accept("LIST"):
+		out.List = true
+	default:
+		return nil, p.errf(p.peek(), what, "expected RANGE or LIST, found %s", p.peek().describe())
+	}
+	if err := p.expectSym(what, "("); err != nil {
+		return nil, err
+	}
+	for {
+		c, err := p.ident(what, "a partition column")
+		if err != nil {
+			return nil, err
+		}
+		if p.peek().isSym("(") {
+			return nil, p.errf(c, what+" ("+c.text+"(...))", "a partition expression is not supported by loadnode without AUTO PARTITION; partition by columns")
+		}
+		col := columnNamed(spec, c.text)
+		if col == nil {
+			return nil, p.errf(c, what, "unknown column %s", quote(c.text))
+		}
+		out.Columns = append(out.Columns, col.GetName())
+		if p.acceptSym(",") {
+			continue
+		}
+		if err := p.expectSym(what, ")"); err != nil {
+			return nil, err
+		}
+		break
+	}
+	if err := p.expectSym(what, "("); err != nil {
+		return nil, err
+	}
+	if p.acceptSym(")") {
+		return out, nil // no partition: Doris takes no row
+	}
+	for {
+		t := p.peek()
+		switch {
+		case t.is("FROM"):
+			return nil, p.errf(t, what+" FROM ... TO ... INTERVAL", "batch partitions not supported by loadnode; list the partitions")
+		case !t.is("PARTITION"):
+			return nil, p.errf(t, what, "expected PARTITION, found %s", t.describe())
+		}
+		p.next()
+		if p.accept("IF") {
+			if err := p.expect(what, "NOT"); err != nil {
+				return nil, err
+			}
+			if err := p.expect(what, "EXISTS"); err != nil {
+				return nil, err
+			}
+		}
+		name, err := p.ident(what, "a partition name")
+		if err != nil {
+			return nil, err
+		}
+		clause := "PARTITION " + name.text
+		if err := p.expect(clause, "VALUES"); err != nil {
+			return nil, err
+		}
+		pd := &api.TablePartition{Name: name.text}
+		switch v := p.peek(); {
+		case v.is("LESS"):
+			p.next()
+			if err := p.expect(clause, "THAN"); err != nil {
+				return nil, err
+			}
+			if out.List {
+				return nil, p.errf(v, clause+" VALUES LESS THAN", "a LIST partition takes VALUES IN (...)")
+			}
+			if p.peek().is("MAXVALUE") {
+				p.next()
+				pd.Upper = &api.PartitionBound{}
+				for range out.Columns {
+					pd.Upper.Values = append(pd.Upper.Values, &api.PartitionBoundValue{Max: true})
+				}
+			} else if pd.Upper, err = p.partitionTuple(clause, true); err != nil {
+				return nil, err
+			}
+		case v.isSym("["):
+			p.next()
+			if out.List {
+				return nil, p.errf(v, clause+" VALUES [...)", "a LIST partition takes VALUES IN (...)")
+			}
+			if pd.Lower, err = p.partitionTuple(clause, true); err != nil {
+				return nil, err
+			}
+			if err := p.expectSym(clause, ","); err != nil {
+				return nil, err
+			}
+			if pd.Upper, err = p.partitionTuple(clause, true); err != nil {
+				return nil, err
+			}
+			if err := p.expectSym(clause, ")"); err != nil {
+				return nil, err
+			}
+		case v.is("IN"):
+			p.next()
+			if !out.List {
+				return nil, p.errf(v, clause+" VALUES IN", "a RANGE partition takes VALUES LESS THAN (...) or VALUES [(...), (...))")
+			}
+			if err := p.expectSym(clause, "("); err != nil {
+				return nil, err
+			}
+			for {
+				var b *api.PartitionBound
+				if p.peek().isSym("(") {
+					if b, err = p.partitionTuple(clause, false); err != nil {
+						return nil, err
+					}
+				} else {
+					val, err := p.partitionValue(clause, false)
+					if err != nil {
+						return nil, err
+					}
+					b = &api.PartitionBound{Values: []*api.PartitionBoundValue{val}}
+				}
+				pd.In = append(pd.In, b)
+				if p.acceptSym(",") {
+					continue
+				}
+				if err := p.expectSym(clause, ")"); err != nil {
+					return nil, err
+				}
+				break
+			}
+		default:
+			return nil, p.errf(v, clause+" VALUES", "expected LESS THAN, [ or IN, found %s", v.describe())
+		}
+		if p.peek().isSym("(") {
+			// The partition's own properties (replication, storage).
+			if _, err := p.properties(clause + " properties"); err != nil {
+				return nil, err
+			}
+		}
+		out.Partitions = append(out.Partitions, pd)
+		if len(out.Partitions) > table.MaxTablePartitions {
+			return nil, p.errf(name, what, "more than %d partitions", table.MaxTablePartitions)
+		}
+		if p.acceptSym(",") {
+			continue
+		}
+		if err := p.expectSym(what, ")"); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+}
+
+// partitionTuple parses ("v1", "v2", ...); MAXVALUE is a value of a
+// RANGE bound (rng).
+func (p *parser) partitionTuple(clause string, rng bool) (*api.PartitionBound, *Error) {
+	if err := p.expectSym(clause, "("); err != nil {
+		return nil, err
+	}
+	b := &api.PartitionBound{}
+	for {
+		v, err := p.partitionValue(clause, rng)
+		if err != nil {
+			return nil, err
+		}
+		b.Values = append(b.Values, v)
+		if p.acceptSym(",") {
+			continue
+		}
+		if err := p.expectSym(clause, ")"); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+}
+
+// partitionValue parses one partition value: a string, a number (with
+// its sign) or, in a RANGE bound, MAXVALUE.
+func (p *parser) partitionValue(clause string, rng bool) (*api.PartitionBoundValue, *Error) {
+	t := p.peek()
+	switch {
+	case t.kind == tokString, t.kind == tokNumber:
+		p.next()
+		return &api.PartitionBoundValue{Text: t.text}, nil
+	case t.isSym("-") && p.peekAt(1).kind == tokNumber:
+		p.next()
+		return &api.PartitionBoundValue{Text: "-" + p.next().text}, nil
+	case t.is("MAXVALUE") && rng:
+		p.next()
+		return &api.PartitionBoundValue{Max: true}, nil
+	case t.is("NULL"):
+		return nil, p.errf(t, clause, "NULL partition values not supported by loadnode")
+	}
+	return nil, p.errf(t, clause, "expected a partition value, found %s", t.describe())
 }
 
 // columnNamed finds a column of spec case-insensitively (as Doris).

@@ -46,6 +46,20 @@ func AppendKey(dst []byte, model api.TableModel, pos Pos, vals []Value) []byte {
 	panic(fmt.Sprintf("table: AppendKey: unknown model %v", model))
 }
 
+// AppendElement appends to a row key made by AppendRowKey the index of
+// the row's element within its record (strip_outer_array: one record,
+// many rows), so that each element of a DUPLICATE table's record has
+// its own key: element 0 keeps the record's key, element k > 0 appends
+// k as 4 bytes big-endian, which sorts after the record's key and before
+// the next record's. A keyed table's rows are keyed by their columns:
+// dst is returned unchanged.
+func AppendElement(dst []byte, s *Schema, k int) []byte {
+	if k == 0 || s.Keyed() {
+		return dst
+	}
+	return binary.BigEndian.AppendUint32(dst, uint32(k))
+}
+
 // KeySpace is the job field of a DUPLICATE row key (Pos.JobID in
 // AppendKey) for the rows a job loads after its rebase-th move to another
 // stream (api.SourceRebase.count): the job id in the low 40 bits, the

@@ -11,7 +11,8 @@ import (
 // the cells fill, in order (nil: every column in table order); a cell is
 // NULL or text parsed as its column's type (as strict mode parses a CSV
 // field); a column not named takes its default, NULL without one. Errors
-// name the column.
+// name the column; a row in none of a partitioned table's partitions is
+// refused ("no partition for this tuple").
 func (s *Schema) RowOf(names []string, cells []*api.InsertCell) ([]Value, error) {
 	cols := make([]int, 0, len(s.cols))
 	if names == nil {
@@ -60,6 +61,13 @@ func (s *Schema) RowOf(names []string, cells []*api.InsertCell) ([]Value, error)
 		}
 		if vals[i].Null && s.meta[i].notNull {
 			return nil, fmt.Errorf("column %s is NOT NULL", s.cols[i].GetName())
+		}
+	}
+	if s.parts != nil {
+		// As Doris's INSERT (enable_insert_strict): a row outside every
+		// partition fails the statement.
+		if err := (&partitionFilter{ps: s.parts}).check(vals); err != nil {
+			return nil, err
 		}
 	}
 	return vals, nil

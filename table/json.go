@@ -48,9 +48,13 @@ func (p *Parser) parseJSON() error {
 	if i == len(raw) {
 		return &ParseError{Reason: "json: empty record"}
 	}
+	if raw[i] == '[' && !p.strip {
+		return &ParseError{Reason: "json: record is an array, not an object (JSON data is array-object, `strip_outer_array` must be TRUE)"}
+	}
 	if raw[i] != '{' {
 		return &ParseError{Reason: "json: record is " + jsonKind(raw[i]) + ", not an object"}
 	}
+	p.found = false
 	end, err := p.value(i, p.root, 0)
 	if err != nil {
 		return err
@@ -60,6 +64,11 @@ func (p *Parser) parseJSON() error {
 	}
 	if p.colErr != nil {
 		return p.colErr
+	}
+	if !p.found && p.fields {
+		// Doris: a record none of whose keys (or jsonpaths) names a
+		// field is an error row, not a row of defaults.
+		return &ParseError{Reason: "json: no key of the record matches a column or jsonpath (There is no column matching jsonpaths in the json file)"}
 	}
 	return nil
 }
@@ -102,6 +111,9 @@ func skipWS(b []byte, i int) int {
 // wants it or anything inside it.
 func (p *Parser) value(i int, n *jnode, depth int) (int, error) {
 	raw := p.raw
+	if n != nil && len(n.cols) > 0 {
+		p.found = true
+	}
 	if i >= len(raw) {
 		return 0, p.syntax(i, "unexpected end of record")
 	}

@@ -62,6 +62,14 @@ type Format struct {
 	// makes the rows for which DeleteOn is true deletes (Deleted).
 	MergeType api.MergeType
 	DeleteOn  string
+	// StripOuterArray, json only (Doris strip_outer_array): a record is a
+	// JSON array, each element (an object) one row; see Split. JSONRoot,
+	// when the record is an object, names the array.
+	StripOuterArray bool
+	// TargetPartitions (Doris PARTITION (p1, p2)) are the partitions of
+	// the table the load writes; a row of another partition is an error
+	// row, as is a row of none. Empty: every partition.
+	TargetPartitions []string
 	// MaxValueBytes bounds what the parser makes beyond the record's own
 	// bytes: every text value an expression makes on the way (columns,
 	// where, delete_on), and an avro or protobuf record decoded to JSON.
@@ -111,6 +119,9 @@ type Parser struct {
 
 	// json
 	root *jnode
+	// fields: the paths name a field; found: the record being parsed
+	// has a value at one of them (json.go)
+	fields, found bool
 	// avro, protobuf: the decoder, and the JSON it wrote for the record
 	// being parsed (reused: borrowed STRING values alias it until the next
 	// record)
@@ -133,6 +144,18 @@ type Parser struct {
 
 	deleteAll bool // merge type DELETE
 	deleted   bool // the last row deletes its key (DELETE ON)
+
+	// parts checks rows against the table's partitions; nil when the
+	// table has none.
+	parts *partitionFilter
+	// strip: strip_outer_array (strip.go); split is json_root's path,
+	// where the array is in an object record and, with jsonpaths
+	// (stripPaths), each element's row; rootText is json_root as written.
+	strip      bool
+	stripPaths bool
+	split      *jnode
+	rootText   string
+	elems      []Element
 }
 
 // Deleted reports whether the row the last Parse returned deletes its key
@@ -191,6 +214,11 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 	if p.maxValue == 0 {
 		p.maxValue = DefaultMaxValueBytes
 	}
+	parts, err := newPartitionFilter(s, f.TargetPartitions)
+	if err != nil {
+		return nil, err
+	}
+	p.parts = parts
 	m, err := compileMapping(s, f.Columns, f.Where, deleteOn, loc)
 	if err != nil {
 		return nil, err
@@ -217,6 +245,9 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 		if f.JSONRoot != "" {
 			return nil, fieldErr("json_root", "json_root applies to the json format only")
 		}
+		if f.StripOuterArray {
+			return nil, fieldErr("strip_outer_array", "strip_outer_array applies to the json format only")
+		}
 		sep, err := parseSeparator(f.ColumnSeparator)
 		if err != nil {
 			return nil, fieldErr("column_separator", "%s", err)
@@ -237,11 +268,31 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 		p.json = true
 		p.binary = binaryFormat(f.Kind)
 		p.dec = f.Decoder
-		root, err := p.compilePaths(f.JSONPaths, f.JSONRoot)
+		jsonRoot := f.JSONRoot
+		if f.StripOuterArray {
+			if p.binary {
+				return nil, fieldErr("strip_outer_array", "strip_outer_array applies to the json format only (a %s record decodes to one object)", strings.ToLower(f.Kind))
+			}
+			p.strip = true
+			p.stripPaths = len(f.JSONPaths) > 0
+			if jsonRoot != "" {
+				// Doris: json_root names the array in an object record;
+				// with jsonpaths it is also applied to each element (the
+				// element's row is read from the object it names).
+				split := &jnode{}
+				if _, err := compilePath(split, jsonRoot); err != nil {
+					return nil, fieldErr("json_root", "%s: %s", api.Quote(jsonRoot), err)
+				}
+				p.split, p.rootText = split, jsonRoot
+				jsonRoot = ""
+			}
+		}
+		root, err := p.compilePaths(f.JSONPaths, jsonRoot)
 		if err != nil {
 			return nil, err
 		}
 		p.root = root
+		p.fields = len(p.names) > 0
 	default:
 		return nil, fieldErr("format", "unknown format %q (want csv, json, avro or protobuf)", f.Kind)
 	}
@@ -341,6 +392,13 @@ func (p *Parser) parse(raw []byte, dst []Value, borrow bool) ([]Value, error) {
 		p.finish(dst)
 		if p.colErr != nil {
 			err = p.colErr
+		}
+	}
+	if err == nil && p.parts != nil {
+		// After the filter (WHERE) and the conversions, as Doris's sink
+		// finds a row's partition after its scanner.
+		if perr := p.parts.check(dst); perr != nil {
+			err = perr
 		}
 	}
 	p.raw, p.rawStr, p.dst, p.out = nil, "", nil, nil
@@ -643,6 +701,8 @@ func FormatOf(spec *api.JobSpec) Format {
 		Escape:           firstByte(spec.GetEscape()),
 		MergeType:        spec.GetMergeType(),
 		DeleteOn:         spec.GetDeleteOn(),
+		StripOuterArray:  spec.GetStripOuterArray(),
+		TargetPartitions: spec.GetTargetPartitions(),
 	}
 }
 

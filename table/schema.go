@@ -55,6 +55,8 @@ type Schema struct {
 	// order; seq is the sequence column, or -1 (model.go).
 	keys []int
 	seq  int
+	// parts is the table's partitioning, nil without (partition.go).
+	parts *partitions
 }
 
 // NewSchema validates spec and returns its Schema. The spec is cloned, so the
@@ -110,6 +112,11 @@ func NewSchema(spec *api.TableSpec) (*Schema, error) {
 	if err := s.compileModel(); err != nil {
 		return nil, err
 	}
+	parts, err := s.compilePartitions()
+	if err != nil {
+		return nil, err
+	}
+	s.parts = parts
 	return s, nil
 }
 
@@ -199,7 +206,7 @@ func (s *Schema) ColumnIndex(name string) (int, bool) {
 }
 
 // Compare reports nil if existing and spec describe the same table (name,
-// model, columns in order with their types), else a *MismatchError naming the
+// model, partitions, columns in order with their types), else a *MismatchError naming the
 // first difference. Columns are numbered from 1 in the message.
 func Compare(existing, spec *api.TableSpec) error {
 	name := existing.GetName()
@@ -220,6 +227,9 @@ func Compare(existing, spec *api.TableSpec) error {
 	}
 	if existing.GetSequenceColumn() != spec.GetSequenceColumn() {
 		return mismatch("table.sequence_column", "sequence column is %q, spec says %q", existing.GetSequenceColumn(), spec.GetSequenceColumn())
+	}
+	if !proto.Equal(existing.GetPartitioning(), spec.GetPartitioning()) {
+		return mismatch("table.partitioning", "partitions (PARTITION BY) differ from the spec's")
 	}
 	ec, sc := existing.GetColumns(), spec.GetColumns()
 	for i := 0; i < len(ec) || i < len(sc); i++ {
