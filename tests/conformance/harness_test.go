@@ -34,6 +34,9 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if l := summaryLine(); l != "" {
+		fmt.Println(l)
+	}
 	testnode.RemoveBinary()
 	os.Exit(code)
 }
@@ -92,19 +95,26 @@ func (e *env) read(name string) string {
 	return string(b)
 }
 
-// statements splits a .sql file into statements: "--" comment lines are
-// dropped, ";" outside quotes ends a statement, placeholders are filled.
+// statements splits a .sql file into statements (splitStatements), its
+// placeholders filled.
 func (e *env) statements(name string) []string {
+	src := e.read(name)
+	for k, v := range e.vars {
+		src = strings.ReplaceAll(src, "{{"+k+"}}", v)
+	}
+	return splitStatements(src)
+}
+
+// splitStatements splits SQL text into statements: "--" comment lines are
+// dropped, ";" outside quotes ends a statement.
+func splitStatements(text string) []string {
 	var lines []string
-	for _, l := range strings.Split(e.read(name), "\n") {
+	for _, l := range strings.Split(text, "\n") {
 		if !strings.HasPrefix(strings.TrimSpace(l), "--") {
 			lines = append(lines, l)
 		}
 	}
 	src := strings.Join(lines, "\n")
-	for k, v := range e.vars {
-		src = strings.ReplaceAll(src, "{{"+k+"}}", v)
-	}
 	var out []string
 	var quote byte
 	start := 0
