@@ -115,7 +115,7 @@ func renderConst(c table.Const) string {
 	case table.ConstFloat:
 		return javaFloat(c.Float, 64)
 	case table.ConstText:
-		return c.Text
+		return csvEscape(c.Text)
 	case table.ConstBool:
 		return strconv.FormatBool(c.Int != 0)
 	case table.ConstDate:
