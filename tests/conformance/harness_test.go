@@ -12,6 +12,9 @@
 // case that passes fails the test too, so the table stays true. Each case
 // runs under a caseT, which keeps its failures for that verdict.
 // TestConformance's summary line says which cases pass.
+//
+// The same package runs the Doris corpus kept beside the repository
+// (corpus_test.go): TestDorisFunctions and TestDorisLoad.
 package conformance
 
 import (
