@@ -148,6 +148,57 @@ func numEqual(c table.Const, expected string) bool {
 	return false
 }
 
+// mustList reports whether a row belongs in knownFunctionsFile: it does
+// not match, and it is not a row of a function the engine lacks refused
+// by name (unsupported).
+func mustList(accepted bool, verdict, observed string) bool {
+	unknownFn := strings.HasPrefix(observed, "refused: unknown function ")
+	return verdict != rowMatch && (accepted || !unknownFn)
+}
+
+// judgeRow holds a row's verdict and what loadnode gave against the table
+// (want, listed): "" when it agrees, else why the test fails.
+func judgeRow(accepted bool, verdict, observed, want string, listed bool) string {
+	list := mustList(accepted, verdict, observed)
+	switch {
+	case list && !listed:
+		return fmt.Sprintf("%s, not listed in %s", observed, knownFunctionsFile)
+	case list && want != observed:
+		return fmt.Sprintf("%s, but %s lists it as %q: update the line", observed, knownFunctionsFile, want)
+	case !list && listed && verdict == rowMatch:
+		return fmt.Sprintf("matches Doris now: remove it from %s (listed as %q)", knownFunctionsFile, want)
+	case !list && listed:
+		return fmt.Sprintf("refused by name (unsupported): remove it from %s (listed as %q)", knownFunctionsFile, want)
+	}
+	return ""
+}
+
+func TestJudgeRow(t *testing.T) {
+	for _, tc := range []struct {
+		accepted     bool
+		verdict, obs string
+		want         string
+		listed       bool
+		fails        string // a part of the message, "" when it passes
+	}{
+		{true, rowMatch, "ab", "", false, ""},
+		{true, rowWrong, "got D", "", false, "got D, not listed"},         // a new wrong value
+		{true, rowWrong, "got D", "got D", true, ""},                      // a known one
+		{true, rowWrong, "got E", "got D", true, "lists it as \"got D\""}, // another wrong value
+		{true, rowMatch, "x", "got D", true, "matches Doris now"},         // fixed, still listed
+		{true, rowRefused, "refused: unknown function NOW", "", false, "not listed"},
+		{false, rowRefused, "refused: unknown function HOUR", "", false, ""}, // unsupported
+		{false, rowRefused, "refused: unknown function HOUR", "x", true, "unsupported): remove it"},
+		{false, rowUnparsable, "unparsable: unexpected \"FROM\"", "", false, "not listed"},
+		{false, rowMatch, "1", "", false, ""},
+	} {
+		got := judgeRow(tc.accepted, tc.verdict, tc.obs, tc.want, tc.listed)
+		if (tc.fails == "") != (got == "") || !strings.Contains(got, tc.fails) {
+			t.Errorf("judgeRow(%v, %s, %q, %q, %v) = %q, want %q", tc.accepted, tc.verdict, tc.obs, tc.want, tc.listed, got, tc.fails)
+		}
+	}
+}
+
 // readKnownFunctions reads knownFunctionsFile: key -> observed.
 func readKnownFunctions(t *testing.T) map[string]string {
 	t.Helper()
@@ -233,31 +284,20 @@ func TestDorisFunctions(t *testing.T) {
 				accPass++
 			}
 		}
-		// A row of a function the engine lacks that is refused by name is
-		// unsupported; every other row that does not match is listed.
 		unknownFn := strings.HasPrefix(obs, "refused: unknown function ")
-		listable := o != rowMatch && (accepted || !unknownFn)
 		if !accepted && unknownFn {
 			unsupported++
 			refusedFuncs[fn] = true
 		}
-		if listable {
+		if mustList(accepted, o, obs) {
 			toList = append(toList, r)
 		}
 		if write {
 			continue
 		}
 		want, listed := known[k]
-		where := fmt.Sprintf("%s: %s (want %q; %s, %s)", r.file, r.expr, r.expected, r.source, r.tag)
-		switch {
-		case listable && !listed:
-			t.Errorf("%s: %s, not listed in %s", where, obs, knownFunctionsFile)
-		case listable && want != obs:
-			t.Errorf("%s: %s, but %s lists it as %q: update the line", where, obs, knownFunctionsFile, want)
-		case !listable && listed && o == rowMatch:
-			t.Errorf("%s matches Doris now: remove it from %s (listed as %q)", where, knownFunctionsFile, want)
-		case !listable && listed:
-			t.Errorf("%s is refused by name (unsupported): remove it from %s (listed as %q)", where, knownFunctionsFile, want)
+		if msg := judgeRow(accepted, o, obs, want, listed); msg != "" {
+			t.Errorf("%s: %s (want %q; %s, %s): %s", r.file, r.expr, r.expected, r.source, r.tag, msg)
 		}
 	}
 	if write {
