@@ -403,9 +403,8 @@ var createTableRE = regexp.MustCompile("(?is)^\\s*CREATE\\s+TABLE\\s+(?:IF\\s+NO
 // caseRecords are the messages of the case's data files (data.<ext>, or
 // data.1.<ext>, data.2.<ext>, ... loaded in order): each line one message
 // (one_per_line), or each file one (whole_file). A line_delimiter splits
-// the records instead of the line break, in both. skip_lines drops the
-// first lines of each file for the csv formats (Doris skips them; a
-// routine load has no such property: the harness does).
+// the records instead of the line break, in both. (skip_lines is passed
+// on as a property: the harness does not skip lines for loadnode.)
 func caseRecords(c *loadCase) ([]string, error) {
 	files, err := filepath.Glob(filepath.Join(c.dir, "data.*"))
 	if err != nil {
@@ -416,17 +415,6 @@ func caseRecords(c *loadCase) ([]string, error) {
 	props := normalProps(c.Properties)
 	if d, ok := props["line_delimiter"]; ok {
 		delim = unescapeDelim(d)
-	}
-	skip := 0
-	if s, ok := props["skip_lines"]; ok {
-		f := strings.ToLower(props["format"])
-		if f == "" || f == "csv" || f == "hive_text" {
-			n, err := strconv.Atoi(s)
-			if err != nil || n < 0 {
-				return nil, fmt.Errorf("skip_lines %q: want a count", s)
-			}
-			skip = n
-		}
 	}
 	var out []string
 	for _, f := range files {
@@ -447,11 +435,6 @@ func caseRecords(c *loadCase) ([]string, error) {
 					recs = append(recs, l)
 				}
 			}
-		}
-		if skip >= len(recs) {
-			recs = nil
-		} else {
-			recs = recs[skip:]
 		}
 		out = append(out, recs...)
 	}
@@ -508,7 +491,7 @@ var (
 	// clauseHeaders become the statement's clauses.
 	clauseHeaders = []string{"column_separator", "columns", "where", "partitions", "temporary_partitions", "merge_type", "delete"}
 	// recordHeaders say how the file splits into records (caseRecords).
-	recordHeaders = []string{"line_delimiter", "skip_lines", "read_json_by_line"}
+	recordHeaders = []string{"line_delimiter", "read_json_by_line"}
 	// sessionHeaders tune how the stream load runs, not what it loads:
 	// memtable_on_sink_node (where the memtable lives).
 	sessionHeaders = []string{"memtable_on_sink_node"}
