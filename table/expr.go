@@ -1152,7 +1152,7 @@ func (p *exprParser) primary() (node, error) {
 			switch unit {
 			case "YEAR", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND":
 			default:
-				return nil, fmt.Errorf("unknown INTERVAL unit %q", u.text)
+				return nil, &FormError{Func: word, Msg: fmt.Sprintf("unknown INTERVAL unit %q", u.text)}
 			}
 			return &callNode{name: word, args: []node{x, n}, unit: unit}, p.expectOp(")")
 		}
@@ -1162,16 +1162,18 @@ func (p *exprParser) primary() (node, error) {
 		}
 		return &callNode{name: word, args: []node{x, n}, unit: unit}, p.expectOp(")")
 	}
+	// The name first: a function the engine lacks is refused by name,
+	// whatever its arguments (TIMESTAMPADD(MINUTE, ...)).
+	fn, ok := functions[word]
+	if !ok {
+		return nil, &UnknownFunctionError{Name: word}
+	}
 	args, err := p.args()
 	if err != nil {
 		return nil, err
 	}
-	fn, ok := functions[word]
-	if !ok {
-		return nil, fmt.Errorf("unknown function %s (supported: see table/expr.go)", word)
-	}
 	if len(args) < fn.min || fn.max >= 0 && len(args) > fn.max {
-		return nil, fmt.Errorf("%s takes %s arguments, not %d", word, fn.arity(), len(args))
+		return nil, &FormError{Func: word, Msg: fmt.Sprintf("%s takes %s arguments, not %d", word, fn.arity(), len(args))}
 	}
 	if fn.check != nil {
 		if err := fn.check(word, args); err != nil {

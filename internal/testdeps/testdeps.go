@@ -42,6 +42,10 @@ const (
 	// Network: an IP address of the machine beyond loopback (client's
 	// plaintext-token test).
 	Network Family = "LOADNODE_SKIP_NETWORK"
+	// DorisCorpus: the Doris conformance corpus, at
+	// ../shared/conformance/doris-corpus beside the repository or
+	// $LOADNODE_DORIS_CORPUS (tests/conformance).
+	DorisCorpus Family = "LOADNODE_SKIP_DORIS_CORPUS"
 )
 
 // Var is the family's variable.

@@ -12,6 +12,9 @@
 // case that passes fails the test too, so the table stays true. Each case
 // runs under a caseT, which keeps its failures for that verdict.
 // TestConformance's summary line says which cases pass.
+//
+// The same package runs the Doris corpus kept beside the repository
+// (corpus_test.go): TestDorisFunctions and TestDorisLoad.
 package conformance
 
 import (
@@ -34,6 +37,9 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if l := summaryLine(); l != "" {
+		fmt.Println(l)
+	}
 	testnode.RemoveBinary()
 	os.Exit(code)
 }
@@ -92,19 +98,26 @@ func (e *env) read(name string) string {
 	return string(b)
 }
 
-// statements splits a .sql file into statements: "--" comment lines are
-// dropped, ";" outside quotes ends a statement, placeholders are filled.
+// statements splits a .sql file into statements (splitStatements), its
+// placeholders filled.
 func (e *env) statements(name string) []string {
+	src := e.read(name)
+	for k, v := range e.vars {
+		src = strings.ReplaceAll(src, "{{"+k+"}}", v)
+	}
+	return splitStatements(src)
+}
+
+// splitStatements splits SQL text into statements: "--" comment lines are
+// dropped, ";" outside quotes ends a statement.
+func splitStatements(text string) []string {
 	var lines []string
-	for _, l := range strings.Split(e.read(name), "\n") {
+	for _, l := range strings.Split(text, "\n") {
 		if !strings.HasPrefix(strings.TrimSpace(l), "--") {
 			lines = append(lines, l)
 		}
 	}
 	src := strings.Join(lines, "\n")
-	for k, v := range e.vars {
-		src = strings.ReplaceAll(src, "{{"+k+"}}", v)
-	}
 	var out []string
 	var quote byte
 	start := 0

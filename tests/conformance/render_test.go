@@ -12,7 +12,7 @@ import (
 
 // renderValue renders a cell as Doris's regression framework prints the
 // JDBC value: NULL as \N, DATETIME as Java's LocalDateTime.toString
-// (2023-08-24T12:00), FLOAT and DOUBLE as Java's Float/Double.toString
+// (2023-08-24T12:00), text with csvEscape, FLOAT and DOUBLE as Java's Float/Double.toString
 // (-25698.553, 1.312831962567818E9), DECIMAL with its scale, BOOLEAN as
 // true/false, JSON compact.
 func renderValue(col *api.Column, v *api.Value) string {
@@ -26,13 +26,13 @@ func renderValue(col *api.Column, v *api.Value) string {
 		}
 		return javaFloat(k.Float64, bits)
 	case *api.Value_String_:
-		return k.String_
+		return csvEscape(k.String_)
 	case *api.Value_Bool:
 		return strconv.FormatBool(k.Bool)
 	case *api.Value_Decimal:
 		return k.Decimal
 	case *api.Value_Json:
-		return k.Json
+		return csvEscape(k.Json)
 	case *api.Value_Date:
 		return time.Unix(int64(k.Date)*86400, 0).UTC().Format(time.DateOnly)
 	case *api.Value_DatetimeMicros:
@@ -41,6 +41,16 @@ func renderValue(col *api.Column, v *api.Value) string {
 		return javaLocalDateTime(time.UnixMicro(k.TimestampMicros).UTC())
 	}
 	return `\N`
+}
+
+// csvEscape is a text value as the framework writes it (commons-csv's
+// MySQL format): a backslash before a backslash or a tab, a line break as
+// \n, a carriage return as \r.
+func csvEscape(s string) string {
+	if !strings.ContainsAny(s, "\\\n\r\t") {
+		return s
+	}
+	return strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\r", `\r`, "\t", "\\\t").Replace(s)
 }
 
 // javaFloat is Java's Float.toString (bits 32) or Double.toString: plain
@@ -109,6 +119,9 @@ func TestRender(t *testing.T) {
 		{javaFloat(6.2750847041706e7, 64), "6.2750847041706E7"},
 		{javaFloat(0.0001, 64), "1.0E-4"},
 		{javaLocalDateTime(time.Date(2023, 8, 24, 12, 0, 0, 0, time.UTC)), "2023-08-24T12:00"},
+		{csvEscape(`c:\windows`), `c:\\windows`}, // corpus test_csv_split_line__sql
+		{csvEscape("a\nb"), `a\nb`},
+		{csvEscape("plain"), "plain"},
 		{javaLocalDateTime(time.Date(2023, 7, 20, 5, 48, 31, 0, time.UTC)), "2023-07-20T05:48:31"},
 		{javaLocalDateTime(time.Date(2023, 7, 20, 5, 48, 0, 5e6, time.UTC)), "2023-07-20T05:48:00.005"},
 	} {

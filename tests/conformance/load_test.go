@@ -1,0 +1,658 @@
+package conformance
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"gopkg.in/yaml.v3"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/client"
+	"github.com/loadnode/loadnode/internal/testnode"
+)
+
+// knownLoadFile is the known-failing table of the corpus's load cases: one
+// case a line, its folder name, a tab, and why it does not pass (the first
+// 300 characters of what the harness observed, on one line). Cases that need a type loadnode
+// lacks (unsupportedNote) pass when a statement of theirs is refused.
+//
+// INVARIANT: a case fails TestDorisLoad unless it passes and is not
+// listed, or fails and is listed; a listed case that passes fails it too
+// (remove it), and so does a listed name that is no case (knownFailures).
+const knownLoadFile = "testdata/known-failing-load.tsv"
+
+// loadParallel is how many cases run at once against the one node.
+const loadParallel = 4
+
+// unsupportedNote matches the note of a case that needs a type loadnode
+// does not have (issue 26: MAP, ARRAY, STRUCT, VARIANT, encryption keys).
+var unsupportedNote = regexp.MustCompile(`\bneeds (MAP|ARRAY|STRUCT|VARIANT|ENCRYPTKEY)\b`)
+
+// loadCase is a load/<case>/case.yaml.
+type loadCase struct {
+	name       string
+	dir        string
+	Kind       string            `yaml:"kind"`
+	Table      string            `yaml:"table"`
+	Properties map[string]string `yaml:"properties"`
+	Records    string            `yaml:"records"`
+	Query      string            `yaml:"query"`
+	Expect     string            `yaml:"expect"`
+	Note       string            `yaml:"note"`
+}
+
+// readLoadCases reads every case of the corpus's load/.
+func readLoadCases(t *testing.T, corpus string) []*loadCase {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(corpus, "load", "*", "case.yaml"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no load/*/case.yaml in %s (%v)", corpus, err)
+	}
+	var cases []*loadCase
+	for _, f := range dirs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &loadCase{dir: filepath.Dir(f), name: filepath.Base(filepath.Dir(f))}
+		if err := yaml.Unmarshal(b, c); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		switch {
+		case c.Kind != "stream_load" && c.Kind != "routine_load":
+			t.Fatalf("%s: kind %q, want stream_load or routine_load", f, c.Kind)
+		case c.Records != "one_per_line" && c.Records != "whole_file":
+			t.Fatalf("%s: records %q, want one_per_line or whole_file", f, c.Records)
+		case c.Table == "" || c.Query == "":
+			t.Fatalf("%s: no table or query", f)
+		}
+		cases = append(cases, c)
+	}
+	sort.Slice(cases, func(i, j int) bool { return cases[i].name < cases[j].name })
+	return cases
+}
+
+// readKnownLoad reads knownLoadFile.
+func readKnownLoad(t *testing.T) knownFailures {
+	t.Helper()
+	k := knownFailures{}
+	f, err := os.Open(knownLoadFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		l := sc.Text()
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		name, reason, ok := strings.Cut(l, "\t")
+		if !ok || reason == "" {
+			t.Fatalf("%s:%d: want a case name, a tab and the reason", knownLoadFile, n)
+		}
+		if _, dup := k[name]; dup {
+			t.Fatalf("%s:%d: %s listed twice", knownLoadFile, n, name)
+		}
+		k[name] = reason
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// loadWorld is what every case shares: one node, one broker.
+type loadWorld struct {
+	c      *client.Client
+	broker string
+	prod   *kgo.Client
+	ctx    context.Context
+}
+
+// TestDorisLoad runs every load case of the corpus (but those needing a
+// type loadnode lacks) through the binary: the case's DDL, a routine load
+// built from its properties (loadStatement), its records as Kafka
+// messages, and its query (runQuery), compared with expected.out.
+func TestDorisLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary against kfake; not in -short")
+	}
+	corpus := requireCorpus(t)
+	start := time.Now()
+	cases := readLoadCases(t, corpus)
+	known := readKnownLoad(t)
+	write := os.Getenv(writeKnownEnv) == "1"
+
+	run := cases
+	var names []string
+	unsupported := 0
+	for _, c := range cases {
+		names = append(names, c.name)
+		if unsupportedNote.MatchString(c.Note) {
+			unsupported++
+		}
+	}
+	if bad := known.unknown(names); len(bad) > 0 && !write {
+		t.Errorf("%s lists %q, which are no cases that run", knownLoadFile, bad)
+	}
+
+	var topics []string
+	for i := range run {
+		topics = append(topics, fmt.Sprintf("corpus_%d", i))
+	}
+	b := testnode.StartBroker(t, 1, topics...)
+	node := testnode.Start(t, testnode.Options{DataDir: t.TempDir()})
+	prod, err := kgo.NewClient(kgo.SeedBrokers(b.Addrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(prod.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
+	w := &loadWorld{c: node.Client(t), broker: b.Addrs()[0], prod: prod, ctx: ctx}
+
+	type result struct {
+		ran      bool
+		failures []string
+	}
+	results := make([]result, len(run))
+	sem := make(chan struct{}, loadParallel)
+	// Each case runs in a subtest of its own; the subtests run at most
+	// loadParallel at once, against the one node and broker.
+	t.Run("cases", func(t *testing.T) {
+		for i, c := range run {
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				ct := newCaseT(t)
+				if unsupportedNote.MatchString(c.Note) {
+					ct.run(func(ct *caseT) { refuseLoadCase(ct, w, c, i) })
+				} else {
+					ct.run(func(ct *caseT) { runLoadCase(ct, w, c, i) })
+				}
+				results[i].ran, results[i].failures = true, ct.failures()
+				if write {
+					if f := results[i].failures; len(f) > 0 {
+						t.Log(strings.Join(f, "\n"))
+					}
+					return
+				}
+				o, msg := known.judge(c.name, results[i].failures)
+				switch o {
+				case outcomeKnown:
+					t.Log(msg)
+				case outcomeFail, outcomeStale:
+					t.Error(msg)
+				}
+			})
+		}
+	})
+
+	pass := map[string]int{}
+	all := map[string]int{}
+	var newKnown []string
+	ran := 0
+	for i, c := range run {
+		if !results[i].ran { // left out by -run
+			continue
+		}
+		supported := !unsupportedNote.MatchString(c.Note)
+		if supported {
+			ran++
+			all[c.Kind]++
+		}
+		if len(results[i].failures) == 0 {
+			if supported {
+				pass[c.Kind]++
+			}
+			continue
+		}
+		reason := strings.Join(strings.Fields(fileLine.ReplaceAllString(results[i].failures[0], "")), " ")
+		if r := []rune(reason); len(r) > 300 {
+			reason = string(r[:300]) + "..."
+		}
+		newKnown = append(newKnown, c.name+"\t"+strings.ReplaceAll(reason, "\t", " "))
+	}
+	if write && ran+unsupported == len(run) {
+		head := "# The corpus's load cases loadnode does not pass yet (tests/conformance/load_test.go, knownLoadFile):\n" +
+			"# the case, a tab, what the harness observed (its start, on one line). Rewritten by\n" +
+			"# LOADNODE_CONFORMANCE_WRITE_KNOWN=1 go test ./tests/conformance -run TestDorisLoad.\n"
+		if err := os.WriteFile(knownLoadFile, []byte(head+strings.Join(newKnown, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := []string{
+		fmt.Sprintf("conformance: %d of %d pass (routine load)", pass["routine_load"], all["routine_load"]),
+		fmt.Sprintf("conformance: %d of %d pass (stream-load semantics)", pass["stream_load"], all["stream_load"]),
+		fmt.Sprintf("conformance: %d of %d pass (load cases; %d more need a type loadnode lacks) in %s",
+			pass["routine_load"]+pass["stream_load"], ran, unsupported, time.Since(start).Round(time.Second)),
+	}
+	for _, l := range lines {
+		t.Log(l)
+		fmt.Println(l)
+	}
+	summary.Lock()
+	summary.loadRan = true
+	summary.loadPass, summary.loadAll = pass["routine_load"]+pass["stream_load"], ran
+	summary.loadUnsupported = unsupported
+	summary.Unlock()
+}
+
+// refuseLoadCase runs the statements of case c, which needs a type
+// loadnode lacks: its DDL and its routine load (no records). One must be
+// refused, naming what it lacks; a case whose statements are all accepted
+// fails, since loadnode would load what it cannot hold as Doris does.
+func refuseLoadCase(t *caseT, w *loadWorld, c *loadCase, i int) {
+	t.Helper()
+	stmts, table, err := caseDDL(c, i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := fmt.Sprintf("corpus_job_c%d", i)
+	ls, err := loadStatement(c, job, table, w.broker, fmt.Sprintf("corpus_%d", i))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range append(stmts, ls) {
+		if _, err := w.c.Exec(w.ctx, s); err != nil {
+			t.Logf("unsupported, refused: %v", err)
+			return
+		}
+	}
+	w.c.Exec(w.ctx, "STOP ROUTINE LOAD FOR "+job)
+	t.Fatalf("the case needs a type loadnode lacks (%s), yet loadnode accepted its DDL and routine load", unsupportedNote.FindString(c.Note))
+}
+
+// caseDDL is case c's DDL as the i-th case runs it (renameTables), and the
+// table its query reads.
+func caseDDL(c *loadCase, i int) (stmts []string, table string, err error) {
+	ddl, err := os.ReadFile(filepath.Join(c.dir, "ddl.sql"))
+	if err != nil {
+		return nil, "", err
+	}
+	stmts = splitStatements(string(ddl))
+	rename := renameTables(stmts, fmt.Sprintf("_c%d", i))
+	for j := range stmts {
+		stmts[j] = rename(stmts[j])
+	}
+	return stmts, rename(c.Table), nil
+}
+
+// renameTables returns a function that gives the tables stmts create the
+// suffix, wherever a statement or query names them.
+func renameTables(stmts []string, suffix string) func(string) string {
+	var res []*regexp.Regexp
+	var names []string
+	for _, s := range stmts {
+		if m := createTableRE.FindStringSubmatch(s); m != nil {
+			tb := strings.Trim(m[1], "`")
+			names = append(names, tb)
+			res = append(res, regexp.MustCompile(`(?i)(^|[^\w.])`+"`?"+regexp.QuoteMeta(tb)+"`?"+`($|[^\w])`))
+		}
+	}
+	return func(s string) string {
+		for j, re := range res {
+			s = re.ReplaceAllString(s, "${1}"+names[j]+suffix+"${2}")
+		}
+		return s
+	}
+}
+
+// runLoadCase runs case c as the i-th: its tables get the suffix _c<i>
+// (the cases share one node and many use the same table names), its job
+// reads topic corpus_<i>.
+func runLoadCase(t *caseT, w *loadWorld, c *loadCase, i int) {
+	t.Helper()
+	suffix := fmt.Sprintf("_c%d", i)
+	ddl, err := os.ReadFile(filepath.Join(c.dir, "ddl.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts := splitStatements(string(ddl))
+	rename := renameTables(stmts, suffix)
+	exec := func(s string) {
+		t.Helper()
+		if _, err := w.c.Exec(w.ctx, s); err != nil {
+			t.Fatalf("statement refused: %v\n\t%s", err, strings.ReplaceAll(s, "\n", "\n\t"))
+		}
+	}
+	for _, s := range stmts {
+		exec(rename(s))
+	}
+	table := rename(c.Table)
+	records, err := caseRecords(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topic := fmt.Sprintf("corpus_%d", i)
+	job := "corpus_job" + suffix
+	stmt, err := loadStatement(c, job, table, w.broker, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(records) > 0 {
+		var recs []*kgo.Record
+		for _, r := range records {
+			recs = append(recs, &kgo.Record{Topic: topic, Value: []byte(r)})
+		}
+		if err := w.prod.ProduceSync(w.ctx, recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(stmt)
+	defer w.c.Exec(w.ctx, "STOP ROUTINE LOAD FOR "+job)
+	// The job has read every record when its committed offset (the next
+	// to read) is past the last; a job that paused read what it could.
+	var state api.JobState
+	var reason string
+	poll(t, func() (bool, func() string) {
+		info, err := w.c.ShowJob(w.ctx, job)
+		if err != nil {
+			return false, func() string { return fmt.Sprintf("job %s: %v", job, err) }
+		}
+		state, reason = info.GetSummary().GetState(), info.GetSummary().GetReasonMessage()
+		var next int64
+		for _, p := range info.GetPartitions() {
+			next = p.GetCommittedOffset()
+		}
+		done := next >= int64(len(records)) || state == api.JobState_PAUSED || state == api.JobState_CANCELLED || state == api.JobState_STOPPED
+		return done, func() string {
+			return fmt.Sprintf("job %s read to offset %d of %d records: %v %s", job, next, len(records), state, reason)
+		}
+	})
+	got, err := runQuery(w, rename(c.Query))
+	if err != nil {
+		t.Fatalf("query %q: %v", c.Query, err)
+	}
+	want, err := expectedRows(filepath.Join(c.dir, "expected.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasOrderBy(c.Query) { // Doris returns the rows in no order: a multiset
+		slices.Sort(got)
+		slices.Sort(want)
+	}
+	if d := diffLines(got, want); d != "" {
+		jobNote := ""
+		if state != api.JobState_RUNNING {
+			jobNote = fmt.Sprintf(" (job %v: %s)", state, reason)
+		}
+		t.Fatalf("rows differ%s:\n%s", jobNote, d)
+	}
+}
+
+// fileLine is the "load_test.go:184: " a failure starts with.
+var fileLine = regexp.MustCompile(`^\w+\.go:\d+: `)
+
+var createTableRE = regexp.MustCompile("(?is)^\\s*CREATE\\s+TABLE\\s+(?:IF\\s+NOT\\s+EXISTS\\s+)?(`[^`]+`|[\\w]+)")
+
+// caseRecords are the messages of the case's data files (data.<ext>, or
+// data.1.<ext>, data.2.<ext>, ... loaded in order): each line one message
+// (one_per_line), or each file one (whole_file). A line_delimiter splits
+// the records instead of the line break, in both. (skip_lines is passed
+// on as a property: the harness does not skip lines for loadnode.)
+func caseRecords(c *loadCase) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(c.dir, "data.*"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(files, func(i, j int) bool { return dataIndex(files[i]) < dataIndex(files[j]) })
+	delim := ""
+	props := normalProps(c.Properties)
+	if d, ok := props["line_delimiter"]; ok {
+		delim = unescapeDelim(d)
+	}
+	var out []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		s := string(b)
+		var recs []string
+		switch {
+		case delim != "":
+			recs = strings.Split(strings.TrimSuffix(strings.TrimSuffix(s, "\n"), delim), delim)
+		case c.Records == "whole_file":
+			recs = []string{s}
+		default:
+			for _, l := range strings.Split(s, "\n") {
+				if l = strings.TrimSuffix(l, "\r"); l != "" {
+					recs = append(recs, l)
+				}
+			}
+		}
+		out = append(out, recs...)
+	}
+	return out, nil
+}
+
+// dataIndex orders data.<ext> first, then data.N.<ext> by N.
+func dataIndex(path string) int {
+	parts := strings.Split(filepath.Base(path), ".")
+	if len(parts) >= 3 {
+		if n, err := strconv.Atoi(parts[1]); err == nil {
+			return n
+		}
+	}
+	return 0
+}
+
+// unescapeDelim reads a separator as Doris's headers give it: \n, \t,
+// \xNN, or the literal text.
+func unescapeDelim(s string) string {
+	switch {
+	case s == `\n`:
+		return "\n"
+	case s == `\t`:
+		return "\t"
+	case strings.HasPrefix(strings.ToLower(s), `\x`) && len(s) == 4:
+		if n, err := strconv.ParseUint(s[2:], 16, 8); err == nil {
+			return string([]byte{byte(n)})
+		}
+	}
+	return s
+}
+
+// quoteSQL is s as a SQL string literal, written as a Doris user writes a
+// header's value in a statement: as it is (a separator's \t or \x01
+// stays as typed), between quotes it does not hold (a backslash before
+// the quote when it holds both).
+func quoteSQL(s string) string {
+	if strings.HasSuffix(s, `\`) && !strings.HasSuffix(s, `\\`) {
+		s += `\` // a lone backslash at the end (escape: \) would escape the quote
+	}
+	switch {
+	case !strings.Contains(s, `"`):
+		return `"` + s + `"`
+	case !strings.Contains(s, "'"):
+		return "'" + s + "'"
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"`
+}
+
+// Stream-load headers that are not a routine load's PROPERTIES, and how
+// loadStatement maps each.
+var (
+	// clauseHeaders become the statement's clauses.
+	clauseHeaders = []string{"column_separator", "columns", "where", "partitions", "temporary_partitions", "merge_type", "delete"}
+	// recordHeaders say how the file splits into records (caseRecords).
+	recordHeaders = []string{"line_delimiter", "read_json_by_line"}
+	// sessionHeaders tune how the stream load runs, not what it loads:
+	// memtable_on_sink_node (where the memtable lives).
+	sessionHeaders = []string{"memtable_on_sink_node"}
+	// renamedHeaders are a routine load's properties under another name.
+	renamedHeaders = map[string]string{"time_zone": "timezone"}
+)
+
+// recordingZone is the session time zone Doris's regression suites run
+// in (the FE's default time_zone there): a case that sets none loaded its
+// datetimes in it (from_unixtime(2019) is 1970-01-01T08:33:39 in
+// test_stream_load__sql1), so its job gets it as its timezone.
+const recordingZone = "Asia/Shanghai"
+
+// loadStatement is the CREATE ROUTINE LOAD of case c: its properties as a
+// Doris user would write them in a routine load (stream-load headers
+// mapped onto the clauses), reading topic from the beginning.
+func loadStatement(c *loadCase, job, table, broker, topic string) (string, error) {
+	p := normalProps(c.Properties)
+	var clauses []string
+	if v, ok := p["columns terminated by"]; ok {
+		p["column_separator"] = v
+	}
+	if v, ok := p["column_separator"]; ok {
+		clauses = append(clauses, "COLUMNS TERMINATED BY "+quoteSQL(v))
+	}
+	if v, ok := p["columns"]; ok {
+		clauses = append(clauses, "COLUMNS("+v+")")
+	}
+	if v, ok := p["where"]; ok {
+		clauses = append(clauses, "WHERE "+v)
+	}
+	if v, ok := p["partitions"]; ok {
+		clauses = append(clauses, "PARTITION("+v+")")
+	}
+	if v, ok := p["temporary_partitions"]; ok {
+		clauses = append(clauses, "TEMPORARY PARTITION("+v+")")
+	}
+	if v, ok := p["delete"]; ok {
+		clauses = append(clauses, "DELETE ON "+v)
+	}
+	var props []string
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var kafka []string
+	for _, k := range keys {
+		if strings.HasPrefix(k, "property.") || strings.HasPrefix(k, "kafka_") {
+			// FROM KAFKA's; the harness gives the broker, the topic and
+			// where to start.
+			if k != "property.kafka_default_offsets" && k != "kafka_broker_list" && k != "kafka_topic" {
+				kafka = append(kafka, quoteSQL(k)+" = "+quoteSQL(p[k]))
+			}
+			continue
+		}
+		if k == "columns terminated by" || slices.Contains(clauseHeaders, k) || slices.Contains(recordHeaders, k) || slices.Contains(sessionHeaders, k) {
+			continue
+		}
+		name := k
+		if r, ok := renamedHeaders[k]; ok {
+			name = r
+		}
+		props = append(props, quoteSQL(name)+" = "+quoteSQL(p[k]))
+	}
+	if _, ok := p["time_zone"]; !ok {
+		if _, ok := p["timezone"]; !ok {
+			props = append(props, quoteSQL("timezone")+" = "+quoteSQL(recordingZone))
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "CREATE ROUTINE LOAD %s ON %s", job, table)
+	if v, ok := p["merge_type"]; ok {
+		fmt.Fprintf(&b, " WITH %s", strings.ToUpper(v))
+	}
+	if len(clauses) > 0 {
+		b.WriteString("\n" + strings.Join(clauses, ",\n"))
+	}
+	if len(props) > 0 {
+		b.WriteString("\nPROPERTIES (" + strings.Join(props, ", ") + ")")
+	}
+	kafka = append([]string{quoteSQL("kafka_broker_list") + " = " + quoteSQL(broker), quoteSQL("kafka_topic") + " = " + quoteSQL(topic),
+		quoteSQL("property.kafka_default_offsets") + " = " + quoteSQL("OFFSET_BEGINNING")}, kafka...)
+	fmt.Fprintf(&b, "\nFROM KAFKA (%s)", strings.Join(kafka, ", "))
+	return b.String(), nil
+}
+
+// normalProps are a case's properties with lower-case names: a routine
+// load's suite writes its clauses as COLUMNS, WHERE, COLUMNS TERMINATED BY.
+// {{DB}}, the suite's database, becomes corpusDB.
+func normalProps(p map[string]string) map[string]string {
+	out := make(map[string]string, len(p))
+	for k, v := range p {
+		out[strings.ToLower(strings.TrimSpace(k))] = strings.ReplaceAll(v, "{{DB}}", corpusDB)
+	}
+	return out
+}
+
+// corpusDB stands for the suite's database where a case names it ({{DB}}).
+const corpusDB = "corpus"
+
+// expectedRows reads expected.out's one section.
+func expectedRows(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rows []string
+	sections := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(l, "-- !") && strings.HasSuffix(l, " --"):
+			sections++
+		case strings.HasPrefix(l, "--"), l == "":
+		default:
+			rows = append(rows, l)
+		}
+	}
+	if sections != 1 {
+		return nil, fmt.Errorf("%s: %d sections, want 1", path, sections)
+	}
+	return rows, nil
+}
+
+// diffLines describes how got differs from want ("" when it does not).
+func diffLines(got, want []string) string {
+	if slices.Equal(got, want) {
+		return ""
+	}
+	var b strings.Builder
+	for i := 0; i < len(got) || i < len(want); i++ {
+		g, w := "<none>", "<none>"
+		if i < len(got) {
+			g = got[i]
+		}
+		if i < len(want) {
+			w = want[i]
+		}
+		if g != w {
+			fmt.Fprintf(&b, "line %d\n  got  %q\n  want %q\n", i+1, g, w)
+		}
+	}
+	return b.String()
+}
+
+// poll calls cond every 50ms until it holds; after 60s it fails the case
+// with cond's description of what it last saw.
+func poll(t *caseT, cond func() (bool, func() string)) {
+	t.Helper()
+	deadline := time.After(60 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ok, what := cond()
+		if ok {
+			return
+		}
+		select {
+		case <-deadline:
+			t.Fatal(what())
+		case <-tick.C:
+		}
+	}
+}
