@@ -55,8 +55,10 @@ func FuzzParseJSON(f *testing.F) {
 				if !errors.As(err, &pe) {
 					t.Fatalf("Parse error %v is not a *ParseError", err)
 				}
-				// A valid JSON object fails only on a column (or on depth).
-				if valid && isObject && pe.Column == "" && !strings.Contains(pe.Reason, "nesting deeper") {
+				// A valid JSON object fails only on a column, on depth, or
+				// because none of its keys names a column (an error row in
+				// Doris too: "There is no column matching jsonpaths").
+				if valid && isObject && pe.Column == "" && !strings.Contains(pe.Reason, "nesting deeper") && !strings.Contains(pe.Reason, "no key of the record matches") {
 					t.Fatalf("Parse(%q) = %v, but encoding/json says it is valid", data, err)
 				}
 				continue
