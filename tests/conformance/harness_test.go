@@ -349,24 +349,12 @@ func (e *env) check(section string, got []string) {
 	if !ok {
 		e.t.Fatalf("expected.out has no section %s", section)
 	}
-	if strings.Join(got, "\n") == strings.Join(want, "\n") {
+	diff := diffLines(got, want)
+	if diff == "" {
 		e.passed = append(e.passed, section)
 		return
 	}
-	var b strings.Builder
-	for i := 0; i < len(got) || i < len(want); i++ {
-		g, w := "<none>", "<none>"
-		if i < len(got) {
-			g = got[i]
-		}
-		if i < len(want) {
-			w = want[i]
-		}
-		if g != w {
-			fmt.Fprintf(&b, "line %d\n  got  %q\n  want %q\n", i+1, g, w)
-		}
-	}
-	e.t.Fatalf("section %s differs:\n%s", section, b.String())
+	e.t.Fatalf("section %s differs:\n%s", section, diff)
 }
 
 // TestConformance runs every case, holds each against knownFailing, and
