@@ -203,20 +203,7 @@ func (e *env) waitCount(table, job string, n int64) {
 // with cond's description of what it last saw.
 func (e *env) poll(cond func() (bool, func() string)) {
 	e.t.Helper()
-	deadline := time.After(60 * time.Second)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		ok, what := cond()
-		if ok {
-			return
-		}
-		select {
-		case <-deadline:
-			e.t.Fatal(what())
-		case <-tick.C:
-		}
-	}
+	poll(e.t, cond)
 }
 
 // SHOW ROUTINE LOAD cells the Doris suites read by position.
