@@ -306,6 +306,18 @@ func buildFunctions() map[string]fnSpec {
 	for _, n := range []string{"DATE_ADD", "DATE_SUB", "DAYS_ADD", "DAYS_SUB", "ADDDATE", "SUBDATE"} {
 		functions[n] = dateAdd
 	}
+	// Each family adds its functions from a file of its own; a name is
+	// declared once in the whole registry.
+	for _, family := range []map[string]fnSpec{
+		dateArithFunctions(), datePartFunctions(), stringFunctions(), mathJSONFunctions(),
+	} {
+		for name, f := range family {
+			if _, dup := functions[name]; dup {
+				panic("table: function " + name + " declared twice")
+			}
+			functions[name] = f
+		}
+	}
 	return functions
 }
 
