@@ -1,0 +1,37 @@
+package table
+
+import "slices"
+
+// FunctionInfo describes one function of the expression engine's registry:
+// its name and the number of arguments it takes.
+type FunctionInfo struct {
+	Name  string // upper case, as expressions may call it (any case)
+	Arity string // "1", "2 to 3", "1 or more"; "INTERVAL" for the INTERVAL forms
+}
+
+// Functions lists every function expressions may call, sorted by name: the
+// functions table and the forms the parser reads itself. It is the one
+// source of the lists in the docs (doris/doc.go, README.md; go generate
+// ./doris), so they cannot drift from what the engine accepts.
+func Functions() []FunctionInfo {
+	var out []FunctionInfo
+	for name, f := range functions {
+		if specialForms[name] {
+			continue
+		}
+		out = append(out, FunctionInfo{Name: name, Arity: f.arity()})
+	}
+	for name := range specialForms {
+		out = append(out, FunctionInfo{Name: name, Arity: "INTERVAL"})
+	}
+	slices.SortFunc(out, func(a, b FunctionInfo) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
