@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 TEST_TIMEOUT ?= 14m
 
-.PHONY: all build loadnode test deps vet fmt proto fuzz-short clean
+.PHONY: all build loadnode loadnode-bench test deps vet fmt proto fuzz-short clean
 
 all: build
 
@@ -17,6 +17,11 @@ build:
 # Nothing in loadnode needs cgo. `loadnode bench` prints which build it is.
 loadnode:
 	CGO_ENABLED=0 $(GO) build -o loadnode ./cmd/loadnode
+
+# The benchmark harness, a command of its own so that the release binary
+# links no test code; `./loadnode bench ARGS` runs it from beside ./loadnode.
+loadnode-bench: loadnode
+	CGO_ENABLED=0 $(GO) build -o loadnode-bench ./cmd/loadnode-bench
 
 # Every test, as CI runs it. Long soaks and benchmarks live behind their own
 # targets and environment variables (see README).

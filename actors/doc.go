@@ -4,7 +4,7 @@
 // job).
 //
 // The actors know no source SDK, statement dialect, config format or store
-// engine (TestSourceNeutral). They speak to seams: Source (with the
+// engine (internal/layering.TestSourceNeutral). They speak to seams: Source (with the
 // optional Watcher and Lineage) for a job's topic or stream, Specs for the
 // meaning of a spec and of an alter, metastore.Store for snapshots, the
 // journal and the table catalog, and a sink.Sink per table for rows,

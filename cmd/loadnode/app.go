@@ -94,7 +94,7 @@ Usage:
   loadnode backup --to DIR        (a consistent online copy of the node's embedded store)
   loadnode dev ...
   loadnode kfake [--port N] [--partitions N] [--topic NAME ...] [--data-dir DIR] [--seed-records N --record-bytes B]
-  loadnode bench [--quick] [--json] [--brokers HOST:PORT,...] [--records N] [--runs N] [--scenarios LIST] [--out FILE] [--chart FILE]
+  loadnode bench [--quick] [--json] [--scenarios LIST] ...   (runs the separate command loadnode-bench: make loadnode-bench; loadnode bench -h)
   loadnode version                (module version, VCS revision, Go version)
   loadnode help [COMMAND]
 
@@ -131,7 +131,7 @@ func (m *Main) ParseFlags(ctx context.Context, args []string) error {
 	case "kfake":
 		m.cmd, err = m.parseKfake(rest)
 	case "bench":
-		m.cmd, err = m.parseBench(rest)
+		m.cmd = benchCmd{args: rest}
 	case "backup":
 		m.cmd, err = m.parseBackup(rest)
 	case "version", "--version":

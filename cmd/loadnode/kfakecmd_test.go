@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-func TestParseKfakeAndBench(t *testing.T) {
+func TestParseKfake(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want command
@@ -30,22 +31,11 @@ func TestParseKfakeAndBench(t *testing.T) {
 			t.Fatalf("%v: got %#v, want %#v", tc.args, m.cmd, tc.want)
 		}
 	}
-	m, _, _ := testMain(nil)
-	if err := m.ParseFlags(context.Background(), []string{"bench", "--quick", "--json", "--brokers", "h:1,h:2", "--partitions", "1,8", "--scenarios", "ceiling,e2e", "--runs", "5"}); err != nil {
-		t.Fatal(err)
-	}
-	b := m.cmd.(benchCmd)
-	if !b.opts.Quick || !b.json || !reflect.DeepEqual(b.opts.Brokers, []string{"h:1", "h:2"}) ||
-		!reflect.DeepEqual(b.opts.Partitions, []int{1, 8}) || !reflect.DeepEqual(b.opts.Scenarios, []string{"ceiling", "e2e"}) || b.opts.Runs != 5 {
-		t.Fatalf("bench flags: %+v", b)
-	}
 	for _, args := range [][]string{
 		{"kfake", "--partitions", "0"},
 		{"kfake", "--port", "70000"},
 		{"kfake", "--seed-records", "5"},
 		{"kfake", "extra"},
-		{"bench", "--scenarios", "nope"},
-		{"bench", "--partitions", "x"},
 	} {
 		m, _, _ := testMain(nil)
 		var ue *usageError
@@ -122,5 +112,30 @@ func TestKfake(t *testing.T) {
 	}
 	if sc.Scan() {
 		t.Fatalf("more stdout after the ready line: %q", sc.Text())
+	}
+}
+
+// TestFindBench: loadnode bench runs loadnode-bench beside the executable,
+// else on PATH, else fails saying how to build it.
+func TestFindBench(t *testing.T) {
+	dir := t.TempDir()
+	exe := dir + "/loadnode"
+	t.Setenv("PATH", t.TempDir())
+	if _, err := findBench(exe); err == nil || !strings.Contains(err.Error(), "make loadnode-bench") {
+		t.Fatalf("no loadnode-bench: got %v", err)
+	}
+	if err := os.WriteFile(dir+"/loadnode-bench", []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := findBench(exe); err != nil || p != dir+"/loadnode-bench" {
+		t.Fatalf("beside: got %q %v", p, err)
+	}
+	other := t.TempDir()
+	if err := os.WriteFile(other+"/loadnode-bench", []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", other)
+	if p, err := findBench(t.TempDir() + "/loadnode"); err != nil || p != other+"/loadnode-bench" {
+		t.Fatalf("on PATH: got %q %v", p, err)
 	}
 }
