@@ -7,6 +7,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/internal/backoff"
 )
 
 // Auto-resume: a job paused for a transient reason comes back by itself,
@@ -22,15 +23,6 @@ func transient(r api.Reason) bool {
 		return true
 	}
 	return false
-}
-
-// doubling returns min(base * 2^n, limit).
-func doubling(base time.Duration, n int, limit time.Duration) time.Duration {
-	d := base
-	for i := 0; i < n && d < limit; i++ {
-		d *= 2
-	}
-	return min(d, limit)
 }
 
 // autoResumePlan returns, from a paused job's journal, how many
@@ -63,7 +55,7 @@ func (j *job) planAutoResume(ctx actor.Context) {
 	now := j.deps.Now()
 	set := j.deps.Settings
 	n, pausedAt := autoResumePlan(hist, now, set.AutoResumeQuiet)
-	delay := doubling(set.AutoResumeBase, n, set.AutoResumeMax)
+	delay := backoff.Doubling(set.AutoResumeBase, n, set.AutoResumeMax)
 	wait := max(pausedAt.Add(delay).Sub(now), 0)
 	j.autoResumeN = n + 1
 	j.log().Info("auto-resume planned", "reason", j.reason.String(), "attempt", n+1, "in", wait)

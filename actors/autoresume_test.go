@@ -154,21 +154,6 @@ func TestHealth(t *testing.T) {
 	}
 }
 
-// TestDoubling: the auto-resume back-off doubles from its base and stops
-// at its cap.
-func TestDoubling(t *testing.T) {
-	const base, limit = 10 * time.Second, 300 * time.Second
-	for n, want := range []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second,
-		80 * time.Second, 160 * time.Second, 300 * time.Second, 300 * time.Second, 300 * time.Second} {
-		if got := doubling(base, n, limit); got != want {
-			t.Errorf("doubling(%s, %d, %s) = %s, want %s", base, n, limit, got, want)
-		}
-	}
-	if got := doubling(base, 62, limit); got != limit {
-		t.Errorf("doubling(%s, 62, %s) = %s, want the cap", base, limit, got)
-	}
-}
-
 // at is a journal entry at now+off.
 func at(now time.Time, off time.Duration, from, to api.JobState, r api.Reason) *api.Transition {
 	return &api.Transition{TimeUnixMs: now.Add(off).UnixMilli(), From: from, To: to, Reason: r}

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/internal/backoff"
 	"github.com/loadnode/loadnode/metastore"
 	"github.com/loadnode/loadnode/supervisor"
 )
@@ -569,7 +570,7 @@ func (m *manager) onJobTerminated(ctx actor.Context, who *actor.PID) {
 			}
 		}
 	}
-	delay := doubling(m.deps.Settings.AutoResumeBase, n-1, m.deps.Settings.AutoResumeMax)
+	delay := backoff.Doubling(m.deps.Settings.AutoResumeBase, n-1, m.deps.Settings.AutoResumeMax)
 	m.life.after(delay, &respawnJob{name: e.rec.GetName()})
 	m.jobLog(e.rec).Warn("job paused: restart budget exhausted", "respawn_in", delay)
 }

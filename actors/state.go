@@ -10,6 +10,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/internal/backoff"
 	"github.com/loadnode/loadnode/sink"
 	"github.com/loadnode/loadnode/sources"
 	"github.com/loadnode/loadnode/table"
@@ -236,7 +237,7 @@ func (j *job) onSinkUnavailable(ctx actor.Context, err error) {
 // retryDelay is the back-off before retry n (1-based) of a transient
 // source failure: SourceRetryBase doubled per retry, at most 30s.
 func (j *job) retryDelay(n int) time.Duration {
-	return doubling(j.deps.Settings.SourceRetryBase, n-1, 30*time.Second)
+	return backoff.Doubling(j.deps.Settings.SourceRetryBase, n-1, 30*time.Second)
 }
 
 // ---------------------------------------------------------------- user commands

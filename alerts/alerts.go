@@ -34,6 +34,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/loadnode/loadnode/internal/backoff"
 )
 
 // Headers of a delivery.
@@ -293,11 +295,7 @@ func (d *Dispatcher) attempt(t *target, e Event, body []byte) (retry bool, err e
 // Backoff is the delay after failed attempt n (1-based): base doubled per
 // attempt, at most limit, drawn uniformly from its upper half (jitter).
 func Backoff(base, limit time.Duration, n int, rng *mrand.Rand) time.Duration {
-	d := base
-	for i := 1; i < n && d < limit; i++ {
-		d *= 2
-	}
-	d = min(d, limit)
+	d := backoff.Doubling(base, n-1, limit)
 	half := d / 2
 	if half <= 0 {
 		return d

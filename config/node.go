@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/internal/remoteauth"
 )
 
 // Node is the configuration of a node (`loadnode serve`), read from a YAML
@@ -484,7 +485,7 @@ func (n Node) validateExposure() error {
 			continue
 		}
 		host, _, _ := net.SplitHostPort(ep.addr)
-		if isLoopback(host) {
+		if remoteauth.Loopback(host) {
 			continue
 		}
 		var missing []string
@@ -507,20 +508,11 @@ func (n Node) Exposed() bool {
 		if addr == "" {
 			continue
 		}
-		if host, _, err := net.SplitHostPort(addr); err != nil || !isLoopback(host) {
+		if host, _, err := net.SplitHostPort(addr); err != nil || !remoteauth.Loopback(host) {
 			return true
 		}
 	}
 	return false
-}
-
-// isLoopback reports whether host names only this machine.
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // SlogLevel returns LogLevel as a slog.Level (info when it is not valid).

@@ -32,6 +32,7 @@ import (
 	"github.com/loadnode/loadnode/alerts"
 	"github.com/loadnode/loadnode/config"
 	"github.com/loadnode/loadnode/formats/registry"
+	"github.com/loadnode/loadnode/internal/remoteauth"
 	"github.com/loadnode/loadnode/metastore"
 	"github.com/loadnode/loadnode/persistence"
 )
@@ -131,7 +132,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.closeStore()
 		return nil, fmt.Errorf("node: listen %q: bad port", cfg.Node.Listen)
 	}
-	if !loopback(host) && (sec.token == "" || sec.cert == nil) {
+	if !remoteauth.Loopback(host) && (sec.token == "" || sec.cert == nil) {
 		// Validate refuses this already; a second lock on the same door.
 		n.closeStore()
 		return nil, fmt.Errorf("node: listen %q: not a loopback address; binding it requires a token and TLS", cfg.Node.Listen)
@@ -472,12 +473,3 @@ func (m *minLevel) WithGroup(g string) slog.Handler {
 // endpointQueueSize is the initial size of protoactor remote's endpoint
 // queues, which grow as needed.
 const endpointQueueSize = 1024
-
-// loopback reports whether host names only this machine.
-func loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}

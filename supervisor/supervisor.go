@@ -17,6 +17,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/loadnode/loadnode/internal/backoff"
 	"github.com/loadnode/loadnode/sources"
 )
 
@@ -101,11 +102,7 @@ func NewStrategy(p Policy, decide actor.DeciderFunc, seed uint64) *Strategy {
 // Backoff returns the delay before restart number n (1-based) without
 // jitter: InitialBackoff * 2^(n-1), capped at MaxBackoff.
 func (p Policy) Backoff(n int) time.Duration {
-	d := p.InitialBackoff
-	for i := 1; i < n && d < p.MaxBackoff; i++ {
-		d *= 2
-	}
-	return min(d, p.MaxBackoff)
+	return backoff.Doubling(p.InitialBackoff, n-1, p.MaxBackoff)
 }
 
 func (s *Strategy) jittered(d time.Duration) time.Duration {

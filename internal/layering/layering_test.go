@@ -28,20 +28,21 @@ const product = "*"
 var layers = map[string][]string{
 	"api":                  {},
 	"sources":              {},
-	"alerts":               {},
+	"alerts":               {"internal/backoff"},
+	"internal/backoff":     {},
 	"internal/remoteauth":  {},
 	"table":                {"api"},
 	"sink":                 {"api", "table"},
-	"metastore":            {"api", "sink"}, // sink: today
-	"supervisor":           {"sources"},     // today
+	"metastore":            {"api", "sink"},                 // sink: today
+	"supervisor":           {"internal/backoff", "sources"}, // sources: today
 	"cluster":              {"api"},
 	"metastore/etcdmeta":   {"api", "metastore"},
-	"actors":               {"api", "metastore", "sink", "sources", "supervisor", "table"},
+	"actors":               {"api", "internal/backoff", "metastore", "sink", "sources", "supervisor", "table"},
 	"persistence":          {"api", "metastore", "sink", "table"},
 	"sink/postgres":        {"api", "sink", "table"},
 	"sources/kafka":        {"api", "sources"},
 	"sources/kinesis":      {"api", "sources"},
-	"config":               {"api", "table"},
+	"config":               {"api", "internal/remoteauth", "table"},
 	"doris":                {"api", "config", "table"},
 	"formats/registry":     {"api", "table"},
 	"internal/layering":    {},
