@@ -27,8 +27,8 @@ import (
 //	numbers      ABS, ROUND(x[, d]), FLOOR, CEIL/CEILING, MOD
 //	dates        FROM_UNIXTIME(secs[, format]), UNIX_TIMESTAMP(datetime[, format]),
 //	             DATE_FORMAT(dt, format), STR_TO_DATE(s, format), TO_DATE, DATE,
-//	             DATE_ADD/DATE_SUB/DAYS_ADD/DAYS_SUB(dt, n | INTERVAL n unit),
-//	             YEAR, MONTH, DAY; formats as Doris reads them: every MySQL
+//	             YEAR, MONTH, DAY; DATE_ADD/DATE_SUB(dt, n | INTERVAL n unit) and
+//	             the rest of the arithmetic of fn_datearith.go; formats as Doris reads them: every MySQL
 //	             specifier Doris documents, its Java-style patterns, its limits
 //	             (datefmt.go)
 //	json         JSON_EXTRACT / GET_JSON_STRING / JSONB_EXTRACT_STRING (doc, '$.path'),

@@ -23,10 +23,14 @@ import (
 //
 // Values are wall-clock microseconds in the job's time zone. A text
 // argument with a UTC offset ('2023-10-31 01:00:00+08:00') is that instant
-// in the job's zone; DATE_ADD and DATE_SUB then give what Doris gives, a
-// TIMESTAMPTZ: the text of the result with the zone's offset
+// in the job's zone. DATE_ADD and DATE_SUB (and their other names) add
+// months to its own wall clock, and give what Doris gives, a TIMESTAMPTZ:
+// the text of the result in the job's zone with its offset
 // ('2023-10-31 11:00:00+08:00'), except for the units DAY_MICROSECOND,
 // HOUR_MICROSECOND and MINUTE_MICROSECOND, where Doris gives a DATETIME.
+// (The corpus shows these for the compound units; that the simple units
+// of DATE_ADD make a TIMESTAMPTZ too, and the other functions a DATETIME,
+// is inferred.)
 //
 // A date argument (DATE, or text that spells only a date) stays a date
 // when whole years, quarters, months, weeks or days are added; anything
@@ -93,16 +97,16 @@ func dateArithFunctions() map[string]fnSpec {
 	fns := map[string]fnSpec{}
 	for _, name := range []string{"DATE_ADD", "ADDDATE", "DAYS_ADD", "DATE_SUB", "SUBDATE", "DAYS_SUB"} {
 		sub := strings.HasSuffix(name, "SUB")
-		fns[name] = fnSpec{min: 3, max: 3, fn: func(e *evalEnv, a []ev) ev { return dateAddInterval(e, a[0], a[1], a[2].s, sub) }}
+		fns[name] = fnSpec{min: 3, max: 3, fn: func(e *evalEnv, a []ev) ev { return dateAddInterval(e, a[0], a[1], a[2].s, sub, true) }}
 	}
 	for _, unit := range []string{"YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND"} {
 		if unit != "DAY" { // DAYS_ADD and DAYS_SUB take an INTERVAL too: above
-			fns[unit+"S_ADD"] = fnSpec{min: 2, max: 2, fn: func(e *evalEnv, a []ev) ev { return dateAddInterval(e, a[0], a[1], unit, false) }}
-			fns[unit+"S_SUB"] = fnSpec{min: 2, max: 2, fn: func(e *evalEnv, a []ev) ev { return dateAddInterval(e, a[0], a[1], unit, true) }}
+			fns[unit+"S_ADD"] = fnSpec{min: 2, max: 2, fn: func(e *evalEnv, a []ev) ev { return dateAddInterval(e, a[0], a[1], unit, false, false) }}
+			fns[unit+"S_SUB"] = fnSpec{min: 2, max: 2, fn: func(e *evalEnv, a []ev) ev { return dateAddInterval(e, a[0], a[1], unit, true, false) }}
 		}
 		fns[unit+"S_DIFF"] = fnSpec{min: 2, max: 2, fn: func(e *evalEnv, a []ev) ev { return dateDiff(e, unit, a[1], a[0]) }}
 	}
-	fns["TIMESTAMPADD"] = fnSpec{min: 3, max: 3, fn: func(e *evalEnv, a []ev) ev { return dateAddInterval(e, a[2], a[1], a[0].s, false) }}
+	fns["TIMESTAMPADD"] = fnSpec{min: 3, max: 3, fn: func(e *evalEnv, a []ev) ev { return dateAddInterval(e, a[2], a[1], a[0].s, false, false) }}
 	fns["TIMESTAMPDIFF"] = fnSpec{min: 3, max: 3, fn: func(e *evalEnv, a []ev) ev { return dateDiff(e, a[0].s, a[1], a[2]) }}
 	fns["DATEDIFF"] = fnSpec{min: 2, max: 2, fn: func(e *evalEnv, a []ev) ev {
 		x, _, ok1 := timeArg(e, a[0])
@@ -269,8 +273,10 @@ func addMonths(t, n int64) (int64, bool) {
 }
 
 // dateAddInterval adds (sub: subtracts) n units to x: unit a simple or a
-// compound INTERVAL unit.
-func dateAddInterval(e *evalEnv, x, n ev, unit string, sub bool) ev {
+// compound INTERVAL unit. When zoned (the DATE_ADD family), text with a
+// UTC offset makes a TIMESTAMPTZ (zoneText), else a datetime of the job's
+// zone.
+func dateAddInterval(e *evalEnv, x, n ev, unit string, sub, zoned bool) ev {
 	a, tz, ok := timeArg(e, x)
 	if !ok {
 		return evNull
@@ -316,7 +322,7 @@ func dateAddInterval(e *evalEnv, x, n ev, unit string, sub bool) ev {
 	switch {
 	case !ok:
 		return evNull
-	case tz && !datetimeUnits[unit]:
+	case tz && zoned && !datetimeUnits[unit]:
 		return evStr(zoneText(t, e.loc))
 	case a.isDate:
 		return ev{k: eDate, i: floorDiv(t, dayMicros)}
