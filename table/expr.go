@@ -1155,7 +1155,13 @@ func (p *exprParser) primary() (node, error) {
 		} else if n, err = p.or(); err != nil {
 			return nil, err
 		}
-		return &callNode{name: word, args: []node{x, n, &litNode{evStr(unit)}}}, p.expectOp(")")
+		args := []node{x, n, &litNode{evStr(unit)}}
+		if check := functions[word].check; check != nil {
+			if err := check(word, args); err != nil {
+				return nil, err
+			}
+		}
+		return &callNode{name: word, args: args}, p.expectOp(")")
 	case "TIMESTAMPADD", "TIMESTAMPDIFF":
 		// (unit, ...): the unit, a keyword, is the call's first argument.
 		u := p.next()

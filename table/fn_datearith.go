@@ -123,11 +123,7 @@ func dateArithFunctions() map[string]fnSpec {
 		if ceil {
 			suffix = "_CEIL"
 		}
-		fns["DATE"+suffix] = fnSpec{min: 3, max: 3, fn: func(e *evalEnv, a []ev) ev {
-			if !roundUnits[a[2].s] {
-				e.fail("unit %s is not one of YEAR, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND", a[2].s)
-				return evNull
-			}
+		fns["DATE"+suffix] = fnSpec{min: 3, max: 3, check: checkRoundUnit, fn: func(e *evalEnv, a []ev) ev {
 			return timeRoundFn(e, a[2].s, ceil, a[:2])
 		}}
 		for unit := range roundUnits {
@@ -494,7 +490,7 @@ func checkTruncUnit(fn string, args []node) error {
 				continue
 			}
 			if !truncUnits[strings.ToUpper(strings.TrimSpace(l.v.s))] {
-				return fmt.Errorf("%s: unit %q is not one of year, quarter, month, week, day, hour, minute, second", fn, l.v.s)
+				return &FormError{Func: fn, Msg: fmt.Sprintf("%s: unit %q is not one of year, quarter, month, week, day, hour, minute, second", fn, l.v.s)}
 			}
 		}
 	}
@@ -547,7 +543,16 @@ func dateTrunc(e *evalEnv, args []ev) ev {
 func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
 
 // roundUnits are the units of the *_FLOOR and *_CEIL functions.
-var roundUnits = map[string]bool{"YEAR": true, "MONTH": true, "WEEK": true, "DAY": true, "HOUR": true, "MINUTE": true, "SECOND": true}
+var roundUnits = map[string]bool{"YEAR": true, "QUARTER": true, "MONTH": true, "WEEK": true, "DAY": true, "HOUR": true, "MINUTE": true, "SECOND": true}
+
+// checkRoundUnit refuses DATE_FLOOR and DATE_CEIL with an INTERVAL unit
+// they do not take (the parser gives the unit as the last argument).
+func checkRoundUnit(fn string, args []node) error {
+	if l, ok := args[len(args)-1].(*litNode); ok && !roundUnits[l.v.s] {
+		return &FormError{Func: fn, Msg: fmt.Sprintf("%s: unit %s is not one of YEAR, QUARTER, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND", fn, l.v.s)}
+	}
+	return nil
+}
 
 // firstDay is Doris's default origin of the *_FLOOR and *_CEIL periods,
 // 0001-01-01 00:00:00.
@@ -610,6 +615,9 @@ func isDatetimeText(v ev) bool {
 // counted whole (a year when t's month, day and time reach origin's), then
 // made a multiple of period.
 func timeRound(unit string, ceil bool, t, period, origin int64) (int64, bool) {
+	if unit == "QUARTER" { // periods of 3 months
+		unit, period = "MONTH", 3*period
+	}
 	var diff int64
 	var rest int // how t's part below the unit compares with origin's
 	ty, tm, td, ttod := civilTime(t)

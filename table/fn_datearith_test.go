@@ -181,6 +181,10 @@ func TestDateTruncFloorCeil(t *testing.T) {
 		"MINUTE_CEIL('2023-07-13 22:28:18.123', 5)":                                  "2023-07-13 22:30:00",
 		"SECOND_FLOOR('2025-01-23 12:34:56.789', 5)":                                 "2025-01-23 12:34:55",
 		"SECOND_CEIL('2025-01-23', 30)":                                              "2025-01-23 00:00:00",
+		"QUARTER_FLOOR('2023-08-13 22:28:18')":                                       "2023-07-01 00:00:00",
+		"QUARTER_CEIL('2023-08-13 22:28:18', 2)":                                     "2024-01-01 00:00:00",
+		"date_floor('2023-08-13', INTERVAL 1 QUARTER)":                               "2023-07-01 00:00:00",
+		"QUARTERS_DIFF('2024-01-01', '2023-01-02')":                                  "3",
 		"hour_ceil('2023-07-13 22:28:18', 5, NULL)":                                  `\N`,
 		"hour_floor('2023-07-13 22:28:18', 0)":                                       `\N`, // a period must be positive
 		"week_ceil('2023-07-13 22:28:18', 2147483647)":                               `\N`, // out of range
@@ -195,6 +199,9 @@ func TestDateTruncUnit(t *testing.T) {
 	if _, err := EvalConst("date_trunc('2019-05-09', 'fortnight')", nil); err == nil {
 		t.Error("date_trunc(..., 'fortnight'): no error")
 	}
+	if _, err := EvalConst("date_floor('2019-05-09', INTERVAL 1 DAY_HOUR)", nil); !isForm(err) {
+		t.Errorf("date_floor(..., INTERVAL 1 DAY_HOUR): %v, want a FormError", err)
+	}
 	n, err := parseExpr("date_trunc('2019-05-09', a)", func(string) (int, error) { return 0, nil })
 	if err != nil {
 		t.Fatal(err)
@@ -203,4 +210,9 @@ func TestDateTruncUnit(t *testing.T) {
 	if v := n.eval(env); v.k != eNull || env.over == nil {
 		t.Errorf("date_trunc(..., 'fortnight' from a record) = %v, %v; want NULL and an error row", v, env.over)
 	}
+}
+
+func isForm(err error) bool {
+	_, ok := IsRefusedForm(err)
+	return ok
 }
