@@ -293,7 +293,7 @@ func dateAddInterval(e *evalEnv, x, n ev, unit string, sub, zoned bool) ev {
 			months, micros = -months, -micros
 		}
 		if months != 0 {
-			t, ok = addMonths(t, months)
+			t, ok = addUnits(t, "MONTH", months)
 		}
 		if ok {
 			t, ok = addUnits(t, "MICROSECOND", micros)

@@ -108,6 +108,7 @@ func TestDateAddCompoundUnits(t *testing.T) {
 		`date_add("2025-10-29 10:10:10", INTERVAL "1 1:1:1.1234" DAY_SECOND)`:                `\N`,
 		`date_add("2025-10-29", INTERVAL ":" DAY_SECOND)`:                                    `\N`, // no number
 		"date_add('2023-01-02', interval '99999999999999999999 1' day_hour)":                 `\N`, // loadnode's bound
+		"date_add('2023-01-02', interval '999999999999-1' year_month)":                       `\N`,
 		"date_add('2023-01-02', interval '9999999999 1' day_hour)":                           `\N`,
 		"date_add('2023-01-02', interval 12 minute_second)":                                  "2023-01-02 00:00:12",
 		// A text with a UTC offset: months added on its own wall clock,
