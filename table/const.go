@@ -49,18 +49,12 @@ type FormError struct {
 
 func (e *FormError) Error() string { return e.Msg }
 
-// specialForms are the functions the parser reads itself (an INTERVAL
-// argument) rather than through the functions table.
-var specialForms = map[string]bool{
-	"DATE_ADD": true, "DATE_SUB": true, "DAYS_ADD": true, "DAYS_SUB": true, "ADDDATE": true, "SUBDATE": true,
-}
-
 // KnownFunction reports whether expressions may call the function named
 // name (any case).
 func KnownFunction(name string) bool {
 	name = strings.ToUpper(name)
 	_, ok := functions[name]
-	return ok || specialForms[name]
+	return ok
 }
 
 // EvalConst evaluates src, an expression over constants only, as a load's

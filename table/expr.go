@@ -27,8 +27,8 @@ import (
 //	numbers      ABS, ROUND(x[, d]), FLOOR, CEIL/CEILING, MOD
 //	dates        FROM_UNIXTIME(secs[, format]), UNIX_TIMESTAMP(datetime[, format]),
 //	             DATE_FORMAT(dt, format), STR_TO_DATE(s, format), TO_DATE, DATE,
-//	             DATE_ADD/DATE_SUB/DAYS_ADD/DAYS_SUB(dt, n | INTERVAL n unit),
-//	             YEAR, MONTH, DAY; formats as Doris reads them: every MySQL
+//	             YEAR, MONTH, DAY; DATE_ADD/DATE_SUB(dt, n | INTERVAL n unit) and
+//	             the rest of the arithmetic of fn_datearith.go; formats as Doris reads them: every MySQL
 //	             specifier Doris documents, its Java-style patterns, its limits
 //	             (datefmt.go)
 //	json         JSON_EXTRACT / GET_JSON_STRING / JSONB_EXTRACT_STRING (doc, '$.path'),
@@ -325,7 +325,6 @@ type (
 	callNode struct {
 		name string
 		args []node
-		unit string // INTERVAL unit of DATE_ADD/DATE_SUB
 	}
 )
 
@@ -1133,7 +1132,9 @@ func (p *exprParser) primary() (node, error) {
 			}
 		}
 		return &castNode{x: x, typ: typ}, p.expectOp(")")
-	case "DATE_ADD", "DATE_SUB", "DAYS_ADD", "DAYS_SUB", "ADDDATE", "SUBDATE":
+	case "DATE_ADD", "DATE_SUB", "DAYS_ADD", "DAYS_SUB", "ADDDATE", "SUBDATE", "DATE_FLOOR", "DATE_CEIL":
+		// (x, INTERVAL n unit) or (x, n): the unit is the call's last
+		// argument, a text literal (fn_datearith.go).
 		x, err := p.or()
 		if err != nil {
 			return nil, err
@@ -1142,25 +1143,43 @@ func (p *exprParser) primary() (node, error) {
 			return nil, err
 		}
 		unit := "DAY"
+		var n node
 		if p.acceptKw("INTERVAL") {
-			n, err := p.add()
-			if err != nil {
+			if n, err = p.add(); err != nil {
 				return nil, err
 			}
 			u := p.next()
-			unit = strings.TrimSuffix(strings.ToUpper(u.text), "S")
-			switch unit {
-			case "YEAR", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND":
-			default:
+			if unit = intervalUnit(u.text); unit == "" {
 				return nil, &FormError{Func: word, Msg: fmt.Sprintf("unknown INTERVAL unit %q", u.text)}
 			}
-			return &callNode{name: word, args: []node{x, n}, unit: unit}, p.expectOp(")")
+		} else if n, err = p.or(); err != nil {
+			return nil, err
 		}
-		n, err := p.or()
+		args := []node{x, n, &litNode{evStr(unit)}}
+		if check := functions[word].check; check != nil {
+			if err := check(word, args); err != nil {
+				return nil, err
+			}
+		}
+		return &callNode{name: word, args: args}, p.expectOp(")")
+	case "TIMESTAMPADD", "TIMESTAMPDIFF":
+		// (unit, ...): the unit, a keyword, is the call's first argument.
+		u := p.next()
+		unit := intervalUnit(u.text)
+		if u.kind != 'i' || !simpleUnits[unit] {
+			return nil, &FormError{Func: word, Msg: fmt.Sprintf("%s: unknown unit %q", word, u.text)}
+		}
+		if err := p.expectOp(","); err != nil {
+			return nil, err
+		}
+		args, err := p.args()
 		if err != nil {
 			return nil, err
 		}
-		return &callNode{name: word, args: []node{x, n}, unit: unit}, p.expectOp(")")
+		if len(args) != 2 {
+			return nil, &FormError{Func: word, Msg: fmt.Sprintf("%s takes 3 arguments, not %d", word, len(args)+1)}
+		}
+		return &callNode{name: word, args: append([]node{&litNode{evStr(unit)}}, args...)}, nil
 	}
 	// The name first: a function the engine lacks is refused by name,
 	// whatever its arguments (TIMESTAMPADD(MINUTE, ...)).

@@ -302,10 +302,6 @@ func buildFunctions() map[string]fnSpec {
 	} {
 		functions[alias] = functions[name]
 	}
-	dateAdd := fnSpec{min: 2, max: 2}
-	for _, n := range []string{"DATE_ADD", "DATE_SUB", "DAYS_ADD", "DAYS_SUB", "ADDDATE", "SUBDATE"} {
-		functions[n] = dateAdd
-	}
 	// Each family adds its functions from a file of its own; a name is
 	// declared once in the whole registry.
 	for _, family := range []map[string]fnSpec{
@@ -341,10 +337,6 @@ func (n *callNode) eval(e *evalEnv) ev {
 	}
 	if e.over != nil {
 		return evNull
-	}
-	switch n.name {
-	case "DATE_ADD", "DATE_SUB", "DAYS_ADD", "DAYS_SUB", "ADDDATE", "SUBDATE":
-		return dateAdd(args[0], args[1], n.unit, strings.HasSuffix(n.name, "SUB"))
 	}
 	e.fn = n.name
 	r := fn.fn(e, args)
@@ -489,52 +481,6 @@ func datePart(v ev, part int) ev {
 	}
 	y, m, d := civilFromDays(floorDiv(t, 86400*1e6))
 	return evInt([]int64{y, m, d}[part])
-}
-
-// dateAdd adds n units to a date or datetime (a date stays a date for
-// whole days, months and years).
-func dateAdd(v, n ev, unit string, sub bool) ev {
-	t, ok := v.asTime()
-	k, ok2 := n.num()
-	if !ok || !ok2 {
-		return evNull
-	}
-	amount := int64(k.float())
-	if sub {
-		amount = -amount
-	}
-	isDate := v.k == eDate || v.k == eStr && len(strings.TrimSpace(v.s)) <= 10
-	days := floorDiv(t, 86400*1e6)
-	rem := t - days*86400*1e6
-	switch unit {
-	case "YEAR", "MONTH":
-		y, m, d := civilFromDays(days)
-		months := amount
-		if unit == "YEAR" {
-			months *= 12
-		}
-		total := y*12 + (m - 1) + months
-		y, m = floorDiv(total, 12), total-floorDiv(total, 12)*12+1
-		d = min(d, daysIn(m, y))
-		days = daysFromCivil(y, m, d)
-	case "WEEK":
-		days += 7 * amount
-	case "DAY":
-		days += amount
-	default:
-		isDate = false
-		mult := map[string]int64{"HOUR": 3600e6, "MINUTE": 60e6, "SECOND": 1e6}[unit]
-		t += amount * mult
-		days = floorDiv(t, 86400*1e6)
-		rem = t - days*86400*1e6
-	}
-	if days < minDateDays || days > maxDateDays {
-		return evNull
-	}
-	if isDate {
-		return ev{k: eDate, i: days}
-	}
-	return ev{k: eDatetime, i: days*86400*1e6 + rem}
 }
 
 // jsonPath extracts $.a.b[0] from a JSON document: as JSON text (json), its

@@ -202,6 +202,13 @@ func FuzzExpr(f *testing.F) {
 	} {
 		f.Add(s, strings.Repeat("ab%\xff", 4000), strings.Repeat("ba\u00e9", 4000))
 	}
+	for _, s := range []string{
+		"date_add(a, INTERVAL b day_microsecond)", "date_sub(a, INTERVAL b year_month)", "year_ceil(a, b, a)",
+		"week_floor(a, 2147483647)", "timestampdiff(MONTH, a, b)", "months_between(a, b, false)", "date_trunc(a, b)",
+		"minutes_add(a, 1e300)", "date_ceil(a, INTERVAL b WEEK)", "years_add(a, 9223372036854775807)",
+	} {
+		f.Add(s, "2023-04-30 12:00:00.5-05:30", "-1 99999999999:1:1.1234567")
+	}
 	f.Add("lpad(a, b, 'x')", "", "3000000000")
 	f.Add("rpad(a, b, '€')", "x", "20000")
 	f.Add("replace(a, 'a', b)", strings.Repeat("a", 20000), strings.Repeat("b", 20000))
