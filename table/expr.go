@@ -60,14 +60,16 @@ const (
 	eBool
 	eDate     // i: days since 1970-01-01
 	eDatetime // i: wall-clock microseconds since 1970-01-01 00:00:00
+	eArray    // arr: an array literal's elements, or REVERSE's of one (fn_string.go)
 )
 
 // ev is an evaluated value.
 type ev struct {
-	k ekind
-	i int64
-	f float64
-	s string
+	k   ekind
+	i   int64
+	f   float64
+	s   string
+	arr *[]ev
 }
 
 var evNull = ev{}
@@ -107,6 +109,8 @@ func (v ev) text() string {
 			prec = 6
 		}
 		return string(appendDatetime(nil, v.i, prec))
+	case eArray:
+		return arrayText(*v.arr)
 	}
 	return ""
 }
@@ -754,7 +758,7 @@ func lexExpr(src string) ([]exprToken, error) {
 			i = j
 		default:
 			op := ""
-			for _, o := range []string{"<=>", "<=", ">=", "!=", "<>", "=", "<", ">", "+", "-", "*", "/", "%", "(", ")", ","} {
+			for _, o := range []string{"<=>", "<=", ">=", "!=", "<>", "||", "=", "<", ">", "+", "-", "*", "/", "%", "(", ")", ",", "[", "]"} {
 				if strings.HasPrefix(src[i:], o) {
 					op = o
 					break
@@ -813,7 +817,7 @@ func parseExpr(src string, resolve func(string) (int, error)) (node, error) {
 	if height(n) > MaxExprDepth {
 		return nil, errTooDeep
 	}
-	return n, nil
+	return n, checkArrays(n)
 }
 
 // enter counts one more level of recursion; leave undoes it.
@@ -867,6 +871,8 @@ func children(n node) []node {
 		return []node{n.x}
 	case *callNode:
 		return n.args
+	case *arrayNode:
+		return n.elems
 	}
 	return nil
 }
@@ -899,6 +905,14 @@ func (p *exprParser) op(o string) bool {
 	return t.kind == 'o' && t.text == o
 }
 
+func (p *exprParser) acceptOp(o string) bool {
+	if p.op(o) {
+		p.i++
+		return true
+	}
+	return false
+}
+
 func (p *exprParser) expectOp(o string) error {
 	if !p.op(o) {
 		t := p.peek()
@@ -914,7 +928,7 @@ func (p *exprParser) or() (node, error) {
 	}
 	defer p.leave()
 	l, err := p.and()
-	for err == nil && p.acceptKw("OR") {
+	for err == nil && (p.acceptKw("OR") || p.acceptOp("||")) { // || is OR, as in Doris's default sql_mode
 		var r node
 		if r, err = p.and(); err == nil {
 			l = &binNode{op: "OR", l: l, r: r}
@@ -1088,6 +1102,9 @@ func (p *exprParser) primary() (node, error) {
 			}
 			return x, p.expectOp(")")
 		}
+		if t.text == "[" {
+			return p.arrayLit()
+		}
 		return nil, fmt.Errorf("unexpected %q at %d", t.text, t.pos)
 	case 0:
 		return nil, fmt.Errorf("unexpected end of expression")
@@ -1168,7 +1185,13 @@ func (p *exprParser) primary() (node, error) {
 	if !ok {
 		return nil, &UnknownFunctionError{Name: word}
 	}
-	args, err := p.args()
+	var args []node
+	var err error
+	if word == "SUBSTRING" || word == "SUBSTR" {
+		args, err = p.substringArgs()
+	} else {
+		args, err = p.args()
+	}
 	if err != nil {
 		return nil, err
 	}
