@@ -14,16 +14,18 @@ import (
 // Column mapping expressions and filters, in the SQL subset Doris load
 // statements use (COLUMNS (k2 = k1 * 100), WHERE k1 > 10):
 //
-//	literals     123, -1.5, 'text', "text", NULL, TRUE, FALSE
+//	literals     123, -1.5, 'text', "text", NULL, TRUE, FALSE; arrays ['a', NULL]
+//	             only where CONCAT_WS and REVERSE read them (fn_string.go)
 //	columns      name, `name`
-//	operators    + - * / % DIV, = != <> < <= > >= <=>, AND OR NOT, IS [NOT] NULL,
+//	operators    + - * / % DIV, = != <> < <= > >= <=>, AND OR || NOT, IS [NOT] NULL,
 //	             [NOT] IN (...), [NOT] BETWEEN a AND b, [NOT] LIKE 'a%_'
 //	conditions   CASE [x] WHEN ... THEN ... [ELSE ...] END, IF(c, a, b),
 //	             IFNULL(a, b), NVL(a, b), COALESCE(...), NULLIF(a, b)
 //	casts        CAST(x AS type), any type ParseType reads
-//	strings      CONCAT, CONCAT_WS, SUBSTR/SUBSTRING(s, pos[, len]), LEFT, RIGHT,
-//	             UPPER/UCASE, LOWER/LCASE, TRIM, LTRIM, RTRIM, REPLACE, SPLIT_PART,
-//	             LENGTH (bytes), CHAR_LENGTH/CHARACTER_LENGTH, REVERSE, LPAD, RPAD
+//	strings      CONCAT, CONCAT_WS, SUBSTR/SUBSTRING(s, pos[, len] | s FROM pos [FOR len]),
+//	             LEFT, RIGHT, UPPER/UCASE, LOWER/LCASE, TRIM/LTRIM/RTRIM(s[, text]), REPLACE,
+//	             SPLIT_PART, LENGTH (bytes), CHAR_LENGTH/CHARACTER_LENGTH, REVERSE, LPAD,
+//	             RPAD, LOCATE, INSTR, REPEAT, SPACE, ASCII, STARTS_WITH, ENDS_WITH
 //	numbers      ABS, ROUND(x[, d]), FLOOR, CEIL/CEILING, MOD
 //	dates        FROM_UNIXTIME(secs[, format]), UNIX_TIMESTAMP(datetime[, format]),
 //	             DATE_FORMAT(dt, format), STR_TO_DATE(s, format), TO_DATE, DATE,

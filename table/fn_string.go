@@ -31,7 +31,7 @@ func stringFunctions() map[string]fnSpec {
 			s := a[1].text()
 			pos := 1
 			if len(a) == 3 {
-				p, ok := intArg(a[2], 0, utf8.RuneCountInString(s)+1)
+				p, ok := intArg(a[2], 0, utf8.RuneCountInString(s)+2) // past the end: 0
 				if !ok {
 					return evNull
 				}
