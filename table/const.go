@@ -85,6 +85,8 @@ func EvalConst(src string, loc *time.Location) (Const, error) {
 		return Const{Kind: ConstFloat, Float: v.f}, nil
 	case eStr:
 		return Const{Kind: ConstText, Text: v.s}, nil
+	case eArray: // as Doris casts it to a string
+		return Const{Kind: ConstText, Text: v.text()}, nil
 	case eBool:
 		return Const{Kind: ConstBool, Int: v.i}, nil
 	case eDate:

@@ -65,7 +65,7 @@ func TestUnknownFunctionBeforeArguments(t *testing.T) {
 
 func TestRefusedForm(t *testing.T) {
 	for src, want := range map[string]string{
-		"TRIM('xax', 'x')": "TRIM takes 1 arguments, not 2",
+		"TRIM('xax', 'x', 'y')":                            "TRIM takes 1 to 2 arguments, not 3",
 		"date_add('2023-01-02', interval '1-2' fortnight)": `unknown INTERVAL unit "fortnight"`,
 		"timestampadd(fortnight, 1, '2023-01-02')":         `TIMESTAMPADD: unknown unit "fortnight"`,
 	} {

@@ -14,16 +14,18 @@ import (
 // Column mapping expressions and filters, in the SQL subset Doris load
 // statements use (COLUMNS (k2 = k1 * 100), WHERE k1 > 10):
 //
-//	literals     123, -1.5, 'text', "text", NULL, TRUE, FALSE
+//	literals     123, -1.5, 'text', "text", NULL, TRUE, FALSE; arrays ['a', NULL]
+//	             only where CONCAT_WS and REVERSE read them (fn_string.go)
 //	columns      name, `name`
-//	operators    + - * / % DIV, = != <> < <= > >= <=>, AND OR NOT, IS [NOT] NULL,
+//	operators    + - * / % DIV, = != <> < <= > >= <=>, AND OR || NOT, IS [NOT] NULL,
 //	             [NOT] IN (...), [NOT] BETWEEN a AND b, [NOT] LIKE 'a%_'
 //	conditions   CASE [x] WHEN ... THEN ... [ELSE ...] END, IF(c, a, b),
 //	             IFNULL(a, b), NVL(a, b), COALESCE(...), NULLIF(a, b)
 //	casts        CAST(x AS type), any type ParseType reads
-//	strings      CONCAT, CONCAT_WS, SUBSTR/SUBSTRING(s, pos[, len]), LEFT, RIGHT,
-//	             UPPER/UCASE, LOWER/LCASE, TRIM, LTRIM, RTRIM, REPLACE, SPLIT_PART,
-//	             LENGTH (bytes), CHAR_LENGTH/CHARACTER_LENGTH, REVERSE, LPAD, RPAD
+//	strings      CONCAT, CONCAT_WS, SUBSTR/SUBSTRING(s, pos[, len] | s FROM pos [FOR len]),
+//	             LEFT, RIGHT, UPPER/UCASE, LOWER/LCASE, TRIM/LTRIM/RTRIM(s[, text]), REPLACE,
+//	             SPLIT_PART, LENGTH (bytes), CHAR_LENGTH/CHARACTER_LENGTH, REVERSE, LPAD,
+//	             RPAD, LOCATE, INSTR, REPEAT, SPACE, ASCII, STARTS_WITH, ENDS_WITH
 //	numbers      ABS, ROUND(x[, d]), FLOOR, CEIL/CEILING, MOD
 //	dates        FROM_UNIXTIME(secs[, format]), UNIX_TIMESTAMP(datetime[, format]),
 //	             DATE_FORMAT(dt, format), STR_TO_DATE(s, format), TO_DATE, DATE,
@@ -60,14 +62,16 @@ const (
 	eBool
 	eDate     // i: days since 1970-01-01
 	eDatetime // i: wall-clock microseconds since 1970-01-01 00:00:00
+	eArray    // arr: an array literal's elements, or REVERSE's of one (fn_string.go)
 )
 
 // ev is an evaluated value.
 type ev struct {
-	k ekind
-	i int64
-	f float64
-	s string
+	k   ekind
+	i   int64
+	f   float64
+	s   string
+	arr *[]ev
 }
 
 var evNull = ev{}
@@ -107,6 +111,8 @@ func (v ev) text() string {
 			prec = 6
 		}
 		return string(appendDatetime(nil, v.i, prec))
+	case eArray:
+		return arrayText(*v.arr)
 	}
 	return ""
 }
@@ -753,7 +759,7 @@ func lexExpr(src string) ([]exprToken, error) {
 			i = j
 		default:
 			op := ""
-			for _, o := range []string{"<=>", "<=", ">=", "!=", "<>", "=", "<", ">", "+", "-", "*", "/", "%", "(", ")", ","} {
+			for _, o := range []string{"<=>", "<=", ">=", "!=", "<>", "||", "=", "<", ">", "+", "-", "*", "/", "%", "(", ")", ",", "[", "]"} {
 				if strings.HasPrefix(src[i:], o) {
 					op = o
 					break
@@ -812,7 +818,7 @@ func parseExpr(src string, resolve func(string) (int, error)) (node, error) {
 	if height(n) > MaxExprDepth {
 		return nil, errTooDeep
 	}
-	return n, nil
+	return n, checkArrays(n)
 }
 
 // enter counts one more level of recursion; leave undoes it.
@@ -866,6 +872,8 @@ func children(n node) []node {
 		return []node{n.x}
 	case *callNode:
 		return n.args
+	case *arrayNode:
+		return n.elems
 	}
 	return nil
 }
@@ -898,6 +906,14 @@ func (p *exprParser) op(o string) bool {
 	return t.kind == 'o' && t.text == o
 }
 
+func (p *exprParser) acceptOp(o string) bool {
+	if p.op(o) {
+		p.i++
+		return true
+	}
+	return false
+}
+
 func (p *exprParser) expectOp(o string) error {
 	if !p.op(o) {
 		t := p.peek()
@@ -913,7 +929,7 @@ func (p *exprParser) or() (node, error) {
 	}
 	defer p.leave()
 	l, err := p.and()
-	for err == nil && p.acceptKw("OR") {
+	for err == nil && (p.acceptKw("OR") || p.acceptOp("||")) { // || is OR, as in Doris's default sql_mode
 		var r node
 		if r, err = p.and(); err == nil {
 			l = &binNode{op: "OR", l: l, r: r}
@@ -1087,6 +1103,9 @@ func (p *exprParser) primary() (node, error) {
 			}
 			return x, p.expectOp(")")
 		}
+		if t.text == "[" {
+			return p.arrayLit()
+		}
 		return nil, fmt.Errorf("unexpected %q at %d", t.text, t.pos)
 	case 0:
 		return nil, fmt.Errorf("unexpected end of expression")
@@ -1132,7 +1151,7 @@ func (p *exprParser) primary() (node, error) {
 			}
 		}
 		return &castNode{x: x, typ: typ}, p.expectOp(")")
-	case "DATE_ADD", "DATE_SUB", "DAYS_ADD", "DAYS_SUB", "ADDDATE", "SUBDATE", "DATE_FLOOR", "DATE_CEIL":
+	case "DATE_ADD", "DATE_SUB", "DAYS_ADD", "DAYS_SUB", "ADDDATE", "SUBDATE", "DATE_FLOOR", "DATE_CEIL": // intervalForms
 		// (x, INTERVAL n unit) or (x, n): the unit is the call's last
 		// argument, a text literal (fn_datearith.go).
 		x, err := p.or()
@@ -1187,7 +1206,13 @@ func (p *exprParser) primary() (node, error) {
 	if !ok {
 		return nil, &UnknownFunctionError{Name: word}
 	}
-	args, err := p.args()
+	var args []node
+	var err error
+	if word == "SUBSTRING" || word == "SUBSTR" {
+		args, err = p.substringArgs()
+	} else {
+		args, err = p.args()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -50,9 +50,6 @@ var functions = buildFunctions()
 
 func buildFunctions() map[string]fnSpec {
 	var functions map[string]fnSpec
-	str := func(f func(string) string) fnSpec {
-		return fnSpec{min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return evStr(f(a[0].text())) }}
-	}
 	// mapped is UPPER or LOWER: strings.Map can make a character longer
 	// (and makes each byte that is not UTF-8 the 3 bytes of U+FFFD).
 	mapped := func(f func(string) string, r func(rune) rune) fnSpec {
@@ -118,27 +115,6 @@ func buildFunctions() map[string]fnSpec {
 			}
 			return evStr(strings.Join(parts, ""))
 		}},
-		"CONCAT_WS": {min: 2, max: -1, nullSafe: true, fn: func(e *evalEnv, a []ev) ev {
-			if a[0].k == eNull {
-				return evNull
-			}
-			sep := a[0].text()
-			var parts []string
-			var size int64
-			for _, v := range a[1:] {
-				if v.k != eNull { // CONCAT_WS skips NULLs
-					if len(parts) > 0 {
-						size += int64(len(sep))
-					}
-					parts = append(parts, v.text())
-					size += int64(len(parts[len(parts)-1]))
-				}
-			}
-			if !e.fits(size, false) {
-				return evNull
-			}
-			return evStr(strings.Join(parts, sep))
-		}},
 		"SUBSTR": {min: 2, max: 3, fn: substr},
 		"LEFT": {min: 2, max: 2, fn: func(_ *evalEnv, a []ev) ev {
 			s := a[0].text()
@@ -157,49 +133,8 @@ func buildFunctions() map[string]fnSpec {
 			}
 			return evStr(runeText(s[runeOffset(s, n-k):]))
 		}},
-		"UPPER": mapped(strings.ToUpper, unicode.ToUpper),
-		"LOWER": mapped(strings.ToLower, unicode.ToLower),
-		"TRIM":  str(func(s string) string { return strings.Trim(s, " ") }),
-		"LTRIM": str(func(s string) string { return strings.TrimLeft(s, " ") }),
-		"RTRIM": str(func(s string) string { return strings.TrimRight(s, " ") }),
-		"REVERSE": {min: 1, max: 1, fn: func(e *evalEnv, a []ev) ev {
-			s := a[0].text()
-			if !e.fits(runeTextLen(s), false) {
-				return evNull
-			}
-			r := []rune(s)
-			slicesReverse(r)
-			return evStr(string(r))
-		}},
-		"REPLACE": {min: 3, max: 3, fn: func(e *evalEnv, a []ev) ev {
-			s, from, to := a[0].text(), a[1].text(), a[2].text()
-			if len(to) > len(from) {
-				// An empty from matches before every character and at the end.
-				n := int64(strings.Count(s, from))
-				if !e.fits(int64(len(s))+n*int64(len(to)-len(from)), false) {
-					return evNull
-				}
-			}
-			return evStr(strings.ReplaceAll(s, from, to))
-		}},
-		"SPLIT_PART": {min: 3, max: 3, fn: func(_ *evalEnv, a []ev) ev {
-			s, sep := a[0].text(), a[1].text()
-			i, ok := intArg(a[2], 0, len(s)+2) // a string has at most len(s)+1 parts
-			if !ok || i < 1 || sep == "" {
-				return evNull
-			}
-			for ; i > 1; i-- { // skip to part i
-				k := strings.Index(s, sep)
-				if k < 0 {
-					return evNull
-				}
-				s = s[k+len(sep):]
-			}
-			if k := strings.Index(s, sep); k >= 0 {
-				s = s[:k]
-			}
-			return evStr(s)
-		}},
+		"UPPER":       mapped(strings.ToUpper, unicode.ToUpper),
+		"LOWER":       mapped(strings.ToLower, unicode.ToLower),
 		"LENGTH":      {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return evInt(int64(len(a[0].text()))) }},
 		"CHAR_LENGTH": {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return evInt(int64(utf8.RuneCountInString(a[0].text()))) }},
 		"LPAD":        {min: 3, max: 3, fn: func(e *evalEnv, a []ev) ev { return pad(e, a, true) }},
@@ -315,12 +250,6 @@ func buildFunctions() map[string]fnSpec {
 		}
 	}
 	return functions
-}
-
-func slicesReverse(r []rune) {
-	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
-		r[i], r[j] = r[j], r[i]
-	}
 }
 
 func (n *callNode) eval(e *evalEnv) ev {

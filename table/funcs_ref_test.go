@@ -137,16 +137,39 @@ func refLeftRight(a []ev, right bool) ev {
 	return evStr(string(r[:k]))
 }
 
+// refSplitPart is Doris's SPLIT_PART by strings.Split: from the end, the
+// text and the separator reversed (a separator found from the end is
+// one found from the start of the reversed text).
 func refSplitPart(a []ev) ev {
 	n, ok := a[2].num()
-	if !ok || n.float() < 1 || a[1].text() == "" {
+	if !ok {
 		return evNull
 	}
-	parts := strings.Split(a[0].text(), a[1].text())
-	if i := int(n.float()); i <= len(parts) {
-		return evStr(parts[i-1])
+	s, sep, k := a[0].text(), a[1].text(), int(n.float())
+	switch {
+	case k == 0:
+		return evNull
+	case sep == "":
+		return evStr("")
+	case k < 0:
+		s, sep, k = refReverseBytes(s), refReverseBytes(sep), -k
 	}
-	return evNull
+	parts := strings.Split(s, sep)
+	if len(parts) == 1 || k > len(parts) {
+		return evNull
+	}
+	if int(n.float()) < 0 {
+		return evStr(refReverseBytes(parts[k-1]))
+	}
+	return evStr(parts[k-1])
+}
+
+func refReverseBytes(s string) string {
+	b := []byte(s)
+	for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
+		b[i], b[j] = b[j], b[i]
+	}
+	return string(b)
 }
 
 // noPanic calls f, reporting false if it panicked.
@@ -160,7 +183,7 @@ func noPanic(f func() ev) (v ev, ok bool) {
 }
 
 func TestStringFuncsMatchReference(t *testing.T) {
-	texts := []string{"", "a", "abc", "héllo", "a,b,,c", ",", "\xff\xfeab", "日本語,x", "ab\xe2\x82"}
+	texts := []string{"", "a", "abc", "héllo", "a,b,,c", ",", "\xff\xfeab", "日本語,x", "ab\xe2\x82", ",a,,,b,", "x###y##ab"}
 	nums := []ev{evInt(-5), evInt(-1), evInt(0), evInt(1), evInt(2), evInt(3), evInt(7), evFloat(1.5), evFloat(-0.5), evFloat(0.5), evStr("2"), evStr("x"), evNull}
 	fills := []string{"", "x", "ab", "€", "\xff"}
 	env := &evalEnv{loc: time.UTC}
@@ -197,7 +220,7 @@ func TestStringFuncsMatchReference(t *testing.T) {
 				want, ok := noPanic(func() ev { return refSubstr(a) })
 				same(t, "substr/3", substr(env, a), want, ok)
 			}
-			for _, sep := range []string{"", ",", ",,", "b"} {
+			for _, sep := range []string{"", ",", ",,", "b", "ab", "##", "\xe2\x82"} {
 				a := []ev{evStr(s), evStr(sep), n}
 				want, ok := noPanic(func() ev { return refSplitPart(a) })
 				same(t, "split_part", functions["SPLIT_PART"].fn(env, a), want, ok)

@@ -197,6 +197,10 @@ func FuzzExpr(f *testing.F) {
 		"upper(lower(upper(a)))", "reverse(a)", "date_format('2024-01-01', a)", "from_unixtime(0, b)",
 		"json_extract(a, '$')", "get_json_string(b, a)", "a LIKE b", "b LIKE concat('%', a, '%', a, '%')",
 		"split_part(a, b, 1e19)", "left(a, 1e308 * 10 - 1e308 * 10)", "substr(a, b, 1e300)", "right(a, -1e19)",
+		"repeat(a, 1e9)", "repeat(a, b)", "repeat(concat(a, b), 3000000000)", "space(1e19)", "space(b)", "concat(space(1e6), repeat(b, 1e6))",
+		"locate(a, b, -1e19)", "instr(b, a)", "split_part(a, b, -1e19)", "split_part(b, 'a', -3)", "trim(a, b)", "ltrim(rtrim(a, 'ab'), b)",
+		"concat_ws(a, [a, b, NULL], [b], NULL)", "reverse([a, b, a, b])", "reverse(reverse([a]))", "substring(a FROM 2 FOR 1e19)", "a || b",
+		"starts_with(a, b) || ends_with(b, a) || ascii(a) > 0",
 		strings.Repeat("(", deep) + "a" + strings.Repeat(")", deep), strings.Repeat("NOT ", deep) + "a",
 		strings.Repeat("- ", deep) + "a", "a" + strings.Repeat(" + a", deep), strings.Repeat("upper(", deep) + "a" + strings.Repeat(")", deep),
 	} {

@@ -122,7 +122,15 @@ func TestExprValueLimit(t *testing.T) {
 		{"rpad(a, 50000000, b)", 0, "a", "x", "RPAD", 50_000_000, true},
 		{"lpad('a', 1000, '€')", 2000, "", "", "LPAD", 1 + 999*3, false},
 		{"replace(a, 'a', b)", 0, aaa, bbb, "REPLACE", 200_000 * 200_000, false},
-		{"replace(a, '', b)", 0, aaa, bbb, "REPLACE", 200_000 + 200_001*200_000, false},
+		{"repeat('x', 1e9)", 0, "", "", "REPEAT", 1_000_000_000, false},
+		{"repeat(a, 3000000000)", 0, "ab", "", "REPEAT", 6_000_000_000, false},
+		{"repeat(a, 1e300)", 0, "ab", "", "REPEAT", 1 << 62, true},
+		{"repeat(a, 9)", 1000, "é" + bad[:110], "", "REPEAT", 9 * 112, false},
+		{"space(1e9)", 0, "", "", "SPACE", 1_000_000_000, false},
+		{"space(b)", 0, "", "5e9", "SPACE", 5e9, false},
+		{"space(1e300)", 0, "", "", "SPACE", 1 << 62, true},
+		{"concat_ws(',', [a, a], [a])", 500_000, aaa, "", "CONCAT_WS", 600_002, false},
+		{"reverse([a, a, a])", 500_000, aaa, "", "ARRAY", 3*200_002 + 4 + 2, false},
 		{nested, 0, strings.Repeat("a", 1000), "", "REPLACE", 1000 << 15, false},
 		{wide, 0, aaa, "", "CONCAT", 100 * 200_000, false},
 		{"concat(" + wide + ", " + wide + ")", 10_000_000, aaa, "", "CONCAT", 100 * 200_000, false},
@@ -187,6 +195,8 @@ func TestExprHostileNumbers(t *testing.T) {
 		"left('abc', " + nan + ")", "right('abc', " + nan + ")", "substr('abc', 1, 1e300)", "substr('abc', " + nan + ", 1)",
 		"substr('abc', -1e300)", "split_part('a,b', ',', 1e19)", "split_part('a,b', ',', " + nan + ")",
 		"lpad('abc', " + nan + ", 'x')", "rpad('abc', -1e300, 'x')", "left('abc', -1e19)", "right('abc', 1e19)",
+		"split_part('a,b', ',', -1e19)", "repeat('abc', -1e300)", "repeat('abc', " + nan + ")", "space(-1e19)", "space(" + nan + ")",
+		"locate('a', 'abc', 1e19)", "locate('a', 'abc', -1e19)", "locate('a', 'abc', " + nan + ")",
 	} {
 		v, over := evalLimited(t, src, 0, "", "")
 		if over != nil || len(v.s) > 3 {

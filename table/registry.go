@@ -9,6 +9,13 @@ type FunctionInfo struct {
 	Arity string // "1", "2 to 3", "1 or more"; "INTERVAL" for the INTERVAL forms
 }
 
+// intervalForms are the functions whose last argument may be INTERVAL n
+// unit (the parser reads it: exprParser.primary).
+var intervalForms = map[string]bool{
+	"DATE_ADD": true, "DATE_SUB": true, "DAYS_ADD": true, "DAYS_SUB": true, "ADDDATE": true, "SUBDATE": true,
+	"DATE_FLOOR": true, "DATE_CEIL": true,
+}
+
 // Functions lists every function expressions may call, sorted by name: the
 // functions table and the forms the parser reads itself. It is the one
 // source of the lists in the docs (doris/doc.go, README.md; go generate
@@ -16,13 +23,11 @@ type FunctionInfo struct {
 func Functions() []FunctionInfo {
 	var out []FunctionInfo
 	for name, f := range functions {
-		if specialForms[name] {
-			continue
+		arity := f.arity()
+		if intervalForms[name] {
+			arity = "INTERVAL"
 		}
-		out = append(out, FunctionInfo{Name: name, Arity: f.arity()})
-	}
-	for name := range specialForms {
-		out = append(out, FunctionInfo{Name: name, Arity: "INTERVAL"})
+		out = append(out, FunctionInfo{Name: name, Arity: arity})
 	}
 	slices.SortFunc(out, func(a, b FunctionInfo) int {
 		if a.Name < b.Name {
