@@ -112,6 +112,7 @@ func mathJSONFunctions() map[string]fnSpec {
 			}
 			return evBool(len(w.walk(root, steps)) > 0)
 		}},
+		"JSON_ARRAY": {min: 0, max: -1, nullSafe: true, fn: jsonArray},
 		"JSON_UNQUOTE": {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev {
 			s := a[0].text()
 			var out string
@@ -316,8 +317,10 @@ func roundAt(x ev, d int, mode roundMode, withScale bool) ev {
 		}
 		m, exp = q, -d
 	}
-	// The DECIMAL's digits: m's, and the zeros to exp, to the scale.
-	if x.k == eFloat && withScale && d > 0 && m.Sign() != 0 && len(new(big.Int).Abs(&m).String())+exp+d > decimalPrecision {
+	// The DECIMAL's digits: those before the point (m's and the zeros to
+	// exp), then the scale's. A scale beyond the precision makes no
+	// DECIMAL: the float is rounded.
+	if x.k == eFloat && withScale && d > 0 && d <= decimalPrecision && m.Sign() != 0 && len(new(big.Int).Abs(&m).String())+exp+d > decimalPrecision {
 		return evNull
 	}
 	if x.k == eInt && exp >= 0 {
@@ -573,6 +576,99 @@ func (w jsonWalker) children(v span, open byte, dst []span) []span {
 // numbers as written (as a JSON column keeps it).
 func compactJSON(dst *bytes.Buffer, v []byte) {
 	json.Compact(dst, v) // valid: cannot fail
+}
+
+// jsonArray is JSON_ARRAY(v, ...): the JSON array of its arguments
+// (NULL is null, text a string, a boolean true or false), sized before it
+// is made.
+func jsonArray(e *evalEnv, a []ev) ev {
+	items := make([]string, len(a))
+	quoted := make([]bool, len(a))
+	size := int64(len(a) + 1)
+	for i, v := range a {
+		switch v.k {
+		case eNull:
+			items[i] = "null"
+		case eBool:
+			items[i] = strconv.FormatBool(v.i != 0)
+		case eInt:
+			items[i] = v.text()
+		case eFloat:
+			if math.IsNaN(v.f) || math.IsInf(v.f, 0) {
+				items[i] = "null"
+			} else {
+				items[i] = v.text()
+			}
+		default:
+			items[i], quoted[i] = v.text(), true
+		}
+		if quoted[i] {
+			size += jsonQuotedLen(items[i])
+		} else {
+			size += int64(len(items[i]))
+		}
+	}
+	if !e.fits(size, false) {
+		return evNull
+	}
+	b := make([]byte, 0, size)
+	b = append(b, '[')
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if quoted[i] {
+			b = appendJSONQuoted(b, it)
+		} else {
+			b = append(b, it...)
+		}
+	}
+	return evStr(string(append(b, ']')))
+}
+
+// jsonQuotedLen is len(appendJSONQuoted(nil, s)).
+func jsonQuotedLen(s string) int64 {
+	n := int64(2)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+			n += 2
+		case c < 0x20:
+			n += 6
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// appendJSONQuoted appends s as a JSON string: quotes, backslashes and
+// control characters escaped, every other byte as it is.
+func appendJSONQuoted(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\f':
+			b = append(b, '\\', 'f')
+		default:
+			if c < 0x20 {
+				b = append(b, '\\', 'u', '0', '0', "0123456789abcdef"[c>>4], "0123456789abcdef"[c&15])
+			} else {
+				b = append(b, c)
+			}
+		}
+	}
+	return append(b, '"')
 }
 
 // jsonExtract is JSON_EXTRACT(doc, path, ...): with one path without a
