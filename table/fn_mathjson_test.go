@@ -144,7 +144,7 @@ func TestJSONPathDoris(t *testing.T) {
 		{`json_extract('[[1, 2], [], {"k": "v"}, {}]', '$[*][*]')`, "[1,2]"},
 		{`json_extract('[[1, 2], [3]]', '$[*].*')`, `\N`},
 		{`json_extract('{"b": 1, "a": {"y": 2, "x": 3}}', '$')`, `{"b":1,"a":{"y":2,"x":3}}`}, // keys as written
-		{`json_extract('{"a": 1} x', '$')`, `\N`}, // data after the document: no JSON
+		{`json_extract('{"a": 1} x', '$')`, `\N`},                                             // data after the document: no JSON
 		{`get_json_string('{"my.key": ["e1", "e2"]}', '$."my.key"[1]')`, "e2"},
 		{`get_json_int('{"k1.key": {"k2": [1, 2]}}', '$."k1.key".k2[0]')`, "1"},
 		{`get_json_double('{"k": [1.1, 2.2]}', '$.k[last]')`, "f:2.2"},
