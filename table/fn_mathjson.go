@@ -682,23 +682,26 @@ func jsonExtract(e *evalEnv, a []ev) ev {
 	}
 	var found []span
 	array := len(a) > 2
+	// The result is at most the values found, a comma each and brackets:
+	// checked after each path, so that many paths over a large document
+	// hold no more than one path's spans beyond the limit.
+	size := int64(1)
 	for _, p := range a[1:] {
 		steps, wild, ok := parseJSONPath(p.text())
 		if !ok {
 			return evNull
 		}
 		array = array || wild
-		found = append(found, w.walk(root, steps)...)
+		more := w.walk(root, steps)
+		for _, f := range more {
+			size += int64(f.end-f.start) + 1
+		}
+		if !e.fits(size, false) {
+			return evNull
+		}
+		found = append(found, more...)
 	}
 	if len(found) == 0 {
-		return evNull
-	}
-	// The result is at most the values found, a comma each and brackets.
-	size := int64(len(found) + 1)
-	for _, f := range found {
-		size += int64(f.end - f.start)
-	}
-	if !e.fits(size, false) {
 		return evNull
 	}
 	var b bytes.Buffer

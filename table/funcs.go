@@ -14,12 +14,12 @@ import (
 //
 // Bounds: no text value is larger than the limit (evalEnv.fits). A
 // function whose result can be much larger than its arguments (CONCAT,
-// CONCAT_WS, REPLACE, LPAD, RPAD, UPPER, LOWER, REVERSE) computes the
-// size first and allocates only if it fits; DATE_FORMAT and
+// CONCAT_WS, REPLACE, LPAD, RPAD, UPPER, LOWER, REVERSE, JSON_EXTRACT with
+// several paths or wildcards, JSON_ARRAY, TO_BASE64, AES_ENCRYPT)
+// computes the size first and allocates only if it fits; DATE_FORMAT and
 // FROM_UNIXTIME make at most 111 bytes, as Doris (datefmt.go);
-// the others make at most a few times their arguments' bytes (a JSON
-// text re-escaped, bytes that are not UTF-8 made U+FFFD), and callNode
-// checks their result. Counts and positions from arguments are clamped
+// the others make at most a few times their arguments' bytes (bytes
+// that are not UTF-8 made U+FFFD), and callNode checks their result. Counts and positions from arguments are clamped
 // before they become ints (intArg), and no loop runs longer than its
 // arguments' bytes.
 type fnSpec struct {
