@@ -407,3 +407,24 @@ func TestParseQuery(t *testing.T) {
 		}
 	}
 }
+
+func TestEvalItem(t *testing.T) {
+	str := func(s string) *api.Value { return &api.Value{Kind: &api.Value_String_{String_: s}} }
+	index := map[string]int{"id": 0, "d": 1, "name": 2}
+	vals := []*api.Value{{Kind: &api.Value_Int64{Int64: -7}}, str("aGVsbG8="), str(`it's a \ back`), {}}
+	for _, tc := range []struct{ expr, want string }{
+		{"FROM_BASE64(d)", "hello"},
+		{"concat(name, '|', `id`)", `it's a \\ back|-7`}, // rendered as the framework writes text
+		{"abs(id) + 1", "8"},
+		{"ifnull(NULL, 'id')", "id"}, // a quoted name stays text
+		{"length(name)", "13"},
+	} {
+		got, err := evalItem(tc.expr, index, vals)
+		if err != nil || got != tc.want {
+			t.Errorf("evalItem(%s) = %q, %v, want %q", tc.expr, got, err, tc.want)
+		}
+	}
+	if _, err := evalItem("nosuch(d)", index, vals); err == nil {
+		t.Errorf("an unknown function evaluates")
+	}
+}
