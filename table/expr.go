@@ -17,7 +17,7 @@ import (
 //	literals     123, -1.5, 'text', "text", NULL, TRUE, FALSE; arrays ['a', NULL]
 //	             only where CONCAT_WS and REVERSE read them (fn_string.go)
 //	columns      name, `name`
-//	operators    + - * / % DIV, = != <> < <= > >= <=>, AND OR || NOT, IS [NOT] NULL,
+//	operators    + - * / % DIV, = != <> < <= > >= <=>, AND (&&) OR (||) NOT, IS [NOT] NULL,
 //	             [NOT] IN (...), [NOT] BETWEEN a AND b, [NOT] LIKE 'a%_'
 //	conditions   CASE [x] WHEN ... THEN ... [ELSE ...] END, IF(c, a, b),
 //	             IFNULL(a, b), NVL(a, b), COALESCE(...), NULLIF(a, b)
@@ -26,15 +26,20 @@ import (
 //	             LEFT, RIGHT, UPPER/UCASE, LOWER/LCASE, TRIM/LTRIM/RTRIM(s[, text]), REPLACE,
 //	             SPLIT_PART, LENGTH (bytes), CHAR_LENGTH/CHARACTER_LENGTH, REVERSE, LPAD,
 //	             RPAD, LOCATE, INSTR, REPEAT, SPACE, ASCII, STARTS_WITH, ENDS_WITH
-//	numbers      ABS, ROUND(x[, d]), FLOOR, CEIL/CEILING, MOD
+//	numbers      ABS, ROUND/TRUNCATE/FLOOR/CEIL/CEILING(x[, d]), MOD, POW/POWER, SQRT,
+//	             EXP, LN, LOG10, LOG2, SIGN, GREATEST, LEAST
 //	dates        FROM_UNIXTIME(secs[, format]), UNIX_TIMESTAMP(datetime[, format]),
 //	             DATE_FORMAT(dt, format), STR_TO_DATE(s, format), TO_DATE, DATE,
 //	             YEAR, MONTH, DAY; DATE_ADD/DATE_SUB(dt, n | INTERVAL n unit) and
 //	             the rest of the arithmetic of fn_datearith.go; formats as Doris reads them: every MySQL
 //	             specifier Doris documents, its Java-style patterns, its limits
 //	             (datefmt.go)
-//	json         JSON_EXTRACT / GET_JSON_STRING / JSONB_EXTRACT_STRING (doc, '$.path'),
-//	             GET_JSON_INT, GET_JSON_BIGINT, GET_JSON_DOUBLE, JSON_UNQUOTE
+//	json         JSON_EXTRACT/JSONB_EXTRACT(doc, path, ...), paths as Doris reads them
+//	             ($.k, $."a.b", $[n], $[-n], $[last-n], $.*, $[*]); GET_JSON_STRING,
+//	             GET_JSON_INT/BIGINT, GET_JSON_DOUBLE, JSON[B]_EXTRACT_STRING/INT/BIGINT/
+//	             DOUBLE/BOOL/ISNULL, JSON[B]_EXISTS_PATH, JSON_ARRAY, JSON_UNQUOTE
+//	encoding     TO_BASE64, FROM_BASE64, AES_ENCRYPT/AES_DECRYPT(s, key): AES-128-ECB,
+//	             PKCS#7 padding (Doris's default); KEY name (CREATE ENCRYPTKEY) is refused
 //
 // Values are NULL, integers (int64), floats (float64), text, booleans,
 // dates and datetimes; arithmetic on integers stays exact (an overflow
@@ -759,7 +764,7 @@ func lexExpr(src string) ([]exprToken, error) {
 			i = j
 		default:
 			op := ""
-			for _, o := range []string{"<=>", "<=", ">=", "!=", "<>", "||", "=", "<", ">", "+", "-", "*", "/", "%", "(", ")", ",", "[", "]"} {
+			for _, o := range []string{"<=>", "<=", ">=", "!=", "<>", "||", "&&", "=", "<", ">", "+", "-", "*", "/", "%", "(", ")", ",", "[", "]", "."} {
 				if strings.HasPrefix(src[i:], o) {
 					op = o
 					break
@@ -940,7 +945,7 @@ func (p *exprParser) or() (node, error) {
 
 func (p *exprParser) and() (node, error) {
 	l, err := p.not()
-	for err == nil && p.acceptKw("AND") {
+	for err == nil && (p.acceptKw("AND") || p.acceptOp("&&")) {
 		var r node
 		if r, err = p.not(); err == nil {
 			l = &binNode{op: "AND", l: l, r: r}
@@ -1120,6 +1125,10 @@ func (p *exprParser) primary() (node, error) {
 		return &litNode{evBool(false)}, nil
 	case "CASE":
 		return p.caseExpr()
+	case "KEY":
+		if n := p.peek(); n.kind == 'i' || n.kind == 'q' {
+			return nil, p.encryptKey()
+		}
 	}
 	if !p.op("(") {
 		return p.ref(t)
@@ -1225,6 +1234,18 @@ func (p *exprParser) primary() (node, error) {
 		}
 	}
 	return &callNode{name: word, args: args}, nil
+}
+
+// encryptKey refuses KEY [db.]name, a key made with CREATE ENCRYPTKEY,
+// naming it: loadnode keeps no encryption keys.
+func (p *exprParser) encryptKey() error {
+	name := p.next().text
+	if p.acceptOp(".") {
+		if t := p.peek(); t.kind == 'i' || t.kind == 'q' {
+			name += "." + p.next().text
+		}
+	}
+	return &FormError{Func: "KEY", Msg: fmt.Sprintf("KEY %s: encryption keys (CREATE ENCRYPTKEY) are not supported by loadnode; give the key as a string", name)}
 }
 
 func (p *exprParser) ref(t exprToken) (node, error) {

@@ -1,15 +1,12 @@
 package table
 
 import (
-	"bytes"
-	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // fnSpec is a function's arity (max -1: any) and body; args are evaluated
@@ -17,12 +14,12 @@ import (
 //
 // Bounds: no text value is larger than the limit (evalEnv.fits). A
 // function whose result can be much larger than its arguments (CONCAT,
-// CONCAT_WS, REPLACE, LPAD, RPAD, UPPER, LOWER, REVERSE) computes the
-// size first and allocates only if it fits; DATE_FORMAT and
+// CONCAT_WS, REPLACE, LPAD, RPAD, UPPER, LOWER, REVERSE, JSON_EXTRACT with
+// several paths or wildcards, JSON_ARRAY, TO_BASE64, AES_ENCRYPT)
+// computes the size first and allocates only if it fits; DATE_FORMAT and
 // FROM_UNIXTIME make at most 111 bytes, as Doris (datefmt.go);
-// the others make at most a few times their arguments' bytes (a JSON
-// text re-escaped, bytes that are not UTF-8 made U+FFFD), and callNode
-// checks their result. Counts and positions from arguments are clamped
+// the others make at most a few times their arguments' bytes (bytes
+// that are not UTF-8 made U+FFFD), and callNode checks their result. Counts and positions from arguments are clamped
 // before they become ints (intArg), and no loop runs longer than its
 // arguments' bytes.
 type fnSpec struct {
@@ -61,48 +58,7 @@ func buildFunctions() map[string]fnSpec {
 			return evStr(f(s))
 		}}
 	}
-	num := func(f func(float64) float64) fnSpec {
-		return fnSpec{min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev {
-			x, ok := a[0].num()
-			if !ok {
-				return evNull
-			}
-			if x.k == eInt {
-				return x
-			}
-			return evFloat(f(x.f))
-		}}
-	}
-	jsonGet := func(kind string) fnSpec {
-		return fnSpec{min: 2, max: 2, fn: func(_ *evalEnv, a []ev) ev { return jsonPath(a[0].text(), a[1].text(), kind) }}
-	}
 	functions = map[string]fnSpec{
-		"IFNULL": {min: 2, max: 2, nullSafe: true, fn: func(_ *evalEnv, a []ev) ev {
-			if a[0].k == eNull {
-				return a[1]
-			}
-			return a[0]
-		}},
-		"COALESCE": {min: 1, max: -1, nullSafe: true, fn: func(_ *evalEnv, a []ev) ev {
-			for _, v := range a {
-				if v.k != eNull {
-					return v
-				}
-			}
-			return evNull
-		}},
-		"NULLIF": {min: 2, max: 2, nullSafe: true, fn: func(_ *evalEnv, a []ev) ev {
-			if a[0].k != eNull && a[1].k != eNull && compare(a[0], a[1]) == 0 {
-				return evNull
-			}
-			return a[0]
-		}},
-		"IF": {min: 3, max: 3, nullSafe: true, fn: func(_ *evalEnv, a []ev) ev {
-			if a[0].k != eNull && a[0].truth() {
-				return a[1]
-			}
-			return a[2]
-		}},
 		"CONCAT": {min: 1, max: -1, fn: func(e *evalEnv, a []ev) ev {
 			parts := make([]string, len(a))
 			var size int64
@@ -139,33 +95,6 @@ func buildFunctions() map[string]fnSpec {
 		"CHAR_LENGTH": {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return evInt(int64(utf8.RuneCountInString(a[0].text()))) }},
 		"LPAD":        {min: 3, max: 3, fn: func(e *evalEnv, a []ev) ev { return pad(e, a, true) }},
 		"RPAD":        {min: 3, max: 3, fn: func(e *evalEnv, a []ev) ev { return pad(e, a, false) }},
-		"ABS":         num(math.Abs),
-		"FLOOR":       num(math.Floor),
-		"CEIL":        num(math.Ceil),
-		"ROUND": {min: 1, max: 2, fn: func(_ *evalEnv, a []ev) ev {
-			x, ok := a[0].num()
-			if !ok {
-				return evNull
-			}
-			d := 0.0
-			if len(a) == 2 {
-				n, ok := a[1].num()
-				if !ok {
-					return evNull
-				}
-				d = n.float()
-			}
-			if x.k == eInt && d >= 0 {
-				return x
-			}
-			m := math.Pow(10, d)
-			r := math.Round(x.float()*m) / m
-			if d <= 0 {
-				return evInt(int64(r))
-			}
-			return evFloat(r)
-		}},
-		"MOD": {min: 2, max: 2, fn: func(_ *evalEnv, a []ev) ev { return arith("%", a[0], a[1]) }},
 		"FROM_UNIXTIME": {min: 1, max: 2, check: checkFormat, fn: func(e *evalEnv, a []ev) ev {
 			n, ok := a[0].num()
 			if !ok || n.float() < 0 || n.float() > 32536771199 {
@@ -210,30 +139,15 @@ func buildFunctions() map[string]fnSpec {
 			}
 			return formatDatetime(e, t, a[1].text())
 		}},
-		"STR_TO_DATE":     {min: 2, max: 2, fn: func(e *evalEnv, a []ev) ev { return strToDate(e, a[0].text(), a[1].text()) }},
-		"TO_DATE":         {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return castTo(a[0], "date") }},
-		"YEAR":            {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return datePart(a[0], 0) }},
-		"MONTH":           {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return datePart(a[0], 1) }},
-		"DAY":             {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return datePart(a[0], 2) }},
-		"JSON_EXTRACT":    jsonGet("json"),
-		"GET_JSON_STRING": jsonGet("string"),
-		"GET_JSON_INT":    jsonGet("int"),
-		"GET_JSON_DOUBLE": jsonGet("double"),
-		"JSON_UNQUOTE": {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev {
-			s := a[0].text()
-			var out string
-			if strings.HasPrefix(s, `"`) && json.Unmarshal([]byte(s), &out) == nil {
-				return evStr(out)
-			}
-			return evStr(s)
-		}},
+		"STR_TO_DATE": {min: 2, max: 2, fn: func(e *evalEnv, a []ev) ev { return strToDate(e, a[0].text(), a[1].text()) }},
+		"TO_DATE":     {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return castTo(a[0], "date") }},
+		"YEAR":        {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return datePart(a[0], 0) }},
+		"MONTH":       {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return datePart(a[0], 1) }},
+		"DAY":         {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev { return datePart(a[0], 2) }},
 	}
 	for alias, name := range map[string]string{
 		"SUBSTRING": "SUBSTR", "UCASE": "UPPER", "LCASE": "LOWER", "CHARACTER_LENGTH": "CHAR_LENGTH",
-		"CEILING": "CEIL", "NVL": "IFNULL", "DATE": "TO_DATE", "DAYOFMONTH": "DAY",
-		"JSONB_EXTRACT": "JSON_EXTRACT", "JSONB_EXTRACT_STRING": "GET_JSON_STRING", "JSON_EXTRACT_STRING": "GET_JSON_STRING",
-		"GET_JSON_BIGINT": "GET_JSON_INT", "JSONB_EXTRACT_INT": "GET_JSON_INT", "JSONB_EXTRACT_BIGINT": "GET_JSON_INT",
-		"JSONB_EXTRACT_DOUBLE": "GET_JSON_DOUBLE",
+		"DATE": "TO_DATE", "DAYOFMONTH": "DAY",
 	} {
 		functions[alias] = functions[name]
 	}
@@ -410,138 +324,4 @@ func datePart(v ev, part int) ev {
 	}
 	y, m, d := civilFromDays(floorDiv(t, 86400*1e6))
 	return evInt([]int64{y, m, d}[part])
-}
-
-// jsonPath extracts $.a.b[0] from a JSON document: as JSON text (json), its
-// string content or text (string), or a number (int, double); NULL when
-// doc is not JSON or has nothing at path. Only the value found is
-// decoded: the document is walked in place (its nesting bounded as a
-// record's), so that a large document costs no more than its bytes.
-func jsonPath(doc, path, kind string) ev {
-	if !strings.HasPrefix(path, "$") {
-		return evNull
-	}
-	w := &Parser{raw: unsafe.Slice(unsafe.StringData(doc), len(doc))} // read only
-	i := skipWS(w.raw, 0)
-	end, err := w.value(i, nil, 0) // validates the document
-	if err != nil {
-		return evNull
-	}
-	rest := path[1:]
-	for rest != "" {
-		var ok bool
-		switch rest[0] {
-		case '.':
-			rest = rest[1:]
-			n := strings.IndexAny(rest, ".[")
-			if n < 0 {
-				n = len(rest)
-			}
-			i, end, ok = w.member(i, strings.Trim(rest[:n], `"`))
-			rest = rest[n:]
-		case '[':
-			n := strings.IndexByte(rest, ']')
-			if n < 0 {
-				return evNull
-			}
-			in := strings.Trim(rest[1:n], `'"`)
-			rest = rest[n+1:]
-			if w.raw[i] == '{' {
-				i, end, ok = w.member(i, in)
-				break
-			}
-			idx, err := strconv.Atoi(in)
-			ok = err == nil && idx >= 0
-			if ok {
-				i, end, ok = w.element(i, idx)
-			}
-		}
-		if !ok {
-			return evNull
-		}
-	}
-	v := w.raw[i:end]
-	switch c := v[0]; {
-	case c == 'n':
-		return evNull
-	case kind == "string" && c == '"':
-		// As encoding/json: a byte that is not UTF-8 is U+FFFD.
-		return evStr(runeText(string(unescape(nil, v[1:len(v)-1]))))
-	case kind == "int" || kind == "double":
-		if c != '-' && (c < '0' || c > '9') {
-			return evNull
-		}
-		if kind == "int" {
-			if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
-				return evInt(i)
-			}
-			return evNull
-		}
-		if f, err := strconv.ParseFloat(string(v), 64); err == nil {
-			return evFloat(f)
-		}
-		return evNull
-	}
-	// JSON text as encoding/json writes it: keys sorted, compact.
-	var x any
-	dec := json.NewDecoder(bytes.NewReader(v))
-	dec.UseNumber()
-	if dec.Decode(&x) != nil {
-		return evNull
-	}
-	b, err := json.Marshal(x)
-	if err != nil {
-		return evNull
-	}
-	return evStr(string(b))
-}
-
-// member finds key in the object at raw[i] (the last one, when repeated,
-// as encoding/json) and returns its value's bounds. raw is valid JSON.
-func (p *Parser) member(i int, key string) (start, end int, ok bool) {
-	raw := p.raw
-	if raw[i] != '{' {
-		return 0, 0, false
-	}
-	for i = skipWS(raw, i+1); raw[i] == '"'; i = skipWS(raw, i+1) {
-		kend, esc, _ := p.scanString(i)
-		k := raw[i+1 : kend-1]
-		if esc {
-			k = unescape(nil, k)
-		}
-		if !utf8.Valid(k) { // as encoding/json decodes it
-			k = []byte(string([]rune(string(k))))
-		}
-		vs := skipWS(raw, skipWS(raw, kend)+1) // after the ':'
-		ve, _ := p.value(vs, nil, 0)
-		if string(k) == key {
-			start, end, ok = vs, ve, true
-		}
-		if i = skipWS(raw, ve); raw[i] == '}' {
-			break
-		}
-	}
-	return start, end, ok
-}
-
-// element finds element idx of the array at raw[i] and returns its bounds.
-// raw is valid JSON.
-func (p *Parser) element(i, idx int) (start, end int, ok bool) {
-	raw := p.raw
-	if raw[i] != '[' {
-		return 0, 0, false
-	}
-	if i = skipWS(raw, i+1); raw[i] == ']' {
-		return 0, 0, false
-	}
-	for k := 0; ; k++ {
-		end, _ := p.value(i, nil, 0)
-		if k == idx {
-			return i, end, true
-		}
-		if i = skipWS(raw, end); raw[i] == ']' {
-			return 0, 0, false
-		}
-		i = skipWS(raw, i+1) // after the ','
-	}
 }

@@ -321,17 +321,31 @@ func TestJSONPathMatchesReference(t *testing.T) {
 	paths := []string{"$", "$.a", "$.a.b", "$.a.c", "$.a.c[0]", "$.a.c[1]", "$.a.c[3]", "$.a.c[4]", "$.a.c[5]", "$.a.c[6].d",
 		"$.a.c[7]", "$.a.c[-1]", "$.a.c[x]", `$["a"].b`, "$['a.b']", "$.n[1]", "$.k", `$.esc"aped`, "$.<tag>", "$.bad",
 		"$.\xffk", "$[0].x", "$[1][1][0]", "$[2]", "$[3]", "$[9]", "$.a.b.c", "$.big", "$.f", "$.i", "$.a[0]", "$.b", "$x", "a", "$.", "$..a", "$[", "$.a["}
-	for _, i := range []int{0, 1, 2, 3, 4, 6} {
-		if jsonPath(docs[i], "$", "json").k == eNull {
+	env := &evalEnv{}
+	for _, i := range []int{0, 1, 2, 3, 4} {
+		if jsonPath(env, docs[i], "$", jsonString).k == eNull {
 			t.Fatalf("docs[%d] is not JSON", i)
 		}
 	}
+	// Where Doris's paths differ from the old walk, the reference is not
+	// one: a JSON value other than a string is its text as written (the
+	// reference sorts keys), [-1] counts from the end, data after the
+	// document makes it no JSON (TestJSONPathDoris).
 	for _, doc := range docs {
+		if strings.HasSuffix(doc, "trailing") {
+			continue
+		}
 		for _, path := range paths {
-			for _, kind := range []string{"json", "string", "int", "double"} {
-				got, want := jsonPath(doc, path, kind), refJSONPath(doc, path, kind)
-				if got != want {
-					t.Errorf("jsonPath(%q, %q, %s) = %+v, want %+v", doc, path, kind, got, want)
+			if strings.Contains(path, "-") {
+				continue
+			}
+			for kind, want := range map[string]jsonKindWant{"string": jsonString, "int": jsonInt, "double": jsonDouble} {
+				got, ref := jsonPath(env, doc, path, want), refJSONPath(doc, path, kind)
+				if kind == "string" && !strings.HasPrefix(refJSONPath(doc, path, "json").s, `"`) {
+					continue // not a JSON string: its text as written
+				}
+				if got != ref {
+					t.Errorf("jsonPath(%q, %q, %s) = %+v, want %+v", doc, path, kind, got, ref)
 				}
 			}
 		}

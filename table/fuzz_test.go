@@ -213,6 +213,14 @@ func FuzzExpr(f *testing.F) {
 	} {
 		f.Add(s, "2023-04-30 12:00:00.5-05:30", "-1 99999999999:1:1.1234567")
 	}
+	deepJSON := strings.Repeat(`[{"k": `, 400) + "1" + strings.Repeat("}]", 400)
+	for _, s := range []string{
+		"json_extract(a, '$[*].*', '$[*][*]', '$[last-1]', '$[-2]', '$.\"k.k\"')", "json_extract(a, b, b, b, b)",
+		"json_array(a, b, a, b)", "to_base64(aes_encrypt(a, b))", "aes_decrypt(from_base64(a), b)",
+		"round(a, b)", "truncate(b, a)", "ceil(a, -400) + floor(b, 400)", "greatest(a, b, 1)", "pow(a, b)",
+	} {
+		f.Add(s, deepJSON, `$[*]`+strings.Repeat(".*[*]", 200))
+	}
 	f.Add("lpad(a, b, 'x')", "", "3000000000")
 	f.Add("rpad(a, b, '€')", "x", "20000")
 	f.Add("replace(a, 'a', b)", strings.Repeat("a", 20000), strings.Repeat("b", 20000))

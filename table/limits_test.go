@@ -140,7 +140,7 @@ func TestExprValueLimit(t *testing.T) {
 		{"reverse(a)", 1000, bad, "", "REVERSE", 1200, false},
 		{"left(a, 400)", 1000, bad, "", "LEFT", 1200, false},
 		{"substr(a, 1)", 1000, bad, "", "SUBSTR", 1200, false},
-		{"json_extract(a, '$')", 1000, `"` + strings.Repeat("<", 400) + `"`, "", "JSON_EXTRACT", 2402, false},
+		{"json_extract(a, '$', '$', '$')", 1000, `"` + strings.Repeat("<", 400) + `"`, "", "JSON_EXTRACT", 3*402 + 4, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.src[:min(len(tt.src), 40)], func(t *testing.T) {

@@ -3,22 +3,29 @@ package conformance
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/table"
 )
 
 // The SELECT subset the corpus's queries use, run over a table scan:
 //
-//	SELECT * | count(*) | count(1) | col, col, ...
+//	SELECT * | count(*) | count(1) | item, item, ...   item: col | expr [AS name]
 //	FROM table
 //	[WHERE cond [AND cond ...]]      cond: col = 'text' | col = "text" | col <op> number | col IS [NOT] NULL
 //	[ORDER BY col [ASC|DESC], ...]
 //
 // Cells are compared as renderValue renders them (compareCells: numbers
 // as numbers, NULL first). A query outside the subset is an error naming
-// it, so a case cannot pass on a query the harness did not run.
+// it, so a case cannot pass on a query the harness did not run. An expr
+// (AES_DECRYPT(FROM_BASE64(c), 'key')) is evaluated per row by loadnode's
+// expression engine (table.EvalConst) with the row's values as literals.
 
 var (
 	selectRE = regexp.MustCompile(`(?is)^\s*select\s+(.+?)\s+from\s+([\w` + "`" + `]+)(\s+where\s+.+?)?(\s+order\s+by\s+.+?)?\s*;?\s*$`)
@@ -29,6 +36,9 @@ var (
 type query struct {
 	count bool
 	cols  []string // nil: *
+	// exprs are the expression items of cols, by position (the name in
+	// cols is the item's AS name, or its text).
+	exprs map[int]string
 	table string
 	where []cond
 	order []orderKey
@@ -57,12 +67,24 @@ func parseQuery(src string) (*query, error) {
 	case "count(*)", "count(1)":
 		q.count = true
 	default:
-		for _, c := range strings.Split(proj, ",") {
-			c = strings.Trim(strings.TrimSpace(c), "`")
-			if !regexp.MustCompile(`^\w+$`).MatchString(c) {
-				return nil, fmt.Errorf("projection %q: the harness reads only column names, *, count(*)", c)
+		for _, c := range splitTopLevel(proj) {
+			c = strings.TrimSpace(c)
+			if name := strings.Trim(c, "`"); regexp.MustCompile(`^\w+$`).MatchString(name) {
+				q.cols = append(q.cols, name)
+				continue
 			}
-			q.cols = append(q.cols, c)
+			expr, name := c, c
+			if m := aliasRE.FindStringSubmatch(c); m != nil {
+				expr, name = m[1], strings.Trim(m[2], "`")
+			}
+			if !strings.Contains(expr, "(") {
+				return nil, fmt.Errorf("projection %q: the harness reads column names, *, count(*) and function calls", c)
+			}
+			if q.exprs == nil {
+				q.exprs = map[int]string{}
+			}
+			q.exprs[len(q.cols)] = expr
+			q.cols = append(q.cols, name)
 		}
 	}
 	if w := strings.TrimSpace(m[3]); w != "" {
@@ -93,6 +115,117 @@ func parseQuery(src string) (*query, error) {
 		}
 	}
 	return q, nil
+}
+
+// aliasRE is a projection item with a name: expr AS name.
+var aliasRE = regexp.MustCompile("(?is)^(.+?)\\s+as\\s+(`?\\w+`?)$")
+
+// splitTopLevel splits a projection at the commas outside parentheses
+// and quotes.
+func splitTopLevel(s string) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\'', '"', '`':
+			i = skipQuoted(s, i)
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				parts = append(parts, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(parts, s[start:])
+}
+
+// skipQuoted returns the offset of the quote closing the one at s[i] (a
+// doubled quote or a backslash escapes), or len(s).
+func skipQuoted(s string, i int) int {
+	q := s[i]
+	for j := i + 1; j < len(s); j++ {
+		switch {
+		case s[j] == '\\' && q != '`':
+			j++
+		case s[j] == q && j+1 < len(s) && s[j+1] == q:
+			j++
+		case s[j] == q:
+			return j
+		}
+	}
+	return len(s)
+}
+
+// evalItem evaluates a projection expression over one row: each name of
+// a column (not followed by "(") becomes the row's value as a literal.
+func evalItem(expr string, index map[string]int, vals []*api.Value) (string, error) {
+	var b strings.Builder
+	for i := 0; i < len(expr); {
+		c := expr[i]
+		switch {
+		case c == '\'' || c == '"':
+			j := min(skipQuoted(expr, i)+1, len(expr))
+			b.WriteString(expr[i:j])
+			i = j
+		case c == '`' || c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			j := i + 1
+			if c == '`' {
+				j = min(skipQuoted(expr, i)+1, len(expr))
+			} else {
+				for j < len(expr) && (expr[j] == '_' || expr[j] >= 'a' && expr[j] <= 'z' || expr[j] >= 'A' && expr[j] <= 'Z' || expr[j] >= '0' && expr[j] <= '9') {
+					j++
+				}
+			}
+			name := strings.Trim(expr[i:j], "`")
+			k, isCol := index[strings.ToLower(name)]
+			if isCol && !strings.HasPrefix(strings.TrimSpace(expr[j:]), "(") {
+				b.WriteString(literalOf(vals[k]))
+			} else {
+				b.WriteString(expr[i:j])
+			}
+			i = j
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	c, err := table.EvalConst(b.String(), nil)
+	if err != nil {
+		return "", fmt.Errorf("projection %q: %w", expr, err)
+	}
+	return renderConst(c), nil
+}
+
+// literalOf is a stored value as an expression literal.
+func literalOf(v *api.Value) string {
+	quote := func(s string) string {
+		return "'" + strings.NewReplacer(`\`, `\\`, "'", "''").Replace(s) + "'"
+	}
+	switch k := v.GetKind().(type) {
+	case *api.Value_Int64:
+		return "(" + strconv.FormatInt(k.Int64, 10) + ")"
+	case *api.Value_Float64:
+		return "(" + strconv.FormatFloat(k.Float64, 'g', -1, 64) + ")"
+	case *api.Value_String_:
+		return quote(k.String_)
+	case *api.Value_Json:
+		return quote(k.Json)
+	case *api.Value_Bool:
+		return strconv.FormatBool(k.Bool)
+	case *api.Value_Decimal:
+		return "(" + k.Decimal + ")"
+	case *api.Value_Date:
+		return quote(time.Unix(int64(k.Date)*86400, 0).UTC().Format(time.DateOnly))
+	case *api.Value_DatetimeMicros:
+		return quote(time.UnixMicro(k.DatetimeMicros).UTC().Format("2006-01-02 15:04:05.999999"))
+	case *api.Value_TimestampMicros:
+		return quote(time.UnixMicro(k.TimestampMicros).UTC().Format("2006-01-02 15:04:05.999999"))
+	}
+	return "NULL"
 }
 
 // hasOrderBy reports whether a query orders its rows.
@@ -161,11 +294,26 @@ func runQuery(w *loadWorld, src string) ([]string, error) {
 		}
 		return i, nil
 	}
+	// The cells of a row: its columns, then its expression items'.
+	ncol := len(spec.GetColumns())
+	var exprAt []int
+	for i := range q.cols {
+		if _, ok := q.exprs[i]; ok {
+			exprAt = append(exprAt, i)
+		}
+	}
 	var table [][]string
 	for _, r := range rows {
 		var cells []string
 		for i, v := range r.GetValues() {
 			cells = append(cells, renderValue(spec.GetColumns()[i], v))
+		}
+		for _, i := range exprAt {
+			cell, err := evalItem(q.exprs[i], index, r.GetValues())
+			if err != nil {
+				return nil, err
+			}
+			cells = append(cells, cell)
 		}
 		table = append(table, cells)
 	}
@@ -211,7 +359,11 @@ func runQuery(w *loadWorld, src string) ([]string, error) {
 			proj = append(proj, i)
 		}
 	}
-	for _, name := range q.cols {
+	for n, name := range q.cols {
+		if _, ok := q.exprs[n]; ok {
+			proj = append(proj, ncol+slices.Index(exprAt, n))
+			continue
+		}
 		i, err := col(name)
 		if err != nil {
 			return nil, err
@@ -234,12 +386,14 @@ func TestParseQuery(t *testing.T) {
 		src  string
 		want string // fmt of the query, or the error's start
 	}{
-		{"select * from t order by k1, k2", `&{false [] t [] [{k1 false} {k2 false}]}`},
-		{"SELECT count(*) FROM t", `&{true [] t [] []}`},
-		{`select * from t3 where tag_value="" order by user_id;`, `&{false [] t3 [{tag_value =  false false}] [{user_id false}]}`},
-		{"select count(1) from t where date_time is not null", `&{true [] t [{date_time   false true}] []}`},
-		{"select id, name from t", `&{false [id name] t [] []}`},
+		{"select * from t order by k1, k2", `&{false [] map[] t [] [{k1 false} {k2 false}]}`},
+		{"SELECT count(*) FROM t", `&{true [] map[] t [] []}`},
+		{`select * from t3 where tag_value="" order by user_id;`, `&{false [] map[] t3 [{tag_value =  false false}] [{user_id false}]}`},
+		{"select count(1) from t where date_time is not null", `&{true [] map[] t [{date_time   false true}] []}`},
+		{"select id, name from t", `&{false [id name] map[] t [] []}`},
 		{"SELECT id, m[1] FROM t", `projection "m[1]"`},
+		{"SELECT id, AES_DECRYPT(FROM_BASE64(d), 'k, ey') as dd FROM t ORDER BY id", `&{false [id dd] map[1:AES_DECRYPT(FROM_BASE64(d), 'k, ey')] t [] [{id false}]}`},
+		{"SELECT id, a + 1 FROM t", `projection "a + 1"`},
 		{"SELECT * FROM t TEMPORARY PARTITION(test) order by k1", "not in the harness's SELECT subset"},
 		{"select * from t where a like 'x%'", `WHERE "a like 'x%'"`},
 	} {
@@ -251,5 +405,26 @@ func TestParseQuery(t *testing.T) {
 		if !strings.HasPrefix(got, tc.want) {
 			t.Errorf("parseQuery(%q) = %s, want %s", tc.src, got, tc.want)
 		}
+	}
+}
+
+func TestEvalItem(t *testing.T) {
+	str := func(s string) *api.Value { return &api.Value{Kind: &api.Value_String_{String_: s}} }
+	index := map[string]int{"id": 0, "d": 1, "name": 2}
+	vals := []*api.Value{{Kind: &api.Value_Int64{Int64: -7}}, str("aGVsbG8="), str(`it's a \ back`), {}}
+	for _, tc := range []struct{ expr, want string }{
+		{"FROM_BASE64(d)", "hello"},
+		{"concat(name, '|', `id`)", `it's a \\ back|-7`}, // rendered as the framework writes text
+		{"abs(id) + 1", "8"},
+		{"ifnull(NULL, 'id')", "id"}, // a quoted name stays text
+		{"length(name)", "13"},
+	} {
+		got, err := evalItem(tc.expr, index, vals)
+		if err != nil || got != tc.want {
+			t.Errorf("evalItem(%s) = %q, %v, want %q", tc.expr, got, err, tc.want)
+		}
+	}
+	if _, err := evalItem("nosuch(d)", index, vals); err == nil {
+		t.Errorf("an unknown function evaluates")
 	}
 }
