@@ -19,6 +19,7 @@ const (
 	ConstBool               // Int: 0 or 1
 	ConstDate               // Int: days since 1970-01-01
 	ConstDatetime           // Int: wall-clock microseconds since 1970-01-01 00:00:00
+	ConstTime               // Int: signed microseconds (a TIME); Scale: its fractional digits
 )
 
 // Const is the value of a constant expression (EvalConst).
@@ -27,6 +28,7 @@ type Const struct {
 	Int   int64
 	Float float64
 	Text  string
+	Scale int // ConstTime: the fractional digits Doris renders (0 to 6)
 }
 
 // UnknownFunctionError is the refusal of an expression that calls a
@@ -53,6 +55,7 @@ func (e *FormError) Error() string { return e.Msg }
 // argument) rather than through the functions table.
 var specialForms = map[string]bool{
 	"DATE_ADD": true, "DATE_SUB": true, "DAYS_ADD": true, "DAYS_SUB": true, "ADDDATE": true, "SUBDATE": true,
+	"EXTRACT": true,
 }
 
 // KnownFunction reports whether expressions may call the function named
@@ -97,6 +100,8 @@ func EvalConst(src string, loc *time.Location) (Const, error) {
 		return Const{Kind: ConstDate, Int: v.i}, nil
 	case eDatetime:
 		return Const{Kind: ConstDatetime, Int: v.i}, nil
+	case eTime:
+		return Const{Kind: ConstTime, Int: v.i, Scale: int(v.scale)}, nil
 	}
 	return Const{}, nil
 }

@@ -60,14 +60,16 @@ const (
 	eBool
 	eDate     // i: days since 1970-01-01
 	eDatetime // i: wall-clock microseconds since 1970-01-01 00:00:00
+	eTime     // i: signed microseconds (Doris's TIME, at most 838:59:59); scale: its fractional digits
 )
 
 // ev is an evaluated value.
 type ev struct {
-	k ekind
-	i int64
-	f float64
-	s string
+	k     ekind
+	scale int8 // eTime: the fractional digits it is rendered with (0 to 6)
+	i     int64
+	f     float64
+	s     string
 }
 
 var evNull = ev{}
@@ -107,6 +109,8 @@ func (v ev) text() string {
 			prec = 6
 		}
 		return string(appendDatetime(nil, v.i, prec))
+	case eTime:
+		return string(appendTime(nil, v.i, int(v.scale)))
 	}
 	return ""
 }
@@ -130,6 +134,8 @@ func (v ev) num() (ev, bool) {
 	case eDate, eDatetime:
 		n, _ := strconv.ParseInt(strings.NewReplacer("-", "", " ", "", ":", "", ".", "").Replace(v.text()), 10, 64)
 		return evInt(n), true
+	case eTime:
+		return timeNum(v), true
 	}
 	return evNull, false
 }
@@ -156,6 +162,8 @@ func (v ev) truth() bool {
 		return ok && n.float() != 0
 	case eDate, eDatetime:
 		return true
+	case eTime:
+		return v.i != 0
 	}
 	return false
 }
@@ -662,6 +670,8 @@ func castTo(v ev, typ string) ev {
 		return ev{k: eDatetime, i: t}
 	case "boolean", "bool":
 		return evBool(v.truth())
+	case "time":
+		return castTime(v)
 	}
 	return evStr(v.text()) // char, varchar, string, text, json
 }
@@ -1121,7 +1131,7 @@ func (p *exprParser) primary() (node, error) {
 			return nil, fmt.Errorf("expected a type in CAST at %d", tt.pos)
 		}
 		typ := strings.ToLower(tt.text)
-		if _, err := TypeOf(typ, nil); err != nil && typ != "signed" && typ != "unsigned" {
+		if _, err := TypeOf(typ, nil); err != nil && typ != "signed" && typ != "unsigned" && typ != "time" {
 			return nil, fmt.Errorf("CAST AS %s: unknown type", tt.text)
 		}
 		if p.op("(") { // the type's parameters: (10, 2)
@@ -1133,6 +1143,8 @@ func (p *exprParser) primary() (node, error) {
 			}
 		}
 		return &castNode{x: x, typ: typ}, p.expectOp(")")
+	case "EXTRACT":
+		return p.extract()
 	case "DATE_ADD", "DATE_SUB", "DAYS_ADD", "DAYS_SUB", "ADDDATE", "SUBDATE":
 		x, err := p.or()
 		if err != nil {

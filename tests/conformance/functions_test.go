@@ -122,8 +122,26 @@ func renderConst(c table.Const) string {
 		return time.Unix(c.Int*86400, 0).UTC().Format(time.DateOnly)
 	case table.ConstDatetime:
 		return javaLocalDateTime(time.UnixMicro(c.Int).UTC())
+	case table.ConstTime:
+		return dorisTime(c.Int, c.Scale)
 	}
 	return `\N`
+}
+
+// dorisTime renders a TIME as Doris's regression framework prints one:
+// [-]HH:MM:SS (hours past 99 in as many digits as they take), then the
+// type's scale digits of fraction (00:00:06.666, 01:01:01.900000).
+func dorisTime(us int64, scale int) string {
+	sign := ""
+	if us < 0 {
+		sign, us = "-", -us
+	}
+	s := us / 1e6
+	out := fmt.Sprintf("%s%02d:%02d:%02d", sign, s/3600, s/60%60, s%60)
+	if scale > 0 {
+		out += "." + fmt.Sprintf("%06d", us%1e6)[:min(scale, 6)]
+	}
+	return out
 }
 
 // numEqual reports whether a number loadnode computed is the number Doris
