@@ -72,14 +72,24 @@ func KnownFunction(name string) bool {
 // refused with an *UnknownFunctionError; one that names a column, or that
 // does not parse, with an error saying where. A value larger than
 // DefaultMaxValueBytes is refused with a *LimitError.
-func EvalConst(src string, loc *time.Location) (Const, error) {
+//
+// Options name other settings of the session the expression is evaluated
+// in, as a SELECT has them (WithLCTimeNames).
+func EvalConst(src string, loc *time.Location, opts ...EvalOption) (Const, error) {
 	if loc == nil {
 		loc = time.UTC
+	}
+	var set evalSettings
+	for _, o := range opts {
+		o(&set)
 	}
 	n, err := parseExpr(src, func(name string) (int, error) {
 		return 0, fmt.Errorf("%q: a constant expression names no column", name)
 	})
 	if err != nil {
+		return Const{}, err
+	}
+	if err := set.check(n); err != nil {
 		return Const{}, err
 	}
 	env := &evalEnv{loc: loc}
@@ -124,4 +134,44 @@ func IsUnknownFunction(err error) (string, bool) {
 		return u.Name, true
 	}
 	return "", false
+}
+
+// EvalOption sets a session setting EvalConst evaluates in.
+type EvalOption func(*evalSettings)
+
+// evalSettings are the session settings a SELECT may have and a load has
+// not: an expression that depends on one set otherwise than a load has it
+// is refused by name (check).
+type evalSettings struct {
+	lcTimeNames string // "" or default: en_US
+}
+
+// WithLCTimeNames sets Doris's lc_time_names, the language of DAYNAME
+// and MONTHNAME. A load has none (its names are en_US's): an expression
+// calling either under a locale that is not English is refused by name.
+func WithLCTimeNames(locale string) EvalOption {
+	return func(s *evalSettings) { s.lcTimeNames = locale }
+}
+
+// check refuses an expression whose value would depend on a setting a
+// load cannot have.
+func (s evalSettings) check(n node) error {
+	l := strings.ToLower(s.lcTimeNames)
+	if l == "" || l == "default" || strings.HasPrefix(l, "en_") {
+		return nil
+	}
+	stack := []node{n}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if c, ok := x.(*callNode); ok && (c.name == "DAYNAME" || c.name == "MONTHNAME") {
+			return &FormError{Func: c.name, Msg: fmt.Sprintf("%s under lc_time_names %s: loadnode names days and months in English (en_US), the only names a load has", c.name, s.lcTimeNames)}
+		}
+		for _, k := range children(x) {
+			if k != nil {
+				stack = append(stack, k)
+			}
+		}
+	}
+	return nil
 }

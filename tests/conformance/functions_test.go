@@ -36,6 +36,7 @@ const knownFunctionsFile = "testdata/known-failing-functions.tsv"
 type funcRow struct {
 	file, expr, expected, source, tag string
 	tz                                string // the session time zone the suite set ("" none)
+	lcTimeNames                       string // the session's lc_time_names the suite set ("" none)
 }
 
 func (r funcRow) key() string { return r.file + "\t" + r.expr + "\t" + r.tag }
@@ -63,6 +64,9 @@ func readFuncRows(t *testing.T, corpus string) []funcRow {
 				if v, ok := strings.CutPrefix(opt, "tz="); ok {
 					r.tz = v
 				}
+				if v, ok := strings.CutPrefix(opt, "var:lc_time_names="); ok {
+					r.lcTimeNames = v
+				}
 			}
 			rows = append(rows, r)
 		}
@@ -89,7 +93,11 @@ func evalRow(r funcRow) (verdict, observed string) {
 		}
 		loc = l
 	}
-	c, err := table.EvalConst(r.expr, loc)
+	var opts []table.EvalOption
+	if r.lcTimeNames != "" {
+		opts = append(opts, table.WithLCTimeNames(r.lcTimeNames))
+	}
+	c, err := table.EvalConst(r.expr, loc, opts...)
 	if err != nil {
 		if name, ok := table.IsUnknownFunction(err); ok {
 			return rowRefused, "refused: unknown function " + name
