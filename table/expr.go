@@ -30,12 +30,14 @@ import (
 //	             DATE_ADD/DATE_SUB/DAYS_ADD/DAYS_SUB(dt, n | INTERVAL n unit),
 //	             YEAR, MONTH, DAY; formats as Doris reads them: every MySQL
 //	             specifier Doris documents, its Java-style patterns, its limits
-//	             (datefmt.go)
+//	             (datefmt.go); parts, names, weeks, TIME values (SEC_TO_TIME,
+//	             TIMEDIFF, CAST AS TIME), CONVERT_TZ, ISO 8601, EXTRACT(unit
+//	             FROM x) (fn_dateparts.go)
 //	json         JSON_EXTRACT / GET_JSON_STRING / JSONB_EXTRACT_STRING (doc, '$.path'),
 //	             GET_JSON_INT, GET_JSON_BIGINT, GET_JSON_DOUBLE, JSON_UNQUOTE
 //
 // Values are NULL, integers (int64), floats (float64), text, booleans,
-// dates and datetimes; arithmetic on integers stays exact (an overflow
+// dates, datetimes and times; arithmetic on integers stays exact (an overflow
 // makes a float), on anything else is float64. Text meets a number as the
 // number it spells (NULL if it spells none), as in Doris. Any NULL operand
 // makes NULL, except in IS NULL, <=>, IFNULL, COALESCE, IF and CASE.

@@ -73,7 +73,8 @@ func datePartFunctions() map[string]fnSpec {
 	fromEpoch := func(unit int64) fnSpec { // FROM_SECOND and its kin
 		return fnSpec{min: 1, max: 1, fn: func(e *evalEnv, a []ev) ev {
 			n, ok := a[0].num()
-			if !ok || n.k != eInt || n.i < 0 || n.i > maxUnixSeconds*(1e6/unit) {
+			// Negative, or past 9999-12-31 (in UTC; wallIn checks the zone's): NULL.
+			if !ok || n.k != eInt || n.i < 0 || n.i > (maxDateDays+1)*86400*(1e6/unit) {
 				return evNull
 			}
 			return wallIn(e.loc, n.i*unit)
@@ -453,10 +454,11 @@ func splitZone(s string) (rest, zone string) {
 	return s, ""
 }
 
-// fromISO8601Date reads an ISO 8601 date as Doris's FROM_ISO8601_DATE:
-// YYYY, YYYY-MM, YYYY-MM-DD or YYYYMMDD, an ordinal date YYYY-DDD or
-// YYYYDDD, a week date YYYY-Www[-D] or YYYYWww[D] (Monday is day 1;
-// week 1 holds January 4); NULL for anything else.
+// fromISO8601Date reads an ISO 8601 date as Doris's FROM_ISO8601_DATE
+// (be/src/vec/functions/function_timestamp.cpp): YYYY, YYYY-MM,
+// YYYY-MM-DD or YYYYMMDD, an ordinal date YYYY-DDD or YYYYDDD, a week
+// date YYYY-Www[-D] or YYYYWww[D] (Monday is day 1; week 1 holds
+// January 4); NULL for anything else, as Doris's documentation says.
 func fromISO8601Date(s string) ev {
 	if len(s) < 4 || !isDigits([]byte(s[:4])) {
 		return evNull
@@ -504,14 +506,15 @@ func fromISO8601Date(s string) ev {
 		if !ok || len(w) != 2 || wk < 1 || wk > 53 || day < 1 || day > 7 {
 			return evNull
 		}
-		jan4 := calcDaynr(y, 1, 4)
-		return fromDaynr(jan4 - calcWeekday(jan4, false) + (wk-1)*7 + day - 1)
+		// Proleptic Gregorian weekdays, as Doris (std::chrono), also in year 0.
+		jan4 := daysFromCivil(y, 1, 4)
+		return dateIfValid(jan4 - floorMod(jan4+3, 7) + (wk-1)*7 + day - 1)
 	case len(rest) == 3:
 		doy, ok := num(rest)
-		if !ok || doy < 1 || doy > daysInYear(y) {
+		if !ok || doy > daysInYear(y) { // day 0 is the day before January 1, as Doris
 			return evNull
 		}
-		return ev{k: eDate, i: daysFromCivil(y, 1, 1) + doy - 1}
+		return dateIfValid(daysFromCivil(y, 1, 1) + doy - 1)
 	case dash && len(rest) == 2:
 		m, ok := num(rest)
 		if !ok {
@@ -535,6 +538,17 @@ func fromISO8601Date(s string) ev {
 	}
 	return evNull
 }
+
+// dateIfValid is the DATE days (since 1970-01-01), NULL outside
+// 0000-01-01 to 9999-12-31.
+func dateIfValid(days int64) ev {
+	if days < minDateDays || days > maxDateDays {
+		return evNull
+	}
+	return ev{k: eDate, i: days}
+}
+
+func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
 
 // parseTimeText reads a TIME as Doris: [-]H...:MM[:SS[.ffffff]], at
 // most 838:59:59; it returns the microseconds (fraction digits past the

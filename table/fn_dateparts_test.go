@@ -91,6 +91,10 @@ func TestDateParts(t *testing.T) {
 		{`FROM_ISO8601_DATE('0522-W01-4')`, "0522-01-01"},
 		{`FROM_ISO8601_DATE('2023W011')`, "2023-01-02"},
 		{`FROM_ISO8601_DATE('2023-13')`, `\N`},
+		{`FROM_ISO8601_DATE('0000-W01')`, "0000-01-03"}, // proleptic weekdays in year 0
+		{`FROM_ISO8601_DATE('0000-059')`, "0000-02-28"},
+		{`FROM_ISO8601_DATE('2021-000')`, "2020-12-31"},
+		{`FROM_ISO8601_DATE('2023-10-01T12:34:10')`, `\N`},
 		{`FROM_ISO8601_DATE('2023-W01-8')`, `\N`},
 		{`TO_ISO8601(CAST('2023-10-05' AS DATE))`, "2023-10-05"},
 		{`TO_ISO8601(CAST('2020-01-01 12:30:45' AS DATETIME))`, "2020-01-01T12:30:45.000000"},
@@ -102,6 +106,8 @@ func TestDateParts(t *testing.T) {
 		{`FROM_SECOND(1)`, "1970-01-01T00:00:01"},
 		{`FROM_MILLISECOND(1500)`, "1970-01-01T00:00:01.500"},
 		{`FROM_MICROSECOND(-1)`, `\N`},
+		{`FROM_MICROSECOND(253402300799999999)`, "9999-12-31T23:59:59.999999"},
+		{`FROM_MICROSECOND(253402300800000000)`, `\N`},
 		{`UNIX_TIMESTAMP('2007-11-30 10:30:19 +09:00')`, "1196386219"},
 		{`UNIX_TIMESTAMP('1970-01-01 +08:00')`, `\N`}, // a zone after a date alone
 		{`UNIX_TIMESTAMP('1969-01-01 00:00:00')`, "0"},
@@ -133,6 +139,9 @@ func TestDatePartsZone(t *testing.T) {
 		{`UNIX_TIMESTAMP('2007-11-30 10:30:19 +09:00')`, Const{Kind: ConstInt, Int: 1196386219}},
 		{`SECOND_TIMESTAMP('1970-01-01 08:00:00')`, Const{Kind: ConstInt, Int: 0}},
 		{`FROM_SECOND(0)`, Const{Kind: ConstDatetime, Int: 8 * 3600 * 1e6}},
+		{`FROM_MICROSECOND(253402271999999999)`, Const{Kind: ConstDatetime, Int: (maxDateDays+1)*86400*1e6 - 1}},
+		{`FROM_MICROSECOND(253402272000000000)`, Const{}},
+		{`FROM_MILLISECOND(12345678)`, Const{Kind: ConstDatetime, Int: (11*3600+25*60+45)*1e6 + 678000}},
 		{`SEC_TO_TIME(3661.9)`, Const{Kind: ConstTime, Int: 3661900000, Scale: 6}},
 	} {
 		got, err := EvalConst(tc.expr, shanghai)
