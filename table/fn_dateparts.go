@@ -607,6 +607,9 @@ func castTime(v ev) ev {
 	case eTime:
 		us = v.i
 	case eInt: // HHMMSS
+		if v.i < -8385959 || v.i > 8385959 {
+			return evNull
+		}
 		n := abs64(v.i)
 		h, m, s := n/10000, n/100%100, n%100
 		if m > 59 || s > 59 || h > 838 {

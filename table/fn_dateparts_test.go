@@ -21,6 +21,10 @@ func TestDateParts(t *testing.T) {
 		{`MICROSECOND('2019-01-01 00:00:00.123456')`, "123456"},
 		{`MICROSECOND(CAST('14:30:25.123456' AS TIME))`, "0"}, // TIME(0)
 		{`CAST('14:30:25.5' AS TIME)`, "14:30:26"},
+		{`CAST(123000 AS TIME)`, "12:30:00"}, // HHMMSS
+		{`CAST(-8385959 AS TIME)`, "-838:59:59"},
+		{`CAST(99999999 AS TIME)`, `\N`},
+		{`CAST('2023-01-01 10:20:30' AS TIME)`, "10:20:30"},
 		{`EXTRACT(year FROM '2022-09-22 17:01:30')`, "2022"},
 		{`extract(MINUTE from '2022-09-22 17:01:30')`, "1"},
 		{`EXTRACT(week FROM '2024-01-06')`, "0"},
