@@ -30,9 +30,7 @@ import (
 //	             DATE_ADD/DATE_SUB/DAYS_ADD/DAYS_SUB(dt, n | INTERVAL n unit),
 //	             YEAR, MONTH, DAY; formats as Doris reads them: every MySQL
 //	             specifier Doris documents, its Java-style patterns, its limits
-//	             (datefmt.go); parts, names, weeks, TIME values (SEC_TO_TIME,
-//	             TIMEDIFF, CAST AS TIME), CONVERT_TZ, ISO 8601, EXTRACT(unit
-//	             FROM x) (fn_dateparts.go)
+//	             (datefmt.go)
 //	json         JSON_EXTRACT / GET_JSON_STRING / JSONB_EXTRACT_STRING (doc, '$.path'),
 //	             GET_JSON_INT, GET_JSON_BIGINT, GET_JSON_DOUBLE, JSON_UNQUOTE
 //
@@ -1120,6 +1118,8 @@ func (p *exprParser) primary() (node, error) {
 	}
 	p.i++
 	switch word {
+	case "EXTRACT":
+		return p.extract()
 	case "CAST":
 		x, err := p.or()
 		if err != nil {
@@ -1145,8 +1145,6 @@ func (p *exprParser) primary() (node, error) {
 			}
 		}
 		return &castNode{x: x, typ: typ}, p.expectOp(")")
-	case "EXTRACT":
-		return p.extract()
 	case "DATE_ADD", "DATE_SUB", "DAYS_ADD", "DAYS_SUB", "ADDDATE", "SUBDATE":
 		x, err := p.or()
 		if err != nil {

@@ -85,6 +85,9 @@ func datePartFunctions() map[string]fnSpec {
 		return wy
 	})
 	return map[string]fnSpec{
+		// EXTRACT(unit FROM x) is read by the parser (exprParser.extract)
+		// as the unit's function of x: this entry only names it.
+		"EXTRACT":     {min: 1, max: 1, fn: func(*evalEnv, []ev) ev { return evNull }},
 		"HOUR":        clock(func(us int64) int64 { return us / 3600e6 }),
 		"MINUTE":      clock(func(us int64) int64 { return us / 60e6 % 60 }),
 		"SECOND":      clock(func(us int64) int64 { return us / 1e6 % 60 }),
@@ -691,4 +694,44 @@ func (p *exprParser) extract() (node, error) {
 		return nil, err
 	}
 	return &callNode{name: name, args: []node{x}}, p.expectOp(")")
+}
+
+// EvalOption sets a session setting EvalConst evaluates in.
+type EvalOption func(*evalSettings)
+
+// evalSettings are the session settings a SELECT may have and a load has
+// not: an expression that depends on one set otherwise than a load has it
+// is refused by name (check).
+type evalSettings struct {
+	lcTimeNames string // "" or default: en_US
+}
+
+// WithLCTimeNames sets Doris's lc_time_names, the language of DAYNAME
+// and MONTHNAME. A load has none (its names are en_US's): an expression
+// calling either under a locale that is not English is refused by name.
+func WithLCTimeNames(locale string) EvalOption {
+	return func(s *evalSettings) { s.lcTimeNames = locale }
+}
+
+// check refuses an expression whose value would depend on a setting a
+// load cannot have.
+func (s evalSettings) check(n node) error {
+	l := strings.ToLower(s.lcTimeNames)
+	if l == "" || l == "default" || strings.HasPrefix(l, "en_") {
+		return nil
+	}
+	stack := []node{n}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if c, ok := x.(*callNode); ok && (c.name == "DAYNAME" || c.name == "MONTHNAME") {
+			return &FormError{Func: c.name, Msg: fmt.Sprintf("%s under lc_time_names %s: loadnode names days and months in English (en_US), the only names a load has", c.name, s.lcTimeNames)}
+		}
+		for _, k := range children(x) {
+			if k != nil {
+				stack = append(stack, k)
+			}
+		}
+	}
+	return nil
 }
