@@ -329,6 +329,9 @@ type (
 	castNode struct {
 		x   node
 		typ string // lower-case type name
+		// scale is the type's first parameter, -1 when none is given: a
+		// DATETIME's fractional digits (DATETIME is DATETIME(0)).
+		scale int
 	}
 	callNode struct {
 		name string
@@ -626,7 +629,11 @@ func (n *caseNode) eval(e *evalEnv) ev {
 }
 
 func (n *castNode) eval(e *evalEnv) ev {
-	return castTo(n.x.eval(e), n.typ)
+	v := castTo(n.x.eval(e), n.typ)
+	if v.k == eDatetime {
+		return roundDatetime(v, max(n.scale, 0))
+	}
+	return v
 }
 
 // castTo converts v to the kind of a type name.
@@ -1136,7 +1143,11 @@ func (p *exprParser) primary() (node, error) {
 		if _, err := TypeOf(typ, nil); err != nil && typ != "signed" && typ != "unsigned" && typ != "time" {
 			return nil, fmt.Errorf("CAST AS %s: unknown type", tt.text)
 		}
+		scale := -1
 		if p.op("(") { // the type's parameters: (10, 2)
+			if t := p.toks[p.i+1]; t.kind == 'n' {
+				scale, _ = strconv.Atoi(t.text)
+			}
 			for !p.op(")") && p.peek().kind != 0 {
 				p.i++
 			}
@@ -1144,7 +1155,7 @@ func (p *exprParser) primary() (node, error) {
 				return nil, err
 			}
 		}
-		return &castNode{x: x, typ: typ}, p.expectOp(")")
+		return &castNode{x: x, typ: typ, scale: scale}, p.expectOp(")")
 	case "DATE_ADD", "DATE_SUB", "DAYS_ADD", "DAYS_SUB", "ADDDATE", "SUBDATE":
 		x, err := p.or()
 		if err != nil {

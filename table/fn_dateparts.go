@@ -290,6 +290,23 @@ func datePartFunctions() map[string]fnSpec {
 	}
 }
 
+// roundDatetime rounds a DATETIME to scale fractional digits (half up),
+// as Doris casts to DATETIME(scale); NULL past 9999-12-31 23:59:59.
+func roundDatetime(v ev, scale int) ev {
+	if scale >= 6 {
+		return v
+	}
+	unit := int64(1e6)
+	for range scale {
+		unit /= 10
+	}
+	r := floorDiv(v.i+unit/2, unit) * unit
+	if r >= (maxDateDays+1)*86400*1e6 {
+		return evNull
+	}
+	return ev{k: eDatetime, i: r}
+}
+
 // maxUnixSeconds is the last second UNIX_TIMESTAMP and FROM_UNIXTIME
 // take: 3001-01-19 03:14:07 UTC, as Doris.
 const maxUnixSeconds = 32536771199

@@ -196,3 +196,25 @@ func TestDayNamesLocale(t *testing.T) {
 		t.Errorf("YEAR under fr_FR: %v", err)
 	}
 }
+
+// TestCastDatetimeScale checks that CAST AS DATETIME(p) rounds to p
+// fractional digits, DATETIME being DATETIME(0), as Doris casts.
+func TestCastDatetimeScale(t *testing.T) {
+	for _, tc := range []struct{ expr, want string }{
+		{`CAST('2020-01-01 12:30:45.956' AS DATETIME)`, "2020-01-01T12:30:46"},
+		{`TO_ISO8601(CAST('2020-01-01 12:30:45.956' AS DATETIME))`, "2020-01-01T12:30:46.000000"},
+		{`CAST('2020-01-01 12:30:45.956' AS DATETIME(2))`, "2020-01-01T12:30:45.960"},
+		{`CAST('2020-01-01 12:30:45.956789' AS DATETIME(6))`, "2020-01-01T12:30:45.956789"},
+		{`CAST('2020-01-01 12:30:45.4' AS DATETIMEV2)`, "2020-01-01T12:30:45"},
+		{`CAST('9999-12-31 23:59:59.6' AS DATETIME)`, `\N`},
+	} {
+		v, rowErr, err := evalConst(tc.expr)
+		if err != nil || rowErr != nil {
+			t.Errorf("%s: %v %v", tc.expr, err, rowErr)
+			continue
+		}
+		if got := dorisRender(v); got != tc.want {
+			t.Errorf("%s = %s, want %s", tc.expr, got, tc.want)
+		}
+	}
+}
