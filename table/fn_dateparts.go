@@ -216,6 +216,12 @@ func datePartFunctions() map[string]fnSpec {
 					return evNull // a datetime is no TIME: NULL, as Doris
 				}
 				us = t
+			case eInt: // HHMMSS, as a number cast to TIME
+				t := castTime(a[0])
+				if t.k == eNull {
+					return evNull
+				}
+				us = t.i
 			default:
 				t, ok := a[0].asTime()
 				if !ok {
