@@ -153,12 +153,15 @@ func datePartFunctions() map[string]fnSpec {
 				e.fail("%q is no day of the week (MONDAY, MON or MO ... SUNDAY, SUN or SU)", a[1].text())
 				return evNull
 			}
+			days := daysFromCivil(y, m, d)
+			if days == maxDateDays { // Doris: 9999-12-31 is its own next day
+				return ev{k: eDate, i: days}
+			}
 			ahead := (want - calcWeekday(calcDaynr(y, m, d), false) + 7) % 7
 			if ahead == 0 {
 				ahead = 7
 			}
-			// Past 9999-12-31 Doris gives 9999-12-31.
-			return ev{k: eDate, i: min(daysFromCivil(y, m, d)+ahead, maxDateDays)}
+			return dateIfValid(days + ahead)
 		}},
 		"MAKEDATE": {min: 2, max: 2, fn: func(_ *evalEnv, a []ev) ev {
 			y, ok1 := intArg(a[0], -1, 10000)

@@ -55,6 +55,7 @@ func TestDateParts(t *testing.T) {
 		{`NEXT_DAY('2023-07-13', 'FR')`, "2023-07-14"},
 		{`NEXT_DAY('2023-07-17', 'mon')`, "2023-07-24"}, // the next one, not the day itself
 		{`NEXT_DAY('9999-12-31 12:00:00', 'SUNDAY')`, "9999-12-31"},
+		{`NEXT_DAY('9999-12-30', 'SUNDAY')`, `\N`}, // past the last date
 		{`TO_MONDAY('2022-09-10')`, "2022-09-05"},
 		{`TO_MONDAY('1970-01-04')`, "1970-01-01"},
 		{`TO_MONDAY('1970-01-05')`, "1970-01-05"},
