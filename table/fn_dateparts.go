@@ -1,6 +1,7 @@
 package table
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -242,11 +243,15 @@ func datePartFunctions() map[string]fnSpec {
 			}
 			return evTime(clampTime(t1-t2), max(fracScale(a[0]), fracScale(a[1])))
 		}},
-		"CONVERT_TZ": {min: 3, max: 3, fn: func(_ *evalEnv, a []ev) ev {
-			t, ok := a[0].asTime()
+		"CONVERT_TZ": {min: 3, max: 3, check: checkZones, fn: func(e *evalEnv, a []ev) ev {
 			from, err1 := LoadTimezone(a[1].text())
 			to, err2 := LoadTimezone(a[2].text())
-			if !ok || err1 != nil || err2 != nil {
+			if err := errors.Join(err1, err2); err != nil { // Doris fails the value
+				e.fail("invalid time zone: %v", err)
+				return evNull
+			}
+			t, ok := a[0].asTime()
+			if !ok {
 				return evNull
 			}
 			us, ok := instantIn(from, t)
@@ -404,6 +409,19 @@ func checkWeekdayName(fn string, args []node) error {
 	if l, ok := args[1].(*litNode); ok && l.v.k == eStr {
 		if _, ok := weekdayByName(l.v.s); !ok {
 			return &FormError{Func: fn, Msg: fmt.Sprintf("%s: %q is no day of the week (MONDAY, MON or MO ... SUNDAY, SUN or SU)", fn, l.v.s)}
+		}
+	}
+	return nil
+}
+
+// checkZones refuses, when the job is created, a constant CONVERT_TZ
+// zone that names none (Doris fails every record).
+func checkZones(fn string, args []node) error {
+	for _, a := range args[1:] {
+		if l, ok := a.(*litNode); ok && l.v.k == eStr {
+			if _, err := LoadTimezone(l.v.s); err != nil {
+				return fmt.Errorf("%s: invalid time zone: %w", fn, err)
+			}
 		}
 	}
 	return nil

@@ -87,7 +87,6 @@ func TestDateParts(t *testing.T) {
 		{`CONVERT_TZ(CAST('2019-08-01 13:21:03' AS DATETIME), 'Asia/Shanghai', 'America/Los_Angeles')`, "2019-07-31T22:21:03"},
 		{`CONVERT_TZ('2019-08-01 13:21:03.636', '+08:00', 'America/Los_Angeles')`, "2019-07-31T22:21:03.636"},
 		{`CONVERT_TZ(CAST('2019-08-01 13:21:03' AS DATE), 'Asia/Shanghai', 'America/Los_Angeles')`, "2019-07-31T09:00"},
-		{`CONVERT_TZ('2019-08-01 13:21:03', 'Nowhere/City', 'UTC')`, `\N`},
 		{`FROM_ISO8601_DATE('2023')`, "2023-01-01"},
 		{`FROM_ISO8601_DATE('2023-10')`, "2023-10-01"},
 		{`FROM_ISO8601_DATE('20231005')`, "2023-10-05"},
@@ -169,6 +168,12 @@ func TestDatePartsRefused(t *testing.T) {
 		if _, ok := IsRefusedForm(err); !ok {
 			t.Errorf("%s: %v, want a refusal of the form", src, err)
 		}
+	}
+	if _, err := EvalConst(`CONVERT_TZ('2019-08-01 13:21:03', '+08:00', 'America/Los_Anges')`, nil); err == nil || !strings.Contains(err.Error(), "Los_Anges") {
+		t.Errorf("CONVERT_TZ to a zone that is none: %v, want a refusal naming it", err)
+	}
+	if _, rowErr, err := evalOver(`CONVERT_TZ('2019-08-01 13:21:03', a, 'UTC')`, "Nowhere/City"); err != nil || rowErr == nil || !strings.Contains(rowErr.Error(), "CONVERT_TZ") {
+		t.Errorf("CONVERT_TZ from a record's bad zone: %v %v, want an error row naming CONVERT_TZ", err, rowErr)
 	}
 	_, rowErr, err := evalOver(`NEXT_DAY('2023-07-13', a)`, "Friyay")
 	if err != nil || rowErr == nil || !strings.Contains(rowErr.Error(), "NEXT_DAY") {
