@@ -421,6 +421,7 @@
 //	COALESCE                     1 or more arguments
 //	CONCAT                       1 or more arguments
 //	CONCAT_WS                    2 or more arguments
+//	CONVERT_TZ                   3 arguments
 //	DATE                         1 argument
 //	DATEDIFF                     2 arguments
 //	DATE_ADD                     (date, n) or (date, INTERVAL n unit)
@@ -430,7 +431,10 @@
 //	DATE_SUB                     (date, n) or (date, INTERVAL n unit)
 //	DATE_TRUNC                   2 arguments
 //	DAY                          1 argument
+//	DAYNAME                      1 argument
 //	DAYOFMONTH                   1 argument
+//	DAYOFWEEK                    1 argument
+//	DAYOFYEAR                    1 argument
 //	DAYS_ADD                     (date, n) or (date, INTERVAL n unit)
 //	DAYS_DIFF                    2 arguments
 //	DAYS_SUB                     (date, n) or (date, INTERVAL n unit)
@@ -441,14 +445,21 @@
 //	DSQRT                        1 argument
 //	ENDS_WITH                    2 arguments
 //	EXP                          1 argument
+//	EXTRACT                      1 argument
 //	FLOOR                        1 to 2 arguments
 //	FROM_BASE64                  1 argument
+//	FROM_DAYS                    1 argument
+//	FROM_ISO8601_DATE            1 argument
+//	FROM_MICROSECOND             1 argument
+//	FROM_MILLISECOND             1 argument
+//	FROM_SECOND                  1 argument
 //	FROM_UNIXTIME                1 to 2 arguments
 //	GET_JSON_BIGINT              2 arguments
 //	GET_JSON_DOUBLE              2 arguments
 //	GET_JSON_INT                 2 arguments
 //	GET_JSON_STRING              2 arguments
 //	GREATEST                     1 or more arguments
+//	HOUR                         1 argument
 //	HOURS_ADD                    2 arguments
 //	HOURS_DIFF                   2 arguments
 //	HOURS_SUB                    2 arguments
@@ -475,6 +486,7 @@
 //	JSON_EXTRACT_ISNULL          2 arguments
 //	JSON_EXTRACT_STRING          2 arguments
 //	JSON_UNQUOTE                 1 argument
+//	LAST_DAY                     1 argument
 //	LCASE                        1 argument
 //	LEAST                        1 or more arguments
 //	LEFT                         2 arguments
@@ -486,12 +498,17 @@
 //	LOWER                        1 argument
 //	LPAD                         3 arguments
 //	LTRIM                        1 to 2 arguments
+//	MAKEDATE                     2 arguments
+//	MICROSECOND                  1 argument
 //	MICROSECONDS_ADD             2 arguments
 //	MICROSECONDS_DIFF            2 arguments
 //	MICROSECONDS_SUB             2 arguments
+//	MICROSECOND_TIMESTAMP        1 argument
 //	MILLISECONDS_ADD             2 arguments
 //	MILLISECONDS_DIFF            2 arguments
 //	MILLISECONDS_SUB             2 arguments
+//	MILLISECOND_TIMESTAMP        1 argument
+//	MINUTE                       1 argument
 //	MINUTES_ADD                  2 arguments
 //	MINUTES_DIFF                 2 arguments
 //	MINUTES_SUB                  2 arguments
@@ -499,16 +516,19 @@
 //	MINUTE_FLOOR                 1 to 3 arguments
 //	MOD                          2 arguments
 //	MONTH                        1 argument
+//	MONTHNAME                    1 argument
 //	MONTHS_ADD                   2 arguments
 //	MONTHS_BETWEEN               2 to 3 arguments
 //	MONTHS_DIFF                  2 arguments
 //	MONTHS_SUB                   2 arguments
 //	MONTH_CEIL                   1 to 3 arguments
 //	MONTH_FLOOR                  1 to 3 arguments
+//	NEXT_DAY                     2 arguments
 //	NULLIF                       2 arguments
 //	NVL                          2 arguments
 //	POW                          2 arguments
 //	POWER                        2 arguments
+//	QUARTER                      1 argument
 //	QUARTERS_ADD                 2 arguments
 //	QUARTERS_DIFF                2 arguments
 //	QUARTERS_SUB                 2 arguments
@@ -521,11 +541,14 @@
 //	ROUND                        1 to 2 arguments
 //	RPAD                         3 arguments
 //	RTRIM                        1 to 2 arguments
+//	SECOND                       1 argument
 //	SECONDS_ADD                  2 arguments
 //	SECONDS_DIFF                 2 arguments
 //	SECONDS_SUB                  2 arguments
 //	SECOND_CEIL                  1 to 3 arguments
 //	SECOND_FLOOR                 1 to 3 arguments
+//	SECOND_TIMESTAMP             1 argument
+//	SEC_TO_TIME                  1 argument
 //	SIGN                         1 argument
 //	SPACE                        1 argument
 //	SPLIT_PART                   3 arguments
@@ -535,15 +558,25 @@
 //	SUBDATE                      (date, n) or (date, INTERVAL n unit)
 //	SUBSTR                       2 to 3 arguments
 //	SUBSTRING                    2 to 3 arguments
+//	TIME                         1 argument
+//	TIMEDIFF                     2 arguments
+//	TIMESTAMP                    1 argument
 //	TIMESTAMPADD                 3 arguments
 //	TIMESTAMPDIFF                3 arguments
+//	TIME_TO_SEC                  1 argument
 //	TO_BASE64                    1 argument
 //	TO_DATE                      1 argument
+//	TO_DAYS                      1 argument
+//	TO_ISO8601                   1 argument
+//	TO_MONDAY                    1 argument
 //	TRIM                         1 to 2 arguments
 //	TRUNCATE                     1 to 2 arguments
 //	UCASE                        1 argument
 //	UNIX_TIMESTAMP               0 to 2 arguments
 //	UPPER                        1 argument
+//	WEEK                         1 to 2 arguments
+//	WEEKDAY                      1 argument
+//	WEEKOFYEAR                   1 argument
 //	WEEKS_ADD                    2 arguments
 //	WEEKS_DIFF                   2 arguments
 //	WEEKS_SUB                    2 arguments
@@ -553,7 +586,10 @@
 //	YEARS_ADD                    2 arguments
 //	YEARS_DIFF                   2 arguments
 //	YEARS_SUB                    2 arguments
+//	YEARWEEK                     1 to 2 arguments
 //	YEAR_CEIL                    1 to 3 arguments
 //	YEAR_FLOOR                   1 to 3 arguments
+//	YEAR_OF_WEEK                 1 argument
+//	YOW                          1 argument
 //	(end of functions)
 package doris

@@ -19,6 +19,7 @@ const (
 	ConstBool               // Int: 0 or 1
 	ConstDate               // Int: days since 1970-01-01
 	ConstDatetime           // Int: wall-clock microseconds since 1970-01-01 00:00:00
+	ConstTime               // Int: signed microseconds (a TIME); Scale: its fractional digits
 )
 
 // Const is the value of a constant expression (EvalConst).
@@ -27,6 +28,7 @@ type Const struct {
 	Int   int64
 	Float float64
 	Text  string
+	Scale int // ConstTime: the fractional digits Doris renders (0 to 6)
 }
 
 // UnknownFunctionError is the refusal of an expression that calls a
@@ -63,14 +65,24 @@ func KnownFunction(name string) bool {
 // refused with an *UnknownFunctionError; one that names a column, or that
 // does not parse, with an error saying where. A value larger than
 // DefaultMaxValueBytes is refused with a *LimitError.
-func EvalConst(src string, loc *time.Location) (Const, error) {
+//
+// Options name other settings of the session the expression is evaluated
+// in, as a SELECT has them (WithLCTimeNames).
+func EvalConst(src string, loc *time.Location, opts ...EvalOption) (Const, error) {
 	if loc == nil {
 		loc = time.UTC
+	}
+	var set evalSettings
+	for _, o := range opts {
+		o(&set)
 	}
 	n, err := parseExpr(src, func(name string) (int, error) {
 		return 0, fmt.Errorf("%q: a constant expression names no column", name)
 	})
 	if err != nil {
+		return Const{}, err
+	}
+	if err := set.check(n); err != nil {
 		return Const{}, err
 	}
 	env := &evalEnv{loc: loc}
@@ -93,6 +105,8 @@ func EvalConst(src string, loc *time.Location) (Const, error) {
 		return Const{Kind: ConstDate, Int: v.i}, nil
 	case eDatetime:
 		return Const{Kind: ConstDatetime, Int: v.i}, nil
+	case eTime:
+		return Const{Kind: ConstTime, Int: v.i, Scale: int(v.scale)}, nil
 	}
 	return Const{}, nil
 }

@@ -263,7 +263,9 @@ func calcWeekday(daynr int64, sundayFirst bool) int64 {
 	return (daynr + 5) % 7
 }
 
-func isLeap(y int64) bool { return y%4 == 0 && y%100 != 0 || y%400 == 0 }
+// isLeap is Doris's is_leap: year 0 is no leap year in its day numbers
+// (FROM_DAYS(60) is 0000-03-01).
+func isLeap(y int64) bool { return y%4 == 0 && y%100 != 0 || y%400 == 0 && y != 0 }
 
 func daysInYear(y int64) int64 {
 	if isLeap(y) {

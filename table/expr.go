@@ -42,7 +42,7 @@ import (
 //	             PKCS#7 padding (Doris's default); KEY name (CREATE ENCRYPTKEY) is refused
 //
 // Values are NULL, integers (int64), floats (float64), text, booleans,
-// dates and datetimes; arithmetic on integers stays exact (an overflow
+// dates, datetimes and times; arithmetic on integers stays exact (an overflow
 // makes a float), on anything else is float64. Text meets a number as the
 // number it spells (NULL if it spells none), as in Doris. Any NULL operand
 // makes NULL, except in IS NULL, <=>, IFNULL, COALESCE, IF and CASE.
@@ -68,15 +68,17 @@ const (
 	eDate     // i: days since 1970-01-01
 	eDatetime // i: wall-clock microseconds since 1970-01-01 00:00:00
 	eArray    // arr: an array literal's elements, or REVERSE's of one (fn_string.go)
+	eTime     // i: signed microseconds (Doris's TIME, at most 838:59:59); scale: its fractional digits
 )
 
 // ev is an evaluated value.
 type ev struct {
-	k   ekind
-	i   int64
-	f   float64
-	s   string
-	arr *[]ev
+	k     ekind
+	scale int8 // eTime: the fractional digits it is rendered with (0 to 6)
+	i     int64
+	f     float64
+	s     string
+	arr   *[]ev
 }
 
 var evNull = ev{}
@@ -118,6 +120,8 @@ func (v ev) text() string {
 		return string(appendDatetime(nil, v.i, prec))
 	case eArray:
 		return arrayText(*v.arr)
+	case eTime:
+		return string(appendTime(nil, v.i, int(v.scale)))
 	}
 	return ""
 }
@@ -141,6 +145,8 @@ func (v ev) num() (ev, bool) {
 	case eDate, eDatetime:
 		n, _ := strconv.ParseInt(strings.NewReplacer("-", "", " ", "", ":", "", ".", "").Replace(v.text()), 10, 64)
 		return evInt(n), true
+	case eTime:
+		return timeNum(v), true
 	}
 	return evNull, false
 }
@@ -167,6 +173,8 @@ func (v ev) truth() bool {
 		return ok && n.float() != 0
 	case eDate, eDatetime:
 		return true
+	case eTime:
+		return v.i != 0
 	}
 	return false
 }
@@ -332,6 +340,9 @@ type (
 	castNode struct {
 		x   node
 		typ string // lower-case type name
+		// scale is the type's first parameter, -1 when none is given: a
+		// DATETIME's fractional digits (DATETIME is DATETIME(0)).
+		scale int
 	}
 	callNode struct {
 		name string
@@ -628,7 +639,11 @@ func (n *caseNode) eval(e *evalEnv) ev {
 }
 
 func (n *castNode) eval(e *evalEnv) ev {
-	return castTo(n.x.eval(e), n.typ)
+	v := castTo(n.x.eval(e), n.typ)
+	if v.k == eDatetime {
+		return roundDatetime(v, max(n.scale, 0))
+	}
+	return v
 }
 
 // castTo converts v to the kind of a type name.
@@ -672,6 +687,8 @@ func castTo(v ev, typ string) ev {
 		return ev{k: eDatetime, i: t}
 	case "boolean", "bool":
 		return evBool(v.truth())
+	case "time":
+		return castTime(v)
 	}
 	return evStr(v.text()) // char, varchar, string, text, json
 }
@@ -1135,6 +1152,8 @@ func (p *exprParser) primary() (node, error) {
 	}
 	p.i++
 	switch word {
+	case "EXTRACT":
+		return p.extract()
 	case "CAST":
 		x, err := p.or()
 		if err != nil {
@@ -1148,10 +1167,14 @@ func (p *exprParser) primary() (node, error) {
 			return nil, fmt.Errorf("expected a type in CAST at %d", tt.pos)
 		}
 		typ := strings.ToLower(tt.text)
-		if _, err := TypeOf(typ, nil); err != nil && typ != "signed" && typ != "unsigned" {
+		if _, err := TypeOf(typ, nil); err != nil && typ != "signed" && typ != "unsigned" && typ != "time" {
 			return nil, fmt.Errorf("CAST AS %s: unknown type", tt.text)
 		}
+		scale := -1
 		if p.op("(") { // the type's parameters: (10, 2)
+			if t := p.toks[p.i+1]; t.kind == 'n' {
+				scale, _ = strconv.Atoi(t.text)
+			}
 			for !p.op(")") && p.peek().kind != 0 {
 				p.i++
 			}
@@ -1159,7 +1182,7 @@ func (p *exprParser) primary() (node, error) {
 				return nil, err
 			}
 		}
-		return &castNode{x: x, typ: typ}, p.expectOp(")")
+		return &castNode{x: x, typ: typ, scale: scale}, p.expectOp(")")
 	case "DATE_ADD", "DATE_SUB", "DAYS_ADD", "DAYS_SUB", "ADDDATE", "SUBDATE", "DATE_FLOOR", "DATE_CEIL": // intervalForms
 		// (x, INTERVAL n unit) or (x, n): the unit is the call's last
 		// argument, a text literal (fn_datearith.go).

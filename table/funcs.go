@@ -108,30 +108,6 @@ func buildFunctions() map[string]fnSpec {
 			}
 			return evStr(string(appendDatetime(nil, wall, 0)))
 		}},
-		"UNIX_TIMESTAMP": {min: 0, max: 2, fn: func(e *evalEnv, a []ev) ev {
-			if len(a) == 0 {
-				return evNull // the load time is not a property of the record
-			}
-			var t int64
-			var ok bool
-			if len(a) == 2 {
-				v := strToDate(e, a[0].text(), a[1].text())
-				t, ok = v.asTime()
-			} else {
-				t, ok = a[0].asTime()
-			}
-			if !ok {
-				return evNull
-			}
-			days := floorDiv(t, 86400*1e6)
-			y, m, d := civilFromDays(days)
-			rem := (t - days*86400*1e6) / 1e6
-			tt := time.Date(int(y), time.Month(m), int(d), int(rem/3600), int(rem/60%60), int(rem%60), 0, e.loc)
-			if tt.Unix() < 0 {
-				return evInt(0)
-			}
-			return evInt(tt.Unix())
-		}},
 		"DATE_FORMAT": {min: 2, max: 2, check: checkFormat, fn: func(e *evalEnv, a []ev) ev {
 			t, ok := a[0].asTime()
 			if !ok {

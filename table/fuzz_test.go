@@ -221,6 +221,10 @@ func FuzzExpr(f *testing.F) {
 	} {
 		f.Add(s, deepJSON, `$[*]`+strings.Repeat(".*[*]", 200))
 	}
+	for _, s := range []string{"sec_to_time(a) + timediff(a, b)", "cast(a as time)", "extract(week from a)", "convert_tz(a, b, 'UTC')",
+		"from_iso8601_date(a)", "unix_timestamp(a)", "week(a, b) + yearweek(a, b)", "makedate(a, b)", "next_day(a, b)", "time_to_sec(a)"} {
+		f.Add(s, "2024-01-31 10:00:00.5 +08:00", "-838:59:59")
+	}
 	f.Add("lpad(a, b, 'x')", "", "3000000000")
 	f.Add("rpad(a, b, '€')", "x", "20000")
 	f.Add("replace(a, 'a', b)", strings.Repeat("a", 20000), strings.Repeat("b", 20000))

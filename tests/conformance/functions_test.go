@@ -36,6 +36,7 @@ const knownFunctionsFile = "testdata/known-failing-functions.tsv"
 type funcRow struct {
 	file, expr, expected, source, tag string
 	tz                                string // the session time zone the suite set ("" none)
+	lcTimeNames                       string // the session's lc_time_names the suite set ("" none)
 }
 
 func (r funcRow) key() string { return r.file + "\t" + r.expr + "\t" + r.tag }
@@ -63,6 +64,9 @@ func readFuncRows(t *testing.T, corpus string) []funcRow {
 				if v, ok := strings.CutPrefix(opt, "tz="); ok {
 					r.tz = v
 				}
+				if v, ok := strings.CutPrefix(opt, "var:lc_time_names="); ok {
+					r.lcTimeNames = v
+				}
 			}
 			rows = append(rows, r)
 		}
@@ -89,7 +93,11 @@ func evalRow(r funcRow) (verdict, observed string) {
 		}
 		loc = l
 	}
-	c, err := table.EvalConst(r.expr, loc)
+	var opts []table.EvalOption
+	if r.lcTimeNames != "" {
+		opts = append(opts, table.WithLCTimeNames(r.lcTimeNames))
+	}
+	c, err := table.EvalConst(r.expr, loc, opts...)
 	if err != nil {
 		if name, ok := table.IsUnknownFunction(err); ok {
 			return rowRefused, "refused: unknown function " + name
@@ -122,8 +130,26 @@ func renderConst(c table.Const) string {
 		return time.Unix(c.Int*86400, 0).UTC().Format(time.DateOnly)
 	case table.ConstDatetime:
 		return javaLocalDateTime(time.UnixMicro(c.Int).UTC())
+	case table.ConstTime:
+		return dorisTime(c.Int, c.Scale)
 	}
 	return `\N`
+}
+
+// dorisTime renders a TIME as Doris's regression framework prints one:
+// [-]HH:MM:SS (hours past 99 in as many digits as they take), then the
+// type's scale digits of fraction (00:00:06.666, 01:01:01.900000).
+func dorisTime(us int64, scale int) string {
+	sign := ""
+	if us < 0 {
+		sign, us = "-", -us
+	}
+	s := us / 1e6
+	out := fmt.Sprintf("%s%02d:%02d:%02d", sign, s/3600, s/60%60, s%60)
+	if scale > 0 {
+		out += "." + fmt.Sprintf("%06d", us%1e6)[:min(scale, 6)]
+	}
+	return out
 }
 
 // numEqual reports whether a number loadnode computed is the number Doris
