@@ -127,7 +127,8 @@
 //	WHERE expr                             where (rows it leaves out are unselected rows)
 //	COLUMNS TERMINATED BY 'sep'            column_separator; \xHH is the byte HH. Without
 //	                                       it, csv jobs get "\t", the Doris default
-//	                                       (loadnode's own default is ",").
+//	                                       (loadnode's own default is ","). With format
+//	                                       json it is accepted and ignored, as in Doris.
 //	WITH APPEND                            accepted (the only merge type)
 //	"desired_concurrent_number"            desired_concurrent_number (positive integer)
 //	"max_batch_interval"                   max_batch_interval_ms: integer seconds as in
@@ -379,7 +380,7 @@
 //	               LIKE / AS SELECT, any other table property (dynamic_partition.*,
 //	               function_column.sequence_type, storage_policy, ...)
 //	ROUTINE LOAD   COLUMNS, WHERE, PARTITION or a merge type without ON, PRECEDING FILTER,
-//	               TEMPORARY PARTITION, ROWS TERMINATED BY, COLUMNS TERMINATED BY with format json, formats
+//	               TEMPORARY PARTITION, ROWS TERMINATED BY, COLUMNS TERMINATED BY with avro or protobuf, formats
 //	               other than csv and json, kafka_offsets without kafka_partitions, "FILE:"
 //	               property values (Doris CREATE FILE), every other job property (num_as_string,
 //	               exec_mem_limit, send_batch_parallelism,

@@ -56,6 +56,16 @@ func TestParseCreateRoutineLoad(t *testing.T) {
 			},
 		},
 		{
+			// Doris reads a JSON record's fields by name: the separator
+			// is accepted and has no effect (test_stream_load_cast).
+			name: "separator with json is ignored",
+			sql:  `CREATE ROUTINE LOAD j ON t COLUMNS TERMINATED BY ",", COLUMNS(a) PROPERTIES ("format" = "json") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
+			want: &api.JobSpec{
+				Name: "j", Table: &api.TableSpec{Name: "t"}, ColumnsMapping: []string{"a"}, Format: "json",
+				Kafka: &api.KafkaSpec{Brokers: []string{"b:1"}, Topic: "x"},
+			},
+		},
+		{
 			name: "Doris docs: quick start json with jsonpaths (topic added)",
 			sql: `CREATE ROUTINE LOAD testdb.example_routine_load_json ON test_routineload_tbl
     COLUMNS(user_id, name, age)
@@ -880,7 +890,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad size", `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_batch_size" = "1.5GB") FROM KAFKA ()`, `PROPERTIES "max_batch_size"`, 1, 59, "64MiB"},
 		{"bad format", `CREATE ROUTINE LOAD j ON t PROPERTIES ("format" = "parquet") FROM KAFKA ()`, `PROPERTIES "format"`, 1, 51, "csv, json, avro or protobuf"},
 		{"bad jsonpaths", `CREATE ROUTINE LOAD j ON t PROPERTIES ("format" = "json", "jsonpaths" = "$.a") FROM KAFKA ()`, `PROPERTIES "jsonpaths"`, 1, 73, "JSON array"},
-		{"separator with json", `CREATE ROUTINE LOAD j ON t COLUMNS TERMINATED BY "," PROPERTIES ("format" = "json") FROM KAFKA ()`, "COLUMNS TERMINATED BY", 1, 50, "only with format csv"},
+		{"separator with avro", `CREATE ROUTINE LOAD j ON t COLUMNS TERMINATED BY "," PROPERTIES ("format" = "avro") FROM KAFKA ()`, "COLUMNS TERMINATED BY", 1, 50, "only with format csv or json"},
 		{"empty separator", `CREATE ROUTINE LOAD j ON t COLUMNS TERMINATED BY "" FROM KAFKA ()`, "COLUMNS TERMINATED BY", 1, 50, "empty"},
 		{"duplicate property", `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_batch_rows" = "1", "MAX_BATCH_ROWS" = "2") FROM KAFKA ()`, `PROPERTIES "MAX_BATCH_ROWS"`, 1, 64, "given twice"},
 		// Doris: "partial_update_new_key_behavior can only be set when partial update is enabled".

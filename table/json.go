@@ -486,7 +486,7 @@ func (p *Parser) setJSONNumber(col, i, j int, integral bool) {
 		}
 		v.Int = n
 		return
-	case isInt(t) && !integral:
+	case isInt(t) && !integral && p.strict:
 	case t == api.ColumnType_DATE, t == api.ColumnType_DATETIME:
 	case t == api.ColumnType_BOOL:
 		if len(b) == 1 && (b[0] == '0' || b[0] == '1') {

@@ -459,6 +459,13 @@ func (p *Parser) setText(col int, b []byte, off int) {
 	*v = Value{}
 	t := p.types[col]
 	if e := convertInto(v, t, p.meta[col], b); e != numOK {
+		if ip, ok := intPart(b); ok && e == numSyntax && !p.strict && (isInt(t) || t == api.ColumnType_INT128) {
+			// Doris, strict_mode false: a decimal text loads its integer
+			// part into an integer column ("3.12" is 3).
+			if convertInto(v, t, p.meta[col], ip) == numOK {
+				return
+			}
+		}
 		p.convFail(col, convReason(t, p.meta[col], b, e), e == numRange && t == api.ColumnType_DECIMAL)
 		return
 	}
@@ -469,6 +476,34 @@ func (p *Parser) setText(col int, b []byte, off int) {
 			v.Str = string(b)
 		}
 	}
+}
+
+// intPart is the integer part of a decimal text, [sign]digits.digits (the
+// fraction digits may be none): "3.12" is "3". ok is false for any other
+// text.
+func intPart(b []byte) ([]byte, bool) {
+	dot := bytes.IndexByte(b, '.')
+	if dot < 0 {
+		return nil, false
+	}
+	digits := b[:dot]
+	if len(digits) > 0 && (digits[0] == '-' || digits[0] == '+') {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 {
+		return nil, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return nil, false
+		}
+	}
+	for _, c := range b[dot+1:] {
+		if c < '0' || c > '9' {
+			return nil, false
+		}
+	}
+	return b[:dot], true
 }
 
 // convFail handles a value of column col that did not convert: strict, the
