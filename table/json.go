@@ -468,6 +468,10 @@ func (p *Parser) setJSONString(col, i, j int, esc bool) {
 // TIMESTAMP takes it as epoch milliseconds.
 func (p *Parser) setJSONNumber(col, i, j int, integral bool) {
 	b := p.raw[i:j]
+	if p.numStr {
+		p.setText(col, b, i) // num_as_string: the number's text is a string
+		return
+	}
 	v := &p.dst[col]
 	*v = Value{}
 	t := p.types[col]
