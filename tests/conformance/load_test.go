@@ -403,8 +403,11 @@ var createTableRE = regexp.MustCompile("(?is)^\\s*CREATE\\s+TABLE\\s+(?:IF\\s+NO
 // caseRecords are the messages of the case's data files (data.<ext>, or
 // data.1.<ext>, data.2.<ext>, ... loaded in order): each line one message
 // (one_per_line), or each file one (whole_file). A line_delimiter splits
-// the records instead of the line break, in both. (skip_lines is passed
-// on as a property: the harness does not skip lines for loadnode.)
+// the records instead of the line break, in both. A csv load with
+// header lines (skip_lines, csv_with_names, csv_with_names_and_types)
+// sends each file as one record: Doris skips them at the start of the
+// stream load's file, loadnode at the start of each record, whose lines
+// are its rows.
 func caseRecords(c *loadCase) ([]string, error) {
 	files, err := filepath.Glob(filepath.Join(c.dir, "data.*"))
 	if err != nil {
@@ -415,6 +418,13 @@ func caseRecords(c *loadCase) ([]string, error) {
 	props := normalProps(c.Properties)
 	if d, ok := props["line_delimiter"]; ok {
 		delim = unescapeDelim(d)
+	}
+	wholeFile := c.Records == "whole_file"
+	switch f := strings.ToLower(props["format"]); {
+	case f == "csv_with_names", f == "csv_with_names_and_types":
+		wholeFile = true
+	case props["skip_lines"] != "" && f != "json":
+		wholeFile = true
 	}
 	var out []string
 	for _, f := range files {
@@ -427,7 +437,7 @@ func caseRecords(c *loadCase) ([]string, error) {
 		switch {
 		case delim != "":
 			recs = strings.Split(strings.TrimSuffix(strings.TrimSuffix(s, "\n"), delim), delim)
-		case c.Records == "whole_file":
+		case wholeFile:
 			recs = []string{s}
 		default:
 			for _, l := range strings.Split(s, "\n") {
