@@ -209,7 +209,7 @@
 // does anyway (any other value is refused, naming the property):
 //
 //	"fuzzy_parse" = "false"
-//	"load_to_single_tablet" = "false"
+//	"load_to_single_tablet" = "false" or "true" (loadnode has no tablets)
 //
 // Job properties with their meaning and Doris's default when left out:
 //

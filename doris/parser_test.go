@@ -77,6 +77,16 @@ func TestParseCreateRoutineLoad(t *testing.T) {
 			},
 		},
 		{
+			// loadnode has no tablets: either value describes it
+			// (test_json_load sets "true").
+			name: "load_to_single_tablet true",
+			sql:  `CREATE ROUTINE LOAD j ON t PROPERTIES ("load_to_single_tablet" = "true") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
+			want: &api.JobSpec{
+				Name: "j", Table: &api.TableSpec{Name: "t"}, ColumnSeparator: "\t",
+				Kafka: &api.KafkaSpec{Brokers: []string{"b:1"}, Topic: "x"},
+			},
+		},
+		{
 			name: "num_as_string",
 			sql:  `CREATE ROUTINE LOAD j ON t PROPERTIES ("format" = "json", "num_as_string" = "true") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
 			want: &api.JobSpec{
@@ -942,6 +952,7 @@ func TestParseErrors(t *testing.T) {
 		{"alter group.id", `ALTER ROUTINE LOAD FOR j FROM KAFKA ("property.group.id" = "g2")`, `FROM KAFKA "property.group.id"`, 1, 38, "cannot be altered"},
 		{"alter unsupported property", `ALTER ROUTINE LOAD FOR j PROPERTIES ("send_batch_parallelism" = "2")`, `PROPERTIES "send_batch_parallelism"`, 1, 38, "not supported by loadnode"},
 		{"alter trim_double_quotes", `ALTER ROUTINE LOAD FOR j PROPERTIES ("trim_double_quotes" = "true")`, `PROPERTIES "trim_double_quotes"`, 1, 38, "cannot be altered"},
+		{"bad load_to_single_tablet", `CREATE ROUTINE LOAD j ON t PROPERTIES ("load_to_single_tablet" = "yes") FROM KAFKA ()`, `PROPERTIES "load_to_single_tablet"`, 1, 66, "true or false"},
 		{"bad skip_lines", `CREATE ROUTINE LOAD j ON t PROPERTIES ("skip_lines" = "-1") FROM KAFKA ()`, `PROPERTIES "skip_lines"`, 1, 55, "integer >= 0"},
 		{"alter table", `ALTER TABLE t ADD COLUMN c INT`, "ALTER TABLE", 1, 7, "statement not supported"},
 

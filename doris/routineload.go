@@ -559,7 +559,9 @@ var noopProperties = map[string]struct {
 	reason string
 }{
 	"fuzzy_parse":           {isFalse, `only "false"`},
-	"load_to_single_tablet": {isFalse, `only "false": loadnode has no tablets`},
+	// Where a random-bucket table's rows go: loadnode has no tablets, so
+	// either value describes it.
+	"load_to_single_tablet": {func(v string) bool { return isTrue(v) || isFalse(v) }, `true or false: loadnode has no tablets`},
 }
 
 func isTrue(v string) bool  { return strings.EqualFold(strings.TrimSpace(v), "true") }

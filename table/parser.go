@@ -717,6 +717,23 @@ func compilePath(root *jnode, path string) (*jnode, error) {
 		switch rest[0] {
 		case '.':
 			rest = rest[1:]
+			if len(rest) > 0 && rest[0] == '"' {
+				// Doris's quoted key, which may hold a dot: $.tags."a.b"
+				end := strings.IndexByte(rest[1:], '"')
+				switch {
+				case end < 0:
+					return nil, fmt.Errorf("unclosed \"")
+				case end == 0:
+					return nil, fmt.Errorf("empty key")
+				}
+				after := rest[end+2:]
+				if after != "" && after[0] != '.' && after[0] != '[' {
+					return nil, fmt.Errorf("unexpected %q after a quoted key", after[0])
+				}
+				n = n.key(rest[1 : end+1])
+				rest = after
+				continue
+			}
 			end := strings.IndexAny(rest, ".[")
 			if end < 0 {
 				end = len(rest)

@@ -565,7 +565,9 @@ func loadStatement(c *loadCase, job, table, broker, topic string) (string, error
 		if r, ok := renamedHeaders[k]; ok {
 			name = r
 		}
-		props = append(props, quoteSQL(name)+" = "+quoteSQL(p[k]))
+		// A header's value is its text: as a SQL literal, its
+		// backslashes are doubled, so that the statement's value is it.
+		props = append(props, quoteSQL(name)+" = "+quoteSQL(strings.ReplaceAll(p[k], `\`, `\\`)))
 	}
 	if _, ok := p["time_zone"]; !ok {
 		if _, ok := p["timezone"]; !ok {

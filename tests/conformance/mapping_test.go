@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -34,6 +35,14 @@ FROM KAFKA ("kafka_broker_list" = "127.0.0.1:9", "kafka_topic" = "corpus_1", "pr
 	// A routine load's suite writes its clauses in upper case and FROM
 	// KAFKA's properties beside the others; with no time zone the job gets
 	// the one the suites ran in.
+	// A header's value is its text; as a SQL literal its backslashes are
+	// doubled (test_json_load__select28's escaped quotes).
+	c = &loadCase{Properties: map[string]string{"format": "json", "jsonpaths": `["$.tags.\"a.b\"","$.k2"]`}}
+	got, _ = loadStatement(c, "j", "t", "b:1", "tp")
+	if want := `PROPERTIES ("format" = "json", "jsonpaths" = '["$.tags.\\"a.b\\"","$.k2"]', "timezone" = "Asia/Shanghai")`; !strings.Contains(got, want) {
+		t.Errorf("got\n%s\nwant it to hold\n%s", got, want)
+	}
+
 	c = &loadCase{Properties: map[string]string{
 		"COLUMNS TERMINATED BY": ",", "COLUMNS": "id, name", "WHERE": "id > 1", "escape": `\`,
 		"property.kafka_default_offsets": "OFFSET_BEGINNING", "property.group.id": "g",
