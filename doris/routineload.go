@@ -558,7 +558,7 @@ var noopProperties = map[string]struct {
 	ok     func(v string) bool
 	reason string
 }{
-	"fuzzy_parse":           {isFalse, `only "false"`},
+	"fuzzy_parse": {isFalse, `only "false"`},
 	// Where a random-bucket table's rows go: loadnode has no tablets, so
 	// either value describes it.
 	"load_to_single_tablet": {func(v string) bool { return isTrue(v) || isFalse(v) }, `true or false: loadnode has no tablets`},
