@@ -94,3 +94,28 @@ func TestCaseRecords(t *testing.T) {
 		t.Errorf("data files in order: %q", got)
 	}
 }
+
+// A case whose later files load with other properties (laterLoads) runs
+// one load per change.
+func TestCaseLoads(t *testing.T) {
+	dir := t.TempDir()
+	for name, s := range map[string]string{"data.1.csv": "a|1\n", "data.2.csv": "b;2\nc;3\n", "data.3.csv": "d;4\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	laterLoads["test_case_loads"] = map[int]map[string]string{2: {"column_separator": ";"}}
+	defer delete(laterLoads, "test_case_loads")
+	c := &loadCase{name: "test_case_loads", dir: dir, Records: "one_per_line", Properties: map[string]string{"column_separator": "|", "format": "csv"}}
+	loads, err := caseLoads(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(loads) != 2 || !slices.Equal(loads[0].records, []string{"a|1"}) || !slices.Equal(loads[1].records, []string{"b;2", "c;3", "d;4"}) ||
+		loads[0].props["column_separator"] != "|" || loads[1].props["column_separator"] != ";" || loads[1].props["format"] != "csv" {
+		t.Errorf("loads %+v", loads)
+	}
+	if c.Properties["column_separator"] != "|" {
+		t.Errorf("the case's properties changed: %v", c.Properties)
+	}
+}
