@@ -456,8 +456,8 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, home *t
 				meta = recordMeta(r, b.Topic, meta)
 				parser.SetMeta(&meta)
 			}
-			// One row per element: the record itself, or with
-			// strip_outer_array each element of its array.
+			// One row per element: the record itself, a csv record's
+			// lines, or with strip_outer_array each element of its array.
 			if elems, perr = parser.Split(value, elems); perr != nil && rt != nil {
 				perr = fmt.Errorf("table %s: %w", schema.Name(), perr)
 			}
@@ -503,9 +503,12 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, home *t
 			}
 			if perr != nil {
 				raw := r.Value
-				if parser.Strips() {
+				switch {
+				case parser.Strips():
 					raw = el.Raw
 					perr = fmt.Errorf("element %d: %w", k, perr)
+				case len(elems) > 1:
+					raw = el.Raw // a csv record's line
 				}
 				c.addErrorRow(cfg, r, raw, perr, nowMs)
 				continue

@@ -1324,6 +1324,20 @@ type JobSpec struct {
 	// job loads only into these partitions of its table; a row of another
 	// partition is an error row, as in Doris. Empty: every partition.
 	TargetPartitions []string `protobuf:"bytes,207,rep,name=target_partitions,json=targetPartitions,proto3" json:"target_partitions,omitempty"`
+	// trim_double_quotes (csv formats, Doris): a field that starts and ends
+	// with '"' loads without them ("\"5\"" is 5); a field quoted only on one
+	// side keeps its quotes. Default false.
+	TrimDoubleQuotes bool `protobuf:"varint,211,opt,name=trim_double_quotes,json=trimDoubleQuotes,proto3" json:"trim_double_quotes,omitempty"`
+	// skip_lines (csv formats, Doris): the lines skipped at the start of
+	// each record (a record's lines are its rows; Doris skips them at the
+	// start of a stream load's file). csv_with_names skips 1 and
+	// csv_with_names_and_types 2 whatever skip_lines says, as Doris.
+	// Default 0.
+	SkipLines int32 `protobuf:"varint,212,opt,name=skip_lines,json=skipLines,proto3" json:"skip_lines,omitempty"`
+	// num_as_string (json only, Doris): a JSON number loads as the text it
+	// is written in, as a JSON string would (no float rounding). Default
+	// false.
+	NumAsString bool `protobuf:"varint,213,opt,name=num_as_string,json=numAsString,proto3" json:"num_as_string,omitempty"`
 	// schema_registry: the Confluent-compatible schema registry that format
 	// avro and protobuf records name their schema in (magic byte 0, a 4-byte
 	// schema id, for protobuf the message indexes). Required by those
@@ -1579,6 +1593,27 @@ func (x *JobSpec) GetTargetPartitions() []string {
 		return x.TargetPartitions
 	}
 	return nil
+}
+
+func (x *JobSpec) GetTrimDoubleQuotes() bool {
+	if x != nil {
+		return x.TrimDoubleQuotes
+	}
+	return false
+}
+
+func (x *JobSpec) GetSkipLines() int32 {
+	if x != nil {
+		return x.SkipLines
+	}
+	return 0
+}
+
+func (x *JobSpec) GetNumAsString() bool {
+	if x != nil {
+		return x.NumAsString
+	}
+	return false
 }
 
 func (x *JobSpec) GetSchemaRegistry() *SchemaRegistrySpec {
@@ -5562,7 +5597,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	" \x01(\tR\x0fdefaultPosition\x1a<\n" +
 	"\x0ePositionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf3\f\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe7\r\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x05table\x18\x02 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12\x16\n" +
@@ -5595,7 +5630,11 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x1fpartial_update_new_key_behavior\x18\xcc\x01 \x01(\tR\x1bpartialUpdateNewKeyBehavior\x126\n" +
 	"\x14fill_missing_columns\x18\xcd\x01 \x01(\bH\x03R\x12fillMissingColumns\x88\x01\x01\x12+\n" +
 	"\x11strip_outer_array\x18\xce\x01 \x01(\bR\x0fstripOuterArray\x12,\n" +
-	"\x11target_partitions\x18\xcf\x01 \x03(\tR\x10targetPartitions\x12I\n" +
+	"\x11target_partitions\x18\xcf\x01 \x03(\tR\x10targetPartitions\x12-\n" +
+	"\x12trim_double_quotes\x18\xd3\x01 \x01(\bR\x10trimDoubleQuotes\x12\x1e\n" +
+	"\n" +
+	"skip_lines\x18\xd4\x01 \x01(\x05R\tskipLines\x12#\n" +
+	"\rnum_as_string\x18\xd5\x01 \x01(\bR\vnumAsString\x12I\n" +
 	"\x0fschema_registry\x18\x8c\x01 \x01(\v2\x1f.loadnode.v1.SchemaRegistrySpecR\x0eschemaRegistry\x12 \n" +
 	"\verror_topic\x18\xa1\x01 \x01(\tR\n" +
 	"errorTopic\x12/\n" +

@@ -261,7 +261,7 @@ func offsetText(n *yaml.Node) string {
 }
 
 var (
-	jobKeys   = []string{"name", "table", "tables", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "schema_registry", "merge_type", "delete_on", "sequence_column", "partial_columns", "partial_update_new_key_behavior", "fill_missing_columns", "strip_outer_array", "target_partitions", "error_topic", "error_topic_brokers", "error_topic_properties", "kafka", "kinesis"}
+	jobKeys   = []string{"name", "table", "tables", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "schema_registry", "merge_type", "delete_on", "sequence_column", "partial_columns", "partial_update_new_key_behavior", "fill_missing_columns", "strip_outer_array", "trim_double_quotes", "skip_lines", "num_as_string", "target_partitions", "error_topic", "error_topic_brokers", "error_topic_properties", "kafka", "kinesis"}
 	tableKeys = []string{"name", "columns", "model", "database", "keys", "sequence_column"}
 	colKeys   = []string{"name", "type", "not_null", "default", "aggregation"}
 	kafkaKeys = []string{"brokers", "topic", "partitions", "offsets", "default_offset", "properties", "commit_group"}
@@ -279,8 +279,8 @@ func (d *decoder) jobSpec(root *yaml.Node) (*api.JobSpec, error) {
 		case "format":
 			if s.Format, err = str(v, key); err == nil {
 				// An explicit value must be valid; only absence means the default.
-				if f := strings.ToLower(s.Format); f != FormatCSV && f != FormatJSON && !binaryFormat(f) {
-					return errAt(v, key, "%q must be csv, json, avro or protobuf", s.Format)
+				if f := strings.ToLower(s.Format); !CSVFormat(f) && f != FormatJSON && !binaryFormat(f) {
+					return errAt(v, key, "%q must be "+formatHelp, s.Format)
 				}
 			}
 		case "column_separator":
@@ -425,6 +425,28 @@ func (d *decoder) jobSpec(root *yaml.Node) (*api.JobSpec, error) {
 			}
 		case "error_topic_properties":
 			s.ErrorTopicProperties, err = d.properties(v)
+		case "trim_double_quotes", "num_as_string":
+			var b string
+			if b, err = str(v, key); err == nil {
+				t, perr := strconv.ParseBool(b)
+				if perr != nil {
+					return errAt(v, key, "must be true or false")
+				}
+				if key == "trim_double_quotes" {
+					s.TrimDoubleQuotes = t
+				} else {
+					s.NumAsString = t
+				}
+			}
+		case "skip_lines":
+			var b string
+			if b, err = str(v, key); err == nil {
+				n, perr := strconv.ParseInt(b, 10, 32)
+				if perr != nil || n < 0 {
+					return errAt(v, key, "must be an integer >= 0")
+				}
+				s.SkipLines = int32(n)
+			}
 		case "empty_field_as_null":
 			var b string
 			if b, err = str(v, key); err == nil {

@@ -123,6 +123,21 @@ func TestParseJobSpecForms(t *testing.T) {
 		}},
 		{"tab separator", "column_separator: \"\\t\"\n", func(t *testing.T, s *api.JobSpec) { eq(t, s.ColumnSeparator, "\t") }},
 		{"hex separator", "column_separator: \"\\x01\"\n", func(t *testing.T, s *api.JobSpec) { eq(t, s.ColumnSeparator, "\x01") }},
+		{"trim_double_quotes and skip_lines", "trim_double_quotes: true\nskip_lines: 2\n", func(t *testing.T, s *api.JobSpec) {
+			eq(t, s.TrimDoubleQuotes, true)
+			eq(t, s.SkipLines, int32(2))
+		}},
+		{"num_as_string", "format: json\nnum_as_string: \"true\"\n", func(t *testing.T, s *api.JobSpec) { eq(t, s.NumAsString, true) }},
+		{"csv_with_names", "format: CSV_WITH_NAMES\n", func(t *testing.T, s *api.JobSpec) {
+			eq(t, s.Format, "csv_with_names")
+			eq(t, s.ColumnSeparator, ",")
+		}},
+		{"csv_with_names_and_types", "format: csv_with_names_and_types\n", func(t *testing.T, s *api.JobSpec) { eq(t, s.Format, "csv_with_names_and_types") }},
+		// Doris's hive_text: fields separated by the byte 0x01.
+		{"hive_text", "format: hive_text\n", func(t *testing.T, s *api.JobSpec) {
+			eq(t, s.Format, "hive_text")
+			eq(t, s.ColumnSeparator, "\x01")
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -248,11 +263,16 @@ func TestParseJobSpecErrors(t *testing.T) {
 		{"column duplicate", strings.Replace(minimal, "{name: b,", "{name: A,", 1), "table.columns[1].name", 6, "duplicate"},
 		{"model", strings.Replace(minimal, "  name: t\n", "  name: t\n  model: merge\n", 1), "table.model", 4, "duplicate, unique or aggregate"},
 		{"model without keys", strings.Replace(minimal, "  name: t\n", "  name: t\n  model: unique\n", 1), "table.keys", 0, "needs key columns"},
-		{"format explicit empty", minimal + "format: \"\"\n", "format", 10, "csv, json, avro or protobuf"},
-		{"format unknown", minimal + "format: parquet\n", "format", 10, "csv, json, avro or protobuf"},
+		{"format explicit empty", minimal + "format: \"\"\n", "format", 10, "hive_text, json, avro or protobuf"},
+		{"format unknown", minimal + "format: parquet\n", "format", 10, "csv, csv_with_names, csv_with_names_and_types, hive_text, json, avro or protobuf"},
 		{"separator explicit empty", minimal + "column_separator: \"\"\n", "column_separator", 10, "empty"},
 		{"separator newline", minimal + "column_separator: \"\\n\"\n", "column_separator", 10, "newline"},
 		{"separator with json", minimal + "format: json\ncolumn_separator: \",\"\n", "column_separator", 11, "only with format csv"},
+		{"skip_lines negative", minimal + "skip_lines: -1\n", "skip_lines", 10, "integer >= 0"},
+		{"skip_lines with json", minimal + "format: json\nskip_lines: 1\n", "skip_lines", 11, "only with a csv format"},
+		{"trim_double_quotes with json", minimal + "format: json\ntrim_double_quotes: true\n", "trim_double_quotes", 11, "only with a csv format"},
+		{"num_as_string with csv", minimal + "num_as_string: true\n", "num_as_string", 10, "only with format json"},
+		{"trim_double_quotes not bool", minimal + "trim_double_quotes: yes please\n", "trim_double_quotes", 10, "true or false"},
 		{"jsonpaths with csv", minimal + "jsonpaths: [$.a, $.b]\n", "jsonpaths", 10, "only with format json"},
 		{"jsonpaths count", minimal + "format: json\njsonpaths: [$.a]\n", "jsonpaths", 11, "1 paths for 2 columns"},
 		{"jsonpaths dollar", minimal + "format: json\njsonpaths: [$.a, b]\n", "jsonpaths[1]", 11, "must start with"},

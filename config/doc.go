@@ -45,7 +45,7 @@
 //	max_error_number           error rows allowed within a sampling window of max_batch_rows*10
 //	                           rows; >= 0. Default 0 (any error row pauses the job).
 //	strict_mode, max_filter_ratio, timezone, columns_mapping, where, json_root,
-//	empty_field_as_null, enclose, escape
+//	empty_field_as_null, enclose, escape, trim_double_quotes, skip_lines, num_as_string
 //	                           Doris's row semantics; see SPEC.md for each (defaults: strict
 //	                           true, ratio 1, UTC, no mapping, no filter, '"' encloses).
 //	kafka                      the source, or kinesis: a job has exactly one (see SPEC.md

@@ -137,6 +137,15 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 	if s.StripOuterArray {
 		add(root, "strip_outer_array", strNode("true"))
 	}
+	if s.TrimDoubleQuotes {
+		add(root, "trim_double_quotes", strNode("true"))
+	}
+	if s.SkipLines != 0 {
+		add(root, "skip_lines", strNode(strconv.Itoa(int(s.SkipLines))))
+	}
+	if s.NumAsString {
+		add(root, "num_as_string", strNode("true"))
+	}
 	if len(s.TargetPartitions) > 0 {
 		add(root, "target_partitions", strList(s.TargetPartitions))
 	}

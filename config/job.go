@@ -19,7 +19,25 @@ import (
 const (
 	FormatCSV  = "csv"
 	FormatJSON = "json"
+	// Doris's csv family: csv_with_names and csv_with_names_and_types
+	// skip 1 and 2 header lines of each record; hive_text is csv with the
+	// byte 0x01 as its default separator.
+	FormatCSVWithNames         = "csv_with_names"
+	FormatCSVWithNamesAndTypes = "csv_with_names_and_types"
+	FormatHiveText             = "hive_text"
 )
+
+// CSVFormat reports whether format f (lower case) is one of the csv family:
+// csv, csv_with_names, csv_with_names_and_types, hive_text.
+func CSVFormat(f string) bool {
+	return f == FormatCSV || f == FormatCSVWithNames || f == FormatCSVWithNamesAndTypes || f == FormatHiveText
+}
+
+// formatHelp names the formats a spec may have.
+const formatHelp = "csv, csv_with_names, csv_with_names_and_types, hive_text, json, avro or protobuf"
+
+// hiveTextSeparator is format hive_text's default column separator (Hive's).
+const hiveTextSeparator = "\x01"
 
 // Symbolic Kafka start offsets. The lower-case spellings are accepted on input;
 // ApplyDefaults rewrites them to these.
@@ -121,13 +139,16 @@ func ApplyDefaults(s *api.JobSpec) {
 	}
 	if s.Format == "" {
 		s.Format = DefaultFormat
-	} else if f := strings.ToLower(s.Format); f == FormatCSV || f == FormatJSON || binaryFormat(f) {
+	} else if f := strings.ToLower(s.Format); CSVFormat(f) || f == FormatJSON || binaryFormat(f) {
 		s.Format = f
 	}
 	switch s.Format {
-	case FormatCSV:
+	case FormatCSV, FormatCSVWithNames, FormatCSVWithNamesAndTypes, FormatHiveText:
 		if s.ColumnSeparator == "" {
 			s.ColumnSeparator = DefaultColumnSeparator
+			if s.Format == FormatHiveText {
+				s.ColumnSeparator = hiveTextSeparator
+			}
 		}
 	case FormatJSON, FormatAvro, FormatProtobuf:
 		// With a column mapping, the fields are read by their own names.
@@ -287,8 +308,22 @@ func validateTable(t *api.TableSpec) *FieldError {
 }
 
 func validateFormat(s *api.JobSpec) *FieldError {
+	if s.SkipLines < 0 {
+		return fieldErr("skip_lines", "%d: must be an integer >= 0", s.SkipLines)
+	}
+	if !CSVFormat(s.Format) && s.Format != "" {
+		switch {
+		case s.SkipLines != 0:
+			return fieldErr("skip_lines", "only with a csv format")
+		case s.TrimDoubleQuotes:
+			return fieldErr("trim_double_quotes", "only with a csv format")
+		}
+	}
+	if s.NumAsString && s.Format != FormatJSON {
+		return fieldErr("num_as_string", "only with format json")
+	}
 	switch s.Format {
-	case FormatCSV:
+	case FormatCSV, FormatCSVWithNames, FormatCSVWithNamesAndTypes, FormatHiveText:
 		if s.ColumnSeparator == "" {
 			return fieldErr("column_separator", "must not be empty")
 		}
@@ -334,7 +369,7 @@ func validateFormat(s *api.JobSpec) *FieldError {
 	case "":
 		return fieldErr("format", "required")
 	default:
-		return fieldErr("format", "%q must be csv, json, avro or protobuf", s.Format)
+		return fieldErr("format", "%q must be "+formatHelp, s.Format)
 	}
 	return validateRegistry(s)
 }

@@ -127,7 +127,8 @@
 //	WHERE expr                             where (rows it leaves out are unselected rows)
 //	COLUMNS TERMINATED BY 'sep'            column_separator; \xHH is the byte HH. Without
 //	                                       it, csv jobs get "\t", the Doris default
-//	                                       (loadnode's own default is ",").
+//	                                       (loadnode's own default is ","). With format
+//	                                       json it is accepted and ignored, as in Doris.
 //	WITH APPEND                            accepted (the only merge type)
 //	"desired_concurrent_number"            desired_concurrent_number (positive integer)
 //	"max_batch_interval"                   max_batch_interval_ms: integer seconds as in
@@ -136,9 +137,11 @@
 //	"max_batch_size"                       max_batch_size: bytes, or with a unit
 //	                                       (B, KB, MB, GB, KiB, MiB, GiB)
 //	"max_error_number"                     max_error_number (integer >= 0)
-//	"format"                               format: csv, json, avro or protobuf (Doris
-//	                                       reads only the first two; avro and protobuf
-//	                                       need the schema registry properties below)
+//	"format"                               format: csv, csv_with_names,
+//	                                       csv_with_names_and_types, hive_text, json,
+//	                                       avro or protobuf (Doris reads none of the last
+//	                                       two; they need the schema registry properties
+//	                                       below)
 //	"jsonpaths"                            jsonpaths: a JSON array of paths, one per
 //	                                       COLUMNS field; "$." is the whole document
 //	"json_root"                            json_root
@@ -148,6 +151,10 @@
 //	                                       jsonpaths json_root also applies to each
 //	                                       element (Doris's rules: table/strip.go)
 //	"empty_field_as_null"                  empty_field_as_null (default false)
+//	"trim_double_quotes", "skip_lines"     trim_double_quotes, skip_lines (csv formats;
+//	                                       lines skipped at the start of each record);
+//	                                       not in ALTER
+//	"num_as_string"                        num_as_string (json); not in ALTER
 //	"enclose", "escape"                    enclose, escape: one character each; without
 //	                                       enclose, quotes are literal (as Doris)
 //	"fill_missing_columns"                 "true" (as if left out): a missing JSON key
@@ -208,7 +215,7 @@
 // does anyway (any other value is refused, naming the property):
 //
 //	"fuzzy_parse" = "false"
-//	"load_to_single_tablet" = "false"
+//	"load_to_single_tablet" = "false" or "true" (loadnode has no tablets)
 //
 // Job properties with their meaning and Doris's default when left out:
 //
@@ -379,11 +386,12 @@
 //	               LIKE / AS SELECT, any other table property (dynamic_partition.*,
 //	               function_column.sequence_type, storage_policy, ...)
 //	ROUTINE LOAD   COLUMNS, WHERE, PARTITION or a merge type without ON, PRECEDING FILTER,
-//	               TEMPORARY PARTITION, ROWS TERMINATED BY, COLUMNS TERMINATED BY with format json, formats
-//	               other than csv and json, kafka_offsets without kafka_partitions, "FILE:"
-//	               property values (Doris CREATE FILE), every other job property (num_as_string,
-//	               exec_mem_limit, send_batch_parallelism,
-//	               trim_double_quotes, workload_group, ...), every other
+//	               TEMPORARY PARTITION, ROWS TERMINATED BY, COLUMNS TERMINATED BY with
+//	               avro or protobuf, formats other than csv, csv_with_names(_and_types),
+//	               hive_text, json, avro and protobuf, kafka_offsets without
+//	               kafka_partitions, "FILE:" property values (Doris CREATE FILE), every
+//	               other job property
+//	               (exec_mem_limit, send_batch_parallelism, workload_group, ...), every other
 //	               FROM KAFKA property
 //	FROM KINESIS   every property but kinesis_stream, kinesis_region | aws.region,
 //	               kinesis_endpoint | aws.endpoint, aws.access_key | aws.access_key_id,

@@ -56,6 +56,55 @@ func TestParseCreateRoutineLoad(t *testing.T) {
 			},
 		},
 		{
+			// Doris's csv properties (test_csv_with_double_quotes,
+			// test_csv_with_skip_lines); csv_with_names keeps Doris's
+			// default separator.
+			name: "csv_with_names, trim_double_quotes, skip_lines",
+			sql:  `CREATE ROUTINE LOAD j ON t PROPERTIES ("format" = "csv_with_names", "trim_double_quotes" = "true", "skip_lines" = "3") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
+			want: &api.JobSpec{
+				Name: "j", Table: &api.TableSpec{Name: "t"}, Format: "csv_with_names", ColumnSeparator: "\t",
+				TrimDoubleQuotes: true, SkipLines: 3,
+				Kafka: &api.KafkaSpec{Brokers: []string{"b:1"}, Topic: "x"},
+			},
+		},
+		{
+			// hive_text without a separator: its own (0x01, ApplyDefaults).
+			name: "hive_text",
+			sql:  `CREATE ROUTINE LOAD j ON t PROPERTIES ("format" = "hive_text") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
+			want: &api.JobSpec{
+				Name: "j", Table: &api.TableSpec{Name: "t"}, Format: "hive_text",
+				Kafka: &api.KafkaSpec{Brokers: []string{"b:1"}, Topic: "x"},
+			},
+		},
+		{
+			// loadnode has no tablets: either value describes it
+			// (test_json_load sets "true").
+			name: "load_to_single_tablet true",
+			sql:  `CREATE ROUTINE LOAD j ON t PROPERTIES ("load_to_single_tablet" = "true") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
+			want: &api.JobSpec{
+				Name: "j", Table: &api.TableSpec{Name: "t"}, ColumnSeparator: "\t",
+				Kafka: &api.KafkaSpec{Brokers: []string{"b:1"}, Topic: "x"},
+			},
+		},
+		{
+			name: "num_as_string",
+			sql:  `CREATE ROUTINE LOAD j ON t PROPERTIES ("format" = "json", "num_as_string" = "true") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
+			want: &api.JobSpec{
+				Name: "j", Table: &api.TableSpec{Name: "t"}, Format: "json", NumAsString: true,
+				Kafka: &api.KafkaSpec{Brokers: []string{"b:1"}, Topic: "x"},
+			},
+		},
+		{
+			// Doris reads a JSON record's fields by name: the separator
+			// is accepted and has no effect (test_stream_load_cast).
+			name: "separator with json is ignored",
+			sql:  `CREATE ROUTINE LOAD j ON t COLUMNS TERMINATED BY ",", COLUMNS(a) PROPERTIES ("format" = "json") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
+			want: &api.JobSpec{
+				Name: "j", Table: &api.TableSpec{Name: "t"}, ColumnsMapping: []string{"a"}, Format: "json",
+				Kafka: &api.KafkaSpec{Brokers: []string{"b:1"}, Topic: "x"},
+			},
+		},
+		{
 			name: "Doris docs: quick start json with jsonpaths (topic added)",
 			sql: `CREATE ROUTINE LOAD testdb.example_routine_load_json ON test_routineload_tbl
     COLUMNS(user_id, name, age)
@@ -878,9 +927,9 @@ func TestParseErrors(t *testing.T) {
 		{"zero interval", `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_batch_interval" = "0") FROM KAFKA ()`, `PROPERTIES "max_batch_interval"`, 1, 63, "positive"},
 		{"negative duration", `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_batch_interval" = "-5s") FROM KAFKA ()`, `PROPERTIES "max_batch_interval"`, 1, 63, "positive"},
 		{"bad size", `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_batch_size" = "1.5GB") FROM KAFKA ()`, `PROPERTIES "max_batch_size"`, 1, 59, "64MiB"},
-		{"bad format", `CREATE ROUTINE LOAD j ON t PROPERTIES ("format" = "parquet") FROM KAFKA ()`, `PROPERTIES "format"`, 1, 51, "csv, json, avro or protobuf"},
+		{"bad format", `CREATE ROUTINE LOAD j ON t PROPERTIES ("format" = "parquet") FROM KAFKA ()`, `PROPERTIES "format"`, 1, 51, "hive_text, json, avro or protobuf"},
 		{"bad jsonpaths", `CREATE ROUTINE LOAD j ON t PROPERTIES ("format" = "json", "jsonpaths" = "$.a") FROM KAFKA ()`, `PROPERTIES "jsonpaths"`, 1, 73, "JSON array"},
-		{"separator with json", `CREATE ROUTINE LOAD j ON t COLUMNS TERMINATED BY "," PROPERTIES ("format" = "json") FROM KAFKA ()`, "COLUMNS TERMINATED BY", 1, 50, "only with format csv"},
+		{"separator with avro", `CREATE ROUTINE LOAD j ON t COLUMNS TERMINATED BY "," PROPERTIES ("format" = "avro") FROM KAFKA ()`, "COLUMNS TERMINATED BY", 1, 50, "only with format csv or json"},
 		{"empty separator", `CREATE ROUTINE LOAD j ON t COLUMNS TERMINATED BY "" FROM KAFKA ()`, "COLUMNS TERMINATED BY", 1, 50, "empty"},
 		{"duplicate property", `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_batch_rows" = "1", "MAX_BATCH_ROWS" = "2") FROM KAFKA ()`, `PROPERTIES "MAX_BATCH_ROWS"`, 1, 64, "given twice"},
 		// Doris: "partial_update_new_key_behavior can only be set when partial update is enabled".
@@ -901,7 +950,10 @@ func TestParseErrors(t *testing.T) {
 		{"alter COLUMNS twice", `ALTER ROUTINE LOAD FOR j COLUMNS(a), COLUMNS(b)`, "COLUMNS", 1, 38, "given twice"},
 		{"alter fill_missing_columns", `ALTER ROUTINE LOAD FOR j PROPERTIES ("fill_missing_columns" = "true")`, `PROPERTIES "fill_missing_columns"`, 1, 38, "cannot be altered"},
 		{"alter group.id", `ALTER ROUTINE LOAD FOR j FROM KAFKA ("property.group.id" = "g2")`, `FROM KAFKA "property.group.id"`, 1, 38, "cannot be altered"},
-		{"alter unsupported property", `ALTER ROUTINE LOAD FOR j PROPERTIES ("num_as_string" = "true")`, `PROPERTIES "num_as_string"`, 1, 38, "not supported by loadnode"},
+		{"alter unsupported property", `ALTER ROUTINE LOAD FOR j PROPERTIES ("send_batch_parallelism" = "2")`, `PROPERTIES "send_batch_parallelism"`, 1, 38, "not supported by loadnode"},
+		{"alter trim_double_quotes", `ALTER ROUTINE LOAD FOR j PROPERTIES ("trim_double_quotes" = "true")`, `PROPERTIES "trim_double_quotes"`, 1, 38, "cannot be altered"},
+		{"bad load_to_single_tablet", `CREATE ROUTINE LOAD j ON t PROPERTIES ("load_to_single_tablet" = "yes") FROM KAFKA ()`, `PROPERTIES "load_to_single_tablet"`, 1, 66, "true or false"},
+		{"bad skip_lines", `CREATE ROUTINE LOAD j ON t PROPERTIES ("skip_lines" = "-1") FROM KAFKA ()`, `PROPERTIES "skip_lines"`, 1, 55, "integer >= 0"},
 		{"alter table", `ALTER TABLE t ADD COLUMN c INT`, "ALTER TABLE", 1, 7, "statement not supported"},
 
 		// job commands

@@ -63,6 +63,9 @@ const (
 	fieldEnclose     = "enclose"
 	fieldEscape      = "escape"
 	fieldJSONPaths   = "jsonpaths"
+	fieldTrimQuotes  = "trim_double_quotes"
+	fieldSkipLines   = "skip_lines"
+	fieldNumAsString = "num_as_string"
 	// Doris's load_property clauses (ALTER: only a PAUSED job's).
 	fieldColumnSep = "column_separator"
 	fieldColumns   = "columns_mapping"
@@ -87,7 +90,7 @@ var changeOrder = []string{
 }
 
 // jobPropertiesHelp lists the job PROPERTIES that map onto the spec.
-const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths, json_root, strip_outer_array, empty_field_as_null, enclose, escape, fill_missing_columns, partial_columns, partial_update_new_key_behavior, and loadnode's own loadnode.error_topic, loadnode.error_topic_brokers"
+const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths, json_root, strip_outer_array, num_as_string, empty_field_as_null, enclose, escape, trim_double_quotes, skip_lines, fill_missing_columns, partial_columns, partial_update_new_key_behavior, and loadnode's own loadnode.error_topic, loadnode.error_topic_brokers"
 
 // loadClauses are the load_properties of CREATE ROUTINE LOAD that loadnode
 // refuses, keyed by their first word, with the reason.
@@ -161,16 +164,22 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 	if spec.StrictMode == nil {
 		spec.StrictMode = proto.Bool(false) // the Doris default, unlike loadnode's
 	}
-	if spec.Enclose == nil && (spec.Format == "" || spec.Format == config.FormatCSV) {
+	if spec.Enclose == nil && (spec.Format == "" || config.CSVFormat(spec.Format)) {
 		spec.Enclose = proto.String("") // Doris: quotes are literal unless enclose is set
 	}
 	switch {
-	case spec.Format == "" || spec.Format == config.FormatCSV:
+	case spec.Format == config.FormatHiveText:
+		// Without a separator, hive_text's own (the byte 0x01) applies.
+	case spec.Format == "" || config.CSVFormat(spec.Format):
 		if !hasSep {
 			spec.ColumnSeparator = "\t" // the Doris default, unlike loadnode's ","
 		}
+	case hasSep && spec.Format == config.FormatJSON:
+		// Doris reads a JSON record's fields by name and ignores the
+		// separator (test_stream_load_cast loads json with one).
+		spec.ColumnSeparator = ""
 	case hasSep:
-		return nil, p.errf(sepTok, "COLUMNS TERMINATED BY", "only with format csv")
+		return nil, p.errf(sepTok, "COLUMNS TERMINATED BY", "only with format csv or json (ignored with json, as in Doris)")
 	}
 
 	loc, _ := config.LoadTimezone(spec.GetTimezone()) // validated with the property
@@ -452,6 +461,9 @@ type jobProps struct {
 	partial     bool
 	fill        bool
 	strip       bool
+	trimQuotes  bool
+	skipLines   int32
+	numAsString bool
 	newKey      string
 	newKeyTok   token // the key of partial_update_new_key_behavior
 	errorTopic  string
@@ -513,6 +525,15 @@ func (j *jobProps) apply(s *api.JobSpec) {
 	if j.given[fieldStrip] {
 		s.StripOuterArray = j.strip
 	}
+	if j.given[fieldTrimQuotes] {
+		s.TrimDoubleQuotes = j.trimQuotes
+	}
+	if j.given[fieldSkipLines] {
+		s.SkipLines = j.skipLines
+	}
+	if j.given[fieldNumAsString] {
+		s.NumAsString = j.numAsString
+	}
 	if j.given["partial_columns"] {
 		s.PartialColumns = j.partial
 	}
@@ -537,8 +558,10 @@ var noopProperties = map[string]struct {
 	ok     func(v string) bool
 	reason string
 }{
-	"fuzzy_parse":           {isFalse, `only "false"`},
-	"load_to_single_tablet": {isFalse, `only "false": loadnode has no tablets`},
+	"fuzzy_parse": {isFalse, `only "false"`},
+	// Where a random-bucket table's rows go: loadnode has no tablets, so
+	// either value describes it.
+	"load_to_single_tablet": {func(v string) bool { return isTrue(v) || isFalse(v) }, `true or false: loadnode has no tablets`},
 }
 
 func isTrue(v string) bool  { return strings.EqualFold(strings.TrimSpace(v), "true") }
@@ -634,8 +657,8 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 			return p.errf(pr.keyTok, clause, "cannot be altered")
 		}
 		f := strings.ToLower(v)
-		if f != config.FormatCSV && f != config.FormatJSON && f != config.FormatAvro && f != config.FormatProtobuf {
-			return bad("not supported by loadnode (csv, json, avro or protobuf)")
+		if !config.CSVFormat(f) && f != config.FormatJSON && f != config.FormatAvro && f != config.FormatProtobuf {
+			return bad("not supported by loadnode (csv, csv_with_names, csv_with_names_and_types, hive_text, json, avro or protobuf)")
 		}
 		j.format = f
 		j.set("format")
@@ -663,6 +686,32 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 		default:
 			return bad("must be true or false")
 		}
+	case fieldTrimQuotes, fieldNumAsString:
+		if alter {
+			return p.errf(pr.keyTok, clause, "cannot be altered")
+		}
+		var b bool
+		switch {
+		case isTrue(v):
+			b = true
+		case isFalse(v):
+		default:
+			return bad("must be true or false")
+		}
+		if pr.key == fieldTrimQuotes {
+			j.trimQuotes = b
+		} else {
+			j.numAsString = b
+		}
+	case fieldSkipLines:
+		if alter {
+			return p.errf(pr.keyTok, clause, "cannot be altered")
+		}
+		n, ok := parseCount(v)
+		if !ok || n > math.MaxInt32 {
+			return bad("must be an integer >= 0")
+		}
+		j.skipLines = int32(n)
 	case "fill_missing_columns":
 		if alter {
 			// Not in Doris's ALTER list either ("is invalid property").

@@ -189,7 +189,7 @@ func jobProperties(spec *api.JobSpec, running int32) map[string]string {
 	if len(spec.GetJsonpaths()) > 0 {
 		m["jsonpaths"] = jsonText(spec.GetJsonpaths())
 	}
-	if spec.GetFormat() == config.FormatCSV {
+	if config.CSVFormat(spec.GetFormat()) {
 		m["column_separator"] = "'" + spec.GetColumnSeparator() + "'"
 		m["enclose"] = spec.GetEnclose()
 		m["escape"] = spec.GetEscape()
@@ -446,7 +446,7 @@ func CreateStatement(spec *api.JobSpec) string {
 		fmt.Fprintf(&b, " WITH %s", mt)
 	}
 	var clauses []string
-	if spec.GetFormat() == config.FormatCSV && spec.GetColumnSeparator() != "" {
+	if config.CSVFormat(spec.GetFormat()) && spec.GetColumnSeparator() != "" {
 		clauses = append(clauses, "COLUMNS TERMINATED BY "+separatorString(spec.GetColumnSeparator()))
 	}
 	if m := spec.GetColumnsMapping(); len(m) > 0 {
@@ -517,6 +517,15 @@ func CreateStatement(spec *api.JobSpec) string {
 	}
 	if spec.GetStripOuterArray() {
 		add("strip_outer_array", "true")
+	}
+	if spec.GetTrimDoubleQuotes() {
+		add("trim_double_quotes", "true")
+	}
+	if n := spec.GetSkipLines(); n != 0 {
+		add("skip_lines", strconv.Itoa(int(n)))
+	}
+	if spec.GetNumAsString() {
+		add("num_as_string", "true")
 	}
 	if spec.GetPartialColumns() {
 		add("partial_columns", "true")

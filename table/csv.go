@@ -9,7 +9,8 @@ import (
 
 // parseCSV splits p.raw into fields and parses each into its column.
 //
-// A record is one line: a trailing "\n" or "\r\n" is dropped. A field that
+// A record is one line (Split makes a record's lines its rows): a
+// trailing "\n" or "\r\n" is dropped. A field that
 // starts with a quote runs to the closing quote ("" is a literal quote) and
 // must be followed by the separator or the end; elsewhere quotes are
 // literal. An unquoted empty field is NULL except in STRING columns (the
@@ -70,6 +71,12 @@ func (p *Parser) parseCSV() error {
 
 // plainField parses an unquoted field.
 func (p *Parser) plainField(col int, b []byte, off int) {
+	if n := len(b); p.trimQuotes && n >= 2 && b[0] == '"' && b[n-1] == '"' {
+		b = b[1 : n-1]
+		if off >= 0 {
+			off++
+		}
+	}
 	switch {
 	case len(b) == 0:
 		if t := p.types[col]; !p.emptyNull && (t == api.ColumnType_STRING || t == api.ColumnType_CHAR || t == api.ColumnType_VARCHAR) {
@@ -181,4 +188,71 @@ func (p *Parser) want(n int) string {
 		return "the column mapping has " + plural(n, "field")
 	}
 	return "table has " + plural(n, "column")
+}
+
+// splitLines appends the lines of a csv record to dst, each one row, as
+// Doris reads a routine load's message: a line ends at "\n" (a "\r"
+// before it is dropped) outside an enclosed field; empty lines are no
+// rows; the first p.skipLines lines (empty ones too) are skipped.
+func (p *Parser) splitLines(raw []byte, dst []Element) []Element {
+	skip := p.skipLines
+	for start := 0; ; {
+		end := p.lineEnd(raw, start)
+		line := raw[start:end]
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
+		switch {
+		case skip > 0:
+			skip--
+		case len(line) > 0:
+			dst = append(dst, Element{Raw: line})
+		}
+		if end >= len(raw) {
+			return dst
+		}
+		start = end + 1
+	}
+}
+
+// lineEnd is the index of the "\n" that ends the line starting at
+// raw[i], or len(raw). With an enclose character, a line break inside an
+// enclosed field (one that starts with it) does not end the line.
+func (p *Parser) lineEnd(raw []byte, i int) int {
+	if p.enclose == 0 {
+		if j := bytes.IndexByte(raw[i:], '\n'); j >= 0 {
+			return i + j
+		}
+		return len(raw)
+	}
+	fieldStart := true
+	for i < len(raw) {
+		switch c := raw[i]; {
+		case c == '\n':
+			return i
+		case fieldStart && c == p.enclose:
+			for i++; i < len(raw); i++ {
+				if p.escape != 0 && raw[i] == p.escape {
+					i++
+					continue
+				}
+				if raw[i] == p.enclose {
+					if i+1 < len(raw) && raw[i+1] == p.enclose {
+						i++
+						continue
+					}
+					break
+				}
+			}
+			i++ // past the closing character
+			fieldStart = false
+		case bytes.HasPrefix(raw[i:], p.sep):
+			i += len(p.sep)
+			fieldStart = true
+		default:
+			i++
+			fieldStart = false
+		}
+	}
+	return len(raw)
 }

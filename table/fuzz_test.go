@@ -1,6 +1,7 @@
 package table
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"runtime"
@@ -91,18 +92,37 @@ func FuzzParseCSV(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	// A record's lines: enclosed line breaks, escapes, trimmed quotes and a
+	// header line.
+	lines, err := NewParser(s, Format{Kind: "csv", Enclose: '"', Escape: '\\', TrimDoubleQuotes: true, SkipLines: 1})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte("h\n1,\"a\nb\",bob,true,2024-03-01,\"\\\"x\"\r\n\n2,3,\"c\",false,2024-03-02,y"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, p := range []*Parser{comma, multi} {
-			row, err := p.Parse(data, nil)
-			checkBorrowed(t, p, data, row, err)
+		for _, p := range []*Parser{comma, multi, lines} {
+			elems, err := p.Split(data, nil)
 			if err != nil {
-				var pe *ParseError
-				if !errors.As(err, &pe) {
-					t.Fatalf("Parse error %v is not a *ParseError", err)
-				}
-				continue
+				t.Fatalf("Split: %v (a csv record splits into lines without error)", err)
 			}
-			checkRoundTrip(t, s, row)
+			if p != lines && bytes.Count(data, []byte("\n"))+1 < len(elems) {
+				t.Fatalf("%d rows from %d lines", len(elems), bytes.Count(data, []byte("\n"))+1)
+			}
+			for _, el := range elems {
+				if len(el.Raw) == 0 || !bytes.Contains(data, el.Raw) {
+					t.Fatalf("element %q is empty or not in the record", el.Raw)
+				}
+				row, err := p.Parse(el.Raw, nil)
+				checkBorrowed(t, p, el.Raw, row, err)
+				if err != nil {
+					var pe *ParseError
+					if !errors.As(err, &pe) {
+						t.Fatalf("Parse error %v is not a *ParseError", err)
+					}
+					continue
+				}
+				checkRoundTrip(t, s, row)
+			}
 		}
 	})
 }

@@ -468,6 +468,10 @@ func (p *Parser) setJSONString(col, i, j int, esc bool) {
 // TIMESTAMP takes it as epoch milliseconds.
 func (p *Parser) setJSONNumber(col, i, j int, integral bool) {
 	b := p.raw[i:j]
+	if p.numStr {
+		p.setText(col, b, i) // num_as_string: the number's text is a string
+		return
+	}
 	v := &p.dst[col]
 	*v = Value{}
 	t := p.types[col]
@@ -486,7 +490,7 @@ func (p *Parser) setJSONNumber(col, i, j int, integral bool) {
 		}
 		v.Int = n
 		return
-	case isInt(t) && !integral:
+	case isInt(t) && !integral && p.strict:
 	case t == api.ColumnType_DATE, t == api.ColumnType_DATETIME:
 	case t == api.ColumnType_BOOL:
 		if len(b) == 1 && (b[0] == '0' || b[0] == '1') {

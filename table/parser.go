@@ -15,7 +15,9 @@ import (
 // Format says how source records are laid out.
 type Format struct {
 	// Kind is "csv", "json", "avro" or "protobuf" (case-insensitive);
-	// empty means csv. avro and protobuf records are turned into JSON by
+	// empty means csv. Doris's csv_with_names and csv_with_names_and_types
+	// are csv with 1 and 2 header lines per record (SkipLines), hive_text
+	// csv with the byte 0x01 as its default separator and no enclose. avro and protobuf records are turned into JSON by
 	// Decoder and then read as json records (decoder.go).
 	Kind string
 	// Decoder decodes avro and protobuf records; nil for csv and json. A
@@ -52,7 +54,8 @@ type Format struct {
 	// Location is the zone of conversions that need one; nil is UTC.
 	Location *time.Location
 	// Enclose, csv only, encloses a field holding separators; 0 means '"'
-	// unless NoEnclose, when quotes are literal (Doris's default).
+	// unless NoEnclose, when quotes are literal (Doris's default; kind
+	// hive_text's too).
 	Enclose   byte
 	NoEnclose bool
 	// Escape, csv only, makes the next character literal; it is removed
@@ -70,6 +73,17 @@ type Format struct {
 	// the table the load writes; a row of another partition is an error
 	// row, as is a row of none. Empty: every partition.
 	TargetPartitions []string
+	// TrimDoubleQuotes, csv only (Doris trim_double_quotes): a field that
+	// starts and ends with '"' (two bytes at least) loses both; a field
+	// quoted on one side keeps its quote.
+	TrimDoubleQuotes bool
+	// SkipLines, csv only (Doris skip_lines): the lines skipped at the
+	// start of each record. Kind csv_with_names skips 1 and
+	// csv_with_names_and_types 2 instead, as Doris.
+	SkipLines int
+	// NumAsString, json only (Doris num_as_string): a JSON number is read
+	// as a string of its text (into DATE, a date's digits).
+	NumAsString bool
 	// MaxValueBytes bounds what the parser makes beyond the record's own
 	// bytes: every text value an expression makes on the way (columns,
 	// where, delete_on), and an avro or protobuf record decoded to JSON.
@@ -116,6 +130,13 @@ type Parser struct {
 	sepByte byte // sep[0] when len(sep) == 1
 	enclose byte // 0: none
 	escape  byte // 0: none
+	// trimQuotes: trim_double_quotes; skipLines: the lines skipped at the
+	// start of each record (Split).
+	trimQuotes bool
+	skipLines  int
+
+	// json: numStr is num_as_string
+	numStr bool
 
 	// json
 	root *jnode
@@ -237,8 +258,28 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 			p.keyJSONUsed = p.keyJSONUsed || r.kind == metaKeyJSON
 		}
 	}
-	switch strings.ToLower(f.Kind) {
-	case "", "csv":
+	if f.SkipLines < 0 {
+		return nil, fieldErr("skip_lines", "%d: must be >= 0", f.SkipLines)
+	}
+	switch kind := strings.ToLower(f.Kind); kind {
+	case "", "csv", "csv_with_names", "csv_with_names_and_types", "hive_text":
+		if f.NumAsString {
+			return nil, fieldErr("num_as_string", "num_as_string applies to the json format only")
+		}
+		p.trimQuotes, p.skipLines = f.TrimDoubleQuotes, f.SkipLines
+		switch kind {
+		case "csv_with_names":
+			p.skipLines = 1
+		case "csv_with_names_and_types":
+			p.skipLines = 2
+		case "hive_text":
+			if f.ColumnSeparator == "" {
+				f.ColumnSeparator = `\x01`
+			}
+			if f.Enclose == 0 {
+				f.NoEnclose = true
+			}
+		}
 		if len(f.JSONPaths) > 0 {
 			return nil, fieldErr("jsonpaths", "jsonpaths apply to the json format only")
 		}
@@ -265,6 +306,13 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 			return nil, fieldErr("enclose", "the enclose and escape characters may not be part of the column separator")
 		}
 	case "json", "avro", "protobuf":
+		if f.SkipLines != 0 || f.TrimDoubleQuotes {
+			return nil, fieldErr("skip_lines", "skip_lines and trim_double_quotes apply to the csv formats only")
+		}
+		if f.NumAsString && kind != "json" {
+			return nil, fieldErr("num_as_string", "num_as_string applies to the json format only")
+		}
+		p.numStr = f.NumAsString
 		p.json = true
 		p.binary = binaryFormat(f.Kind)
 		p.dec = f.Decoder
@@ -294,7 +342,7 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 		p.root = root
 		p.fields = len(p.names) > 0
 	default:
-		return nil, fieldErr("format", "unknown format %q (want csv, json, avro or protobuf)", f.Kind)
+		return nil, fieldErr("format", "unknown format %q (want csv, csv_with_names, csv_with_names_and_types, hive_text, json, avro or protobuf)", f.Kind)
 	}
 	return p, nil
 }
@@ -459,6 +507,13 @@ func (p *Parser) setText(col int, b []byte, off int) {
 	*v = Value{}
 	t := p.types[col]
 	if e := convertInto(v, t, p.meta[col], b); e != numOK {
+		if ip, ok := intPart(b); ok && e == numSyntax && !p.strict && (isInt(t) || t == api.ColumnType_INT128) {
+			// Doris, strict_mode false: a decimal text loads its integer
+			// part into an integer column ("3.12" is 3).
+			if convertInto(v, t, p.meta[col], ip) == numOK {
+				return
+			}
+		}
 		p.convFail(col, convReason(t, p.meta[col], b, e), e == numRange && t == api.ColumnType_DECIMAL)
 		return
 	}
@@ -469,6 +524,34 @@ func (p *Parser) setText(col int, b []byte, off int) {
 			v.Str = string(b)
 		}
 	}
+}
+
+// intPart is the integer part of a decimal text, [sign]digits.digits (the
+// fraction digits may be none): "3.12" is "3". ok is false for any other
+// text.
+func intPart(b []byte) ([]byte, bool) {
+	dot := bytes.IndexByte(b, '.')
+	if dot < 0 {
+		return nil, false
+	}
+	digits := b[:dot]
+	if len(digits) > 0 && (digits[0] == '-' || digits[0] == '+') {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 {
+		return nil, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return nil, false
+		}
+	}
+	for _, c := range b[dot+1:] {
+		if c < '0' || c > '9' {
+			return nil, false
+		}
+	}
+	return b[:dot], true
 }
 
 // convFail handles a value of column col that did not convert: strict, the
@@ -634,6 +717,23 @@ func compilePath(root *jnode, path string) (*jnode, error) {
 		switch rest[0] {
 		case '.':
 			rest = rest[1:]
+			if len(rest) > 0 && rest[0] == '"' {
+				// Doris's quoted key, which may hold a dot: $.tags."a.b"
+				end := strings.IndexByte(rest[1:], '"')
+				switch {
+				case end < 0:
+					return nil, fmt.Errorf("unclosed \"")
+				case end == 0:
+					return nil, fmt.Errorf("empty key")
+				}
+				after := rest[end+2:]
+				if after != "" && after[0] != '.' && after[0] != '[' {
+					return nil, fmt.Errorf("unexpected %q after a quoted key", after[0])
+				}
+				n = n.key(rest[1 : end+1])
+				rest = after
+				continue
+			}
 			end := strings.IndexAny(rest, ".[")
 			if end < 0 {
 				end = len(rest)
@@ -703,6 +803,9 @@ func FormatOf(spec *api.JobSpec) Format {
 		DeleteOn:         spec.GetDeleteOn(),
 		StripOuterArray:  spec.GetStripOuterArray(),
 		TargetPartitions: spec.GetTargetPartitions(),
+		TrimDoubleQuotes: spec.GetTrimDoubleQuotes(),
+		SkipLines:        int(spec.GetSkipLines()),
+		NumAsString:      spec.GetNumAsString(),
 	}
 }
 

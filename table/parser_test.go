@@ -294,6 +294,22 @@ func TestParseJSONPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	runParseCases(t, p2, []parseCase{{"shared", `{"x":{"y":7}}`, []Value{vS(`{"y":7}`), vI(7), vI(7)}, ""}})
+
+	// Doris's quoted key: a key holding a dot (test_json_load: $.tags."a.b").
+	s3, err := NewSchema(spec("t", col("a", api.ColumnType_STRING), col("b", api.ColumnType_STRING)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p3, err := NewParser(s3, Format{Kind: "json", JSONPaths: []string{`$.tags."a.b"`, `$."k.2"`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runParseCases(t, p3, []parseCase{{"quoted keys", `{"tags":{"a.b":"test","a":{"b":"no"}},"k.2":"v"}`, []Value{vS("test"), vS("v")}, ""}})
+	for _, bad := range []string{`$.tags."a.b`, `$.""`, `$."a"b`} {
+		if _, err := NewParser(s3, Format{Kind: "json", JSONPaths: []string{bad, "$.x"}}); err == nil {
+			t.Errorf("path %s accepted", bad)
+		}
+	}
 }
 
 func TestParseTimestamp(t *testing.T) {

@@ -34,13 +34,17 @@ type Element struct {
 func (p *Parser) Strips() bool { return p.strip }
 
 // Split returns the elements of a record, each one row, appended to
-// dst[:0]: the record itself unless strip_outer_array. An error is the
+// dst[:0]: a csv record's lines (splitLines), a json record itself unless
+// strip_outer_array. An error is the
 // record's as a whole (one error row); it is a *ParseError. Element i of
 // a record keeps index i whatever the others are, so that a row's
 // position (record, element) is stable across replays.
 func (p *Parser) Split(raw []byte, dst []Element) ([]Element, error) {
 	dst = dst[:0]
 	if !p.strip {
+		if !p.json {
+			return p.splitLines(raw, dst), nil
+		}
 		return append(dst, Element{Raw: raw}), nil
 	}
 	p.raw = raw

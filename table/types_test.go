@@ -253,3 +253,38 @@ func TestJSONTypes(t *testing.T) {
 		t.Errorf("row = %s\nwant  %s", g, want)
 	}
 }
+
+// Doris, strict_mode false: a decimal text into an integer column loads its
+// integer part (test_stream_load_cast: "3.12" is 3 in INT ... LARGEINT);
+// strict, it is an error row.
+func TestNonStrictIntFraction(t *testing.T) {
+	s := typedSchema(t, "a int", "b tinyint", "c largeint", "d bigint", "e int")
+	for _, f := range []Format{{NonStrict: true}, {Kind: "json", NonStrict: true}} {
+		p, err := NewParser(s, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := "3.12,-7.9,3.12,12.,1.2x"
+		if f.Kind == "json" {
+			rec = `{"a": "3.12", "b": -7.9, "c": "3.12", "d": 12.5, "e": "1.2x"}`
+		}
+		row, err := p.Parse([]byte(rec), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for i, c := range s.Columns() {
+			got = append(got, formatValue(c, row[i]))
+		}
+		if g := strings.Join(got, "|"); g != "3|-7|3|12|NULL" {
+			t.Errorf("%s: row = %s, want 3|-7|3|12|NULL", f.Kind, g)
+		}
+	}
+	p, err := NewParser(s, Format{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Parse([]byte("3.12,1,1,1,1"), nil); err == nil || !strings.Contains(err.Error(), `"3.12"`) {
+		t.Errorf("strict: %v, want an error naming 3.12", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -334,46 +335,71 @@ func runLoadCase(t *caseT, w *loadWorld, c *loadCase, i int) {
 		exec(rename(s))
 	}
 	table := rename(c.Table)
-	records, err := caseRecords(c)
+	loads, err := caseLoads(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	topic := fmt.Sprintf("corpus_%d", i)
-	job := "corpus_job" + suffix
-	stmt, err := loadStatement(c, job, table, w.broker, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(records) > 0 {
-		var recs []*kgo.Record
-		for _, r := range records {
-			recs = append(recs, &kgo.Record{Topic: topic, Value: []byte(r)})
-		}
-		if err := w.prod.ProduceSync(w.ctx, recs...).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	exec(stmt)
-	defer w.c.Exec(w.ctx, "STOP ROUTINE LOAD FOR "+job)
-	// The job has read every record when its committed offset (the next
-	// to read) is past the last; a job that paused read what it could.
+	// The loads run in turn, each a job reading its records of the topic
+	// (the first from the beginning, a later one from its first offset),
+	// stopped before the next load's records are produced.
 	var state api.JobState
 	var reason string
-	poll(t, func() (bool, func() string) {
-		info, err := w.c.ShowJob(w.ctx, job)
+	var end int64
+	for n, l := range loads {
+		job := "corpus_job" + suffix
+		lc := *c
+		lc.Properties = l.props
+		if n > 0 {
+			job = fmt.Sprintf("%s_%d", job, n+1)
+			lc.Properties = maps.Clone(l.props)
+			lc.Properties["kafka_partitions"] = "0"
+			lc.Properties["kafka_offsets"] = strconv.FormatInt(end, 10)
+		}
+		stmt, err := loadStatement(&lc, job, table, w.broker, topic)
 		if err != nil {
-			return false, func() string { return fmt.Sprintf("job %s: %v", job, err) }
+			t.Fatal(err)
 		}
-		state, reason = info.GetSummary().GetState(), info.GetSummary().GetReasonMessage()
-		var next int64
-		for _, p := range info.GetPartitions() {
-			next = p.GetCommittedOffset()
+		if len(l.records) > 0 {
+			var recs []*kgo.Record
+			for _, r := range l.records {
+				recs = append(recs, &kgo.Record{Topic: topic, Partition: 0, Value: []byte(r)})
+			}
+			if err := w.prod.ProduceSync(w.ctx, recs...).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
 		}
-		done := next >= int64(len(records)) || state == api.JobState_PAUSED || state == api.JobState_CANCELLED || state == api.JobState_STOPPED
-		return done, func() string {
-			return fmt.Sprintf("job %s read to offset %d of %d records: %v %s", job, next, len(records), state, reason)
+		end += int64(len(l.records))
+		exec(stmt)
+		// The job has read every record when its committed offset (the
+		// next to read) is past the last; a job that paused read what it
+		// could.
+		poll(t, func() (bool, func() string) {
+			info, err := w.c.ShowJob(w.ctx, job)
+			if err != nil {
+				return false, func() string { return fmt.Sprintf("job %s: %v", job, err) }
+			}
+			state, reason = info.GetSummary().GetState(), info.GetSummary().GetReasonMessage()
+			var next int64
+			for _, p := range info.GetPartitions() {
+				next = p.GetCommittedOffset()
+			}
+			done := next >= end || state == api.JobState_PAUSED || state == api.JobState_CANCELLED || state == api.JobState_STOPPED
+			return done, func() string {
+				return fmt.Sprintf("job %s read to offset %d of %d records: %v %s", job, next, end, state, reason)
+			}
+		})
+		w.c.Exec(w.ctx, "STOP ROUTINE LOAD FOR "+job)
+		if n+1 < len(loads) {
+			poll(t, func() (bool, func() string) {
+				info, err := w.c.ShowJob(w.ctx, job)
+				st := info.GetSummary().GetState()
+				return err == nil && (st == api.JobState_STOPPED || st == api.JobState_CANCELLED), func() string {
+					return fmt.Sprintf("job %s not stopped: %v %v", job, st, err)
+				}
+			})
 		}
-	})
+	}
 	got, err := runQuery(w, rename(c.Query))
 	if err != nil {
 		t.Fatalf("query %q: %v", c.Query, err)
@@ -400,45 +426,104 @@ var fileLine = regexp.MustCompile(`^\w+\.go:\d+: `)
 
 var createTableRE = regexp.MustCompile("(?is)^\\s*CREATE\\s+TABLE\\s+(?:IF\\s+NOT\\s+EXISTS\\s+)?(`[^`]+`|[\\w]+)")
 
-// caseRecords are the messages of the case's data files (data.<ext>, or
-// data.1.<ext>, data.2.<ext>, ... loaded in order): each line one message
-// (one_per_line), or each file one (whole_file). A line_delimiter splits
-// the records instead of the line break, in both. (skip_lines is passed
-// on as a property: the harness does not skip lines for loadnode.)
-func caseRecords(c *loadCase) ([]string, error) {
+// laterLoads are the property changes of a case's later loads, by data
+// file (data.N.<ext>), as its note gives them: a case whose suite loads
+// several files into one table with other properties for some. A file
+// not listed loads with the properties of the file before it.
+var laterLoads = map[string]map[int]map[string]string{
+	// "data.2.csv with column_separator '114455' and trim_double_quotes 'true'"
+	"test_csv_split_line__sql__2": {2: {"column_separator": "114455"}},
+}
+
+// caseLoad is one load of a case: its properties and its records.
+type caseLoad struct {
+	props   map[string]string
+	records []string
+}
+
+// caseLoads are the loads of case c, in order: its data files (data.<ext>,
+// or data.1.<ext>, data.2.<ext>, ... loaded in order) with their
+// properties (laterLoads), consecutive files of the same properties one
+// load. Each file's messages are each line (one_per_line) or the file
+// (whole_file). A line_delimiter splits the records instead of the line
+// break, in both. A csv load with header lines (skip_lines,
+// csv_with_names, csv_with_names_and_types) sends each file as one
+// record: Doris skips them at the start of the stream load's file,
+// loadnode at the start of each record, whose lines are its rows.
+func caseLoads(c *loadCase) ([]caseLoad, error) {
 	files, err := filepath.Glob(filepath.Join(c.dir, "data.*"))
 	if err != nil {
 		return nil, err
 	}
 	sort.Slice(files, func(i, j int) bool { return dataIndex(files[i]) < dataIndex(files[j]) })
-	delim := ""
-	props := normalProps(c.Properties)
-	if d, ok := props["line_delimiter"]; ok {
-		delim = unescapeDelim(d)
-	}
-	var out []string
+	var loads []caseLoad
+	props := c.Properties
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		changed := false
+		if ch, ok := laterLoads[c.name][dataIndex(f)]; ok {
+			props = maps.Clone(props)
+			maps.Copy(props, ch)
+			changed = true
+		}
+		recs, err := fileRecords(c, f, normalProps(props))
 		if err != nil {
 			return nil, err
 		}
-		s := string(b)
-		var recs []string
-		switch {
-		case delim != "":
-			recs = strings.Split(strings.TrimSuffix(strings.TrimSuffix(s, "\n"), delim), delim)
-		case c.Records == "whole_file":
-			recs = []string{s}
-		default:
-			for _, l := range strings.Split(s, "\n") {
-				if l = strings.TrimSuffix(l, "\r"); l != "" {
-					recs = append(recs, l)
-				}
-			}
+		if len(loads) == 0 || changed {
+			loads = append(loads, caseLoad{props: props})
 		}
-		out = append(out, recs...)
+		l := &loads[len(loads)-1]
+		l.records = append(l.records, recs...)
+	}
+	return loads, nil
+}
+
+// caseRecords are the messages of all of case c's loads.
+func caseRecords(c *loadCase) ([]string, error) {
+	loads, err := caseLoads(c)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, l := range loads {
+		out = append(out, l.records...)
 	}
 	return out, nil
+}
+
+// fileRecords are the messages of data file f of case c, loaded with the
+// (normalProps) properties props.
+func fileRecords(c *loadCase, f string, props map[string]string) ([]string, error) {
+	delim := ""
+	if d, ok := props["line_delimiter"]; ok {
+		delim = unescapeDelim(d)
+	}
+	wholeFile := c.Records == "whole_file"
+	switch f := strings.ToLower(props["format"]); {
+	case f == "csv_with_names", f == "csv_with_names_and_types":
+		wholeFile = true
+	case props["skip_lines"] != "" && f != "json":
+		wholeFile = true
+	}
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return nil, err
+	}
+	s := string(b)
+	var recs []string
+	switch {
+	case delim != "":
+		recs = strings.Split(strings.TrimSuffix(strings.TrimSuffix(s, "\n"), delim), delim)
+	case wholeFile:
+		recs = []string{s}
+	default:
+		for _, l := range strings.Split(s, "\n") {
+			if l = strings.TrimSuffix(l, "\r"); l != "" {
+				recs = append(recs, l)
+			}
+		}
+	}
+	return recs, nil
 }
 
 // dataIndex orders data.<ext> first, then data.N.<ext> by N.
@@ -555,7 +640,9 @@ func loadStatement(c *loadCase, job, table, broker, topic string) (string, error
 		if r, ok := renamedHeaders[k]; ok {
 			name = r
 		}
-		props = append(props, quoteSQL(name)+" = "+quoteSQL(p[k]))
+		// A header's value is its text: as a SQL literal, its
+		// backslashes are doubled, so that the statement's value is it.
+		props = append(props, quoteSQL(name)+" = "+quoteSQL(strings.ReplaceAll(p[k], `\`, `\\`)))
 	}
 	if _, ok := p["time_zone"]; !ok {
 		if _, ok := p["timezone"]; !ok {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -34,6 +35,14 @@ FROM KAFKA ("kafka_broker_list" = "127.0.0.1:9", "kafka_topic" = "corpus_1", "pr
 	// A routine load's suite writes its clauses in upper case and FROM
 	// KAFKA's properties beside the others; with no time zone the job gets
 	// the one the suites ran in.
+	// A header's value is its text; as a SQL literal its backslashes are
+	// doubled (test_json_load__select28's escaped quotes).
+	c = &loadCase{Properties: map[string]string{"format": "json", "jsonpaths": `["$.tags.\"a.b\"","$.k2"]`}}
+	got, _ = loadStatement(c, "j", "t", "b:1", "tp")
+	if want := `PROPERTIES ("format" = "json", "jsonpaths" = '["$.tags.\\"a.b\\"","$.k2"]', "timezone" = "Asia/Shanghai")`; !strings.Contains(got, want) {
+		t.Errorf("got\n%s\nwant it to hold\n%s", got, want)
+	}
+
 	c = &loadCase{Properties: map[string]string{
 		"COLUMNS TERMINATED BY": ",", "COLUMNS": "id, name", "WHERE": "id > 1", "escape": `\`,
 		"property.kafka_default_offsets": "OFFSET_BEGINNING", "property.group.id": "g",
@@ -64,7 +73,12 @@ func TestCaseRecords(t *testing.T) {
 		want    []string
 	}{
 		{"one_per_line", nil, []string{"h1", "h2", "a,1", "b,2"}},
-		{"one_per_line", map[string]string{"skip_lines": "2"}, []string{"h1", "h2", "a,1", "b,2"}}, // a property, not the harness's
+		// skip_lines and the header formats skip lines at the start of
+		// the stream load's file: the file is one record, whose lines
+		// loadnode reads as rows, skipping the first.
+		{"one_per_line", map[string]string{"skip_lines": "2"}, []string{"h1\nh2\na,1\r\n\nb,2\n"}},
+		{"one_per_line", map[string]string{"format": "CSV_with_names"}, []string{"h1\nh2\na,1\r\n\nb,2\n"}},
+		{"one_per_line", map[string]string{"format": "json", "skip_lines": "2"}, []string{"h1", "h2", "a,1", "b,2"}},
 		{"whole_file", nil, []string{"h1\nh2\na,1\r\n\nb,2\n"}},
 		{"whole_file", map[string]string{"line_delimiter": "h"}, []string{"", "1\n", "2\na,1\r\n\nb,2"}},
 	} {
@@ -78,5 +92,30 @@ func TestCaseRecords(t *testing.T) {
 	got, _ := caseRecords(&loadCase{dir: dir, Records: "whole_file"})
 	if len(got) != 3 || got[1] != "two\n" || got[2] != "ten\n" {
 		t.Errorf("data files in order: %q", got)
+	}
+}
+
+// A case whose later files load with other properties (laterLoads) runs
+// one load per change.
+func TestCaseLoads(t *testing.T) {
+	dir := t.TempDir()
+	for name, s := range map[string]string{"data.1.csv": "a|1\n", "data.2.csv": "b;2\nc;3\n", "data.3.csv": "d;4\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	laterLoads["test_case_loads"] = map[int]map[string]string{2: {"column_separator": ";"}}
+	defer delete(laterLoads, "test_case_loads")
+	c := &loadCase{name: "test_case_loads", dir: dir, Records: "one_per_line", Properties: map[string]string{"column_separator": "|", "format": "csv"}}
+	loads, err := caseLoads(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(loads) != 2 || !slices.Equal(loads[0].records, []string{"a|1"}) || !slices.Equal(loads[1].records, []string{"b;2", "c;3", "d;4"}) ||
+		loads[0].props["column_separator"] != "|" || loads[1].props["column_separator"] != ";" || loads[1].props["format"] != "csv" {
+		t.Errorf("loads %+v", loads)
+	}
+	if c.Properties["column_separator"] != "|" {
+		t.Errorf("the case's properties changed: %v", c.Properties)
 	}
 }
