@@ -208,7 +208,7 @@ func (p *Parser) literal(i int, n *jnode, lit string, b bool) (int, error) {
 		case isText(t):
 			p.setText(col, p.raw[i:end], i)
 		default:
-			p.convFail(col, "JSON "+lit+" is not "+article(t), false)
+			p.convFail(col, "JSON "+lit+" is not "+article(t))
 		}
 	}
 	return end, nil
@@ -481,7 +481,7 @@ func (p *Parser) setJSONNumber(col, i, j int, integral bool) {
 			n, e = epochMillisToMicros(n)
 		}
 		if e != numOK {
-			p.convFail(col, convReason(t, p.meta[col], b, numRange), false)
+			p.convFail(col, convReason(t, p.meta[col], b, numRange))
 			return
 		}
 		v.Int = n
@@ -499,7 +499,7 @@ func (p *Parser) setJSONNumber(col, i, j int, integral bool) {
 		p.setText(col, b, i)
 		return
 	}
-	p.convFail(col, convReason(t, p.meta[col], b, numSyntax), false)
+	p.convFail(col, convReason(t, p.meta[col], b, numSyntax))
 }
 
 // setJSONText sets col from the raw text of a JSON object or array: text
@@ -509,5 +509,5 @@ func (p *Parser) setJSONText(col, i, j int, what string) {
 		p.setText(col, p.raw[i:j], i)
 		return
 	}
-	p.convFail(col, what+" is not "+article(p.types[col]), false)
+	p.convFail(col, what+" is not "+article(p.types[col]))
 }

@@ -459,8 +459,11 @@ func (p *Parser) setText(col int, b []byte, off int) {
 	*v = Value{}
 	t := p.types[col]
 	if e := convertInto(v, t, p.meta[col], b); e != numOK {
-		p.convFail(col, convReason(t, p.meta[col], b, e), e == numRange && t == api.ColumnType_DECIMAL)
-		return
+		if e != numLength || p.strict {
+			p.convFail(col, convReason(t, p.meta[col], b, e))
+			return
+		}
+		b = truncText(b, p.meta[col].length)
 	}
 	if t == api.ColumnType_STRING || t == api.ColumnType_CHAR || t == api.ColumnType_VARCHAR {
 		if off >= 0 {
@@ -472,15 +475,13 @@ func (p *Parser) setText(col int, b []byte, off int) {
 }
 
 // convFail handles a value of column col that did not convert: strict, the
-// record is an error row; not strict, the cell is NULL (or, when keep, what
-// the conversion left in it: a clamped DECIMAL), and the record is an error
-// row only if the column is NOT NULL.
-func (p *Parser) convFail(col int, reason string, keep bool) {
+// record is an error row; not strict, the cell is NULL (a DECIMAL out of
+// range too, as Doris loads it), and the record is an error row only if
+// the column is NOT NULL. A CHAR or VARCHAR text too long is no failure
+// when not strict: it is cut (truncText).
+func (p *Parser) convFail(col int, reason string) {
 	if p.strict {
 		p.setErr(col, "%s", reason)
-		return
-	}
-	if keep {
 		return
 	}
 	p.dst[col] = Value{Null: true}

@@ -172,7 +172,7 @@ func TestStrictMode(t *testing.T) {
 	}{
 		{true, "1,300,1.0", `column b: "300" is out of range for TINYINT`},
 		{false, "1,300,1.0", "1|NULL|1.0"},
-		{false, "1,x,1000", "1|NULL|99.9"},
+		{false, "1,x,1000", "1|NULL|NULL"}, // a DECIMAL out of range: NULL, as Doris
 		{true, "1,1,1000", "out of range for DECIMAL(3,1)"},
 		{false, "x,1,1", `column a: "x" is not an INT (strict_mode is false, but the column is NOT NULL)`},
 		{false, `\N,1,1`, "column a: NULL in a NOT NULL column"},
@@ -196,6 +196,55 @@ func TestStrictMode(t *testing.T) {
 		if !strings.Contains(got, tt.want) {
 			t.Errorf("strict=%v %q: %q, want %q", tt.strict, tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestTextTooLong: a CHAR or VARCHAR value longer than its column (in
+// bytes) is an error row in strict mode; without it Doris cuts it at the
+// last whole UTF-8 character within the length (test_utf8_varchar_truncation),
+// in CSV, JSON and computed columns alike.
+func TestTextTooLong(t *testing.T) {
+	s := typedSchema(t, "id int", "v varchar(10)", "c char(4)")
+	for _, tt := range []struct {
+		in, want string // csv; id|v|c
+	}{
+		{"1,hello,ab", "1|hello|ab"},
+		{"2,中1234567890,abcdef", "2|中1234567|abcd"},
+		{"3,abcıdefghij,ııı", "3|abcıdefgh|ıı"},
+		{"4,正常数据,中x", "4|正常数|中x"},
+		{"5,ııııııııııı,中中", "5|ııııı|中"},
+	} {
+		for _, strict := range []bool{false, true} {
+			p, err := NewParser(s, Format{NonStrict: !strict})
+			if err != nil {
+				t.Fatal(err)
+			}
+			row, err := p.Parse([]byte(tt.in), nil)
+			if strict {
+				if tt.in != "1,hello,ab" && (err == nil || !strings.Contains(err.Error(), "longer than")) {
+					t.Errorf("strict %q: %v, want an error row naming the length", tt.in, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%q: %v", tt.in, err)
+			}
+			var got []string
+			for i, c := range s.Columns() {
+				got = append(got, formatValue(c, row[i]))
+			}
+			if g := strings.Join(got, "|"); g != tt.want {
+				t.Errorf("%q: %s, want %s", tt.in, g, tt.want)
+			}
+		}
+	}
+	jp, err := NewParser(s, Format{Kind: "json", NonStrict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := jp.Parse([]byte(`{"id": 1, "v": "\u4e2d1234567890", "c": "abcdef"}`), nil)
+	if err != nil || row[1].Str != "中1234567" || row[2].Str != "abcd" {
+		t.Errorf("json: %q %q, %v", row[1].Str, row[2].Str, err)
 	}
 }
 
@@ -246,7 +295,7 @@ func TestJSONTypes(t *testing.T) {
 	for i, c := range s.Columns() {
 		got = append(got, formatValue(c, row[i]))
 	}
-	want := `170141183460469231731687303715884105727|99999999999999999999.99|0.1|{"a":[1,{"b":null}]}|NULL|NULL`
+	want := `170141183460469231731687303715884105727|99999999999999999999.99|0.1|{"a":[1,{"b":null}]}|NULL|abc`
 	// d: 18 integer digits + 2 = 20 digits after rounding is 123456789012345679.00, in range.
 	want = strings.Replace(want, "99999999999999999999.99", "123456789012345679.00", 1)
 	if g := strings.Join(got, "|"); g != want {
