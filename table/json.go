@@ -493,6 +493,12 @@ func (p *Parser) setJSONNumber(col, i, j int, integral bool) {
 			v.Bool = b[0] == '1'
 			return
 		}
+	case t == api.ColumnType_DECIMAL:
+		// As Doris's JSON reader: a number with a fraction is a double
+		// first (jsonDecimalText).
+		p.buf = jsonDecimalText(p.buf[:0], b, integral)
+		p.setText(col, p.buf, -1)
+		return
 	default:
 		// integers, LARGEINT, DECIMAL, floats, text and JSON: the number's
 		// text, exactly as written.

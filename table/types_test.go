@@ -1,6 +1,7 @@
 package table
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -296,9 +297,46 @@ func TestJSONTypes(t *testing.T) {
 		got = append(got, formatValue(c, row[i]))
 	}
 	want := `170141183460469231731687303715884105727|99999999999999999999.99|0.1|{"a":[1,{"b":null}]}|NULL|abc`
-	// d: 18 integer digits + 2 = 20 digits after rounding is 123456789012345679.00, in range.
-	want = strings.Replace(want, "99999999999999999999.99", "123456789012345679.00", 1)
+	// d: a JSON number with a fraction is a double first, as in Doris
+	// (TestJSONDecimal): 123456789012345680, in range.
+	want = strings.Replace(want, "99999999999999999999.99", "123456789012345680.00", 1)
 	if g := strings.Join(got, "|"); g != want {
 		t.Errorf("row = %s\nwant  %s", g, want)
+	}
+}
+
+// TestJSONDecimal: a JSON number with a fraction reaches a DECIMAL column
+// as Doris's JSON reader makes it a double (jsonDouble): Doris's
+// test_load_with_decimal (sql4) rows.
+func TestJSONDecimal(t *testing.T) {
+	s := typedSchema(t, "d1 decimal(8,4)", "d2 decimal(18,6)", "d3 decimal(38,12)", "d4 decimal(9,0)", "d5 decimal(27,9)")
+	p, err := NewParser(s, Format{Kind: "json", NonStrict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ in, want string }{
+		{`{"d1": 1.1234, "d2": 12.123456, "d3": 123.123456789876, "d4": 12, "d5": 1234.123456789}`,
+			"1.1234|12.123456|123.123456789876|12|1234.123456789"},
+		{`{"d1": 1234.1234, "d2": 123456789123.123456, "d3": 12345678912345678912345678.123456789876, "d4": 123456789, "d5": 123456789123456789.123456780}`,
+			"1234.1234|123456789123.123440|12345678912345679000000000.000000000000|123456789|123456789123456780.000000000"},
+		{`{"d1": 1234.0000, "d2": 123456789123.000000, "d3": 12345678912345678912345678.000000000000, "d4": 123456789, "d5": 123456789123456789.000000000}`,
+			"1234.0000|123456789123.000000|12345678912345679000000000.000000000000|123456789|123456789123456780.000000000"},
+		{`{"d1": 10.25, "d2": 100.000001, "d3": 0.5, "d4": 1000000000, "d5": 20.0}`,
+			"10.2500|100.000001|0.500000000000|NULL|20.000000000"},
+		{`{"d1": -1.5e2, "d2": 1E-3, "d3": 0.1, "d4": 18446744073709551615, "d5": -0}`,
+			"-150.0000|0.001000|0.100000000000|NULL|0.000000000"},
+	} {
+		row, err := p.Parse([]byte(tt.in), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.in, err)
+		}
+		if got := render(s, row); got != tt.want {
+			t.Errorf("%s\n got  %s\n want %s", tt.in, got, tt.want)
+		}
+	}
+	for in, want := range map[string]float64{"123456789123.123456": 123456789123.12344, "0.1": 0.1, "-2.5e-3": -0.0025, "1e400": math.Inf(1), "1e-400": 0, "7": 7} {
+		if got := jsonDouble([]byte(in)); got != want {
+			t.Errorf("jsonDouble(%s) = %v, want %v", in, got, want)
+		}
 	}
 }
