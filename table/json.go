@@ -493,9 +493,10 @@ func (p *Parser) setJSONNumber(col, i, j int, integral bool) {
 			v.Bool = b[0] == '1'
 			return
 		}
-	case t == api.ColumnType_DECIMAL:
+	case t == api.ColumnType_DECIMAL && !p.binary:
 		// As Doris's JSON reader: a number with a fraction is a double
-		// first (jsonDecimalText).
+		// first (jsonDecimalText). An avro or protobuf decimal, written
+		// exactly by its decoder, stays exact.
 		p.buf = jsonDecimalText(p.buf[:0], b, integral)
 		p.setText(col, p.buf, -1)
 		return

@@ -334,9 +334,19 @@ func TestJSONDecimal(t *testing.T) {
 			t.Errorf("%s\n got  %s\n want %s", tt.in, got, tt.want)
 		}
 	}
+	// An avro decimal (decoded to JSON text by its decoder) stays exact.
+	ap, err := NewParser(s, Format{Kind: "avro", NonStrict: true, Decoder: jsonDecoder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := ap.Parse([]byte(`{"d5": 123456789123456789.123456780}`), nil)
+	if err != nil || render(s, row) != "NULL|NULL|NULL|NULL|123456789123456789.123456780" {
+		t.Errorf("avro: %s, %v", render(s, row), err)
+	}
 	for in, want := range map[string]float64{"123456789123.123456": 123456789123.12344, "0.1": 0.1, "-2.5e-3": -0.0025, "1e400": math.Inf(1), "1e-400": 0, "7": 7} {
 		if got := jsonDouble([]byte(in)); got != want {
 			t.Errorf("jsonDouble(%s) = %v, want %v", in, got, want)
 		}
 	}
 }
+
