@@ -349,4 +349,3 @@ func TestJSONDecimal(t *testing.T) {
 		}
 	}
 }
-
