@@ -65,7 +65,13 @@ type commitGroup struct {
 	// max_error_number; the job pauses once the group is durable.
 	exceeded     bool
 	windowErrors int64
-	done         <-chan struct{} // closed when the commit's goroutine has finished
+	// aborted is the batch that came after the members and whose error
+	// rows are over max_filter_ratio of its rows (overRatio): nothing of it
+	// is committed, and the job pauses with reason abortReason once the
+	// members are durable (at once when there are none).
+	aborted     *queuedCommit
+	abortReason string
+	done        <-chan struct{} // closed when the commit's goroutine has finished
 }
 
 // groupCommitted is the goroutine's answer for group seq.
@@ -156,15 +162,23 @@ func (j *job) startGroup(ctx actor.Context) {
 		for _, r := range c.ranges {
 			overlaps = overlaps || claimed[r.Partition]
 		}
-		if g.exceeded || overlaps || len(g.members) > 0 && bytes+size > maxGroupBytes {
+		if g.exceeded || g.aborted != nil || overlaps || len(g.members) > 0 && bytes+size > maxGroupBytes {
 			j.commitWait = append(j.commitWait, q)
+			continue
+		}
+		nErr := int64(len(c.errorRows))
+		// INVARIANT (Doris's task is one transaction): a batch whose error
+		// rows are over max_filter_ratio of its rows is not committed,
+		// neither its rows nor its error rows, statistics or positions;
+		// the job pauses naming the limit.
+		if reason := overRatio(spec, c.loaded, nErr); reason != "" {
+			g.aborted, g.abortReason = &q, reason
 			continue
 		}
 		for _, r := range c.ranges {
 			claimed[r.Partition] = true
 		}
 		bytes += size
-		nErr := int64(len(c.errorRows))
 		stats.LoadedRows += c.loaded
 		stats.UnselectedRows += c.unselected
 		stats.ErrorRows += nErr
@@ -172,14 +186,18 @@ func (j *job) startGroup(ctx actor.Context) {
 		stats.CommittedBatches++
 		stats.WindowRows += c.loaded + nErr
 		stats.WindowErrorRows += nErr
-		g.exceeded = windowExceeded(spec, stats.WindowRows, stats.WindowErrorRows)
+		g.exceeded = windowExceeded(spec, stats.WindowErrorRows)
 		g.windowErrors = stats.WindowErrorRows
-		if !g.exceeded && stats.WindowRows >= errorWindowSize(spec) {
+		if !g.exceeded && stats.WindowRows > errorWindowSize(spec) {
 			stats.WindowRows, stats.WindowErrorRows = 0, 0
 		}
 		g.members = append(g.members, q)
 		g.loaded += c.loaded
 		g.rows += len(c.rows)
+	}
+	if len(g.members) == 0 {
+		j.abort(ctx, g)
+		return
 	}
 	stats.LastCommitUnixMs = j.deps.nowMs()
 	if pub, ok := j.src.(Publisher); ok {
@@ -318,14 +336,22 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 		}
 		j.report(ctx)
 		if g.exceeded {
-			spec := j.rec.GetSpec()
 			j.transition(ctx, api.JobState_PAUSED, api.Reason_ERROR_ROWS_EXCEEDED,
-				fmt.Sprintf("%d error rows in the current window exceed max_error_number %d or max_filter_ratio %g", g.windowErrors, spec.GetMaxErrorNumber(), filterRatio(spec)))
+				fmt.Sprintf("%d error rows in the current window exceed max_error_number %d", g.windowErrors, j.rec.GetSpec().GetMaxErrorNumber()))
 		}
 	}
 	for _, q := range g.members {
 		if q.sender != nil {
 			ctx.Send(q.sender, &commitResult{err: err})
+		}
+	}
+	if g.aborted != nil {
+		if err != nil {
+			// The members failed: the job reloads and reads the aborted
+			// batch again, and judges it again.
+			j.refuse(ctx, g.aborted.sender, err)
+		} else {
+			j.abort(ctx, g) // g.exceeded is false: the batch came after the members
 		}
 	}
 	if err == nil && j.state == api.JobState_RUNNING && j.lineageMoved(g) {
@@ -343,6 +369,33 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 	j.startGroup(ctx)
 }
 
+// abort refuses g's aborted batch and pauses the job naming the limit;
+// the batches waiting behind it are then refused as stale (the job is
+// PAUSED). Nothing of the aborted batch was committed: resumed, the job
+// reads it again.
+func (j *job) abort(ctx actor.Context, g *commitGroup) {
+	if g.aborted == nil {
+		return
+	}
+	j.refuse(ctx, g.aborted.sender, errors.New("actors: "+g.abortReason))
+	j.transition(ctx, api.JobState_PAUSED, api.Reason_ERROR_ROWS_EXCEEDED, g.abortReason)
+	j.startGroup(ctx)
+}
+
+// overRatio is why a batch of loaded rows and errorRows error rows cannot
+// be committed, or "": as Doris's task (one transaction), whose error
+// rows may be at most max_filter_ratio of the rows it selected (loaded
+// and error rows; the rows a WHERE left out do not count). The reason
+// names the first error row's reason.
+func overRatio(spec *api.JobSpec, loaded, errorRows int64) string {
+	r := filterRatio(spec)
+	if errorRows == 0 || float64(errorRows)/float64(loaded+errorRows) <= r {
+		return ""
+	}
+	return fmt.Sprintf("too many filtered rows: %d error rows of %d rows in a batch exceed max_filter_ratio %g; nothing of the batch was loaded",
+		errorRows, loaded+errorRows, r)
+}
+
 // filterRatio is the job's max_filter_ratio; unset means 1 (no limit).
 func filterRatio(spec *api.JobSpec) float64 {
 	if spec.MaxFilterRatio == nil {
@@ -352,13 +405,14 @@ func filterRatio(spec *api.JobSpec) float64 {
 }
 
 // windowExceeded is Doris's error budget for the window (max_batch_rows *
-// 10 rows): more error rows than max_error_number, or a larger share of
-// the window's rows than max_filter_ratio.
-func windowExceeded(spec *api.JobSpec, rows, errorRows int64) bool {
-	if errorRows > spec.GetMaxErrorNumber() {
-		return true
-	}
-	return rows > 0 && float64(errorRows)/float64(rows) > filterRatio(spec)
+// 10 rows; a window ends after the batch that takes its rows over that):
+// more error rows than max_error_number. As in Doris (the FE counts a
+// task's rows after its transaction committed), the batch that takes
+// the window over is committed and the job pauses after it. The window's
+// share of error rows needs no check: every committed batch is within
+// max_filter_ratio (overRatio), and so is any sum of them.
+func windowExceeded(spec *api.JobSpec, errorRows int64) bool {
+	return errorRows > spec.GetMaxErrorNumber()
 }
 
 // publish hands a durable group's positions and error rows to a source

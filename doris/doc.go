@@ -220,11 +220,13 @@
 // Job properties with their meaning and Doris's default when left out:
 //
 //	"strict_mode"       strict_mode; default "false" (as Doris): a value that does not
-//	                    convert loads as NULL (a DECIMAL out of range as its largest or
-//	                    smallest value), an error row only in a NOT NULL column; "true":
-//	                    the record is an error row
-//	"max_filter_ratio"  max_filter_ratio, 0..1; default 1 (no ratio limit): the job
-//	                    pauses when a window's error rows exceed this share of its rows
+//	                    convert loads as NULL (a DECIMAL out of range too), a CHAR or
+//	                    VARCHAR text too long is cut at the last whole character within
+//	                    its length in bytes, an error row only in a NOT NULL column;
+//	                    "true": the record is an error row
+//	"max_filter_ratio"  max_filter_ratio, 0..1; default 1 (no ratio limit): a batch (a
+//	                    Doris task) whose error rows exceed this share of its rows is
+//	                    not committed, and the job pauses naming the limit
 //	"timezone"          timezone (IANA name or +hh:mm); default UTC, not the Doris
 //	                    node's zone (loadnode has no session zone)
 //

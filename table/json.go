@@ -208,7 +208,7 @@ func (p *Parser) literal(i int, n *jnode, lit string, b bool) (int, error) {
 		case isText(t):
 			p.setText(col, p.raw[i:end], i)
 		default:
-			p.convFail(col, "JSON "+lit+" is not "+article(t), false)
+			p.convFail(col, "JSON "+lit+" is not "+article(t))
 		}
 	}
 	return end, nil
@@ -485,7 +485,7 @@ func (p *Parser) setJSONNumber(col, i, j int, integral bool) {
 			n, e = epochMillisToMicros(n)
 		}
 		if e != numOK {
-			p.convFail(col, convReason(t, p.meta[col], b, numRange), false)
+			p.convFail(col, convReason(t, p.meta[col], b, numRange))
 			return
 		}
 		v.Int = n
@@ -497,13 +497,20 @@ func (p *Parser) setJSONNumber(col, i, j int, integral bool) {
 			v.Bool = b[0] == '1'
 			return
 		}
+	case t == api.ColumnType_DECIMAL && !p.binary:
+		// As Doris's JSON reader: a number with a fraction is a double
+		// first (jsonDecimalText). An avro or protobuf decimal, written
+		// exactly by its decoder, stays exact.
+		p.buf = jsonDecimalText(p.buf[:0], b, integral)
+		p.setText(col, p.buf, -1)
+		return
 	default:
 		// integers, LARGEINT, DECIMAL, floats, text and JSON: the number's
 		// text, exactly as written.
 		p.setText(col, b, i)
 		return
 	}
-	p.convFail(col, convReason(t, p.meta[col], b, numSyntax), false)
+	p.convFail(col, convReason(t, p.meta[col], b, numSyntax))
 }
 
 // setJSONText sets col from the raw text of a JSON object or array: text
@@ -513,5 +520,5 @@ func (p *Parser) setJSONText(col, i, j int, what string) {
 		p.setText(col, p.raw[i:j], i)
 		return
 	}
-	p.convFail(col, what+" is not "+article(p.types[col]), false)
+	p.convFail(col, what+" is not "+article(p.types[col]))
 }

@@ -305,11 +305,11 @@ func (p *Parser) setComputed(col int, r ev) {
 	b := []byte(text)
 	if e := convertInto(v, t, meta, b); e != numOK {
 		reason := p.s.cols[col].GetName() + " = ...: " + convReason(t, meta, b, e)
-		keep := e == numRange && t == api.ColumnType_DECIMAL
 		switch {
 		case p.strict:
 			p.setErrName(p.s.cols[col].GetName(), "%s", reason)
-		case keep:
+		case e == numLength:
+			v.Str = string(truncText(b, meta.length)) // not strict: cut, as Doris
 		default:
 			*v = Value{Null: true}
 			if meta.notNull {

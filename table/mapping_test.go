@@ -42,6 +42,8 @@ func TestMapping(t *testing.T) {
 		{"json functions", Format{Columns: []string{"id", "j", "name = get_json_string(j, '$.a.b')", "score = json_extract(j, '$.n[1]')"}, ColumnSeparator: "|"}, `1|{"a": {"b": "deep"}, "n": [1, 2]}`, "1|deep|2|NULL|NULL"},
 		{"cast", Format{Columns: []string{"id", "f", "score = cast(f as int)"}}, "1,3.9", "1|anon|3|NULL|NULL"},
 		{"non-strict: a bad result is NULL", Format{NonStrict: true, Columns: []string{"id", "t", "score = t"}}, "1,abc", "1|anon|NULL|NULL|NULL"},
+		{"non-strict: a text too long is cut at a character", Format{NonStrict: true, Columns: []string{"id", "t", "name = concat(t, t)"}}, "1,中1234567890", "1|中1234567890中1234|NULL|NULL|NULL"},
+		{"strict: a text too long is an error", Format{Columns: []string{"id", "t", "name = concat(t, t)"}}, "1,中1234567890", `column name: name = ...: "中1234567890中1234567890" is 26 bytes, longer than VARCHAR(20)`},
 		{"strict: a bad result is an error", Format{Columns: []string{"id", "t", "score = t"}}, "1,abc", `column score: score = ...: "abc" is not an INT`},
 		{"where keeps", Format{Columns: []string{"id", "score"}, Where: "score > 50 AND name = 'anon'"}, "1,90", "1|anon|90|NULL|NULL"},
 		{"where filters", Format{Columns: []string{"id", "score"}, Where: "score > 50"}, "1,10", ErrFiltered.Error()},

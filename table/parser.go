@@ -507,15 +507,18 @@ func (p *Parser) setText(col int, b []byte, off int) {
 	*v = Value{}
 	t := p.types[col]
 	if e := convertInto(v, t, p.meta[col], b); e != numOK {
-		if ip, ok := intPart(b); ok && e == numSyntax && !p.strict && (isInt(t) || t == api.ColumnType_INT128) {
-			// Doris, strict_mode false: a decimal text loads its integer
-			// part into an integer column ("3.12" is 3).
-			if convertInto(v, t, p.meta[col], ip) == numOK {
-				return
+		if e != numLength || p.strict {
+			if ip, ok := intPart(b); ok && e == numSyntax && !p.strict && (isInt(t) || t == api.ColumnType_INT128) {
+				// Doris, strict_mode false: a decimal text loads its integer
+				// part into an integer column ("3.12" is 3).
+				if convertInto(v, t, p.meta[col], ip) == numOK {
+					return
+				}
 			}
+			p.convFail(col, convReason(t, p.meta[col], b, e))
+			return
 		}
-		p.convFail(col, convReason(t, p.meta[col], b, e), e == numRange && t == api.ColumnType_DECIMAL)
-		return
+		b = truncText(b, p.meta[col].length)
 	}
 	if t == api.ColumnType_STRING || t == api.ColumnType_CHAR || t == api.ColumnType_VARCHAR {
 		if off >= 0 {
@@ -555,15 +558,13 @@ func intPart(b []byte) ([]byte, bool) {
 }
 
 // convFail handles a value of column col that did not convert: strict, the
-// record is an error row; not strict, the cell is NULL (or, when keep, what
-// the conversion left in it: a clamped DECIMAL), and the record is an error
-// row only if the column is NOT NULL.
-func (p *Parser) convFail(col int, reason string, keep bool) {
+// record is an error row; not strict, the cell is NULL (a DECIMAL out of
+// range too, as Doris loads it), and the record is an error row only if
+// the column is NOT NULL. A CHAR or VARCHAR text too long is no failure
+// when not strict: it is cut (truncText).
+func (p *Parser) convFail(col int, reason string) {
 	if p.strict {
 		p.setErr(col, "%s", reason)
-		return
-	}
-	if keep {
 		return
 	}
 	p.dst[col] = Value{Null: true}

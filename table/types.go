@@ -141,8 +141,8 @@ func parseLargeint(b []byte, v *Value) numError {
 // parseDecimal parses a decimal number ("-12.345", "1e3", "+.5") into the
 // unscaled integer at scale, rounding half away from zero past the scale, as
 // Doris does. The value must have at most precision-scale integer digits:
-// numRange otherwise, with the value clamped to the largest or smallest
-// DECIMAL(precision, scale) in v (Doris's non-strict result). It never goes
+// numRange otherwise (v then holds the largest or smallest DECIMAL(precision,
+// scale), which no caller loads: Doris loads NULL without strict mode). It never goes
 // through a float.
 func parseDecimal(b []byte, precision, scale int, v *Value) numError {
 	i := 0
@@ -471,8 +471,7 @@ const (
 // convertText converts text b into a value of a column of type t with
 // options m (the conversion of CSV fields, JSON strings and defaults). A
 // text value (STRING, CHAR, VARCHAR, JSON) is a copy of b. On failure it
-// returns a reason; a DECIMAL out of range comes back clamped, with its
-// reason.
+// returns a reason.
 func convertText(t api.ColumnType, m colMeta, b []byte) (Value, string) {
 	var v Value
 	e := convertInto(&v, t, m, b)
@@ -556,6 +555,20 @@ func convertInto(v *Value, t api.ColumnType, m colMeta, b []byte) numError {
 		v.Str = s
 	}
 	return numOK
+}
+
+// truncText is text b (valid UTF-8) cut to at most n bytes at a character
+// boundary: a CHAR(n) or VARCHAR(n) value too long as Doris loads it
+// without strict mode (the length counts bytes; a character is never
+// split, so the result may be shorter than n).
+func truncText(b []byte, n int) []byte {
+	if len(b) <= n {
+		return b
+	}
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
+	}
+	return b[:n]
 }
 
 // convReason says why b did not convert.

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -172,7 +173,7 @@ func TestStrictMode(t *testing.T) {
 	}{
 		{true, "1,300,1.0", `column b: "300" is out of range for TINYINT`},
 		{false, "1,300,1.0", "1|NULL|1.0"},
-		{false, "1,x,1000", "1|NULL|99.9"},
+		{false, "1,x,1000", "1|NULL|NULL"}, // a DECIMAL out of range: NULL, as Doris
 		{true, "1,1,1000", "out of range for DECIMAL(3,1)"},
 		{false, "x,1,1", `column a: "x" is not an INT (strict_mode is false, but the column is NOT NULL)`},
 		{false, `\N,1,1`, "column a: NULL in a NOT NULL column"},
@@ -196,6 +197,55 @@ func TestStrictMode(t *testing.T) {
 		if !strings.Contains(got, tt.want) {
 			t.Errorf("strict=%v %q: %q, want %q", tt.strict, tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestTextTooLong: a CHAR or VARCHAR value longer than its column (in
+// bytes) is an error row in strict mode; without it Doris cuts it at the
+// last whole UTF-8 character within the length (test_utf8_varchar_truncation),
+// in CSV, JSON and computed columns alike.
+func TestTextTooLong(t *testing.T) {
+	s := typedSchema(t, "id int", "v varchar(10)", "c char(4)")
+	for _, tt := range []struct {
+		in, want string // csv; id|v|c
+	}{
+		{"1,hello,ab", "1|hello|ab"},
+		{"2,中1234567890,abcdef", "2|中1234567|abcd"},
+		{"3,abcıdefghij,ııı", "3|abcıdefgh|ıı"},
+		{"4,正常数据,中x", "4|正常数|中x"},
+		{"5,ııııııııııı,中中", "5|ııııı|中"},
+	} {
+		for _, strict := range []bool{false, true} {
+			p, err := NewParser(s, Format{NonStrict: !strict})
+			if err != nil {
+				t.Fatal(err)
+			}
+			row, err := p.Parse([]byte(tt.in), nil)
+			if strict {
+				if tt.in != "1,hello,ab" && (err == nil || !strings.Contains(err.Error(), "longer than")) {
+					t.Errorf("strict %q: %v, want an error row naming the length", tt.in, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%q: %v", tt.in, err)
+			}
+			var got []string
+			for i, c := range s.Columns() {
+				got = append(got, formatValue(c, row[i]))
+			}
+			if g := strings.Join(got, "|"); g != tt.want {
+				t.Errorf("%q: %s, want %s", tt.in, g, tt.want)
+			}
+		}
+	}
+	jp, err := NewParser(s, Format{Kind: "json", NonStrict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := jp.Parse([]byte(`{"id": 1, "v": "\u4e2d1234567890", "c": "abcdef"}`), nil)
+	if err != nil || row[1].Str != "中1234567" || row[2].Str != "abcd" {
+		t.Errorf("json: %q %q, %v", row[1].Str, row[2].Str, err)
 	}
 }
 
@@ -246,9 +296,10 @@ func TestJSONTypes(t *testing.T) {
 	for i, c := range s.Columns() {
 		got = append(got, formatValue(c, row[i]))
 	}
-	want := `170141183460469231731687303715884105727|99999999999999999999.99|0.1|{"a":[1,{"b":null}]}|NULL|NULL`
-	// d: 18 integer digits + 2 = 20 digits after rounding is 123456789012345679.00, in range.
-	want = strings.Replace(want, "99999999999999999999.99", "123456789012345679.00", 1)
+	want := `170141183460469231731687303715884105727|99999999999999999999.99|0.1|{"a":[1,{"b":null}]}|NULL|abc`
+	// d: a JSON number with a fraction is a double first, as in Doris
+	// (TestJSONDecimal): 123456789012345680, in range.
+	want = strings.Replace(want, "99999999999999999999.99", "123456789012345680.00", 1)
 	if g := strings.Join(got, "|"); g != want {
 		t.Errorf("row = %s\nwant  %s", g, want)
 	}
@@ -286,5 +337,50 @@ func TestNonStrictIntFraction(t *testing.T) {
 	}
 	if _, err := p.Parse([]byte("3.12,1,1,1,1"), nil); err == nil || !strings.Contains(err.Error(), `"3.12"`) {
 		t.Errorf("strict: %v, want an error naming 3.12", err)
+	}
+}
+
+// TestJSONDecimal: a JSON number with a fraction reaches a DECIMAL column
+// as Doris's JSON reader makes it a double (readerDouble): Doris's
+// test_load_with_decimal (sql4) rows.
+func TestJSONDecimal(t *testing.T) {
+	s := typedSchema(t, "d1 decimal(8,4)", "d2 decimal(18,6)", "d3 decimal(38,12)", "d4 decimal(9,0)", "d5 decimal(27,9)")
+	p, err := NewParser(s, Format{Kind: "json", NonStrict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ in, want string }{
+		{`{"d1": 1.1234, "d2": 12.123456, "d3": 123.123456789876, "d4": 12, "d5": 1234.123456789}`,
+			"1.1234|12.123456|123.123456789876|12|1234.123456789"},
+		{`{"d1": 1234.1234, "d2": 123456789123.123456, "d3": 12345678912345678912345678.123456789876, "d4": 123456789, "d5": 123456789123456789.123456780}`,
+			"1234.1234|123456789123.123440|12345678912345679000000000.000000000000|123456789|123456789123456780.000000000"},
+		{`{"d1": 1234.0000, "d2": 123456789123.000000, "d3": 12345678912345678912345678.000000000000, "d4": 123456789, "d5": 123456789123456789.000000000}`,
+			"1234.0000|123456789123.000000|12345678912345679000000000.000000000000|123456789|123456789123456780.000000000"},
+		{`{"d1": 10.25, "d2": 100.000001, "d3": 0.5, "d4": 1000000000, "d5": 20.0}`,
+			"10.2500|100.000001|0.500000000000|NULL|20.000000000"},
+		{`{"d1": -1.5e2, "d2": 1E-3, "d3": 0.1, "d4": 18446744073709551615, "d5": -0}`,
+			"-150.0000|0.001000|0.100000000000|NULL|0.000000000"},
+	} {
+		row, err := p.Parse([]byte(tt.in), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.in, err)
+		}
+		if got := render(s, row); got != tt.want {
+			t.Errorf("%s\n got  %s\n want %s", tt.in, got, tt.want)
+		}
+	}
+	// An avro decimal (decoded to JSON text by its decoder) stays exact.
+	ap, err := NewParser(s, Format{Kind: "avro", NonStrict: true, Decoder: jsonDecoder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := ap.Parse([]byte(`{"d5": 123456789123456789.123456780}`), nil)
+	if err != nil || render(s, row) != "NULL|NULL|NULL|NULL|123456789123456789.123456780" {
+		t.Errorf("avro: %s, %v", render(s, row), err)
+	}
+	for in, want := range map[string]float64{"123456789123.123456": 123456789123.12344, "0.1": 0.1, "-2.5e-3": -0.0025, "1e400": math.Inf(1), "1e-400": 0, "7": 7} {
+		if got := readerDouble([]byte(in)); got != want {
+			t.Errorf("readerDouble(%s) = %v, want %v", in, got, want)
+		}
 	}
 }

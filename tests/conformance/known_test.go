@@ -8,13 +8,17 @@ import (
 )
 
 // knownFailing lists, by case name, the cases loadnode cannot pass yet and
-// why. It is empty while every case passes.
+// why.
 //
 // INVARIANT: a case fails the test unless it passes and is not listed, or
 // fails and is listed. A refusal or a wrong row in an unlisted case fails
 // the test; so does a listed case that passes (remove it) and a listed name
 // that is no case.
-var knownFailing = knownFailures{}
+var knownFailing = knownFailures{
+	"04_basic_types_csv": "its DECIMAL(9,1) values out of range were recorded clamped (99999999.9) by an older Doris; " +
+		"the current Doris loads them NULL without strict mode (the corpus's test_stream_load_strict_mode_and_filter_ratio__sql_number_overflow_non_strict, " +
+		"and test_stream_load_cast.out@0affc90's k7), as loadnode does",
+}
 
 // knownFailures maps a case name to the reason it cannot pass yet.
 type knownFailures map[string]string

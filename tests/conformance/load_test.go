@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -264,7 +265,7 @@ func refuseLoadCase(t *caseT, w *loadWorld, c *loadCase, i int) {
 		t.Fatal(err)
 	}
 	job := fmt.Sprintf("corpus_job_c%d", i)
-	ls, err := loadStatement(c, job, table, w.broker, fmt.Sprintf("corpus_%d", i))
+	ls, err := loadStatement(c, job, table, w.broker, fmt.Sprintf("corpus_%d", i), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +357,7 @@ func runLoadCase(t *caseT, w *loadWorld, c *loadCase, i int) {
 			lc.Properties["kafka_partitions"] = "0"
 			lc.Properties["kafka_offsets"] = strconv.FormatInt(end, 10)
 		}
-		stmt, err := loadStatement(&lc, job, table, w.broker, topic)
+		stmt, err := loadStatement(&lc, job, table, w.broker, topic, len(l.records))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -592,9 +593,17 @@ const recordingZone = "Asia/Shanghai"
 
 // loadStatement is the CREATE ROUTINE LOAD of case c: its properties as a
 // Doris user would write them in a routine load (stream-load headers
-// mapped onto the clauses), reading topic from the beginning.
-func loadStatement(c *loadCase, job, table, broker, topic string) (string, error) {
+// mapped onto the clauses), reading topic from the beginning. A stream
+// load of records records gets streamLoadProps.
+func loadStatement(c *loadCase, job, table, broker, topic string, records int) (string, error) {
 	p := normalProps(c.Properties)
+	if c.Kind == "stream_load" {
+		for k, v := range streamLoadProps(records) {
+			if _, ok := p[k]; !ok {
+				p[k] = v
+			}
+		}
+	}
 	var clauses []string
 	if v, ok := p["columns terminated by"]; ok {
 		p["column_separator"] = v
@@ -664,6 +673,24 @@ func loadStatement(c *loadCase, job, table, broker, topic string) (string, error
 		quoteSQL("property.kafka_default_offsets") + " = " + quoteSQL("OFFSET_BEGINNING")}, kafka...)
 	fmt.Fprintf(&b, "\nFROM KAFKA (%s)", strings.Join(kafka, ", "))
 	return b.String(), nil
+}
+
+// streamLoadProps map a stream load of n records, one Doris transaction,
+// onto a routine load: its one batch holds every record (max_batch_rows
+// n; the records are in the topic before the job starts, so its first
+// read ends when it has them all, caught up, never on a timer: a long
+// max_batch_interval), filtered rows may be at most max_filter_ratio of
+// it (the stream load's own, else its default 0) or nothing of it loads,
+// and there is no count of error rows (a stream load has no
+// max_error_number). A case of several data files (several stream loads
+// in the suite) loads them as one transaction.
+func streamLoadProps(n int) map[string]string {
+	return map[string]string{
+		"max_batch_rows":     strconv.Itoa(max(n, 1)),
+		"max_batch_interval": "60",
+		"max_filter_ratio":   "0",
+		"max_error_number":   strconv.FormatInt(math.MaxInt64, 10),
+	}
 }
 
 // normalProps are a case's properties with lower-case names: a routine

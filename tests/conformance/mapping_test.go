@@ -16,7 +16,7 @@ func TestLoadStatement(t *testing.T) {
 		"column_separator": `\x01`, "where": "id > 1", "time_zone": "+8:00", "read_json_by_line": "true",
 		"memtable_on_sink_node": "true", "merge_type": "merge", "delete": "del=1", "partitions": "p1, p2",
 	}}
-	got, err := loadStatement(c, "j", "t_c1", "127.0.0.1:9", "corpus_1")
+	got, err := loadStatement(c, "j", "t_c1", "127.0.0.1:9", "corpus_1", 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ FROM KAFKA ("kafka_broker_list" = "127.0.0.1:9", "kafka_topic" = "corpus_1", "pr
 	// A header's value is its text; as a SQL literal its backslashes are
 	// doubled (test_json_load__select28's escaped quotes).
 	c = &loadCase{Properties: map[string]string{"format": "json", "jsonpaths": `["$.tags.\"a.b\"","$.k2"]`}}
-	got, _ = loadStatement(c, "j", "t", "b:1", "tp")
+	got, _ = loadStatement(c, "j", "t", "b:1", "tp", 1)
 	if want := `PROPERTIES ("format" = "json", "jsonpaths" = '["$.tags.\\"a.b\\"","$.k2"]', "timezone" = "Asia/Shanghai")`; !strings.Contains(got, want) {
 		t.Errorf("got\n%s\nwant it to hold\n%s", got, want)
 	}
@@ -47,7 +47,7 @@ FROM KAFKA ("kafka_broker_list" = "127.0.0.1:9", "kafka_topic" = "corpus_1", "pr
 		"COLUMNS TERMINATED BY": ",", "COLUMNS": "id, name", "WHERE": "id > 1", "escape": `\`,
 		"property.kafka_default_offsets": "OFFSET_BEGINNING", "property.group.id": "g",
 	}}
-	got, _ = loadStatement(c, "j", "t", "b:1", "tp")
+	got, _ = loadStatement(c, "j", "t", "b:1", "tp", 3)
 	want = `CREATE ROUTINE LOAD j ON t
 COLUMNS TERMINATED BY ",",
 COLUMNS(id, name),
@@ -56,6 +56,27 @@ PROPERTIES ("escape" = "\\", "timezone" = "Asia/Shanghai")
 FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "tp", "property.kafka_default_offsets" = "OFFSET_BEGINNING", "property.group.id" = "g")`
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A stream load is one transaction: the routine load reads all its
+// records in one batch, of which at most max_filter_ratio (0 unless the
+// case gives one) may be filtered, with no count of error rows.
+func TestLoadStatementStreamLoad(t *testing.T) {
+	c := &loadCase{Kind: "stream_load", Properties: map[string]string{"format": "json", "max_filter_ratio": "0.2"}}
+	got, err := loadStatement(c, "j", "t", "b:1", "tp", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `CREATE ROUTINE LOAD j ON t
+PROPERTIES ("format" = "json", "max_batch_interval" = "60", "max_batch_rows" = "10", "max_error_number" = "9223372036854775807", "max_filter_ratio" = "0.2", "timezone" = "Asia/Shanghai")
+FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "tp", "property.kafka_default_offsets" = "OFFSET_BEGINNING")`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	c.Properties = nil
+	if got, _ := loadStatement(c, "j", "t", "b:1", "tp", 0); !strings.Contains(got, `"max_batch_rows" = "1"`) || !strings.Contains(got, `"max_filter_ratio" = "0"`) {
+		t.Errorf("no records, no ratio: %s", got)
 	}
 }
 
