@@ -4016,7 +4016,8 @@ type JobRecord struct {
 	CreatedUnixMs int64                  `protobuf:"varint,4,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
 	// rebase is the job's last move to another stream (an alter of
 	// kafka.topic): journaled with the new spec, applied to the sink after
-	// (and again at recovery while the sink's fence is below its fence).
+	// (and again at recovery while the sink's fence is below its fence);
+	// its count is the job's key space, which a reset also advances.
 	Rebase        *SourceRebase `protobuf:"bytes,920,opt,name=rebase,proto3" json:"rebase,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -5407,9 +5408,12 @@ func (x *ResultRow) GetValues() []string {
 // SourceRebase is an alter's move of a job to another stream: the job's
 // whole progress becomes positions (and checkpoints), and the sink's fence
 // is raised to fence in the same step (sink.Sink.RebaseStarts). count
-// numbers the job's rebases (1 for the first); rows loaded after the n-th
-// rebase are keyed apart from rows loaded before it (table.KeySpace), so
-// that a new topic's offsets never overwrite an old topic's rows.
+// numbers the job's key spaces: each rebase and each user reset of
+// positions (reset_offsets, reset_positions) adds one; rows loaded after
+// the n-th are keyed apart from rows loaded before it (table.KeySpace), so
+// that a new topic's offsets, or a rewound offset read again, never
+// overwrite rows already loaded. A reset keeps the other fields (the last
+// move's).
 type SourceRebase struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Fence         uint64                 `protobuf:"varint,1,opt,name=fence,proto3" json:"fence,omitempty"`
