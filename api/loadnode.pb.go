@@ -701,9 +701,15 @@ type TableSpec struct {
 	// a row whose partition columns fall in none of its partitions is an
 	// error row ("no partition for this tuple"), as in Doris. Unset: the
 	// table takes every row.
-	Partitioning  *TablePartitioning `protobuf:"bytes,202,opt,name=partitioning,proto3" json:"partitioning,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Partitioning *TablePartitioning `protobuf:"bytes,202,opt,name=partitioning,proto3" json:"partitioning,omitempty"`
+	// skip_bitmap_column (UNIQUE only, Doris
+	// enable_unique_key_skip_bitmap_column): the table takes flexible
+	// partial updates (JobSpec.unique_key_update_mode
+	// UPDATE_FLEXIBLE_COLUMNS). Doris's hidden column is not a column here:
+	// which columns a row names travels with the row to the merge.
+	SkipBitmapColumn bool `protobuf:"varint,206,opt,name=skip_bitmap_column,json=skipBitmapColumn,proto3" json:"skip_bitmap_column,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *TableSpec) Reset() {
@@ -783,6 +789,13 @@ func (x *TableSpec) GetPartitioning() *TablePartitioning {
 		return x.Partitioning
 	}
 	return nil
+}
+
+func (x *TableSpec) GetSkipBitmapColumn() bool {
+	if x != nil {
+		return x.SkipBitmapColumn
+	}
+	return false
 }
 
 // TablePartitioning is a Doris PARTITION BY RANGE (columns) (...) or PARTITION
@@ -1324,6 +1337,13 @@ type JobSpec struct {
 	// job loads only into these partitions of its table; a row of another
 	// partition is an error row, as in Doris. Empty: every partition.
 	TargetPartitions []string `protobuf:"bytes,207,rep,name=target_partitions,json=targetPartitions,proto3" json:"target_partitions,omitempty"`
+	// unique_key_update_mode (Doris, UNIQUE tables): UPSERT (empty: a row
+	// replaces the whole row), UPDATE_FIXED_COLUMNS (as partial_columns:
+	// only the columns the mapping names change) or UPDATE_FLEXIBLE_COLUMNS
+	// (json only; a table with skip_bitmap_column): each record changes
+	// only the columns it names, a new key takes the others' defaults (NULL
+	// without one). Alterable while PAUSED.
+	UniqueKeyUpdateMode string `protobuf:"bytes,226,opt,name=unique_key_update_mode,json=uniqueKeyUpdateMode,proto3" json:"unique_key_update_mode,omitempty"`
 	// schema_registry: the Confluent-compatible schema registry that format
 	// avro and protobuf records name their schema in (magic byte 0, a 4-byte
 	// schema id, for protobuf the message indexes). Required by those
@@ -1579,6 +1599,13 @@ func (x *JobSpec) GetTargetPartitions() []string {
 		return x.TargetPartitions
 	}
 	return nil
+}
+
+func (x *JobSpec) GetUniqueKeyUpdateMode() string {
+	if x != nil {
+		return x.UniqueKeyUpdateMode
+	}
+	return ""
 }
 
 func (x *JobSpec) GetSchemaRegistry() *SchemaRegistrySpec {
@@ -5508,7 +5535,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\tprecision\x18\x06 \x01(\x05R\tprecision\x12\x14\n" +
 	"\x05scale\x18\a \x01(\x05R\x05scale\x12;\n" +
 	"\vaggregation\x18\xc8\x01 \x01(\x0e2\x18.loadnode.v1.AggregationR\vaggregationB\x10\n" +
-	"\x0e_default_value\"\xaa\x02\n" +
+	"\x0e_default_value\"\xd9\x02\n" +
 	"\tTableSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
 	"\acolumns\x18\x02 \x03(\v2\x13.loadnode.v1.ColumnR\acolumns\x12-\n" +
@@ -5517,7 +5544,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\vkey_columns\x18\xc8\x01 \x03(\tR\n" +
 	"keyColumns\x12(\n" +
 	"\x0fsequence_column\x18\xc9\x01 \x01(\tR\x0esequenceColumn\x12C\n" +
-	"\fpartitioning\x18\xca\x01 \x01(\v2\x1e.loadnode.v1.TablePartitioningR\fpartitioning\"~\n" +
+	"\fpartitioning\x18\xca\x01 \x01(\v2\x1e.loadnode.v1.TablePartitioningR\fpartitioning\x12-\n" +
+	"\x12skip_bitmap_column\x18\xce\x01 \x01(\bR\x10skipBitmapColumn\"~\n" +
 	"\x11TablePartitioning\x12\x12\n" +
 	"\x04list\x18\x01 \x01(\bR\x04list\x12\x18\n" +
 	"\acolumns\x18\x02 \x03(\tR\acolumns\x12;\n" +
@@ -5566,7 +5594,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	" \x01(\tR\x0fdefaultPosition\x1a<\n" +
 	"\x0ePositionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf3\f\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa9\r\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x05table\x18\x02 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12\x16\n" +
@@ -5599,7 +5627,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x1fpartial_update_new_key_behavior\x18\xcc\x01 \x01(\tR\x1bpartialUpdateNewKeyBehavior\x126\n" +
 	"\x14fill_missing_columns\x18\xcd\x01 \x01(\bH\x03R\x12fillMissingColumns\x88\x01\x01\x12+\n" +
 	"\x11strip_outer_array\x18\xce\x01 \x01(\bR\x0fstripOuterArray\x12,\n" +
-	"\x11target_partitions\x18\xcf\x01 \x03(\tR\x10targetPartitions\x12I\n" +
+	"\x11target_partitions\x18\xcf\x01 \x03(\tR\x10targetPartitions\x124\n" +
+	"\x16unique_key_update_mode\x18\xe2\x01 \x01(\tR\x13uniqueKeyUpdateMode\x12I\n" +
 	"\x0fschema_registry\x18\x8c\x01 \x01(\v2\x1f.loadnode.v1.SchemaRegistrySpecR\x0eschemaRegistry\x12 \n" +
 	"\verror_topic\x18\xa1\x01 \x01(\tR\n" +
 	"errorTopic\x12/\n" +

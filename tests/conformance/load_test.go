@@ -333,6 +333,10 @@ func runLoadCase(t *caseT, w *loadWorld, c *loadCase, i int) {
 	for _, s := range stmts {
 		exec(rename(s))
 	}
+	steps := noteSteps(c.Note)
+	if steps.insert != "" {
+		exec(rename(steps.insert))
+	}
 	table := rename(c.Table)
 	records, err := caseRecords(c)
 	if err != nil {
@@ -344,7 +348,10 @@ func runLoadCase(t *caseT, w *loadWorld, c *loadCase, i int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(records) > 0 {
+	produce := func() {
+		if len(records) == 0 {
+			return
+		}
 		var recs []*kgo.Record
 		for _, r := range records {
 			recs = append(recs, &kgo.Record{Topic: topic, Value: []byte(r)})
@@ -353,8 +360,18 @@ func runLoadCase(t *caseT, w *loadWorld, c *loadCase, i int) {
 			t.Fatal(err)
 		}
 	}
+	if steps.alter == "" {
+		produce()
+	}
 	exec(stmt)
 	defer w.c.Exec(w.ctx, "STOP ROUTINE LOAD FOR "+job)
+	if steps.alter != "" {
+		// The suite alters the job before its records are produced.
+		exec("PAUSE ROUTINE LOAD FOR " + job)
+		exec("ALTER ROUTINE LOAD FOR " + job + " PROPERTIES (" + steps.alter + ")")
+		exec("RESUME ROUTINE LOAD FOR " + job)
+		produce()
+	}
 	// The job has read every record when its committed offset (the next
 	// to read) is past the last; a job that paused read what it could.
 	var state api.JobState
@@ -393,6 +410,29 @@ func runLoadCase(t *caseT, w *loadWorld, c *loadCase, i int) {
 		}
 		t.Fatalf("rows differ%s:\n%s", jobNote, d)
 	}
+}
+
+// caseSteps are the statements a case's note says the suite runs around
+// its job: insert, an INSERT INTO ... VALUES before the job; alter, the
+// PROPERTIES of an ALTER ROUTINE LOAD run (PAUSE, ALTER, RESUME) after
+// the job is created and before its records are produced.
+type caseSteps struct{ insert, alter string }
+
+var (
+	noteInsertRE = regexp.MustCompile(`Before the job: (INSERT INTO .*?\))\.(?:\s|$)`)
+	noteAlterRE  = regexp.MustCompile(`ALTER ROUTINE LOAD (?:FOR <job>|\.\.\.) PROPERTIES \((.*?)\);`)
+)
+
+// noteSteps reads caseSteps from a case's note.
+func noteSteps(note string) caseSteps {
+	var st caseSteps
+	if m := noteInsertRE.FindStringSubmatch(note); m != nil {
+		st.insert = m[1]
+	}
+	if m := noteAlterRE.FindStringSubmatch(note); m != nil {
+		st.alter = m[1]
+	}
+	return st
 }
 
 // fileLine is the "load_test.go:184: " a failure starts with.
