@@ -166,6 +166,26 @@ func (j *job) applyRebase(sk sink.Sink, prog *sink.Progress) (*sink.Progress, er
 	return sk.Progress(j.id)
 }
 
+// nextKeySpace returns rb (the job's last move to another stream, nil if
+// none) with the next key-space count: a reset keeps the move's fence and
+// positions (applyRebase reapplies them only while the sink's fence is
+// below the move's, so never again once the move reached the sink, which
+// a reset requires) and gives the rows loaded after it keys of their own.
+//
+// The count is bounded (table.MaxKeySpace): past it keys would repeat, so
+// the reset or move is refused.
+func nextKeySpace(rb *api.SourceRebase) (*api.SourceRebase, error) {
+	if rb.GetCount() >= table.MaxKeySpace {
+		return nil, fmt.Errorf("the job has been reset or moved %d times, the most one job keeps apart; create a new job", rb.GetCount())
+	}
+	next := &api.SourceRebase{}
+	if rb != nil {
+		next = proto.Clone(rb).(*api.SourceRebase)
+	}
+	next.Count++
+	return next, nil
+}
+
 // onRebaseResolved makes a rebase durable: the new spec with the rebase
 // (fence, new starts) journaled first, then the sink's RebaseStarts, which
 // drops the old progress and fences out any commit of the old stream's
@@ -182,6 +202,11 @@ func (j *job) onRebaseResolved(ctx actor.Context, res *alterResolved, answer fun
 		return
 	case j.state != api.JobState_PAUSED:
 		fail(precondition("job %s is %s: pause it before moving it to another stream", j.rec.GetName(), j.state))
+		return
+	}
+	space, err := nextKeySpace(j.rec.GetRebase())
+	if err != nil {
+		fail(precondition("job %s: %v", j.rec.GetName(), err))
 		return
 	}
 	if err := j.openSink(); err != nil {
@@ -216,7 +241,7 @@ func (j *job) onRebaseResolved(ctx actor.Context, res *alterResolved, answer fun
 	rec := proto.Clone(j.rec).(*api.JobRecord)
 	rec.Spec = res.spec
 	rec.Rebase = &api.SourceRebase{Fence: fence, Positions: positions, Checkpoints: cks,
-		Count: j.rec.GetRebase().GetCount() + 1, TimeUnixMs: j.deps.nowMs()}
+		Count: space.GetCount(), TimeUnixMs: j.deps.nowMs()}
 	t := &api.Transition{Seq: j.lastSeq + 1, TimeUnixMs: j.deps.nowMs(), From: j.state, To: j.state,
 		Reason: api.Reason_USER_ALTER, Message: "altered: " + strings.Join(changed, ", "),
 		StateReason: j.reason, StateMessage: j.message}
@@ -308,6 +333,22 @@ func (j *job) onAlterResolved(ctx actor.Context, res *alterResolved) {
 	}
 	rec := proto.Clone(j.rec).(*api.JobRecord)
 	rec.Spec = res.spec
+	if len(res.reset) > 0 {
+		// INVARIANT (a DUPLICATE table keeps every row the user asked to
+		// load): the rows loaded after a reset are keyed in a new key
+		// space (table.KeySpace), journaled with the reset before its
+		// positions reach the sink, so a record read again from a
+		// rewound offset is a new row, never the one first loaded from
+		// that offset. Within one key space progress never moves back,
+		// so a replay (the same key space, the same offsets) still
+		// rewrites its own keys.
+		rb, err := nextKeySpace(j.rec.GetRebase())
+		if err != nil {
+			answer(j.reply(precondition("job %s: %v", j.rec.GetName(), err)))
+			return
+		}
+		rec.Rebase = rb
+	}
 	// The alter is journaled; the job's state and its reason stay.
 	t := &api.Transition{Seq: j.lastSeq + 1, TimeUnixMs: j.deps.nowMs(), From: j.state, To: j.state,
 		Reason: api.Reason_USER_ALTER, Message: "altered: " + strings.Join(changed, ", "),

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -522,6 +523,9 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, home *t
 			start = len(arena)
 			arena = table.AppendValue(arena, schema, pos, vals)
 			kv := sink.KV{Key: key, Value: arena[start:len(arena):len(arena)], Delete: parser.Deleted()}
+			if named := parser.Named(); named != nil {
+				kv.Named = slices.Clone(named) // UPDATE_FLEXIBLE_COLUMNS: the columns this row names
+			}
 			if schema != cfg.schema && schema.Name() != cfg.schema.Name() {
 				if c.more == nil {
 					c.more = map[string][]sink.KV{}

@@ -701,9 +701,15 @@ type TableSpec struct {
 	// a row whose partition columns fall in none of its partitions is an
 	// error row ("no partition for this tuple"), as in Doris. Unset: the
 	// table takes every row.
-	Partitioning  *TablePartitioning `protobuf:"bytes,202,opt,name=partitioning,proto3" json:"partitioning,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Partitioning *TablePartitioning `protobuf:"bytes,202,opt,name=partitioning,proto3" json:"partitioning,omitempty"`
+	// skip_bitmap_column (UNIQUE only, Doris
+	// enable_unique_key_skip_bitmap_column): the table takes flexible
+	// partial updates (JobSpec.unique_key_update_mode
+	// UPDATE_FLEXIBLE_COLUMNS). Doris's hidden column is not a column here:
+	// which columns a row names travels with the row to the merge.
+	SkipBitmapColumn bool `protobuf:"varint,206,opt,name=skip_bitmap_column,json=skipBitmapColumn,proto3" json:"skip_bitmap_column,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *TableSpec) Reset() {
@@ -783,6 +789,13 @@ func (x *TableSpec) GetPartitioning() *TablePartitioning {
 		return x.Partitioning
 	}
 	return nil
+}
+
+func (x *TableSpec) GetSkipBitmapColumn() bool {
+	if x != nil {
+		return x.SkipBitmapColumn
+	}
+	return false
 }
 
 // TablePartitioning is a Doris PARTITION BY RANGE (columns) (...) or PARTITION
@@ -1338,6 +1351,13 @@ type JobSpec struct {
 	// is written in, as a JSON string would (no float rounding). Default
 	// false.
 	NumAsString bool `protobuf:"varint,213,opt,name=num_as_string,json=numAsString,proto3" json:"num_as_string,omitempty"`
+	// unique_key_update_mode (Doris, UNIQUE tables): UPSERT (empty: a row
+	// replaces the whole row), UPDATE_FIXED_COLUMNS (as partial_columns:
+	// only the columns the mapping names change) or UPDATE_FLEXIBLE_COLUMNS
+	// (json only; a table with skip_bitmap_column): each record changes
+	// only the columns it names, a new key takes the others' defaults (NULL
+	// without one). Alterable while PAUSED.
+	UniqueKeyUpdateMode string `protobuf:"bytes,226,opt,name=unique_key_update_mode,json=uniqueKeyUpdateMode,proto3" json:"unique_key_update_mode,omitempty"`
 	// schema_registry: the Confluent-compatible schema registry that format
 	// avro and protobuf records name their schema in (magic byte 0, a 4-byte
 	// schema id, for protobuf the message indexes). Required by those
@@ -1614,6 +1634,13 @@ func (x *JobSpec) GetNumAsString() bool {
 		return x.NumAsString
 	}
 	return false
+}
+
+func (x *JobSpec) GetUniqueKeyUpdateMode() string {
+	if x != nil {
+		return x.UniqueKeyUpdateMode
+	}
+	return ""
 }
 
 func (x *JobSpec) GetSchemaRegistry() *SchemaRegistrySpec {
@@ -4051,7 +4078,8 @@ type JobRecord struct {
 	CreatedUnixMs int64                  `protobuf:"varint,4,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
 	// rebase is the job's last move to another stream (an alter of
 	// kafka.topic): journaled with the new spec, applied to the sink after
-	// (and again at recovery while the sink's fence is below its fence).
+	// (and again at recovery while the sink's fence is below its fence);
+	// its count is the job's key space, which a reset also advances.
 	Rebase        *SourceRebase `protobuf:"bytes,920,opt,name=rebase,proto3" json:"rebase,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -5442,9 +5470,12 @@ func (x *ResultRow) GetValues() []string {
 // SourceRebase is an alter's move of a job to another stream: the job's
 // whole progress becomes positions (and checkpoints), and the sink's fence
 // is raised to fence in the same step (sink.Sink.RebaseStarts). count
-// numbers the job's rebases (1 for the first); rows loaded after the n-th
-// rebase are keyed apart from rows loaded before it (table.KeySpace), so
-// that a new topic's offsets never overwrite an old topic's rows.
+// numbers the job's key spaces: each rebase and each user reset of
+// positions (reset_offsets, reset_positions) adds one; rows loaded after
+// the n-th are keyed apart from rows loaded before it (table.KeySpace), so
+// that a new topic's offsets, or a rewound offset read again, never
+// overwrite rows already loaded. A reset keeps the other fields (the last
+// move's).
 type SourceRebase struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Fence         uint64                 `protobuf:"varint,1,opt,name=fence,proto3" json:"fence,omitempty"`
@@ -5539,7 +5570,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\tprecision\x18\x06 \x01(\x05R\tprecision\x12\x14\n" +
 	"\x05scale\x18\a \x01(\x05R\x05scale\x12;\n" +
 	"\vaggregation\x18\xc8\x01 \x01(\x0e2\x18.loadnode.v1.AggregationR\vaggregationB\x10\n" +
-	"\x0e_default_value\"\xaa\x02\n" +
+	"\x0e_default_value\"\xd9\x02\n" +
 	"\tTableSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
 	"\acolumns\x18\x02 \x03(\v2\x13.loadnode.v1.ColumnR\acolumns\x12-\n" +
@@ -5548,7 +5579,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\vkey_columns\x18\xc8\x01 \x03(\tR\n" +
 	"keyColumns\x12(\n" +
 	"\x0fsequence_column\x18\xc9\x01 \x01(\tR\x0esequenceColumn\x12C\n" +
-	"\fpartitioning\x18\xca\x01 \x01(\v2\x1e.loadnode.v1.TablePartitioningR\fpartitioning\"~\n" +
+	"\fpartitioning\x18\xca\x01 \x01(\v2\x1e.loadnode.v1.TablePartitioningR\fpartitioning\x12-\n" +
+	"\x12skip_bitmap_column\x18\xce\x01 \x01(\bR\x10skipBitmapColumn\"~\n" +
 	"\x11TablePartitioning\x12\x12\n" +
 	"\x04list\x18\x01 \x01(\bR\x04list\x12\x18\n" +
 	"\acolumns\x18\x02 \x03(\tR\acolumns\x12;\n" +
@@ -5597,7 +5629,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	" \x01(\tR\x0fdefaultPosition\x1a<\n" +
 	"\x0ePositionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe7\r\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x9d\x0e\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x05table\x18\x02 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12\x16\n" +
@@ -5634,7 +5666,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x12trim_double_quotes\x18\xd3\x01 \x01(\bR\x10trimDoubleQuotes\x12\x1e\n" +
 	"\n" +
 	"skip_lines\x18\xd4\x01 \x01(\x05R\tskipLines\x12#\n" +
-	"\rnum_as_string\x18\xd5\x01 \x01(\bR\vnumAsString\x12I\n" +
+	"\rnum_as_string\x18\xd5\x01 \x01(\bR\vnumAsString\x124\n" +
+	"\x16unique_key_update_mode\x18\xe2\x01 \x01(\tR\x13uniqueKeyUpdateMode\x12I\n" +
 	"\x0fschema_registry\x18\x8c\x01 \x01(\v2\x1f.loadnode.v1.SchemaRegistrySpecR\x0eschemaRegistry\x12 \n" +
 	"\verror_topic\x18\xa1\x01 \x01(\tR\n" +
 	"errorTopic\x12/\n" +

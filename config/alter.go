@@ -26,12 +26,13 @@ var Alterable = []string{
 	// Only while the job is PAUSED (PausedOnly): how records map onto
 	// rows, Doris's load_property clauses of ALTER ROUTINE LOAD.
 	"column_separator", "columns_mapping", "where", "delete_on", "sequence_column", "jsonpaths",
+	"unique_key_update_mode",
 }
 
 // pausedOnly are the alterable fields that change how a record becomes a
 // row (Doris's load properties: COLUMNS TERMINATED BY, COLUMNS, WHERE,
 // DELETE ON, ORDER BY; and jsonpaths): as in Doris, only a PAUSED job's.
-var pausedOnly = []string{"column_separator", "columns_mapping", "where", "delete_on", "sequence_column", "jsonpaths"}
+var pausedOnly = []string{"column_separator", "columns_mapping", "where", "delete_on", "sequence_column", "jsonpaths", "unique_key_update_mode"}
 
 // PausedOnly names the fields next changes from cur that an alter may
 // change only while the job is PAUSED (Doris: "Only supports modification
@@ -54,6 +55,8 @@ func PausedOnly(cur, next *api.JobSpec) []string {
 			same = cur.GetSequenceColumn() == next.GetSequenceColumn()
 		case "jsonpaths":
 			same = slices.Equal(cur.GetJsonpaths(), next.GetJsonpaths())
+		case "unique_key_update_mode":
+			same = strings.EqualFold(cur.GetUniqueKeyUpdateMode(), next.GetUniqueKeyUpdateMode())
 		}
 		if !same {
 			out = append(out, f)
@@ -158,6 +161,8 @@ func applyMask(cur, patch *api.JobSpec, mask []string) (*api.JobSpec, error) {
 			next.DeleteOn = patch.GetDeleteOn()
 		case "sequence_column":
 			next.SequenceColumn = patch.GetSequenceColumn()
+		case "unique_key_update_mode":
+			next.UniqueKeyUpdateMode = patch.GetUniqueKeyUpdateMode()
 		case "jsonpaths":
 			next.Jsonpaths = slices.Clone(patch.GetJsonpaths())
 		case "kafka.default_offset":
@@ -262,6 +267,7 @@ func wholeSpec(cur, in *api.JobSpec) (*api.JobSpec, error) {
 	probe.Enclose, probe.Escape = cur.Enclose, cur.GetEscape()
 	probe.ColumnSeparator, probe.ColumnsMapping, probe.Where = cur.GetColumnSeparator(), cur.GetColumnsMapping(), cur.GetWhere()
 	probe.DeleteOn, probe.SequenceColumn, probe.Jsonpaths = cur.GetDeleteOn(), cur.GetSequenceColumn(), cur.GetJsonpaths()
+	probe.UniqueKeyUpdateMode = cur.GetUniqueKeyUpdateMode()
 	rebase := Rebases(cur, next)
 	if probe.Kafka != nil && cur.Kafka != nil {
 		probe.Kafka.Properties, probe.Kafka.DefaultOffset, probe.Kafka.Offsets = cur.GetKafka().GetProperties(), cur.GetKafka().GetDefaultOffset(), cur.GetKafka().GetOffsets()
@@ -310,6 +316,9 @@ func describeChanges(old, next *api.JobSpec) []string {
 	}
 	if next.GetJsonRoot() != old.GetJsonRoot() {
 		changed = append(changed, fmt.Sprintf("json_root %q->%q", old.GetJsonRoot(), next.GetJsonRoot()))
+	}
+	if !strings.EqualFold(next.GetUniqueKeyUpdateMode(), old.GetUniqueKeyUpdateMode()) {
+		changed = append(changed, fmt.Sprintf("unique_key_update_mode %q->%q", old.GetUniqueKeyUpdateMode(), next.GetUniqueKeyUpdateMode()))
 	}
 	if next.GetStripOuterArray() != old.GetStripOuterArray() {
 		changed = append(changed, fmt.Sprintf("strip_outer_array %v->%v", old.GetStripOuterArray(), next.GetStripOuterArray()))

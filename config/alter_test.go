@@ -239,3 +239,19 @@ func TestAlterStripOuterArray(t *testing.T) {
 		t.Fatalf("csv job: %v, want a *FieldError on strip_outer_array", err)
 	}
 }
+
+// TestAlterUniqueKeyUpdateMode: unique_key_update_mode is alterable, only
+// while PAUSED (a change of how records become rows), and described.
+func TestAlterUniqueKeyUpdateMode(t *testing.T) {
+	cur := alterBase()
+	next, changes, _, err := Alter(cur, &api.AlterJobRequest{Spec: &api.JobSpec{UniqueKeyUpdateMode: "UPDATE_FIXED_COLUMNS"}, UpdateMask: []string{"unique_key_update_mode"}})
+	if err != nil || next.GetUniqueKeyUpdateMode() != "UPDATE_FIXED_COLUMNS" {
+		t.Fatalf("next = %v, %v", next, err)
+	}
+	if want := []string{`unique_key_update_mode ""->"UPDATE_FIXED_COLUMNS"`}; !slices.Equal(changes, want) {
+		t.Errorf("changes = %q, want %q", changes, want)
+	}
+	if got := PausedOnly(cur, next); !slices.Equal(got, []string{"unique_key_update_mode"}) {
+		t.Errorf("PausedOnly = %q", got)
+	}
+}

@@ -56,6 +56,9 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 		if t.SequenceColumn != "" {
 			add(tn, "sequence_column", strNode(t.SequenceColumn))
 		}
+		if t.SkipBitmapColumn {
+			add(tn, "skip_bitmap_column", strNode("true"))
+		}
 		cols := &yaml.Node{Kind: yaml.SequenceNode}
 		for _, c := range t.Columns {
 			cn := mapNode(yaml.FlowStyle)
@@ -130,6 +133,9 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 	}
 	if s.FillMissingColumns != nil {
 		add(root, "fill_missing_columns", strNode(strconv.FormatBool(s.GetFillMissingColumns())))
+	}
+	if s.UniqueKeyUpdateMode != "" {
+		add(root, "unique_key_update_mode", strNode(s.UniqueKeyUpdateMode))
 	}
 	if s.PartialUpdateNewKeyBehavior != "" {
 		add(root, "partial_update_new_key_behavior", strNode(s.PartialUpdateNewKeyBehavior))

@@ -550,7 +550,7 @@ func validateTables(s *api.JobSpec) error {
 	}{
 		{"columns_mapping", len(s.GetColumnsMapping()) > 0}, {"where", s.GetWhere() != ""}, {"jsonpaths", len(s.GetJsonpaths()) > 0},
 		{"merge_type", s.GetMergeType() != api.MergeType_APPEND}, {"delete_on", s.GetDeleteOn() != ""},
-		{"sequence_column", s.GetSequenceColumn() != ""}, {"partial_columns", s.GetPartialColumns()},
+		{"sequence_column", s.GetSequenceColumn() != ""}, {"partial_columns", s.GetPartialColumns()}, {"unique_key_update_mode", s.GetUniqueKeyUpdateMode() != ""},
 		{"schema_registry", s.GetSchemaRegistry() != nil}, {"target_partitions", len(s.GetTargetPartitions()) > 0},
 	} {
 		if c.set {

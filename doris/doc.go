@@ -170,6 +170,14 @@
 //	                                       "partial_columns" = "true" (else refused, as
 //	                                       Doris: "can only be set when partial update
 //	                                       is enabled")
+//	"unique_key_update_mode"               unique_key_update_mode: UPSERT,
+//	                                       UPDATE_FIXED_COLUMNS (partial_columns) or
+//	                                       UPDATE_FLEXIBLE_COLUMNS (json; a table with
+//	                                       enable_unique_key_skip_bitmap_column; no
+//	                                       COLUMNS list): each record changes only the
+//	                                       columns it has a key for, a new key takes
+//	                                       the others' DEFAULT or NULL; alterable
+//	                                       while PAUSED
 //	"loadnode.error_topic"                 error_topic (loadnode's own: Doris has no
 //	                                       dead-letter topic); not in ALTER
 //	"loadnode.error_topic_brokers"         error_topic_brokers (comma-separated)
@@ -357,6 +365,9 @@
 //	                     deleted. "enable_unique_key_merge_on_write" is accepted
 //	                     (true or false read the same); a hidden sequence column
 //	                     ("function_column.sequence_type") is refused.
+//	                     "enable_unique_key_skip_bitmap_column" = "true": the
+//	                     table takes flexible partial updates (below); no
+//	                     hidden column is made or shown.
 //	AGGREGATE KEY(cols)  each value column names its aggregation: SUM (numbers;
 //	                     integers wrap at their width, DECIMAL holds at its
 //	                     largest), MIN, MAX (NULL ignored), REPLACE,

@@ -66,6 +66,7 @@ const (
 	fieldTrimQuotes  = "trim_double_quotes"
 	fieldSkipLines   = "skip_lines"
 	fieldNumAsString = "num_as_string"
+	fieldUpdateMode  = "unique_key_update_mode"
 	// Doris's load_property clauses (ALTER: only a PAUSED job's).
 	fieldColumnSep = "column_separator"
 	fieldColumns   = "columns_mapping"
@@ -85,12 +86,12 @@ const (
 
 var changeOrder = []string{
 	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldStrict, fieldRatio, fieldTimezone, fieldJSONPaths, fieldJSONRoot, fieldStrip, fieldEmptyNull, fieldEnclose, fieldEscape,
-	fieldColumnSep, fieldColumns, fieldWhere, fieldDeleteOn, fieldSequence,
+	fieldColumnSep, fieldColumns, fieldWhere, fieldDeleteOn, fieldSequence, fieldUpdateMode,
 	fieldBrokers, fieldTopic, fieldPartitions, fieldOffsets, fieldDefaultOffset, fieldKafkaProps,
 }
 
 // jobPropertiesHelp lists the job PROPERTIES that map onto the spec.
-const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths, json_root, strip_outer_array, num_as_string, empty_field_as_null, enclose, escape, trim_double_quotes, skip_lines, fill_missing_columns, partial_columns, partial_update_new_key_behavior, and loadnode's own loadnode.error_topic, loadnode.error_topic_brokers"
+const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths, json_root, strip_outer_array, num_as_string, empty_field_as_null, enclose, escape, trim_double_quotes, skip_lines, fill_missing_columns, partial_columns, partial_update_new_key_behavior, unique_key_update_mode, and loadnode's own loadnode.error_topic, loadnode.error_topic_brokers"
 
 // loadClauses are the load_properties of CREATE ROUTINE LOAD that loadnode
 // refuses, keyed by their first word, with the reason.
@@ -459,6 +460,7 @@ type jobProps struct {
 	format      string
 	jsonpaths   []string
 	partial     bool
+	updateMode  string
 	fill        bool
 	strip       bool
 	trimQuotes  bool
@@ -539,6 +541,9 @@ func (j *jobProps) apply(s *api.JobSpec) {
 	}
 	if j.given["partial_update_new_key_behavior"] {
 		s.PartialUpdateNewKeyBehavior = j.newKey
+	}
+	if j.given[fieldUpdateMode] {
+		s.UniqueKeyUpdateMode = j.updateMode
 	}
 	if j.given[fieldJSONPaths] {
 		s.Jsonpaths = slices.Clone(j.jsonpaths)
@@ -727,6 +732,14 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 		}
 		j.set(pr.key)
 		return nil
+	case fieldUpdateMode:
+		// Alterable (while PAUSED), as in Doris.
+		switch m := strings.ToUpper(v); m {
+		case "UPSERT", "UPDATE_FIXED_COLUMNS", "UPDATE_FLEXIBLE_COLUMNS":
+			j.updateMode = m
+		default:
+			return bad("must be UPSERT, UPDATE_FIXED_COLUMNS or UPDATE_FLEXIBLE_COLUMNS")
+		}
 	case "partial_update_new_key_behavior":
 		if alter {
 			return p.errf(pr.keyTok, clause, "cannot be altered")

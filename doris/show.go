@@ -201,6 +201,9 @@ func jobProperties(spec *api.JobSpec, running int32) map[string]string {
 	if b := spec.GetPartialUpdateNewKeyBehavior(); b != "" {
 		m["partial_update_new_key_behavior"] = b
 	}
+	if um := spec.GetUniqueKeyUpdateMode(); um != "" {
+		m["unique_key_update_mode"] = um
+	}
 	if spec.FillMissingColumns != nil {
 		m["fill_missing_columns"] = boolText(spec.GetFillMissingColumns())
 	}
@@ -534,6 +537,9 @@ func CreateStatement(spec *api.JobSpec) string {
 		// Only with partial_columns, as Doris takes it (a YAML spec may
 		// say APPEND, the behaviour of every whole-row load, without it).
 		add("partial_update_new_key_behavior", nk)
+	}
+	if um := spec.GetUniqueKeyUpdateMode(); um != "" {
+		add("unique_key_update_mode", um)
 	}
 	if spec.FillMissingColumns != nil {
 		add("fill_missing_columns", boolText(spec.GetFillMissingColumns()))

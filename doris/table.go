@@ -466,6 +466,21 @@ func (p *parser) tableClauses(st *Statement, spec *api.TableSpec) *Error {
 					continue
 				case "function_column.sequence_type":
 					return p.errf(pr.keyTok, "PROPERTIES "+quote(pr.rawKey), "a hidden sequence column is not supported by loadnode; name a column with function_column.sequence_col")
+				case "enable_unique_key_skip_bitmap_column":
+					// Doris's hidden skip-bitmap column: flexible partial
+					// updates (unique_key_update_mode
+					// UPDATE_FLEXIBLE_COLUMNS) of a UNIQUE table.
+					switch {
+					case isTrue(strings.ToLower(pr.val)):
+						if spec.GetModel() != api.TableModel_UNIQUE {
+							return p.errf(pr.keyTok, "PROPERTIES "+quote(pr.rawKey), "needs a UNIQUE KEY table, as in Doris")
+						}
+						spec.SkipBitmapColumn = true
+					case isFalse(strings.ToLower(pr.val)):
+					default:
+						return p.errf(pr.valTok, "PROPERTIES "+quote(pr.rawKey), "must be true or false")
+					}
+					continue
 				case "enable_unique_key_merge_on_write":
 					// Merge-on-read and merge-on-write differ in when Doris
 					// merges, not in what a read sees.

@@ -95,7 +95,7 @@ func (s *Store) mergeRows(b *pebble.Batch, c *Commit, sc *table.Schema) error {
 		if err != nil {
 			return fmt.Errorf("table %s row %x: %w", c.Table, kv.Key, err)
 		}
-		next, err := sc.Merge(entries[i].state, vals, pos, kv.Delete, c.Update)
+		next, err := sc.Merge(entries[i].state, vals, pos, kv.Delete, c.Update, kv.Named)
 		if err != nil {
 			return err
 		}

@@ -66,6 +66,10 @@ type KV struct {
 	Key, Value []byte
 	// Delete (UNIQUE tables) deletes the key instead of upserting it.
 	Delete bool
+	// Named, with Commit.Update.Flexible (Doris UPDATE_FLEXIBLE_COLUMNS),
+	// marks the table columns the row names: a stored key keeps the
+	// others (table.Schema.Merge). nil otherwise.
+	Named []bool
 }
 
 // Range is the source range a batch covers on one partition: [From, To),

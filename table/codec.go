@@ -62,14 +62,19 @@ func AppendElement(dst []byte, s *Schema, k int) []byte {
 
 // KeySpace is the job field of a DUPLICATE row key (Pos.JobID in
 // AppendKey) for the rows a job loads after its rebase-th move to another
-// stream (api.SourceRebase.count): the job id in the low 40 bits, the
-// rebase count above. A new topic's partition 0 offset 0 is then another
-// key than the old topic's, whose rows stay. With no rebase it is the job
-// id, so keys written before rebases existed keep their meaning. Job ids
-// are below 1<<40.
+// stream or reset of its positions (api.SourceRebase.count): the job id in
+// the low 40 bits, the count above. A new topic's partition 0 offset 0, or
+// an offset read again after a rewind, is then another key than the rows
+// loaded before, which stay. With no rebase it is the job id, so keys
+// written before rebases existed keep their meaning. Job ids are below
+// 1<<40; counts are at most MaxKeySpace.
 func KeySpace(job uint64, rebase uint32) uint64 {
 	return job&(1<<40-1) | uint64(rebase)<<40
 }
+
+// MaxKeySpace is the largest key-space count KeySpace keeps apart (24
+// bits above the job id): a job's moves and resets beyond it are refused.
+const MaxKeySpace = 1<<24 - 1
 
 // AppendValue appends the encoding of a row (see valueFormatV1).
 //

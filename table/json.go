@@ -55,6 +55,7 @@ func (p *Parser) parseJSON() error {
 		return &ParseError{Reason: "json: record is " + jsonKind(raw[i]) + ", not an object"}
 	}
 	p.found = false
+	clear(p.present)
 	end, err := p.value(i, p.root, 0)
 	if err != nil {
 		return err
@@ -113,6 +114,11 @@ func (p *Parser) value(i int, n *jnode, depth int) (int, error) {
 	raw := p.raw
 	if n != nil && len(n.cols) > 0 {
 		p.found = true
+		if p.flex {
+			for _, col := range n.cols {
+				p.present[col] = true
+			}
+		}
 	}
 	if i >= len(raw) {
 		return 0, p.syntax(i, "unexpected end of record")

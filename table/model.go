@@ -200,7 +200,18 @@ type Update struct {
 	// Sequence is the load's sequence column (Doris ORDER BY) when the
 	// table names none; "" otherwise.
 	Sequence string
+	// Flexible (Doris UPDATE_FLEXIBLE_COLUMNS): each row names its own
+	// columns (Merge's named); a stored key keeps the others, a new key
+	// takes the row's values (the parser gave the others their defaults).
+	Flexible bool
 }
+
+// The values of JobSpec.unique_key_update_mode (Doris); "" is UPSERT.
+const (
+	UpdateUpsert   = "UPSERT"
+	UpdateFixed    = "UPDATE_FIXED_COLUMNS"
+	UpdateFlexible = "UPDATE_FLEXIBLE_COLUMNS"
+)
 
 // RowState is what a keyed table holds under one key: a row, or (UNIQUE
 // with a sequence column) the tombstone of a delete, whose Vals hold the
@@ -213,19 +224,28 @@ type RowState struct {
 
 // NewKeyError is Merge's refusal of a partial update of a key that is not
 // stored, when the load says ERROR.
-type NewKeyError struct{ Table string }
+// With Column, it is a flexible partial update's new key that names no
+// value for that NOT NULL column without a default.
+type NewKeyError struct{ Table, Column string }
 
 func (e *NewKeyError) Error() string {
+	if e.Column != "" {
+		return "table " + e.Table + ": a flexible partial update of a new key names no value for column " + e.Column + " (NOT NULL, no DEFAULT)"
+	}
 	return "table " + e.Table + ": a partial update of a key that does not exist (partial_update_new_key_behavior is ERROR)"
 }
 
 // Merge applies one incoming row (vals from pos; a delete when del) to
 // the key's state old (nil: nothing stored) and returns the new state:
 // nil when the key holds nothing (and no tombstone is needed). old is not
-// modified; the result may share vals.
+// modified; the result may share vals. named, with u.Flexible, marks the
+// columns the row names (Parser.Named); nil otherwise.
 //
 // REQUIRES: s.Keyed(); vals and old.Vals have s.NumColumns() values.
-func (s *Schema) Merge(old *RowState, vals []Value, pos Pos, del bool, u *Update) (*RowState, error) {
+func (s *Schema) Merge(old *RowState, vals []Value, pos Pos, del bool, u *Update, named []bool) (*RowState, error) {
+	if u != nil && u.Flexible && named != nil && !del {
+		return s.mergeNamed(old, vals, pos, named)
+	}
 	if s.spec.GetModel() == api.TableModel_AGGREGATE {
 		if old == nil {
 			return &RowState{Vals: vals, Pos: pos}, nil
@@ -259,6 +279,30 @@ func (s *Schema) Merge(old *RowState, vals []Value, pos Pos, del bool, u *Update
 	out := make([]Value, len(vals))
 	for i := range vals {
 		if u.Columns[i] {
+			out[i] = vals[i]
+		} else {
+			out[i] = old.Vals[i]
+		}
+	}
+	return &RowState{Vals: out, Pos: pos}, nil
+}
+
+// mergeNamed is Merge of a flexible partial update's row: a stored key
+// keeps the columns the row does not name; a new key takes the row as
+// parsed (defaults, NULL without one), refused when that leaves a NOT
+// NULL column NULL.
+func (s *Schema) mergeNamed(old *RowState, vals []Value, pos Pos, named []bool) (*RowState, error) {
+	if old == nil || old.Deleted {
+		for i := range vals {
+			if !named[i] && vals[i].Null && s.meta[i].notNull {
+				return nil, &NewKeyError{Table: s.Name(), Column: s.cols[i].GetName()}
+			}
+		}
+		return &RowState{Vals: vals, Pos: pos}, nil
+	}
+	out := make([]Value, len(vals))
+	for i := range vals {
+		if named[i] {
 			out[i] = vals[i]
 		} else {
 			out[i] = old.Vals[i]
@@ -411,10 +455,32 @@ func UpdateOf(s *Schema, spec *api.JobSpec) (*Update, error) {
 	default:
 		return nil, fieldErr("partial_update_new_key_behavior", "%q: want APPEND or ERROR", spec.GetPartialUpdateNewKeyBehavior())
 	}
-	if u.NewKeyError && !spec.GetPartialColumns() {
+	fixed := spec.GetPartialColumns()
+	switch m := strings.ToUpper(spec.GetUniqueKeyUpdateMode()); m {
+	case "", UpdateUpsert:
+	case UpdateFixed:
+		fixed = true
+	case UpdateFlexible:
+		if spec.GetPartialColumns() {
+			return nil, fieldErr("unique_key_update_mode", "UPDATE_FLEXIBLE_COLUMNS and partial_columns together: give one (partial_columns is UPDATE_FIXED_COLUMNS)")
+		}
+		if u.NewKeyError {
+			return nil, fieldErr("partial_update_new_key_behavior", "applies to UPDATE_FIXED_COLUMNS (partial_columns) only, not UPDATE_FLEXIBLE_COLUMNS")
+		}
+		if u.Sequence != "" {
+			return nil, fieldErr("sequence_column", "UPDATE_FLEXIBLE_COLUMNS takes no sequence column of the load, as in Doris")
+		}
+		if _, err := NewParser(s, FormatOf(spec)); err != nil {
+			return nil, err
+		}
+		u.Flexible = true
+	default:
+		return nil, fieldErr("unique_key_update_mode", "%q: want UPSERT, UPDATE_FIXED_COLUMNS or UPDATE_FLEXIBLE_COLUMNS", spec.GetUniqueKeyUpdateMode())
+	}
+	if u.NewKeyError && !fixed {
 		return nil, fieldErr("partial_update_new_key_behavior", "applies to partial updates only (partial_columns is false)")
 	}
-	if spec.GetPartialColumns() {
+	if fixed {
 		if !unique {
 			return nil, fieldErr("partial_columns", "partial updates need a UNIQUE table (%s is %s)", s.Name(), s.spec.GetModel())
 		}
@@ -429,7 +495,7 @@ func UpdateOf(s *Schema, spec *api.JobSpec) (*Update, error) {
 			}
 		}
 	}
-	if u.Sequence == "" && u.Columns == nil && !u.NewKeyError {
+	if u.Sequence == "" && u.Columns == nil && !u.NewKeyError && !u.Flexible {
 		return nil, nil
 	}
 	return u, nil

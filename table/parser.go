@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -91,6 +92,13 @@ type Format struct {
 	// limit. 0 means DefaultMaxValueBytes; a node's tasks set its
 	// max_record_size, so that no value is larger than the largest record.
 	MaxValueBytes int
+	// Flexible (Doris unique_key_update_mode UPDATE_FLEXIBLE_COLUMNS,
+	// json only, no COLUMNS list, merge type APPEND): each row names the
+	// columns its record has a value for (Named); a column it does not
+	// name takes its default (NULL without one) and is not checked NOT
+	// NULL here, since a stored key keeps its own value (Schema.Merge). A
+	// row that does not name every key column is an error row.
+	Flexible bool
 }
 
 // DefaultMaxValueBytes is the limit on a value when Format.MaxValueBytes
@@ -177,6 +185,13 @@ type Parser struct {
 	split      *jnode
 	rootText   string
 	elems      []Element
+
+	// flex: Format.Flexible; present marks, per field, that the record
+	// being parsed has a value for it (json.go), named the table columns
+	// the last row names (Named).
+	flex    bool
+	present []bool
+	named   []bool
 }
 
 // Deleted reports whether the row the last Parse returned deletes its key
@@ -192,6 +207,16 @@ func (p *Parser) Mapped() []bool {
 		out[i] = p.m == nil || p.m.out[i].slot >= 0 || p.m.out[i].expr != nil
 	}
 	return out
+}
+
+// Named reports, per table column, whether the row the last Parse
+// returned names it (Format.Flexible); nil otherwise. The slice is the
+// parser's: copy it to keep it past the next Parse.
+func (p *Parser) Named() []bool {
+	if !p.flex {
+		return nil
+	}
+	return p.named
 }
 
 // NewParser validates f against s and returns a parser. Errors are
@@ -343,6 +368,23 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 		p.fields = len(p.names) > 0
 	default:
 		return nil, fieldErr("format", "unknown format %q (want csv, csv_with_names, csv_with_names_and_types, hive_text, json, avro or protobuf)", f.Kind)
+	}
+	if f.Flexible {
+		switch {
+		case s.spec.GetModel() != api.TableModel_UNIQUE || !s.spec.GetSkipBitmapColumn():
+			return nil, fieldErr("unique_key_update_mode", "UPDATE_FLEXIBLE_COLUMNS needs a UNIQUE table with enable_unique_key_skip_bitmap_column (%s has none), as in Doris", s.Name())
+		case !p.json:
+			return nil, fieldErr("unique_key_update_mode", "UPDATE_FLEXIBLE_COLUMNS needs the json format (not %s), as in Doris", f.Kind)
+		case len(f.Columns) > 0:
+			return nil, fieldErr("unique_key_update_mode", "UPDATE_FLEXIBLE_COLUMNS takes no COLUMNS list (each record names its columns), as in Doris")
+		case f.MergeType != api.MergeType_APPEND:
+			return nil, fieldErr("unique_key_update_mode", "UPDATE_FLEXIBLE_COLUMNS takes no merge type %s, as in Doris", f.MergeType)
+		case s.seq >= 0:
+			return nil, fieldErr("unique_key_update_mode", "UPDATE_FLEXIBLE_COLUMNS into a table with a sequence column (%s) is not supported by loadnode", s.Name())
+		}
+		p.flex = true
+		p.present = make([]bool, len(p.names))
+		p.named = make([]bool, len(s.cols))
 	}
 	return p, nil
 }
@@ -578,7 +620,23 @@ func (p *Parser) finish(row []Value) {
 	if p.colErr != nil {
 		return
 	}
+	if p.flex {
+		for i := range p.named {
+			sl := i
+			if p.m != nil {
+				sl = p.m.out[i].slot
+			}
+			p.named[i] = sl >= 0 && p.present[sl]
+			if !p.named[i] && slices.Contains(p.s.keys, i) {
+				p.setErrName(p.s.cols[i].GetName(), "a flexible partial update (UPDATE_FLEXIBLE_COLUMNS) row must name every key column")
+				return
+			}
+		}
+	}
 	for i := range row {
+		if p.flex && !p.named[i] {
+			continue // a stored key keeps its value; a new key's is checked by Schema.Merge
+		}
 		if row[i].Null && p.s.meta[i].notNull {
 			p.setErrName(p.s.cols[i].GetName(), "NULL in a NOT NULL column")
 			return
@@ -807,6 +865,7 @@ func FormatOf(spec *api.JobSpec) Format {
 		TrimDoubleQuotes: spec.GetTrimDoubleQuotes(),
 		SkipLines:        int(spec.GetSkipLines()),
 		NumAsString:      spec.GetNumAsString(),
+		Flexible:         strings.EqualFold(spec.GetUniqueKeyUpdateMode(), UpdateFlexible),
 	}
 }
 

@@ -112,6 +112,9 @@ func NewSchema(spec *api.TableSpec) (*Schema, error) {
 	if err := s.compileModel(); err != nil {
 		return nil, err
 	}
+	if spec.GetSkipBitmapColumn() && spec.GetModel() != api.TableModel_UNIQUE {
+		return nil, fieldErr("table.skip_bitmap_column", "needs a UNIQUE table (%s is %s), as Doris's enable_unique_key_skip_bitmap_column", spec.GetName(), spec.GetModel())
+	}
 	parts, err := s.compilePartitions()
 	if err != nil {
 		return nil, err

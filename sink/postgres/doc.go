@@ -14,8 +14,9 @@
 //	                     | numeric(p,s) (DECIMAL; LARGEINT numeric(39,0)) | date
 //	                     | timestamp(p) without time zone (DATETIME) | json
 //
-// A row written twice under one key keeps the last value (a replay after a
-// reset overwrites). A UNIQUE or AGGREGATE table has _loadnode_key UNIQUE
+// A row written twice under one key keeps the last value (a replay
+// rewrites its own keys; a user's reset gives the rows read again keys of
+// their own: table.KeySpace). A UNIQUE or AGGREGATE table has _loadnode_key UNIQUE
 // instead, and its key columns as the conflict target of its merges: a
 // PRIMARY KEY when the spec makes them NOT NULL, else UNIQUE NULLS NOT
 // DISTINCT; a keyed table made by an earlier release (primary key

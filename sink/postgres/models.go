@@ -73,7 +73,7 @@ func (s *Sink) mergeRowsRead(ctx context.Context, tx pgx.Tx, ti *tableInfo, sc *
 		if err != nil {
 			return fmt.Errorf("row %x: %w", kv.Key, err)
 		}
-		if states[i], err = sc.Merge(states[i], vals, pos, kv.Delete, c.Update); err != nil {
+		if states[i], err = sc.Merge(states[i], vals, pos, kv.Delete, c.Update, kv.Named); err != nil {
 			return err
 		}
 	}
@@ -268,7 +268,7 @@ func (s *Sink) mergeRows(ctx context.Context, tx pgx.Tx, ti *tableInfo, sc *tabl
 		if err != nil {
 			return fmt.Errorf("row %x: %w", kv.Key, err)
 		}
-		st, err := sc.Merge(states[i], vals, pos, kv.Delete, c.Update)
+		st, err := sc.Merge(states[i], vals, pos, kv.Delete, c.Update, nil)
 		if err != nil {
 			return err
 		}
@@ -294,7 +294,7 @@ func (s *Sink) mergeRows(ctx context.Context, tx pgx.Tx, ti *tableInfo, sc *tabl
 			if tb == nil {
 				continue
 			}
-			st, err := sc.Merge(tb, states[i].Vals, states[i].Pos, deleted[i], c.Update)
+			st, err := sc.Merge(tb, states[i].Vals, states[i].Pos, deleted[i], c.Update, nil)
 			if err != nil {
 				return err
 			}
@@ -417,12 +417,12 @@ func copyStage(ctx context.Context, tx pgx.Tx, ti *tableInfo, stage string, rows
 }
 
 // sqlMergeable reports whether SQL merges the table's rows exactly as
-// table.Schema.Merge does: not for partial updates (the read-merge path
+// table.Schema.Merge does: not for partial updates, fixed or flexible (the read-merge path
 // keeps their new-key rules), nor for MIN, MAX or SUM of a type whose SQL
 // order or arithmetic differs (JSON; SUM of anything but numbers), nor
 // for a sequence column without an SQL order.
 func sqlMergeable(sc *table.Schema, u *table.Update) bool {
-	if u != nil && u.Columns != nil {
+	if u != nil && (u.Columns != nil || u.Flexible) {
 		return false
 	}
 	cols := sc.Columns()

@@ -171,7 +171,7 @@ func TestAggregateSQLArithmetic(t *testing.T) {
 	b := []table.Value{{Int: 1}, {Int: 2}, {Int: 3}, table.Value128(bigInt(2000)), {Str: "B"}, {Str: "b"}}
 	insert(t, s, spec, a)
 	insert(t, s, spec, b) // a second statement: merged in SQL with the stored row
-	want, err := sc.Merge(&table.RowState{Vals: a}, b, table.Pos{}, false, nil)
+	want, err := sc.Merge(&table.RowState{Vals: a}, b, table.Pos{}, false, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

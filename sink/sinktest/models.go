@@ -26,6 +26,7 @@ var modelChecks = []struct {
 	{"UniqueLaterRowReplaces", testUniqueLast},
 	{"UniqueSequenceAndDeletes", testUniqueSequence},
 	{"UniquePartialUpdate", testUniquePartial},
+	{"UniqueFlexiblePartialUpdate", testUniqueFlexible},
 	{"AggregateNeverAddsTwice", testAggregate},
 }
 
@@ -38,6 +39,7 @@ type mrow struct {
 	vNull   bool
 	s       string
 	del     bool
+	named   []bool // a flexible partial update's columns (sink.KV.Named)
 }
 
 func (r mrow) vals(cols int) []table.Value {
@@ -74,7 +76,7 @@ func (m *modelJob) load(t *testing.T, e *env, parts []int32, rows []mrow) {
 		pos := table.Pos{JobID: m.id, Partition: p, Offset: m.next[p]}
 		m.next[p]++
 		vals := r.vals(len(m.spec.GetColumns()))
-		c.Rows = append(c.Rows, sink.KV{Key: table.AppendRowKey(nil, m.schema, pos, vals), Value: table.AppendValue(nil, m.schema, pos, vals), Delete: r.del})
+		c.Rows = append(c.Rows, sink.KV{Key: table.AppendRowKey(nil, m.schema, pos, vals), Value: table.AppendValue(nil, m.schema, pos, vals), Delete: r.del, Named: r.named})
 	}
 	for _, p := range []int32{0, 1} {
 		c.Ranges = append(c.Ranges, sink.Range{Partition: p, From: from[p], To: m.next[p]})
@@ -267,6 +269,27 @@ func testUniquePartial(t *testing.T, e *env) {
 		t.Errorf("the refused commit moved partition 0 to %d", p.Positions[0])
 	}
 	m.check(t, e, map[int64]string{1: "1|1|16|alice", 2: "2|2|20|bob", 3: `3|\N|30|`}, "after a refused partial update")
+}
+
+// testUniqueFlexible: a flexible partial update (Doris
+// UPDATE_FLEXIBLE_COLUMNS) changes, per row, only the columns that row
+// names (sink.KV.Named) of a stored key, also for two rows of one key in
+// one batch; a new key gets its row as loaded (the parser's defaults).
+func testUniqueFlexible(t *testing.T, e *env) {
+	spec := uniqueSpec("uniq_flexible", "")
+	spec.SkipBitmapColumn = true
+	m := e.modelJob(t, spec)
+	m.load(t, e, []int32{0, 0}, []mrow{{k: 1, seq: 1, v: 10, s: "alice"}, {k: 2, seq: 2, v: 20, s: "bob"}})
+	m.u = &table.Update{Flexible: true}
+	kv := []bool{true, false, true, false}
+	ks := []bool{true, false, false, true}
+	m.load(t, e, []int32{1, 0, 1, 0}, []mrow{
+		{k: 1, v: 15, seqNull: true, named: kv},
+		{k: 2, s: "robert", seqNull: true, vNull: true, named: ks},
+		{k: 3, v: 30, seqNull: true, named: kv},
+		{k: 1, s: "alicia", seqNull: true, vNull: true, named: ks},
+	})
+	m.check(t, e, map[int64]string{1: "1|1|15|alicia", 2: "2|2|20|robert", 3: `3|\N|30|`}, "flexible partial update")
 }
 
 // testAggregate: SUM, MIN, MAX, REPLACE and REPLACE_IF_NOT_NULL merge in

@@ -335,6 +335,10 @@ func runLoadCase(t *caseT, w *loadWorld, c *loadCase, i int) {
 	for _, s := range stmts {
 		exec(rename(s))
 	}
+	steps := noteSteps(c.Note)
+	if steps.insert != "" {
+		exec(rename(steps.insert))
+	}
 	table := rename(c.Table)
 	loads, err := caseLoads(c)
 	if err != nil {
@@ -361,7 +365,10 @@ func runLoadCase(t *caseT, w *loadWorld, c *loadCase, i int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(l.records) > 0 {
+		produce := func() {
+			if len(l.records) == 0 {
+				return
+			}
 			var recs []*kgo.Record
 			for _, r := range l.records {
 				recs = append(recs, &kgo.Record{Topic: topic, Partition: 0, Value: []byte(r)})
@@ -371,7 +378,17 @@ func runLoadCase(t *caseT, w *loadWorld, c *loadCase, i int) {
 			}
 		}
 		end += int64(len(l.records))
-		exec(stmt)
+		if n == 0 && steps.alter != "" {
+			// The suite alters the job before its records are produced.
+			exec(stmt)
+			exec("PAUSE ROUTINE LOAD FOR " + job)
+			exec("ALTER ROUTINE LOAD FOR " + job + " PROPERTIES (" + steps.alter + ")")
+			exec("RESUME ROUTINE LOAD FOR " + job)
+			produce()
+		} else {
+			produce()
+			exec(stmt)
+		}
 		// The job has read every record when its committed offset (the
 		// next to read) is past the last; a job that paused read what it
 		// could.
@@ -420,6 +437,29 @@ func runLoadCase(t *caseT, w *loadWorld, c *loadCase, i int) {
 		}
 		t.Fatalf("rows differ%s:\n%s", jobNote, d)
 	}
+}
+
+// caseSteps are the statements a case's note says the suite runs around
+// its job: insert, an INSERT INTO ... VALUES before the job; alter, the
+// PROPERTIES of an ALTER ROUTINE LOAD run (PAUSE, ALTER, RESUME) after
+// the job is created and before its records are produced.
+type caseSteps struct{ insert, alter string }
+
+var (
+	noteInsertRE = regexp.MustCompile(`Before the job: (INSERT INTO .*?\))\.(?:\s|$)`)
+	noteAlterRE  = regexp.MustCompile(`ALTER ROUTINE LOAD (?:FOR <job>|\.\.\.) PROPERTIES \((.*?)\);`)
+)
+
+// noteSteps reads caseSteps from a case's note.
+func noteSteps(note string) caseSteps {
+	var st caseSteps
+	if m := noteInsertRE.FindStringSubmatch(note); m != nil {
+		st.insert = m[1]
+	}
+	if m := noteAlterRE.FindStringSubmatch(note); m != nil {
+		st.alter = m[1]
+	}
+	return st
 }
 
 // fileLine is the "load_test.go:184: " a failure starts with.
