@@ -591,9 +591,16 @@ type Column struct {
 	Scale int32 `protobuf:"varint,7,opt,name=scale,proto3" json:"scale,omitempty"`
 	// aggregation is how an AGGREGATE table's value column merges a new
 	// value into the stored one; AGG_NONE for key columns and other models.
-	Aggregation   Aggregation `protobuf:"varint,200,opt,name=aggregation,proto3,enum=loadnode.v1.Aggregation" json:"aggregation,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Aggregation Aggregation `protobuf:"varint,200,opt,name=aggregation,proto3,enum=loadnode.v1.Aggregation" json:"aggregation,omitempty"`
+	// default_current_timestamp (DATETIME only; Doris DEFAULT
+	// CURRENT_TIMESTAMP[(p)]): a row whose load names no value for the
+	// column takes the time its batch is parsed, as a wall clock in the
+	// job's time zone, with default_current_timestamp_precision fraction
+	// digits (0..the column's precision). Excludes default_value.
+	DefaultCurrentTimestamp          bool  `protobuf:"varint,202,opt,name=default_current_timestamp,json=defaultCurrentTimestamp,proto3" json:"default_current_timestamp,omitempty"`
+	DefaultCurrentTimestampPrecision int32 `protobuf:"varint,203,opt,name=default_current_timestamp_precision,json=defaultCurrentTimestampPrecision,proto3" json:"default_current_timestamp_precision,omitempty"`
+	unknownFields                    protoimpl.UnknownFields
+	sizeCache                        protoimpl.SizeCache
 }
 
 func (x *Column) Reset() {
@@ -682,6 +689,20 @@ func (x *Column) GetAggregation() Aggregation {
 	return Aggregation_AGG_NONE
 }
 
+func (x *Column) GetDefaultCurrentTimestamp() bool {
+	if x != nil {
+		return x.DefaultCurrentTimestamp
+	}
+	return false
+}
+
+func (x *Column) GetDefaultCurrentTimestampPrecision() int32 {
+	if x != nil {
+		return x.DefaultCurrentTimestampPrecision
+	}
+	return 0
+}
+
 type TableSpec struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -701,9 +722,13 @@ type TableSpec struct {
 	// a row whose partition columns fall in none of its partitions is an
 	// error row ("no partition for this tuple"), as in Doris. Unset: the
 	// table takes every row.
-	Partitioning  *TablePartitioning `protobuf:"bytes,202,opt,name=partitioning,proto3" json:"partitioning,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Partitioning *TablePartitioning `protobuf:"bytes,202,opt,name=partitioning,proto3" json:"partitioning,omitempty"`
+	// random_distribution: Doris DISTRIBUTED BY RANDOM. It changes nothing a
+	// table holds; a Doris routine load may say "load_to_single_tablet" =
+	// "true" only into such a table, as in Doris.
+	RandomDistribution bool `protobuf:"varint,203,opt,name=random_distribution,json=randomDistribution,proto3" json:"random_distribution,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *TableSpec) Reset() {
@@ -783,6 +808,13 @@ func (x *TableSpec) GetPartitioning() *TablePartitioning {
 		return x.Partitioning
 	}
 	return nil
+}
+
+func (x *TableSpec) GetRandomDistribution() bool {
+	if x != nil {
+		return x.RandomDistribution
+	}
+	return false
 }
 
 // TablePartitioning is a Doris PARTITION BY RANGE (columns) (...) or PARTITION
@@ -5494,7 +5526,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x05Error\x12*\n" +
 	"\x04code\x18\x01 \x01(\x0e2\x16.loadnode.v1.ErrorCodeR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x14\n" +
-	"\x05field\x18\x03 \x01(\tR\x05field\"\xa9\x02\n" +
+	"\x05field\x18\x03 \x01(\tR\x05field\"\xb6\x03\n" +
 	"\x06Column\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12+\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x17.loadnode.v1.ColumnTypeR\x04type\x12\x19\n" +
@@ -5503,8 +5535,10 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x06length\x18\x05 \x01(\x05R\x06length\x12\x1c\n" +
 	"\tprecision\x18\x06 \x01(\x05R\tprecision\x12\x14\n" +
 	"\x05scale\x18\a \x01(\x05R\x05scale\x12;\n" +
-	"\vaggregation\x18\xc8\x01 \x01(\x0e2\x18.loadnode.v1.AggregationR\vaggregationB\x10\n" +
-	"\x0e_default_value\"\xaa\x02\n" +
+	"\vaggregation\x18\xc8\x01 \x01(\x0e2\x18.loadnode.v1.AggregationR\vaggregation\x12;\n" +
+	"\x19default_current_timestamp\x18\xca\x01 \x01(\bR\x17defaultCurrentTimestamp\x12N\n" +
+	"#default_current_timestamp_precision\x18\xcb\x01 \x01(\x05R defaultCurrentTimestampPrecisionB\x10\n" +
+	"\x0e_default_value\"\xdc\x02\n" +
 	"\tTableSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
 	"\acolumns\x18\x02 \x03(\v2\x13.loadnode.v1.ColumnR\acolumns\x12-\n" +
@@ -5513,7 +5547,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\vkey_columns\x18\xc8\x01 \x03(\tR\n" +
 	"keyColumns\x12(\n" +
 	"\x0fsequence_column\x18\xc9\x01 \x01(\tR\x0esequenceColumn\x12C\n" +
-	"\fpartitioning\x18\xca\x01 \x01(\v2\x1e.loadnode.v1.TablePartitioningR\fpartitioning\"~\n" +
+	"\fpartitioning\x18\xca\x01 \x01(\v2\x1e.loadnode.v1.TablePartitioningR\fpartitioning\x120\n" +
+	"\x13random_distribution\x18\xcb\x01 \x01(\bR\x12randomDistribution\"~\n" +
 	"\x11TablePartitioning\x12\x12\n" +
 	"\x04list\x18\x01 \x01(\bR\x04list\x12\x18\n" +
 	"\acolumns\x18\x02 \x03(\tR\acolumns\x12;\n" +

@@ -208,7 +208,14 @@
 // does anyway (any other value is refused, naming the property):
 //
 //	"fuzzy_parse" = "false"
-//	"load_to_single_tablet" = "false"
+//
+// "load_to_single_tablet" (where Doris writes a batch: no difference to
+// the rows) is accepted as "false", and as "true" into a table DISTRIBUTED
+// BY RANDOM only: into any other table the CREATE is refused with Doris's
+// message (client.Exec checks the stored table; a table made before
+// loadnode kept its distribution counts as HASH). ALTER takes only
+// "false"; the property is not kept with the job (SHOW CREATE leaves it
+// out).
 //
 // Job properties with their meaning and Doris's default when left out:
 //
@@ -298,7 +305,8 @@
 // holds or their values: ENGINE=OLAP, DUPLICATE KEY(cols) (Doris sort
 // columns; loadnode keys rows by source position; the columns must exist),
 // COMMENTs, DISTRIBUTED BY HASH(cols)|RANDOM [BUCKETS n|AUTO] (the columns
-// must exist), AUTO PARTITION BY (Doris makes the partition a row needs), INDEX
+// must exist; RANDOM is kept, TableSpec.random_distribution, for
+// load_to_single_tablet), AUTO PARTITION BY (Doris makes the partition a row needs), INDEX
 // ... USING INVERTED|NGRAM_BF|BITMAP, and the PROPERTIES about replication,
 // storage medium, compression, compaction, colocation and bloom filters:
 // replication_num, replication_allocation, storage_medium,
@@ -353,6 +361,10 @@
 //	                     largest), MIN, MAX (NULL ignored), REPLACE,
 //	                     REPLACE_IF_NOT_NULL; a value column without one is refused
 //	                     (HLL_UNION, BITMAP_UNION, QUANTILE_UNION, GENERIC are refused)
+//	no KEY clause        as Doris infers it: if a column names an aggregation,
+//	                     an AGGREGATE table keyed by the columns before the
+//	                     first such column (a first column with one has no key:
+//	                     refused); else DUPLICATE
 //
 // FLOAT, DOUBLE and JSON columns cannot be key columns. Rows merge in the
 // commit that moves the job's progress, so a batch replayed after a crash

@@ -337,6 +337,9 @@ func (p *parser) tableClauses(st *Statement, spec *api.TableSpec) *Error {
 	for {
 		t := p.peek()
 		if t.kind == tokEOF || t.isSym(";") {
+			if !seen["DUPLICATE KEY"] {
+				return p.inferModel(t, spec)
+			}
 			return nil
 		}
 		switch {
@@ -440,9 +443,11 @@ func (p *parser) tableClauses(st *Statement, spec *api.TableSpec) *Error {
 			if err := once(t, "DISTRIBUTED BY"); err != nil {
 				return err
 			}
-			if err := p.distributedBy(columns); err != nil {
+			random, err := p.distributedBy(columns)
+			if err != nil {
 				return err
 			}
+			spec.RandomDistribution = random
 			st.Ignored = append(st.Ignored, "DISTRIBUTED BY")
 		case t.is("ROLLUP"):
 			return p.errf(t, "ROLLUP", "materialized views not supported by loadnode")
@@ -483,37 +488,66 @@ func (p *parser) tableClauses(st *Statement, spec *api.TableSpec) *Error {
 	}
 }
 
+// inferModel gives a table without a KEY clause Doris's model: when a
+// column names an aggregation, an AGGREGATE table keyed by the columns
+// before the first such column (a later column without one is a value
+// column without an aggregation, refused by table.NewSchema as Doris
+// refuses it); else DUPLICATE, as parsed.
+func (p *parser) inferModel(at token, spec *api.TableSpec) *Error {
+	first := -1
+	for i, c := range spec.GetColumns() {
+		if c.GetAggregation() != api.Aggregation_AGG_NONE {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	if first == 0 {
+		return p.errf(at, "CREATE TABLE", "column %s has an aggregation (%s) and no KEY clause names the keys: Doris makes the columns before the first aggregated one the AGGREGATE keys, and there is no key column; put a key column first or give AGGREGATE KEY(...)", quote(spec.Columns[0].GetName()), spec.Columns[0].GetAggregation())
+	}
+	spec.Model = api.TableModel_AGGREGATE
+	for _, c := range spec.Columns[:first] {
+		spec.KeyColumns = append(spec.KeyColumns, c.GetName())
+	}
+	return nil
+}
+
 // distributedBy parses DISTRIBUTED BY HASH(cols)|RANDOM [BUCKETS n|AUTO],
-// which says how Doris spreads rows over tablets: no difference here.
-func (p *parser) distributedBy(columns func(string) *Error) *Error {
+// which says how Doris spreads rows over tablets: no difference here,
+// but for which loads may say "load_to_single_tablet" (random reports
+// RANDOM).
+func (p *parser) distributedBy(columns func(string) *Error) (random bool, err *Error) {
 	const clause = "DISTRIBUTED BY"
 	p.next()
 	if err := p.expect(clause, "BY"); err != nil {
-		return err
+		return false, err
 	}
 	switch t := p.peek(); {
 	case t.is("HASH"):
 		p.next()
 		if err := columns("DISTRIBUTED BY HASH"); err != nil {
-			return err
+			return false, err
 		}
 	case t.is("RANDOM"):
 		p.next()
+		random = true
 	default:
-		return p.errf(t, clause, "expected HASH or RANDOM, found %s", t.describe())
+		return false, p.errf(t, clause, "expected HASH or RANDOM, found %s", t.describe())
 	}
 	if !p.accept("BUCKETS") {
-		return nil
+		return random, nil
 	}
 	if p.accept("AUTO") {
-		return nil
+		return random, nil
 	}
 	n := p.peek()
 	if v, err := strconv.ParseInt(n.text, 10, 32); n.kind != tokNumber || err != nil || v < 1 {
-		return p.errf(n, "BUCKETS", "expected a positive number or AUTO, found %s", n.describe())
+		return false, p.errf(n, "BUCKETS", "expected a positive number or AUTO, found %s", n.describe())
 	}
 	p.next()
-	return nil
+	return random, nil
 }
 
 // skipPartitionBy skips AUTO PARTITION BY RANGE|LIST (cols) (partitions...):
