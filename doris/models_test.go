@@ -155,3 +155,39 @@ func TestLoadToSingleTablet(t *testing.T) {
 		t.Errorf("ALTER false: %v", err)
 	}
 }
+
+// TestDefaultCurrentTimestamp: DEFAULT CURRENT_TIMESTAMP[(p)] on a DATETIME
+// column makes it take the load time; on another type, or with a precision
+// above the column's, it is refused as Doris refuses it.
+func TestDefaultCurrentTimestamp(t *testing.T) {
+	st, err := Parse(`CREATE TABLE t (id INT, dt_1 DATETIME DEFAULT CURRENT_TIMESTAMP, dt_3 DATETIMEV2(3) DEFAULT CURRENT_TIMESTAMP,
+		dt_6 DATETIME(6) NULL DEFAULT CURRENT_TIMESTAMP(6) COMMENT 'x')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []*api.Column{
+		{Name: "id", Type: api.ColumnType_INT32},
+		{Name: "dt_1", Type: api.ColumnType_DATETIME, DefaultCurrentTimestamp: true},
+		{Name: "dt_3", Type: api.ColumnType_DATETIME, Precision: 3, DefaultCurrentTimestamp: true},
+		{Name: "dt_6", Type: api.ColumnType_DATETIME, Precision: 6, DefaultCurrentTimestamp: true, DefaultCurrentTimestampPrecision: 6}}
+	if got := st.CreateTable.GetColumns(); len(got) != len(want) {
+		t.Fatalf("columns = %v", got)
+	} else {
+		for i := range want {
+			if !proto.Equal(got[i], want[i]) {
+				t.Errorf("column %d = %v, want %v", i, got[i], want[i])
+			}
+		}
+	}
+	for sql, msg := range map[string]string{
+		`CREATE TABLE t (b VARCHAR(100) DEFAULT CURRENT_TIMESTAMP)`:       "types other than DATETIME",
+		`CREATE TABLE t (d DATE DEFAULT CURRENT_TIMESTAMP)`:               "types other than DATETIME",
+		`CREATE TABLE t (d DATETIME(3) DEFAULT CURRENT_TIMESTAMP(6))`:     "greater than the column's",
+		`CREATE TABLE t (d DATETIME DEFAULT CURRENT_TIMESTAMP(x))`:        "expected a precision",
+		`CREATE TABLE t (d DATETIME DEFAULT CURRENT_TIMESTAMP DEFAULT 1)`: "DEFAULT given twice",
+	} {
+		if _, err := Parse(sql); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: %v; want %q", sql, err, msg)
+		}
+	}
+}

@@ -223,7 +223,11 @@ func (p *parser) columnDef() (*api.Column, *Error) {
 				p.next()
 				val := "-" + p.next().text
 				col.DefaultValue = &val
-			case v.is("CURRENT_TIMESTAMP"), v.is("CURRENT_DATE"), v.is("NOW"):
+			case v.is("CURRENT_TIMESTAMP"):
+				if err := p.defaultNow(clause, col); err != nil {
+					return nil, err
+				}
+			case v.is("CURRENT_DATE"), v.is("NOW"):
 				return nil, p.errf(v, clause+" DEFAULT "+strings.ToUpper(v.text), "not supported yet: a default that depends on the load time")
 			default:
 				return nil, p.errf(v, clause+" DEFAULT", "expected a string, a number or NULL, found %s", v.describe())
@@ -254,6 +258,35 @@ func (p *parser) columnDef() (*api.Column, *Error) {
 			return nil, p.errf(t, clause, "unexpected %s in the column definition", t.describe())
 		}
 	}
+}
+
+// defaultNow parses CURRENT_TIMESTAMP[(p)] after DEFAULT: the column (a
+// DATETIME, as Doris requires) takes the load time, with p fraction digits
+// (0 without; at most the column's precision).
+func (p *parser) defaultNow(clause string, col *api.Column) *Error {
+	v := p.next()
+	what := clause + " DEFAULT CURRENT_TIMESTAMP"
+	if col.GetType() != api.ColumnType_DATETIME {
+		return p.errf(v, what, "types other than DATETIME and DATETIMEV2 cannot use current_timestamp as the default value (as in Doris)")
+	}
+	prec := int64(0)
+	if p.acceptSym("(") {
+		n := p.peek()
+		var err error
+		if prec, err = strconv.ParseInt(n.text, 10, 32); n.kind != tokNumber || err != nil {
+			return p.errf(n, what, "expected a precision, found %s", n.describe())
+		}
+		p.next()
+		if err := p.expectSym(what, ")"); err != nil {
+			return err
+		}
+		if prec > int64(col.GetPrecision()) {
+			return p.errf(n, what, "precision %d is greater than the column's, %d", prec, col.GetPrecision())
+		}
+	}
+	col.DefaultCurrentTimestamp = true
+	col.DefaultCurrentTimestampPrecision = int32(prec)
+	return nil
 }
 
 // columnType parses a Doris column type (table.TypeOf says which and their

@@ -37,11 +37,7 @@ const (
 // it.
 func (p *Parser) parseJSON() error {
 	for i := range p.dst {
-		if p.meta[i].hasDef {
-			p.dst[i] = p.meta[i].def
-		} else {
-			p.dst[i] = Value{Null: true}
-		}
+		p.dst[i] = p.defaultOf(&p.meta[i])
 	}
 	raw := p.raw
 	i := skipWS(raw, 0)

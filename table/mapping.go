@@ -243,10 +243,8 @@ func (p *Parser) apply(src, out []Value) error {
 			p.setComputed(col, r)
 		case oc.slot >= 0:
 			*v = src[oc.slot]
-		case s.meta[col].hasDef:
-			*v = s.meta[col].def
 		default:
-			*v = Value{Null: true}
+			*v = p.defaultOf(&s.meta[col])
 		}
 	}
 	if m.where == nil && m.deleteOn == nil || p.colErr != nil {

@@ -30,12 +30,17 @@ const (
 
 // colMeta is what a Schema knows of one column beyond its type.
 type colMeta struct {
-	notNull   bool
-	hasDef    bool
-	def       Value // the parsed default, when hasDef
-	length    int   // CHAR, VARCHAR: bytes
-	precision int   // DECIMAL digits, DATETIME fraction digits
-	scale     int   // DECIMAL fraction digits
+	notNull bool
+	hasDef  bool
+	def     Value // the parsed default, when hasDef
+	// defNow: the default is the load time (DATETIME, Doris DEFAULT
+	// CURRENT_TIMESTAMP[(p)]) with nowPrec fraction digits; hasDef is
+	// then false and the parser supplies the value (Parser.SetLoadTime).
+	defNow    bool
+	nowPrec   int
+	length    int // CHAR, VARCHAR: bytes
+	precision int // DECIMAL digits, DATETIME fraction digits
+	scale     int // DECIMAL fraction digits
 }
 
 // isText reports whether values of t are held in Value.Str.

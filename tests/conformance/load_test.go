@@ -39,6 +39,11 @@ const loadParallel = 4
 // does not have (issue 26: MAP, ARRAY, STRUCT, VARIANT, encryption keys).
 var unsupportedNote = regexp.MustCompile(`\bneeds (MAP|ARRAY|STRUCT|VARIANT|ENCRYPTKEY)\b`)
 
+// insertBefore finds the step a case's note asks for before its load,
+// "before the load: INSERT INTO t (cols) VALUES (...)." (the suite's own
+// INSERT, run as written on the case's table).
+var insertBefore = regexp.MustCompile(`\bbefore the load: (INSERT INTO [^;]*?\))\.(\s|$)`)
+
 // loadCase is a load/<case>/case.yaml.
 type loadCase struct {
 	name       string
@@ -332,6 +337,9 @@ func runLoadCase(t *caseT, w *loadWorld, c *loadCase, i int) {
 	}
 	for _, s := range stmts {
 		exec(rename(s))
+	}
+	if m := insertBefore.FindStringSubmatch(c.Note); m != nil {
+		exec(rename(m[1]))
 	}
 	table := rename(c.Table)
 	records, err := caseRecords(c)

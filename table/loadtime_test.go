@@ -1,0 +1,97 @@
+package table
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
+)
+
+// loadTimeSchema is (id INT, d DATETIME DEFAULT CURRENT_TIMESTAMP,
+// d3 DATETIME(3) DEFAULT CURRENT_TIMESTAMP(3), d6 DATETIME(6) DEFAULT
+// CURRENT_TIMESTAMP).
+func loadTimeSchema(t *testing.T) *Schema {
+	t.Helper()
+	s, err := NewSchema(&api.TableSpec{Name: "t", Columns: []*api.Column{
+		{Name: "id", Type: api.ColumnType_INT32},
+		{Name: "d", Type: api.ColumnType_DATETIME, DefaultCurrentTimestamp: true},
+		{Name: "d3", Type: api.ColumnType_DATETIME, Precision: 3, DefaultCurrentTimestamp: true, DefaultCurrentTimestampPrecision: 3},
+		{Name: "d6", Type: api.ColumnType_DATETIME, Precision: 6, DefaultCurrentTimestamp: true},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestDefaultLoadTime: a column whose default is the load time takes the
+// time SetLoadTime gave, as a wall clock in the job's zone at the default's
+// precision, when a JSON record, a COLUMNS mapping or an INSERT leaves it
+// out; a value the load names wins.
+func TestDefaultLoadTime(t *testing.T) {
+	s := loadTimeSchema(t)
+	shanghai, err := time.LoadLocation("Asia/Shanghai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := time.Date(2025, 12, 1, 10, 0, 5, 123456789, time.UTC) // 18:00:05.123456 in Shanghai
+	for _, tt := range []struct {
+		name string
+		f    Format
+		in   string
+		want string
+	}{
+		{"json, UTC", Format{Kind: "json"}, `{"id": 1}`, "1|2025-12-01 10:00:05|2025-12-01 10:00:05.123|2025-12-01 10:00:05.000000"},
+		{"json, the job's zone", Format{Kind: "json", Location: shanghai}, `{"id": 1}`, "1|2025-12-01 18:00:05|2025-12-01 18:00:05.123|2025-12-01 18:00:05.000000"},
+		{"json names d", Format{Kind: "json"}, `{"id": 1, "d": "2020-01-01 00:00:00"}`, "1|2020-01-01 00:00:00|2025-12-01 10:00:05.123|2025-12-01 10:00:05.000000"},
+		{"json null is NULL", Format{Kind: "json"}, `{"id": 1, "d": null}`, "1|NULL|2025-12-01 10:00:05.123|2025-12-01 10:00:05.000000"},
+		{"csv mapping", Format{Columns: []string{"id", "d6"}}, "2,2021-02-03 04:05:06.7", "2|2025-12-01 10:00:05|2025-12-01 10:00:05.123|2021-02-03 04:05:06.700000"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := NewParser(s, tt.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.SetLoadTime(load)
+			row, err := p.Parse([]byte(tt.in), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := render(s, row); got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+	row, err := s.RowOf([]string{"id"}, []*api.InsertCell{{Text: "3"}}, load.In(shanghai))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := render(s, row), "3|2025-12-01 18:00:05|2025-12-01 18:00:05.123|2025-12-01 18:00:05.000000"; got != want {
+		t.Errorf("INSERT: got %s, want %s", got, want)
+	}
+	// Before 1970 the fraction is truncated toward the past too.
+	if v := loadTimeValue(time.Date(1969, 12, 31, 23, 59, 59, 999999000, time.UTC), 0); v.Int != -1e6 {
+		t.Errorf("1969-12-31 23:59:59.999999 at precision 0 = %d µs, want -1000000", v.Int)
+	}
+}
+
+// TestDefaultLoadTimeRefused: only a DATETIME column defaults to the load
+// time, with one default and a precision within the column's.
+func TestDefaultLoadTimeRefused(t *testing.T) {
+	for _, tt := range []struct {
+		c    *api.Column
+		want string
+	}{
+		{&api.Column{Name: "c", Type: api.ColumnType_DATE, DefaultCurrentTimestamp: true}, "only DATETIME"},
+		{&api.Column{Name: "c", Type: api.ColumnType_DATETIME, DefaultCurrentTimestamp: true, DefaultValue: proto.String("2020-01-01")}, "one default"},
+		{&api.Column{Name: "c", Type: api.ColumnType_DATETIME, Precision: 3, DefaultCurrentTimestamp: true, DefaultCurrentTimestampPrecision: 6}, "want 0..3"},
+		{&api.Column{Name: "c", Type: api.ColumnType_DATETIME, DefaultCurrentTimestampPrecision: 2}, "only with default_current_timestamp"},
+	} {
+		if _, err := NewSchema(&api.TableSpec{Name: "t", Columns: []*api.Column{tt.c}}); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: %v; want %q", tt.c, err, tt.want)
+		}
+	}
+}
