@@ -298,7 +298,10 @@
 //
 // Column options: NULL, NOT NULL (a NULL value makes an error row), DEFAULT
 // "v" | number | NULL (the value of a column a load does not fill; checked
-// against the type), KEY, COMMENT.
+// against the type), DEFAULT CURRENT_TIMESTAMP[(n)] (DATETIME only, n at
+// most the column's precision, as Doris: the load time, one per batch, as a
+// wall clock in the job's timezone with n fraction digits; an INSERT's in
+// UTC), KEY, COMMENT.
 //
 // Accepted and listed in Statement.Ignored (the client's answer names
 // them), because they make no difference to which rows a loadnode table
@@ -385,7 +388,7 @@
 //
 // # Refused, by name
 //
-//	CREATE TABLE   PRIMARY KEY, ROLLUP, DEFAULT CURRENT_TIMESTAMP, AUTO_INCREMENT,
+//	CREATE TABLE   PRIMARY KEY, ROLLUP, DEFAULT CURRENT_DATE, AUTO_INCREMENT,
 //	               ON UPDATE, generated columns, HLL_UNION / BITMAP_UNION /
 //	               QUANTILE_UNION / GENERIC, ENGINE other than OLAP, CREATE TABLE
 //	               LIKE / AS SELECT, any other table property (dynamic_partition.*,
