@@ -599,8 +599,14 @@ type Column struct {
 	// digits (0..the column's precision). Excludes default_value.
 	DefaultCurrentTimestamp          bool  `protobuf:"varint,202,opt,name=default_current_timestamp,json=defaultCurrentTimestamp,proto3" json:"default_current_timestamp,omitempty"`
 	DefaultCurrentTimestampPrecision int32 `protobuf:"varint,203,opt,name=default_current_timestamp_precision,json=defaultCurrentTimestampPrecision,proto3" json:"default_current_timestamp_precision,omitempty"`
-	unknownFields                    protoimpl.UnknownFields
-	sizeCache                        protoimpl.SizeCache
+	// text_in_job_zone (TIMESTAMP only; Doris's TIMESTAMP): a text value
+	// without an offset is a wall clock in the job's time zone (UTC for an
+	// INSERT), read as Doris reads a DATETIME (to whole seconds); a number is
+	// not a TIMESTAMP. Unset: loadnode's TIMESTAMP (UTC text, epoch
+	// milliseconds).
+	TextInJobZone bool `protobuf:"varint,204,opt,name=text_in_job_zone,json=textInJobZone,proto3" json:"text_in_job_zone,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Column) Reset() {
@@ -701,6 +707,13 @@ func (x *Column) GetDefaultCurrentTimestampPrecision() int32 {
 		return x.DefaultCurrentTimestampPrecision
 	}
 	return 0
+}
+
+func (x *Column) GetTextInJobZone() bool {
+	if x != nil {
+		return x.TextInJobZone
+	}
+	return false
 }
 
 type TableSpec struct {
@@ -5526,7 +5539,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x05Error\x12*\n" +
 	"\x04code\x18\x01 \x01(\x0e2\x16.loadnode.v1.ErrorCodeR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x14\n" +
-	"\x05field\x18\x03 \x01(\tR\x05field\"\xb6\x03\n" +
+	"\x05field\x18\x03 \x01(\tR\x05field\"\xe0\x03\n" +
 	"\x06Column\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12+\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x17.loadnode.v1.ColumnTypeR\x04type\x12\x19\n" +
@@ -5537,7 +5550,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x05scale\x18\a \x01(\x05R\x05scale\x12;\n" +
 	"\vaggregation\x18\xc8\x01 \x01(\x0e2\x18.loadnode.v1.AggregationR\vaggregation\x12;\n" +
 	"\x19default_current_timestamp\x18\xca\x01 \x01(\bR\x17defaultCurrentTimestamp\x12N\n" +
-	"#default_current_timestamp_precision\x18\xcb\x01 \x01(\x05R defaultCurrentTimestampPrecisionB\x10\n" +
+	"#default_current_timestamp_precision\x18\xcb\x01 \x01(\x05R defaultCurrentTimestampPrecision\x12(\n" +
+	"\x10text_in_job_zone\x18\xcc\x01 \x01(\bR\rtextInJobZoneB\x10\n" +
 	"\x0e_default_value\"\xdc\x02\n" +
 	"\tTableSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +

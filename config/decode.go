@@ -263,7 +263,7 @@ func offsetText(n *yaml.Node) string {
 var (
 	jobKeys   = []string{"name", "table", "tables", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "schema_registry", "merge_type", "delete_on", "sequence_column", "partial_columns", "partial_update_new_key_behavior", "fill_missing_columns", "strip_outer_array", "target_partitions", "error_topic", "error_topic_brokers", "error_topic_properties", "kafka", "kinesis"}
 	tableKeys = []string{"name", "columns", "model", "database", "keys", "sequence_column"}
-	colKeys   = []string{"name", "type", "not_null", "default", "default_current_timestamp", "default_current_timestamp_precision", "aggregation"}
+	colKeys   = []string{"name", "type", "not_null", "default", "default_current_timestamp", "default_current_timestamp_precision", "text_in_job_zone", "aggregation"}
 	kafkaKeys = []string{"brokers", "topic", "partitions", "offsets", "default_offset", "properties", "commit_group"}
 )
 
@@ -527,6 +527,12 @@ func (d *decoder) column(n *yaml.Node, path string) (*api.Column, error) {
 			c.NotNull = b
 		case "default":
 			c.DefaultValue = &s
+		case "text_in_job_zone":
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				return errAt(v, field, "must be true or false")
+			}
+			c.TextInJobZone = b
 		case "default_current_timestamp":
 			b, err := strconv.ParseBool(s)
 			if err != nil {

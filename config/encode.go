@@ -67,6 +67,9 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 			if c.DefaultValue != nil {
 				add(cn, "default", strNode(c.GetDefaultValue()))
 			}
+			if c.GetTextInJobZone() {
+				add(cn, "text_in_job_zone", strNode("true"))
+			}
 			if c.GetDefaultCurrentTimestamp() {
 				add(cn, "default_current_timestamp", strNode("true"))
 				if p := c.GetDefaultCurrentTimestampPrecision(); p != 0 {

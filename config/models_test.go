@@ -90,6 +90,7 @@ table:
     - {name: id, type: int}
     - {name: d, type: datetime, default_current_timestamp: true}
     - {name: d3, type: datetime(3), default_current_timestamp: true, default_current_timestamp_precision: 3}
+    - {name: t, type: timestamp, text_in_job_zone: true}
 format: json
 kafka: {brokers: "k1:9092", topic: t}
 `
@@ -99,7 +100,7 @@ kafka: {brokers: "k1:9092", topic: t}
 	}
 	cols := s.GetTable().GetColumns()
 	if !cols[1].GetDefaultCurrentTimestamp() || cols[1].GetDefaultCurrentTimestampPrecision() != 0 ||
-		!cols[2].GetDefaultCurrentTimestamp() || cols[2].GetDefaultCurrentTimestampPrecision() != 3 {
+		!cols[2].GetDefaultCurrentTimestamp() || cols[2].GetDefaultCurrentTimestampPrecision() != 3 || !cols[3].GetTextInJobZone() {
 		t.Fatalf("columns = %v", cols)
 	}
 	ApplyDefaults(s)

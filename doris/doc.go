@@ -292,6 +292,10 @@
 //	BOOLEAN, BOOL                           BOOL
 //	DATE, DATEV2                            DATE
 //	DATETIME[(p)], DATETIMEV2[(p)]          DATETIME: a wall clock, no zone, p <= 6
+//	TIMESTAMP                               TIMESTAMP with text_in_job_zone: an instant;
+//	                                        text without an offset is a wall clock in
+//	                                        the job's timezone (to whole seconds), as
+//	                                        Doris reads it; TIMESTAMP(p) refused
 //	JSON, JSONB                             JSON (validated, kept compact)
 //	anything else (HLL, BITMAP, ARRAY,      refused, naming the type
 //	MAP, STRUCT, VARIANT, ...)

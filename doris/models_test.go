@@ -191,3 +191,19 @@ func TestDefaultCurrentTimestamp(t *testing.T) {
 		}
 	}
 }
+
+// TestTimestampType: Doris's TIMESTAMP is an instant whose zone-less text is
+// read in the job's zone (TIMESTAMP with text_in_job_zone); TIMESTAMP(p) is
+// refused by name.
+func TestTimestampType(t *testing.T) {
+	st, err := Parse(`CREATE TABLE t (id int, t timestamp) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 2`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := st.CreateTable.GetColumns()[1]; !proto.Equal(c, &api.Column{Name: "t", Type: api.ColumnType_TIMESTAMP, TextInJobZone: true}) {
+		t.Errorf("t = %v", c)
+	}
+	if _, err := Parse(`CREATE TABLE t (t TIMESTAMP(3))`); err == nil || !strings.Contains(err.Error(), "TIMESTAMP(p) not supported") {
+		t.Errorf("TIMESTAMP(3): %v", err)
+	}
+}

@@ -50,7 +50,7 @@ var aggregationTypes = map[string]bool{
 	"HLL_UNION": true, "BITMAP_UNION": true, "QUANTILE_UNION": true, "GENERIC": true,
 }
 
-const typesHelp = "supported: TINYINT, SMALLINT, INT, BIGINT, LARGEINT, FLOAT, DOUBLE, DECIMAL(p,s) with p <= 38, CHAR(n), VARCHAR(n), STRING, TEXT, BOOLEAN, DATE, DATETIME(p), JSON"
+const typesHelp = "supported: TINYINT, SMALLINT, INT, BIGINT, LARGEINT, FLOAT, DOUBLE, DECIMAL(p,s) with p <= 38, CHAR(n), VARCHAR(n), STRING, TEXT, BOOLEAN, DATE, DATETIME(p), TIMESTAMP, JSON"
 
 // createTable parses the rest of CREATE TABLE [IF NOT EXISTS] [db.]name
 // (columns) [clauses].
@@ -299,7 +299,14 @@ func (p *parser) columnType(clause string) (*api.Column, *Error) {
 	p.next()
 	name := strings.ToUpper(t.text)
 	switch name {
-	case "INT64", "FLOAT64", "TIMESTAMP", "INT8", "INT16", "INT32", "INT128", "FLOAT32":
+	case "TIMESTAMP":
+		// Doris's TIMESTAMP is an instant: text without an offset is read
+		// in the load's time zone, and shown in the reader's.
+		if p.peek().isSym("(") {
+			return nil, p.errf(p.peek(), clause, "TIMESTAMP(p) not supported by loadnode (TIMESTAMP keeps whole seconds)")
+		}
+		return &api.Column{Type: api.ColumnType_TIMESTAMP, TextInJobZone: true}, nil
+	case "INT64", "FLOAT64", "INT8", "INT16", "INT32", "INT128", "FLOAT32":
 		// loadnode's own names are for job specs, not Doris DDL.
 		return nil, p.errf(t, clause, "type %s not supported by loadnode (%s)", name, typesHelp)
 	case "ARRAY", "MAP", "STRUCT", "VARIANT", "HLL", "BITMAP", "QUANTILE_STATE", "AGG_STATE", "IPV4", "IPV6":

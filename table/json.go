@@ -468,7 +468,7 @@ func (p *Parser) setJSONNumber(col, i, j int, integral bool) {
 	*v = Value{}
 	t := p.types[col]
 	switch {
-	case t == api.ColumnType_TIMESTAMP:
+	case t == api.ColumnType_TIMESTAMP && !p.meta[col].jobZone:
 		if !integral {
 			break
 		}
@@ -483,7 +483,7 @@ func (p *Parser) setJSONNumber(col, i, j int, integral bool) {
 		v.Int = n
 		return
 	case isInt(t) && !integral:
-	case t == api.ColumnType_DATE, t == api.ColumnType_DATETIME:
+	case t == api.ColumnType_DATE, t == api.ColumnType_DATETIME, t == api.ColumnType_TIMESTAMP:
 	case t == api.ColumnType_BOOL:
 		if len(b) == 1 && (b[0] == '0' || b[0] == '1') {
 			v.Bool = b[0] == '1'

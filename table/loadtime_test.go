@@ -95,3 +95,65 @@ func TestDefaultLoadTimeRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestTimestampInJobZone: a TIMESTAMP with text_in_job_zone (Doris's
+// TIMESTAMP) reads zone-less text as a wall clock in the job's zone, to
+// whole seconds as Doris reads a DATETIME; text with an offset is that
+// instant; a JSON number is not a TIMESTAMP; an expression sees the wall
+// clock in the job's zone; an INSERT reads it in UTC.
+func TestTimestampInJobZone(t *testing.T) {
+	s, err := NewSchema(&api.TableSpec{Name: "t", Columns: []*api.Column{
+		{Name: "id", Type: api.ColumnType_INT32},
+		{Name: "t", Type: api.ColumnType_TIMESTAMP, TextInJobZone: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plus10 := time.FixedZone("+10:00", 10*3600)
+	instant := func(s string) string {
+		tm, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return formatValue(&api.Column{Type: api.ColumnType_TIMESTAMP}, Value{Int: tm.UnixMicro()})
+	}
+	for _, tt := range []struct {
+		name string
+		f    Format
+		in   string
+		want string
+	}{
+		{"csv in +10:00", Format{Location: plus10}, "1,2020-01-01 10:00:00", "1|" + instant("2020-01-01T00:00:00Z")},
+		{"csv in UTC", Format{}, "1,2020-01-01 10:00:00", "1|" + instant("2020-01-01T10:00:00Z")},
+		{"an offset wins", Format{Location: plus10}, "1,2020-01-01 10:00:00+08:00", "1|" + instant("2020-01-01T02:00:00Z")},
+		{"whole seconds", Format{Location: plus10}, "1,2020-01-01 10:00:00.4", "1|" + instant("2020-01-01T00:00:00Z")},
+		{"json text", Format{Kind: "json", Location: plus10}, `{"id": 1, "t": "2025-01-01 11:11:11"}`, "1|" + instant("2025-01-01T01:11:11Z")},
+		{"a json number is not a TIMESTAMP", Format{Kind: "json", NonStrict: true}, `{"id": 1, "t": 1577872800000}`, "1|NULL"},
+		{"where sees the zone's wall clock", Format{Location: plus10, Columns: []string{"id", "t"}, Where: "t = '2020-01-01 10:00:00'"}, "1,2020-01-01 10:00:00", "1|" + instant("2020-01-01T00:00:00Z")},
+		{"computed", Format{Location: plus10, Columns: []string{"id", "x", "t = concat(x, ' 10:00:00')"}}, "1,2020-01-01", "1|" + instant("2020-01-01T00:00:00Z")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := NewParser(s, tt.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			row, err := p.Parse([]byte(tt.in), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := render(s, row); got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+	row, err := s.RowOf(nil, []*api.InsertCell{{Text: "1"}, {Text: "2020-01-01 10:00:00"}}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := render(s, row), "1|"+instant("2020-01-01T10:00:00Z"); got != want {
+		t.Errorf("INSERT: %s, want %s", got, want)
+	}
+	if _, err := NewSchema(&api.TableSpec{Name: "t", Columns: []*api.Column{{Name: "d", Type: api.ColumnType_DATETIME, TextInJobZone: true}}}); err == nil ||
+		!strings.Contains(err.Error(), "only a TIMESTAMP") {
+		t.Errorf("DATETIME text_in_job_zone: %v", err)
+	}
+}

@@ -509,6 +509,15 @@ func (p *Parser) setText(col int, b []byte, off int) {
 	v := &p.dst[col]
 	*v = Value{}
 	t := p.types[col]
+	if t == api.ColumnType_TIMESTAMP && p.meta[col].jobZone {
+		n, e := zonedTimestamp(b, p.loc)
+		if e != numOK {
+			p.convFail(col, convReason(t, p.meta[col], b, e), false)
+			return
+		}
+		v.Int = n
+		return
+	}
 	if e := convertInto(v, t, p.meta[col], b); e != numOK {
 		p.convFail(col, convReason(t, p.meta[col], b, e), e == numRange && t == api.ColumnType_DECIMAL)
 		return

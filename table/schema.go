@@ -155,6 +155,12 @@ func columnMeta(c *api.Column, path string) (colMeta, error) {
 	if t != api.ColumnType_DECIMAL && m.scale != 0 {
 		return m, fieldErr(path+".scale", "only DECIMAL has a scale")
 	}
+	if c.GetTextInJobZone() {
+		if t != api.ColumnType_TIMESTAMP {
+			return m, fieldErr(path+".text_in_job_zone", "only a TIMESTAMP column reads its text in the job's zone")
+		}
+		m.jobZone = true
+	}
 	if c.GetDefaultCurrentTimestamp() {
 		if t != api.ColumnType_DATETIME {
 			return m, fieldErr(path+".default_current_timestamp", "a %s column cannot default to the load time (only DATETIME can, as in Doris)", typeName(t))
