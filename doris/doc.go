@@ -225,7 +225,7 @@
 //	                    the record is an error row
 //	"max_filter_ratio"  max_filter_ratio, 0..1; default 1 (no ratio limit): the job
 //	                    pauses when a window's error rows exceed this share of its rows
-//	"timezone"          timezone (IANA name or +hh:mm); default UTC, not the Doris
+//	"timezone"          timezone (IANA name, +hh:mm or +h:mm); default UTC, not the Doris
 //	                    node's zone (loadnode has no session zone)
 //
 // # Multi-table loads

@@ -157,3 +157,22 @@ func TestTimestampInJobZone(t *testing.T) {
 		t.Errorf("DATETIME text_in_job_zone: %v", err)
 	}
 }
+
+// TestLoadTimezoneOneHourDigit: as Doris, "+8:00" is the offset +08:00.
+func TestLoadTimezoneOneHourDigit(t *testing.T) {
+	for tz, want := range map[string]int{"+8:00": 8 * 3600, "-3:30": -(3*3600 + 30*60), "+08:00": 8 * 3600} {
+		loc, err := LoadTimezone(tz)
+		if err != nil {
+			t.Errorf("%s: %v", tz, err)
+			continue
+		}
+		if _, off := time.Date(2020, 1, 1, 0, 0, 0, 0, loc).Zone(); off != want {
+			t.Errorf("%s: offset %d s, want %d", tz, off, want)
+		}
+	}
+	for _, bad := range []string{"+8:0", "+x:00", "+8"} {
+		if _, err := LoadTimezone(bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}

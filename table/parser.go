@@ -782,6 +782,10 @@ func LoadTimezone(tz string) (*time.Location, error) {
 		return time.UTC, nil
 	}
 	if tz[0] == '+' || tz[0] == '-' {
+		if len(tz) == 5 && tz[2] == ':' && tz[1] >= '0' && tz[1] <= '9' {
+			// Doris also takes one hour digit: "+8:00" is "+08:00".
+			tz = tz[:1] + "0" + tz[1:]
+		}
 		t, err := time.Parse("-07:00", tz)
 		if err != nil {
 			if t, err = time.Parse("-0700", tz); err != nil {
