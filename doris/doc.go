@@ -396,7 +396,9 @@
 //	               ON UPDATE, generated columns, HLL_UNION / BITMAP_UNION /
 //	               QUANTILE_UNION / GENERIC, ENGINE other than OLAP, CREATE TABLE
 //	               LIKE / AS SELECT, any other table property (dynamic_partition.*,
-//	               function_column.sequence_type, storage_policy, ...)
+//	               function_column.sequence_type, storage_policy, ...),
+//	               DISTRIBUTED BY RANDOM on a UNIQUE table or an AGGREGATE table
+//	               with a REPLACE or REPLACE_IF_NOT_NULL column (as Doris)
 //	ROUTINE LOAD   COLUMNS, WHERE, PARTITION or a merge type without ON, PRECEDING FILTER,
 //	               TEMPORARY PARTITION, ROWS TERMINATED BY, COLUMNS TERMINATED BY with format json, formats
 //	               other than csv and json, kafka_offsets without kafka_partitions, "FILE:"

@@ -207,3 +207,24 @@ func TestTimestampType(t *testing.T) {
 		t.Errorf("TIMESTAMP(3): %v", err)
 	}
 }
+
+// TestRandomDistributionRefused: as Doris, DISTRIBUTED BY RANDOM is refused
+// for a UNIQUE table and for an AGGREGATE table with a REPLACE column
+// (inferred or not); SUM, MIN and MAX are fine.
+func TestRandomDistributionRefused(t *testing.T) {
+	for sql, want := range map[string]string{
+		`CREATE TABLE t (k INT, v INT) UNIQUE KEY(k) DISTRIBUTED BY RANDOM`:                       "keys type is unique",
+		`CREATE TABLE t (k INT, v INT REPLACE) AGGREGATE KEY(k) DISTRIBUTED BY RANDOM BUCKETS 2`:  "[v] is invalid",
+		`CREATE TABLE t (k INT, v INT REPLACE_IF_NOT_NULL) DISTRIBUTED BY RANDOM`:                 "[v] is invalid",
+		`CREATE TABLE t (k INT, v INT SUM, w INT MAX) DISTRIBUTED BY RANDOM`:                      "",
+		`CREATE TABLE t (k INT, v INT REPLACE) AGGREGATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 2`: "",
+	} {
+		_, err := Parse(sql)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: %v", sql, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("%s: %v; want %q", sql, err, want)
+		}
+	}
+}

@@ -378,9 +378,11 @@ func (p *parser) tableClauses(st *Statement, spec *api.TableSpec) *Error {
 		t := p.peek()
 		if t.kind == tokEOF || t.isSym(";") {
 			if !seen["DUPLICATE KEY"] {
-				return p.inferModel(t, spec)
+				if err := p.inferModel(t, spec); err != nil {
+					return err
+				}
 			}
-			return nil
+			return p.checkRandom(t, spec)
 		}
 		switch {
 		case t.is("ENGINE"):
@@ -550,6 +552,26 @@ func (p *parser) inferModel(at token, spec *api.TableSpec) *Error {
 	spec.Model = api.TableModel_AGGREGATE
 	for _, c := range spec.Columns[:first] {
 		spec.KeyColumns = append(spec.KeyColumns, c.GetName())
+	}
+	return nil
+}
+
+// checkRandom refuses what Doris refuses with DISTRIBUTED BY RANDOM: a
+// UNIQUE table, and an AGGREGATE table with a REPLACE or
+// REPLACE_IF_NOT_NULL column.
+func (p *parser) checkRandom(at token, spec *api.TableSpec) *Error {
+	if !spec.GetRandomDistribution() {
+		return nil
+	}
+	switch spec.GetModel() {
+	case api.TableModel_UNIQUE:
+		return p.errf(at, "DISTRIBUTED BY RANDOM", "should not be distributed by random when keys type is unique (as in Doris)")
+	case api.TableModel_AGGREGATE:
+		for _, c := range spec.GetColumns() {
+			if a := c.GetAggregation(); a == api.Aggregation_REPLACE || a == api.Aggregation_REPLACE_IF_NOT_NULL {
+				return p.errf(at, "DISTRIBUTED BY RANDOM", "should not be distributed by random when keys type is agg and column is in replace, [%s] is invalid (as in Doris)", c.GetName())
+			}
+		}
 	}
 	return nil
 }
