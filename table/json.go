@@ -211,6 +211,8 @@ func (p *Parser) literal(i int, n *jnode, lit string, b bool) (int, error) {
 }
 
 // object walks the object at raw[i] == '{'. n, when not nil, has children.
+// A key given twice loads its first value, as Doris (the later ones are
+// only checked to be JSON).
 func (p *Parser) object(i int, n *jnode, depth int) (int, error) {
 	raw := p.raw
 	i = skipWS(raw, i+1)
@@ -218,6 +220,8 @@ func (p *Parser) object(i int, n *jnode, depth int) (int, error) {
 		return i + 1, nil
 	}
 	hint := 0
+	var seen uint64           // the keys of n met in this object, by index < 64
+	var seenMore map[int]bool // and the others
 	for {
 		if i >= len(raw) || raw[i] != '"' {
 			return 0, p.syntax(i, "want a string key")
@@ -236,6 +240,20 @@ func (p *Parser) object(i int, n *jnode, depth int) (int, error) {
 			var idx int
 			if kid, idx = n.lookup(key, hint); idx >= 0 {
 				hint = idx + 1
+				dup := false
+				if idx < 64 {
+					dup = seen&(1<<idx) != 0
+					seen |= 1 << idx
+				} else {
+					if seenMore == nil {
+						seenMore = make(map[int]bool)
+					}
+					dup = seenMore[idx]
+					seenMore[idx] = true
+				}
+				if dup {
+					kid = nil
+				}
 			}
 		}
 		i = skipWS(raw, kend)

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -174,5 +175,53 @@ func TestLoadTimezoneOneHourDigit(t *testing.T) {
 		if _, err := LoadTimezone(bad); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
+	}
+}
+
+// TestJSONDuplicateKeyFirstWins: a key given twice in an object loads its
+// first value, as Doris (test_json_load select29), at any depth and for any
+// number of keys; the later value must still be JSON.
+func TestJSONDuplicateKeyFirstWins(t *testing.T) {
+	s := typedSchema(t, "k1 int", "k2 int")
+	p, err := NewParser(s, Format{Kind: "json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{
+		`{"k1": 10, "k1": 100}`:              "10|NULL",
+		`{"k1": 10, "k2": 2, "k1": null}`:    "10|2",
+		`{"k1": null, "k1": 5}`:              "NULL|NULL",
+		`{"x": {"k1": 1}, "k1": 7, "k1": 8}`: "7|NULL",
+	} {
+		row, err := p.Parse([]byte(in), nil)
+		if err != nil {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		if got := render(s, row); got != want {
+			t.Errorf("%s: got %s, want %s", in, got, want)
+		}
+	}
+	if _, err := p.Parse([]byte(`{"k1": 1, "k1": tru}`), nil); err == nil {
+		t.Error("a later duplicate that is not JSON was accepted")
+	}
+	// Beyond 64 keys of one object.
+	var cols []string
+	var obj []string
+	for i := 0; i < 70; i++ {
+		cols = append(cols, fmt.Sprintf("c%d int", i))
+		obj = append(obj, fmt.Sprintf(`"c%d": %d`, i, i))
+	}
+	wide := typedSchema(t, cols...)
+	wp, err := NewParser(wide, Format{Kind: "json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := wp.Parse([]byte("{"+strings.Join(obj, ", ")+`, "c69": 1000, "c3": 1000}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row[69].Int != 69 || row[3].Int != 3 {
+		t.Errorf("c69 = %d, c3 = %d; want 69, 3", row[69].Int, row[3].Int)
 	}
 }
