@@ -43,10 +43,11 @@ func (m *manager) tableInsert(ctx actor.Context, req *api.TableInsertRequest) {
 		if len(names) == 0 {
 			names = nil
 		}
-		base := time.Now().UnixNano()
+		now := time.Now()
+		base := now.UnixNano()
 		rows := make([]sink.KV, 0, len(req.GetRows()))
 		for i, r := range req.GetRows() {
-			vals, err := schema.RowOf(names, r.GetCells())
+			vals, err := schema.RowOf(names, r.GetCells(), now.UTC())
 			if err == nil && sk != nil {
 				if rc, ok := sk.(sink.RowChecker); ok {
 					err = rc.CheckRow(schema, vals)

@@ -421,7 +421,17 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, home *t
 	vals := make([]table.Value, len(cfg.schema.Columns()))
 	c.rows = make([]sink.KV, 0, len(b.Records))
 	arena := make([]byte, 0, int(b.Bytes)+len(b.Records)*(table.KeyLen+16))
-	nowMs := time.Now().UnixMilli()
+	now := time.Now()
+	nowMs := now.UnixMilli()
+	// One load time per batch, as Doris takes one per load (DEFAULT
+	// CURRENT_TIMESTAMP). A batch parsed again after a crash takes a new
+	// one: only one parse of a batch commits, with its progress.
+	home.SetLoadTime(now)
+	if rs != nil {
+		for _, rt := range rs.by {
+			rt.parser.SetLoadTime(now)
+		}
+	}
 	var enc sink.Encoding
 	if cfg.encoder != nil {
 		enc = cfg.encoder.EncodeBatch(cfg.table, len(b.Records), int(b.Bytes))

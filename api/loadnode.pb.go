@@ -591,7 +591,20 @@ type Column struct {
 	Scale int32 `protobuf:"varint,7,opt,name=scale,proto3" json:"scale,omitempty"`
 	// aggregation is how an AGGREGATE table's value column merges a new
 	// value into the stored one; AGG_NONE for key columns and other models.
-	Aggregation   Aggregation `protobuf:"varint,200,opt,name=aggregation,proto3,enum=loadnode.v1.Aggregation" json:"aggregation,omitempty"`
+	Aggregation Aggregation `protobuf:"varint,200,opt,name=aggregation,proto3,enum=loadnode.v1.Aggregation" json:"aggregation,omitempty"`
+	// default_current_timestamp (DATETIME only; Doris DEFAULT
+	// CURRENT_TIMESTAMP[(p)]): a row whose load names no value for the
+	// column takes the time its batch is parsed, as a wall clock in the
+	// job's time zone, with default_current_timestamp_precision fraction
+	// digits (0..the column's precision). Excludes default_value.
+	DefaultCurrentTimestamp          bool  `protobuf:"varint,202,opt,name=default_current_timestamp,json=defaultCurrentTimestamp,proto3" json:"default_current_timestamp,omitempty"`
+	DefaultCurrentTimestampPrecision int32 `protobuf:"varint,203,opt,name=default_current_timestamp_precision,json=defaultCurrentTimestampPrecision,proto3" json:"default_current_timestamp_precision,omitempty"`
+	// text_in_job_zone (TIMESTAMP only; Doris's TIMESTAMP): a text value
+	// without an offset is a wall clock in the job's time zone (UTC for an
+	// INSERT), read as Doris reads a DATETIME (to whole seconds); a number is
+	// not a TIMESTAMP. Unset: loadnode's TIMESTAMP (UTC text, epoch
+	// milliseconds).
+	TextInJobZone bool `protobuf:"varint,204,opt,name=text_in_job_zone,json=textInJobZone,proto3" json:"text_in_job_zone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -682,6 +695,27 @@ func (x *Column) GetAggregation() Aggregation {
 	return Aggregation_AGG_NONE
 }
 
+func (x *Column) GetDefaultCurrentTimestamp() bool {
+	if x != nil {
+		return x.DefaultCurrentTimestamp
+	}
+	return false
+}
+
+func (x *Column) GetDefaultCurrentTimestampPrecision() int32 {
+	if x != nil {
+		return x.DefaultCurrentTimestampPrecision
+	}
+	return 0
+}
+
+func (x *Column) GetTextInJobZone() bool {
+	if x != nil {
+		return x.TextInJobZone
+	}
+	return false
+}
+
 type TableSpec struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -708,8 +742,12 @@ type TableSpec struct {
 	// UPDATE_FLEXIBLE_COLUMNS). Doris's hidden column is not a column here:
 	// which columns a row names travels with the row to the merge.
 	SkipBitmapColumn bool `protobuf:"varint,206,opt,name=skip_bitmap_column,json=skipBitmapColumn,proto3" json:"skip_bitmap_column,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// random_distribution: Doris DISTRIBUTED BY RANDOM. It changes nothing a
+	// table holds; a Doris routine load may say "load_to_single_tablet" =
+	// "true" only into such a table, as in Doris.
+	RandomDistribution bool `protobuf:"varint,203,opt,name=random_distribution,json=randomDistribution,proto3" json:"random_distribution,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *TableSpec) Reset() {
@@ -794,6 +832,13 @@ func (x *TableSpec) GetPartitioning() *TablePartitioning {
 func (x *TableSpec) GetSkipBitmapColumn() bool {
 	if x != nil {
 		return x.SkipBitmapColumn
+	}
+	return false
+}
+
+func (x *TableSpec) GetRandomDistribution() bool {
+	if x != nil {
+		return x.RandomDistribution
 	}
 	return false
 }
@@ -5560,7 +5605,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x05Error\x12*\n" +
 	"\x04code\x18\x01 \x01(\x0e2\x16.loadnode.v1.ErrorCodeR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x14\n" +
-	"\x05field\x18\x03 \x01(\tR\x05field\"\xa9\x02\n" +
+	"\x05field\x18\x03 \x01(\tR\x05field\"\xe0\x03\n" +
 	"\x06Column\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12+\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x17.loadnode.v1.ColumnTypeR\x04type\x12\x19\n" +
@@ -5569,8 +5614,11 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x06length\x18\x05 \x01(\x05R\x06length\x12\x1c\n" +
 	"\tprecision\x18\x06 \x01(\x05R\tprecision\x12\x14\n" +
 	"\x05scale\x18\a \x01(\x05R\x05scale\x12;\n" +
-	"\vaggregation\x18\xc8\x01 \x01(\x0e2\x18.loadnode.v1.AggregationR\vaggregationB\x10\n" +
-	"\x0e_default_value\"\xd9\x02\n" +
+	"\vaggregation\x18\xc8\x01 \x01(\x0e2\x18.loadnode.v1.AggregationR\vaggregation\x12;\n" +
+	"\x19default_current_timestamp\x18\xca\x01 \x01(\bR\x17defaultCurrentTimestamp\x12N\n" +
+	"#default_current_timestamp_precision\x18\xcb\x01 \x01(\x05R defaultCurrentTimestampPrecision\x12(\n" +
+	"\x10text_in_job_zone\x18\xcc\x01 \x01(\bR\rtextInJobZoneB\x10\n" +
+	"\x0e_default_value\"\x8b\x03\n" +
 	"\tTableSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
 	"\acolumns\x18\x02 \x03(\v2\x13.loadnode.v1.ColumnR\acolumns\x12-\n" +
@@ -5580,7 +5628,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"keyColumns\x12(\n" +
 	"\x0fsequence_column\x18\xc9\x01 \x01(\tR\x0esequenceColumn\x12C\n" +
 	"\fpartitioning\x18\xca\x01 \x01(\v2\x1e.loadnode.v1.TablePartitioningR\fpartitioning\x12-\n" +
-	"\x12skip_bitmap_column\x18\xce\x01 \x01(\bR\x10skipBitmapColumn\"~\n" +
+	"\x12skip_bitmap_column\x18\xce\x01 \x01(\bR\x10skipBitmapColumn\x120\n" +
+	"\x13random_distribution\x18\xcb\x01 \x01(\bR\x12randomDistribution\"~\n" +
 	"\x11TablePartitioning\x12\x12\n" +
 	"\x04list\x18\x01 \x01(\bR\x04list\x12\x18\n" +
 	"\acolumns\x18\x02 \x03(\tR\acolumns\x12;\n" +

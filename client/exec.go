@@ -75,6 +75,9 @@ func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse,
 					leftOut = append(leftOut, fmt.Sprintf("%s table %s", ts.GetModel(), ts.GetName()))
 					continue
 				}
+				if st.LoadToSingleTablet && !ts.GetRandomDistribution() {
+					return nil, singleTabletErr(ts.GetName())
+				}
 				spec.Tables = append(spec.Tables, &api.TableSpec{Name: ts.GetName(), Database: st.DB})
 			}
 			if len(spec.Tables) == 0 {
@@ -92,6 +95,15 @@ func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse,
 				spec.Table = &api.TableSpec{}
 			}
 			spec.Table.Database = st.DB
+		}
+		if st.LoadToSingleTablet && !st.MultiTable {
+			ti, err := c.DescribeTable(ctx, spec.GetTable().GetName())
+			if err != nil {
+				return nil, err
+			}
+			if !ti.GetSpec().GetRandomDistribution() {
+				return nil, singleTabletErr(spec.GetTable().GetName())
+			}
 		}
 		info, err := c.job(ctx, "create job", &api.CreateJobRequest{Spec: spec, UseStoredTable: true})
 		var ce *Error
@@ -223,4 +235,11 @@ func databaseName(db string) string {
 // CANCELLED): Doris lets a new job take its name.
 func isFinalState(s api.JobState) bool {
 	return s == api.JobState_STOPPED || s == api.JobState_CANCELLED
+}
+
+// singleTabletErr refuses "load_to_single_tablet" = "true" into a table
+// that is not DISTRIBUTED BY RANDOM, as Doris does.
+func singleTabletErr(table string) error {
+	return &Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: `PROPERTIES "load_to_single_tablet"`,
+		Message: fmt.Sprintf("if load_to_single_tablet set to true, the olap table must be with random distribution (table %s is not DISTRIBUTED BY RANDOM)", table)}
 }

@@ -263,7 +263,7 @@ func offsetText(n *yaml.Node) string {
 var (
 	jobKeys   = []string{"name", "table", "tables", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "schema_registry", "merge_type", "delete_on", "sequence_column", "partial_columns", "partial_update_new_key_behavior", "unique_key_update_mode", "fill_missing_columns", "strip_outer_array", "trim_double_quotes", "skip_lines", "num_as_string", "target_partitions", "error_topic", "error_topic_brokers", "error_topic_properties", "kafka", "kinesis"}
 	tableKeys = []string{"name", "columns", "model", "database", "keys", "sequence_column", "skip_bitmap_column"}
-	colKeys   = []string{"name", "type", "not_null", "default", "aggregation"}
+	colKeys   = []string{"name", "type", "not_null", "default", "default_current_timestamp", "default_current_timestamp_precision", "text_in_job_zone", "aggregation"}
 	kafkaKeys = []string{"brokers", "topic", "partitions", "offsets", "default_offset", "properties", "commit_group"}
 )
 
@@ -560,6 +560,24 @@ func (d *decoder) column(n *yaml.Node, path string) (*api.Column, error) {
 			c.NotNull = b
 		case "default":
 			c.DefaultValue = &s
+		case "text_in_job_zone":
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				return errAt(v, field, "must be true or false")
+			}
+			c.TextInJobZone = b
+		case "default_current_timestamp":
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				return errAt(v, field, "must be true or false")
+			}
+			c.DefaultCurrentTimestamp = b
+		case "default_current_timestamp_precision":
+			p, err := strconv.ParseInt(s, 10, 32)
+			if err != nil {
+				return errAt(v, field, "must be a number of fraction digits, 0 to 6")
+			}
+			c.DefaultCurrentTimestampPrecision = int32(p)
 		case "aggregation":
 			a, ok := api.Aggregation_value[strings.ToUpper(s)]
 			if !ok || a == 0 {

@@ -70,6 +70,15 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 			if c.DefaultValue != nil {
 				add(cn, "default", strNode(c.GetDefaultValue()))
 			}
+			if c.GetTextInJobZone() {
+				add(cn, "text_in_job_zone", strNode("true"))
+			}
+			if c.GetDefaultCurrentTimestamp() {
+				add(cn, "default_current_timestamp", strNode("true"))
+				if p := c.GetDefaultCurrentTimestampPrecision(); p != 0 {
+					add(cn, "default_current_timestamp_precision", strNode(strconv.Itoa(int(p))))
+				}
+			}
 			if c.Aggregation != api.Aggregation_AGG_NONE {
 				add(cn, "aggregation", strNode(c.Aggregation.String()))
 			}

@@ -78,3 +78,45 @@ kafka: {brokers: "k1:9092", topic: users}
 		t.Errorf("aggregation AVG: %v", err)
 	}
 }
+
+// TestDefaultCurrentTimestampSpec: a column defaulting to the load time
+// (default_current_timestamp, with its precision) parses and prints back the
+// same.
+func TestDefaultCurrentTimestampSpec(t *testing.T) {
+	src := `name: j
+table:
+  name: t
+  columns:
+    - {name: id, type: int}
+    - {name: d, type: datetime, default_current_timestamp: true}
+    - {name: d3, type: datetime(3), default_current_timestamp: true, default_current_timestamp_precision: 3}
+    - {name: t, type: timestamp, text_in_job_zone: true}
+format: json
+kafka: {brokers: "k1:9092", topic: t}
+`
+	s, err := ParseJobSpec([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := s.GetTable().GetColumns()
+	if !cols[1].GetDefaultCurrentTimestamp() || cols[1].GetDefaultCurrentTimestampPrecision() != 0 ||
+		!cols[2].GetDefaultCurrentTimestamp() || cols[2].GetDefaultCurrentTimestampPrecision() != 3 || !cols[3].GetTextInJobZone() {
+		t.Fatalf("columns = %v", cols)
+	}
+	ApplyDefaults(s)
+	out, err := MarshalJobSpec(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseJobSpec(out)
+	if err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	ApplyDefaults(back)
+	if back.String() != s.String() {
+		t.Errorf("round trip:\n%s\n%v\nwant %v", out, back, s)
+	}
+	if _, err := ParseJobSpec([]byte(strings.Replace(src, "default_current_timestamp: true}", "default_current_timestamp: yes please}", 1))); err == nil {
+		t.Error("default_current_timestamp: yes please was accepted")
+	}
+}

@@ -223,7 +223,14 @@
 // does anyway (any other value is refused, naming the property):
 //
 //	"fuzzy_parse" = "false"
-//	"load_to_single_tablet" = "false" or "true" (loadnode has no tablets)
+//
+// "load_to_single_tablet" (where Doris writes a batch: no difference to
+// the rows) is accepted as "false", and as "true" into a table DISTRIBUTED
+// BY RANDOM only: into any other table the CREATE is refused with Doris's
+// message (client.Exec checks the stored table; a table made before
+// loadnode kept its distribution counts as HASH). ALTER takes only
+// "false"; the property is not kept with the job (SHOW CREATE leaves it
+// out).
 //
 // Job properties with their meaning and Doris's default when left out:
 //
@@ -235,7 +242,7 @@
 //	"max_filter_ratio"  max_filter_ratio, 0..1; default 1 (no ratio limit): a batch (a
 //	                    Doris task) whose error rows exceed this share of its rows is
 //	                    not committed, and the job pauses naming the limit
-//	"timezone"          timezone (IANA name or +hh:mm); default UTC, not the Doris
+//	"timezone"          timezone (IANA name, +hh:mm or +h:mm); default UTC, not the Doris
 //	                    node's zone (loadnode has no session zone)
 //
 // # Multi-table loads
@@ -302,20 +309,28 @@
 //	BOOLEAN, BOOL                           BOOL
 //	DATE, DATEV2                            DATE
 //	DATETIME[(p)], DATETIMEV2[(p)]          DATETIME: a wall clock, no zone, p <= 6
+//	TIMESTAMP                               TIMESTAMP with text_in_job_zone: an instant;
+//	                                        text without an offset is a wall clock in
+//	                                        the job's timezone (to whole seconds), as
+//	                                        Doris reads it; TIMESTAMP(p) refused
 //	JSON, JSONB                             JSON (validated, kept compact)
 //	anything else (HLL, BITMAP, ARRAY,      refused, naming the type
 //	MAP, STRUCT, VARIANT, ...)
 //
 // Column options: NULL, NOT NULL (a NULL value makes an error row), DEFAULT
 // "v" | number | NULL (the value of a column a load does not fill; checked
-// against the type), KEY, COMMENT.
+// against the type), DEFAULT CURRENT_TIMESTAMP[(n)] (DATETIME only, n at
+// most the column's precision, as Doris: the load time, one per batch, as a
+// wall clock in the job's timezone with n fraction digits; an INSERT's in
+// UTC), KEY, COMMENT.
 //
 // Accepted and listed in Statement.Ignored (the client's answer names
 // them), because they make no difference to which rows a loadnode table
 // holds or their values: ENGINE=OLAP, DUPLICATE KEY(cols) (Doris sort
 // columns; loadnode keys rows by source position; the columns must exist),
 // COMMENTs, DISTRIBUTED BY HASH(cols)|RANDOM [BUCKETS n|AUTO] (the columns
-// must exist), AUTO PARTITION BY (Doris makes the partition a row needs), INDEX
+// must exist; RANDOM is kept, TableSpec.random_distribution, for
+// load_to_single_tablet), AUTO PARTITION BY (Doris makes the partition a row needs), INDEX
 // ... USING INVERTED|NGRAM_BF|BITMAP, and the PROPERTIES about replication,
 // storage medium, compression, compaction, colocation and bloom filters:
 // replication_num, replication_allocation, storage_medium,
@@ -373,6 +388,10 @@
 //	                     largest), MIN, MAX (NULL ignored), REPLACE,
 //	                     REPLACE_IF_NOT_NULL; a value column without one is refused
 //	                     (HLL_UNION, BITMAP_UNION, QUANTILE_UNION, GENERIC are refused)
+//	no KEY clause        as Doris infers it: if a column names an aggregation,
+//	                     an AGGREGATE table keyed by the columns before the
+//	                     first such column (a first column with one has no key:
+//	                     refused); else DUPLICATE
 //
 // FLOAT, DOUBLE and JSON columns cannot be key columns. Rows merge in the
 // commit that moves the job's progress, so a batch replayed after a crash
@@ -393,11 +412,13 @@
 //
 // # Refused, by name
 //
-//	CREATE TABLE   PRIMARY KEY, ROLLUP, DEFAULT CURRENT_TIMESTAMP, AUTO_INCREMENT,
+//	CREATE TABLE   PRIMARY KEY, ROLLUP, DEFAULT CURRENT_DATE, AUTO_INCREMENT,
 //	               ON UPDATE, generated columns, HLL_UNION / BITMAP_UNION /
 //	               QUANTILE_UNION / GENERIC, ENGINE other than OLAP, CREATE TABLE
 //	               LIKE / AS SELECT, any other table property (dynamic_partition.*,
-//	               function_column.sequence_type, storage_policy, ...)
+//	               function_column.sequence_type, storage_policy, ...),
+//	               DISTRIBUTED BY RANDOM on a UNIQUE table or an AGGREGATE table
+//	               with a REPLACE or REPLACE_IF_NOT_NULL column (as Doris)
 //	ROUTINE LOAD   COLUMNS, WHERE, PARTITION or a merge type without ON, PRECEDING FILTER,
 //	               TEMPORARY PARTITION, ROWS TERMINATED BY, COLUMNS TERMINATED BY with
 //	               avro or protobuf, formats other than csv, csv_with_names(_and_types),

@@ -32,6 +32,13 @@ type Statement struct {
 	// caller fills CreateRoutineLoad.Tables (the tables of the statement's
 	// database) and leaves Table to config.ApplyDefaults.
 	MultiTable bool
+	// LoadToSingleTablet is set by CREATE ROUTINE LOAD with
+	// "load_to_single_tablet" = "true": Doris takes it only into a table
+	// DISTRIBUTED BY RANDOM (TableSpec.random_distribution), and the
+	// caller refuses the statement otherwise, as Doris does ("if
+	// load_to_single_tablet set to true, the olap table must be with
+	// random distribution"). It changes nothing else.
+	LoadToSingleTablet bool
 
 	// Pause, Resume and Stop name the job of PAUSE, RESUME and STOP
 	// ROUTINE LOAD; JobRef.All is set by PAUSE ALL and RESUME ALL, which

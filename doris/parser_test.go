@@ -505,7 +505,7 @@ func TestParseCreateTable(t *testing.T) {
 				{Name: "r", Type: api.ColumnType_VARCHAR, Length: 65533},
 				{Name: "s", Type: api.ColumnType_INT128, NotNull: true, DefaultValue: proto.String("-5")},
 				{Name: "t", Type: api.ColumnType_JSON},
-			}},
+			}, RandomDistribution: true},
 		},
 		{
 			// Doris's grammar: ( columnDefs (, indexDefs)? ,? ). Corpus case

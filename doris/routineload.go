@@ -208,7 +208,7 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 		}
 		spec.Table = nil
 	}
-	return &Statement{CreateRoutineLoad: spec, DB: db, MultiTable: multi}, nil
+	return &Statement{CreateRoutineLoad: spec, DB: db, MultiTable: multi, LoadToSingleTablet: jp.singleTablet}, nil
 }
 
 // loadClauses records which load_property clauses a statement gave.
@@ -471,7 +471,13 @@ type jobProps struct {
 	errorTopic  string
 	errBrokers  []string
 	raw         map[string]string
+	// singleTablet: "load_to_single_tablet" = "true" (no spec field: the
+	// caller checks the table's distribution, Statement.LoadToSingleTablet)
+	singleTablet bool
 }
+
+// propSingleTablet is Doris's load_to_single_tablet job property.
+const propSingleTablet = "load_to_single_tablet"
 
 func (j *jobProps) set(field string) {
 	if j.given == nil {
@@ -564,9 +570,6 @@ var noopProperties = map[string]struct {
 	reason string
 }{
 	"fuzzy_parse": {isFalse, `only "false"`},
-	// Where a random-bucket table's rows go: loadnode has no tablets, so
-	// either value describes it.
-	"load_to_single_tablet": {func(v string) bool { return isTrue(v) || isFalse(v) }, `true or false: loadnode has no tablets`},
 }
 
 func isTrue(v string) bool  { return strings.EqualFold(strings.TrimSpace(v), "true") }
@@ -771,6 +774,23 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 			return bad("must be a JSON array of paths, such as [\"$.a\", \"$.b\"]")
 		}
 		j.jsonpaths = paths
+	case propSingleTablet:
+		// Where a Doris load writes each batch: no difference to which rows
+		// a table holds. Doris takes "true" only into a table DISTRIBUTED
+		// BY RANDOM; the caller checks that against the stored table
+		// (Statement.LoadToSingleTablet).
+		switch {
+		case isTrue(v):
+			if alter {
+				return p.errf(pr.keyTok, clause, "%s cannot be altered to \"true\" (it is checked against the table when the job is created)", quote(pr.val))
+			}
+			j.singleTablet = true
+		case isFalse(v):
+			j.singleTablet = false
+		default:
+			return bad("must be true or false")
+		}
+		return nil
 	default:
 		if np, ok := noopProperties[pr.key]; ok {
 			if !np.ok(pr.val) {

@@ -50,7 +50,7 @@ var aggregationTypes = map[string]bool{
 	"HLL_UNION": true, "BITMAP_UNION": true, "QUANTILE_UNION": true, "GENERIC": true,
 }
 
-const typesHelp = "supported: TINYINT, SMALLINT, INT, BIGINT, LARGEINT, FLOAT, DOUBLE, DECIMAL(p,s) with p <= 38, CHAR(n), VARCHAR(n), STRING, TEXT, BOOLEAN, DATE, DATETIME(p), JSON"
+const typesHelp = "supported: TINYINT, SMALLINT, INT, BIGINT, LARGEINT, FLOAT, DOUBLE, DECIMAL(p,s) with p <= 38, CHAR(n), VARCHAR(n), STRING, TEXT, BOOLEAN, DATE, DATETIME(p), TIMESTAMP, JSON"
 
 // createTable parses the rest of CREATE TABLE [IF NOT EXISTS] [db.]name
 // (columns) [clauses].
@@ -223,7 +223,11 @@ func (p *parser) columnDef() (*api.Column, *Error) {
 				p.next()
 				val := "-" + p.next().text
 				col.DefaultValue = &val
-			case v.is("CURRENT_TIMESTAMP"), v.is("CURRENT_DATE"), v.is("NOW"):
+			case v.is("CURRENT_TIMESTAMP"):
+				if err := p.defaultNow(clause, col); err != nil {
+					return nil, err
+				}
+			case v.is("CURRENT_DATE"), v.is("NOW"):
 				return nil, p.errf(v, clause+" DEFAULT "+strings.ToUpper(v.text), "not supported yet: a default that depends on the load time")
 			default:
 				return nil, p.errf(v, clause+" DEFAULT", "expected a string, a number or NULL, found %s", v.describe())
@@ -256,6 +260,35 @@ func (p *parser) columnDef() (*api.Column, *Error) {
 	}
 }
 
+// defaultNow parses CURRENT_TIMESTAMP[(p)] after DEFAULT: the column (a
+// DATETIME, as Doris requires) takes the load time, with p fraction digits
+// (0 without; at most the column's precision).
+func (p *parser) defaultNow(clause string, col *api.Column) *Error {
+	v := p.next()
+	what := clause + " DEFAULT CURRENT_TIMESTAMP"
+	if col.GetType() != api.ColumnType_DATETIME {
+		return p.errf(v, what, "types other than DATETIME and DATETIMEV2 cannot use current_timestamp as the default value (as in Doris)")
+	}
+	prec := int64(0)
+	if p.acceptSym("(") {
+		n := p.peek()
+		var err error
+		if prec, err = strconv.ParseInt(n.text, 10, 32); n.kind != tokNumber || err != nil {
+			return p.errf(n, what, "expected a precision, found %s", n.describe())
+		}
+		p.next()
+		if err := p.expectSym(what, ")"); err != nil {
+			return err
+		}
+		if prec > int64(col.GetPrecision()) {
+			return p.errf(n, what, "precision %d is greater than the column's, %d", prec, col.GetPrecision())
+		}
+	}
+	col.DefaultCurrentTimestamp = true
+	col.DefaultCurrentTimestampPrecision = int32(prec)
+	return nil
+}
+
 // columnType parses a Doris column type (table.TypeOf says which and their
 // defaults) with its parameters.
 func (p *parser) columnType(clause string) (*api.Column, *Error) {
@@ -266,7 +299,14 @@ func (p *parser) columnType(clause string) (*api.Column, *Error) {
 	p.next()
 	name := strings.ToUpper(t.text)
 	switch name {
-	case "INT64", "FLOAT64", "TIMESTAMP", "INT8", "INT16", "INT32", "INT128", "FLOAT32":
+	case "TIMESTAMP":
+		// Doris's TIMESTAMP is an instant: text without an offset is read
+		// in the load's time zone, and shown in the reader's.
+		if p.peek().isSym("(") {
+			return nil, p.errf(p.peek(), clause, "TIMESTAMP(p) not supported by loadnode (TIMESTAMP keeps whole seconds)")
+		}
+		return &api.Column{Type: api.ColumnType_TIMESTAMP, TextInJobZone: true}, nil
+	case "INT64", "FLOAT64", "INT8", "INT16", "INT32", "INT128", "FLOAT32":
 		// loadnode's own names are for job specs, not Doris DDL.
 		return nil, p.errf(t, clause, "type %s not supported by loadnode (%s)", name, typesHelp)
 	case "ARRAY", "MAP", "STRUCT", "VARIANT", "HLL", "BITMAP", "QUANTILE_STATE", "AGG_STATE", "IPV4", "IPV6":
@@ -337,7 +377,12 @@ func (p *parser) tableClauses(st *Statement, spec *api.TableSpec) *Error {
 	for {
 		t := p.peek()
 		if t.kind == tokEOF || t.isSym(";") {
-			return nil
+			if !seen["DUPLICATE KEY"] {
+				if err := p.inferModel(t, spec); err != nil {
+					return err
+				}
+			}
+			return p.checkRandom(t, spec)
 		}
 		switch {
 		case t.is("ENGINE"):
@@ -440,9 +485,11 @@ func (p *parser) tableClauses(st *Statement, spec *api.TableSpec) *Error {
 			if err := once(t, "DISTRIBUTED BY"); err != nil {
 				return err
 			}
-			if err := p.distributedBy(columns); err != nil {
+			random, err := p.distributedBy(columns)
+			if err != nil {
 				return err
 			}
+			spec.RandomDistribution = random
 			st.Ignored = append(st.Ignored, "DISTRIBUTED BY")
 		case t.is("ROLLUP"):
 			return p.errf(t, "ROLLUP", "materialized views not supported by loadnode")
@@ -498,37 +545,86 @@ func (p *parser) tableClauses(st *Statement, spec *api.TableSpec) *Error {
 	}
 }
 
+// inferModel gives a table without a KEY clause Doris's model: when a
+// column names an aggregation, an AGGREGATE table keyed by the columns
+// before the first such column (a later column without one is a value
+// column without an aggregation, refused by table.NewSchema as Doris
+// refuses it); else DUPLICATE, as parsed.
+func (p *parser) inferModel(at token, spec *api.TableSpec) *Error {
+	first := -1
+	for i, c := range spec.GetColumns() {
+		if c.GetAggregation() != api.Aggregation_AGG_NONE {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	if first == 0 {
+		return p.errf(at, "CREATE TABLE", "column %s has an aggregation (%s) and no KEY clause names the keys: Doris makes the columns before the first aggregated one the AGGREGATE keys, and there is no key column; put a key column first or give AGGREGATE KEY(...)", quote(spec.Columns[0].GetName()), spec.Columns[0].GetAggregation())
+	}
+	spec.Model = api.TableModel_AGGREGATE
+	for _, c := range spec.Columns[:first] {
+		spec.KeyColumns = append(spec.KeyColumns, c.GetName())
+	}
+	return nil
+}
+
+// checkRandom refuses what Doris refuses with DISTRIBUTED BY RANDOM: a
+// UNIQUE table, and an AGGREGATE table with a REPLACE or
+// REPLACE_IF_NOT_NULL column.
+func (p *parser) checkRandom(at token, spec *api.TableSpec) *Error {
+	if !spec.GetRandomDistribution() {
+		return nil
+	}
+	switch spec.GetModel() {
+	case api.TableModel_UNIQUE:
+		return p.errf(at, "DISTRIBUTED BY RANDOM", "should not be distributed by random when keys type is unique (as in Doris)")
+	case api.TableModel_AGGREGATE:
+		for _, c := range spec.GetColumns() {
+			if a := c.GetAggregation(); a == api.Aggregation_REPLACE || a == api.Aggregation_REPLACE_IF_NOT_NULL {
+				return p.errf(at, "DISTRIBUTED BY RANDOM", "should not be distributed by random when keys type is agg and column is in replace, [%s] is invalid (as in Doris)", c.GetName())
+			}
+		}
+	}
+	return nil
+}
+
 // distributedBy parses DISTRIBUTED BY HASH(cols)|RANDOM [BUCKETS n|AUTO],
-// which says how Doris spreads rows over tablets: no difference here.
-func (p *parser) distributedBy(columns func(string) *Error) *Error {
+// which says how Doris spreads rows over tablets: no difference here,
+// but for which loads may say "load_to_single_tablet" (random reports
+// RANDOM).
+func (p *parser) distributedBy(columns func(string) *Error) (random bool, err *Error) {
 	const clause = "DISTRIBUTED BY"
 	p.next()
 	if err := p.expect(clause, "BY"); err != nil {
-		return err
+		return false, err
 	}
 	switch t := p.peek(); {
 	case t.is("HASH"):
 		p.next()
 		if err := columns("DISTRIBUTED BY HASH"); err != nil {
-			return err
+			return false, err
 		}
 	case t.is("RANDOM"):
 		p.next()
+		random = true
 	default:
-		return p.errf(t, clause, "expected HASH or RANDOM, found %s", t.describe())
+		return false, p.errf(t, clause, "expected HASH or RANDOM, found %s", t.describe())
 	}
 	if !p.accept("BUCKETS") {
-		return nil
+		return random, nil
 	}
 	if p.accept("AUTO") {
-		return nil
+		return random, nil
 	}
 	n := p.peek()
 	if v, err := strconv.ParseInt(n.text, 10, 32); n.kind != tokNumber || err != nil || v < 1 {
-		return p.errf(n, "BUCKETS", "expected a positive number or AUTO, found %s", n.describe())
+		return false, p.errf(n, "BUCKETS", "expected a positive number or AUTO, found %s", n.describe())
 	}
 	p.next()
-	return nil
+	return random, nil
 }
 
 // skipPartitionBy skips AUTO PARTITION BY RANGE|LIST (cols) (partitions...):

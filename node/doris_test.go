@@ -269,3 +269,23 @@ func TestDorisMultiTableBesideUnique(t *testing.T) {
 		t.Errorf("rows of a = %q", got)
 	}
 }
+
+// TestDorisLoadToSingleTablet: "load_to_single_tablet" = "true" is taken
+// into a table DISTRIBUTED BY RANDOM and refused into one DISTRIBUTED BY
+// HASH, with Doris's message.
+func TestDorisLoadToSingleTablet(t *testing.T) {
+	d := startDorisNode(t)
+	d.exec("CREATE TABLE r (id BIGINT, v STRING) DISTRIBUTED BY RANDOM BUCKETS 10")
+	d.exec("CREATE TABLE h (id BIGINT, v STRING) DISTRIBUTED BY HASH(id) BUCKETS 10")
+	create := func(job, table string) error {
+		_, err := d.c.Exec(d.ctx, fmt.Sprintf(`CREATE ROUTINE LOAD %s ON %s PROPERTIES ("load_to_single_tablet" = "true")
+			FROM KAFKA ("kafka_broker_list" = "%s", "kafka_topic" = "events")`, job, table, strings.Join(d.kc.ListenAddrs(), ",")))
+		return err
+	}
+	if err := create("jr", "r"); err != nil {
+		t.Errorf("into a RANDOM table: %v", err)
+	}
+	if err := create("jh", "h"); err == nil || !strings.Contains(err.Error(), "must be with random distribution") {
+		t.Errorf("into a HASH table: %v; want Doris's refusal", err)
+	}
+}

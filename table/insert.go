@@ -3,6 +3,7 @@ package table
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/loadnode/loadnode/api"
 )
@@ -12,8 +13,10 @@ import (
 // NULL or text parsed as its column's type (as strict mode parses a CSV
 // field); a column not named takes its default, NULL without one. Errors
 // name the column; a row in none of a partitioned table's partitions is
-// refused ("no partition for this tuple").
-func (s *Schema) RowOf(names []string, cells []*api.InsertCell) ([]Value, error) {
+// refused ("no partition for this tuple"). A column whose default is the
+// load time (DEFAULT CURRENT_TIMESTAMP) takes now's wall clock in now's
+// location.
+func (s *Schema) RowOf(names []string, cells []*api.InsertCell, now time.Time) ([]Value, error) {
 	cols := make([]int, 0, len(s.cols))
 	if names == nil {
 		for i := range s.cols {
@@ -53,9 +56,12 @@ func (s *Schema) RowOf(names []string, cells []*api.InsertCell) ([]Value, error)
 	}
 	for i := range vals {
 		if !given[i] {
-			if s.meta[i].hasDef {
-				vals[i] = s.meta[i].def
-			} else {
+			switch m := s.meta[i]; {
+			case m.defNow:
+				vals[i] = loadTimeValue(now, m.nowPrec)
+			case m.hasDef:
+				vals[i] = m.def
+			default:
 				vals[i] = Value{Null: true}
 			}
 		}

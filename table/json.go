@@ -37,11 +37,7 @@ const (
 // it.
 func (p *Parser) parseJSON() error {
 	for i := range p.dst {
-		if p.meta[i].hasDef {
-			p.dst[i] = p.meta[i].def
-		} else {
-			p.dst[i] = Value{Null: true}
-		}
+		p.dst[i] = p.defaultOf(&p.meta[i])
 	}
 	raw := p.raw
 	i := skipWS(raw, 0)
@@ -221,6 +217,8 @@ func (p *Parser) literal(i int, n *jnode, lit string, b bool) (int, error) {
 }
 
 // object walks the object at raw[i] == '{'. n, when not nil, has children.
+// A key given twice loads its first value, as Doris (the later ones are
+// only checked to be JSON).
 func (p *Parser) object(i int, n *jnode, depth int) (int, error) {
 	raw := p.raw
 	i = skipWS(raw, i+1)
@@ -228,6 +226,8 @@ func (p *Parser) object(i int, n *jnode, depth int) (int, error) {
 		return i + 1, nil
 	}
 	hint := 0
+	var seen uint64           // the keys of n met in this object, by index < 64
+	var seenMore map[int]bool // and the others
 	for {
 		if i >= len(raw) || raw[i] != '"' {
 			return 0, p.syntax(i, "want a string key")
@@ -246,6 +246,20 @@ func (p *Parser) object(i int, n *jnode, depth int) (int, error) {
 			var idx int
 			if kid, idx = n.lookup(key, hint); idx >= 0 {
 				hint = idx + 1
+				dup := false
+				if idx < 64 {
+					dup = seen&(1<<idx) != 0
+					seen |= 1 << idx
+				} else {
+					if seenMore == nil {
+						seenMore = make(map[int]bool)
+					}
+					dup = seenMore[idx]
+					seenMore[idx] = true
+				}
+				if dup {
+					kid = nil
+				}
 			}
 		}
 		i = skipWS(raw, kend)
@@ -482,7 +496,7 @@ func (p *Parser) setJSONNumber(col, i, j int, integral bool) {
 	*v = Value{}
 	t := p.types[col]
 	switch {
-	case t == api.ColumnType_TIMESTAMP:
+	case t == api.ColumnType_TIMESTAMP && !p.meta[col].jobZone:
 		if !integral {
 			break
 		}
@@ -497,7 +511,7 @@ func (p *Parser) setJSONNumber(col, i, j int, integral bool) {
 		v.Int = n
 		return
 	case isInt(t) && !integral && p.strict:
-	case t == api.ColumnType_DATE, t == api.ColumnType_DATETIME:
+	case t == api.ColumnType_DATE, t == api.ColumnType_DATETIME, t == api.ColumnType_TIMESTAMP:
 	case t == api.ColumnType_BOOL:
 		if len(b) == 1 && (b[0] == '0' || b[0] == '1') {
 			v.Bool = b[0] == '1'

@@ -192,10 +192,15 @@ func (s *Schema) columnFold(name string) (int, bool) {
 	return 0, false
 }
 
-// toEv reads a typed cell as an expression value.
-func toEv(t api.ColumnType, m colMeta, v Value) ev {
+// toEv reads a typed cell as an expression value. A TIMESTAMP read in the
+// job's zone (jobZone) is its wall clock in loc, as Doris shows it.
+func toEv(t api.ColumnType, m colMeta, v Value, loc *time.Location) ev {
 	if v.Null {
 		return evNull
+	}
+	if t == api.ColumnType_TIMESTAMP && m.jobZone {
+		_, off := time.UnixMicro(v.Int).In(loc).Zone()
+		return ev{k: eDatetime, i: v.Int + int64(off)*1e6}
 	}
 	switch t {
 	case api.ColumnType_INT8, api.ColumnType_INT16, api.ColumnType_INT32, api.ColumnType_INT64:
@@ -221,7 +226,7 @@ func (p *Parser) apply(src, out []Value) error {
 	m := p.m
 	s := p.s
 	for i, sl := range m.slots {
-		m.env.vals[len(s.cols)+i] = toEv(sl.typ, sl.meta, src[i])
+		m.env.vals[len(s.cols)+i] = toEv(sl.typ, sl.meta, src[i], m.loc)
 	}
 	for k, r := range m.metas {
 		if r.kind == metaKeyHex && p.meta0 != nil && 2*len(p.meta0.Key) > p.maxValue {
@@ -243,17 +248,15 @@ func (p *Parser) apply(src, out []Value) error {
 			p.setComputed(col, r)
 		case oc.slot >= 0:
 			*v = src[oc.slot]
-		case s.meta[col].hasDef:
-			*v = s.meta[col].def
 		default:
-			*v = Value{Null: true}
+			*v = p.defaultOf(&s.meta[col])
 		}
 	}
 	if m.where == nil && m.deleteOn == nil || p.colErr != nil {
 		return nil
 	}
 	for col := range s.cols {
-		m.env.vals[col] = toEv(s.types[col], s.meta[col], out[col])
+		m.env.vals[col] = toEv(s.types[col], s.meta[col], out[col], m.loc)
 	}
 	m.env.over, m.env.made = nil, 0
 	if m.where != nil {
@@ -303,7 +306,13 @@ func (p *Parser) setComputed(col int, r ev) {
 		return
 	}
 	b := []byte(text)
-	if e := convertInto(v, t, meta, b); e != numOK {
+	e := numOK
+	if t == api.ColumnType_TIMESTAMP && meta.jobZone {
+		v.Int, e = zonedTimestamp(b, p.loc)
+	} else {
+		e = convertInto(v, t, meta, b)
+	}
+	if e != numOK {
 		reason := p.s.cols[col].GetName() + " = ...: " + convReason(t, meta, b, e)
 		switch {
 		case p.strict:

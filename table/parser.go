@@ -174,6 +174,12 @@ type Parser struct {
 	deleteAll bool // merge type DELETE
 	deleted   bool // the last row deletes its key (DELETE ON)
 
+	// loc is Format.Location (UTC when nil); now is the load time
+	// SetLoadTime gave (nowSet), the value of DEFAULT CURRENT_TIMESTAMP.
+	loc    *time.Location
+	now    time.Time
+	nowSet bool
+
 	// parts checks rows against the table's partitions; nil when the
 	// table has none.
 	parts *partitionFilter
@@ -192,6 +198,50 @@ type Parser struct {
 	flex    bool
 	present []bool
 	named   []bool
+}
+
+// SetLoadTime sets the load time of the rows parsed next: a DATETIME
+// column whose default is the load time (Doris DEFAULT CURRENT_TIMESTAMP)
+// and whose value the load does not name takes it, as a wall clock in
+// Format.Location, at the default's precision. A task sets it once per
+// batch, as Doris takes one time per load; a batch parsed again after a
+// crash takes a new time, which is safe because only one parse of a batch
+// is ever committed (its rows commit with its progress). Never set, a row
+// takes the time it is parsed.
+func (p *Parser) SetLoadTime(t time.Time) { p.now, p.nowSet = t, true }
+
+// defaultOf is the value a row takes in a column (of meta m) its load does
+// not name: the load time, the column's DEFAULT, or NULL.
+func (p *Parser) defaultOf(m *colMeta) Value {
+	switch {
+	case m.defNow:
+		t := p.now
+		if !p.nowSet {
+			t = time.Now()
+		}
+		return loadTimeValue(t.In(p.loc), m.nowPrec)
+	case m.hasDef:
+		return m.def
+	}
+	return Value{Null: true}
+}
+
+// loadTimeValue is t's wall clock as a DATETIME value with prec fraction
+// digits (the rest truncated, as Doris's now(p)).
+func loadTimeValue(t time.Time, prec int) Value {
+	_, off := t.Zone()
+	micros := (t.Unix()+int64(off))*1e6 + int64(t.Nanosecond()/1e3)
+	unit := int64(1)
+	for i := prec; i < MaxDatetimePrecision; i++ {
+		unit *= 10
+	}
+	if r := micros % unit; r != 0 {
+		micros -= r
+		if r < 0 {
+			micros -= unit
+		}
+	}
+	return Value{Int: micros}
 }
 
 // Deleted reports whether the row the last Parse returned deletes its key
@@ -231,6 +281,7 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
+	p.loc = loc
 	deleteOn := ""
 	switch f.MergeType {
 	case api.MergeType_APPEND:
@@ -548,6 +599,15 @@ func (p *Parser) setText(col int, b []byte, off int) {
 	v := &p.dst[col]
 	*v = Value{}
 	t := p.types[col]
+	if t == api.ColumnType_TIMESTAMP && p.meta[col].jobZone {
+		n, e := zonedTimestamp(b, p.loc)
+		if e != numOK {
+			p.convFail(col, convReason(t, p.meta[col], b, e))
+			return
+		}
+		v.Int = n
+		return
+	}
 	if e := convertInto(v, t, p.meta[col], b); e != numOK {
 		if e != numLength || p.strict {
 			if ip, ok := intPart(b); ok && e == numSyntax && !p.strict && (isInt(t) || t == api.ColumnType_INT128) {
@@ -885,6 +945,10 @@ func LoadTimezone(tz string) (*time.Location, error) {
 		return time.UTC, nil
 	}
 	if tz[0] == '+' || tz[0] == '-' {
+		if len(tz) == 5 && tz[2] == ':' && tz[1] >= '0' && tz[1] <= '9' {
+			// Doris also takes one hour digit: "+8:00" is "+08:00".
+			tz = tz[:1] + "0" + tz[1:]
+		}
 		t, err := time.Parse("-07:00", tz)
 		if err != nil {
 			if t, err = time.Parse("-0700", tz); err != nil {

@@ -222,7 +222,7 @@ func TestParseJSON(t *testing.T) {
 		{"lone surrogate", `{"name":"x\ud83dy","note":"\ude00"}`, []Value{vN, vN, vS("x\uFFFDy"), vN, vN, vS("\uFFFD")}, ""},
 		{"escaped key", `{"n\u0061me":"bob"}`, []Value{vN, vN, vS("bob"), vN, vN, vN}, ""},
 		{"unknown keys skipped", `{"x":{"y":[1,2,{"z":"\"}"}]},"id":3,"w":[[]],"v":null,"u":true,"t":-1.5e+3}`, []Value{vI(3), vN, vN, vN, vN, vN}, ""},
-		{"duplicate key last wins", `{"id":1,"id":2}`, []Value{vI(2), vN, vN, vN, vN, vN}, ""},
+		{"duplicate key: the first wins, as Doris", `{"id":1,"id":2}`, []Value{vI(1), vN, vN, vN, vN, vN}, ""},
 		{"key case matters", `{"ID":1}`, nil, "json: no key of the record matches a column"},
 		{"one key is enough", `{"ID":1,"id":2}`, []Value{vI(2), vN, vN, vN, vN, vN}, ""},
 		{"int rejects fraction", `{"id":1.5}`, nil, `column id: "1.5" is not an INT64`},

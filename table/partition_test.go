@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -161,7 +162,7 @@ func TestPartitionReason(t *testing.T) {
 		t.Errorf("a row the WHERE leaves out: %v, want ErrFiltered", err)
 	}
 	// An INSERT outside every partition is refused.
-	if _, err := s.RowOf(nil, []*api.InsertCell{{Text: "90"}, {Text: "x"}}); err == nil || !strings.Contains(err.Error(), "no partition for this tuple") {
+	if _, err := s.RowOf(nil, []*api.InsertCell{{Text: "90"}, {Text: "x"}}, time.Time{}); err == nil || !strings.Contains(err.Error(), "no partition for this tuple") {
 		t.Errorf("INSERT outside every partition: %v", err)
 	}
 }

@@ -158,6 +158,27 @@ func columnMeta(c *api.Column, path string) (colMeta, error) {
 	if t != api.ColumnType_DECIMAL && m.scale != 0 {
 		return m, fieldErr(path+".scale", "only DECIMAL has a scale")
 	}
+	if c.GetTextInJobZone() {
+		if t != api.ColumnType_TIMESTAMP {
+			return m, fieldErr(path+".text_in_job_zone", "only a TIMESTAMP column reads its text in the job's zone")
+		}
+		m.jobZone = true
+	}
+	if c.GetDefaultCurrentTimestamp() {
+		if t != api.ColumnType_DATETIME {
+			return m, fieldErr(path+".default_current_timestamp", "a %s column cannot default to the load time (only DATETIME can, as in Doris)", typeName(t))
+		}
+		if c.DefaultValue != nil {
+			return m, fieldErr(path+".default_current_timestamp", "a column has one default: default_value or default_current_timestamp")
+		}
+		p := int(c.GetDefaultCurrentTimestampPrecision())
+		if p < 0 || p > m.precision {
+			return m, fieldErr(path+".default_current_timestamp_precision", "CURRENT_TIMESTAMP(%d): want 0..%d, the column's precision", p, m.precision)
+		}
+		m.defNow, m.nowPrec = true, p
+	} else if c.GetDefaultCurrentTimestampPrecision() != 0 {
+		return m, fieldErr(path+".default_current_timestamp_precision", "only with default_current_timestamp")
+	}
 	if c.DefaultValue != nil {
 		v, reason := convertText(t, m, []byte(c.GetDefaultValue()))
 		if reason != "" {

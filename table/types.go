@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/loadnode/loadnode/api"
@@ -30,12 +31,20 @@ const (
 
 // colMeta is what a Schema knows of one column beyond its type.
 type colMeta struct {
-	notNull   bool
-	hasDef    bool
-	def       Value // the parsed default, when hasDef
-	length    int   // CHAR, VARCHAR: bytes
-	precision int   // DECIMAL digits, DATETIME fraction digits
-	scale     int   // DECIMAL fraction digits
+	notNull bool
+	hasDef  bool
+	def     Value // the parsed default, when hasDef
+	// defNow: the default is the load time (DATETIME, Doris DEFAULT
+	// CURRENT_TIMESTAMP[(p)]) with nowPrec fraction digits; hasDef is
+	// then false and the parser supplies the value (Parser.SetLoadTime).
+	defNow  bool
+	nowPrec int
+	// jobZone: a TIMESTAMP whose zone-less text is a wall clock in the
+	// job's zone (Doris's TIMESTAMP; zonedTimestamp)
+	jobZone   bool
+	length    int // CHAR, VARCHAR: bytes
+	precision int // DECIMAL digits, DATETIME fraction digits
+	scale     int // DECIMAL fraction digits
 }
 
 // isText reports whether values of t are held in Value.Str.
@@ -523,7 +532,12 @@ func convertInto(v *Value, t api.ColumnType, m colMeta, b []byte) numError {
 		}
 		v.Bool = t
 	case api.ColumnType_TIMESTAMP:
-		n, e := parseTimestamp(b)
+		parse := parseTimestamp
+		if m.jobZone {
+			// Without a job (an INSERT, a DEFAULT): UTC.
+			parse = func(b []byte) (int64, numError) { return zonedTimestamp(b, time.UTC) }
+		}
+		n, e := parse(b)
 		if e != numOK {
 			return e
 		}
@@ -597,4 +611,24 @@ func Value128(b *big.Int) Value {
 	var v Value
 	set128(&v, b)
 	return v
+}
+
+// zonedTimestamp reads b as Doris reads a TIMESTAMP: text without an
+// offset is a DATETIME's text (parseDatetime, to whole seconds), a wall
+// clock in loc; text with one ("...Z", "...+08:00") is that instant.
+func zonedTimestamp(b []byte, loc *time.Location) (int64, numError) {
+	b = bytes.TrimSpace(b)
+	if n := len(b); n > 10 && (b[n-1] == 'Z' || b[n-1] == 'z' || n >= 16 && (b[n-6] == '+' || b[n-6] == '-') && b[n-3] == ':') {
+		return parseTimestamp(b)
+	}
+	w, e := parseDatetime(b, 0)
+	if e != numOK {
+		return 0, e
+	}
+	t := time.UnixMicro(w).UTC()
+	u := time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, loc).UnixMicro()
+	if u < minTimestampMicros || u > maxTimestampMicros {
+		return 0, numRange
+	}
+	return u, numOK
 }

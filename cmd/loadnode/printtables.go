@@ -63,8 +63,13 @@ func printTableDescribe(w io.Writer, t *api.TableInfo) error {
 			null = "NO"
 		}
 		def := "NULL"
-		if c.DefaultValue != nil {
+		switch {
+		case c.DefaultValue != nil:
 			def = cell(c.GetDefaultValue())
+		case c.GetDefaultCurrentTimestamp() && c.GetDefaultCurrentTimestampPrecision() > 0:
+			def = fmt.Sprintf("CURRENT_TIMESTAMP(%d)", c.GetDefaultCurrentTimestampPrecision())
+		case c.GetDefaultCurrentTimestamp():
+			def = "CURRENT_TIMESTAMP"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", cell(c.GetName()), dorisType(c), null, def)
 	}

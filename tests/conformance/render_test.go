@@ -12,7 +12,8 @@ import (
 
 // renderValue renders a cell as Doris's regression framework prints the
 // JDBC value: NULL as \N, DATETIME as Java's LocalDateTime.toString
-// (2023-08-24T12:00), text with csvEscape, FLOAT and DOUBLE as Java's Float/Double.toString
+// (2023-08-24T12:00), Doris's TIMESTAMP (text_in_job_zone) as its text in
+// the suites' session zone (2020-01-01 08:00:00), text with csvEscape, FLOAT and DOUBLE as Java's Float/Double.toString
 // (-25698.553, 1.312831962567818E9), DECIMAL with its scale, BOOLEAN as
 // true/false, JSON compact.
 func renderValue(col *api.Column, v *api.Value) string {
@@ -38,6 +39,11 @@ func renderValue(col *api.Column, v *api.Value) string {
 	case *api.Value_DatetimeMicros:
 		return javaLocalDateTime(time.UnixMicro(k.DatetimeMicros).UTC())
 	case *api.Value_TimestampMicros:
+		if col.GetTextInJobZone() {
+			// Doris's TIMESTAMP: the instant in the session's zone (the
+			// suites'), as text to whole seconds.
+			return time.UnixMicro(k.TimestampMicros).In(sessionZone).Format(time.DateTime)
+		}
 		return javaLocalDateTime(time.UnixMicro(k.TimestampMicros).UTC())
 	}
 	return `\N`
