@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/loadnode/loadnode/actors"
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/config"
@@ -83,7 +82,7 @@ func (m *Main) parseJob(args []string) (command, error) {
 	case "list":
 		c := jobListCmd{}
 		fs := m.newFlagSet("job list", "job list [--sort KEY] [--desc] [--filter TEXT] [--limit N] [--addr HOST:PORT] [--timeout D]")
-		fs.StringVar(&c.sort, "sort", "", "sort by `KEY`: "+strings.Join(actors.ListSortKeys, ", ")+" (default name)")
+		fs.StringVar(&c.sort, "sort", "", "sort by `KEY`: "+strings.Join(api.ListSortKeys, ", ")+" (default name)")
 		fs.BoolVar(&c.desc, "desc", false, "sort descending")
 		fs.StringVar(&c.filter, "filter", "", "only jobs whose name, state, reason, health, sink, table, source or message holds `TEXT` (any case)")
 		fs.IntVar(&c.limit, "limit", 0, "print at most `N` jobs (0: every job)")
@@ -95,14 +94,14 @@ func (m *Main) parseJob(args []string) (command, error) {
 		if err := exactArgs(fs, pos); err != nil {
 			return nil, err
 		}
-		if err := actors.ValidListSort(c.sort); err != nil {
+		if err := api.ValidListSort(c.sort); err != nil {
 			return nil, usagef("job list: --%v", err)
 		}
 		if c.limit < 0 {
 			return nil, usagef("job list: --limit %d must be >= 0", c.limit)
 		}
-		if len(c.filter) > actors.MaxListFilter {
-			return nil, usagef("job list: --filter of %d bytes: at most %d", len(c.filter), actors.MaxListFilter)
+		if len(c.filter) > api.MaxListFilter {
+			return nil, usagef("job list: --filter of %d bytes: at most %d", len(c.filter), api.MaxListFilter)
 		}
 		return c, c.conn.validate(fs)
 	case "show":
@@ -196,14 +195,14 @@ func (c jobListCmd) run(ctx context.Context, m *Main) error {
 	}
 	// Sorted and filtered on the node, read page by page by offset (a job
 	// whose figures move meanwhile can be seen twice or not at all).
-	q := client.ListQuery{Sort: c.sort, Descending: c.desc, Filter: c.filter, Limit: client.MaxListPage}
+	q := client.ListQuery{Sort: c.sort, Descending: c.desc, Filter: c.filter, Limit: api.MaxListPage}
 	if q.Sort == "" {
 		q.Sort = "name"
 	}
 	var jobs []*api.JobSummary
 	for {
 		if c.limit > 0 {
-			q.Limit = min(client.MaxListPage, c.limit-len(jobs))
+			q.Limit = min(api.MaxListPage, c.limit-len(jobs))
 		}
 		page, matched, err := cl.ListJobsQuery(ctx, q)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
 )
 
@@ -263,7 +264,7 @@ func (c tableExportCmd) run(ctx context.Context, m *Main) error {
 // export writes every row of the table to out and returns the row count.
 // An error says whether reading the table or writing out failed.
 func (c tableExportCmd) export(ctx context.Context, cl *client.Client, out io.Writer) (int, error) {
-	it := cl.ScanTable(ctx, c.table, client.WithPageSize(client.MaxScanPage))
+	it := cl.ScanTable(ctx, c.table, client.WithPageSize(api.MaxScanPage))
 	var w rowWriter
 	n := 0
 	for it.Next() {
