@@ -87,16 +87,15 @@ func (m *Main) ParseFlags(ctx context.Context, args []string) error {
 		name = "version"
 	}
 	var err error
-	switch {
-	case len(group(name)) > 0:
+	if len(group(name)) > 0 {
 		m.cmd, err = m.parseGroup(name, rest)
-	default:
-		i := slices.IndexFunc(commands, func(s subcommand) bool { return s.group == "" && s.name == name })
-		if i < 0 {
-			return usagef("unknown command %q", name)
-		}
-		m.cmd, err = m.parse(commands[i], rest)
+		return err
 	}
+	i := slices.IndexFunc(commands, func(s subcommand) bool { return s.group == "" && s.name == name })
+	if i < 0 {
+		return usagef("unknown command %q", name)
+	}
+	m.cmd, err = m.parse(commands[i], rest)
 	return err
 }
 
@@ -173,12 +172,13 @@ type flagSet struct {
 }
 
 // newFlagSet returns a flag set that reports errors instead of exiting and
-// prints nothing itself; -h prints the usage to Stdout (see parseArgs).
-func (m *Main) newFlagSet(name, usage string) *flagSet {
+// prints nothing itself; -h prints the usage line (set by parse) and the
+// flags to Stdout (see parseArgs).
+func (m *Main) newFlagSet(name string) *flagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	return &flagSet{FlagSet: fs, name: name, usage: usage, stdout: m.Stdout}
+	return &flagSet{FlagSet: fs, name: name, stdout: m.Stdout}
 }
 
 func (fs *flagSet) printUsage() {

@@ -87,7 +87,7 @@ func (m *Main) parse(s subcommand, args []string) (command, error) {
 	if s.pass != nil {
 		return s.pass(args), nil
 	}
-	fs := m.newFlagSet(s.path(), "")
+	fs := m.newFlagSet(s.path())
 	conn, build := s.bind(fs)
 	line := s.synopsis(len("Usage: loadnode "))
 	if conn != nil {
