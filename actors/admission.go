@@ -35,7 +35,7 @@ func (m *manager) releaseAdmissions(ctx actor.Context) {
 		e := m.admitQueue[0]
 		m.admitQueue[0] = nil
 		m.admitQueue = m.admitQueue[1:]
-		if e.pid == nil || isFinal(e.summary.GetState()) {
+		if e.pid == nil || e.summary.GetState().Final() {
 			continue
 		}
 		m.admitting[e.rec.GetId()] = true

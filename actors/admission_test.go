@@ -34,7 +34,7 @@ func TestPacedAdmissionAdmitsEveryJob(t *testing.T) {
 
 	h := newHarnessWith(t, fs, &quietSource{parts: []int32{0}}, Settings{})
 	poll(t, 90*time.Second, func() (bool, string) {
-		res := h.ask(h.mgr, &api.ListJobsRequest{Limit: MaxListPage}).(*api.ListJobsResponse)
+		res := h.ask(h.mgr, &api.ListJobsRequest{Limit: api.MaxListPage}).(*api.ListJobsResponse)
 		counts := map[api.JobState]int{}
 		for _, s := range res.GetJobs() {
 			counts[s.GetState()]++

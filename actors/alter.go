@@ -46,7 +46,7 @@ const alterTimeout = 30 * time.Second
 // userAlter starts an alter: checks it, resolves a position reset in a
 // goroutine when there is one, and finishes in onAlterResolved.
 func (j *job) userAlter(ctx actor.Context, req *api.AlterJobRequest) {
-	if isFinal(j.state) {
+	if j.state.Final() {
 		ctx.Respond(j.reply(precondition("job %s is %s and cannot be altered", j.rec.GetName(), j.state)))
 		return
 	}

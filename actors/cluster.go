@@ -228,7 +228,7 @@ func (m *manager) prepareOwned(take []OwnJob) {
 				continue
 			}
 			res.jobs = append(res.jobs, &ownedStart{id: id, epoch: epochs[id], state: st})
-			if st.Last != nil && isFinal(st.Last.GetTo()) {
+			if st.Last != nil && st.Last.GetTo().Final() {
 				continue
 			}
 			t := st.Record.GetSpec().GetTable()
@@ -306,7 +306,7 @@ func (m *manager) onOwnedPrepared(ctx actor.Context, msg *ownedPrepared) {
 // epoch: spawned if absent, replaced if it runs at an older epoch.
 func (m *manager) ensureActor(ctx actor.Context, e *entry) {
 	epoch, owned := m.owned[e.rec.GetId()]
-	if !owned || isFinal(e.summary.GetState()) || m.stopping {
+	if !owned || e.summary.GetState().Final() || m.stopping {
 		return
 	}
 	if p, ok := m.preparing[e.rec.GetId()]; ok && p == epoch {
@@ -445,7 +445,7 @@ func (m *manager) forward(ctx actor.Context, e *entry, msg any) bool {
 		return true
 	}
 	sys := ctx.ActorSystem()
-	target := actor.NewPID(addr, ManagerName)
+	target := actor.NewPID(addr, api.ManagerName)
 	runTo(m.life, ctx.Sender(), "forward", func(context.Context) proto.Message {
 		res, err := sys.Root.RequestFuture(target, msg, forwardTimeout).Result()
 		if err != nil {

@@ -155,7 +155,7 @@ func newHarnessOpts(t *testing.T, fs vfs.FS, open SourceFactory, set Settings, o
 	if o.managerProps != nil {
 		o.managerProps(props)
 	}
-	mgr, _ := system.Root.SpawnNamed(props, ManagerName)
+	mgr, _ := system.Root.SpawnNamed(props, api.ManagerName)
 	h := &harness{t: t, system: system, store: st, mgr: mgr, deps: deps, sch: sch}
 	t.Cleanup(func() {
 		_ = system.Root.StopFuture(mgr).Wait()

@@ -409,7 +409,7 @@ func (j *job) start(ctx actor.Context) {
 			return
 		}
 	}
-	if err != nil && !isFinal(j.state) {
+	if err != nil && !j.state.Final() {
 		j.transition(ctx, api.JobState_PAUSED, api.Reason_STORE_FAILURE, fmt.Sprintf("sink of table %s: %v", spec.GetTable().GetName(), err))
 		return
 	}
@@ -435,7 +435,7 @@ func (j *job) start(ctx actor.Context) {
 		// something moves.
 		j.notify(ctx)
 	}
-	if err != nil && !isFinal(j.state) {
+	if err != nil && !j.state.Final() {
 		j.transition(ctx, api.JobState_PAUSED, api.Reason_SOURCE_CONFIG_ERROR, err.Error())
 		return
 	}
@@ -476,10 +476,6 @@ func (j *job) teardown() {
 		j.src.Close()
 		j.src = nil
 	}
-}
-
-func isFinal(s api.JobState) bool {
-	return s == api.JobState_STOPPED || s == api.JobState_CANCELLED
 }
 
 // scheduleTimer sends msg to the job after d (within this incarnation).

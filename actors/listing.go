@@ -21,12 +21,6 @@ import (
 // listing time (stalled depends on the clock), with the same health
 // function `job show` uses.
 
-// Page sizes of ListJobsRequest.limit.
-const (
-	DefaultListPage = 1000
-	MaxListPage     = 10000
-)
-
 // jobStatus is a live job's report of what a listing shows of it.
 type jobStatus struct {
 	totalLag    int64 // -1 unknown
@@ -97,7 +91,7 @@ func (m *manager) listSummary(e *entry, now time.Time, figs ownerFigures) *api.J
 			if d, ok := sk.(sink.Describer); ok {
 				st.sink = d.Describe(e.rec.GetSpec().GetTable().GetName())
 			}
-			if isFinal(s.GetState()) {
+			if s.GetState().Final() {
 				if lk := e.look; lk != nil && lk.progress && !lk.pending() && lk.progErr == nil {
 					st.loadedRows = lk.prog.Stats.GetLoadedRows()
 					e.status = st
@@ -117,7 +111,7 @@ func (m *manager) listSummary(e *entry, now time.Time, figs ownerFigures) *api.J
 		if name, _, epoch, ok := m.deps.Cluster.Owner(e.rec.GetId()); ok {
 			s.Owner, s.Epoch = name, epoch
 		}
-		if _, mine := m.owned[e.rec.GetId()]; !mine && !isFinal(s.GetState()) {
+		if _, mine := m.owned[e.rec.GetId()]; !mine && !s.GetState().Final() {
 			// Another member's job (or no member's): what its actor here
 			// reported last, if it ever ran here, is out of date.
 			figs.apply(s)
@@ -219,10 +213,10 @@ func listInvalid(req *api.ListJobsRequest) *api.ListJobsResponse {
 		return fail("offset", fmt.Sprintf("offset %d must be >= 0", req.GetOffset()))
 	case req.GetAfterId() != 0:
 		return fail("after_id", "after_id pages the listing in id order only; a sorted or filtered listing pages by offset (next_offset)")
-	case len(req.GetFilter()) > MaxListFilter:
-		return fail("filter", fmt.Sprintf("filter of %d bytes: at most %d", len(req.GetFilter()), MaxListFilter))
+	case len(req.GetFilter()) > api.MaxListFilter:
+		return fail("filter", fmt.Sprintf("filter of %d bytes: at most %d", len(req.GetFilter()), api.MaxListFilter))
 	}
-	if err := ValidListSort(req.GetSort()); err != nil {
+	if err := api.ValidListSort(req.GetSort()); err != nil {
 		return fail("sort", err.Error())
 	}
 	return nil
@@ -232,9 +226,9 @@ func listInvalid(req *api.ListJobsRequest) *api.ListJobsResponse {
 func listLimit(req *api.ListJobsRequest) int {
 	switch limit := int(req.GetLimit()); {
 	case limit <= 0:
-		return DefaultListPage
-	case limit > MaxListPage:
-		return MaxListPage
+		return api.DefaultListPage
+	case limit > api.MaxListPage:
+		return api.MaxListPage
 	default:
 		return limit
 	}

@@ -24,7 +24,7 @@ import (
 //
 // Cost: per listing, one request per other owner and page of its jobs (in
 // id order, the jobs of the page only; sorted or filtered, every job it
-// owns, MaxListPage a request).
+// owns, api.MaxListPage a request).
 
 // ownerFiguresWait bounds how long a listing waits for other members'
 // figures.
@@ -85,7 +85,7 @@ func (m *manager) listJobs(ctx actor.Context, req *api.ListJobsRequest) {
 	ask := &api.ListJobsRequest{OwnedOnly: true, AfterId: req.GetAfterId(), Limit: int32(listLimit(req))}
 	var upTo uint64 // id order: the owners' jobs up to the page's last
 	if listQueried(req) {
-		ask.AfterId, ask.Limit = 0, MaxListPage
+		ask.AfterId, ask.Limit = 0, api.MaxListPage
 	} else {
 		i := m.pageStart(req)
 		upTo = m.order[min(i+listLimit(req), len(m.order))-1].rec.GetId()
@@ -114,7 +114,7 @@ func (m *manager) pageOwners(req *api.ListJobsRequest) map[string]string {
 	self := m.deps.Cluster.Self()
 	owners := map[string]string{}
 	for _, e := range jobs {
-		if isFinal(e.summary.GetState()) {
+		if e.summary.GetState().Final() {
 			continue
 		}
 		if name, addr, _, ok := m.deps.Cluster.Owner(e.rec.GetId()); ok && name != self && addr != "" {
@@ -135,7 +135,7 @@ func askOwners(ctx context.Context, sys *actor.ActorSystem, owners map[string]st
 	figs := ownerFigures{}
 	var wg sync.WaitGroup
 	for _, name := range slices.Sorted(maps.Keys(owners)) {
-		target := actor.NewPID(owners[name], ManagerName)
+		target := actor.NewPID(owners[name], api.ManagerName)
 		wg.Go(func() {
 			req := &api.ListJobsRequest{OwnedOnly: true, AfterId: ask.GetAfterId(), Limit: ask.GetLimit()}
 			for ctx.Err() == nil {

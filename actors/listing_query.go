@@ -2,7 +2,6 @@ package actors
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -20,20 +19,6 @@ import (
 //
 // Cost: one summary per job and one sort per request, in the manager's
 // mailbox (BenchmarkListQuery: 100,000 jobs sorted by lag).
-
-// ListSortKeys are the keys ListJobsRequest.sort takes ("" is id).
-var ListSortKeys = []string{"id", "name", "state", "reason", "health", "lag", "rows_per_sec", "loaded_rows", "sink", "table"}
-
-// MaxListFilter is the longest ListJobsRequest.filter, in bytes.
-const MaxListFilter = 1024
-
-// ValidListSort checks a ListJobsRequest.sort key, naming the allowed ones.
-func ValidListSort(key string) error {
-	if key == "" || slices.Contains(ListSortKeys, key) {
-		return nil
-	}
-	return fmt.Errorf("sort %q must be one of %s", key, strings.Join(ListSortKeys, ", "))
-}
 
 // listQueried reports whether req asks for a sorted or filtered listing
 // (paged by offset) rather than the id order paged by after_id.

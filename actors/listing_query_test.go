@@ -154,7 +154,7 @@ func TestListQuerySortsEveryJob(t *testing.T) {
 	t.Logf("seed %d", seed)
 	m := queryManager(n, seed)
 	ask := func(r *api.ListJobsRequest) *api.ListJobsResponse { return m.list(r) }
-	for _, key := range ListSortKeys {
+	for _, key := range api.ListSortKeys {
 		for _, desc := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/desc=%v", key, desc), func(t *testing.T) {
 				jobs, matched := readQuery(t, ask, &api.ListJobsRequest{Sort: key, Descending: desc, Limit: page})
@@ -196,7 +196,7 @@ func TestListQueryFilters(t *testing.T) {
 	t.Logf("seed %d", seed)
 	m := queryManager(n, seed)
 	ask := func(r *api.ListJobsRequest) *api.ListJobsResponse { return m.list(r) }
-	all, _ := readQuery(t, ask, &api.ListJobsRequest{Sort: "id", Limit: MaxListPage})
+	all, _ := readQuery(t, ask, &api.ListJobsRequest{Sort: "id", Limit: api.MaxListPage})
 	for _, f := range []string{"eu_0", "ORDERS_eu", "paused", "USER_PAUSE", "ünreach", "ÜNREACH", "public.clicks", "kafka://topic3", "t1", "stalled", "lagging", "job_0012", "no such job"} {
 		t.Run(f, func(t *testing.T) {
 			want := map[uint64]bool{}
@@ -240,7 +240,7 @@ func TestListQueryRefusals(t *testing.T) {
 		{&api.ListJobsRequest{Sort: "lag", Offset: -1}, "offset", ">= 0"},
 		{&api.ListJobsRequest{Offset: -5}, "offset", ">= 0"},
 		{&api.ListJobsRequest{Sort: "name", AfterId: 3}, "after_id", "offset"},
-		{&api.ListJobsRequest{Filter: strings.Repeat("x", MaxListFilter+1)}, "filter", "at most"},
+		{&api.ListJobsRequest{Filter: strings.Repeat("x", api.MaxListFilter+1)}, "filter", "at most"},
 		{&api.ListJobsRequest{Sort: "name", Limit: -1}, "limit", ">= 0"},
 	} {
 		resp := m.list(c.req)

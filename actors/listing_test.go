@@ -93,9 +93,9 @@ func TestListPagesEveryJobOnce(t *testing.T) {
 	all := 0
 	after = 0
 	for {
-		resp := h.ask(h.mgr, &api.ListJobsRequest{Limit: MaxListPage + 1, AfterId: after}).(*api.ListJobsResponse)
-		if len(resp.Jobs) > MaxListPage {
-			t.Fatalf("page of %d jobs, above the largest page %d", len(resp.Jobs), MaxListPage)
+		resp := h.ask(h.mgr, &api.ListJobsRequest{Limit: api.MaxListPage + 1, AfterId: after}).(*api.ListJobsResponse)
+		if len(resp.Jobs) > api.MaxListPage {
+			t.Fatalf("page of %d jobs, above the largest page %d", len(resp.Jobs), api.MaxListPage)
 		}
 		if resp.Total != before+during {
 			t.Fatalf("total %d, want %d", resp.Total, before+during)
@@ -109,7 +109,7 @@ func TestListPagesEveryJobOnce(t *testing.T) {
 	if all != before+during {
 		t.Fatalf("listed %d jobs, want %d", all, before+during)
 	}
-	if resp := h.ask(h.mgr, &api.ListJobsRequest{}).(*api.ListJobsResponse); len(resp.Jobs) != DefaultListPage || resp.NextAfterId != resp.Jobs[DefaultListPage-1].Id {
+	if resp := h.ask(h.mgr, &api.ListJobsRequest{}).(*api.ListJobsResponse); len(resp.Jobs) != api.DefaultListPage || resp.NextAfterId != resp.Jobs[api.DefaultListPage-1].Id {
 		t.Fatalf("default page: %d jobs, next %d", len(resp.Jobs), resp.NextAfterId)
 	}
 	if resp := h.ask(h.mgr, &api.ListJobsRequest{Limit: -1}).(*api.ListJobsResponse); resp.Error.GetCode() != api.ErrorCode_INVALID_ARGUMENT {

@@ -19,10 +19,6 @@ import (
 // recovery and the routing of commands; create.go the creation of jobs and
 // tables, tables.go table reads.
 
-// ManagerName is the manager's well-known actor name; clients address
-// requests to it.
-const ManagerName = "manager"
-
 // AwaitRecovery is answered with *RecoveryDone once the manager has
 // rebuilt its registry from the store (it does so in Started, so any
 // request answered after that sees every recovered job, and a command to a
@@ -113,7 +109,7 @@ type manager struct {
 
 // NewManagerProps returns the props of a node's manager, or an error if
 // deps are incomplete or their settings invalid. Spawn it with
-// SpawnNamed(props, ManagerName) after the scheduler.
+// SpawnNamed(props, api.ManagerName) after the scheduler.
 func NewManagerProps(deps *Deps, scheduler *actor.PID) (*actor.Props, error) {
 	if err := deps.check(); err != nil {
 		return nil, err
@@ -297,7 +293,7 @@ func (m *manager) recover(ctx actor.Context) {
 		state, reason, message := stateOf(last)
 		e := &entry{rec: rec, preload: st, summary: summaryOf(m.deps.Specs, rec, state, reason, message)}
 		m.register(e)
-		if isFinal(e.summary.State) {
+		if e.summary.State.Final() {
 			continue
 		}
 		if m.clustered() {
@@ -403,7 +399,7 @@ func (m *manager) routeMsg(ctx actor.Context, name string, msg any) {
 		ctx.Respond(&api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "name", Message: fmt.Sprintf("job %s not found", api.Quote(name))}})
 		return
 	}
-	if isFinal(e.summary.GetState()) {
+	if e.summary.GetState().Final() {
 		// A final job's actor is stopping or gone: answer from the store,
 		// never forward (a message to a stopping actor is lost).
 		switch msg.(type) {
@@ -441,7 +437,7 @@ func (m *manager) deleteJob(name string) *api.JobResponse {
 	if e == nil {
 		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "name", Message: fmt.Sprintf("job %s not found", api.Quote(name))}}
 	}
-	if !isFinal(e.summary.GetState()) {
+	if !e.summary.GetState().Final() {
 		return &api.JobResponse{Error: precondition("job %s is %s: stop it before deleting it", name, e.summary.GetState())}
 	}
 	if err := m.deps.Meta.DeleteJob(e.rec.GetId(), name); err != nil {
@@ -523,7 +519,7 @@ func (m *manager) onJobTerminated(ctx actor.Context, who *actor.PID) {
 		return
 	}
 	e.pid = nil
-	if isFinal(e.summary.GetState()) {
+	if e.summary.GetState().Final() {
 		return
 	}
 	if _, mine := m.owned[e.rec.GetId()]; m.clustered() && !mine {
@@ -535,7 +531,7 @@ func (m *manager) onJobTerminated(ctx actor.Context, who *actor.PID) {
 		m.jobLog(e.rec).Error("job actor gave up; cannot load job", "err", err)
 		return
 	}
-	if st.Last != nil && isFinal(st.Last.To) {
+	if st.Last != nil && st.Last.To.Final() {
 		state, reason, message := stateOf(st.Last)
 		e.summary = summaryOf(m.deps.Specs, e.rec, state, reason, message)
 		return
@@ -581,7 +577,7 @@ type respawnJob struct{ name string }
 
 func (m *manager) onRespawn(ctx actor.Context, msg *respawnJob) {
 	e := m.byName[msg.name]
-	if e == nil || e.pid != nil || isFinal(e.summary.GetState()) || m.stopping {
+	if e == nil || e.pid != nil || e.summary.GetState().Final() || m.stopping {
 		return
 	}
 	if _, mine := m.owned[e.rec.GetId()]; m.clustered() && !mine {

@@ -67,7 +67,7 @@ type JobEvent struct {
 // observer. A new verdict is sent to the manager (listings) when notify is
 // set, and becoming failing or stalled is an event.
 func (j *job) judge(ctx actor.Context, notify bool) {
-	if j.rec == nil || isFinal(j.state) || j.tornDown {
+	if j.rec == nil || j.state.Final() || j.tornDown {
 		return
 	}
 	v := j.view()
@@ -123,7 +123,7 @@ func (j *job) event(name, message string) {
 // t.To, "" for none.
 func transitionEvent(leaving api.JobState, t *api.Transition) string {
 	switch {
-	case isFinal(t.GetTo()) && !isFinal(leaving):
+	case t.GetTo().Final() && !leaving.Final():
 		return EventStopped
 	case t.GetTo() == api.JobState_PAUSED && leaving != api.JobState_PAUSED:
 		return EventPaused

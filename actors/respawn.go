@@ -60,7 +60,7 @@ func (m *manager) onRespawnChunk(ctx actor.Context, msg *respawnChunk) {
 	r.batches++
 	for n := 0; r.next < len(r.all) && n < respawnBatch; r.next++ {
 		e := r.all[r.next]
-		if e.pid != nil || isFinal(e.summary.GetState()) || m.byID[e.rec.GetId()] != e {
+		if e.pid != nil || e.summary.GetState().Final() || m.byID[e.rec.GetId()] != e {
 			continue // spawned by a command meanwhile, or gone
 		}
 		m.spawn(ctx, e)

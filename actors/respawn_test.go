@@ -89,7 +89,7 @@ func TestRespawnAnswersBetweenBatches(t *testing.T) {
 		switch msg := ctx.Message().(type) {
 		case *actor.Started:
 			ctx.Request(h.mgr, &AwaitRespawn{})
-			ctx.Request(h.mgr, &api.ListJobsRequest{Limit: MaxListPage})
+			ctx.Request(h.mgr, &api.ListJobsRequest{Limit: api.MaxListPage})
 			ctx.Request(h.mgr, &api.ShowJobRequest{Name: name})
 			close(sent)
 		case *RespawnDone, *api.ListJobsResponse, *api.JobResponse:
@@ -138,7 +138,7 @@ func TestRespawnAnswersBetweenBatches(t *testing.T) {
 		return src.watches >= n, fmt.Sprintf("%d watches of %d held jobs", src.watches, n)
 	})
 	poll(t, 60*time.Second, func() (bool, string) {
-		res := h.ask(h.mgr, &api.ListJobsRequest{Limit: MaxListPage}).(*api.ListJobsResponse)
+		res := h.ask(h.mgr, &api.ListJobsRequest{Limit: api.MaxListPage}).(*api.ListJobsResponse)
 		running := 0
 		for _, s := range res.GetJobs() {
 			if s.GetState() == api.JobState_RUNNING {

@@ -80,7 +80,7 @@ func (j *job) applyTransition(ctx actor.Context, t *api.Transition) {
 	j.headRunning = false
 	leaving := j.state
 	j.state, j.reason, j.message = to, reason, message
-	if to != api.JobState_RUNNING && leaving == api.JobState_RUNNING || to == api.JobState_PAUSED || isFinal(to) {
+	if to != api.JobState_RUNNING && leaving == api.JobState_RUNNING || to == api.JobState_PAUSED || to.Final() {
 		j.stopTasks(ctx)
 		j.stopWatching(ctx)
 	}
@@ -325,7 +325,7 @@ func (j *job) userResume(ctx actor.Context) *api.JobResponse {
 }
 
 func (j *job) userStop(ctx actor.Context) *api.JobResponse {
-	if isFinal(j.state) {
+	if j.state.Final() {
 		return j.reply(precondition("job %s is already %s", j.rec.GetName(), j.state))
 	}
 	if !j.transition(ctx, api.JobState_STOPPED, api.Reason_USER_STOP, "stopped by user") {

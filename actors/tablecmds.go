@@ -28,7 +28,7 @@ func (m *manager) tableJobs(name string) (jobs []string, loading string) {
 	}
 	slices.Sort(jobs)
 	for _, n := range jobs {
-		if !isFinal(m.byName[n].summary.GetState()) {
+		if !m.byName[n].summary.GetState().Final() {
 			return jobs, n
 		}
 	}

@@ -18,10 +18,9 @@ import (
 // block the manager's mailbox; the goroutine only reads the catalog and the
 // table's sink and answers the requester.
 
-// maxScanPage bounds the rows of one scan answer; api.MaxScanPageBytes
+// api.MaxScanPage bounds the rows of one scan answer; api.MaxScanPageBytes
 // bounds its bytes, so that an answer stays well below the client's
 // message size limit whatever the rows hold.
-const maxScanPage = 10000
 
 // errPageFull ends a scan whose page reached api.MaxScanPageBytes.
 var errPageFull = errors.New("actors: scan page full")
@@ -119,7 +118,7 @@ func scanTable(meta metastore.Store, sinks SinkFactory, req *api.TableScanReques
 	if limit <= 0 {
 		limit = 1000
 	}
-	limit = min(limit, maxScanPage)
+	limit = min(limit, api.MaxScanPage)
 	resp.Schema = spec
 	vals := make([]table.Value, len(spec.GetColumns()))
 	var last []byte

@@ -35,7 +35,7 @@ func (j *job) refreshWatermarks(ctx actor.Context) {
 		return
 	}
 	j.scheduleTimer(j.deps.Settings.WatermarkInterval, &watermarkTick{})
-	if j.markBusy || j.src == nil || isFinal(j.state) {
+	if j.markBusy || j.src == nil || j.state.Final() {
 		return
 	}
 	j.markBusy = true

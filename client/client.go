@@ -31,9 +31,6 @@ import (
 	"github.com/loadnode/loadnode/internal/remoteauth"
 )
 
-// ManagerName is the well-known name of a node's manager actor.
-const ManagerName = "manager"
-
 // maxReplyBytes bounds one reply on the client's endpoint (gRPC's default of
 // 4 MiB is too small for a page of wide rows).
 const maxReplyBytes = 64 << 20
@@ -112,7 +109,7 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 	if err := c.start(host); err != nil {
 		return nil, err
 	}
-	c.manager = actor.NewPID(nodeAddr, ManagerName)
+	c.manager = actor.NewPID(nodeAddr, api.ManagerName)
 	if _, err := c.Ping(ctx); err != nil {
 		c.Close()
 		return nil, err
@@ -452,14 +449,14 @@ func (c *Client) Ping(ctx context.Context) (int64, error) {
 
 // ListJobs returns a summary of every job the node knows, with its
 // status (health, lag, rows, rate, sink), by name. It reads the listing
-// page by page (ListJobsPage with MaxListPage jobs a page), each page one
+// page by page (ListJobsPage with api.MaxListPage jobs a page), each page one
 // request with its own timeout: a job created meanwhile may or may not be
 // in it, and no job is in it twice.
 func (c *Client) ListJobs(ctx context.Context) ([]*api.JobSummary, error) {
 	var all []*api.JobSummary
 	var after uint64
 	for {
-		page, next, err := c.ListJobsPage(ctx, MaxListPage, after)
+		page, next, err := c.ListJobsPage(ctx, api.MaxListPage, after)
 		if err != nil {
 			return nil, err
 		}
@@ -473,20 +470,13 @@ func (c *Client) ListJobs(ctx context.Context) ([]*api.JobSummary, error) {
 	return all, nil
 }
 
-// Page sizes of ListJobsPage: limit 0 asks for DefaultListPage jobs; a
-// node answers at most MaxListPage.
-const (
-	DefaultListPage = 1000
-	MaxListPage     = 10000
-)
-
 // ListJobsPage returns one page of job summaries in id (creation) order:
-// at most limit jobs (0: DefaultListPage) whose id is above afterID (0:
+// at most limit jobs (0: api.DefaultListPage) whose id is above afterID (0:
 // from the first job). next is the afterID of the next page, 0 after the
 // last page.
 func (c *Client) ListJobsPage(ctx context.Context, limit int, afterID uint64) (jobs []*api.JobSummary, next uint64, err error) {
-	if limit < 0 || limit > MaxListPage {
-		return nil, 0, errorf("list jobs: limit %d must be 0..%d", limit, MaxListPage)
+	if limit < 0 || limit > api.MaxListPage {
+		return nil, 0, errorf("list jobs: limit %d must be 0..%d", limit, api.MaxListPage)
 	}
 	resp, err := call[*api.ListJobsResponse](ctx, c, "list jobs", &api.ListJobsRequest{Limit: int32(limit), AfterId: afterID})
 	if err != nil {
@@ -511,7 +501,7 @@ type ListQuery struct {
 	Filter string
 	// Offset skips that many jobs of the sorted, filtered listing.
 	Offset int
-	// Limit is the page size (0: DefaultListPage; at most MaxListPage).
+	// Limit is the page size (0: api.DefaultListPage; at most api.MaxListPage).
 	Limit int
 }
 
@@ -523,8 +513,8 @@ type ListQuery struct {
 // at all across pages.
 func (c *Client) ListJobsQuery(ctx context.Context, q ListQuery) (jobs []*api.JobSummary, matched int64, err error) {
 	switch {
-	case q.Limit < 0 || q.Limit > MaxListPage:
-		return nil, 0, errorf("list jobs: limit %d must be 0..%d", q.Limit, MaxListPage)
+	case q.Limit < 0 || q.Limit > api.MaxListPage:
+		return nil, 0, errorf("list jobs: limit %d must be 0..%d", q.Limit, api.MaxListPage)
 	case q.Offset < 0 || q.Offset > math.MaxInt32:
 		return nil, 0, errorf("list jobs: offset %d must be 0..%d", q.Offset, math.MaxInt32)
 	}

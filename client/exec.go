@@ -111,7 +111,7 @@ func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse,
 			// As in Doris, the name of a STOPPED (or CANCELLED) job may be
 			// used again: the final job goes (its rows stay), then the
 			// new one is created.
-			if old, serr := c.ShowJob(ctx, spec.GetName()); serr == nil && isFinalState(old.GetSummary().GetState()) {
+			if old, serr := c.ShowJob(ctx, spec.GetName()); serr == nil && old.GetSummary().GetState().Final() {
 				if _, derr := c.DeleteJob(ctx, spec.GetName()); derr != nil {
 					return nil, derr
 				}
@@ -208,7 +208,7 @@ func (c *Client) execJobs(ctx context.Context, ref *doris.JobRef, msg func(name 
 	}
 	n := 0
 	for _, j := range jobs {
-		if s := j.GetState(); s == api.JobState_STOPPED || s == api.JobState_CANCELLED {
+		if j.GetState().Final() {
 			continue
 		}
 		if _, err := c.job(ctx, "job command", msg(j.GetName())); err != nil {
@@ -229,12 +229,6 @@ func databaseName(db string) string {
 		return "the embedded store"
 	}
 	return "database " + db
-}
-
-// isFinalState reports whether a job in state s is over (STOPPED,
-// CANCELLED): Doris lets a new job take its name.
-func isFinalState(s api.JobState) bool {
-	return s == api.JobState_STOPPED || s == api.JobState_CANCELLED
 }
 
 // singleTabletErr refuses "load_to_single_tablet" = "true" into a table

@@ -7,9 +7,6 @@ import (
 	"github.com/loadnode/loadnode/api"
 )
 
-// MaxScanPage is the most rows a node answers in one scan page.
-const MaxScanPage = 10000
-
 // ScanOption configures ScanTable.
 type ScanOption func(*scanConfig)
 
@@ -19,7 +16,7 @@ type scanConfig struct {
 }
 
 // WithPageSize sets the rows asked for per request (default 1000, at most
-// MaxScanPage; the node may answer fewer, to bound a page's bytes).
+// api.MaxScanPage; the node may answer fewer, to bound a page's bytes).
 func WithPageSize(n int) ScanOption { return func(c *scanConfig) { c.page = n } }
 
 // WithCursor starts the scan at a cursor an earlier scan's Cursor gave.
@@ -60,8 +57,8 @@ func (c *Client) ScanTable(ctx context.Context, table string, opts ...ScanOption
 		o(&cfg)
 	}
 	it := &RowIterator{c: c, ctx: ctx, table: table, cfg: cfg, next: cfg.after}
-	if cfg.page <= 0 || cfg.page > MaxScanPage {
-		it.err = errorf("scan %s: page size %d must be 1..%d", table, cfg.page, MaxScanPage)
+	if cfg.page <= 0 || cfg.page > api.MaxScanPage {
+		it.err = errorf("scan %s: page size %d must be 1..%d", table, cfg.page, api.MaxScanPage)
 	}
 	return it
 }

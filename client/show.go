@@ -14,10 +14,6 @@ import (
 // ROUTINE LOAD: the node tells what it knows of a job (ShowJob, ListJobs);
 // the answer is shaped here into Doris's result set (package doris).
 
-// final reports whether a job is STOPPED or CANCELLED: SHOW without ALL
-// leaves it out, as Doris does.
-func final(s api.JobState) bool { return s == api.JobState_STOPPED || s == api.JobState_CANCELLED }
-
 // execShow answers a SHOW statement about routine loads. Times are shown in
 // the client's local time zone.
 func (c *Client) execShow(ctx context.Context, sh *doris.Show) (*api.ExecResponse, error) {
@@ -35,7 +31,7 @@ func (c *Client) execShow(ctx context.Context, sh *doris.Show) (*api.ExecRespons
 	case sh.Task:
 		// A job that is not RUNNING has no tasks: no rows.
 		res.Result = resultSet(doris.RoutineLoadTaskColumns, doris.RoutineLoadTaskRows(info, loc)...)
-	case final(state) && !sh.All:
+	case state.Final() && !sh.All:
 		all := "SHOW ALL ROUTINE LOAD FOR "
 		if sh.Create {
 			all = "SHOW ALL CREATE ROUTINE LOAD FOR "
@@ -61,7 +57,7 @@ func (c *Client) showAll(ctx context.Context, all bool, loc *time.Location) (*ap
 	}
 	res := &api.ExecResponse{Jobs: []*api.JobSummary{}, Result: resultSet(doris.RoutineLoadColumns)}
 	for _, j := range jobs {
-		if final(j.GetState()) && !all {
+		if j.GetState().Final() && !all {
 			continue
 		}
 		info, err := c.ShowJob(ctx, j.GetName())

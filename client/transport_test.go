@@ -25,7 +25,7 @@ func fakeNode(t *testing.T, receive actor.ReceiveFunc) string {
 	r.Start()
 	t.Cleanup(func() { r.Shutdown(false); sys.Shutdown() })
 	if receive != nil {
-		if _, err := sys.Root.SpawnNamed(actor.PropsFromFunc(receive), client.ManagerName); err != nil {
+		if _, err := sys.Root.SpawnNamed(actor.PropsFromFunc(receive), api.ManagerName); err != nil {
 			t.Fatal(err)
 		}
 	}

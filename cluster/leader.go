@@ -102,9 +102,6 @@ func (m *Member) lead(ctx context.Context, e *concurrency.Election) {
 	}
 }
 
-// isFinal reports a state no owner acts on.
-func isFinal(s api.JobState) bool { return s == api.JobState_STOPPED || s == api.JobState_CANCELLED }
-
 // reconcile reads members, jobs and assignments at one revision and writes
 // the changes the plan asks for, guarded by the leader's key.
 func (m *Member) reconcile(ctx context.Context, e *concurrency.Election) error {
@@ -128,7 +125,7 @@ func (m *Member) reconcile(ctx context.Context, e *concurrency.Election) error {
 	for _, kv := range r.Responses[2].GetResponseRange().Kvs {
 		id, ok := parseID(string(kv.Key), p+"head/")
 		t := &api.Transition{}
-		if ok && proto.Unmarshal(kv.Value, t) == nil && isFinal(t.GetTo()) {
+		if ok && proto.Unmarshal(kv.Value, t) == nil && t.GetTo().Final() {
 			final[id] = true
 		}
 	}

@@ -142,14 +142,14 @@ func stateTimes(info *api.JobInfo) (pauseMs, endMs int64) {
 		switch {
 		case t.GetTo() == api.JobState_PAUSED && t.GetFrom() != api.JobState_PAUSED:
 			pauseMs = t.GetTimeUnixMs()
-		case t.GetTo() == api.JobState_STOPPED || t.GetTo() == api.JobState_CANCELLED:
+		case t.GetTo().Final():
 			endMs = t.GetTimeUnixMs()
 		}
 	}
 	if state != api.JobState_PAUSED {
 		pauseMs = 0
 	}
-	if state != api.JobState_STOPPED && state != api.JobState_CANCELLED {
+	if !state.Final() {
 		endMs = 0
 	}
 	return pauseMs, endMs

@@ -20,7 +20,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
-	"github.com/loadnode/loadnode/actors"
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/config"
@@ -195,7 +194,7 @@ func TestRefusalChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	mgr := actor.NewPID(n.Addr(), actors.ManagerName)
+	mgr := actor.NewPID(n.Addr(), api.ManagerName)
 	bad := rawPeer(t, certs, "0123456789abcdef-wrong-token")
 	for _, req := range []any{
 		&api.CreateJobRequest{Spec: testJob("intruder")},
@@ -219,7 +218,7 @@ func TestRefusalChangesNothing(t *testing.T) {
 	good := rawPeer(t, certs, testToken)
 	// A PID caches the process (the remote endpoint) it was first sent
 	// through: a fresh one for the other peer.
-	res, err := good.Root.RequestFuture(actor.NewPID(n.Addr(), actors.ManagerName), &api.PauseJobRequest{Name: "kept"}, 10*time.Second).Result()
+	res, err := good.Root.RequestFuture(actor.NewPID(n.Addr(), api.ManagerName), &api.PauseJobRequest{Name: "kept"}, 10*time.Second).Result()
 	if err != nil {
 		t.Fatalf("right token, raw peer: %v\n%s", err, logs)
 	}

@@ -6,15 +6,14 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/loadnode/loadnode/actors"
 	"github.com/loadnode/loadnode/api"
 )
 
 // listRequest reads /v1/jobs?limit=N&after=ID into a ListJobsRequest:
-// limit defaults to actors.DefaultListPage and is at most
-// actors.MaxListPage; after is the id of the last job of the previous page
+// limit defaults to api.DefaultListPage and is at most
+// api.MaxListPage; after is the id of the last job of the previous page
 // (the answer's nextAfterId). A sorted or filtered listing reads sort (a
-// key of actors.ListSortKeys), desc=true|false or order=asc|desc, q or
+// key of api.ListSortKeys), desc=true|false or order=asc|desc, q or
 // filter (a case-insensitive substring) and offset (the previous page's
 // nextOffset); it pages by offset, not by after.
 func listRequest(r *http.Request) (*api.ListJobsRequest, error) {
@@ -23,9 +22,9 @@ func listRequest(r *http.Request) (*api.ListJobsRequest, error) {
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return nil, fmt.Errorf("limit %q must be a number >= 0 (at most %d)", v, actors.MaxListPage)
+			return nil, fmt.Errorf("limit %q must be a number >= 0 (at most %d)", v, api.MaxListPage)
 		}
-		req.Limit = int32(min(n, actors.MaxListPage))
+		req.Limit = int32(min(n, api.MaxListPage))
 	}
 	if v := q.Get("after"); v != "" {
 		id, err := strconv.ParseUint(v, 10, 64)
@@ -35,7 +34,7 @@ func listRequest(r *http.Request) (*api.ListJobsRequest, error) {
 		req.AfterId = id
 	}
 	req.Sort = q.Get("sort")
-	if err := actors.ValidListSort(req.Sort); err != nil {
+	if err := api.ValidListSort(req.Sort); err != nil {
 		return nil, err
 	}
 	if v := q.Get("desc"); v != "" {
@@ -62,8 +61,8 @@ func listRequest(r *http.Request) (*api.ListJobsRequest, error) {
 		}
 		req.Filter = f
 	}
-	if len(req.Filter) > actors.MaxListFilter {
-		return nil, fmt.Errorf("q (filter) of %d bytes: at most %d", len(req.Filter), actors.MaxListFilter)
+	if len(req.Filter) > api.MaxListFilter {
+		return nil, fmt.Errorf("q (filter) of %d bytes: at most %d", len(req.Filter), api.MaxListFilter)
 	}
 	if v := q.Get("offset"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 32)
@@ -83,7 +82,7 @@ func (a *admin) listAll(ctx context.Context) ([]*api.JobSummary, error) {
 	var all []*api.JobSummary
 	var after uint64
 	for {
-		res, err := a.ask(ctx, &api.ListJobsRequest{Limit: actors.MaxListPage, AfterId: after})
+		res, err := a.ask(ctx, &api.ListJobsRequest{Limit: api.MaxListPage, AfterId: after})
 		if err != nil {
 			return nil, err
 		}

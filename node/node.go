@@ -30,6 +30,7 @@ import (
 
 	"github.com/loadnode/loadnode/actors"
 	"github.com/loadnode/loadnode/alerts"
+	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/config"
 	"github.com/loadnode/loadnode/formats/registry"
 	"github.com/loadnode/loadnode/internal/remoteauth"
@@ -260,7 +261,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.Close()
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	n.manager, err = n.system.Root.SpawnNamed(props, actors.ManagerName)
+	n.manager, err = n.system.Root.SpawnNamed(props, api.ManagerName)
 	if err != nil {
 		n.Close()
 		return nil, fmt.Errorf("node: spawn manager: %w", err)

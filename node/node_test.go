@@ -14,7 +14,6 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
 
-	"github.com/loadnode/loadnode/actors"
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/config"
 	"github.com/loadnode/loadnode/node"
@@ -77,7 +76,7 @@ func peer(t *testing.T) *actor.ActorSystem {
 func TestUnknownRemoteMessage(t *testing.T) {
 	n := start(t)
 	sys := peer(t)
-	mgr := actor.NewPID(n.Addr(), actors.ManagerName)
+	mgr := actor.NewPID(n.Addr(), api.ManagerName)
 
 	// The unknown type, and a request sent right behind it (in the same
 	// batch, or the next on the same stream): both are answered.

@@ -51,37 +51,34 @@ func (o offsetFlags) Set(v string) error {
 	return nil
 }
 
-func (m *Main) parseJobAlter(args []string) (command, error) {
-	c := jobAlterCmd{offsets: offsetFlags{}, positions: positionFlags{}}
-	fs := m.newFlagSet("job alter", `job alter NAME [-f SPEC.yaml] [--offset PARTITION=OFFSET ...] [--addr HOST:PORT] [--timeout D]
-
-Changes a job. -f gives the whole new spec (edit what "job show NAME -o yaml"
+// jobAlterCommand is the row of `job alter` in the command table.
+var jobAlterCommand = subcommand{group: "job", name: "alter", args: []string{"NAME"},
+	usage: "NAME [-f SPEC.yaml] [--offset PARTITION=OFFSET ...]",
+	about: "change limits/properties; reset offsets while PAUSED",
+	more: `Changes a job. -f gives the whole new spec (edit what "job show NAME -o yaml"
 prints): only desired_concurrent_number, max_batch_interval, max_batch_rows,
 max_batch_size, max_error_number, kafka.properties and kafka.default_offset
 may change. --offset moves a partition's progress to a number,
 OFFSET_BEGINNING or OFFSET_END; it needs the job PAUSED and is journaled
 with the old and new positions. --position does the same for a Kinesis job's
 shard (by shard id) with TRIM_HORIZON, LATEST, AT_TIMESTAMP:<RFC3339> or a
-sequence number to read after.`)
-	fs.StringVar(&c.file, "f", "", "new job spec `FILE` (YAML; - reads stdin)")
-	fs.Var(c.offsets, "offset", "reset a partition's progress: `PARTITION=OFFSET` (repeatable)")
-	fs.Var(c.positions, "position", "reset a Kinesis shard's position: `SHARD=POSITION` (repeatable)")
-	m.addConnFlags(fs, &c.conn)
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return nil, err
-	}
-	if err := exactArgs(fs, pos, "NAME"); err != nil {
-		return nil, err
-	}
-	c.name = pos[0]
-	if c.file == "" && len(c.offsets) == 0 && len(c.positions) == 0 {
-		return nil, usagef("job alter: give -f SPEC.yaml and/or --offset PARTITION=OFFSET or --position SHARD=POSITION")
-	}
-	if len(c.offsets) > 0 && len(c.positions) > 0 {
-		return nil, usagef("job alter: --offset is for Kafka jobs, --position for Kinesis jobs; not both")
-	}
-	return c, c.conn.validate(fs)
+sequence number to read after.`,
+	bind: bind(func(c *jobAlterCmd, fs *flagSet) *connFlags {
+		c.offsets, c.positions = offsetFlags{}, positionFlags{}
+		fs.StringVar(&c.file, "f", "", "new job spec `FILE` (YAML; - reads stdin)")
+		fs.Var(c.offsets, "offset", "reset a partition's progress: `PARTITION=OFFSET` (repeatable)")
+		fs.Var(c.positions, "position", "reset a Kinesis shard's position: `SHARD=POSITION` (repeatable)")
+		return &c.conn
+	}, func(_ *Main, c *jobAlterCmd, pos []string) error {
+		c.name = pos[0]
+		if c.file == "" && len(c.offsets) == 0 && len(c.positions) == 0 {
+			return usagef("job alter: give -f SPEC.yaml and/or --offset PARTITION=OFFSET or --position SHARD=POSITION")
+		}
+		if len(c.offsets) > 0 && len(c.positions) > 0 {
+			return usagef("job alter: --offset is for Kafka jobs, --position for Kinesis jobs; not both")
+		}
+		return nil
+	}),
 }
 
 func (c jobAlterCmd) run(ctx context.Context, m *Main) error {

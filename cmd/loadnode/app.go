@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -72,39 +73,6 @@ func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
-const mainUsage = `loadnode runs routine loads from Kafka into an embedded store.
-
-Usage:
-  loadnode serve [--config FILE] [--data DIR] [--listen HOST:PORT] [--http HOST:PORT] [--log-level LEVEL] [--log-format text|json]
-                 [--auth-token-file FILE] [--tls-cert FILE --tls-key FILE] [--addr-file FILE]
-  loadnode job create -f SPEC.yaml
-  loadnode job list [--sort KEY] [--desc] [--filter TEXT] [--limit N]
-  loadnode job show NAME [-o text|json|yaml]
-  loadnode job pause NAME
-  loadnode job resume NAME
-  loadnode job stop NAME
-  loadnode job alter NAME [-f SPEC.yaml] [--offset PARTITION=OFFSET ...]
-  loadnode job delete NAME        (a STOPPED or CANCELLED job; its table stays)
-  loadnode table list | describe NAME | drop NAME [--if-exists]
-  loadnode table export NAME --format csv|jsonl|parquet [-o FILE]
-  loadnode table count NAME
-  loadnode table scan NAME [--limit N] [--format jsonl|table]
-  loadnode cluster status         (cluster mode: members, leader, jobs per member, lease ages)
-  loadnode sql "STATEMENT"        (Doris: CREATE/DROP/TRUNCATE TABLE, SHOW TABLES, DESC, INSERT INTO ... VALUES, CREATE/PAUSE/RESUME/STOP/SHOW ROUTINE LOAD)
-  loadnode backup --to DIR        (a consistent online copy of the node's embedded store)
-  loadnode dev ...
-  loadnode kfake [--port N] [--partitions N] [--topic NAME ...] [--data-dir DIR] [--seed-records N --record-bytes B]
-  loadnode bench [--quick] [--json] [--scenarios LIST] ...   (runs the separate command loadnode-bench: make loadnode-bench; loadnode bench -h)
-  loadnode version                (module version, VCS revision, Go version)
-  loadnode help [COMMAND]
-
-Every job, table and sql command takes --addr HOST:PORT (default
-127.0.0.1:7070, or $LOADNODE_ADDR), --timeout DURATION (per request, default
-10s), and for a node that requires them: the token from --token-file FILE or
-$LOADNODE_AUTH_TOKEN, and TLS with --tls-ca FILE (or $LOADNODE_TLS_CA).
-Run "loadnode COMMAND -h" for a command's flags.
-`
-
 // ParseFlags parses the command line (without the program name) into the
 // command that Run runs.
 func (m *Main) ParseFlags(ctx context.Context, args []string) error {
@@ -112,40 +80,29 @@ func (m *Main) ParseFlags(ctx context.Context, args []string) error {
 		return usagef("no command given")
 	}
 	name, rest := args[0], args[1:]
-	var err error
 	switch name {
 	case "help", "-h", "-help", "--help":
 		return m.help(rest)
-	case "serve":
-		m.cmd, err = m.parseServe(rest)
-	case "job":
-		m.cmd, err = m.parseJob(rest)
-	case "table":
-		m.cmd, err = m.parseTable(rest)
-	case "sql":
-		m.cmd, err = m.parseSQL(rest)
-	case "cluster":
-		m.cmd, err = m.parseCluster(rest)
-	case "dev":
-		m.cmd = devCmd{args: rest}
-	case "kfake":
-		m.cmd, err = m.parseKfake(rest)
-	case "bench":
-		m.cmd = benchCmd{args: rest}
-	case "backup":
-		m.cmd, err = m.parseBackup(rest)
-	case "version", "--version":
-		m.cmd, err = m.parseVersion(rest)
-	default:
+	case "--version":
+		name = "version"
+	}
+	var err error
+	if len(group(name)) > 0 {
+		m.cmd, err = m.parseGroup(name, rest)
+		return err
+	}
+	i := slices.IndexFunc(commands, func(s subcommand) bool { return s.group == "" && s.name == name })
+	if i < 0 {
 		return usagef("unknown command %q", name)
 	}
+	m.cmd, err = m.parse(commands[i], rest)
 	return err
 }
 
 // help prints the usage of the whole program or of one command group.
 func (m *Main) help(args []string) error {
 	if len(args) == 0 {
-		fmt.Fprint(m.Stdout, mainUsage)
+		fmt.Fprint(m.Stdout, mainUsage())
 		return errHelp
 	}
 	// "help job", "help job show": the same as "-h" on that command.
@@ -215,12 +172,13 @@ type flagSet struct {
 }
 
 // newFlagSet returns a flag set that reports errors instead of exiting and
-// prints nothing itself; -h prints the usage to Stdout (see parseArgs).
-func (m *Main) newFlagSet(name, usage string) *flagSet {
+// prints nothing itself; -h prints the usage line (set by parse) and the
+// flags to Stdout (see parseArgs).
+func (m *Main) newFlagSet(name string) *flagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	return &flagSet{FlagSet: fs, name: name, usage: usage, stdout: m.Stdout}
+	return &flagSet{FlagSet: fs, name: name, stdout: m.Stdout}
 }
 
 func (fs *flagSet) printUsage() {
@@ -280,13 +238,18 @@ type connFlags struct {
 	tlsInsecure bool
 }
 
-func (m *Main) addConnFlags(fs *flagSet, c *connFlags) {
+// addConnFlags binds the connection flags to c; timeout is the default
+// --timeout (0: client.DefaultTimeout).
+func (m *Main) addConnFlags(fs *flagSet, c *connFlags, timeout time.Duration) {
+	if timeout == 0 {
+		timeout = client.DefaultTimeout
+	}
 	def := defaultAddr
 	if env := m.Getenv(envAddr); env != "" {
 		def = env
 	}
 	fs.StringVar(&c.addr, "addr", def, "node address `HOST:PORT` ($"+envAddr+" sets the default)")
-	fs.DurationVar(&c.timeout, "timeout", client.DefaultTimeout, "per-request `timeout`")
+	fs.DurationVar(&c.timeout, "timeout", timeout, "per-request `timeout`")
 	fs.StringVar(&c.tokenFile, "token-file", "", "`FILE` holding the node's token (default: $"+config.TokenEnv+")")
 	fs.StringVar(&c.tlsCA, "tls-ca", m.Getenv(envTLSCA), "talk TLS to the node, verifying it with the PEM CA `FILE` ($"+envTLSCA+" sets the default)")
 	fs.BoolVar(&c.tlsInsecure, "tls-insecure", false, "talk TLS to the node WITHOUT verifying its certificate (tests only)")
@@ -354,6 +317,12 @@ func (m *Main) dial(ctx context.Context, c connFlags) (*client.Client, error) {
 	m.client = cl
 	return cl, nil
 }
+
+// devCommands is the row of `dev` in the command table: its arguments go to
+// runDev as they are.
+var devCommands = []subcommand{{name: "dev", usage: "...", about: "run a development node with its own Kafka",
+	pass: func(args []string) command { return devCmd{args: args} },
+}}
 
 // devCmd is `loadnode dev ...`: its arguments go to runDev (dev.go) as they
 // are.

@@ -20,35 +20,31 @@ type backupCmd struct {
 // store takes longer than a job command.
 const backupTimeout = 10 * time.Minute
 
-func (m *Main) parseBackup(args []string) (command, error) {
-	c := backupCmd{}
-	fs := m.newFlagSet("backup", "backup --to DIR [--addr HOST:PORT] [--timeout D]\n\n"+
-		"Asks the running node for a backup in DIR, on the node's machine: a new or\n"+
-		"empty directory. It holds a consistent online copy of the embedded store\n"+
-		"(Pebble checkpoint), the node's id (node-id) and a manifest (backup.json).\n"+
-		"`loadnode serve --data DIR` on the copy (the node stopped) resumes every job\n"+
-		"from its progress: the copy's, or PostgreSQL's for jobs loading there.\n"+
-		"Two nodes started from one backup: the later one loads, the other's jobs\n"+
-		"into PostgreSQL pause (SUPERSEDED). See README \"Backups\".")
-	fs.StringVar(&c.to, "to", "", "backup `DIR` (new or empty; a relative path is made absolute here)")
-	m.addConnFlags(fs, &c.conn)
-	_ = fs.Set("timeout", backupTimeout.String())
-	fs.Lookup("timeout").DefValue = backupTimeout.String() // what --help shows
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return nil, err
-	}
-	if err := exactArgs(fs, pos); err != nil {
-		return nil, err
-	}
-	if c.to == "" {
-		return nil, usagef("backup: --to DIR is required")
-	}
-	if c.to, err = filepath.Abs(c.to); err != nil {
-		return nil, usagef("backup: --to: %v", err)
-	}
-	return c, c.conn.validate(fs)
-}
+// backupCommands is the row of `backup` in the command table.
+var backupCommands = []subcommand{{name: "backup", usage: "--to DIR", timeout: backupTimeout,
+	about: "write a backup of the node's embedded store",
+	note:  "a consistent online copy of the node's embedded store",
+	more: "Asks the running node for a backup in DIR, on the node's machine: a new or\n" +
+		"empty directory. It holds a consistent online copy of the embedded store\n" +
+		"(Pebble checkpoint), the node's id (node-id) and a manifest (backup.json).\n" +
+		"`loadnode serve --data DIR` on the copy (the node stopped) resumes every job\n" +
+		"from its progress: the copy's, or PostgreSQL's for jobs loading there.\n" +
+		"Two nodes started from one backup: the later one loads, the other's jobs\n" +
+		"into PostgreSQL pause (SUPERSEDED). See README \"Backups\".",
+	bind: bind(func(c *backupCmd, fs *flagSet) *connFlags {
+		fs.StringVar(&c.to, "to", "", "backup `DIR` (new or empty; a relative path is made absolute here)")
+		return &c.conn
+	}, func(_ *Main, c *backupCmd, _ []string) error {
+		if c.to == "" {
+			return usagef("backup: --to DIR is required")
+		}
+		var err error
+		if c.to, err = filepath.Abs(c.to); err != nil {
+			return usagef("backup: --to: %v", err)
+		}
+		return nil
+	}),
+}}
 
 func (c backupCmd) run(ctx context.Context, m *Main) error {
 	cl, err := m.dial(ctx, c.conn)

@@ -17,6 +17,14 @@ type benchCmd struct {
 	args []string
 }
 
+// benchCommands is the row of `bench` in the command table: its arguments
+// go to loadnode-bench as they are.
+var benchCommands = []subcommand{{name: "bench", usage: "[--quick] [--json] [--scenarios LIST] ...",
+	about: "run the benchmark (loadnode-bench)",
+	note:  "runs the separate command loadnode-bench: make loadnode-bench; loadnode bench -h",
+	pass:  func(args []string) command { return benchCmd{args: args} },
+}}
+
 // benchName is the benchmark command's name.
 const benchName = "loadnode-bench"
 

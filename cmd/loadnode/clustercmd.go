@@ -6,36 +6,13 @@ import (
 	"time"
 )
 
-const clusterUsage = `cluster COMMAND
-
-Commands:
-  status    print the cluster's members, leader, jobs per member and lease ages`
-
 type clusterStatusCmd struct{ conn connFlags }
 
-func (m *Main) parseCluster(args []string) (command, error) {
-	if len(args) == 0 {
-		return nil, usagef("cluster: missing command (status)")
-	}
-	sub, args := args[0], args[1:]
-	switch sub {
-	case "-h", "-help", "--help":
-		fmt.Fprintf(m.Stdout, "Usage: loadnode %s\n", clusterUsage)
-		return nil, errHelp
-	case "status":
-		c := clusterStatusCmd{}
-		fs := m.newFlagSet("cluster status", "cluster status [--addr HOST:PORT] [--timeout D]")
-		m.addConnFlags(fs, &c.conn)
-		pos, err := parseArgs(fs, args)
-		if err != nil {
-			return nil, err
-		}
-		if err := exactArgs(fs, pos); err != nil {
-			return nil, err
-		}
-		return c, c.conn.validate(fs)
-	}
-	return nil, usagef("cluster: unknown command %q", sub)
+// clusterCommands are the cluster group's rows of the command table.
+var clusterCommands = []subcommand{
+	{group: "cluster", name: "status", about: "print the cluster's members, leader, jobs per member and lease ages",
+		note: "cluster mode: members, leader, jobs per member, lease ages",
+		bind: bind(func(c *clusterStatusCmd, _ *flagSet) *connFlags { return &c.conn }, nil)},
 }
 
 func (c clusterStatusCmd) run(ctx context.Context, m *Main) error {

@@ -7,24 +7,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/loadnode/loadnode/actors"
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/config"
 )
-
-const jobUsage = `job COMMAND
-
-Commands:
-  create -f SPEC.yaml           create a job from a spec file ("-" reads stdin)
-  list [--sort KEY] [--desc] [--filter TEXT] [--limit N]
-                                list jobs (by name; or sorted by KEY, filtered, on the node)
-  show NAME [-o text|json|yaml] show a job's state, history, progress, statistics
-  pause NAME                    pause a job
-  resume NAME                   resume a paused job
-  stop NAME                     stop a job for good
-  alter NAME [-f SPEC.yaml] [--offset P=OFFSET ...]  change limits/properties; reset offsets while PAUSED
-  delete NAME                   delete a STOPPED or CANCELLED job (the table stays)`
 
 type (
 	jobCreateCmd struct {
@@ -53,92 +39,68 @@ type (
 	}
 )
 
-func (m *Main) parseJob(args []string) (command, error) {
-	if len(args) == 0 {
-		return nil, usagef("job: missing command (create, list, show, pause, resume, stop)")
-	}
-	sub, args := args[0], args[1:]
-	switch sub {
-	case "-h", "-help", "--help":
-		fmt.Fprintf(m.Stdout, "Usage: loadnode %s\n", jobUsage)
-		return nil, errHelp
-	case "create":
-		c := jobCreateCmd{}
-		fs := m.newFlagSet("job create", "job create -f SPEC.yaml [--addr HOST:PORT] [--timeout D]")
-		fs.StringVar(&c.file, "f", "", "job spec `FILE` (YAML; - reads stdin)")
-		m.addConnFlags(fs, &c.conn)
-		pos, err := parseArgs(fs, args)
-		if err != nil {
-			return nil, err
-		}
-		if err := exactArgs(fs, pos); err != nil {
-			return nil, err
-		}
-		if c.file == "" {
-			return nil, usagef("job create: -f SPEC.yaml is required")
-		}
-		return c, c.conn.validate(fs)
-	case "alter":
-		return m.parseJobAlter(args)
-	case "list":
-		c := jobListCmd{}
-		fs := m.newFlagSet("job list", "job list [--sort KEY] [--desc] [--filter TEXT] [--limit N] [--addr HOST:PORT] [--timeout D]")
-		fs.StringVar(&c.sort, "sort", "", "sort by `KEY`: "+strings.Join(actors.ListSortKeys, ", ")+" (default name)")
-		fs.BoolVar(&c.desc, "desc", false, "sort descending")
-		fs.StringVar(&c.filter, "filter", "", "only jobs whose name, state, reason, health, sink, table, source or message holds `TEXT` (any case)")
-		fs.IntVar(&c.limit, "limit", 0, "print at most `N` jobs (0: every job)")
-		m.addConnFlags(fs, &c.conn)
-		pos, err := parseArgs(fs, args)
-		if err != nil {
-			return nil, err
-		}
-		if err := exactArgs(fs, pos); err != nil {
-			return nil, err
-		}
-		if err := actors.ValidListSort(c.sort); err != nil {
-			return nil, usagef("job list: --%v", err)
-		}
-		if c.limit < 0 {
-			return nil, usagef("job list: --limit %d must be >= 0", c.limit)
-		}
-		if len(c.filter) > actors.MaxListFilter {
-			return nil, usagef("job list: --filter of %d bytes: at most %d", len(c.filter), actors.MaxListFilter)
-		}
-		return c, c.conn.validate(fs)
-	case "show":
-		c := jobShowCmd{}
-		fs := m.newFlagSet("job show", "job show NAME [-o text|json|yaml] [--addr HOST:PORT] [--timeout D]")
-		fs.StringVar(&c.output, "o", "text", "output `format`: text, json or yaml")
-		m.addConnFlags(fs, &c.conn)
-		pos, err := parseArgs(fs, args)
-		if err != nil {
-			return nil, err
-		}
-		if err := exactArgs(fs, pos, "NAME"); err != nil {
-			return nil, err
-		}
-		c.name = pos[0]
-		switch c.output {
-		case "text", "json", "yaml":
-		default:
-			return nil, usagef("job show: -o %q must be text, json or yaml", c.output)
-		}
-		return c, c.conn.validate(fs)
-	case "pause", "resume", "stop", "delete":
-		c := jobActionCmd{action: sub}
-		fs := m.newFlagSet("job "+sub, "job "+sub+" NAME [--addr HOST:PORT] [--timeout D]")
-		m.addConnFlags(fs, &c.conn)
-		pos, err := parseArgs(fs, args)
-		if err != nil {
-			return nil, err
-		}
-		if err := exactArgs(fs, pos, "NAME"); err != nil {
-			return nil, err
-		}
-		c.name = pos[0]
-		return c, c.conn.validate(fs)
-	}
-	return nil, usagef("job: unknown command %q", sub)
+// jobCommands are the job group's rows of the command table.
+var jobCommands = []subcommand{
+	{group: "job", name: "create", usage: "-f SPEC.yaml", about: `create a job from a spec file ("-" reads stdin)`,
+		bind: bind(func(c *jobCreateCmd, fs *flagSet) *connFlags {
+			fs.StringVar(&c.file, "f", "", "job spec `FILE` (YAML; - reads stdin)")
+			return &c.conn
+		}, func(_ *Main, c *jobCreateCmd, _ []string) error {
+			if c.file == "" {
+				return usagef("job create: -f SPEC.yaml is required")
+			}
+			return nil
+		})},
+	{group: "job", name: "list", usage: "[--sort KEY] [--desc] [--filter TEXT] [--limit N]",
+		about: "list jobs (by name; or sorted by KEY, filtered, on the node)",
+		bind: bind(func(c *jobListCmd, fs *flagSet) *connFlags {
+			fs.StringVar(&c.sort, "sort", "", "sort by `KEY`: "+strings.Join(api.ListSortKeys, ", ")+" (default name)")
+			fs.BoolVar(&c.desc, "desc", false, "sort descending")
+			fs.StringVar(&c.filter, "filter", "", "only jobs whose name, state, reason, health, sink, table, source or message holds `TEXT` (any case)")
+			fs.IntVar(&c.limit, "limit", 0, "print at most `N` jobs (0: every job)")
+			return &c.conn
+		}, func(_ *Main, c *jobListCmd, _ []string) error {
+			if err := api.ValidListSort(c.sort); err != nil {
+				return usagef("job list: --%v", err)
+			}
+			if c.limit < 0 {
+				return usagef("job list: --limit %d must be >= 0", c.limit)
+			}
+			if len(c.filter) > api.MaxListFilter {
+				return usagef("job list: --filter of %d bytes: at most %d", len(c.filter), api.MaxListFilter)
+			}
+			return nil
+		})},
+	{group: "job", name: "show", args: []string{"NAME"}, usage: "NAME [-o text|json|yaml]",
+		about: "show a job's state, history, progress, statistics",
+		bind: bind(func(c *jobShowCmd, fs *flagSet) *connFlags {
+			fs.StringVar(&c.output, "o", "text", "output `format`: text, json or yaml")
+			return &c.conn
+		}, func(_ *Main, c *jobShowCmd, pos []string) error {
+			c.name = pos[0]
+			switch c.output {
+			case "text", "json", "yaml":
+				return nil
+			}
+			return usagef("job show: -o %q must be text, json or yaml", c.output)
+		})},
+	jobAction("pause", "pause a job", ""),
+	jobAction("resume", "resume a paused job", ""),
+	jobAction("stop", "stop a job for good", ""),
+	jobAlterCommand,
+	jobAction("delete", "delete a STOPPED or CANCELLED job (the table stays)", "a STOPPED or CANCELLED job; its table stays"),
+}
+
+// jobAction is the row of `job pause|resume|stop|delete NAME`.
+func jobAction(action, about, note string) subcommand {
+	return subcommand{group: "job", name: action, args: []string{"NAME"}, usage: "NAME", about: about, note: note,
+		bind: bind(func(c *jobActionCmd, _ *flagSet) *connFlags {
+			c.action = action
+			return &c.conn
+		}, func(_ *Main, c *jobActionCmd, pos []string) error {
+			c.name = pos[0]
+			return nil
+		})}
 }
 
 // readSpec reads and checks a spec file for the command cmd ("job
@@ -196,14 +158,14 @@ func (c jobListCmd) run(ctx context.Context, m *Main) error {
 	}
 	// Sorted and filtered on the node, read page by page by offset (a job
 	// whose figures move meanwhile can be seen twice or not at all).
-	q := client.ListQuery{Sort: c.sort, Descending: c.desc, Filter: c.filter, Limit: client.MaxListPage}
+	q := client.ListQuery{Sort: c.sort, Descending: c.desc, Filter: c.filter, Limit: api.MaxListPage}
 	if q.Sort == "" {
 		q.Sort = "name"
 	}
 	var jobs []*api.JobSummary
 	for {
 		if c.limit > 0 {
-			q.Limit = min(client.MaxListPage, c.limit-len(jobs))
+			q.Limit = min(api.MaxListPage, c.limit-len(jobs))
 		}
 		page, matched, err := cl.ListJobsQuery(ctx, q)
 		if err != nil {

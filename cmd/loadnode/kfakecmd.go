@@ -44,39 +44,36 @@ func (s *stringsFlag) Set(v string) error {
 	return nil
 }
 
-func (m *Main) parseKfake(args []string) (command, error) {
-	c := kfakeCmd{partitions: 1, recordBytes: 200}
-	fs := m.newFlagSet("kfake", "kfake [--port N] [--partitions N] [--topic NAME ...] [--data-dir DIR] [--seed-records N --record-bytes B]\n\n"+
-		"Runs a one-broker Kafka-protocol cluster (franz-go kfake) on 127.0.0.1 until\n"+
-		"SIGINT or SIGTERM. Prints \""+kfakeReadyPrefix+"127.0.0.1:PORT\" once ready.\n"+
-		"A topic is created on its first produce too, with --partitions partitions.")
-	fs.IntVar(&c.port, "port", 0, "broker `port` (0 picks a free one)")
-	fs.IntVar(&c.partitions, "partitions", c.partitions, "partitions of each --topic and of each topic created on first produce")
-	fs.Var((*stringsFlag)(&c.topics), "topic", "topic `NAME` to create (repeatable, or comma-separated)")
-	fs.StringVar(&c.dataDir, "data-dir", "", "persist the cluster's state in `DIR` (default: memory only)")
-	fs.IntVar(&c.seedRecords, "seed-records", 0, "records to write to each topic before reporting ready")
-	fs.IntVar(&c.recordBytes, "record-bytes", c.recordBytes, "size in `bytes` of each seed record's value")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return nil, err
-	}
-	if err := exactArgs(fs, pos); err != nil {
-		return nil, err
-	}
-	switch {
-	case c.port < 0 || c.port > 65535:
-		return nil, usagef("kfake: --port must be in 0..65535")
-	case c.partitions < 1:
-		return nil, usagef("kfake: --partitions must be >= 1")
-	case c.seedRecords < 0:
-		return nil, usagef("kfake: --seed-records must be >= 0")
-	case c.recordBytes < 1:
-		return nil, usagef("kfake: --record-bytes must be >= 1")
-	case c.seedRecords > 0 && len(c.topics) == 0:
-		return nil, usagef("kfake: --seed-records needs at least one --topic")
-	}
-	return c, nil
-}
+// kfakeCommands is the row of `kfake` in the command table.
+var kfakeCommands = []subcommand{{name: "kfake", about: "run a one-broker Kafka-protocol cluster",
+	usage: "[--port N] [--partitions N] [--topic NAME ...] [--data-dir DIR] [--seed-records N --record-bytes B]",
+	more: "Runs a one-broker Kafka-protocol cluster (franz-go kfake) on 127.0.0.1 until\n" +
+		"SIGINT or SIGTERM. Prints \"" + kfakeReadyPrefix + "127.0.0.1:PORT\" once ready.\n" +
+		"A topic is created on its first produce too, with --partitions partitions.",
+	bind: bind(func(c *kfakeCmd, fs *flagSet) *connFlags {
+		fs.IntVar(&c.port, "port", 0, "broker `port` (0 picks a free one)")
+		fs.IntVar(&c.partitions, "partitions", 1, "partitions of each --topic and of each topic created on first produce")
+		fs.Var((*stringsFlag)(&c.topics), "topic", "topic `NAME` to create (repeatable, or comma-separated)")
+		fs.StringVar(&c.dataDir, "data-dir", "", "persist the cluster's state in `DIR` (default: memory only)")
+		fs.IntVar(&c.seedRecords, "seed-records", 0, "records to write to each topic before reporting ready")
+		fs.IntVar(&c.recordBytes, "record-bytes", 200, "size in `bytes` of each seed record's value")
+		return nil
+	}, func(_ *Main, c *kfakeCmd, _ []string) error {
+		switch {
+		case c.port < 0 || c.port > 65535:
+			return usagef("kfake: --port must be in 0..65535")
+		case c.partitions < 1:
+			return usagef("kfake: --partitions must be >= 1")
+		case c.seedRecords < 0:
+			return usagef("kfake: --seed-records must be >= 0")
+		case c.recordBytes < 1:
+			return usagef("kfake: --record-bytes must be >= 1")
+		case c.seedRecords > 0 && len(c.topics) == 0:
+			return usagef("kfake: --seed-records needs at least one --topic")
+		}
+		return nil
+	}),
+}}
 
 func (c kfakeCmd) run(ctx context.Context, m *Main) error {
 	// A topic a producer (or a consumer's metadata request) names first is

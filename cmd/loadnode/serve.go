@@ -32,36 +32,31 @@ type serveCmd struct {
 	acceptWALLoss bool
 }
 
-func (m *Main) parseServe(args []string) (command, error) {
-	var c serveCmd
-	fs := m.newFlagSet("serve", "serve [--config FILE] [--data DIR] [--listen HOST:PORT] [--http HOST:PORT] [--log-level LEVEL] [--log-format text|json]\n"+
-		"             [--auth-token-file FILE] [--tls-cert FILE --tls-key FILE] [--addr-file FILE]\n\n"+
-		"Runs a node until SIGINT or SIGTERM. Flags override the environment, which\n"+
-		"overrides the config file; defaults: data ./loadnode-data, listen\n"+
-		"127.0.0.1:7070, log level info. An address that is not loopback requires a\n"+
-		"token (a file, or $"+config.TokenEnv+"; never a flag value) and TLS.")
-	fs.StringVar(&c.configFile, "config", "", "node config `FILE` (YAML)")
-	fs.StringVar(&c.dataDir, "data", "", "data `DIR` (the Pebble store)")
-	fs.StringVar(&c.listen, "listen", "", "client endpoint `HOST:PORT` (port 0 picks one)")
-	fs.StringVar(&c.logLevel, "log-level", "", "log `LEVEL`: debug, info, warn or error")
-	fs.StringVar(&c.logFormat, "log-format", "", "log `FORMAT`: text (key=value) or json (one object a line)")
-	fs.BoolVar(&c.check, "check-config", false, "validate the configuration (file, environment, flags), print it and exit")
-	fs.StringVar(&c.http, "http", "", "admin endpoint `HOST:PORT` (/metrics, /healthz, /readyz, /v1/jobs); off by default")
-	fs.StringVar(&c.tokenFile, "auth-token-file", "", "`FILE` holding the token clients must present (overrides $"+config.TokenEnv+")")
-	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate `FILE`: both endpoints serve TLS")
-	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
-	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (recovery included) to `FILE` at shutdown")
-	fs.StringVar(&c.addrFile, "addr-file", "", "once ready, write the bound addresses to `FILE` as JSON {\"addr\",\"http\",\"pid\"} (atomically; removed at shutdown)")
-	fs.BoolVar(&c.acceptWALLoss, "accept-wal-loss", false, "start although the store's write-ahead log is corrupt before intact records, dropping them (logged at ERROR); without it such a store is refused")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return nil, err
-	}
-	if err := exactArgs(fs, pos); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
+// serveCommands is the row of `serve` in the command table.
+var serveCommands = []subcommand{{name: "serve", about: "run a node",
+	usage: "[--config FILE] [--data DIR] [--listen HOST:PORT] [--http HOST:PORT] [--log-level LEVEL] [--log-format text|json]\n" +
+		"[--auth-token-file FILE] [--tls-cert FILE --tls-key FILE] [--addr-file FILE]",
+	more: "Runs a node until SIGINT or SIGTERM. Flags override the environment, which\n" +
+		"overrides the config file; defaults: data ./loadnode-data, listen\n" +
+		"127.0.0.1:7070, log level info. An address that is not loopback requires a\n" +
+		"token (a file, or $" + config.TokenEnv + "; never a flag value) and TLS.",
+	bind: bind(func(c *serveCmd, fs *flagSet) *connFlags {
+		fs.StringVar(&c.configFile, "config", "", "node config `FILE` (YAML)")
+		fs.StringVar(&c.dataDir, "data", "", "data `DIR` (the Pebble store)")
+		fs.StringVar(&c.listen, "listen", "", "client endpoint `HOST:PORT` (port 0 picks one)")
+		fs.StringVar(&c.logLevel, "log-level", "", "log `LEVEL`: debug, info, warn or error")
+		fs.StringVar(&c.logFormat, "log-format", "", "log `FORMAT`: text (key=value) or json (one object a line)")
+		fs.BoolVar(&c.check, "check-config", false, "validate the configuration (file, environment, flags), print it and exit")
+		fs.StringVar(&c.http, "http", "", "admin endpoint `HOST:PORT` (/metrics, /healthz, /readyz, /v1/jobs); off by default")
+		fs.StringVar(&c.tokenFile, "auth-token-file", "", "`FILE` holding the token clients must present (overrides $"+config.TokenEnv+")")
+		fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate `FILE`: both endpoints serve TLS")
+		fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
+		fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (recovery included) to `FILE` at shutdown")
+		fs.StringVar(&c.addrFile, "addr-file", "", "once ready, write the bound addresses to `FILE` as JSON {\"addr\",\"http\",\"pid\"} (atomically; removed at shutdown)")
+		fs.BoolVar(&c.acceptWALLoss, "accept-wal-loss", false, "start although the store's write-ahead log is corrupt before intact records, dropping them (logged at ERROR); without it such a store is refused")
+		return nil
+	}, nil),
+}}
 
 // nodeConfig is the file (or the defaults) with the flags applied.
 func (c serveCmd) nodeConfig(getenv func(string) string) (config.Node, error) {

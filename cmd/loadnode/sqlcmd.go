@@ -17,43 +17,37 @@ type sqlCmd struct {
 	statement string
 }
 
-func (m *Main) parseSQL(args []string) (command, error) {
-	c := sqlCmd{}
-	fs := m.newFlagSet("sql", `sql "STATEMENT" [--addr HOST:PORT] [--timeout D]
-
-Runs one Doris-compatible statement: CREATE TABLE, CREATE ROUTINE LOAD,
+// sqlCommands is the row of `sql` in the command table.
+var sqlCommands = []subcommand{{name: "sql", args: []string{"STATEMENT"}, usage: `"STATEMENT"`,
+	about: "run one Doris-compatible statement",
+	note:  "Doris: CREATE/DROP/TRUNCATE TABLE, SHOW TABLES, DESC, INSERT INTO ... VALUES, CREATE/PAUSE/RESUME/STOP/SHOW ROUTINE LOAD",
+	more: `Runs one Doris-compatible statement: CREATE TABLE, CREATE ROUTINE LOAD,
 PAUSE / RESUME [ALL] ROUTINE LOAD [FOR name], STOP ROUTINE LOAD FOR name,
 SHOW [ALL] ROUTINE LOAD [FOR name], SHOW ROUTINE LOAD TASK WHERE
 JobName = "name", SHOW [ALL] CREATE ROUTINE LOAD FOR name, SHOW TABLES,
 DESC name, DROP TABLE [IF EXISTS] name, TRUNCATE TABLE name,
 INSERT INTO ... VALUES. SHOW ... ROUTINE LOAD answers with Doris's
 columns in Doris's order, one row after the other as Doris's \G prints
-them. "-" reads the statement from standard input.`)
-	m.addConnFlags(fs, &c.conn)
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return nil, err
-	}
-	if err := exactArgs(fs, pos, "STATEMENT"); err != nil {
-		return nil, err
-	}
-	c.statement = pos[0]
-	if c.statement == "-" {
-		in := m.Stdin
-		if in == nil {
-			in = os.Stdin
+them. "-" reads the statement from standard input.`,
+	bind: bind(func(c *sqlCmd, _ *flagSet) *connFlags { return &c.conn }, func(m *Main, c *sqlCmd, pos []string) error {
+		c.statement = pos[0]
+		if c.statement == "-" {
+			in := m.Stdin
+			if in == nil {
+				in = os.Stdin
+			}
+			b, err := io.ReadAll(in)
+			if err != nil {
+				return fmt.Errorf("sql: read statement: %w", err)
+			}
+			c.statement = string(b)
 		}
-		b, err := io.ReadAll(in)
-		if err != nil {
-			return nil, fmt.Errorf("sql: read statement: %w", err)
+		if strings.TrimSpace(c.statement) == "" {
+			return usagef("sql: empty statement")
 		}
-		c.statement = string(b)
-	}
-	if strings.TrimSpace(c.statement) == "" {
-		return nil, usagef("sql: empty statement")
-	}
-	return c, c.conn.validate(fs)
-}
+		return nil
+	}),
+}}
 
 func (c sqlCmd) run(ctx context.Context, m *Main) error {
 	cl, err := m.dial(ctx, c.conn)

@@ -5,18 +5,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
 )
-
-const tableUsage = `table COMMAND
-
-Commands:
-  list                                          list tables: database, sink, jobs
-  describe NAME                                 a table's columns, database, jobs and row count
-  drop NAME [--if-exists]                       drop a table and its rows (refused while a job loads into it)
-  count NAME                                    print a table's row count
-  scan NAME [--limit N] [--format jsonl|table]  print a table's rows
-  export NAME --format csv|jsonl|parquet [-o FILE]  write every row, page by page (stdout without -o)`
 
 type (
 	tableCountCmd struct {
@@ -50,117 +41,59 @@ type (
 // defaultScanLimit is `table scan`'s default --limit.
 const defaultScanLimit = 1000
 
-func (m *Main) parseTable(args []string) (command, error) {
-	if len(args) == 0 {
-		return nil, usagef("table: missing command (list, describe, drop, count, scan, export)")
-	}
-	sub, args := args[0], args[1:]
-	switch sub {
-	case "-h", "-help", "--help":
-		fmt.Fprintf(m.Stdout, "Usage: loadnode %s\n", tableUsage)
-		return nil, errHelp
-	case "list":
-		c := tableListCmd{}
-		fs := m.newFlagSet("table list", "table list [--addr HOST:PORT] [--timeout D]")
-		m.addConnFlags(fs, &c.conn)
-		pos, err := parseArgs(fs, args)
-		if err != nil {
-			return nil, err
-		}
-		if err := exactArgs(fs, pos); err != nil {
-			return nil, err
-		}
-		return c, c.conn.validate(fs)
-	case "describe":
-		c := tableDescribeCmd{}
-		fs := m.newFlagSet("table describe", "table describe NAME [--addr HOST:PORT] [--timeout D]")
-		m.addConnFlags(fs, &c.conn)
-		pos, err := parseArgs(fs, args)
-		if err != nil {
-			return nil, err
-		}
-		if err := exactArgs(fs, pos, "NAME"); err != nil {
-			return nil, err
-		}
-		c.table = pos[0]
-		return c, c.conn.validate(fs)
-	case "drop":
-		c := tableDropCmd{}
-		fs := m.newFlagSet("table drop", "table drop NAME [--if-exists] [--addr HOST:PORT] [--timeout D]")
-		fs.BoolVar(&c.ifExists, "if-exists", false, "an unknown table is not an error")
-		m.addConnFlags(fs, &c.conn)
-		pos, err := parseArgs(fs, args)
-		if err != nil {
-			return nil, err
-		}
-		if err := exactArgs(fs, pos, "NAME"); err != nil {
-			return nil, err
-		}
-		c.table = pos[0]
-		return c, c.conn.validate(fs)
-	case "export":
-		c := tableExportCmd{}
-		fs := m.newFlagSet("table export", "table export NAME --format csv|jsonl|parquet [-o FILE] [--addr HOST:PORT] [--timeout D]\n\n"+
-			"Writes every row of a table, read page by page with a cursor (never the whole\n"+
-			"table in one reply). csv: a header, NULL as \\N; jsonl: one object a row;\n"+
-			"parquet: one optional column per table column (README \"Tables\" has the types).")
-		fs.StringVar(&c.format, "format", "", "output `format`: csv, jsonl or parquet")
-		fs.StringVar(&c.out, "o", "", "output `FILE` (default stdout; written to a new FILE.<random>.tmp and renamed over FILE when complete)")
-		m.addConnFlags(fs, &c.conn)
-		pos, err := parseArgs(fs, args)
-		if err != nil {
-			return nil, err
-		}
-		if err := exactArgs(fs, pos, "NAME"); err != nil {
-			return nil, err
-		}
-		c.table = pos[0]
-		switch c.format {
-		case "csv", "jsonl", "parquet":
-		case "":
-			return nil, usagef("table export: --format csv|jsonl|parquet is required")
-		default:
-			return nil, usagef("table export: --format %q must be csv, jsonl or parquet", c.format)
-		}
-		return c, c.conn.validate(fs)
-	case "count":
-		c := tableCountCmd{}
-		fs := m.newFlagSet("table count", "table count NAME [--addr HOST:PORT] [--timeout D]")
-		m.addConnFlags(fs, &c.conn)
-		pos, err := parseArgs(fs, args)
-		if err != nil {
-			return nil, err
-		}
-		if err := exactArgs(fs, pos, "NAME"); err != nil {
-			return nil, err
-		}
-		c.table = pos[0]
-		return c, c.conn.validate(fs)
-	case "scan":
-		c := tableScanCmd{}
-		fs := m.newFlagSet("table scan", "table scan NAME [--limit N] [--format jsonl|table] [--addr HOST:PORT] [--timeout D]")
-		fs.IntVar(&c.limit, "limit", defaultScanLimit, "at most `N` rows; 0 for all")
-		fs.StringVar(&c.format, "format", "jsonl", "output `format`: jsonl (one JSON object per row) or table")
-		m.addConnFlags(fs, &c.conn)
-		pos, err := parseArgs(fs, args)
-		if err != nil {
-			return nil, err
-		}
-		if err := exactArgs(fs, pos, "NAME"); err != nil {
-			return nil, err
-		}
-		c.table = pos[0]
-		if c.limit < 0 {
-			return nil, usagef("table scan: --limit %d must be >= 0", c.limit)
-		}
-		switch c.format {
-		case "jsonl", "table":
-		default:
-			return nil, usagef("table scan: --format %q must be jsonl or table", c.format)
-		}
-		return c, c.conn.validate(fs)
-	}
-	return nil, usagef("table: unknown command %q", sub)
+// tableCommands are the table group's rows of the command table.
+var tableCommands = []subcommand{
+	{group: "table", name: "list", about: "list tables: database, sink, jobs",
+		bind: bind(func(c *tableListCmd, _ *flagSet) *connFlags { return &c.conn }, nil)},
+	{group: "table", name: "describe", args: []string{"NAME"}, usage: "NAME",
+		about: "a table's columns, database, jobs and row count",
+		bind: bind(func(c *tableDescribeCmd, _ *flagSet) *connFlags { return &c.conn },
+			func(_ *Main, c *tableDescribeCmd, pos []string) error { c.table = pos[0]; return nil })},
+	{group: "table", name: "drop", args: []string{"NAME"}, usage: "NAME [--if-exists]",
+		about: "drop a table and its rows (refused while a job loads into it)",
+		bind: bind(func(c *tableDropCmd, fs *flagSet) *connFlags {
+			fs.BoolVar(&c.ifExists, "if-exists", false, "an unknown table is not an error")
+			return &c.conn
+		}, func(_ *Main, c *tableDropCmd, pos []string) error { c.table = pos[0]; return nil })},
+	{group: "table", name: "count", args: []string{"NAME"}, usage: "NAME", about: "print a table's row count",
+		bind: bind(func(c *tableCountCmd, _ *flagSet) *connFlags { return &c.conn },
+			func(_ *Main, c *tableCountCmd, pos []string) error { c.table = pos[0]; return nil })},
+	{group: "table", name: "scan", args: []string{"NAME"}, usage: "NAME [--limit N] [--format jsonl|table]",
+		about: "print a table's rows",
+		bind: bind(func(c *tableScanCmd, fs *flagSet) *connFlags {
+			fs.IntVar(&c.limit, "limit", defaultScanLimit, "at most `N` rows; 0 for all")
+			fs.StringVar(&c.format, "format", "jsonl", "output `format`: jsonl (one JSON object per row) or table")
+			return &c.conn
+		}, func(_ *Main, c *tableScanCmd, pos []string) error {
+			c.table = pos[0]
+			if c.limit < 0 {
+				return usagef("table scan: --limit %d must be >= 0", c.limit)
+			}
+			switch c.format {
+			case "jsonl", "table":
+				return nil
+			}
+			return usagef("table scan: --format %q must be jsonl or table", c.format)
+		})},
+	{group: "table", name: "export", args: []string{"NAME"}, usage: "NAME --format csv|jsonl|parquet [-o FILE]",
+		about: "write every row, page by page (stdout without -o)",
+		more: "Writes every row of a table, read page by page with a cursor (never the whole\n" +
+			"table in one reply). csv: a header, NULL as \\N; jsonl: one object a row;\n" +
+			"parquet: one optional column per table column (README \"Tables\" has the types).",
+		bind: bind(func(c *tableExportCmd, fs *flagSet) *connFlags {
+			fs.StringVar(&c.format, "format", "", "output `format`: csv, jsonl or parquet")
+			fs.StringVar(&c.out, "o", "", "output `FILE` (default stdout; written to a new FILE.<random>.tmp and renamed over FILE when complete)")
+			return &c.conn
+		}, func(_ *Main, c *tableExportCmd, pos []string) error {
+			c.table = pos[0]
+			switch c.format {
+			case "csv", "jsonl", "parquet":
+				return nil
+			case "":
+				return usagef("table export: --format csv|jsonl|parquet is required")
+			}
+			return usagef("table export: --format %q must be csv, jsonl or parquet", c.format)
+		})},
 }
 
 func (c tableCountCmd) run(ctx context.Context, m *Main) error {
@@ -263,7 +196,7 @@ func (c tableExportCmd) run(ctx context.Context, m *Main) error {
 // export writes every row of the table to out and returns the row count.
 // An error says whether reading the table or writing out failed.
 func (c tableExportCmd) export(ctx context.Context, cl *client.Client, out io.Writer) (int, error) {
-	it := cl.ScanTable(ctx, c.table, client.WithPageSize(client.MaxScanPage))
+	it := cl.ScanTable(ctx, c.table, client.WithPageSize(api.MaxScanPage))
 	var w rowWriter
 	n := 0
 	for it.Next() {

@@ -14,14 +14,12 @@ import (
 // built with, from its build information.
 type versionCmd struct{}
 
-func (m *Main) parseVersion(args []string) (command, error) {
-	fs := m.newFlagSet("version", "version\n\nPrints the module version, the VCS revision and time, and the Go version of this binary.")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return nil, err
-	}
-	return versionCmd{}, exactArgs(fs, pos)
-}
+// versionCommands is the row of `version` in the command table.
+var versionCommands = []subcommand{{name: "version", about: "print the build's versions",
+	note: "module version, VCS revision, Go version",
+	more: "Prints the module version, the VCS revision and time, and the Go version of this binary.",
+	bind: bind[versionCmd](nil, nil),
+}}
 
 func (versionCmd) run(_ context.Context, m *Main) error {
 	bi, ok := debug.ReadBuildInfo()

@@ -50,7 +50,7 @@ var layers = map[string][]string{
 	"internal/funcdoc/gen": {"internal/funcdoc"},
 	"client":               {"api", "doris", "internal/remoteauth"}, // doris: today
 	"node":                 {product},
-	"cmd/loadnode":         {product},
+	"cmd/loadnode":         {"api", "client", "config", "doris", "node", "persistence", "table"},
 }
 
 // goList returns each package of the module with its imports (non-test

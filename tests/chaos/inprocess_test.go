@@ -216,7 +216,7 @@ func (h *inproc) pids() (jobs, tasks []*actor.PID) {
 	sys := h.n.System()
 	for _, shard := range sys.ProcessRegistry.LocalPIDs.LocalPIDs {
 		for _, id := range shard.Keys() {
-			if !strings.HasPrefix(id, actors.ManagerName+"/") {
+			if !strings.HasPrefix(id, api.ManagerName+"/") {
 				continue
 			}
 			switch strings.Count(id, "/") {
