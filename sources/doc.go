@@ -12,6 +12,11 @@
 // Read continues exactly there: records are neither skipped nor repeated
 // across Read calls.
 //
+// Discovery. Discover serves a source whose partitions come from one
+// look-up and their starts from another (a Starter: Kinesis, test
+// sources): it resolves only the partitions a job does not know yet, as
+// the spec says at the job's first look and from their beginning later.
+//
 // Concurrency. A Reader is used by one goroutine at a time (its task actor).
 // Implementations may run their own background goroutines (SDK fetch loops);
 // those never call back into the caller.
