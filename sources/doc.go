@@ -1,5 +1,5 @@
 // Package sources holds the small interface between a task actor and the SDK
-// of a stream source (Kafka today, Kinesis later): a Reader that reads a fixed
+// of a stream source (Kafka, Kinesis): a Reader that reads a fixed
 // set of partitions from given positions in bounded batches, the Batch it
 // returns, and the typed errors a job actor or a supervisor branches on with
 // errors.As.
