@@ -15,8 +15,7 @@ import (
 // start look-up the adapter turns into a Source (Discover, ResolveReset,
 // Render), passing Watcher and Lineage through.
 type testSource interface {
-	Partitions(ctx context.Context) ([]int32, error)
-	ResolveStarts(ctx context.Context, want map[int32]string, initial bool) (map[int32]sources.Start, error)
+	sources.Starter
 	Watermarks(ctx context.Context) (map[int32]int64, error)
 	NewReader(start map[int32]sources.Start) (sources.Reader, error)
 	Close()
@@ -25,21 +24,7 @@ type testSource interface {
 type adapted struct{ testSource }
 
 func (a adapted) Discover(ctx context.Context, known map[int32]bool) ([]int32, map[int32]sources.Start, error) {
-	parts, err := a.Partitions(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	want := map[int32]string{}
-	for _, p := range parts {
-		if !known[p] {
-			want[p] = ""
-		}
-	}
-	if len(want) == 0 {
-		return parts, nil, nil
-	}
-	starts, err := a.ResolveStarts(ctx, want, len(known) == 0)
-	return parts, starts, err
+	return sources.Discover(ctx, a.testSource, known)
 }
 
 func (a adapted) ResolveReset(ctx context.Context, r sources.Reset, cur map[int32]sources.Start) (map[int32]sources.Start, error) {

@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/loadnode/loadnode/internal/etcdtest"
+	"github.com/loadnode/loadnode/metastore/etcdmeta"
 )
 
 func TestPlan(t *testing.T) {
@@ -207,7 +208,7 @@ func TestMembersOwnAndMove(t *testing.T) {
 	ctx := context.Background()
 	const jobs = 12
 	for i := 1; i <= jobs; i++ {
-		if _, err := tc.c.Put(ctx, "/lc/rec/"+idStr(uint64(i)), "x"); err != nil {
+		if _, err := tc.c.Put(ctx, "/lc/rec/"+etcdmeta.ID(uint64(i)), "x"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -66,13 +66,12 @@
 // reassigns, and work resumes without a restart. The fence, not lease
 // timing, is what keeps commits safe.
 //
-// # Keys (under the metadata store's prefix, see package etcdmeta)
+// # Keys
 //
-//	members/<name>      JSON {addr, started_unix_ms, cert_sha256, node_id, incarnation}
-//	                    under the member's lease
-//	auth/verifier       JSON {hmac_sha256, token, by}  the first member (Verifier)
-//	leader/<lease hex>  member name                    concurrency.Election
-//	assign/<id20>       owner name (epoch = ModRevision) the leader
+// The members' keys (members/, auth/verifier, leader/, assign/) are under
+// the metadata store's prefix, spelled by etcdmeta.Keys; the layout, with
+// every key's value and writer, is in package etcdmeta's doc ("Key
+// layout").
 //
 // # Concurrency
 //

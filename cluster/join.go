@@ -109,7 +109,7 @@ func (m *Member) join(ctx, sctx context.Context, atStart bool) (*concurrency.Ses
 			s.Orphan()
 		}
 	}()
-	key := m.key("members/", m.cfg.Name)
+	key := m.keys.Member(m.cfg.Name)
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -123,7 +123,7 @@ func (m *Member) join(ctx, sctx context.Context, atStart bool) (*concurrency.Ses
 		tctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
 		r, err := m.cfg.Client.Txn(tctx).If(
 			clientv3.Compare(clientv3.CreateRevision(key), "=", 0),
-			clientv3.Compare(clientv3.Value(m.key(verifierKey)), "=", guard),
+			clientv3.Compare(clientv3.Value(m.keys.Verifier()), "=", guard),
 		).Then(clientv3.OpPut(key, string(val), clientv3.WithLease(s.Lease()))).Else(clientv3.OpGet(key)).Commit()
 		cancel()
 		if err != nil {
@@ -237,14 +237,11 @@ const (
 	holderMargin = 3 * time.Second
 )
 
-// verifierKey holds the verifier of the members' token.
-const verifierKey = "auth/verifier"
-
 // credential checks this member's token against the cluster's verifier
 // (writing it if there is none, or replacing it if no member is live)
 // and returns the stored value, which registration is guarded by.
 func (m *Member) credential(ctx context.Context) (string, error) {
-	key := m.key(verifierKey)
+	key := m.keys.Verifier()
 	mine := Verifier(m.cfg.Credential, m.cfg.Prefix)
 	own, _ := json.Marshal(verifier{HMAC: mine, Token: m.cfg.Credential != "", By: m.cfg.Name})
 	for {
@@ -260,7 +257,7 @@ func (m *Member) credential(ctx context.Context) (string, error) {
 				return string(r.Kvs[0].Value), nil
 			}
 		}
-		members := m.key("members/")
+		members := m.keys.Members()
 		var w *clientv3.TxnResponse
 		tctx, cancel = context.WithTimeout(ctx, m.cfg.RequestTimeout)
 		if len(r.Kvs) == 0 {

@@ -14,13 +14,14 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/loadnode/loadnode/internal/etcdtest"
+	"github.com/loadnode/loadnode/metastore/etcdmeta"
 )
 
 // putJobs writes n job records (ids 1..n) under the test prefix.
 func putJobs(t *testing.T, c *clientv3.Client, n int) {
 	t.Helper()
 	for i := 1; i <= n; i++ {
-		if _, err := c.Put(context.Background(), "/lc/rec/"+idStr(uint64(i)), "x"); err != nil {
+		if _, err := c.Put(context.Background(), "/lc/rec/"+etcdmeta.ID(uint64(i)), "x"); err != nil {
 			t.Fatal(err)
 		}
 	}

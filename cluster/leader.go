@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/metastore/etcdmeta"
 )
 
 // leaderOps is the most operations in one leader transaction (etcd's
@@ -22,7 +23,7 @@ const leaderOps = 100
 
 // campaign waits to lead, then assigns until the session or ctx ends.
 func (m *Member) campaign(ctx context.Context, s *concurrency.Session) error {
-	e := concurrency.NewElection(s, m.key("leader/"))
+	e := concurrency.NewElection(s, m.keys.Leader())
 	if err := e.Campaign(ctx, m.cfg.Name); err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -63,8 +64,9 @@ func (m *Member) lead(ctx context.Context, e *concurrency.Election) {
 					break
 				}
 				for _, ev := range resp.Events {
-					k := strings.TrimPrefix(string(ev.Kv.Key), m.cfg.Prefix)
-					if strings.HasPrefix(k, "members/") || strings.HasPrefix(k, "rec/") || strings.HasPrefix(k, "head/") || strings.HasPrefix(k, "assign/") {
+					k := string(ev.Kv.Key)
+					if strings.HasPrefix(k, m.keys.Members()) || strings.HasPrefix(k, m.keys.Records()) ||
+						strings.HasPrefix(k, m.keys.Heads()) || strings.HasPrefix(k, m.keys.Assignments()) {
 						mark()
 						break
 					}
@@ -107,23 +109,23 @@ func (m *Member) lead(ctx context.Context, e *concurrency.Election) {
 func (m *Member) reconcile(ctx context.Context, e *concurrency.Election) error {
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
 	defer cancel()
-	p := m.cfg.Prefix
+	k := m.keys
 	r, err := m.cfg.Client.Txn(rctx).Then(
-		clientv3.OpGet(p+"members/", clientv3.WithPrefix(), clientv3.WithKeysOnly()),
-		clientv3.OpGet(p+"rec/", clientv3.WithPrefix(), clientv3.WithKeysOnly()),
-		clientv3.OpGet(p+"head/", clientv3.WithPrefix()),
-		clientv3.OpGet(p+"assign/", clientv3.WithPrefix()),
+		clientv3.OpGet(k.Members(), clientv3.WithPrefix(), clientv3.WithKeysOnly()),
+		clientv3.OpGet(k.Records(), clientv3.WithPrefix(), clientv3.WithKeysOnly()),
+		clientv3.OpGet(k.Heads(), clientv3.WithPrefix()),
+		clientv3.OpGet(k.Assignments(), clientv3.WithPrefix()),
 	).Commit()
 	if err != nil {
 		return err
 	}
 	var members []string
 	for _, kv := range r.Responses[0].GetResponseRange().Kvs {
-		members = append(members, strings.TrimPrefix(string(kv.Key), p+"members/"))
+		members = append(members, strings.TrimPrefix(string(kv.Key), k.Members()))
 	}
 	final := map[uint64]bool{}
 	for _, kv := range r.Responses[2].GetResponseRange().Kvs {
-		id, ok := parseID(string(kv.Key), p+"head/")
+		id, ok := etcdmeta.ParseID(string(kv.Key), k.Heads())
 		t := &api.Transition{}
 		if ok && proto.Unmarshal(kv.Value, t) == nil && t.GetTo().Final() {
 			final[id] = true
@@ -131,13 +133,13 @@ func (m *Member) reconcile(ctx context.Context, e *concurrency.Election) error {
 	}
 	var jobs []uint64
 	for _, kv := range r.Responses[1].GetResponseRange().Kvs {
-		if id, ok := parseID(string(kv.Key), p+"rec/"); ok && !final[id] {
+		if id, ok := etcdmeta.ParseID(string(kv.Key), k.Records()); ok && !final[id] {
 			jobs = append(jobs, id)
 		}
 	}
 	cur := map[uint64]string{}
 	for _, kv := range r.Responses[3].GetResponseRange().Kvs {
-		if id, ok := parseID(string(kv.Key), p+"assign/"); ok {
+		if id, ok := etcdmeta.ParseID(string(kv.Key), k.Assignments()); ok {
 			cur[id] = string(kv.Value)
 		}
 	}
@@ -147,10 +149,10 @@ func (m *Member) reconcile(ctx context.Context, e *concurrency.Election) error {
 	}
 	var ops []clientv3.Op
 	for _, id := range slices.Sorted(mapsKeys(set)) {
-		ops = append(ops, clientv3.OpPut(p+"assign/"+idStr(id), set[id]))
+		ops = append(ops, clientv3.OpPut(k.Assignment(id), set[id]))
 	}
 	for _, id := range del {
-		ops = append(ops, clientv3.OpDelete(p+"assign/"+idStr(id)))
+		ops = append(ops, clientv3.OpDelete(k.Assignment(id)))
 	}
 	guard := clientv3.Compare(clientv3.CreateRevision(e.Key()), "=", e.Rev())
 	for start := 0; start < len(ops); start += leaderOps {

@@ -9,13 +9,14 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"github.com/loadnode/loadnode/metastore/etcdmeta"
 )
 
 // Handler receives a member's ownership changes, from one goroutine, in
@@ -81,8 +82,9 @@ type Owner struct {
 
 // Member is this node's membership.
 type Member struct {
-	cfg Config
-	log *slog.Logger
+	cfg  Config
+	keys etcdmeta.Keys // under cfg.Prefix
+	log  *slog.Logger
 	// incarnation tells this process's records from a former one's.
 	incarnation string
 
@@ -113,7 +115,7 @@ func New(cfg Config) (*Member, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	m := &Member{cfg: cfg, log: cfg.Logger.With("component", "cluster", "member", cfg.Name), incarnation: newIncarnation()}
+	m := &Member{cfg: cfg, keys: etcdmeta.Keys{Prefix: cfg.Prefix}, log: cfg.Logger.With("component", "cluster", "member", cfg.Name), incarnation: newIncarnation()}
 	m.mu.assign, m.mu.addrs, m.mu.owned = map[uint64]Owner{}, map[string]string{}, map[uint64]uint64{}
 	return m, nil
 }
@@ -146,10 +148,6 @@ func (m *Member) IsLeader() bool {
 	defer m.mu.Unlock()
 	return m.mu.leader
 }
-
-func (m *Member) key(parts ...string) string { return m.cfg.Prefix + strings.Join(parts, "") }
-
-func idStr(id uint64) string { return fmt.Sprintf("%020d", id) }
 
 type memberValue struct {
 	Addr          string `json:"addr"`
@@ -285,7 +283,7 @@ func (m *Member) session(ctx context.Context, h Handler, s *concurrency.Session)
 // timeout; a chunk whose guard fails (the leader moved one of its jobs
 // meanwhile) is retried key by key.
 func (m *Member) restamp(ctx context.Context) error {
-	prefix := m.key("assign/")
+	prefix := m.keys.Assignments()
 	gctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
 	r, err := m.cfg.Client.Get(gctx, prefix, clientv3.WithPrefix())
 	cancel()
@@ -337,7 +335,7 @@ const restampChunk = 60
 
 // watchAssignments keeps m.mu.assign and the owned set current and tells h.
 func (m *Member) watchAssignments(ctx context.Context, h Handler) error {
-	prefix := m.key("assign/")
+	prefix := m.keys.Assignments()
 	for ctx.Err() == nil {
 		gctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
 		r, err := m.cfg.Client.Get(gctx, prefix, clientv3.WithPrefix())
@@ -356,7 +354,7 @@ func (m *Member) watchAssignments(ctx context.Context, h Handler) error {
 		}
 		all := map[uint64]Owner{}
 		for _, kv := range r.Kvs {
-			if id, ok := parseID(string(kv.Key), prefix); ok {
+			if id, ok := etcdmeta.ParseID(string(kv.Key), prefix); ok {
 				all[id] = Owner{Name: string(kv.Value), Epoch: uint64(kv.ModRevision)}
 			}
 		}
@@ -369,7 +367,7 @@ func (m *Member) watchAssignments(ctx context.Context, h Handler) error {
 			}
 			changes := map[uint64]Owner{}
 			for _, ev := range resp.Events {
-				id, ok := parseID(string(ev.Kv.Key), prefix)
+				id, ok := etcdmeta.ParseID(string(ev.Kv.Key), prefix)
 				if !ok {
 					continue
 				}
@@ -424,14 +422,9 @@ func (m *Member) apply(h Handler, changes map[uint64]Owner, all bool) {
 	}
 }
 
-func parseID(key, prefix string) (uint64, bool) {
-	id, err := strconv.ParseUint(strings.TrimPrefix(key, prefix), 10, 64)
-	return id, err == nil && strings.HasPrefix(key, prefix)
-}
-
 // watchJobs tells h of every change of a job's record or head.
 func (m *Member) watchJobs(ctx context.Context, h Handler) error {
-	recs, heads := m.key("rec/"), m.key("head/")
+	recs, heads := m.keys.Records(), m.keys.Heads()
 	for ctx.Err() == nil {
 		gctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
 		r, err := m.cfg.Client.Get(gctx, recs, clientv3.WithCountOnly())
@@ -465,7 +458,7 @@ func (m *Member) watchJobs(ctx context.Context, h Handler) error {
 			}
 			seen := map[uint64]bool{}
 			for _, ev := range resp.Events {
-				if id, ok := parseID(string(ev.Kv.Key), prefix); ok && !seen[id] {
+				if id, ok := etcdmeta.ParseID(string(ev.Kv.Key), prefix); ok && !seen[id] {
 					seen[id] = true
 					h.Changed(id)
 				}
@@ -494,7 +487,7 @@ func (m *Member) tellPeers(addrs, certs map[string]string) {
 // errRecordLost when this member's own record (under lease) is gone or
 // another's.
 func (m *Member) watchMembers(ctx context.Context, lease clientv3.LeaseID) error {
-	prefix := m.key("members/")
+	prefix := m.keys.Members()
 	for ctx.Err() == nil {
 		gctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
 		r, err := m.cfg.Client.Get(gctx, prefix, clientv3.WithPrefix())

@@ -35,12 +35,12 @@ type Status struct {
 func (m *Member) Status(ctx context.Context) (*Status, error) {
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
 	defer cancel()
-	p := m.cfg.Prefix
+	k := m.keys
 	r, err := m.cfg.Client.Txn(ctx).Then(
-		clientv3.OpGet(p+"members/", clientv3.WithPrefix()),
-		clientv3.OpGet(p+"leader/", clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend), clientv3.WithLimit(1)),
-		clientv3.OpGet(p+"assign/", clientv3.WithPrefix()),
-		clientv3.OpGet(p+"rec/", clientv3.WithPrefix(), clientv3.WithCountOnly()),
+		clientv3.OpGet(k.Members(), clientv3.WithPrefix()),
+		clientv3.OpGet(k.Leader(), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend), clientv3.WithLimit(1)),
+		clientv3.OpGet(k.Assignments(), clientv3.WithPrefix()),
+		clientv3.OpGet(k.Records(), clientv3.WithPrefix(), clientv3.WithCountOnly()),
 	).Commit()
 	if err != nil {
 		return nil, err
@@ -53,7 +53,7 @@ func (m *Member) Status(ctx context.Context) (*Status, error) {
 	for _, kv := range r.Responses[0].GetResponseRange().Kvs {
 		var v memberValue
 		_ = json.Unmarshal(kv.Value, &v)
-		ms := MemberStatus{Name: strings.TrimPrefix(string(kv.Key), p+"members/"), Addr: v.Addr, Since: time.UnixMilli(v.StartedUnixMs)}
+		ms := MemberStatus{Name: strings.TrimPrefix(string(kv.Key), k.Members()), Addr: v.Addr, Since: time.UnixMilli(v.StartedUnixMs)}
 		if ttl, err := m.cfg.Client.TimeToLive(ctx, clientv3.LeaseID(kv.Lease)); err == nil {
 			ms.LeaseTTL, ms.LeaseGranted = time.Duration(ttl.TTL)*time.Second, time.Duration(ttl.GrantedTTL)*time.Second
 		}

@@ -72,7 +72,7 @@ func openCluster(cfg config.Cluster, addr, nodeID string, logger *slog.Logger, p
 	}
 	// Fail fast, naming etcd, when it does not answer at start.
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.RequestTimeout)
-	_, err = c.Get(ctx, cfg.Prefix+"meta/last_job_id")
+	_, err = c.Get(ctx, meta.Keys().LastJobID())
 	cancel()
 	if err != nil {
 		c.Close()

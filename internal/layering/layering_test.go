@@ -35,7 +35,7 @@ var layers = map[string][]string{
 	"sink":                 {"api", "table"},
 	"metastore":            {"api", "sink"},                 // sink: today
 	"supervisor":           {"internal/backoff", "sources"}, // sources: today
-	"cluster":              {"api"},
+	"cluster":              {"api", "metastore/etcdmeta"},
 	"metastore/etcdmeta":   {"api", "metastore"},
 	"actors":               {"api", "internal/backoff", "metastore", "sink", "sources", "supervisor", "table"},
 	"persistence":          {"api", "metastore", "sink", "table"},

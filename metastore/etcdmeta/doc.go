@@ -42,21 +42,30 @@
 //
 // # Key layout
 //
+// This is the one description of cluster mode's etcd keys; Keys spells
+// every one of them, for the store and for package cluster (membership,
+// the leader, assignments), which keeps its keys under the same prefix.
 // All keys are under Options.Prefix (default "/loadnode/"). Ids and seqs
-// are 20-digit zero-padded decimals so that byte order is numeric order.
+// are 20-digit zero-padded decimals (ID) so that byte order is numeric
+// order.
 //
-//	key                              value                   written by
-//	-------------------------------  ----------------------  ------------------------------
-//	<p>meta/last_job_id              decimal uint64          CreateJobs (max of ids written)
-//	<p>meta/next_job_id              decimal uint64          AllocJobIDs (next id to hand out)
-//	<p>name/<job name>               decimal job id          CreateJobs (name index)
-//	<p>rec/<id20>                    proto api.JobRecord     CreateJobs, AlterJob
-//	<p>head/<id20>                   proto api.Transition    every journal write (the newest)
-//	<p>log/<id20>/<seq20>            proto api.Transition    CreateJobs (seq 1), appends, alters
-//	<p>table/<table name>            proto api.TableSpec     CreateJobs, CreateTable
-//
-// The cluster package keeps membership, the leader and assignments under
-// the same prefix (see package cluster).
+//	key (Keys method)                  value                           written by
+//	---------------------------------  ------------------------------  ----------------------------------
+//	<p>meta/last_job_id (LastJobID)    decimal uint64                  CreateJobs (max of ids written)
+//	<p>meta/next_job_id (NextJobID)    decimal uint64                  AllocJobIDs (next id to hand out)
+//	<p>name/<job name> (Name)          decimal job id                  CreateJobs (name index)
+//	<p>rec/<id20> (Record)             proto api.JobRecord             CreateJobs, AlterJob
+//	<p>head/<id20> (Head)              proto api.Transition            every journal write (the newest)
+//	<p>log/<id20>/<seq20> (LogEntry)   proto api.Transition            CreateJobs (seq 1), appends, alters
+//	<p>table/<table name> (Table)      proto api.TableSpec             CreateJobs, CreateTable
+//	<p>members/<name> (Member)         JSON {addr, started_unix_ms,    cluster: a member's join, under its
+//	                                   cert_sha256, node_id,           lease
+//	                                   incarnation}
+//	<p>auth/verifier (Verifier)        JSON {hmac_sha256, token, by}   cluster: the first member
+//	                                                                   (cluster.Verifier)
+//	<p>leader/<lease hex> (Leader)     member name                     cluster: concurrency.Election
+//	<p>assign/<id20> (Assignment)      owner name (epoch =             cluster: the leader
+//	                                   ModRevision)
 //
 // # Concurrency
 //

@@ -62,6 +62,7 @@ const (
 type Store struct {
 	c    *clientv3.Client
 	opts Options
+	keys Keys
 	// createMu serializes this process's creates and id allocations (they
 	// would only retry against each other); other members are fenced by
 	// the transactions' compares.
@@ -82,7 +83,7 @@ func New(c *clientv3.Client, opts Options) (*Store, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Store{c: c, opts: opts}, nil
+	return &Store{c: c, opts: opts, keys: Keys{Prefix: opts.Prefix}}, nil
 }
 
 // Client is the store's etcd client.
@@ -91,6 +92,9 @@ func (s *Store) Client() *clientv3.Client { return s.c }
 // Prefix is the store's key prefix.
 func (s *Store) Prefix() string { return s.opts.Prefix }
 
+// Keys spells the store's keys.
+func (s *Store) Keys() Keys { return s.keys }
+
 func (s *Store) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), s.opts.RequestTimeout)
 }
@@ -98,23 +102,6 @@ func (s *Store) ctx() (context.Context, context.CancelFunc) {
 func unavailable(what string, err error) error {
 	return fmt.Errorf("etcdmeta: %s: %w: %w", what, ErrUnavailable, err)
 }
-
-// Keys.
-
-func idStr(id uint64) string { return fmt.Sprintf("%020d", id) }
-
-func (s *Store) lastIDKey() string          { return s.opts.Prefix + "meta/last_job_id" }
-func (s *Store) nextIDKey() string          { return s.opts.Prefix + "meta/next_job_id" }
-func (s *Store) nameKey(n string) string    { return s.opts.Prefix + "name/" + n }
-func (s *Store) recKey(id uint64) string    { return s.opts.Prefix + "rec/" + idStr(id) }
-func (s *Store) recPrefix() string          { return s.opts.Prefix + "rec/" }
-func (s *Store) headKey(id uint64) string   { return s.opts.Prefix + "head/" + idStr(id) }
-func (s *Store) headPrefix() string         { return s.opts.Prefix + "head/" }
-func (s *Store) logPrefix(id uint64) string { return s.opts.Prefix + "log/" + idStr(id) + "/" }
-func (s *Store) logKey(id, seq uint64) string {
-	return s.logPrefix(id) + idStr(seq)
-}
-func (s *Store) tableKey(n string) string { return s.opts.Prefix + "table/" + n }
 
 func parseUint(b []byte) (uint64, error) { return strconv.ParseUint(string(b), 10, 64) }
 
@@ -129,7 +116,7 @@ func validateTableName(name string) error {
 func (s *Store) LastJobID() (uint64, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	r, err := s.c.Get(ctx, s.lastIDKey())
+	r, err := s.c.Get(ctx, s.keys.LastJobID())
 	if err != nil {
 		return 0, unavailable("last job id", err)
 	}
@@ -154,7 +141,7 @@ func (s *Store) AllocJobIDs(n int) (uint64, error) {
 	defer s.createMu.Unlock()
 	for range casRetries {
 		ctx, cancel := s.ctx()
-		r, err := s.c.Txn(ctx).Then(clientv3.OpGet(s.nextIDKey()), clientv3.OpGet(s.lastIDKey())).Commit()
+		r, err := s.c.Txn(ctx).Then(clientv3.OpGet(s.keys.NextJobID()), clientv3.OpGet(s.keys.LastJobID())).Commit()
 		if err != nil {
 			cancel()
 			return 0, unavailable("allocate job ids", err)
@@ -173,8 +160,8 @@ func (s *Store) AllocJobIDs(n int) (uint64, error) {
 			}
 		}
 		w, err := s.c.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(s.nextIDKey()), "=", rev)).
-			Then(clientv3.OpPut(s.nextIDKey(), strconv.FormatUint(next+uint64(n), 10))).Commit()
+			If(clientv3.Compare(clientv3.ModRevision(s.keys.NextJobID()), "=", rev)).
+			Then(clientv3.OpPut(s.keys.NextJobID(), strconv.FormatUint(next+uint64(n), 10))).Commit()
 		cancel()
 		if err != nil {
 			return 0, unavailable("allocate job ids", err)
@@ -265,14 +252,14 @@ func (s *Store) createChunk(items []createItem) []error {
 		}
 		ctx, cancel := s.ctx()
 		// Read what the checks need, at one revision.
-		reads := []clientv3.Op{clientv3.OpGet(s.lastIDKey())}
+		reads := []clientv3.Op{clientv3.OpGet(s.keys.LastJobID())}
 		for _, i := range pending {
 			it := items[i]
-			reads = append(reads, clientv3.OpGet(s.nameKey(it.rec.GetName())), clientv3.OpGet(s.recKey(it.rec.GetId()), clientv3.WithCountOnly()))
+			reads = append(reads, clientv3.OpGet(s.keys.Name(it.rec.GetName())), clientv3.OpGet(s.keys.Record(it.rec.GetId()), clientv3.WithCountOnly()))
 			if it.table != nil {
-				reads = append(reads, clientv3.OpGet(s.tableKey(it.table.GetName())))
+				reads = append(reads, clientv3.OpGet(s.keys.Table(it.table.GetName())))
 			} else {
-				reads = append(reads, clientv3.OpGet(s.lastIDKey(), clientv3.WithCountOnly())) // placeholder, keeps 3 per job
+				reads = append(reads, clientv3.OpGet(s.keys.LastJobID(), clientv3.WithCountOnly())) // placeholder, keeps 3 per job
 			}
 		}
 		r, err := s.c.Txn(ctx).Then(reads...).Commit()
@@ -306,7 +293,7 @@ func (s *Store) createChunk(items []createItem) []error {
 				continue
 			}
 			if it.table != nil && !tableDone[it.table.GetName()] {
-				tkey := s.tableKey(it.table.GetName())
+				tkey := s.keys.Table(it.table.GetName())
 				if kvs := r.Responses[3+3*k].GetResponseRange().Kvs; len(kvs) == 1 {
 					cur := &api.TableSpec{}
 					if err := proto.Unmarshal(kvs[0].Value, cur); err != nil {
@@ -326,13 +313,13 @@ func (s *Store) createChunk(items []createItem) []error {
 			}
 			id := it.rec.GetId()
 			cmps = append(cmps,
-				clientv3.Compare(clientv3.CreateRevision(s.nameKey(name)), "=", 0),
-				clientv3.Compare(clientv3.CreateRevision(s.recKey(id)), "=", 0))
+				clientv3.Compare(clientv3.CreateRevision(s.keys.Name(name)), "=", 0),
+				clientv3.Compare(clientv3.CreateRevision(s.keys.Record(id)), "=", 0))
 			puts = append(puts,
-				clientv3.OpPut(s.nameKey(name), strconv.FormatUint(id, 10)),
-				clientv3.OpPut(s.recKey(id), string(it.recB)),
-				clientv3.OpPut(s.headKey(id), string(it.firstB)),
-				clientv3.OpPut(s.logKey(id, 1), string(it.firstB)))
+				clientv3.OpPut(s.keys.Name(name), strconv.FormatUint(id, 10)),
+				clientv3.OpPut(s.keys.Record(id), string(it.recB)),
+				clientv3.OpPut(s.keys.Head(id), string(it.firstB)),
+				clientv3.OpPut(s.keys.LogEntry(id, 1), string(it.firstB)))
 			last = max(last, id)
 			writing = append(writing, i)
 		}
@@ -340,8 +327,8 @@ func (s *Store) createChunk(items []createItem) []error {
 			cancel()
 			return errs
 		}
-		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(s.lastIDKey()), "=", lastRev))
-		puts = append(puts, clientv3.OpPut(s.lastIDKey(), strconv.FormatUint(last, 10)))
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(s.keys.LastJobID()), "=", lastRev))
+		puts = append(puts, clientv3.OpPut(s.keys.LastJobID(), strconv.FormatUint(last, 10)))
 		w, err := s.c.Txn(ctx).If(cmps...).Then(puts...).Commit()
 		cancel()
 		if err != nil {
@@ -407,7 +394,7 @@ func prepare(j metastore.NewJob) (preparedBytes, error) {
 func (s *Store) Table(name string) (*api.TableSpec, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	r, err := s.c.Get(ctx, s.tableKey(name))
+	r, err := s.c.Get(ctx, s.keys.Table(name))
 	if err != nil {
 		return nil, unavailable(fmt.Sprintf("table %q", name), err)
 	}
@@ -430,7 +417,7 @@ func (s *Store) CreateTable(spec *api.TableSpec) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("etcdmeta: create table %q: %w", spec.GetName(), err)
 	}
-	key := s.tableKey(spec.GetName())
+	key := s.keys.Table(spec.GetName())
 	ctx, cancel := s.ctx()
 	defer cancel()
 	r, err := s.c.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
@@ -471,7 +458,7 @@ func decodeState(id uint64, recB, headB []byte) (*metastore.JobState, error) {
 func (s *Store) LoadJob(id uint64) (*metastore.JobState, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	r, err := s.c.Txn(ctx).Then(clientv3.OpGet(s.recKey(id)), clientv3.OpGet(s.headKey(id))).Commit()
+	r, err := s.c.Txn(ctx).Then(clientv3.OpGet(s.keys.Record(id)), clientv3.OpGet(s.keys.Head(id))).Commit()
 	if err != nil {
 		return nil, unavailable(fmt.Sprintf("load job %d", id), err)
 	}
@@ -502,7 +489,7 @@ func (s *Store) LoadJobs(ids []uint64) (states map[uint64]*metastore.JobState, g
 	load := func(chunk []uint64) error {
 		ops := make([]clientv3.Op, 0, 2*len(chunk))
 		for _, id := range chunk {
-			ops = append(ops, clientv3.OpGet(s.recKey(id)), clientv3.OpGet(s.headKey(id)))
+			ops = append(ops, clientv3.OpGet(s.keys.Record(id)), clientv3.OpGet(s.keys.Head(id)))
 		}
 		ctx, cancel := s.ctx()
 		defer cancel()
@@ -552,8 +539,8 @@ func (s *Store) LoadJobs(ids []uint64) (states map[uint64]*metastore.JobState, g
 // LoadAllJobs calls fn for every job in id order, from one revision.
 func (s *Store) LoadAllJobs(fn func(st *metastore.JobState) error) error {
 	rev := int64(0)
-	from := s.recPrefix()
-	end := clientv3.GetPrefixRangeEnd(s.recPrefix())
+	from := s.keys.Records()
+	end := clientv3.GetPrefixRangeEnd(s.keys.Records())
 	for {
 		ctx, cancel := s.ctx()
 		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(loadPage)}
@@ -572,19 +559,19 @@ func (s *Store) LoadAllJobs(fn func(st *metastore.JobState) error) error {
 			cancel()
 			return nil
 		}
-		firstID := strings.TrimPrefix(string(r.Kvs[0].Key), s.recPrefix())
-		lastID := strings.TrimPrefix(string(r.Kvs[len(r.Kvs)-1].Key), s.recPrefix())
-		h, err := s.c.Get(ctx, s.headPrefix()+firstID, clientv3.WithRange(s.headPrefix()+lastID+"\x00"), clientv3.WithRev(rev))
+		firstID := strings.TrimPrefix(string(r.Kvs[0].Key), s.keys.Records())
+		lastID := strings.TrimPrefix(string(r.Kvs[len(r.Kvs)-1].Key), s.keys.Records())
+		h, err := s.c.Get(ctx, s.keys.Heads()+firstID, clientv3.WithRange(s.keys.Heads()+lastID+"\x00"), clientv3.WithRev(rev))
 		cancel()
 		if err != nil {
 			return unavailable("load jobs", err)
 		}
 		heads := make(map[string][]byte, len(h.Kvs))
 		for _, kv := range h.Kvs {
-			heads[strings.TrimPrefix(string(kv.Key), s.headPrefix())] = kv.Value
+			heads[strings.TrimPrefix(string(kv.Key), s.keys.Heads())] = kv.Value
 		}
 		for _, kv := range r.Kvs {
-			ids := strings.TrimPrefix(string(kv.Key), s.recPrefix())
+			ids := strings.TrimPrefix(string(kv.Key), s.keys.Records())
 			id, err := strconv.ParseUint(ids, 10, 64)
 			if err != nil {
 				return fmt.Errorf("etcdmeta: load jobs: malformed key %q", kv.Key)
@@ -620,7 +607,7 @@ func decodeLog(id uint64, r *clientv3.GetResponse) ([]*api.Transition, error) {
 func (s *Store) Journal(id uint64) ([]*api.Transition, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	r, err := s.c.Get(ctx, s.logPrefix(id), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	r, err := s.c.Get(ctx, s.keys.Log(id), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
 	if err != nil {
 		return nil, unavailable(fmt.Sprintf("journal of job %d", id), err)
 	}
@@ -634,7 +621,7 @@ func (s *Store) History(id uint64, max int) ([]*api.Transition, error) {
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
-	r, err := s.c.Get(ctx, s.logPrefix(id), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend), clientv3.WithLimit(int64(max)))
+	r, err := s.c.Get(ctx, s.keys.Log(id), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend), clientv3.WithLimit(int64(max)))
 	if err != nil {
 		return nil, unavailable(fmt.Sprintf("history of job %d", id), err)
 	}
@@ -647,7 +634,7 @@ func (s *Store) History(id uint64, max int) ([]*api.Transition, error) {
 func (s *Store) heads(ctx context.Context, ids []uint64) ([]*api.Transition, []int64, error) {
 	ops := make([]clientv3.Op, len(ids))
 	for i, id := range ids {
-		ops[i] = clientv3.OpGet(s.headKey(id))
+		ops[i] = clientv3.OpGet(s.keys.Head(id))
 	}
 	r, err := s.c.Txn(ctx).Then(ops...).Commit()
 	if err != nil {
@@ -770,12 +757,12 @@ func (s *Store) appendChunk(ts []metastore.JobTransition, rec *api.JobRecord) er
 		if err := checkNext(jt.JobID, heads[i], jt.T); err != nil {
 			return err
 		}
-		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(s.headKey(jt.JobID)), "=", revs[i]))
-		puts = append(puts, clientv3.OpPut(s.headKey(jt.JobID), string(vals[i])), clientv3.OpPut(s.logKey(jt.JobID, jt.T.GetSeq()), string(vals[i])))
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(s.keys.Head(jt.JobID)), "=", revs[i]))
+		puts = append(puts, clientv3.OpPut(s.keys.Head(jt.JobID), string(vals[i])), clientv3.OpPut(s.keys.LogEntry(jt.JobID, jt.T.GetSeq()), string(vals[i])))
 	}
 	if rec != nil {
-		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(s.recKey(rec.GetId())), ">", 0))
-		puts = append(puts, clientv3.OpPut(s.recKey(rec.GetId()), string(recB)))
+		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(s.keys.Record(rec.GetId())), ">", 0))
+		puts = append(puts, clientv3.OpPut(s.keys.Record(rec.GetId()), string(recB)))
 	}
 	w, err := s.c.Txn(ctx).If(cmps...).Then(puts...).Commit()
 	if err != nil {
@@ -803,12 +790,12 @@ func (s *Store) AlterJob(rec *api.JobRecord, t *api.Transition) error {
 func (s *Store) DeleteJob(id uint64, name string) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	nk := s.nameKey(name)
+	nk := s.keys.Name(name)
 	w, err := s.c.Txn(ctx).If(clientv3.Compare(clientv3.Value(nk), "=", strconv.FormatUint(id, 10))).Then(
 		clientv3.OpDelete(nk),
-		clientv3.OpDelete(s.recKey(id)),
-		clientv3.OpDelete(s.headKey(id)),
-		clientv3.OpDelete(s.logPrefix(id), clientv3.WithPrefix()),
+		clientv3.OpDelete(s.keys.Record(id)),
+		clientv3.OpDelete(s.keys.Head(id)),
+		clientv3.OpDelete(s.keys.Log(id), clientv3.WithPrefix()),
 	).Commit()
 	if err != nil {
 		return unavailable(fmt.Sprintf("delete job %q", name), err)
@@ -823,7 +810,7 @@ func (s *Store) DeleteJob(id uint64, name string) error {
 func (s *Store) Tables() ([]*api.TableSpec, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	prefix := s.tableKey("")
+	prefix := s.keys.Tables()
 	r, err := s.c.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
 	if err != nil {
 		return nil, unavailable("tables", err)
@@ -844,7 +831,7 @@ func (s *Store) Tables() ([]*api.TableSpec, error) {
 func (s *Store) DropTable(name string) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	r, err := s.c.Delete(ctx, s.tableKey(name))
+	r, err := s.c.Delete(ctx, s.keys.Table(name))
 	if err != nil {
 		return unavailable(fmt.Sprintf("drop table %q", name), err)
 	}

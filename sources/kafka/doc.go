@@ -3,6 +3,16 @@
 // (brokers, properties), and Readers that consume a fixed set of partitions
 // directly from exact offsets.
 //
+// Clusters opens a node's Kafka jobs: each gets a JobSource, its handle on
+// the Cluster its spec's brokers and properties name (one key: brokers in
+// any order, properties by name), shared with the other jobs of that
+// cluster together with a watermark cache, a partition-list cache and one
+// poller per watched topic (jobs.go, topics.go); the Cluster closes with its
+// last job. A JobSource is one job's source as the actors see it (their
+// Source and Watcher): which partitions the job reads and where they start
+// (kafka.partitions, offsets, default_offset; Choose), a user's offset
+// reset, and watermarks; it does not import the actors.
+//
 // No consumer group is joined and no offset is ever committed to Kafka: a
 // job's progress lives in the loadnode store, and a Reader starts exactly
 // where that progress says. Readers consume read_committed, keep control
@@ -57,7 +67,9 @@
 //
 // # Concurrency
 //
-// A Cluster is safe for concurrent use. A Reader is used by one goroutine at
+// A Cluster, Clusters and a JobSource are safe for concurrent use; a
+// watched topic's poller runs on its own goroutine until its last watcher
+// stops or its Cluster closes. A Reader is used by one goroutine at
 // a time; it owns a franz-go client whose goroutines fetch in the background
 // (at most one buffered fetch per broker) and report connection health
 // through hooks; they never touch the caller's state.

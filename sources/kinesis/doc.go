@@ -2,7 +2,11 @@
 // stream's shards as the job's partitions, resolves where each starts,
 // gates child shards behind their parents, and opens Readers that follow
 // the sources.Reader contract (exactly-once when the caller commits each
-// Batch's Next and Checkpoints before the next Read).
+// Batch's Next and Checkpoints before the next Read). A Source is one job's
+// source as the actors see it (their Source and Lineage): it discovers the
+// job's shards (sources.Discover), resolves a user's reset by shard id
+// (ResolveReset; positions spelled as Options.CanonicalPosition allows) and
+// renders a position as "shard <id> position", without importing them.
 //
 // # Partitions
 //

@@ -34,6 +34,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Faults, when non-nil, injects errors into SDK calls (tests and chaos).
 	Faults *Faults
+	// CanonicalPosition spells a position of a user's reset
+	// (ResolveReset) the way the job spec does and reports whether it is
+	// valid; the node passes config.CanonicalPosition. Nil takes positions
+	// as written.
+	CanonicalPosition func(string) (string, bool)
 
 	// pollInterval overrides defaultPollInterval (tests).
 	pollInterval time.Duration
@@ -66,7 +71,8 @@ type Source struct {
 	transport atomic.Pointer[http.Transport]
 	logger    *slog.Logger
 	faults    *Faults
-	poll      time.Duration // least time between GetRecords calls of a shard
+	canonical func(string) (string, bool) // Options.CanonicalPosition
+	poll      time.Duration               // least time between GetRecords calls of a shard
 
 	mu     sync.Mutex
 	shards map[int32]shardMeta // last listing
@@ -118,6 +124,7 @@ func NewSource(spec *api.KinesisSpec, opts Options) (*Source, error) {
 		defPos:    TrimHorizon,
 		logger:    opts.Logger,
 		faults:    opts.Faults,
+		canonical: opts.CanonicalPosition,
 		poll:      defaultPollInterval,
 	}
 	if opts.pollInterval > 0 {

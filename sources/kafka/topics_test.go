@@ -1,4 +1,4 @@
-package node
+package kafka
 
 import (
 	"context"
@@ -72,9 +72,9 @@ func TestTopicWatch(t *testing.T) {
 		defer mu.Unlock()
 		return maps.Clone(marks), nil
 	}
-	sc := &sharedCluster{}
+	ws := &topicWatches{}
 	got := [2]chan map[int32]int64{make(chan map[int32]int64, 16), make(chan map[int32]int64, 16)}
-	stop0 := sc.watch("t", 5*time.Millisecond, func(m map[int32]int64, _ error) { got[0] <- m }, look)
+	stop0 := ws.watch("t", 5*time.Millisecond, func(m map[int32]int64, _ error) { got[0] <- m }, look)
 	recv := func(i int, want int64) {
 		t.Helper()
 		select {
@@ -87,7 +87,7 @@ func TestTopicWatch(t *testing.T) {
 		}
 	}
 	recv(0, 1)
-	stop1 := sc.watch("t", 5*time.Millisecond, func(m map[int32]int64, _ error) { got[1] <- m }, look)
+	stop1 := ws.watch("t", 5*time.Millisecond, func(m map[int32]int64, _ error) { got[1] <- m }, look)
 	recv(1, 1) // the current marks, at once
 	// Unchanged marks tell nobody, over many polls.
 	tick := time.NewTicker(time.Millisecond)
@@ -110,9 +110,9 @@ func TestTopicWatch(t *testing.T) {
 	stop0()
 	stop0() // idempotent
 	stop1()
-	sc.wmu.Lock()
-	left := len(sc.watches)
-	sc.wmu.Unlock()
+	ws.mu.Lock()
+	left := len(ws.topics)
+	ws.mu.Unlock()
 	if left != 0 {
 		t.Fatalf("%d topics still watched after every watcher left", left)
 	}
