@@ -68,11 +68,11 @@ func testSettings(over Settings) Settings {
 	s := Settings{
 		MaxConcurrentTasks: n.MaxConcurrentTasks, TopologyInterval: n.TopologyInterval,
 		WatermarkInterval: n.WatermarkInterval, MaxRecordBytes: int(n.MaxRecordSize),
-		ErrorRowRawBytes: int(n.ErrorRowRawSize), SourceRetryBase: n.SourceRetryBase,
+		ErrorRowRawBytes: int(n.ErrorRowRawSize), SourceRetryBase: n.SourceRetryBase, SourceRetryMax: n.SourceRetryMax,
 		SourceRetryLimit: n.SourceRetryLimit, AutoResumeBase: n.AutoResumeBase,
 		AutoResumeMax: n.AutoResumeMax, AutoResumeQuiet: n.AutoResumeQuiet, StallAfter: n.StallAfter,
 		JobSupervision: supervisor.Policy{MaxRestarts: n.JobRestartLimit, Window: n.JobRestartWindow,
-			InitialBackoff: n.JobRestartBackoff, MaxBackoff: n.JobRestartBackoffMax, Jitter: supervisor.DefaultPolicy().Jitter},
+			InitialBackoff: n.JobRestartBackoff, MaxBackoff: n.JobRestartBackoffMax, Jitter: supervisor.DefaultJitter},
 	}
 	pick := func(d *time.Duration, v time.Duration) {
 		if v != 0 {
@@ -90,6 +90,7 @@ func testSettings(over Settings) Settings {
 	pickInt(&s.MaxRecordBytes, over.MaxRecordBytes)
 	pickInt(&s.ErrorRowRawBytes, over.ErrorRowRawBytes)
 	pick(&s.SourceRetryBase, over.SourceRetryBase)
+	pick(&s.SourceRetryMax, over.SourceRetryMax)
 	pickInt(&s.SourceRetryLimit, over.SourceRetryLimit)
 	pick(&s.AutoResumeBase, over.AutoResumeBase)
 	pick(&s.AutoResumeMax, over.AutoResumeMax)

@@ -48,8 +48,9 @@ type Settings struct {
 	// ErrorRowRawBytes bounds the raw bytes kept per error row.
 	ErrorRowRawBytes int
 	// SourceRetryBase is the first back-off after a transient source error;
-	// it doubles per consecutive error up to 30s.
+	// it doubles per consecutive error up to SourceRetryMax.
 	SourceRetryBase time.Duration
+	SourceRetryMax  time.Duration
 	// SourceRetryLimit is how many consecutive transient source errors a
 	// job rides out before it pauses with SOURCE_UNREACHABLE (and is then
 	// auto-resumed).
@@ -82,6 +83,7 @@ func (s Settings) Validate() error {
 	positive("MaxRecordBytes", s.MaxRecordBytes > 0)
 	positive("ErrorRowRawBytes", s.ErrorRowRawBytes > 0)
 	positive("SourceRetryBase", s.SourceRetryBase > 0)
+	positive("SourceRetryMax", s.SourceRetryMax > 0)
 	positive("SourceRetryLimit", s.SourceRetryLimit > 0)
 	positive("AutoResumeBase", s.AutoResumeBase > 0)
 	positive("AutoResumeMax", s.AutoResumeMax >= s.AutoResumeBase && s.AutoResumeMax > 0)

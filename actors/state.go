@@ -235,9 +235,10 @@ func (j *job) onSinkUnavailable(ctx actor.Context, err error) {
 }
 
 // retryDelay is the back-off before retry n (1-based) of a transient
-// source failure: SourceRetryBase doubled per retry, at most 30s.
+// source failure: SourceRetryBase doubled per retry, at most SourceRetryMax.
 func (j *job) retryDelay(n int) time.Duration {
-	return backoff.Doubling(j.deps.Settings.SourceRetryBase, n-1, 30*time.Second)
+	s := j.deps.Settings
+	return backoff.Doubling(s.SourceRetryBase, n-1, s.SourceRetryMax)
 }
 
 // ---------------------------------------------------------------- user commands

@@ -88,6 +88,9 @@
 // # Node config
 //
 // Node holds the settings of `loadnode serve`; DefaultNode has every default,
-// LoadNode reads a YAML file strictly over it, Node.Validate checks it. See
-// the field comments of Node for defaults and units.
+// LoadNode reads a YAML file strictly over it, Node.Validate checks it, and
+// Node.Values writes it back (what `serve --check-config` prints). Every key
+// is declared once, with its default, decoding, validation and doc line, in
+// nodeKeys (nodekeys.go; NodeKeys exports the table): SPEC.md's node-config
+// table is generated from it by `go generate ./config`.
 package config

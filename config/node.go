@@ -17,167 +17,101 @@ import (
 )
 
 // Node is the configuration of a node (`loadnode serve`), read from a YAML
-// file by LoadNode. Every default is in DefaultNode.
+// file by LoadNode. Each field is one key of the file; its name, default,
+// unit, range and documentation are declared once, in nodeKeys
+// (nodekeys.go), from which DefaultNode, LoadNode, Validate, Values (the
+// --check-config printer) and config/SPEC.md's table come.
 type Node struct {
-	// DataDir holds the node's Pebble store. Default "./loadnode-data".
-	DataDir string `yaml:"data_dir"`
-	// Listen is the host:port of the remote (client) endpoint. An empty host
-	// listens on every interface; port 0 picks a free port. Default
-	// "127.0.0.1:7070".
-	Listen string `yaml:"listen"`
-	// MaxConcurrentTasks is the number of node-wide task slots (tasks that may
-	// run at once across all jobs). Default 64; >= 1.
-	MaxConcurrentTasks int `yaml:"max_concurrent_tasks"`
-	// TopologyInterval is how often a job looks for new partitions. Default
-	// 10s; > 0.
-	TopologyInterval time.Duration `yaml:"topology_interval"`
+	// DataDir holds the node's Pebble store (data_dir).
+	DataDir string
+	// Listen is the host:port of the remote (client) endpoint (listen).
+	Listen string
+	// MaxConcurrentTasks is the number of node-wide task slots
+	// (max_concurrent_tasks).
+	MaxConcurrentTasks int
+	// TopologyInterval is how often a job looks for new partitions
+	// (topology_interval).
+	TopologyInterval time.Duration
 	// WatermarkInterval is how often high-watermarks are refreshed to compute
-	// lag. Default 5s; > 0.
-	WatermarkInterval time.Duration `yaml:"watermark_interval"`
-	// LogLevel is one of debug, info, warn, error (case-insensitive).
-	// Default info.
-	LogLevel string `yaml:"log_level"`
-	// LogFormat is how log records are written to stderr: text (key=value,
-	// slog's TextHandler) or json (one JSON object a line). Default text.
-	LogFormat string `yaml:"log_format"`
-	// MaxErrorRowsKept is how many error rows are kept per job (the newest).
-	// Default 1000; >= 1.
-	MaxErrorRowsKept int `yaml:"max_error_rows_kept"`
-	// HTTP is the admin endpoint (/metrics, /healthz, /readyz, /v1/jobs),
-	// HOST:PORT. Default "" (off). Like Listen, a host that is not loopback
-	// requires a token and TLS.
-	HTTP string `yaml:"http"`
+	// lag (watermark_interval).
+	WatermarkInterval time.Duration
+	// LogLevel is one of debug, info, warn, error, in any case (log_level).
+	LogLevel string
+	// LogFormat is text or json (log_format).
+	LogFormat string
+	// MaxErrorRowsKept is how many error rows are kept per job
+	// (max_error_rows_kept).
+	MaxErrorRowsKept int
+	// HTTP is the admin endpoint, HOST:PORT, or "" for none (http).
+	HTTP string
 	// HTTPAllowedHosts are the host names, beyond IP addresses and
-	// localhost, by which the admin endpoint may be reached: a request whose
-	// Host header names another host is answered 421 (a page of another
-	// site reaching a loopback node by DNS rebinding names its own host).
-	// The host of HTTP, when it is a name, is allowed too. Each is a DNS
-	// name without a port (any port is allowed), matched in any case.
-	// Default none; at most MaxHTTPAllowedHosts.
-	HTTPAllowedHosts []string `yaml:"http_allowed_hosts"`
-	// AuthTokenFile is a file holding the token that every client command
-	// and every HTTP request but /healthz must present ("Authorization:
-	// Bearer TOKEN"). Its content is trimmed of surrounding white space and
-	// must be at least MinTokenLen printable ASCII characters without
-	// spaces. Default "" (no token). $LOADNODE_AUTH_TOKEN (AuthToken)
-	// overrides it. Required, with TLS, when Listen or HTTP is not a loopback
-	// address; honoured on loopback too when set.
-	AuthTokenFile string `yaml:"auth_token_file"`
+	// localhost, by which the admin endpoint may be reached
+	// (http_allowed_hosts): a request whose Host header names another host
+	// is answered 421 (DNS rebinding).
+	HTTPAllowedHosts []string
+	// AuthTokenFile is a file holding the token that clients and HTTP
+	// requests must present (auth_token_file). AuthToken overrides it.
+	AuthTokenFile string
 	// AuthToken is the token itself. It is never read from a config file or
 	// a flag (process listings would show it): `loadnode serve` sets it from
 	// $LOADNODE_AUTH_TOKEN, and a program embedding a node may set it. When
 	// set, it overrides AuthTokenFile.
-	AuthToken string `yaml:"-"`
+	AuthToken string
 	// TLSCertFile and TLSKeyFile are a PEM certificate (chain) and its
-	// private key; when set, both endpoints serve TLS only. Default "" (no
-	// TLS). Both or neither. Required, with a token, when Listen or HTTP is
-	// not a loopback address.
-	TLSCertFile string `yaml:"tls_cert_file"`
-	TLSKeyFile  string `yaml:"tls_key_file"`
+	// private key (tls_cert_file, tls_key_file): both or neither.
+	TLSCertFile string
+	TLSKeyFile  string
 
 	// MaxRecordSize is the largest record (its value) a task loads, in
-	// bytes; a larger one becomes an error row. Default 16 MiB; 1 B..1 GiB.
-	// In a file, bytes or a size such as 16MiB.
-	MaxRecordSize int `yaml:"max_record_size"`
+	// bytes (max_record_size).
+	MaxRecordSize int
 	// ErrorRowRawSize is how many bytes of a bad record an error row keeps
-	// (the rest is cut). Default 1 KiB; 1 B..1 MiB. In a file, bytes or a
-	// size such as 1KiB.
-	ErrorRowRawSize int `yaml:"error_row_raw_size"`
+	// (error_row_raw_size).
+	ErrorRowRawSize int
 	// SourceRetryBase is a job's first back-off after a transient source
-	// error; it doubles per consecutive error up to 30s. Default 500ms;
-	// > 0 and <= 30s.
-	SourceRetryBase time.Duration `yaml:"source_retry_base"`
+	// error (source_retry_base); it doubles per consecutive error up to
+	// SourceRetryMax (source_retry_max).
+	SourceRetryBase time.Duration
+	SourceRetryMax  time.Duration
 	// SourceRetryLimit is how many consecutive transient source errors a job
-	// rides out before it pauses with SOURCE_UNREACHABLE (and is then
-	// auto-resumed). Default 8 errors (about 90s with the default base);
-	// >= 1.
-	SourceRetryLimit int `yaml:"source_retry_limit"`
-	// AutoResumeBase is the first delay before a job paused for a transient
-	// reason is resumed; the delay doubles per auto-resume within
-	// AutoResumeQuiet, up to AutoResumeMax. Default 10s; > 0.
-	AutoResumeBase time.Duration `yaml:"auto_resume_base"`
-	// AutoResumeMax caps the auto-resume delay. Default 300s (5m);
-	// >= AutoResumeBase.
-	AutoResumeMax time.Duration `yaml:"auto_resume_max"`
-	// AutoResumeQuiet is how long a job must go without an auto-resume for
-	// its delay to start again from AutoResumeBase. Default 30m; > 0.
-	AutoResumeQuiet time.Duration `yaml:"auto_resume_quiet"`
+	// rides out before it pauses (source_retry_limit).
+	SourceRetryLimit int
+	// AutoResumeBase, AutoResumeMax and AutoResumeQuiet shape the delay
+	// before a job paused for a transient reason is resumed
+	// (auto_resume_base, auto_resume_max, auto_resume_quiet).
+	AutoResumeBase  time.Duration
+	AutoResumeMax   time.Duration
+	AutoResumeQuiet time.Duration
 	// StallAfter: a RUNNING job with lag above zero whose progress has not
-	// moved for this long is reported "stalled". Default 60s (1m); > 0.
-	StallAfter time.Duration `yaml:"stall_after"`
-	// JobRestartLimit is how many times a failed job actor is restarted
-	// within JobRestartWindow before it is stopped (and the job paused).
-	// Default 10 restarts; >= 1.
-	JobRestartLimit int `yaml:"job_restart_limit"`
-	// JobRestartWindow is the window over which job actor restarts are
-	// counted. Default 30s; > 0.
-	JobRestartWindow time.Duration `yaml:"job_restart_window"`
-	// JobRestartBackoff is the delay before a job actor's first restart; it
-	// doubles per restart within the window, up to JobRestartBackoffMax.
-	// Default 100ms; > 0.
-	JobRestartBackoff time.Duration `yaml:"job_restart_backoff"`
-	// JobRestartBackoffMax caps the restart delay. Default 10s;
-	// >= JobRestartBackoff.
-	JobRestartBackoffMax time.Duration `yaml:"job_restart_backoff_max"`
+	// moved for this long is reported "stalled" (stall_after).
+	StallAfter time.Duration
+	// JobRestartLimit, JobRestartWindow, JobRestartBackoff and
+	// JobRestartBackoffMax are the restart budget and back-off of job
+	// actors (job_restart_limit, job_restart_window, job_restart_backoff,
+	// job_restart_backoff_max): the node passes them to the supervisor.
+	JobRestartLimit      int
+	JobRestartWindow     time.Duration
+	JobRestartBackoff    time.Duration
+	JobRestartBackoffMax time.Duration
 
-	// Databases are the databases jobs may load into, by name (a job's
-	// table.database). Default none: every table is in the embedded store.
-	Databases map[string]Database `yaml:"databases"`
-
-	// Alerts are the webhook targets of job events (paused, stalled,
-	// failing, resumed, stopped). Default none. See config/alerts.go.
-	Alerts Alerts `yaml:"alerts"`
-
-	// Cluster makes the node a member of a cluster on etcd (see Cluster).
-	// Default: absent, a single node.
-	Cluster Cluster `yaml:"cluster"`
+	// Databases are the databases jobs may load into, by name (databases).
+	Databases map[string]Database
+	// Alerts are the webhook targets of job events (alerts).
+	Alerts Alerts
+	// Cluster makes the node a member of a cluster on etcd (cluster).
+	Cluster Cluster
 }
-
-// Ranges of the node's byte sizes.
-const (
-	minMaxRecordSize   = 1
-	maxMaxRecordSize   = 1 << 30 // 1 GiB
-	minErrorRowRawSize = 1
-	maxErrorRowRawSize = 1 << 20 // 1 MiB
-	// maxSourceRetryBase is the cap of the source retry back-off; a larger
-	// base would be cut to it.
-	maxSourceRetryBase = 30 * time.Second
-)
-
-// MaxHTTPAllowedHosts bounds http_allowed_hosts.
-const MaxHTTPAllowedHosts = 64
 
 // DefaultNode returns the node configuration with every default set.
 func DefaultNode() Node {
-	return Node{
-		DataDir:            "./loadnode-data",
-		Listen:             "127.0.0.1:7070",
-		MaxConcurrentTasks: 64,
-		TopologyInterval:   10 * time.Second,
-		WatermarkInterval:  5 * time.Second,
-		LogLevel:           "info",
-		LogFormat:          "text",
-		MaxErrorRowsKept:   1000,
-
-		MaxRecordSize:        16 << 20,
-		ErrorRowRawSize:      1 << 10,
-		SourceRetryBase:      500 * time.Millisecond,
-		SourceRetryLimit:     8,
-		AutoResumeBase:       10 * time.Second,
-		AutoResumeMax:        300 * time.Second,
-		AutoResumeQuiet:      30 * time.Minute,
-		StallAfter:           60 * time.Second,
-		JobRestartLimit:      10,
-		JobRestartWindow:     30 * time.Second,
-		JobRestartBackoff:    100 * time.Millisecond,
-		JobRestartBackoffMax: 10 * time.Second,
-		Cluster:              DefaultCluster(),
+	var n Node
+	for _, k := range nodeKeys() {
+		if k.setDefault != nil {
+			k.setDefault(&n)
+		}
 	}
+	return n
 }
-
-var nodeKeys = []string{"data_dir", "listen", "max_concurrent_tasks", "topology_interval", "watermark_interval", "log_level", "log_format", "max_error_rows_kept", "http", "http_allowed_hosts", "auth_token_file", "tls_cert_file", "tls_key_file",
-	"max_record_size", "error_row_raw_size", "source_retry_base", "source_retry_limit", "auto_resume_base", "auto_resume_max", "auto_resume_quiet", "stall_after",
-	"job_restart_limit", "job_restart_window", "job_restart_backoff", "job_restart_backoff_max", "databases", "alerts", "cluster"}
 
 // LoadNode reads a node config file strictly (unknown and duplicate keys are
 // errors) over DefaultNode: absent or null keys keep their default. Durations
@@ -196,74 +130,15 @@ func LoadNode(data []byte) (Node, error) {
 	if root == nil {
 		return n, nil
 	}
+	keys := nodeKeys()
+	names := make([]string, len(keys))
+	byName := make(map[string]NodeKey, len(keys))
+	for i, k := range keys {
+		names[i], byName[k.Name] = k.Name, k
+	}
 	d := &decoder{lines: make(map[string]int)}
-	err = d.mapping(root, "", nodeKeys, func(key string, v *yaml.Node) error {
-		var err error
-		switch key {
-		case "data_dir":
-			n.DataDir, err = str(v, key)
-		case "listen":
-			n.Listen, err = str(v, key)
-		case "http":
-			n.HTTP, err = str(v, key)
-		case "http_allowed_hosts":
-			var items []item
-			if items, err = d.list(v, key); err == nil {
-				n.HTTPAllowedHosts = nil
-				for _, it := range items {
-					n.HTTPAllowedHosts = append(n.HTTPAllowedHosts, it.text)
-				}
-			}
-		case "auth_token_file":
-			n.AuthTokenFile, err = str(v, key)
-		case "tls_cert_file":
-			n.TLSCertFile, err = str(v, key)
-		case "tls_key_file":
-			n.TLSKeyFile, err = str(v, key)
-		case "log_level":
-			n.LogLevel, err = str(v, key)
-		case "log_format":
-			n.LogFormat, err = str(v, key)
-		case "max_concurrent_tasks":
-			n.MaxConcurrentTasks, err = nodeInt(v, key)
-		case "max_error_rows_kept":
-			n.MaxErrorRowsKept, err = nodeInt(v, key)
-		case "topology_interval":
-			n.TopologyInterval, err = duration(v, key)
-		case "watermark_interval":
-			n.WatermarkInterval, err = duration(v, key)
-		case "max_record_size":
-			n.MaxRecordSize, err = nodeSize(v, key, minMaxRecordSize, maxMaxRecordSize)
-		case "error_row_raw_size":
-			n.ErrorRowRawSize, err = nodeSize(v, key, minErrorRowRawSize, maxErrorRowRawSize)
-		case "source_retry_base":
-			n.SourceRetryBase, err = duration(v, key)
-		case "source_retry_limit":
-			n.SourceRetryLimit, err = nodeInt(v, key)
-		case "auto_resume_base":
-			n.AutoResumeBase, err = duration(v, key)
-		case "auto_resume_max":
-			n.AutoResumeMax, err = duration(v, key)
-		case "auto_resume_quiet":
-			n.AutoResumeQuiet, err = duration(v, key)
-		case "stall_after":
-			n.StallAfter, err = duration(v, key)
-		case "job_restart_limit":
-			n.JobRestartLimit, err = nodeInt(v, key)
-		case "job_restart_window":
-			n.JobRestartWindow, err = duration(v, key)
-		case "job_restart_backoff":
-			n.JobRestartBackoff, err = duration(v, key)
-		case "job_restart_backoff_max":
-			n.JobRestartBackoffMax, err = duration(v, key)
-		case "databases":
-			n.Databases, err = d.databases(v)
-		case "alerts":
-			n.Alerts, err = d.alerts(v)
-		case "cluster":
-			n.Cluster, err = d.cluster(v)
-		}
-		return err
+	err = d.mapping(root, "", names, func(key string, v *yaml.Node) error {
+		return byName[key].decode(d, v, &n)
 	})
 	if err != nil {
 		return Node{}, err
@@ -317,69 +192,31 @@ func (n Node) Validate() error {
 	return n.validateExposure()
 }
 
+// validateFields checks every key, in the order of nodeKeys.
 func (n Node) validateFields() error {
-	if n.DataDir == "" {
-		return fieldErr("data_dir", "required")
+	for _, k := range nodeKeys() {
+		if k.check != nil {
+			if err := k.check(n); err != nil {
+				return err
+			}
+		}
 	}
-	host, port, err := net.SplitHostPort(n.Listen)
+	return nil
+}
+
+// checkAddr checks the host:port of the key field (listen, http).
+func checkAddr(field, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fieldErr("listen", "%q must be host:port", n.Listen)
+		return fieldErr(field, "%q must be host:port", addr)
 	}
 	if p, err := strconv.Atoi(port); err != nil || !isDigits(port) || p > 65535 {
-		return fieldErr("listen", "%q has an invalid port (must be 0-65535)", n.Listen)
+		return fieldErr(field, "%q has an invalid port (must be 0-65535)", addr)
 	}
 	if strings.ContainsAny(host, " \t\r\n,") {
-		return fieldErr("listen", "%q has an invalid host", n.Listen)
+		return fieldErr(field, "%q has an invalid host", addr)
 	}
-	if n.MaxConcurrentTasks < 1 {
-		return fieldErr("max_concurrent_tasks", "%d must be >= 1", n.MaxConcurrentTasks)
-	}
-	if n.TopologyInterval <= 0 {
-		return fieldErr("topology_interval", "%s must be > 0", n.TopologyInterval)
-	}
-	if n.WatermarkInterval <= 0 {
-		return fieldErr("watermark_interval", "%s must be > 0", n.WatermarkInterval)
-	}
-	if _, ok := parseLogLevel(n.LogLevel); !ok {
-		return fieldErr("log_level", "%q must be debug, info, warn or error", n.LogLevel)
-	}
-	if n.LogFormat != "text" && n.LogFormat != "json" {
-		return fieldErr("log_format", "%q must be text or json", n.LogFormat)
-	}
-	if n.MaxErrorRowsKept < 1 {
-		return fieldErr("max_error_rows_kept", "%d must be >= 1", n.MaxErrorRowsKept)
-	}
-	if err := n.validateActorFields(); err != nil {
-		return err
-	}
-	if n.HTTP != "" {
-		host, port, err := net.SplitHostPort(n.HTTP)
-		if err != nil {
-			return fieldErr("http", "%q must be host:port", n.HTTP)
-		}
-		if p, err := strconv.Atoi(port); err != nil || !isDigits(port) || p > 65535 {
-			return fieldErr("http", "%q has an invalid port (must be 0-65535)", n.HTTP)
-		}
-		if strings.ContainsAny(host, " \t\r\n,") {
-			return fieldErr("http", "%q has an invalid host", n.HTTP)
-		}
-	}
-	if err := n.validateAllowedHosts(); err != nil {
-		return err
-	}
-	if n.TLSCertFile != "" && n.TLSKeyFile == "" {
-		return fieldErr("tls_key_file", "required when tls_cert_file is set")
-	}
-	if n.TLSKeyFile != "" && n.TLSCertFile == "" {
-		return fieldErr("tls_cert_file", "required when tls_key_file is set")
-	}
-	if err := n.Cluster.Validate(); err != nil {
-		return err
-	}
-	if err := n.validateDatabases(); err != nil {
-		return err
-	}
-	return n.validateAlerts()
+	return nil
 }
 
 // validateAllowedHosts checks http_allowed_hosts: at most
@@ -432,47 +269,6 @@ func checkHostName(h string) error {
 				return fmt.Errorf("%s is not a host name: want letters, digits, '-', '_' and '.'", q)
 			}
 		}
-	}
-	return nil
-}
-
-// validateActorFields checks the knobs the actors are started with.
-func (n Node) validateActorFields() error {
-	if fe := checkBytes("max_record_size", int64(n.MaxRecordSize), minMaxRecordSize, maxMaxRecordSize); fe != nil {
-		return fe
-	}
-	if fe := checkBytes("error_row_raw_size", int64(n.ErrorRowRawSize), minErrorRowRawSize, maxErrorRowRawSize); fe != nil {
-		return fe
-	}
-	if n.SourceRetryBase <= 0 || n.SourceRetryBase > maxSourceRetryBase {
-		return fieldErr("source_retry_base", "%s must be > 0 and <= %s (the back-off cap)", n.SourceRetryBase, maxSourceRetryBase)
-	}
-	if n.SourceRetryLimit < 1 {
-		return fieldErr("source_retry_limit", "%d must be >= 1", n.SourceRetryLimit)
-	}
-	if n.AutoResumeBase <= 0 {
-		return fieldErr("auto_resume_base", "%s must be > 0", n.AutoResumeBase)
-	}
-	if n.AutoResumeMax < n.AutoResumeBase {
-		return fieldErr("auto_resume_max", "%s must be >= auto_resume_base (%s)", n.AutoResumeMax, n.AutoResumeBase)
-	}
-	if n.AutoResumeQuiet <= 0 {
-		return fieldErr("auto_resume_quiet", "%s must be > 0", n.AutoResumeQuiet)
-	}
-	if n.StallAfter <= 0 {
-		return fieldErr("stall_after", "%s must be > 0", n.StallAfter)
-	}
-	if n.JobRestartLimit < 1 {
-		return fieldErr("job_restart_limit", "%d must be >= 1", n.JobRestartLimit)
-	}
-	if n.JobRestartWindow <= 0 {
-		return fieldErr("job_restart_window", "%s must be > 0", n.JobRestartWindow)
-	}
-	if n.JobRestartBackoff <= 0 {
-		return fieldErr("job_restart_backoff", "%s must be > 0", n.JobRestartBackoff)
-	}
-	if n.JobRestartBackoffMax < n.JobRestartBackoff {
-		return fieldErr("job_restart_backoff_max", "%s must be >= job_restart_backoff (%s)", n.JobRestartBackoffMax, n.JobRestartBackoff)
 	}
 	return nil
 }

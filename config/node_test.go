@@ -24,6 +24,7 @@ func TestDefaultNode(t *testing.T) {
 		MaxRecordSize:        16 << 20,
 		ErrorRowRawSize:      1024,
 		SourceRetryBase:      500 * time.Millisecond,
+		SourceRetryMax:       30 * time.Second,
 		SourceRetryLimit:     8,
 		AutoResumeBase:       10 * time.Second,
 		AutoResumeMax:        5 * time.Minute,
@@ -85,6 +86,9 @@ func TestNodeValidate(t *testing.T) {
 		{"retry base at cap", func(n *Node) { n.SourceRetryBase = 30 * time.Second }, ""},
 		{"retry base over cap", func(n *Node) { n.SourceRetryBase = 31 * time.Second }, "source_retry_base"},
 		{"retry limit zero", func(n *Node) { n.SourceRetryLimit = 0 }, "source_retry_limit"},
+		{"retry max zero", func(n *Node) { n.SourceRetryMax = 0 }, "source_retry_max"},
+		{"retry max below base", func(n *Node) { n.SourceRetryMax = n.SourceRetryBase - 1 }, "source_retry_base"},
+		{"retry max equal base", func(n *Node) { n.SourceRetryMax = n.SourceRetryBase }, ""},
 		{"retry limit one", func(n *Node) { n.SourceRetryLimit = 1 }, ""},
 		{"resume base zero", func(n *Node) { n.AutoResumeBase = 0 }, "auto_resume_base"},
 		{"resume max below base", func(n *Node) { n.AutoResumeMax = 9 * time.Second }, "auto_resume_max"},
@@ -142,6 +146,7 @@ tls_key_file: /etc/loadnode/key.pem
 max_record_size: 4MiB
 error_row_raw_size: 512
 source_retry_base: 250ms
+source_retry_max: 20s
 source_retry_limit: 3
 auto_resume_base: 5s
 auto_resume_max: 2m
@@ -164,7 +169,7 @@ cluster:
 		TopologyInterval: 30 * time.Second, WatermarkInterval: 500 * time.Millisecond, LogLevel: "debug", LogFormat: "text",
 		MaxErrorRowsKept: 50, HTTP: "127.0.0.1:9090", AuthTokenFile: "/etc/loadnode/token",
 		TLSCertFile: "/etc/loadnode/cert.pem", TLSKeyFile: "/etc/loadnode/key.pem",
-		MaxRecordSize: 4 << 20, ErrorRowRawSize: 512, SourceRetryBase: 250 * time.Millisecond, SourceRetryLimit: 3,
+		MaxRecordSize: 4 << 20, ErrorRowRawSize: 512, SourceRetryBase: 250 * time.Millisecond, SourceRetryMax: 20 * time.Second, SourceRetryLimit: 3,
 		AutoResumeBase: 5 * time.Second, AutoResumeMax: 2 * time.Minute, AutoResumeQuiet: time.Hour, StallAfter: 90 * time.Second,
 		JobRestartLimit: 4, JobRestartWindow: time.Minute, JobRestartBackoff: 50 * time.Millisecond, JobRestartBackoffMax: 5 * time.Second,
 		Cluster: Cluster{Name: "n1", Etcd: []string{"10.0.0.5:2379", "10.0.0.6:2379"}, Lease: 4 * time.Second,
@@ -268,6 +273,8 @@ func TestLoadNodeErrors(t *testing.T) {
 		{"retry base zero", "source_retry_base: 0s\n", "source_retry_base", 1, "> 0"},
 		{"retry base over cap", "source_retry_base: 1m\n", "source_retry_base", 1, "<= 30s"},
 		{"retry limit zero", "source_retry_limit: 0\n", "source_retry_limit", 1, ">= 1"},
+		{"retry max zero", "source_retry_max: 0s\n", "source_retry_max", 1, "> 0"},
+		{"retry base over max", "source_retry_max: 1s\nsource_retry_base: 2s\n", "source_retry_base", 2, "<= 1s (the back-off cap, source_retry_max)"},
 		{"retry limit text", "source_retry_limit: eight\n", "source_retry_limit", 1, "integer"},
 		{"resume base zero", "auto_resume_base: 0s\n", "auto_resume_base", 1, "> 0"},
 		{"resume max below base", "auto_resume_base: 1m\nauto_resume_max: 30s\n", "auto_resume_max", 2, ">= auto_resume_base (1m0s)"},

@@ -9,7 +9,7 @@ import (
 // actorSettings maps a validated node config onto the actors' settings,
 // field for field: the defaults and the ranges are config's (DefaultNode,
 // Validate), and nothing here fills in a value of its own. Only the restart
-// jitter, which has no key, is supervisor.DefaultPolicy's.
+// jitter, which has no key, is supervisor.DefaultJitter.
 //
 // REQUIRES: n.Validate() == nil.
 func actorSettings(n config.Node) actors.Settings {
@@ -20,6 +20,7 @@ func actorSettings(n config.Node) actors.Settings {
 		MaxRecordBytes:     n.MaxRecordSize,
 		ErrorRowRawBytes:   n.ErrorRowRawSize,
 		SourceRetryBase:    n.SourceRetryBase,
+		SourceRetryMax:     n.SourceRetryMax,
 		SourceRetryLimit:   n.SourceRetryLimit,
 		AutoResumeBase:     n.AutoResumeBase,
 		AutoResumeMax:      n.AutoResumeMax,
@@ -30,7 +31,7 @@ func actorSettings(n config.Node) actors.Settings {
 			Window:         n.JobRestartWindow,
 			InitialBackoff: n.JobRestartBackoff,
 			MaxBackoff:     n.JobRestartBackoffMax,
-			Jitter:         supervisor.DefaultPolicy().Jitter,
+			Jitter:         supervisor.DefaultJitter,
 		},
 	}
 }

@@ -31,14 +31,6 @@ func TestActorSettingsComplete(t *testing.T) {
 	walk(reflect.ValueOf(s), "Settings")
 }
 
-// TestActorSettingsDefaults: the config's supervision defaults are the
-// ones supervisor.Policy documents.
-func TestActorSettingsDefaults(t *testing.T) {
-	if got, want := actorSettings(config.DefaultNode()).JobSupervision, supervisor.DefaultPolicy(); got != want {
-		t.Fatalf("JobSupervision from DefaultNode = %+v, supervisor.DefaultPolicy = %+v", got, want)
-	}
-}
-
 // TestActorSettingsMapping: each setting comes from its own key (every
 // value below is distinct from its default and from the others of its
 // type, so a swapped or missed mapping shows).
@@ -50,6 +42,7 @@ func TestActorSettingsMapping(t *testing.T) {
 	n.MaxRecordSize = 5000
 	n.ErrorRowRawSize = 600
 	n.SourceRetryBase = 13 * time.Second
+	n.SourceRetryMax = 21 * time.Second
 	n.SourceRetryLimit = 7
 	n.AutoResumeBase = 14 * time.Second
 	n.AutoResumeMax = 15 * time.Second
@@ -69,6 +62,7 @@ func TestActorSettingsMapping(t *testing.T) {
 		MaxRecordBytes:     5000,
 		ErrorRowRawBytes:   600,
 		SourceRetryBase:    13 * time.Second,
+		SourceRetryMax:     21 * time.Second,
 		SourceRetryLimit:   7,
 		AutoResumeBase:     14 * time.Second,
 		AutoResumeMax:      15 * time.Second,
@@ -79,7 +73,7 @@ func TestActorSettingsMapping(t *testing.T) {
 			Window:         18 * time.Second,
 			InitialBackoff: 19 * time.Second,
 			MaxBackoff:     20 * time.Second,
-			Jitter:         supervisor.DefaultPolicy().Jitter,
+			Jitter:         supervisor.DefaultJitter,
 		},
 	}
 	if got := actorSettings(n); got != want {

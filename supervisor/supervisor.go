@@ -28,24 +28,24 @@ type Permanent struct{ Err error }
 func (e *Permanent) Error() string { return "supervisor: permanent failure: " + e.Err.Error() }
 func (e *Permanent) Unwrap() error { return e.Err }
 
-// Policy is a restart budget and back-off.
+// Policy is a restart budget and back-off. The supervisor declares no
+// defaults of its own: a node passes its config's job_restart_* keys
+// (config.NodeKeys, the one place of their defaults) and DefaultJitter.
 type Policy struct {
-	// MaxRestarts within Window before the child is stopped. Default 10.
+	// MaxRestarts within Window before the child is stopped; >= 1.
 	MaxRestarts int
-	// Window over which restarts are counted. Default 30s.
+	// Window over which restarts are counted; > 0.
 	Window time.Duration
-	// InitialBackoff before the first restart. Default 100ms.
+	// InitialBackoff before the first restart; > 0.
 	InitialBackoff time.Duration
-	// MaxBackoff caps the delay. Default 10s.
+	// MaxBackoff caps the delay; >= InitialBackoff.
 	MaxBackoff time.Duration
-	// Jitter is the fraction of the delay drawn at random, 0..1. Default 0.2.
+	// Jitter is the fraction of the delay drawn at random, 0..1 (0: none).
 	Jitter float64
 }
 
-// DefaultPolicy returns the defaults documented on Policy.
-func DefaultPolicy() Policy {
-	return Policy{MaxRestarts: 10, Window: 30 * time.Second, InitialBackoff: 100 * time.Millisecond, MaxBackoff: 10 * time.Second, Jitter: 0.2}
-}
+// DefaultJitter is the restart jitter of job actors (no config key sets it).
+const DefaultJitter = 0.2
 
 // Decide maps a failure reason to a directive: a *Permanent error or a
 // source configuration/authorization error (*sources.ConfigError) stops the
@@ -74,27 +74,13 @@ type Strategy struct {
 var _ actor.SupervisorStrategy = (*Strategy)(nil)
 
 // NewStrategy returns a strategy for p; decide may be nil (Decide is used).
+//
+// REQUIRES: p is complete (every field in the range Policy documents).
 func NewStrategy(p Policy, decide actor.DeciderFunc, seed uint64) *Strategy {
-	d := DefaultPolicy()
-	if p.MaxRestarts > 0 {
-		d.MaxRestarts = p.MaxRestarts
-	}
-	if p.Window > 0 {
-		d.Window = p.Window
-	}
-	if p.InitialBackoff > 0 {
-		d.InitialBackoff = p.InitialBackoff
-	}
-	if p.MaxBackoff > 0 {
-		d.MaxBackoff = p.MaxBackoff
-	}
-	if p.Jitter > 0 && p.Jitter <= 1 {
-		d.Jitter = p.Jitter
-	}
 	if decide == nil {
 		decide = Decide
 	}
-	s := &Strategy{policy: d, decide: decide}
+	s := &Strategy{policy: p, decide: decide}
 	s.mu.rnd = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	return s
 }

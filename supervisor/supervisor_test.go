@@ -23,7 +23,7 @@ func TestBackoffDoublesAndCaps(t *testing.T) {
 }
 
 func TestJitterStaysWithinBounds(t *testing.T) {
-	s := NewStrategy(Policy{Jitter: 0.5}, nil, 42)
+	s := NewStrategy(Policy{MaxRestarts: 1, Window: time.Second, InitialBackoff: time.Second, MaxBackoff: time.Second, Jitter: 0.5}, nil, 42)
 	for range 1000 {
 		d := s.jittered(time.Second)
 		if d < 750*time.Millisecond || d > 1250*time.Millisecond {

@@ -193,7 +193,7 @@ func TestServeCheckConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`listen: "127.0.0.1:7002"`, `http: "127.0.0.1:9003"`, "max_concurrent_tasks: 8",
-		"max_record_size: 4194304\n", "error_row_raw_size: 1024\n", "source_retry_base: 500ms\n", "source_retry_limit: 8\n",
+		"max_record_size: 4194304\n", "error_row_raw_size: 1024\n", "source_retry_base: 500ms\n", "source_retry_max: 30s\n", "source_retry_limit: 8\n",
 		"auto_resume_base: 10s\n", "auto_resume_max: 5m0s\n", "auto_resume_quiet: 30m0s\n", "stall_after: 1m0s\n",
 		"job_restart_limit: 10\n", "job_restart_window: 30s\n", "job_restart_backoff: 100ms\n", "job_restart_backoff_max: 20s\n"} {
 		if !strings.Contains(out.String(), want) {

@@ -148,15 +148,10 @@ func (c serveCmd) run(ctx context.Context, m *Main) error {
 		if _, err := cfg.LoadTLS(); err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
-		fmt.Fprintf(m.Stdout, "data_dir: %q\nlisten: %q\nhttp: %q\nmax_concurrent_tasks: %d\ntopology_interval: %s\nwatermark_interval: %s\nlog_level: %s\nmax_error_rows_kept: %d\n",
-			cfg.DataDir, cfg.Listen, cfg.HTTP, cfg.MaxConcurrentTasks, cfg.TopologyInterval, cfg.WatermarkInterval, cfg.LogLevel, cfg.MaxErrorRowsKept)
-		fmt.Fprintf(m.Stdout, "log_format: %s\nhttp_allowed_hosts: %s\n", cfg.LogFormat, yamlList(cfg.HTTPAllowedHosts))
-		fmt.Fprintf(m.Stdout, "max_record_size: %d\nerror_row_raw_size: %d\nsource_retry_base: %s\nsource_retry_limit: %d\nauto_resume_base: %s\nauto_resume_max: %s\nauto_resume_quiet: %s\nstall_after: %s\n",
-			cfg.MaxRecordSize, cfg.ErrorRowRawSize, cfg.SourceRetryBase, cfg.SourceRetryLimit, cfg.AutoResumeBase, cfg.AutoResumeMax, cfg.AutoResumeQuiet, cfg.StallAfter)
-		fmt.Fprintf(m.Stdout, "job_restart_limit: %d\njob_restart_window: %s\njob_restart_backoff: %s\njob_restart_backoff_max: %s\n",
-			cfg.JobRestartLimit, cfg.JobRestartWindow, cfg.JobRestartBackoff, cfg.JobRestartBackoffMax)
-		fmt.Fprintf(m.Stdout, "auth_token_file: %q\ntls_cert_file: %q\ntls_key_file: %q\n# token from: %s\n",
-			cfg.AuthTokenFile, cfg.TLSCertFile, cfg.TLSKeyFile, cfg.TokenSource())
+		for _, kv := range cfg.Values() {
+			fmt.Fprintf(m.Stdout, "%s: %s\n", kv.Key, kv.Value)
+		}
+		fmt.Fprintf(m.Stdout, "# token from: %s\n", cfg.TokenSource())
 		if err := printDatabases(ctx, m, cfg); err != nil {
 			return err
 		}

@@ -48,6 +48,8 @@ var layers = map[string][]string{
 	"internal/layering":    {},
 	"internal/funcdoc":     {"table"},
 	"internal/funcdoc/gen": {"internal/funcdoc"},
+	"internal/nodedoc":     {"config", "internal/funcdoc"},
+	"internal/nodedoc/gen": {"internal/nodedoc"},
 	"client":               {"api", "doris", "internal/remoteauth"}, // doris: today
 	"node":                 {product},
 	"cmd/loadnode":         {"api", "client", "config", "doris", "node", "persistence", "table"},
