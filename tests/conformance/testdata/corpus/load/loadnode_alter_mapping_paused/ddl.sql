@@ -1,0 +1,7 @@
+CREATE TABLE alter_map (
+    k1 INT NULL,
+    k2 INT NULL,
+    v INT NULL
+) DUPLICATE KEY(k1)
+DISTRIBUTED BY HASH(k1) BUCKETS 1
+PROPERTIES ("replication_num" = "1");

@@ -1,0 +1,6 @@
+CREATE TABLE rewind_dup (
+    k1 INT NULL,
+    v VARCHAR(10) NULL
+) DUPLICATE KEY(k1)
+DISTRIBUTED BY HASH(k1) BUCKETS 1
+PROPERTIES ("replication_num" = "1");
