@@ -44,11 +44,12 @@ var layers = map[string][]string{
 	"sources/kinesis":      {"api", "sources"},
 	"config":               {"api", "internal/remoteauth", "table"},
 	"doris":                {"api", "config", "table"},
+	"query":                {"api", "table"},
 	"formats/registry":     {"api", "table"},
 	"internal/layering":    {},
 	"internal/funcdoc":     {"table"},
 	"internal/funcdoc/gen": {"internal/funcdoc"},
-	"client":               {"api", "doris", "internal/remoteauth"}, // doris: today
+	"client":               {"api", "doris", "internal/remoteauth", "query"}, // doris: today
 	"node":                 {product},
 	"cmd/loadnode":         {product},
 }
