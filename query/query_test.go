@@ -197,6 +197,7 @@ func TestErrors(t *testing.T) {
 		{"SELECT id FROM orders; SELECT 1", "one statement at a time"},
 		{"SELECT count(*)", "count(*) needs FROM a table"},
 		{"SELECT id FROM orders WHERE id = ?", "placeholders (?) are not supported"},
+		{"SELECT at + INTERVAL 1 DAY FROM orders", "at + INTERVAL 1 DAY"}, // no alias DAY: the whole item is refused
 		{"SELECT " + strings.Repeat("1+", MaxQueryBytes/2) + "1", "over the limit of 65536 bytes"},
 	} {
 		got, err := run(t, orders(), tc.sql)
@@ -372,5 +373,31 @@ func TestIsSelect(t *testing.T) {
 		if got := IsSelect(s); got != want {
 			t.Errorf("IsSelect(%q) = %v", s, got)
 		}
+	}
+}
+
+func TestParse(t *testing.T) {
+	q, err := Parse("select `t`.id, COUNT(*) n, sum(t.qty) AS 's q', upper(name) FROM db.t WHERE t.id > 1 /* c */ GROUP BY 1, upper(name) ORDER BY n DESC NULLS FIRST, 4 LIMIT 5, 10;")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []string
+	for _, it := range q.Items {
+		items = append(items, fmt.Sprintf("%s=%s:%q", it.Name, it.Agg, strings.TrimSpace(it.Expr)))
+	}
+	got := fmt.Sprintf("%s.%s %v where=%q group=%+v order=%+v limit=%d offset=%d", q.DB, q.Table, items, strings.TrimSpace(q.Where),
+		len(q.GroupBy), len(q.OrderBy), q.Limit, q.Offset)
+	want := `db.t [id=:"id" n=COUNT:"*" s q=SUM:"qty" upper(name)=:"upper(name)"] where="id > 1" group=2 order=2 limit=10 offset=5`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if k := q.OrderBy[0]; !k.Desc || !k.NullsFirst || strings.TrimSpace(k.Expr) != "n" {
+		t.Errorf("ORDER BY n DESC NULLS FIRST: %+v", k)
+	}
+	if k := q.OrderBy[1]; k.Desc || !k.NullsFirst || k.Pos != 4 {
+		t.Errorf("ORDER BY 4: %+v", k)
+	}
+	if q.GroupBy[0].Pos != 1 || strings.TrimSpace(q.GroupBy[1].Expr) != "upper(name)" {
+		t.Errorf("GROUP BY: %+v", q.GroupBy)
 	}
 }
