@@ -10,6 +10,7 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/doris"
+	"github.com/loadnode/loadnode/query"
 )
 
 // Exec runs one Doris-compatible statement: CREATE TABLE, CREATE / ALTER /
@@ -23,7 +24,12 @@ import (
 // STOPPED and CANCELLED ones, as in Doris). SHOW [ALL] ROUTINE LOAD, SHOW
 // ROUTINE LOAD TASK and SHOW [ALL] CREATE ROUTINE LOAD also answer with
 // Doris's result set in ExecResponse.Result (package doris shapes it).
+// SELECT (package query's subset) answers with its result set in
+// ExecResponse.Result, run here over the paged scan (select.go).
 func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse, error) {
+	if query.IsSelect(statement) {
+		return c.execSelect(ctx, statement)
+	}
 	st, err := doris.Parse(statement)
 	if err != nil {
 		var de *doris.Error

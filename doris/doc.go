@@ -42,6 +42,10 @@
 //	SHOW TABLES                             (every table: database, jobs; no FROM/LIKE)
 //	DESC | DESCRIBE [db.]name               (columns, database, jobs, row count)
 //	DROP TABLE [IF EXISTS] [db.]name        (refused while a job that is not deleted loads into it)
+//	SELECT items FROM [db.]table [WHERE expr] [GROUP BY ...] [ORDER BY ...] [LIMIT n [OFFSET m]]
+//	                                        (not parsed here: client.Exec hands it to package
+//	                                        query, which runs it over the table's paged scan;
+//	                                        count/sum/min/max/avg; JOIN, HAVING, subqueries refused)
 //
 // Keywords are case-insensitive, identifiers may be `backquoted`, strings are
 // single- or double-quoted with MySQL escapes (\n \t \\ \' \" ...; other

@@ -6,9 +6,11 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/doris"
+	"github.com/loadnode/loadnode/query"
 )
 
 // sqlCmd is `loadnode sql "STATEMENT"`: one Doris-compatible statement.
@@ -26,9 +28,11 @@ PAUSE / RESUME [ALL] ROUTINE LOAD [FOR name], STOP ROUTINE LOAD FOR name,
 SHOW [ALL] ROUTINE LOAD [FOR name], SHOW ROUTINE LOAD TASK WHERE
 JobName = "name", SHOW [ALL] CREATE ROUTINE LOAD FOR name, SHOW TABLES,
 DESC name, DROP TABLE [IF EXISTS] name, TRUNCATE TABLE name,
-INSERT INTO ... VALUES. SHOW ... ROUTINE LOAD answers with Doris's
-columns in Doris's order, one row after the other as Doris's \G prints
-them. "-" reads the statement from standard input.`,
+INSERT INTO ... VALUES, and SELECT (count(*), projections, WHERE,
+GROUP BY with count/sum/min/max/avg, ORDER BY, LIMIT/OFFSET over one
+table; a table as the mysql client prints one). SHOW ... ROUTINE LOAD
+answers with Doris's columns in Doris's order, one row after the other as
+Doris's \G prints them. "-" reads the statement from standard input.`,
 	bind: bind(func(c *sqlCmd, _ *flagSet) *connFlags { return &c.conn }, func(m *Main, c *sqlCmd, pos []string) error {
 		c.statement = pos[0]
 		if c.statement == "-" {
@@ -61,6 +65,8 @@ func (c sqlCmd) run(ctx context.Context, m *Main) error {
 	isShow := strings.HasPrefix(strings.ToUpper(strings.TrimSpace(c.statement)), "SHOW")
 	st, _ := doris.Parse(c.statement) // Exec parsed it already
 	switch {
+	case res.GetResult() != nil && query.IsSelect(c.statement):
+		return printResultTable(m.Stdout, res.GetResult())
 	case res.GetResult() != nil:
 		return printResultVertical(m.Stdout, res.GetResult())
 	case st != nil && st.ShowTables:
@@ -82,6 +88,56 @@ func (c sqlCmd) run(ctx context.Context, m *Main) error {
 	}
 	fmt.Fprintln(m.Stdout, msg)
 	return nil
+}
+
+// printResultTable prints a SELECT's result set as the mysql client
+// prints one: a bordered table, then "N rows in set" ("Empty set" for
+// none).
+func printResultTable(w io.Writer, rs *api.ResultSet) error {
+	widths := make([]int, len(rs.GetColumns()))
+	for j, c := range rs.GetColumns() {
+		widths[j] = utf8.RuneCountInString(c)
+		for _, r := range rs.GetRows() {
+			if j < len(r.GetValues()) {
+				widths[j] = max(widths[j], utf8.RuneCountInString(r.GetValues()[j]))
+			}
+		}
+	}
+	var b strings.Builder
+	rule := func() {
+		for _, n := range widths {
+			b.WriteString("+" + strings.Repeat("-", n+2))
+		}
+		b.WriteString("+\n")
+	}
+	line := func(cells []string) {
+		for j, n := range widths {
+			v := ""
+			if j < len(cells) {
+				v = cells[j]
+			}
+			fmt.Fprintf(&b, "| %s%s ", v, strings.Repeat(" ", n-utf8.RuneCountInString(v)))
+		}
+		b.WriteString("|\n")
+	}
+	if n := len(rs.GetRows()); n == 0 {
+		b.WriteString("Empty set\n")
+	} else {
+		rule()
+		line(rs.GetColumns())
+		rule()
+		for _, r := range rs.GetRows() {
+			line(r.GetValues())
+		}
+		rule()
+		if n == 1 {
+			b.WriteString("1 row in set\n")
+		} else {
+			fmt.Fprintf(&b, "%d rows in set\n", n)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // printResultVertical prints a result set as Doris's mysql client prints

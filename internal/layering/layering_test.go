@@ -44,15 +44,16 @@ var layers = map[string][]string{
 	"sources/kinesis":      {"api", "sources"},
 	"config":               {"api", "internal/remoteauth", "table"},
 	"doris":                {"api", "config", "table"},
+	"query":                {"api", "table"},
 	"formats/registry":     {"api", "table"},
 	"internal/layering":    {},
 	"internal/funcdoc":     {"table"},
 	"internal/funcdoc/gen": {"internal/funcdoc"},
 	"internal/nodedoc":     {"config", "internal/funcdoc"},
 	"internal/nodedoc/gen": {"internal/nodedoc"},
-	"client":               {"api", "doris", "internal/remoteauth"}, // doris: today
+	"client":               {"api", "doris", "internal/remoteauth", "query"}, // doris: today
 	"node":                 {product},
-	"cmd/loadnode":         {"api", "client", "config", "doris", "node", "persistence", "table"},
+	"cmd/loadnode":         {"api", "client", "config", "doris", "node", "persistence", "query", "table"},
 }
 
 // goList returns each package of the module with its imports (non-test

@@ -1,0 +1,77 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/query"
+)
+
+// SELECT: the query runs here, over the client's paged scan (package
+// query), a page of rows at a time; the node only answers scan pages, so a
+// read never blocks a job's commits.
+
+// scanSource reads a table through TableScanRequests (query.Source).
+type scanSource struct{ c *Client }
+
+var _ query.Source = scanSource{}
+
+func (s scanSource) Page(ctx context.Context, table string, cursor []byte) (*api.TableSpec, []*api.Row, []byte, error) {
+	resp, err := call[*api.TableScanResponse](ctx, s.c, "scan", &api.TableScanRequest{Table: table, Limit: scanPage, After: cursor})
+	if err == nil {
+		err = fromAPI(resp.GetError())
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if resp.GetSchema() == nil {
+		return nil, nil, nil, errorf("scan %s: reply has no schema", table)
+	}
+	return resp.GetSchema(), resp.GetRows(), resp.GetNext(), nil
+}
+
+// execSelect answers a SELECT with its result set (ExecResponse.Result:
+// the columns, and each row's cells as Doris's MySQL protocol renders
+// them, NULL as "NULL"). Expressions use the client's time zone as the
+// session's. A query outside the subset is an *Error naming the clause.
+func (c *Client) execSelect(ctx context.Context, statement string) (*api.ExecResponse, error) {
+	q, err := query.Parse(statement)
+	if err == nil {
+		var res *query.Result
+		if res, err = query.Run(ctx, scanSource{c}, q, query.WithLocation(time.Local)); err == nil {
+			return &api.ExecResponse{Result: resultSetOf(res), Message: fmt.Sprintf("%d rows in set", len(res.Rows))}, nil
+		}
+	}
+	var ce *Error
+	if errors.As(err, &ce) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil, err
+	}
+	field := "SELECT"
+	var qe *query.Error
+	if errors.As(err, &qe) {
+		field = qe.Clause
+	}
+	return nil, &Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: field, Message: err.Error()}
+}
+
+// resultSetOf is a query's result as the wire's result set.
+func resultSetOf(res *query.Result) *api.ResultSet {
+	rs := &api.ResultSet{}
+	for _, col := range res.Columns {
+		rs.Columns = append(rs.Columns, col.Name)
+	}
+	for _, row := range res.Text() {
+		r := &api.ResultRow{Values: make([]string, len(row))}
+		for j, cell := range row {
+			r.Values[j] = "NULL"
+			if cell != nil {
+				r.Values[j] = *cell
+			}
+		}
+		rs.Rows = append(rs.Rows, r)
+	}
+	return rs
+}

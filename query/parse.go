@@ -1,0 +1,610 @@
+package query
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// MaxQueryBytes bounds a statement's text (64 KiB).
+const MaxQueryBytes = 64 << 10
+
+// Query is a parsed SELECT. Expressions are kept as text (the statement's
+// own, table qualifiers blanked out) and compiled against the table's
+// schema when the query runs (Run).
+type Query struct {
+	// DB and Table are FROM's [db.]table; Table is "" for a SELECT
+	// without FROM (constants only).
+	DB, Table string
+	Items     []Item
+	Where     string // "" when none
+	GroupBy   []Key
+	OrderBy   []OrderKey
+	// Limit is the most rows returned, -1 when there is no LIMIT; Offset
+	// the rows skipped first.
+	Limit, Offset int64
+}
+
+// Item is one item of the SELECT list.
+type Item struct {
+	Star bool   // * (or table.*): every column
+	Expr string // the expression (for an aggregate: its argument; "*" for count(*))
+	Agg  string // "", "COUNT", "SUM", "MIN", "MAX" or "AVG"
+	// Name is the result column's name: the alias, or the item as written.
+	Name  string
+	alias bool   // Name is an alias
+	norm  string // the item without its alias, normalized (sameText)
+}
+
+// Key is a GROUP BY key: a position in the SELECT list (from 1) or an
+// expression.
+type Key struct {
+	Pos  int
+	Expr string
+	norm string
+}
+
+// OrderKey is an ORDER BY key.
+type OrderKey struct {
+	Key
+	Desc bool
+	// NullsFirst: NULL sorts before every value; by default when
+	// ascending, as in Doris.
+	NullsFirst bool
+}
+
+// aggregates are the aggregate functions of the subset.
+var aggregates = map[string]bool{"COUNT": true, "SUM": true, "MIN": true, "MAX": true, "AVG": true}
+
+// unsupported names, per keyword at the top level of a statement, what
+// the subset does not do.
+var unsupported = map[string]string{
+	"JOIN":      "JOIN is not supported (a SELECT reads one table)",
+	"UNION":     "UNION is not supported",
+	"INTERSECT": "INTERSECT is not supported",
+	"EXCEPT":    "EXCEPT is not supported",
+	"MINUS":     "MINUS is not supported",
+	"HAVING":    "HAVING is not supported (filter the rows with WHERE)",
+	"WINDOW":    "window functions are not supported",
+	"INTO":      "SELECT ... INTO is not supported",
+	"FOR":       "SELECT ... FOR UPDATE is not supported",
+	"LATERAL":   "LATERAL VIEW is not supported",
+	"QUALIFY":   "QUALIFY is not supported",
+}
+
+// IsSelect reports whether statement is a query (it starts with SELECT,
+// WITH or a parenthesis, after comments): Parse answers it, with an error
+// when it is outside the subset.
+func IsSelect(statement string) bool {
+	toks, err := lex(statement)
+	if err != nil || len(toks) == 0 {
+		return false
+	}
+	return toks[0].is("SELECT") || toks[0].is("WITH") || toks[0].op("(")
+}
+
+// Error is a statement outside the subset or malformed: Clause names the
+// clause at fault (SELECT, FROM, WHERE, GROUP BY, ORDER BY, LIMIT).
+type Error struct {
+	Clause string
+	Msg    string
+}
+
+func (e *Error) Error() string { return "query: " + e.Msg }
+
+func errorf(clause, format string, args ...any) error {
+	return &Error{Clause: clause, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Parse parses one SELECT of the subset:
+//
+//	SELECT item, ... [FROM [db.]table [[AS] alias]] [WHERE expr]
+//	    [GROUP BY key, ...] [ORDER BY key [ASC|DESC] [NULLS FIRST|LAST], ...]
+//	    [LIMIT n [OFFSET m] | LIMIT m, n]
+//
+// Anything else is an *Error naming what is not supported.
+func Parse(src string) (*Query, error) {
+	if len(src) > MaxQueryBytes {
+		return nil, errorf("SELECT", "the statement is %d bytes, over the limit of %d bytes", len(src), MaxQueryBytes)
+	}
+	toks, err := lex(src)
+	if err != nil {
+		return nil, errorf("SELECT", "%v", err)
+	}
+	for len(toks) > 0 && toks[len(toks)-1].op(";") {
+		toks = toks[:len(toks)-1]
+	}
+	if len(toks) == 0 {
+		return nil, errorf("SELECT", "empty statement")
+	}
+	switch {
+	case toks[0].is("WITH"):
+		return nil, errorf("SELECT", "WITH (common table expressions) is not supported")
+	case toks[0].op("("):
+		return nil, errorf("SELECT", "a parenthesized query is not supported")
+	case !toks[0].is("SELECT"):
+		return nil, errorf("SELECT", "not a SELECT")
+	}
+	// What the subset lacks, wherever it is.
+	depth := 0
+	for i, t := range toks {
+		switch {
+		case t.op("("):
+			depth++
+			if i+1 < len(toks) && (toks[i+1].is("SELECT") || toks[i+1].is("WITH")) {
+				return nil, errorf("SELECT", "subqueries are not supported")
+			}
+		case t.op(")"):
+			depth--
+			if depth < 0 {
+				return nil, errorf("SELECT", "unbalanced ) at %d", t.pos)
+			}
+		case t.is("OVER") && i+1 < len(toks) && toks[i+1].op("("):
+			return nil, errorf("SELECT", "window functions (OVER) are not supported")
+		case t.op(";"):
+			return nil, errorf("SELECT", "one statement at a time (; at %d)", t.pos)
+		case t.kind == 'i' && depth == 0 && unsupported[strings.ToUpper(t.text)] != "":
+			return nil, errorf(strings.ToUpper(t.text), "%s", unsupported[strings.ToUpper(t.text)])
+		case t.op("?"):
+			return nil, errorf("SELECT", "placeholders (?) are not supported")
+		}
+	}
+	if depth != 0 {
+		return nil, errorf("SELECT", "unbalanced ( in the statement")
+	}
+	// The clauses, cut at their keywords at the top level.
+	type clause struct {
+		name string
+		toks []token
+	}
+	order := []string{"SELECT", "FROM", "WHERE", "GROUP BY", "ORDER BY", "LIMIT", "OFFSET"}
+	var clauses []clause
+	depth = 0
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		name := ""
+		if depth == 0 && t.kind == 'i' {
+			switch w := strings.ToUpper(t.text); w {
+			case "SELECT", "FROM", "WHERE", "LIMIT", "OFFSET":
+				name = w
+			case "GROUP", "ORDER":
+				if i+1 < len(toks) && toks[i+1].is("BY") {
+					name = w + " BY"
+					i++
+				}
+			}
+		}
+		switch {
+		case t.op("("):
+			depth++
+		case t.op(")"):
+			depth--
+		}
+		if name == "" {
+			if len(clauses) == 0 {
+				return nil, errorf("SELECT", "not a SELECT")
+			}
+			clauses[len(clauses)-1].toks = append(clauses[len(clauses)-1].toks, t)
+			continue
+		}
+		if name == "SELECT" && len(clauses) > 0 {
+			return nil, errorf("SELECT", "SELECT at %d: one query at a time", t.pos)
+		}
+		if len(clauses) > 0 {
+			prev := clauses[len(clauses)-1].name
+			if indexOf(order, name) <= indexOf(order, prev) {
+				return nil, errorf(name, "%s at %d comes after %s: the clauses go SELECT, FROM, WHERE, GROUP BY, ORDER BY, LIMIT", name, t.pos, prev)
+			}
+		}
+		clauses = append(clauses, clause{name: name})
+	}
+	q := &Query{Limit: -1}
+	var tableNames []string // names that qualify a column: the table, its alias
+	for _, c := range clauses {
+		if c.name == "FROM" {
+			if err := q.parseFrom(c.toks); err != nil {
+				return nil, err
+			}
+			tableNames = append(tableNames, q.Table)
+			if a := fromAlias(c.toks); a != "" {
+				tableNames = append(tableNames, a)
+			}
+		}
+	}
+	text := func(ts []token) string { return exprText(src, ts, tableNames) }
+	hasLimit := false
+	for _, c := range clauses {
+		if len(c.toks) == 0 && c.name != "FROM" {
+			return nil, errorf(c.name, "%s is empty", c.name)
+		}
+		switch c.name {
+		case "SELECT":
+			ts := c.toks
+			if ts[0].is("DISTINCT") || ts[0].is("DISTINCTROW") {
+				return nil, errorf("SELECT", "SELECT DISTINCT is not supported (GROUP BY the columns instead)")
+			}
+			if ts[0].is("ALL") {
+				ts = ts[1:]
+			}
+			for _, it := range splitCommas(ts) {
+				item, err := parseItem(src, it, text, tableNames)
+				if err != nil {
+					return nil, err
+				}
+				q.Items = append(q.Items, item)
+			}
+		case "WHERE":
+			if err := noAggregate("WHERE", c.toks); err != nil {
+				return nil, err
+			}
+			q.Where = text(c.toks)
+		case "GROUP BY":
+			for _, k := range splitCommas(c.toks) {
+				key, err := parseKey("GROUP BY", k, text, tableNames)
+				if err != nil {
+					return nil, err
+				}
+				if key.Pos == 0 {
+					if err := noAggregate("GROUP BY", k); err != nil {
+						return nil, err
+					}
+				}
+				q.GroupBy = append(q.GroupBy, key)
+			}
+		case "ORDER BY":
+			for _, k := range splitCommas(c.toks) {
+				ok := OrderKey{}
+				nulls := false // NULLS FIRST or LAST given
+			mods:
+				for len(k) > 1 {
+					last := k[len(k)-1]
+					switch {
+					case last.is("ASC"):
+					case last.is("DESC"):
+						ok.Desc = true
+					case len(k) > 2 && k[len(k)-2].is("NULLS") && (last.is("FIRST") || last.is("LAST")):
+						ok.NullsFirst, nulls = last.is("FIRST"), true
+						k = k[:len(k)-1]
+					default:
+						break mods
+					}
+					k = k[:len(k)-1]
+				}
+				if !nulls {
+					ok.NullsFirst = !ok.Desc
+				}
+				key, err := parseKey("ORDER BY", k, text, tableNames)
+				if err != nil {
+					return nil, err
+				}
+				ok.Key = key
+				q.OrderBy = append(q.OrderBy, ok)
+			}
+		case "LIMIT":
+			hasLimit = true
+			parts := splitCommas(c.toks)
+			switch len(parts) {
+			case 1:
+				n, err := count("LIMIT", parts[0])
+				if err != nil {
+					return nil, err
+				}
+				q.Limit = n
+			case 2: // LIMIT offset, count
+				m, err := count("LIMIT", parts[0])
+				if err != nil {
+					return nil, err
+				}
+				n, err := count("LIMIT", parts[1])
+				if err != nil {
+					return nil, err
+				}
+				q.Offset, q.Limit = m, n
+			default:
+				return nil, errorf("LIMIT", "LIMIT takes n, or m, n")
+			}
+		case "OFFSET":
+			if !hasLimit {
+				return nil, errorf("OFFSET", "OFFSET without LIMIT is not supported (LIMIT n OFFSET m)")
+			}
+			m, err := count("OFFSET", c.toks)
+			if err != nil {
+				return nil, err
+			}
+			q.Offset = m
+		}
+	}
+	if q.Table == "" && (q.Where != "" || len(q.GroupBy) > 0 || len(q.OrderBy) > 0) {
+		return nil, errorf("FROM", "WHERE, GROUP BY and ORDER BY need FROM a table")
+	}
+	for _, it := range q.Items {
+		if q.Table == "" && (it.Star || it.Agg != "") {
+			return nil, errorf("FROM", "%s needs FROM a table", it.Name)
+		}
+	}
+	return q, nil
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// parseFrom reads FROM [db.]table [[AS] alias].
+func (q *Query) parseFrom(ts []token) error {
+	if len(ts) == 0 {
+		return errorf("FROM", "FROM names no table")
+	}
+	name := func(t token) bool { return t.kind == 'i' || t.kind == 'q' }
+	if !name(ts[0]) {
+		if ts[0].op("(") {
+			return errorf("FROM", "subqueries are not supported")
+		}
+		return errorf("FROM", "FROM %q: expected a table name", ts[0].text)
+	}
+	q.Table = ts[0].text
+	rest := ts[1:]
+	if len(rest) >= 2 && rest[0].op(".") && name(rest[1]) {
+		q.DB, q.Table = q.Table, rest[1].text
+		rest = rest[2:]
+	}
+	if len(rest) > 0 && rest[0].is("AS") {
+		rest = rest[1:]
+		if len(rest) == 0 || !name(rest[0]) {
+			return errorf("FROM", "AS names no alias")
+		}
+	}
+	if len(rest) > 0 && name(rest[0]) && !isKeyword(rest[0]) && !notAlias[strings.ToUpper(rest[0].text)] {
+		rest = rest[1:]
+	}
+	if len(rest) > 0 {
+		t := rest[0]
+		switch {
+		case t.op(","):
+			return errorf("FROM", "JOIN is not supported (FROM names one table)")
+		case t.is("PARTITION") || t.is("PARTITIONS") || t.is("TEMPORARY") || t.is("TABLET") || t.is("TABLESAMPLE"):
+			return errorf("FROM", "FROM ... %s is not supported", strings.ToUpper(t.text))
+		case t.is("LEFT") || t.is("RIGHT") || t.is("INNER") || t.is("CROSS") || t.is("FULL") || t.is("NATURAL") || t.is("OUTER"):
+			return errorf("FROM", "JOIN is not supported (a SELECT reads one table)")
+		}
+		return errorf("FROM", "FROM ... %q at %d is not supported", t.text, t.pos)
+	}
+	return nil
+}
+
+// notAlias are the words after FROM's table that are no alias.
+var notAlias = map[string]bool{"PARTITION": true, "PARTITIONS": true, "TEMPORARY": true, "TABLET": true, "TABLESAMPLE": true,
+	"LEFT": true, "RIGHT": true, "INNER": true, "CROSS": true, "FULL": true, "NATURAL": true, "OUTER": true}
+
+// fromAlias is the alias FROM gives the table, or "".
+func fromAlias(ts []token) string {
+	rest := ts[1:]
+	if len(rest) >= 2 && rest[0].op(".") {
+		rest = rest[2:]
+	}
+	if len(rest) > 0 && rest[0].is("AS") {
+		rest = rest[1:]
+	}
+	if len(rest) > 0 && (rest[0].kind == 'i' || rest[0].kind == 'q') && !notAlias[strings.ToUpper(rest[0].text)] {
+		return rest[0].text
+	}
+	return ""
+}
+
+// isKeyword reports whether t is a keyword that ends an expression, so
+// cannot be an implicit alias.
+func isKeyword(t token) bool {
+	if t.kind != 'i' {
+		return false
+	}
+	switch strings.ToUpper(t.text) {
+	case "END", "NULL", "TRUE", "FALSE", "UNKNOWN", "AND", "OR", "NOT", "IS", "AS", "IN", "LIKE", "BETWEEN", "THEN", "ELSE", "WHEN", "DIV", "MOD":
+		return true
+	}
+	return false
+}
+
+// parseItem reads one SELECT item: *, table.*, an aggregate call, or an
+// expression, then [AS] alias.
+func parseItem(src string, ts []token, text func([]token) string, tables []string) (Item, error) {
+	if len(ts) == 0 {
+		return Item{}, errorf("SELECT", "an empty item in the SELECT list")
+	}
+	if len(ts) == 1 && ts[0].op("*") || len(ts) == 3 && ts[1].op(".") && ts[2].op("*") {
+		if len(ts) == 3 && !qualifies(ts[0].text, tables) {
+			return Item{}, errorf("SELECT", "%s.*: no table %s in FROM", ts[0].text, ts[0].text)
+		}
+		return Item{Star: true, Name: "*"}, nil
+	}
+	it := Item{}
+	n := len(ts)
+	switch {
+	case n >= 3 && ts[n-2].is("AS") && (ts[n-1].kind == 'i' || ts[n-1].kind == 'q' || ts[n-1].kind == 's'):
+		it.Name, it.alias = unquote(ts[n-1]), true
+		ts = ts[:n-2]
+	case n >= 2 && (ts[n-1].kind == 'i' || ts[n-1].kind == 'q') && !isKeyword(ts[n-1]) && ts[n-2].kind != 'o' && !isKeyword(ts[n-2]) && !ts[n-2].is("INTERVAL") && !(n >= 3 && ts[n-3].is("INTERVAL")):
+		it.Name, it.alias = unquote(ts[n-1]), true
+		ts = ts[:n-1]
+	case n >= 2 && (ts[n-1].kind == 'i' || ts[n-1].kind == 'q') && !isKeyword(ts[n-1]) && ts[n-2].op(")"):
+		it.Name, it.alias = unquote(ts[n-1]), true
+		ts = ts[:n-1]
+	}
+	if !it.alias {
+		it.Name = strings.TrimSpace(src[ts[0].pos:ts[len(ts)-1].end])
+		if len(ts) == 1 && ts[0].kind == 'q' {
+			it.Name = ts[0].text
+		}
+		if len(ts) == 3 && ts[1].op(".") && ts[2].kind != 'o' {
+			it.Name = unquote(ts[2])
+		}
+	}
+	it.norm = normalize(ts, tables)
+	if w := strings.ToUpper(ts[0].text); ts[0].kind == 'i' && aggregates[w] && len(ts) >= 3 && ts[1].op("(") && closes(ts, 1) == len(ts)-1 {
+		it.Agg = w
+		arg := ts[2 : len(ts)-1]
+		switch {
+		case len(arg) == 0:
+			return Item{}, errorf("SELECT", "%s() takes an argument", w)
+		case arg[0].is("DISTINCT"):
+			return Item{}, errorf("SELECT", "%s(DISTINCT ...) is not supported", w)
+		case arg[0].is("ALL"):
+			arg = arg[1:]
+		}
+		if len(arg) == 1 && arg[0].op("*") {
+			if w != "COUNT" {
+				return Item{}, errorf("SELECT", "%s(*) is not supported (COUNT(*) is)", w)
+			}
+			it.Expr = "*"
+			return it, nil
+		}
+		if len(splitCommas(arg)) > 1 {
+			return Item{}, errorf("SELECT", "%s takes one argument", w)
+		}
+		if err := noAggregate("SELECT", arg); err != nil {
+			return Item{}, err
+		}
+		it.Expr = text(arg)
+		return it, nil
+	}
+	if err := noAggregate("SELECT", ts); err != nil {
+		return Item{}, err
+	}
+	it.Expr = text(ts)
+	return it, nil
+}
+
+// closes is the index of the ")" that closes the "(" at ts[open].
+func closes(ts []token, open int) int {
+	depth := 0
+	for i := open; i < len(ts); i++ {
+		switch {
+		case ts[i].op("("):
+			depth++
+		case ts[i].op(")"):
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// noAggregate refuses an aggregate call inside an expression.
+func noAggregate(clause string, ts []token) error {
+	for i, t := range ts {
+		if t.kind == 'i' && aggregates[strings.ToUpper(t.text)] && i+1 < len(ts) && ts[i+1].op("(") {
+			if clause == "SELECT" {
+				return errorf(clause, "%s inside an expression is not supported (an aggregate is a whole SELECT item)", strings.ToUpper(t.text))
+			}
+			return errorf(clause, "%s in %s is not supported", strings.ToUpper(t.text), clause)
+		}
+	}
+	return nil
+}
+
+// parseKey reads a GROUP BY or ORDER BY key: a position or an expression.
+func parseKey(clause string, ts []token, text func([]token) string, tables []string) (Key, error) {
+	if len(ts) == 0 {
+		return Key{}, errorf(clause, "an empty key in %s", clause)
+	}
+	if len(ts) == 1 && ts[0].kind == 'n' {
+		n, err := strconv.Atoi(ts[0].text)
+		if err != nil || n < 1 {
+			return Key{}, errorf(clause, "%s %s: a position counts from 1", clause, ts[0].text)
+		}
+		return Key{Pos: n}, nil
+	}
+	return Key{Expr: text(ts), norm: normalize(ts, tables)}, nil
+}
+
+// count reads LIMIT's or OFFSET's number.
+func count(clause string, ts []token) (int64, error) {
+	if len(ts) != 1 || ts[0].kind != 'n' {
+		return 0, errorf(clause, "%s takes a number of rows", clause)
+	}
+	n, err := strconv.ParseInt(ts[0].text, 10, 64)
+	if err != nil || n < 0 {
+		return 0, errorf(clause, "%s %s: not a number of rows", clause, ts[0].text)
+	}
+	return n, nil
+}
+
+// splitCommas splits ts at its top-level commas.
+func splitCommas(ts []token) [][]token {
+	var parts [][]token
+	depth, start := 0, 0
+	for i, t := range ts {
+		switch {
+		case t.op("(") || t.op("["):
+			depth++
+		case t.op(")") || t.op("]"):
+			depth--
+		case t.op(",") && depth == 0:
+			parts = append(parts, ts[start:i])
+			start = i + 1
+		}
+	}
+	return append(parts, ts[start:])
+}
+
+// exprText is the statement's text of ts, with each qualifier
+// (table.col, alias.col) blanked out: the expression engine reads plain
+// column names.
+func exprText(src string, ts []token, tables []string) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	b := []byte(src[ts[0].pos:ts[len(ts)-1].end])
+	for i := 0; i+2 < len(ts); i++ {
+		if (ts[i].kind == 'i' || ts[i].kind == 'q') && ts[i+1].op(".") && (ts[i+2].kind == 'i' || ts[i+2].kind == 'q') && qualifies(ts[i].text, tables) &&
+			(i == 0 || !ts[i-1].op(".")) {
+			for j := ts[i].pos; j < ts[i+1].end; j++ {
+				b[j-ts[0].pos] = ' '
+			}
+		}
+	}
+	return string(b)
+}
+
+// qualifies reports whether name is the table or its alias.
+func qualifies(name string, tables []string) bool {
+	for _, t := range tables {
+		if strings.EqualFold(t, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// normalize is ts as one string for comparing expressions as written:
+// case, spaces, quotes around names and table qualifiers do not count.
+func normalize(ts []token, tables []string) string {
+	var b strings.Builder
+	for i := 0; i < len(ts); i++ {
+		t := ts[i]
+		if i+2 < len(ts) && (t.kind == 'i' || t.kind == 'q') && ts[i+1].op(".") && qualifies(t.text, tables) {
+			i++
+			continue
+		}
+		if t.kind == 's' {
+			b.WriteString(t.text)
+		} else {
+			b.WriteString(strings.ToLower(t.text))
+		}
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// unquote is a name token's text (an alias may be a string).
+func unquote(t token) string {
+	if t.kind == 's' {
+		return strings.NewReplacer(`\'`, `'`, `\"`, `"`, `''`, `'`, `""`, `"`, `\\`, `\`).Replace(t.text[1 : len(t.text)-1])
+	}
+	return t.text
+}
