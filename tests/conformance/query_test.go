@@ -17,10 +17,14 @@ import (
 
 // scanSource reads a whole table in one page (the corpus's tables are
 // small).
-type scanSource struct{ w *loadWorld }
+type scanSource struct {
+	w    *loadWorld
+	spec **api.TableSpec // the table's, once read
+}
 
 func (s scanSource) Page(ctx context.Context, table string, cursor []byte) (*api.TableSpec, []*api.Row, []byte, error) {
 	spec, rows, err := s.w.c.Scan(ctx, table, 0)
+	*s.spec = spec
 	return spec, rows, nil, err
 }
 
@@ -31,9 +35,16 @@ func runQuery(w *loadWorld, src string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := query.Run(w.ctx, scanSource{w}, q)
+	var spec *api.TableSpec
+	res, err := query.Run(w.ctx, scanSource{w, &spec}, q)
 	if err != nil {
 		return nil, err
+	}
+	// A result column that is a table column renders as that column (a
+	// Doris TIMESTAMP shown in the session's zone: text_in_job_zone).
+	byName := map[string]*api.Column{}
+	for _, c := range spec.GetColumns() {
+		byName[c.GetName()] = c
 	}
 	out := make([]string, 0, len(res.Rows))
 	for _, row := range res.Rows {
@@ -43,7 +54,11 @@ func runQuery(w *loadWorld, src string) ([]string, error) {
 				line += "\t"
 			}
 			c := res.Columns[j]
-			line += renderValue(&api.Column{Name: c.Name, Type: c.Type, Precision: c.Precision, Scale: c.Scale}, v)
+			col := &api.Column{Name: c.Name, Type: c.Type, Precision: c.Precision, Scale: c.Scale}
+			if tc, ok := byName[c.Name]; ok && tc.GetType() == c.Type {
+				col.TextInJobZone = tc.GetTextInJobZone()
+			}
+			line += renderValue(col, v)
 		}
 		out = append(out, line)
 	}
