@@ -746,6 +746,14 @@ type TableSpec struct {
 	// table holds; a Doris routine load may say "load_to_single_tablet" =
 	// "true" only into such a table, as in Doris.
 	RandomDistribution bool `protobuf:"varint,203,opt,name=random_distribution,json=randomDistribution,proto3" json:"random_distribution,omitempty"`
+	// hidden_sequence_type (UNIQUE only, Doris function_column.sequence_type):
+	// the table has a hidden sequence of this type, which is not one of its
+	// columns: each row carries its value beside it, a load sets it with
+	// its sequence column (JobSpec.sequence_column, Doris ORDER BY or
+	// function_column.sequence_col), and a row replaces the stored one only
+	// when its value is >= the stored one (NULL is the smallest). Unset: no
+	// hidden sequence. Not with sequence_column.
+	HiddenSequenceType ColumnType `protobuf:"varint,207,opt,name=hidden_sequence_type,json=hiddenSequenceType,proto3,enum=loadnode.v1.ColumnType" json:"hidden_sequence_type,omitempty"`
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
 }
@@ -841,6 +849,13 @@ func (x *TableSpec) GetRandomDistribution() bool {
 		return x.RandomDistribution
 	}
 	return false
+}
+
+func (x *TableSpec) GetHiddenSequenceType() ColumnType {
+	if x != nil {
+		return x.HiddenSequenceType
+	}
+	return ColumnType_COLUMN_TYPE_UNSPECIFIED
 }
 
 // TablePartitioning is a Doris PARTITION BY RANGE (columns) (...) or PARTITION
@@ -5618,7 +5633,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x19default_current_timestamp\x18\xca\x01 \x01(\bR\x17defaultCurrentTimestamp\x12N\n" +
 	"#default_current_timestamp_precision\x18\xcb\x01 \x01(\x05R defaultCurrentTimestampPrecision\x12(\n" +
 	"\x10text_in_job_zone\x18\xcc\x01 \x01(\bR\rtextInJobZoneB\x10\n" +
-	"\x0e_default_value\"\x8b\x03\n" +
+	"\x0e_default_value\"\xd7\x03\n" +
 	"\tTableSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
 	"\acolumns\x18\x02 \x03(\v2\x13.loadnode.v1.ColumnR\acolumns\x12-\n" +
@@ -5629,7 +5644,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x0fsequence_column\x18\xc9\x01 \x01(\tR\x0esequenceColumn\x12C\n" +
 	"\fpartitioning\x18\xca\x01 \x01(\v2\x1e.loadnode.v1.TablePartitioningR\fpartitioning\x12-\n" +
 	"\x12skip_bitmap_column\x18\xce\x01 \x01(\bR\x10skipBitmapColumn\x120\n" +
-	"\x13random_distribution\x18\xcb\x01 \x01(\bR\x12randomDistribution\"~\n" +
+	"\x13random_distribution\x18\xcb\x01 \x01(\bR\x12randomDistribution\x12J\n" +
+	"\x14hidden_sequence_type\x18\xcf\x01 \x01(\x0e2\x17.loadnode.v1.ColumnTypeR\x12hiddenSequenceType\"~\n" +
 	"\x11TablePartitioning\x12\x12\n" +
 	"\x04list\x18\x01 \x01(\bR\x04list\x12\x18\n" +
 	"\acolumns\x18\x02 \x03(\tR\acolumns\x12;\n" +
@@ -6226,80 +6242,81 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	8,  // 3: loadnode.v1.TableSpec.columns:type_name -> loadnode.v1.Column
 	2,  // 4: loadnode.v1.TableSpec.model:type_name -> loadnode.v1.TableModel
 	10, // 5: loadnode.v1.TableSpec.partitioning:type_name -> loadnode.v1.TablePartitioning
-	11, // 6: loadnode.v1.TablePartitioning.partitions:type_name -> loadnode.v1.TablePartition
-	12, // 7: loadnode.v1.TablePartition.lower:type_name -> loadnode.v1.PartitionBound
-	12, // 8: loadnode.v1.TablePartition.upper:type_name -> loadnode.v1.PartitionBound
-	12, // 9: loadnode.v1.TablePartition.in:type_name -> loadnode.v1.PartitionBound
-	13, // 10: loadnode.v1.PartitionBound.values:type_name -> loadnode.v1.PartitionBoundValue
-	70, // 11: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	71, // 12: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
-	72, // 13: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
-	9,  // 14: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
-	14, // 15: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
-	15, // 16: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
-	6,  // 17: loadnode.v1.JobSpec.merge_type:type_name -> loadnode.v1.MergeType
-	52, // 18: loadnode.v1.JobSpec.schema_registry:type_name -> loadnode.v1.SchemaRegistrySpec
-	73, // 19: loadnode.v1.JobSpec.error_topic_properties:type_name -> loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
-	9,  // 20: loadnode.v1.JobSpec.tables:type_name -> loadnode.v1.TableSpec
-	3,  // 21: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
-	3,  // 22: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
-	4,  // 23: loadnode.v1.Transition.reason:type_name -> loadnode.v1.Reason
-	4,  // 24: loadnode.v1.Transition.state_reason:type_name -> loadnode.v1.Reason
-	3,  // 25: loadnode.v1.JobSummary.state:type_name -> loadnode.v1.JobState
-	4,  // 26: loadnode.v1.JobSummary.reason:type_name -> loadnode.v1.Reason
-	21, // 27: loadnode.v1.JobInfo.summary:type_name -> loadnode.v1.JobSummary
-	16, // 28: loadnode.v1.JobInfo.spec:type_name -> loadnode.v1.JobSpec
-	20, // 29: loadnode.v1.JobInfo.partitions:type_name -> loadnode.v1.PartitionInfo
-	18, // 30: loadnode.v1.JobInfo.stats:type_name -> loadnode.v1.JobStats
-	17, // 31: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
-	19, // 32: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
-	65, // 33: loadnode.v1.JobInfo.publish:type_name -> loadnode.v1.PublishStatus
-	66, // 34: loadnode.v1.JobInfo.tasks:type_name -> loadnode.v1.TaskInfo
-	16, // 35: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	16, // 36: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	74, // 37: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	75, // 38: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
-	9,  // 39: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
-	9,  // 40: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
-	7,  // 41: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
-	22, // 42: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
-	7,  // 43: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
-	21, // 44: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
-	7,  // 45: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
-	7,  // 46: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
-	7,  // 47: loadnode.v1.TableTruncateResponse.error:type_name -> loadnode.v1.Error
-	41, // 48: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
-	9,  // 49: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
-	42, // 50: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
-	7,  // 51: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
-	22, // 52: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
-	21, // 53: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
-	9,  // 54: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
-	7,  // 55: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
-	56, // 56: loadnode.v1.ExecResponse.tables:type_name -> loadnode.v1.TableInfo
-	67, // 57: loadnode.v1.ExecResponse.result:type_name -> loadnode.v1.ResultSet
-	16, // 58: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
-	69, // 59: loadnode.v1.JobRecord.rebase:type_name -> loadnode.v1.SourceRebase
-	49, // 60: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
-	50, // 61: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
-	7,  // 62: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
-	54, // 63: loadnode.v1.ClusterStatusResponse.members:type_name -> loadnode.v1.ClusterMember
-	7,  // 64: loadnode.v1.ClusterStatusResponse.error:type_name -> loadnode.v1.Error
-	9,  // 65: loadnode.v1.TableInfo.spec:type_name -> loadnode.v1.TableSpec
-	56, // 66: loadnode.v1.ListTablesResponse.tables:type_name -> loadnode.v1.TableInfo
-	7,  // 67: loadnode.v1.ListTablesResponse.error:type_name -> loadnode.v1.Error
-	56, // 68: loadnode.v1.DescribeTableResponse.table:type_name -> loadnode.v1.TableInfo
-	7,  // 69: loadnode.v1.DescribeTableResponse.error:type_name -> loadnode.v1.Error
-	7,  // 70: loadnode.v1.DropTableResponse.error:type_name -> loadnode.v1.Error
-	7,  // 71: loadnode.v1.BackupResponse.error:type_name -> loadnode.v1.Error
-	68, // 72: loadnode.v1.ResultSet.rows:type_name -> loadnode.v1.ResultRow
-	76, // 73: loadnode.v1.SourceRebase.positions:type_name -> loadnode.v1.SourceRebase.PositionsEntry
-	77, // 74: loadnode.v1.SourceRebase.checkpoints:type_name -> loadnode.v1.SourceRebase.CheckpointsEntry
-	75, // [75:75] is the sub-list for method output_type
-	75, // [75:75] is the sub-list for method input_type
-	75, // [75:75] is the sub-list for extension type_name
-	75, // [75:75] is the sub-list for extension extendee
-	0,  // [0:75] is the sub-list for field type_name
+	1,  // 6: loadnode.v1.TableSpec.hidden_sequence_type:type_name -> loadnode.v1.ColumnType
+	11, // 7: loadnode.v1.TablePartitioning.partitions:type_name -> loadnode.v1.TablePartition
+	12, // 8: loadnode.v1.TablePartition.lower:type_name -> loadnode.v1.PartitionBound
+	12, // 9: loadnode.v1.TablePartition.upper:type_name -> loadnode.v1.PartitionBound
+	12, // 10: loadnode.v1.TablePartition.in:type_name -> loadnode.v1.PartitionBound
+	13, // 11: loadnode.v1.PartitionBound.values:type_name -> loadnode.v1.PartitionBoundValue
+	70, // 12: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	71, // 13: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	72, // 14: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
+	9,  // 15: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
+	14, // 16: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
+	15, // 17: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
+	6,  // 18: loadnode.v1.JobSpec.merge_type:type_name -> loadnode.v1.MergeType
+	52, // 19: loadnode.v1.JobSpec.schema_registry:type_name -> loadnode.v1.SchemaRegistrySpec
+	73, // 20: loadnode.v1.JobSpec.error_topic_properties:type_name -> loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
+	9,  // 21: loadnode.v1.JobSpec.tables:type_name -> loadnode.v1.TableSpec
+	3,  // 22: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
+	3,  // 23: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
+	4,  // 24: loadnode.v1.Transition.reason:type_name -> loadnode.v1.Reason
+	4,  // 25: loadnode.v1.Transition.state_reason:type_name -> loadnode.v1.Reason
+	3,  // 26: loadnode.v1.JobSummary.state:type_name -> loadnode.v1.JobState
+	4,  // 27: loadnode.v1.JobSummary.reason:type_name -> loadnode.v1.Reason
+	21, // 28: loadnode.v1.JobInfo.summary:type_name -> loadnode.v1.JobSummary
+	16, // 29: loadnode.v1.JobInfo.spec:type_name -> loadnode.v1.JobSpec
+	20, // 30: loadnode.v1.JobInfo.partitions:type_name -> loadnode.v1.PartitionInfo
+	18, // 31: loadnode.v1.JobInfo.stats:type_name -> loadnode.v1.JobStats
+	17, // 32: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
+	19, // 33: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
+	65, // 34: loadnode.v1.JobInfo.publish:type_name -> loadnode.v1.PublishStatus
+	66, // 35: loadnode.v1.JobInfo.tasks:type_name -> loadnode.v1.TaskInfo
+	16, // 36: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	16, // 37: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
+	74, // 38: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	75, // 39: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	9,  // 40: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
+	9,  // 41: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
+	7,  // 42: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
+	22, // 43: loadnode.v1.JobResponse.job:type_name -> loadnode.v1.JobInfo
+	7,  // 44: loadnode.v1.JobResponse.error:type_name -> loadnode.v1.Error
+	21, // 45: loadnode.v1.ListJobsResponse.jobs:type_name -> loadnode.v1.JobSummary
+	7,  // 46: loadnode.v1.ListJobsResponse.error:type_name -> loadnode.v1.Error
+	7,  // 47: loadnode.v1.TableCountResponse.error:type_name -> loadnode.v1.Error
+	7,  // 48: loadnode.v1.TableTruncateResponse.error:type_name -> loadnode.v1.Error
+	41, // 49: loadnode.v1.Row.values:type_name -> loadnode.v1.Value
+	9,  // 50: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
+	42, // 51: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
+	7,  // 52: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
+	22, // 53: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
+	21, // 54: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
+	9,  // 55: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
+	7,  // 56: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
+	56, // 57: loadnode.v1.ExecResponse.tables:type_name -> loadnode.v1.TableInfo
+	67, // 58: loadnode.v1.ExecResponse.result:type_name -> loadnode.v1.ResultSet
+	16, // 59: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
+	69, // 60: loadnode.v1.JobRecord.rebase:type_name -> loadnode.v1.SourceRebase
+	49, // 61: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
+	50, // 62: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
+	7,  // 63: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
+	54, // 64: loadnode.v1.ClusterStatusResponse.members:type_name -> loadnode.v1.ClusterMember
+	7,  // 65: loadnode.v1.ClusterStatusResponse.error:type_name -> loadnode.v1.Error
+	9,  // 66: loadnode.v1.TableInfo.spec:type_name -> loadnode.v1.TableSpec
+	56, // 67: loadnode.v1.ListTablesResponse.tables:type_name -> loadnode.v1.TableInfo
+	7,  // 68: loadnode.v1.ListTablesResponse.error:type_name -> loadnode.v1.Error
+	56, // 69: loadnode.v1.DescribeTableResponse.table:type_name -> loadnode.v1.TableInfo
+	7,  // 70: loadnode.v1.DescribeTableResponse.error:type_name -> loadnode.v1.Error
+	7,  // 71: loadnode.v1.DropTableResponse.error:type_name -> loadnode.v1.Error
+	7,  // 72: loadnode.v1.BackupResponse.error:type_name -> loadnode.v1.Error
+	68, // 73: loadnode.v1.ResultSet.rows:type_name -> loadnode.v1.ResultRow
+	76, // 74: loadnode.v1.SourceRebase.positions:type_name -> loadnode.v1.SourceRebase.PositionsEntry
+	77, // 75: loadnode.v1.SourceRebase.checkpoints:type_name -> loadnode.v1.SourceRebase.CheckpointsEntry
+	76, // [76:76] is the sub-list for method output_type
+	76, // [76:76] is the sub-list for method input_type
+	76, // [76:76] is the sub-list for extension type_name
+	76, // [76:76] is the sub-list for extension extendee
+	0,  // [0:76] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }

@@ -262,7 +262,7 @@ func offsetText(n *yaml.Node) string {
 
 var (
 	jobKeys   = []string{"name", "table", "tables", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "schema_registry", "merge_type", "delete_on", "sequence_column", "partial_columns", "partial_update_new_key_behavior", "unique_key_update_mode", "fill_missing_columns", "strip_outer_array", "trim_double_quotes", "skip_lines", "num_as_string", "target_partitions", "error_topic", "error_topic_brokers", "error_topic_properties", "kafka", "kinesis"}
-	tableKeys = []string{"name", "columns", "model", "database", "keys", "sequence_column", "skip_bitmap_column"}
+	tableKeys = []string{"name", "columns", "model", "database", "keys", "sequence_column", "sequence_type", "skip_bitmap_column"}
 	colKeys   = []string{"name", "type", "not_null", "default", "default_current_timestamp", "default_current_timestamp_precision", "text_in_job_zone", "aggregation"}
 	kafkaKeys = []string{"brokers", "topic", "partitions", "offsets", "default_offset", "properties", "commit_group"}
 )
@@ -505,6 +505,15 @@ func (d *decoder) table(n *yaml.Node) (*api.TableSpec, error) {
 			}
 		case "sequence_column":
 			t.SequenceColumn, err = str(v, field)
+		case "sequence_type":
+			var s string
+			if s, err = str(v, field); err == nil {
+				ct, perr := table.ParseType(s)
+				if perr != nil {
+					return errAt(v, field, "%s", strings.TrimPrefix(perr.Error(), "table: "))
+				}
+				t.HiddenSequenceType = ct.Type
+			}
 		case "skip_bitmap_column":
 			var b string
 			if b, err = str(v, field); err == nil {

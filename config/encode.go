@@ -56,6 +56,9 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 		if t.SequenceColumn != "" {
 			add(tn, "sequence_column", strNode(t.SequenceColumn))
 		}
+		if t.HiddenSequenceType != api.ColumnType_COLUMN_TYPE_UNSPECIFIED {
+			add(tn, "sequence_type", strNode(table.TypeString(&api.Column{Type: t.HiddenSequenceType})))
+		}
 		if t.SkipBitmapColumn {
 			add(tn, "skip_bitmap_column", strNode("true"))
 		}

@@ -120,3 +120,58 @@ kafka: {brokers: "k1:9092", topic: t}
 		t.Error("default_current_timestamp: yes please was accepted")
 	}
 }
+
+// TestHiddenSequenceSpec: table.sequence_type (Doris
+// function_column.sequence_type) parses, validates and prints back; the
+// job's sequence_column names a field of its columns_mapping.
+func TestHiddenSequenceSpec(t *testing.T) {
+	src := `name: seq_load
+table:
+  name: t
+  model: unique
+  keys: [k1, k2]
+  sequence_type: int
+  columns:
+    - {name: k1, type: int}
+    - {name: k2, type: tinyint}
+    - {name: v1, type: varchar(1024)}
+columns_mapping: [k1, k2, v1, del, seq]
+sequence_column: seq
+merge_type: MERGE
+delete_on: "del = 1"
+kafka: {brokers: "k1:9092", topic: t}
+`
+	s, err := ParseJobSpec([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ApplyDefaults(s)
+	if err := ValidateJobSpec(s); err != nil {
+		t.Fatal(err)
+	}
+	if s.GetTable().GetHiddenSequenceType() != api.ColumnType_INT32 {
+		t.Fatalf("hidden sequence type = %v, want INT32", s.GetTable().GetHiddenSequenceType())
+	}
+	sc, err := table.NewSchema(s.GetTable())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := table.UpdateOf(sc, s); err != nil {
+		t.Fatal(err)
+	}
+	out, err := MarshalJobSpec(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseJobSpec(out)
+	if err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	ApplyDefaults(back)
+	if back.String() != s.String() {
+		t.Errorf("round trip:\n%s\n%v\nwant %v", out, back, s)
+	}
+	if _, err := ParseJobSpec([]byte(strings.Replace(src, "sequence_type: int", "sequence_type: intx", 1))); err == nil || !strings.Contains(err.Error(), "table.sequence_type") {
+		t.Errorf("sequence_type intx: %v, want an error naming table.sequence_type", err)
+	}
+}

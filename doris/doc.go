@@ -382,8 +382,16 @@
 //	                     (NULL is the smallest); a delete honours it too and is
 //	                     remembered (a tombstone), so a late, older row stays
 //	                     deleted. "enable_unique_key_merge_on_write" is accepted
-//	                     (true or false read the same); a hidden sequence column
-//	                     ("function_column.sequence_type") is refused.
+//	                     (true or false read the same).
+//	                     "function_column.sequence_type" = "int" (an integer
+//	                     type, DATE or DATETIME; not with sequence_col): a
+//	                     hidden sequence, as Doris's __DORIS_SEQUENCE_COL__,
+//	                     no column of the table (not in DESC or SELECT *); a
+//	                     load's ORDER BY col (a field of its COLUMNS list or a
+//	                     table column) gives each row's value, and a job
+//	                     without one pauses ("need to specify the sequence
+//	                     column"), but a partial update; an INSERT must name
+//	                     __DORIS_SEQUENCE_COL__ in its column list.
 //	                     "enable_unique_key_skip_bitmap_column" = "true": the
 //	                     table takes flexible partial updates (below); no
 //	                     hidden column is made or shown.
@@ -420,7 +428,7 @@
 //	               ON UPDATE, generated columns, HLL_UNION / BITMAP_UNION /
 //	               QUANTILE_UNION / GENERIC, ENGINE other than OLAP, CREATE TABLE
 //	               LIKE / AS SELECT, any other table property (dynamic_partition.*,
-//	               function_column.sequence_type, storage_policy, ...),
+//	               storage_policy, ...),
 //	               DISTRIBUTED BY RANDOM on a UNIQUE table or an AGGREGATE table
 //	               with a REPLACE or REPLACE_IF_NOT_NULL column (as Doris)
 //	ROUTINE LOAD   COLUMNS, WHERE, PARTITION or a merge type without ON, PRECEDING FILTER,

@@ -228,3 +228,25 @@ func TestRandomDistributionRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestHiddenSequenceType: "function_column.sequence_type" gives a UNIQUE
+// table a hidden sequence of that type, no column of the table.
+func TestHiddenSequenceType(t *testing.T) {
+	st, err := Parse(`CREATE TABLE IF NOT EXISTS test_unique_key_with_delete (
+		k1 int(11) NULL, k2 tinyint(4) NULL, v1 varchar(1024)) ENGINE=OLAP UNIQUE KEY(k1, k2)
+		DISTRIBUTED BY HASH(k1) BUCKETS 3
+		PROPERTIES ("function_column.sequence_type" = "int", "replication_allocation" = "tag.location.default: 1")`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := st.CreateTable
+	if spec.GetHiddenSequenceType() != api.ColumnType_INT32 || spec.GetSequenceColumn() != "" || len(spec.GetColumns()) != 3 {
+		t.Fatalf("spec = %v: want a hidden INT sequence and the 3 columns", spec)
+	}
+	for typ, want := range map[string]api.ColumnType{"bigint": api.ColumnType_INT64, "Date": api.ColumnType_DATE, "datetime": api.ColumnType_DATETIME, "largeint": api.ColumnType_INT128} {
+		st, err := Parse(`CREATE TABLE t (k INT, v INT) UNIQUE KEY(k) PROPERTIES ("function_column.sequence_type" = "` + typ + `")`)
+		if err != nil || st.CreateTable.GetHiddenSequenceType() != want {
+			t.Errorf("sequence_type %s: %v, %v; want %v", typ, st, err, want)
+		}
+	}
+}

@@ -982,8 +982,12 @@ PROPERTIES("storage_medium" = "SSD");`, "UNIQUE KEY", 7, 16, `unknown column "k2
 			`column "v1"`, 1, 55, "type HLL not supported"},
 		{"Doris docs: HLL aggregation", `CREATE TABLE t (k1 TINYINT, v1 BIGINT BITMAP_UNION) AGGREGATE KEY(k1)`,
 			`column "v1" BITMAP_UNION`, 1, 39, "not supported by loadnode"},
-		{"sequence type", `CREATE TABLE t (k1 INT, v INT) UNIQUE KEY(k1) PROPERTIES ("function_column.sequence_type" = "int")`,
-			`PROPERTIES "function_column.sequence_type"`, 1, 59, "hidden sequence column"},
+		{"sequence type of a DUPLICATE table", `CREATE TABLE t (k1 INT, v INT) DUPLICATE KEY(k1) PROPERTIES ("function_column.sequence_type" = "int")`,
+			`PROPERTIES "function_column.sequence_type"`, 1, 62, "needs a UNIQUE KEY table"},
+		{"sequence type VARCHAR", `CREATE TABLE t (k1 INT, v INT) UNIQUE KEY(k1) PROPERTIES ("function_column.sequence_type" = "varchar(10)")`,
+			`PROPERTIES "function_column.sequence_type"`, 1, 93, "want an integer type, DATE or DATETIME"},
+		{"sequence type and column", `CREATE TABLE t (k1 INT, v INT) UNIQUE KEY(k1) PROPERTIES ("function_column.sequence_col" = "v", "function_column.sequence_type" = "int")`,
+			`PROPERTIES "function_column.sequence_type"`, 1, 97, "not both"},
 		{"Doris docs: PARTITION BY RANGE", `CREATE TABLE example_db.dynamic_partition
 (
     k1 DATE,

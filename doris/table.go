@@ -502,6 +502,7 @@ func (p *parser) tableClauses(st *Statement, spec *api.TableSpec) *Error {
 			if err != nil {
 				return err
 			}
+			var seqColTok, seqTypeTok *token // function_column.sequence_col, sequence_type
 			for _, pr := range props {
 				switch pr.key {
 				case "function_column.sequence_col":
@@ -510,9 +511,32 @@ func (p *parser) tableClauses(st *Statement, spec *api.TableSpec) *Error {
 						return p.errf(pr.valTok, "PROPERTIES "+quote(pr.rawKey), "unknown column %s", quote(pr.val))
 					}
 					spec.SequenceColumn = col.GetName()
+					seqColTok = &pr.keyTok
 					continue
 				case "function_column.sequence_type":
-					return p.errf(pr.keyTok, "PROPERTIES "+quote(pr.rawKey), "a hidden sequence column is not supported by loadnode; name a column with function_column.sequence_col")
+					// Doris's hidden __DORIS_SEQUENCE_COL__: no column of
+					// the table; a load's ORDER BY (a stream load's
+					// function_column.sequence_col) gives its value.
+					clause := "PROPERTIES " + quote(pr.rawKey)
+					if spec.GetModel() != api.TableModel_UNIQUE {
+						return p.errf(pr.keyTok, clause, "needs a UNIQUE KEY table, as in Doris")
+					}
+					col, err := table.ParseType(pr.val)
+					if err != nil {
+						return p.errf(pr.valTok, clause, "%s", strings.TrimPrefix(err.Error(), "table: "))
+					}
+					switch col.GetType() {
+					case api.ColumnType_INT8, api.ColumnType_INT16, api.ColumnType_INT32, api.ColumnType_INT64, api.ColumnType_INT128, api.ColumnType_DATE:
+					case api.ColumnType_DATETIME:
+						if col.GetPrecision() != 0 {
+							return p.errf(pr.valTok, clause, "%s: a hidden sequence of DATETIME(%d) not supported by loadnode (DATETIME keeps whole seconds)", quote(pr.val), col.GetPrecision())
+						}
+					default:
+						return p.errf(pr.valTok, clause, "%s: want an integer type, DATE or DATETIME, as in Doris", quote(pr.val))
+					}
+					spec.HiddenSequenceType = col.GetType()
+					seqTypeTok = &pr.keyTok
+					continue
 				case "enable_unique_key_skip_bitmap_column":
 					// Doris's hidden skip-bitmap column: flexible partial
 					// updates (unique_key_update_mode
@@ -538,6 +562,9 @@ func (p *parser) tableClauses(st *Statement, spec *api.TableSpec) *Error {
 					return p.errf(pr.keyTok, "PROPERTIES "+quote(pr.rawKey), "not supported by loadnode")
 				}
 				st.Ignored = append(st.Ignored, "PROPERTIES "+quote(pr.rawKey))
+			}
+			if seqColTok != nil && seqTypeTok != nil {
+				return p.errf(*seqTypeTok, "PROPERTIES \"function_column.sequence_type\"", "a table has a sequence column (function_column.sequence_col) or a hidden sequence of a type, not both")
 			}
 		default:
 			return p.errf(t, "CREATE TABLE", "unexpected %s", t.describe())

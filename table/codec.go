@@ -78,7 +78,7 @@ const MaxKeySpace = 1<<24 - 1
 
 // AppendValue appends the encoding of a row (see valueFormatV1).
 //
-// REQUIRES: len(vals) == s.NumColumns().
+// REQUIRES: len(vals) == s.Width().
 func AppendValue(dst []byte, s *Schema, pos Pos, vals []Value) []byte {
 	if len(vals) != len(s.types) {
 		panic(fmt.Sprintf("table: AppendValue: %d values for %d columns", len(vals), len(s.types)))
@@ -120,8 +120,8 @@ func AppendValue(dst []byte, s *Schema, pos Pos, vals []Value) []byte {
 	return dst
 }
 
-// DecodeValue decodes a row value into dst (resized to the number of
-// columns). STRING values are copied out of b (which may be reused by the
+// DecodeValue decodes a row value into dst (resized to s.Width(): the
+// columns, then a hidden sequence's value). STRING values are copied out of b (which may be reused by the
 // caller) into one string per row. Errors wrap ErrCorrupt.
 func DecodeValue(s *Schema, b []byte, dst []Value) ([]Value, Pos, error) {
 	n := len(s.types)
@@ -162,7 +162,7 @@ func DecodeValue(s *Schema, b []byte, dst []Value) ([]Value, Pos, error) {
 			continue
 		}
 		if flag != 1 && !d.bad {
-			return dst, pos, fmt.Errorf("%w: column %s: bad null flag %d", ErrCorrupt, s.cols[i].GetName(), flag)
+			return dst, pos, fmt.Errorf("%w: column %s: bad null flag %d", ErrCorrupt, s.colName(i), flag)
 		}
 		switch s.types[i] {
 		case api.ColumnType_INT64, api.ColumnType_TIMESTAMP, api.ColumnType_INT8, api.ColumnType_INT16, api.ColumnType_INT32,
@@ -211,7 +211,7 @@ func DecodeValue(s *Schema, b []byte, dst []Value) ([]Value, Pos, error) {
 			}
 		}
 		if d.bad {
-			return dst, pos, fmt.Errorf("%w: column %s: truncated or invalid", ErrCorrupt, s.cols[i].GetName())
+			return dst, pos, fmt.Errorf("%w: column %s: truncated or invalid", ErrCorrupt, s.colName(i))
 		}
 	}
 	if d.i != len(b) {

@@ -2,6 +2,7 @@ package table
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,7 +16,9 @@ import (
 // name the column; a row in none of a partitioned table's partitions is
 // refused ("no partition for this tuple"). A column whose default is the
 // load time (DEFAULT CURRENT_TIMESTAMP) takes now's wall clock in now's
-// location.
+// location. A table with a hidden sequence takes its value from a column
+// named __DORIS_SEQUENCE_COL__, which an INSERT must name, as Doris's
+// (require_sequence_in_insert); the row has Width values.
 func (s *Schema) RowOf(names []string, cells []*api.InsertCell, now time.Time) ([]Value, error) {
 	cols := make([]int, 0, len(s.cols))
 	if names == nil {
@@ -26,6 +29,9 @@ func (s *Schema) RowOf(names []string, cells []*api.InsertCell, now time.Time) (
 		seen := map[int]bool{}
 		for _, n := range names {
 			i, ok := s.columnFold(strings.Trim(n, "`"))
+			if !ok && s.hidden && strings.EqualFold(strings.Trim(n, "`"), HiddenSequenceColumn) {
+				i, ok = len(s.cols), true
+			}
 			if !ok {
 				return nil, fmt.Errorf("table %s has no column %q", s.Name(), n)
 			}
@@ -39,8 +45,11 @@ func (s *Schema) RowOf(names []string, cells []*api.InsertCell, now time.Time) (
 	if len(cells) != len(cols) {
 		return nil, fmt.Errorf("%d values for %d columns", len(cells), len(cols))
 	}
-	vals := make([]Value, len(s.cols))
-	given := make([]bool, len(s.cols))
+	if s.hidden && !slices.Contains(cols, len(s.cols)) {
+		return nil, fmt.Errorf("table %s has sequence column, need to specify the sequence column (name %s in the column list)", s.Name(), HiddenSequenceColumn)
+	}
+	vals := make([]Value, s.Width())
+	given := make([]bool, s.Width())
 	for j, i := range cols {
 		given[i] = true
 		if cells[j].GetNull() {
@@ -49,7 +58,7 @@ func (s *Schema) RowOf(names []string, cells []*api.InsertCell, now time.Time) (
 		}
 		v, reason := convertText(s.types[i], s.meta[i], []byte(cells[j].GetText()))
 		if reason != "" {
-			return nil, fmt.Errorf("column %s: %s", s.cols[i].GetName(), reason)
+			return nil, fmt.Errorf("column %s: %s", s.colName(i), reason)
 		}
 		v.Str = strings.Clone(v.Str)
 		vals[i] = v
@@ -66,7 +75,7 @@ func (s *Schema) RowOf(names []string, cells []*api.InsertCell, now time.Time) (
 			}
 		}
 		if vals[i].Null && s.meta[i].notNull {
-			return nil, fmt.Errorf("column %s is NOT NULL", s.cols[i].GetName())
+			return nil, fmt.Errorf("column %s is NOT NULL", s.colName(i))
 		}
 	}
 	if s.parts != nil {

@@ -59,12 +59,14 @@ var ErrFiltered = &ParseError{Reason: "filtered out by the WHERE clause"}
 
 // compileMapping builds the mapping of items (COLUMNS entries as written)
 // and where over s. An empty items and where yield nil: the record's
-// fields are the table's columns in order.
-func compileMapping(s *Schema, items []string, where, deleteOn string, loc *time.Location) (*mapping, error) {
-	if len(items) == 0 && strings.TrimSpace(where) == "" && strings.TrimSpace(deleteOn) == "" {
+// fields are the table's columns in order. seq, for a table with a hidden
+// sequence, names the field (or the table column, computed or not) whose
+// value is the hidden sequence's (out's last entry).
+func compileMapping(s *Schema, items []string, where, deleteOn, seq string, loc *time.Location) (*mapping, error) {
+	if len(items) == 0 && strings.TrimSpace(where) == "" && strings.TrimSpace(deleteOn) == "" && seq == "" {
 		return nil, nil
 	}
-	m := &mapping{out: make([]outCol, len(s.cols)), loc: loc}
+	m := &mapping{out: make([]outCol, s.Width()), loc: loc}
 	for i := range m.out {
 		m.out[i].slot = -1
 	}
@@ -144,6 +146,19 @@ func compileMapping(s *Schema, items []string, where, deleteOn string, loc *time
 			return nil, fieldErr(fmt.Sprintf("columns_mapping[%d]", d.item), "%s", err)
 		}
 		m.out[d.col].expr = n
+	}
+	if seq != "" {
+		// Doris maps __DORIS_SEQUENCE_COL__ = seq: a field of the record,
+		// or a computed column's expression.
+		if col, ok := s.columnFold(seq); ok && m.out[col].expr != nil {
+			m.out[len(s.cols)].expr = m.out[col].expr
+		} else {
+			n, err := parseExpr("`"+seq+"`", resolveSlot)
+			if err != nil {
+				return nil, fieldErr("sequence_column", "%s", err)
+			}
+			m.out[len(s.cols)].expr = n
+		}
 	}
 	ncols := len(s.cols)
 	resolveAll := func(name string) (int, error) {
@@ -241,7 +256,7 @@ func (p *Parser) apply(src, out []Value) error {
 		case oc.expr != nil:
 			r := oc.expr.eval(&envSlots)
 			if envSlots.over != nil {
-				name := s.cols[col].GetName()
+				name := s.colName(col)
 				p.setErrName(name, "%s = ...: %s", name, envSlots.over)
 				return nil
 			}
@@ -313,16 +328,16 @@ func (p *Parser) setComputed(col int, r ev) {
 		e = convertInto(v, t, meta, b)
 	}
 	if e != numOK {
-		reason := p.s.cols[col].GetName() + " = ...: " + convReason(t, meta, b, e)
+		reason := p.s.colName(col) + " = ...: " + convReason(t, meta, b, e)
 		switch {
 		case p.strict:
-			p.setErrName(p.s.cols[col].GetName(), "%s", reason)
+			p.setErrName(p.s.colName(col), "%s", reason)
 		case e == numLength:
 			v.Str = string(truncText(b, meta.length)) // not strict: cut, as Doris
 		default:
 			*v = Value{Null: true}
 			if meta.notNull {
-				p.setErrName(p.s.cols[col].GetName(), "%s (strict_mode is false, but the column is NOT NULL)", reason)
+				p.setErrName(p.s.colName(col), "%s (strict_mode is false, but the column is NOT NULL)", reason)
 			}
 		}
 		return

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
@@ -20,6 +21,12 @@ import (
 //	           only when its sequence is >= the stored one (NULL is the
 //	           smallest), and a delete leaves a tombstone holding its
 //	           sequence, so a late row older than the delete stays deleted.
+//	           A hidden sequence (Doris function_column.sequence_type) is
+//	           such a sequence that is no column: each row carries its
+//	           value beside its columns, last (Schema.Width), set by the
+//	           load's sequence column (Doris ORDER BY or
+//	           function_column.sequence_col), a field of the record or a
+//	           table column.
 //	AGGREGATE  keyed by the key columns; each value column merges by its
 //	           aggregation: SUM, MIN, MAX (NULL is ignored), REPLACE (the
 //	           newer value, NULL too), REPLACE_IF_NOT_NULL.
@@ -94,8 +101,66 @@ func (s *Schema) compileModel() error {
 		}
 		s.seq = col
 	}
+	if s.hidden {
+		s.seq = len(s.cols)
+	}
 	return nil
 }
+
+// HiddenSequenceColumn is Doris's name of a hidden sequence: an INSERT
+// names it to give a row's value. HiddenSequenceStored is the name of the
+// column a sink stores it in (StoredColumns).
+const (
+	HiddenSequenceColumn = "__DORIS_SEQUENCE_COL__"
+	HiddenSequenceStored = "__doris_sequence_col__"
+)
+
+// compileHidden validates the table's hidden sequence, if any, and adds
+// its value to the row (types, meta, stored).
+func (s *Schema) compileHidden() error {
+	t := s.spec.GetHiddenSequenceType()
+	if t == api.ColumnType_COLUMN_TYPE_UNSPECIFIED {
+		return nil
+	}
+	const field = "table.sequence_type"
+	if _, known := api.ColumnType_name[int32(t)]; !known {
+		return fieldErr(field, "unknown type %q", t.String())
+	}
+	if m := s.spec.GetModel(); m != api.TableModel_UNIQUE {
+		return fieldErr(field, "only a UNIQUE table has a sequence (this one is %s)", m)
+	}
+	if s.spec.GetSequenceColumn() != "" {
+		return fieldErr(field, "a table has a sequence column (sequence_column %q) or a hidden sequence of a type, not both", s.spec.GetSequenceColumn())
+	}
+	switch t {
+	case api.ColumnType_INT8, api.ColumnType_INT16, api.ColumnType_INT32, api.ColumnType_INT64, api.ColumnType_INT128,
+		api.ColumnType_DATE, api.ColumnType_DATETIME:
+	default:
+		return fieldErr(field, "a hidden sequence of type %s: want an integer type, DATE or DATETIME", typeName(t))
+	}
+	if _, clash := s.columnFold(HiddenSequenceColumn); clash {
+		return fieldErr(field, "a table with a hidden sequence cannot have a column named %s", HiddenSequenceColumn)
+	}
+	if _, clash := s.columnFold(HiddenSequenceStored); clash {
+		return fieldErr(field, "a table with a hidden sequence cannot have a column named %s", HiddenSequenceStored)
+	}
+	s.hidden = true
+	s.types = append(s.types, t)
+	s.meta = append(s.meta, colMeta{})
+	s.stored = append(slices.Clip(s.cols), &api.Column{Name: HiddenSequenceStored, Type: t})
+	return nil
+}
+
+// hiddenTypeName is t's name, "none" when unset.
+func hiddenTypeName(t api.ColumnType) string {
+	if t == api.ColumnType_COLUMN_TYPE_UNSPECIFIED {
+		return "none"
+	}
+	return typeName(t)
+}
+
+// HiddenSequence reports whether the table has a hidden sequence.
+func (s *Schema) HiddenSequence() bool { return s.hidden }
 
 func summable(t api.ColumnType) bool {
 	switch t {
@@ -123,13 +188,15 @@ func (s *Schema) Keyed() bool { return len(s.keys) > 0 }
 // DUPLICATE).
 func (s *Schema) KeyColumns() []int { return s.keys }
 
-// SequenceColumn is the sequence column's index, or -1.
+// SequenceColumn is the index of the row's sequence value: a column's,
+// the hidden sequence's (NumColumns()), or -1.
 func (s *Schema) SequenceColumn() int { return s.seq }
 
 // WithSequence returns a copy of s whose sequence column is name (a
-// load's ORDER BY), or s when name is "" or already the table's.
+// load's ORDER BY), or s when name is "" or already the table's, or the
+// table has a hidden sequence (the load's name gives its value: Parser).
 func (s *Schema) WithSequence(name string) (*Schema, error) {
-	if name == "" || name == s.spec.GetSequenceColumn() {
+	if name == "" || name == s.spec.GetSequenceColumn() || s.hidden {
 		return s, nil
 	}
 	if s.spec.GetSequenceColumn() != "" {
@@ -444,7 +511,15 @@ func UpdateOf(s *Schema, spec *api.JobSpec) (*Update, error) {
 		if !unique {
 			return nil, fieldErr("sequence_column", "ORDER BY (a sequence column) needs a UNIQUE table (%s is %s)", s.Name(), s.spec.GetModel())
 		}
-		if _, err := s.WithSequence(u.Sequence); err != nil {
+		if s.hidden {
+			// The load's sequence column gives the hidden sequence its
+			// value (the parser resolves the name); the table's
+			// sequence stays the hidden one.
+			if _, err := NewParser(s, FormatOf(spec)); err != nil {
+				return nil, err
+			}
+			u.Sequence = ""
+		} else if _, err := s.WithSequence(u.Sequence); err != nil {
 			return nil, err
 		}
 	}
@@ -506,7 +581,18 @@ func UpdateOf(s *Schema, spec *api.JobSpec) (*Update, error) {
 // COLUMNS list must name (or compute) the sequence column. Doris accepts
 // such a job and pauses it when it runs; so does a job here (its error is
 // the pause reason).
+//
+// A table with a hidden sequence needs the load's sequence column (Doris
+// ORDER BY, function_column.sequence_col) whatever fill_missing_columns
+// says, but for a partial update (the stored sequence stays), as in Doris.
 func CheckSequenceNamed(s *Schema, spec *api.JobSpec) error {
+	if s.hidden {
+		partial := spec.GetPartialColumns() || strings.EqualFold(spec.GetUniqueKeyUpdateMode(), UpdateFixed)
+		if spec.GetSequenceColumn() == "" && !partial {
+			return fmt.Errorf("table %s has sequence column, need to specify the sequence column (ORDER BY, or function_column.sequence_col in a stream load)", s.Name())
+		}
+		return nil
+	}
 	if spec.FillMissingColumns == nil || spec.GetFillMissingColumns() || len(spec.GetColumnsMapping()) == 0 {
 		return nil
 	}

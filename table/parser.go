@@ -99,6 +99,13 @@ type Format struct {
 	// NULL here, since a stored key keeps its own value (Schema.Merge). A
 	// row that does not name every key column is an error row.
 	Flexible bool
+	// Sequence is the load's sequence column (Doris ORDER BY,
+	// function_column.sequence_col): into a table with a hidden sequence,
+	// the field of the record (a name of the COLUMNS list, else a table
+	// column) whose value, as the hidden sequence's type, is the row's
+	// sequence. Unused for other tables (the sequence is a column there:
+	// Schema.WithSequence).
+	Sequence string
 }
 
 // DefaultMaxValueBytes is the limit on a value when Format.MaxValueBytes
@@ -251,10 +258,13 @@ func (p *Parser) Deleted() bool { return p.deleteAll || p.deleted }
 // Mapped reports, per table column, whether the load names it: the
 // COLUMNS list has it as a field or computes it (a partial update sets
 // only these). Without a mapping every column is named.
+//
+// A hidden sequence (the last of Width values) is named when the load has
+// a sequence column.
 func (p *Parser) Mapped() []bool {
-	out := make([]bool, len(p.s.cols))
+	out := make([]bool, p.s.Width())
 	for i := range out {
-		out[i] = p.m == nil || p.m.out[i].slot >= 0 || p.m.out[i].expr != nil
+		out[i] = p.m == nil && i < len(p.s.cols) || p.m != nil && (p.m.out[i].slot >= 0 || p.m.out[i].expr != nil)
 	}
 	return out
 }
@@ -272,7 +282,7 @@ func (p *Parser) Named() []bool {
 // NewParser validates f against s and returns a parser. Errors are
 // *FieldError naming format, column_separator or jsonpaths.
 func NewParser(s *Schema, f Format) (*Parser, error) {
-	p := &Parser{s: s, types: s.types, meta: s.meta, strict: !f.NonStrict, emptyNull: f.EmptyFieldAsNull}
+	p := &Parser{s: s, types: s.types[:len(s.cols)], meta: s.meta[:len(s.cols)], strict: !f.NonStrict, emptyNull: f.EmptyFieldAsNull}
 	p.names = make([]string, len(s.cols))
 	for i, c := range s.cols {
 		p.names[i] = c.GetName()
@@ -316,7 +326,11 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 		return nil, err
 	}
 	p.parts = parts
-	m, err := compileMapping(s, f.Columns, f.Where, deleteOn, loc)
+	seq := ""
+	if s.hidden {
+		seq = strings.Trim(strings.TrimSpace(f.Sequence), "`")
+	}
+	m, err := compileMapping(s, f.Columns, f.Where, deleteOn, seq, loc)
 	if err != nil {
 		return nil, err
 	}
@@ -499,11 +513,14 @@ func (p *Parser) ParseBorrowed(raw []byte, dst []Value) ([]Value, error) {
 }
 
 func (p *Parser) parse(raw []byte, dst []Value, borrow bool) ([]Value, error) {
-	n := len(p.s.cols)
+	n := p.s.Width()
 	if cap(dst) < n {
 		dst = make([]Value, n)
 	}
 	dst = dst[:n]
+	if p.m == nil && n > len(p.s.cols) {
+		dst[n-1] = Value{Null: true} // a hidden sequence the load does not name
+	}
 	p.raw, p.rawStr, p.hasStr, p.dst, p.colErr, p.borrow, p.deleted = raw, "", false, dst, nil, borrow, false
 	if p.m != nil {
 		p.dst, p.out = p.slotBuf, dst
@@ -926,6 +943,7 @@ func FormatOf(spec *api.JobSpec) Format {
 		SkipLines:        int(spec.GetSkipLines()),
 		NumAsString:      spec.GetNumAsString(),
 		Flexible:         strings.EqualFold(spec.GetUniqueKeyUpdateMode(), UpdateFlexible),
+		Sequence:         spec.GetSequenceColumn(),
 	}
 }
 

@@ -11,8 +11,11 @@ import (
 // column type, NULL is Value_Null{true}. Invalid UTF-8 in a STRING becomes
 // U+FFFD (protobuf strings must be UTF-8; the parsers never produce it).
 //
-// REQUIRES: len(vals) == s.NumColumns().
+// A hidden sequence's value, after the columns, is left out.
+//
+// REQUIRES: len(vals) >= s.NumColumns().
 func ToProto(s *Schema, vals []Value, pos Pos) *api.Row {
+	vals = vals[:len(s.cols)]
 	row := &api.Row{
 		Values:    make([]*api.Value, len(vals)),
 		JobId:     pos.JobID,

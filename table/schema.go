@@ -55,6 +55,13 @@ type Schema struct {
 	// order; seq is the sequence column, or -1 (model.go).
 	keys []int
 	seq  int
+	// hidden: the table has a hidden sequence (TableSpec.
+	// hidden_sequence_type, model.go): types and meta have one more
+	// entry than cols, at index len(cols), for the value each stored row
+	// carries beside its columns; seq is that index. stored is cols and
+	// that value as a column (StoredColumns).
+	hidden bool
+	stored []*api.Column
 	// parts is the table's partitioning, nil without (partition.go).
 	parts *partitions
 }
@@ -109,6 +116,10 @@ func NewSchema(spec *api.TableSpec) (*Schema, error) {
 		s.index[c.GetName()] = i
 	}
 	s.cols = s.spec.GetColumns()
+	s.stored = s.cols
+	if err := s.compileHidden(); err != nil {
+		return nil, err
+	}
 	if err := s.compileModel(); err != nil {
 		return nil, err
 	}
@@ -223,6 +234,25 @@ func (s *Schema) Model() api.TableModel { return s.spec.GetModel() }
 // NumColumns is len(Columns()).
 func (s *Schema) NumColumns() int { return len(s.cols) }
 
+// Width is the number of values a stored row holds: NumColumns, and one
+// more for a table with a hidden sequence (its value, last). A parsed
+// row, a merged row and an encoded row (AppendValue) have Width values.
+func (s *Schema) Width() int { return len(s.types) }
+
+// StoredColumns are the columns a sink stores: Columns, and for a table
+// with a hidden sequence a last column HiddenSequenceStored of its type,
+// which only a sink sees (a PostgreSQL table has it; loadnode's readers
+// leave it out). Callers must not modify them.
+func (s *Schema) StoredColumns() []*api.Column { return s.stored }
+
+// colName names value i of a row: a column, or the hidden sequence.
+func (s *Schema) colName(i int) string {
+	if i >= len(s.cols) {
+		return HiddenSequenceColumn
+	}
+	return s.cols[i].GetName()
+}
+
 // ColumnIndex returns the position of the named column.
 func (s *Schema) ColumnIndex(name string) (int, bool) {
 	i, ok := s.index[name]
@@ -251,6 +281,9 @@ func Compare(existing, spec *api.TableSpec) error {
 	}
 	if existing.GetSequenceColumn() != spec.GetSequenceColumn() {
 		return mismatch("table.sequence_column", "sequence column is %q, spec says %q", existing.GetSequenceColumn(), spec.GetSequenceColumn())
+	}
+	if existing.GetHiddenSequenceType() != spec.GetHiddenSequenceType() {
+		return mismatch("table.sequence_type", "hidden sequence type is %s, spec says %s", hiddenTypeName(existing.GetHiddenSequenceType()), hiddenTypeName(spec.GetHiddenSequenceType()))
 	}
 	if !proto.Equal(existing.GetPartitioning(), spec.GetPartitioning()) {
 		return mismatch("table.partitioning", "partitions (PARTITION BY) differ from the spec's")

@@ -226,7 +226,7 @@ func encodeCopy(ti *tableInfo, kvs []sink.KV) (*copyData, error) {
 
 // appendCopyRow appends one row of ti in binary COPY format.
 func appendCopyRow(b []byte, ti *tableInfo, key []byte, pos table.Pos, vals []table.Value) ([]byte, error) {
-	cols := ti.schema.Columns()
+	cols := ti.schema.StoredColumns()
 	if len(vals) < len(cols) {
 		return b, fmt.Errorf("%d values for %d columns", len(vals), len(cols))
 	}

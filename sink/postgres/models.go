@@ -135,7 +135,7 @@ func (s *Sink) readStates(ctx context.Context, tx pgx.Tx, ti *tableInfo, sc *tab
 		return err
 	}
 	defer rows.Close()
-	cols := sc.Columns()
+	cols := sc.StoredColumns()
 	dest := make([]any, len(ti.cols))
 	var k []byte
 	var job, off int64
@@ -425,7 +425,7 @@ func sqlMergeable(sc *table.Schema, u *table.Update) bool {
 	if u != nil && (u.Columns != nil || u.Flexible) {
 		return false
 	}
-	cols := sc.Columns()
+	cols := sc.StoredColumns()
 	if i := sc.SequenceColumn(); i >= 0 && !ordered(cols[i].GetType()) {
 		return false
 	}
@@ -471,7 +471,7 @@ func colRef(c *api.Column, alias string) string {
 // sequenceCond is "the new row (alias nu) wins over the stored one (cur)":
 // its sequence is >= the stored one, NULL the smallest.
 func sequenceCond(sc *table.Schema, cur, nu string) string {
-	c := sc.Columns()[sc.SequenceColumn()]
+	c := sc.StoredColumns()[sc.SequenceColumn()] // a column, or the hidden sequence's
 	return "(" + colRef(c, cur) + " IS NULL OR " + colRef(c, nu) + " >= " + colRef(c, cur) + ")"
 }
 
@@ -499,7 +499,7 @@ func upsertSQL(ti *tableInfo, sc *table.Schema, u *table.Update, merge bool) str
 		set = append(set, q+" = EXCLUDED."+q)
 	}
 	agg := merge && sc.Spec().GetModel() == api.TableModel_AGGREGATE
-	for i, c := range sc.Columns() {
+	for i, c := range sc.StoredColumns() {
 		if isKey[i] {
 			continue
 		}

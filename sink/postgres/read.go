@@ -316,7 +316,7 @@ func (s *Sink) ScanRowsAfter(name string, after []byte, limit int, fn func(key, 
 		return fmt.Errorf("postgres: scan %s: %w", ti.ident.Sanitize(), err)
 	}
 	defer rows.Close()
-	cols := ti.schema.Columns()
+	cols := ti.schema.StoredColumns()
 	dest := make([]any, len(ti.cols))
 	var k []byte
 	var job, off int64

@@ -109,7 +109,7 @@ func newTableInfo(pgSchema string, sc *table.Schema) *tableInfo {
 	for _, c := range systemColumns {
 		ti.cols = append(ti.cols, c.name)
 	}
-	for _, c := range sc.Columns() {
+	for _, c := range sc.StoredColumns() {
 		ti.cols = append(ti.cols, c.GetName())
 	}
 	return ti
@@ -312,7 +312,7 @@ func createTableSQL(ti *tableInfo) string {
 			b.WriteString(" PRIMARY KEY")
 		}
 	}
-	for _, c := range ti.schema.Columns() {
+	for _, c := range ti.schema.StoredColumns() {
 		b.WriteString(", " + pgx.Identifier{c.GetName()}.Sanitize() + " " + columnDDL(c))
 	}
 	if ti.schema.Keyed() {
@@ -388,7 +388,7 @@ func checkColumns(ti *tableInfo, existing map[string]pgColumn) error {
 	for _, c := range systemColumns {
 		written[c.name] = true
 	}
-	for _, c := range ti.schema.Columns() {
+	for _, c := range ti.schema.StoredColumns() {
 		written[c.GetName()] = true
 		have, ok := existing[c.GetName()]
 		want := columnDDL(c)

@@ -25,6 +25,7 @@ var modelChecks = []struct {
 }{
 	{"UniqueLaterRowReplaces", testUniqueLast},
 	{"UniqueSequenceAndDeletes", testUniqueSequence},
+	{"UniqueHiddenSequence", testUniqueHiddenSequence},
 	{"UniquePartialUpdate", testUniquePartial},
 	{"UniqueFlexiblePartialUpdate", testUniqueFlexible},
 	{"AggregateNeverAddsTwice", testAggregate},
@@ -76,6 +77,11 @@ func (m *modelJob) load(t *testing.T, e *env, parts []int32, rows []mrow) {
 		pos := table.Pos{JobID: m.id, Partition: p, Offset: m.next[p]}
 		m.next[p]++
 		vals := r.vals(len(m.spec.GetColumns()))
+		if m.schema.HiddenSequence() {
+			// k, v, s, and the hidden sequence beside them.
+			all := r.vals(4)
+			vals = []table.Value{all[0], all[2], all[3], all[1]}
+		}
 		c.Rows = append(c.Rows, sink.KV{Key: table.AppendRowKey(nil, m.schema, pos, vals), Value: table.AppendValue(nil, m.schema, pos, vals), Delete: r.del, Named: r.named})
 	}
 	for _, p := range []int32{0, 1} {
@@ -95,6 +101,9 @@ func (m *modelJob) table(t *testing.T, e *env) map[int64]string {
 		vals, _, err := table.DecodeValue(m.schema, value, nil)
 		if err != nil {
 			return err
+		}
+		if m.schema.HiddenSequence() {
+			vals = []table.Value{vals[0], vals[3], vals[1], vals[2]} // as uniqueSpec's columns
 		}
 		if _, dup := got[vals[0].Int]; dup {
 			return fmt.Errorf("key %d twice", vals[0].Int)
@@ -200,7 +209,24 @@ func testUniqueLast(t *testing.T, e *env) {
 // too and leaves a tombstone, so a late row older than the delete does not
 // bring the key back, while a newer one does.
 func testUniqueSequence(t *testing.T, e *env) {
-	m := e.modelJob(t, uniqueSpec("uniq_seq", "seq"))
+	uniqueSequence(t, e, uniqueSpec("uniq_seq", "seq"))
+}
+
+// testUniqueHiddenSequence is testUniqueSequence with a hidden sequence
+// (Doris function_column.sequence_type): the sequence is no column of the
+// table (k, v, s) but a value each row carries beside them, which the
+// sink stores and merges by as it does a sequence column.
+func testUniqueHiddenSequence(t *testing.T, e *env) {
+	uniqueSequence(t, e, &api.TableSpec{Name: "uniq_hidden_seq", Model: api.TableModel_UNIQUE, KeyColumns: []string{"k"},
+		HiddenSequenceType: api.ColumnType_INT64, Columns: []*api.Column{
+			{Name: "k", Type: api.ColumnType_INT64},
+			{Name: "v", Type: api.ColumnType_INT64},
+			{Name: "s", Type: api.ColumnType_STRING},
+		}})
+}
+
+func uniqueSequence(t *testing.T, e *env, spec *api.TableSpec) {
+	m := e.modelJob(t, spec)
 	r := rand.New(rand.NewPCG(3, 4))
 	type st struct {
 		row     string

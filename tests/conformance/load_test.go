@@ -621,8 +621,9 @@ func quoteSQL(s string) string {
 // Stream-load headers that are not a routine load's PROPERTIES, and how
 // loadStatement maps each.
 var (
-	// clauseHeaders become the statement's clauses.
-	clauseHeaders = []string{"column_separator", "columns", "where", "partitions", "temporary_partitions", "merge_type", "delete"}
+	// clauseHeaders become the statement's clauses
+	// (function_column.sequence_col: ORDER BY, as Doris's docs map it).
+	clauseHeaders = []string{"column_separator", "columns", "where", "partitions", "temporary_partitions", "merge_type", "delete", "function_column.sequence_col"}
 	// recordHeaders say how the file splits into records (caseRecords).
 	recordHeaders = []string{"line_delimiter", "read_json_by_line"}
 	// sessionHeaders tune how the stream load runs, not what it loads:
@@ -676,6 +677,9 @@ func loadStatement(c *loadCase, job, table, broker, topic string, records int) (
 	}
 	if v, ok := p["delete"]; ok {
 		clauses = append(clauses, "DELETE ON "+v)
+	}
+	if v, ok := p["function_column.sequence_col"]; ok {
+		clauses = append(clauses, "ORDER BY "+v)
 	}
 	var props []string
 	keys := make([]string, 0, len(p))

@@ -15,6 +15,7 @@ func TestLoadStatement(t *testing.T) {
 		"format": "json", "jsonpaths": `["$.id", "$.city"]`, "columns": "id, city, code = id * 10",
 		"column_separator": `\x01`, "where": "id > 1", "time_zone": "+8:00", "read_json_by_line": "true",
 		"memtable_on_sink_node": "true", "merge_type": "merge", "delete": "del=1", "partitions": "p1, p2",
+		"function_column.sequence_col": "seq",
 	}}
 	got, err := loadStatement(c, "j", "t_c1", "127.0.0.1:9", "corpus_1", 3)
 	if err != nil {
@@ -25,7 +26,8 @@ COLUMNS TERMINATED BY "\x01",
 COLUMNS(id, city, code = id * 10),
 WHERE id > 1,
 PARTITION(p1, p2),
-DELETE ON del=1
+DELETE ON del=1,
+ORDER BY seq
 PROPERTIES ("format" = "json", "jsonpaths" = '["$.id", "$.city"]', "timezone" = "+8:00")
 FROM KAFKA ("kafka_broker_list" = "127.0.0.1:9", "kafka_topic" = "corpus_1", "property.kafka_default_offsets" = "OFFSET_BEGINNING")`
 	if got != want {
