@@ -55,8 +55,9 @@ type Format struct {
 	// Location is the zone of conversions that need one; nil is UTC.
 	Location *time.Location
 	// Enclose, csv only, encloses a field holding separators; 0 means '"'
-	// unless NoEnclose, when quotes are literal (Doris's default; kind
-	// hive_text's too).
+	// (RFC 4180: csv.go) unless NoEnclose, when quotes are literal (Doris's
+	// default; kind hive_text's too). Given, fields split and unescape as
+	// Doris's reader does (enclose.go).
 	Enclose   byte
 	NoEnclose bool
 	// Escape, csv only, makes the next character literal; it is removed
