@@ -160,7 +160,9 @@
 //	                                       not in ALTER
 //	"num_as_string"                        num_as_string (json); not in ALTER
 //	"enclose", "escape"                    enclose, escape: one character each; without
-//	                                       enclose, quotes are literal (as Doris)
+//	                                       enclose, quotes are literal (as Doris); with
+//	                                       it, fields split and unescape as Doris's
+//	                                       reader does (table/enclose.go)
 //	"fill_missing_columns"                 "true" (as if left out): a missing JSON key
 //	                                       loads the column's DEFAULT (NULL without
 //	                                       one); "false": the same, plus Doris's check

@@ -8,6 +8,8 @@ import (
 )
 
 // parseCSV splits p.raw into fields and parses each into its column.
+// A job with an enclose character given reads as Doris does (enclose.go);
+// what follows is loadnode's default, '"' enclosing as in RFC 4180.
 //
 // A record is one line (Split makes a record's lines its rows): a
 // trailing "\n" or "\r\n" is dropped. A field that
@@ -22,6 +24,9 @@ func (p *Parser) parseCSV() error {
 		if n > 1 && rec[n-2] == '\r' {
 			rec = rec[:n-2]
 		}
+	}
+	if p.dorisEnclose {
+		return p.parseEnclosed(rec)
 	}
 	ncols := len(p.types)
 	col, pos := 0, 0
@@ -219,6 +224,9 @@ func (p *Parser) splitLines(raw []byte, dst []Element) []Element {
 // raw[i], or len(raw). With an enclose character, a line break inside an
 // enclosed field (one that starts with it) does not end the line.
 func (p *Parser) lineEnd(raw []byte, i int) int {
+	if p.dorisEnclose {
+		return p.encloseLineEnd(raw, i)
+	}
 	if p.enclose == 0 {
 		if j := bytes.IndexByte(raw[i:], '\n'); j >= 0 {
 			return i + j

@@ -23,8 +23,11 @@ func TestCSVLines(t *testing.T) {
 		{"skip_lines past the end", Format{SkipLines: 5}, "1,a\n2,b", nil},
 		{"csv_with_names skips 1, whatever skip_lines", Format{Kind: "csv_with_names", SkipLines: 3}, "id,name\n1,a\n2,b", []string{"1|a", "2|b"}},
 		{"csv_with_names_and_types skips 2", Format{Kind: "CSV_WITH_NAMES_AND_TYPES", SkipLines: 3}, "id,name\nint,varchar\n1,a\n2,b", []string{"1|a", "2|b"}},
-		{"an enclosed line break is no row's end", Format{Enclose: '"'}, "1,\"a\nb\"\n2,c", []string{"1|a\nb", "2|c"}},
-		{"an escaped enclose stays open", Format{Enclose: '"', Escape: '\\'}, "1,\"a\\\"\nb\"\n2,c", []string{"1|a\"\nb", "2|c"}},
+		{"an enclosed line break is no row's end", Format{Enclose: '"', TrimDoubleQuotes: true}, "1,\"a\nb\"\n2,c", []string{"1|a\nb", "2|c"}},
+		{"an escaped enclose stays open", Format{Enclose: '"', Escape: '\\', TrimDoubleQuotes: true}, "1,\"a\\\"\nb\"\n2,c", []string{"1|a\"\nb", "2|c"}},
+		// Doris: enclose '"' given, trim_double_quotes false: the quotes stay.
+		{"an enclosed line break, quotes kept", Format{Enclose: '"'}, "1,\"a\nb\"\n2,c", []string{"1|\"a\nb\"", "2|c"}},
+		{"the default '\"' encloses as RFC 4180", Format{}, "1,\"a\nb\"\n2,c", []string{"1|a\nb", "2|c"}},
 		{"quotes are literal without enclose", Format{NoEnclose: true}, "1,\"a\n2,b\"", []string{"1|\"a", "2|b\""}},
 	}
 	for _, tt := range tests {

@@ -55,8 +55,9 @@ type Format struct {
 	// Location is the zone of conversions that need one; nil is UTC.
 	Location *time.Location
 	// Enclose, csv only, encloses a field holding separators; 0 means '"'
-	// unless NoEnclose, when quotes are literal (Doris's default; kind
-	// hive_text's too).
+	// (RFC 4180: csv.go) unless NoEnclose, when quotes are literal (Doris's
+	// default; kind hive_text's too). Given, fields split and unescape as
+	// Doris's reader does (enclose.go).
 	Enclose   byte
 	NoEnclose bool
 	// Escape, csv only, makes the next character literal; it is removed
@@ -145,6 +146,11 @@ type Parser struct {
 	sepByte byte // sep[0] when len(sep) == 1
 	enclose byte // 0: none
 	escape  byte // 0: none
+	// dorisEnclose: the enclose character was given (Format.Enclose), so
+	// fields split and unescape as Doris's reader does (enclose.go);
+	// otherwise a default '"' encloses as RFC 4180 does (csv.go).
+	// trimEnclose: such a field enclosed at both ends loses them.
+	dorisEnclose, trimEnclose bool
 	// trimQuotes: trim_double_quotes; skipLines: the lines skipped at the
 	// start of each record (Split).
 	trimQuotes bool
@@ -391,6 +397,8 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 			p.enclose = 0
 		case f.Enclose != 0:
 			p.enclose = f.Enclose
+			p.dorisEnclose = true
+			p.trimEnclose = f.TrimDoubleQuotes || f.Enclose != '"'
 		}
 		if p.enclose != 0 && bytes.IndexByte(sep, p.enclose) >= 0 || p.escape != 0 && bytes.IndexByte(sep, p.escape) >= 0 {
 			return nil, fieldErr("enclose", "the enclose and escape characters may not be part of the column separator")

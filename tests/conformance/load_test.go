@@ -477,10 +477,21 @@ var createTableRE = regexp.MustCompile("(?is)^\\s*CREATE\\s+TABLE\\s+(?:IF\\s+NO
 // laterLoads are the property changes of a case's later loads, by data
 // file (data.N.<ext>), as its note gives them: a case whose suite loads
 // several files into one table with other properties for some. A file
-// not listed loads with the properties of the file before it.
+// not listed loads with the properties of the file before it; an empty
+// value removes the property.
 var laterLoads = map[string]map[int]map[string]string{
 	// "data.2.csv with column_separator '114455' and trim_double_quotes 'true'"
 	"test_csv_split_line__sql__2": {2: {"column_separator": "114455"}},
+	// "data.5 ... with max_filter_ratio 0.5 added ...; data.6 with the
+	// properties above; data.7 with column_separator '@@' and
+	// line_delimiter '$$$' (other properties as above); data.8 with
+	// trim_double_quotes 'false'"
+	"test_csv_with_enclose_and_escape__select": {
+		5: {"max_filter_ratio": "0.5"},
+		6: {"max_filter_ratio": ""},
+		7: {"column_separator": "@@", "line_delimiter": "$$$"},
+		8: {"column_separator": ",", "line_delimiter": "", "trim_double_quotes": "false"},
+	},
 }
 
 // caseLoad is one load of a case: its properties and its records.
@@ -511,6 +522,7 @@ func caseLoads(c *loadCase) ([]caseLoad, error) {
 		if ch, ok := laterLoads[c.name][dataIndex(f)]; ok {
 			props = maps.Clone(props)
 			maps.Copy(props, ch)
+			maps.DeleteFunc(props, func(_, v string) bool { return v == "" })
 			changed = true
 		}
 		recs, err := fileRecords(c, f, normalProps(props))
@@ -560,6 +572,8 @@ func fileRecords(c *loadCase, f string, props map[string]string) ([]string, erro
 	s := string(b)
 	var recs []string
 	switch {
+	case delim != "" && props["enclose"] != "":
+		recs = splitEnclosed(s, delim, props)
 	case delim != "":
 		recs = strings.Split(strings.TrimSuffix(strings.TrimSuffix(s, "\n"), delim), delim)
 	case wholeFile:
@@ -572,6 +586,61 @@ func fileRecords(c *loadCase, f string, props map[string]string) ([]string, erro
 		}
 	}
 	return recs, nil
+}
+
+// splitEnclosed splits s at line delimiter delim outside enclosed
+// fields, as Doris's reader finds a stream load's lines (a field that
+// starts with the enclose character runs to the enclose character that
+// is neither escaped nor doubled).
+func splitEnclosed(s, delim string, props map[string]string) []string {
+	enc, sep := props["enclose"][0], unescapeDelim(props["column_separator"])
+	if sep == "" {
+		sep = "\t"
+	}
+	var esc byte
+	if e := props["escape"]; e != "" {
+		esc = e[0]
+	}
+	var recs []string
+	start, fieldStart := 0, true
+	for i := 0; i < len(s); {
+		if fieldStart && s[i] == enc {
+			escaped, closing := false, false
+			for i++; i < len(s); i++ {
+				c := s[i]
+				if esc != 0 && c == esc {
+					escaped = !escaped
+				} else if escaped {
+					escaped = false
+				} else if closing {
+					if c != enc {
+						break
+					}
+					closing = false
+				} else if c == enc {
+					closing = true
+				}
+			}
+			fieldStart = false
+			continue
+		}
+		fieldStart = false
+		switch {
+		case strings.HasPrefix(s[i:], delim):
+			recs = append(recs, s[start:i])
+			i += len(delim)
+			start, fieldStart = i, true
+		case strings.HasPrefix(s[i:], sep):
+			i += len(sep)
+			fieldStart = true
+		default:
+			i++
+		}
+	}
+	if start < len(s) {
+		recs = append(recs, s[start:])
+	}
+	return recs
 }
 
 // dataIndex orders data.<ext> first, then data.N.<ext> by N.
