@@ -92,7 +92,7 @@ var apiRoutes = []apiRoute{
 	{method: "GET", path: "/v1/tables", summary: "List the tables of the catalog.", status: http.StatusOK, result: "TableList", handle: (*httpAPI).listTables},
 	{method: "GET", path: "/v1/tables/{name}", summary: "Describe a table: schema, database, jobs, row count.", status: http.StatusOK, result: "TableInfo", handle: (*httpAPI).describeTable},
 	{method: "GET", path: "/v1/tables/{name}/rows", summary: "A page of a table's rows in storage order; next is the cursor of the following page.",
-		query: []apiParam{{"limit", "integer", "rows per page (default 100, at most api.MaxScanPage)"}, {"cursor", "string", "next of the previous page"}},
+		query:  []apiParam{{"limit", "integer", "rows per page (default 100, at most api.MaxScanPage)"}, {"cursor", "string", "next of the previous page"}},
 		status: http.StatusOK, result: "Rows", handle: (*httpAPI).tableRows},
 	{method: "DELETE", path: "/v1/tables/{name}", summary: "Drop a table and its rows (refused while a job loads into it).",
 		query: []apiParam{{"if_exists", "boolean", "an unknown table is not an error"}}, status: http.StatusOK, result: "Dropped", handle: (*httpAPI).dropTable},
