@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -170,6 +171,10 @@ func (a *admin) authenticate(next http.Handler) http.Handler {
 			if err := remoteauth.CheckHeader(r.Header.Get("Authorization"), a.token); err != nil {
 				a.logger.Warn("admin: refused a request", "peer", r.RemoteAddr, "path", r.URL.Path, "reason", status.Convert(err).Message())
 				w.Header().Set("WWW-Authenticate", `Bearer realm="loadnode"`)
+				if strings.HasPrefix(r.URL.Path, "/v1/") {
+					writeAPIError(w, &apiError{code: api.ErrorCode_UNAUTHENTICATED, msg: status.Convert(err).Message() + ` (send "Authorization: Bearer TOKEN")`})
+					return
+				}
 				http.Error(w, "loadnode: "+status.Convert(err).Message()+` (send "Authorization: Bearer TOKEN")`, http.StatusUnauthorized)
 				return
 			}
