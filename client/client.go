@@ -55,6 +55,9 @@ type Client struct {
 	transport credentials.TransportCredentials
 	peers     remoteauth.PeerSet
 
+	// local: the system is the caller's (Local); Close leaves it running.
+	local bool
+
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close
 	// closing mutes protoactor's logs once Close has begun: the connections
@@ -267,7 +270,7 @@ func (c *Client) Close() error {
 		if c.remote != nil {
 			c.shutdownRemote()
 		}
-		if c.system != nil {
+		if c.system != nil && !c.local {
 			c.system.Shutdown()
 		}
 	})

@@ -62,3 +62,12 @@ func TestListenHost(t *testing.T) {
 		}
 	}
 }
+
+func TestTokenOption(t *testing.T) {
+	if err := buildOptions([]Option{WithToken("has space")}).validate(); err == nil || strings.Contains(err.Error(), "has space") {
+		t.Fatalf("got %v", err)
+	}
+	if err := buildOptions([]Option{WithToken("fine-token"), WithTLS(nil)}).validate(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -21,6 +22,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/internal/remoteauth"
 )
 
@@ -114,8 +116,7 @@ func (a *admin) start(addr string, system *actor.ActorSystem, manager *actor.PID
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", a.readyz)
-	mux.HandleFunc("GET /v1/jobs", a.jobs)
-	mux.HandleFunc("GET /v1/jobs/{name}", a.job)
+	(&httpAPI{a: a, c: client.Local(system, manager, client.WithTimeout(apiTimeout))}).routes(mux) // /v1 (httpapi.go)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn)}))
 	// Go profiles, behind the same token as everything but /healthz:
 	// /debug/pprof/profile?seconds=N, heap, goroutine, ...
@@ -170,6 +171,10 @@ func (a *admin) authenticate(next http.Handler) http.Handler {
 			if err := remoteauth.CheckHeader(r.Header.Get("Authorization"), a.token); err != nil {
 				a.logger.Warn("admin: refused a request", "peer", r.RemoteAddr, "path", r.URL.Path, "reason", status.Convert(err).Message())
 				w.Header().Set("WWW-Authenticate", `Bearer realm="loadnode"`)
+				if strings.HasPrefix(r.URL.Path, "/v1/") {
+					writeAPIError(w, &apiError{code: api.ErrorCode_UNAUTHENTICATED, msg: status.Convert(err).Message() + ` (send "Authorization: Bearer TOKEN")`})
+					return
+				}
 				http.Error(w, "loadnode: "+status.Convert(err).Message()+` (send "Authorization: Bearer TOKEN")`, http.StatusUnauthorized)
 				return
 			}
@@ -204,55 +209,10 @@ func (a *admin) readyz(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintln(w, "ready")
 }
 
-func writeJSON(w http.ResponseWriter, m proto.Message) {
-	b, err := protojson.MarshalOptions{EmitUnpopulated: false}.Marshal(m)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(b)
-}
-
-func httpStatus(e *api.Error) int {
-	switch e.GetCode() {
-	case api.ErrorCode_NOT_FOUND:
-		return http.StatusNotFound
-	case api.ErrorCode_INVALID_ARGUMENT:
-		return http.StatusBadRequest
-	case api.ErrorCode_UNAVAILABLE:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
-}
-
-func (a *admin) jobs(w http.ResponseWriter, r *http.Request) {
-	req, err := listRequest(r)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	res, err := a.ask(r.Context(), req)
-	if err != nil {
-		http.Error(w, "no answer from the manager: "+err.Error(), http.StatusServiceUnavailable)
-		return
-	}
-	resp, ok := res.(*api.ListJobsResponse)
-	if !ok {
-		http.Error(w, fmt.Sprintf("unexpected answer %T", res), http.StatusInternalServerError)
-		return
-	}
-	if e := resp.GetError(); e != nil {
-		http.Error(w, e.GetCode().String()+": "+e.GetField()+": "+e.GetMessage(), httpStatus(e))
-		return
-	}
-	writeListJSON(w, resp)
-}
-
-// writeListJSON writes a listing as writeJSON does, except that "jobs",
-// "total" and "matched" are always there: a filter that matches nothing is
+// listJSON is a listing as protojson, except that "jobs", "total" and
+// "matched" are always there: a filter that matches nothing is
 // `"jobs": []`, not a missing key a script (jq '.jobs[]') trips on.
-func writeListJSON(w http.ResponseWriter, resp *api.ListJobsResponse) {
+func listJSON(resp *api.ListJobsResponse) ([]byte, error) {
 	b, err := protojson.Marshal(resp)
 	if err == nil && (len(resp.GetJobs()) == 0 || resp.GetTotal() == 0 || resp.GetMatched() == 0) {
 		var m map[string]json.RawMessage
@@ -265,30 +225,7 @@ func writeListJSON(w http.ResponseWriter, resp *api.ListJobsResponse) {
 			b, err = json.Marshal(m)
 		}
 	}
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(b)
-}
-
-func (a *admin) job(w http.ResponseWriter, r *http.Request) {
-	res, err := a.ask(r.Context(), &api.ShowJobRequest{Name: r.PathValue("name")})
-	if err != nil {
-		http.Error(w, "no answer: "+err.Error(), http.StatusServiceUnavailable)
-		return
-	}
-	resp, ok := res.(*api.JobResponse)
-	if !ok {
-		http.Error(w, fmt.Sprintf("unexpected answer %T", res), http.StatusInternalServerError)
-		return
-	}
-	if e := resp.GetError(); e != nil {
-		http.Error(w, e.GetCode().String()+": "+e.GetMessage(), httpStatus(e))
-		return
-	}
-	writeJSON(w, resp.GetJob())
+	return b, err
 }
 
 // jobsCollector turns every job's `job show` into metrics at scrape time.

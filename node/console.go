@@ -362,7 +362,7 @@ func (c *console) jobs(w http.ResponseWriter, r *http.Request, _ *session) {
 		return
 	}
 	if e := list.GetError(); e != nil {
-		c.refuse(w, r, httpStatus(e), "list jobs: "+e.GetField()+": "+e.GetMessage())
+		c.refuse(w, r, httpStatusOf(e.GetCode()), "list jobs: "+e.GetField()+": "+e.GetMessage())
 		return
 	}
 	out := make([]consoleJob, 0, len(list.GetJobs()))
@@ -439,7 +439,7 @@ func (c *console) askJob(w http.ResponseWriter, r *http.Request, req protoMessag
 		return nil, false
 	}
 	if e := resp.GetError(); e != nil {
-		code := httpStatus(e)
+		code := httpStatusOf(e.GetCode())
 		if e.GetCode() == api.ErrorCode_FAILED_PRECONDITION {
 			code = http.StatusConflict
 		}
