@@ -32,6 +32,10 @@ func TestMapping(t *testing.T) {
 		{"temporary and expression", Format{Columns: []string{"id", "tmp", "x2 = tmp * 100", "score = length(tmp)"}}, "1,abc", "1|anon|3|NULL|NULL"},
 		{"arithmetic", Format{Columns: []string{"id", "s", "score = s + 1", "x2 = s * 2"}}, "1,41", "1|anon|42|82|NULL"},
 		{"only expressions: every column by name", Format{Kind: "json", Columns: []string{"score = score + 1"}}, `{"id": 1, "name": "alice", "score": 10}`, "1|alice|11|NULL|NULL"},
+		{"a name no column has: computes nothing, as Doris", Format{Kind: "json", Columns: []string{"nope = nope * 10"}}, `{"id": 1, "score": 10}`, "1|anon|10|NULL|NULL"},
+		{"a name no column has: a temporary later expressions read", Format{Columns: []string{"id", "t", "tmp = t * 2", "score = tmp + 1"}}, "1,5", "1|anon|11|NULL|NULL"},
+		{"a computed column read by a later expression takes its computed value", Format{Columns: []string{"id", "score", "score = score * 10", "x2 = score + 1"}}, "1,5", "1|anon|50|51|NULL"},
+		{"an expression reads the field of the column it computes", Format{Kind: "json", Columns: []string{"score = score * 10", "x2 = score"}}, `{"id": 1, "score": 3}`, "1|anon|30|30|NULL"},
 		{"expression over a column loaded as is", Format{Kind: "json", Columns: []string{"x2 = score * 2"}}, `{"id": 1, "score": 10}`, "1|anon|10|20|NULL"},
 		{"case and ifnull", Format{Columns: []string{"id", "t", "name = CASE WHEN t > 5 THEN 'big' ELSE ifnull(NULL, 'small') END"}}, "1,7", "1|big|NULL|NULL|NULL"},
 		{"if, concat_ws, upper", Format{Columns: []string{"id", "a", "b", "name = if(a = 'x', concat_ws('-', upper(a), b, NULL), 'no')"}}, "1,x,y", "1|X-y|NULL|NULL|NULL"},
@@ -86,7 +90,9 @@ func TestMappingErrors(t *testing.T) {
 		msg   string
 	}{
 		{Format{Columns: []string{"id", "id"}}, "columns_mapping[1]", "named twice"},
-		{Format{Columns: []string{"id", "nope = id"}}, "columns_mapping[1]", "computes no column"},
+		{Format{Columns: []string{"id", "tmp = idx + 1", "name = tmp"}}, "columns_mapping[1]", `unknown field "idx"`},
+		{Format{Columns: []string{"id", "name = tmp", "tmp = id + 1"}}, "columns_mapping[1]", `unknown field "tmp"`},
+		{Format{Columns: []string{"id", "tmp = frobnicate(id)"}}, "columns_mapping[1]", "unknown function FROBNICATE"},
 		{Format{Columns: []string{"id", "name = idx + 1"}}, "columns_mapping[1]", `unknown field "idx"`},
 		{Format{Columns: []string{"id", "name = frobnicate(id)"}}, "columns_mapping[1]", "unknown function FROBNICATE"},
 		{Format{Columns: []string{"id", "name = concat(id"}}, "columns_mapping[1]", "expected"},
