@@ -142,8 +142,12 @@
 //	                                       avro or protobuf (Doris reads none of the last
 //	                                       two; they need the schema registry properties
 //	                                       below)
-//	"jsonpaths"                            jsonpaths: a JSON array of paths, one per
-//	                                       COLUMNS field; "$." is the whole document
+//	"jsonpaths"                            jsonpaths: a JSON array of paths, the i-th
+//	                                       for the i-th COLUMNS field (the table's
+//	                                       columns when COLUMNS names none); as Doris, a
+//	                                       field past the last path is missing (its
+//	                                       DEFAULT), a path past the last field unused;
+//	                                       "$." is the whole document
 //	"json_root"                            json_root
 //	"strip_outer_array"                    strip_outer_array (json): a record is a JSON
 //	                                       array (with json_root, an object whose
