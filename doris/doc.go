@@ -223,10 +223,16 @@
 // mapping against them (an unknown field or function is refused by the
 // mapping item's name, columns_mapping[i]).
 //
-// Job properties accepted only with the value that describes what loadnode
-// does anyway (any other value is refused, naming the property):
-//
-//	"fuzzy_parse" = "false"
+// "fuzzy_parse" ("true" or "false"; Doris's hint that every object of a
+// JSON array has the keys of the first, in the same order) is accepted and
+// changes nothing: loadnode reads every object by its keys, as Doris's
+// default JSON reader (simdjson) does whatever the hint. Doris's older
+// reader (BE enable_simdjson_reader = false) reads the later objects of an
+// array at the positions of the first object's keys instead, so objects
+// whose keys are in another order load differently there. With
+// "unique_key_update_mode" = "UPDATE_FLEXIBLE_COLUMNS" in the same
+// statement it is refused, as in Doris ("Flexible partial update does not
+// support fuzzy_parse"). It is not kept with the job.
 //
 // "load_to_single_tablet" (where Doris writes a batch: no difference to
 // the rows) is accepted as "false", and as "true" into a table DISTRIBUTED
@@ -272,7 +278,7 @@
 // PROPERTIES may change desired_concurrent_number, max_batch_interval,
 // max_batch_rows, max_batch_size, max_error_number, strict_mode,
 // max_filter_ratio, timezone, json_root, empty_field_as_null, enclose,
-// escape and jsonpaths (and carry the accepted no-op properties above);
+// escape and jsonpaths (and carry fuzzy_parse, which changes nothing);
 // "format", partial_columns, partial_update_new_key_behavior and
 // fill_missing_columns cannot be altered. The load properties COLUMNS TERMINATED BY, COLUMNS (...), WHERE,
 // DELETE ON and ORDER BY (Doris's load_property clauses) replace the job's,
