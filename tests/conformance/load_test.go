@@ -481,6 +481,13 @@ var createTableRE = regexp.MustCompile("(?is)^\\s*CREATE\\s+TABLE\\s+(?:IF\\s+NO
 var laterLoads = map[string]map[int]map[string]string{
 	// "data.2.csv with column_separator '114455' and trim_double_quotes 'true'"
 	"test_csv_split_line__sql__2": {2: {"column_separator": "114455"}},
+	// "then data.2.json, data.3.json, data.4.json each with jsonpaths
+	// '["$.id",  "$.city", "$.code"]' ...; load 3 sets max_filter_ratio 1"
+	"test_json_load__select14": {
+		2: {"jsonpaths": `["$.id",  "$.city", "$.code"]`},
+		3: {"jsonpaths": `["$.id",  "$.city", "$.code"]`, "max_filter_ratio": "1"},
+		4: {"jsonpaths": `["$.id",  "$.city", "$.code"]`, "max_filter_ratio": "0"},
+	},
 }
 
 // caseLoad is one load of a case: its properties and its records.
