@@ -150,9 +150,9 @@ func compileMapping(s *Schema, items []string, where, deleteOn string, loc *time
 		m.slots = append(m.slots, sl)
 	}
 	nslots, nderived := len(m.slots), len(exprs)
-	// resolve finds a name for the expression of exprs[upto] (all of
-	// exprs for the filters): an earlier derived value, a field, or
-	// source metadata.
+	// resolve finds a name for the expression of exprs[upto] (upto 0 for
+	// the filters, which read no derived value): an earlier derived value,
+	// a field, or source metadata.
 	resolve := func(name string, upto int) (int, error) {
 		name = strings.Trim(name, "`")
 		for k := upto - 1; k >= 0; k-- {
@@ -191,7 +191,12 @@ func compileMapping(s *Schema, items []string, where, deleteOn string, loc *time
 		m.derived[k] = derived{name: d.name, col: d.col}
 		if d.col < 0 && !read[k] {
 			// Parsed for its syntax and functions only.
-			_, err := parseExpr(d.src, func(name string) (int, error) { return resolve(name, k) })
+			_, err := parseExpr(d.src, func(name string) (int, error) {
+				if _, ok, err := parseMetaName(strings.Trim(name, "`")); ok || err != nil {
+					return 0, err // not kept: no metadata to fetch for it
+				}
+				return resolve(name, k)
+			})
 			var uf *unknownFieldError
 			if err != nil && !errors.As(err, &uf) {
 				return nil, fieldErr(fmt.Sprintf("columns_mapping[%d]", d.at), "%s", err)
@@ -214,7 +219,7 @@ func compileMapping(s *Schema, items []string, where, deleteOn string, loc *time
 			m.out[d.col].expr = n
 		}
 	}
-	// An error is reported at the expression that reads it, in order.
+	// The first error in the order written is reported.
 	for k, d := range exprs {
 		if errs[k] != nil {
 			return nil, fieldErr(fmt.Sprintf("columns_mapping[%d]", d.at), "%s", errs[k])

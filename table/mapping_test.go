@@ -110,6 +110,19 @@ func TestMappingErrors(t *testing.T) {
 	}
 }
 
+// TestMappingUnreadTemporary: a temporary nothing reads is dropped as
+// Doris drops it: not evaluated, and the metadata it names is not fetched.
+func TestMappingUnreadTemporary(t *testing.T) {
+	s := typedSchema(t, "id int", "name string")
+	m, err := compileMapping(s, []string{"id", "tmp = concat(__key, nope)", "name = 'x'"}, "", "", time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.metas) != 0 || m.derived[0].expr != nil {
+		t.Errorf("metas %v, derived %+v: want the temporary dropped", m.metas, m.derived[0])
+	}
+}
+
 // TestMappingCase04 is the mapping of conformance case 04: 19 of 37
 // columns named, the rest from their DEFAULTs.
 func TestMappingCase04(t *testing.T) {
