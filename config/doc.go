@@ -29,7 +29,10 @@
 //	format                     csv | json (case-insensitive). Default csv (as in Doris).
 //	column_separator           csv only. Default ",". Any non-empty string without a newline,
 //	                           carriage return or double quote; use YAML escapes for "\t" or "\x01".
-//	jsonpaths                  json only. One path per column, each starting with "$" ("$.a.b").
+//	jsonpaths                  json only. One path per column, each starting with "$" ("$.a.b");
+//	                           with columns_mapping, the i-th path for the i-th field (as Doris:
+//	                           a field past the last path is missing, a path past the last
+//	                           field unused).
 //	                           A YAML list, or a string holding a JSON array as in Doris
 //	                           ('["$.a","$.b"]'). Default: "$.<column name>" for every column
 //	                           (Doris matches JSON keys by column name).

@@ -146,8 +146,12 @@
 //	                                       avro or protobuf (Doris reads none of the last
 //	                                       two; they need the schema registry properties
 //	                                       below)
-//	"jsonpaths"                            jsonpaths: a JSON array of paths, one per
-//	                                       COLUMNS field; "$." is the whole document
+//	"jsonpaths"                            jsonpaths: a JSON array of paths, the i-th
+//	                                       for the i-th COLUMNS field (the table's
+//	                                       columns when COLUMNS names none); as Doris, a
+//	                                       field past the last path is missing (its
+//	                                       DEFAULT), a path past the last field unused;
+//	                                       "$." is the whole document
 //	"json_root"                            json_root
 //	"strip_outer_array"                    strip_outer_array (json): a record is a JSON
 //	                                       array (with json_root, an object whose
@@ -225,10 +229,16 @@
 // mapping against them (an unknown field or function is refused by the
 // mapping item's name, columns_mapping[i]).
 //
-// Job properties accepted only with the value that describes what loadnode
-// does anyway (any other value is refused, naming the property):
-//
-//	"fuzzy_parse" = "false"
+// "fuzzy_parse" ("true" or "false"; Doris's hint that every object of a
+// JSON array has the keys of the first, in the same order) is accepted and
+// changes nothing: loadnode reads every object by its keys, as Doris's
+// default JSON reader (simdjson) does whatever the hint. Doris's older
+// reader (BE enable_simdjson_reader = false) reads the later objects of an
+// array at the positions of the first object's keys instead, so objects
+// whose keys are in another order load differently there. With
+// "unique_key_update_mode" = "UPDATE_FLEXIBLE_COLUMNS" in the same
+// statement it is refused, as in Doris ("Flexible partial update does not
+// support fuzzy_parse"). It is not kept with the job.
 //
 // "load_to_single_tablet" (where Doris writes a batch: no difference to
 // the rows) is accepted as "false", and as "true" into a table DISTRIBUTED
@@ -274,7 +284,7 @@
 // PROPERTIES may change desired_concurrent_number, max_batch_interval,
 // max_batch_rows, max_batch_size, max_error_number, strict_mode,
 // max_filter_ratio, timezone, json_root, empty_field_as_null, enclose,
-// escape and jsonpaths (and carry the accepted no-op properties above);
+// escape and jsonpaths (and carry fuzzy_parse, which changes nothing);
 // "format", partial_columns, partial_update_new_key_behavior and
 // fill_missing_columns cannot be altered. The load properties COLUMNS TERMINATED BY, COLUMNS (...), WHERE,
 // DELETE ON and ORDER BY (Doris's load_property clauses) replace the job's,

@@ -91,7 +91,7 @@ var changeOrder = []string{
 }
 
 // jobPropertiesHelp lists the job PROPERTIES that map onto the spec.
-const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths, json_root, strip_outer_array, num_as_string, empty_field_as_null, enclose, escape, trim_double_quotes, skip_lines, fill_missing_columns, partial_columns, partial_update_new_key_behavior, unique_key_update_mode, and loadnode's own loadnode.error_topic, loadnode.error_topic_brokers"
+const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths, json_root, strip_outer_array, num_as_string, empty_field_as_null, enclose, escape, trim_double_quotes, skip_lines, fill_missing_columns, partial_columns, partial_update_new_key_behavior, unique_key_update_mode, fuzzy_parse, and loadnode's own loadnode.error_topic, loadnode.error_topic_brokers"
 
 // loadClauses are the load_properties of CREATE ROUTINE LOAD that loadnode
 // refuses, keyed by their first word, with the reason.
@@ -154,6 +154,9 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 			if err := p.jobProperty(jp, pr, false); err != nil {
 				return nil, err
 			}
+		}
+		if err := p.checkFuzzyParse(jp); err != nil {
+			return nil, err
 		}
 		if jp.given["partial_update_new_key_behavior"] && !jp.partial {
 			// Doris refuses the statement: "partial_update_new_key_behavior
@@ -474,6 +477,30 @@ type jobProps struct {
 	// singleTablet: "load_to_single_tablet" = "true" (no spec field: the
 	// caller checks the table's distribution, Statement.LoadToSingleTablet)
 	singleTablet bool
+	// fuzzyTok is the key of "fuzzy_parse" = "true" (no spec field: see
+	// propFuzzyParse), or the zero token.
+	fuzzyTok token
+}
+
+// propFuzzyParse is Doris's fuzzy_parse job property: a hint that every
+// object of a JSON array has the keys of the first, in the same order.
+// Doris's default JSON reader (simdjson, enable_simdjson_reader = true)
+// reads every object by its keys whatever the hint, and so does loadnode:
+// "true" and "false" load the same rows. (Doris's older reader,
+// enable_simdjson_reader = false, reads the later objects of an array at
+// the positions of the first object's keys, so objects whose keys are in
+// another order load differently there; loadnode does not model it.)
+// Doris refuses it with a flexible partial update, and so does loadnode
+// (checkFuzzyParse).
+const propFuzzyParse = "fuzzy_parse"
+
+// checkFuzzyParse refuses "fuzzy_parse" = "true" with
+// UPDATE_FLEXIBLE_COLUMNS given in the same statement, as Doris does.
+func (p *parser) checkFuzzyParse(j *jobProps) *Error {
+	if j.fuzzyTok.text == "" || j.updateMode != table.UpdateFlexible {
+		return nil
+	}
+	return p.errf(j.fuzzyTok, "PROPERTIES "+quote(j.fuzzyTok.text), "flexible partial update does not support fuzzy_parse (\"unique_key_update_mode\" = \"UPDATE_FLEXIBLE_COLUMNS\"), as in Doris")
 }
 
 // propSingleTablet is Doris's load_to_single_tablet job property.
@@ -560,16 +587,6 @@ func (j *jobProps) apply(s *api.JobSpec) {
 	if j.given[fieldErrorBrokers] {
 		s.ErrorTopicBrokers = slices.Clone(j.errBrokers)
 	}
-}
-
-// noopProperties are Doris job properties accepted only with the value that
-// describes what loadnode does anyway; any other value is refused, with the
-// reason.
-var noopProperties = map[string]struct {
-	ok     func(v string) bool
-	reason string
-}{
-	"fuzzy_parse": {isFalse, `only "false"`},
 }
 
 func isTrue(v string) bool  { return strings.EqualFold(strings.TrimSpace(v), "true") }
@@ -791,13 +808,17 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 			return bad("must be true or false")
 		}
 		return nil
-	default:
-		if np, ok := noopProperties[pr.key]; ok {
-			if !np.ok(pr.val) {
-				return p.errf(pr.valTok, clause, "%s not supported by loadnode (%s)", quote(pr.val), np.reason)
-			}
-			return nil
+	case propFuzzyParse:
+		switch {
+		case isTrue(v):
+			j.fuzzyTok = pr.keyTok
+		case isFalse(v):
+			j.fuzzyTok = token{}
+		default:
+			return bad("must be true or false")
 		}
+		return nil
+	default:
 		return p.errf(pr.keyTok, clause, "not supported by loadnode (%s)", jobPropertiesHelp)
 	}
 	j.set(pr.key)
@@ -1095,6 +1116,9 @@ func (p *parser) alterRoutineLoad() (*Statement, *Error) {
 			if err := p.jobProperty(jp, pr, true); err != nil {
 				return nil, err
 			}
+		}
+		if err := p.checkFuzzyParse(jp); err != nil {
+			return nil, err
 		}
 		a.Properties = jp.raw
 		if a.Properties == nil {

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -22,6 +23,19 @@ import (
 // column's field by name, as Doris does. Table columns neither listed nor
 // computed take their DEFAULT (NULL without one). A filter (WHERE) sees
 // the table columns after the mapping, and temporaries by name.
+//
+// The expressions are Doris's derived columns, taken in the order written
+// (Doris's rewriteColumns, then initColumns):
+//   - an expression reads the value of a name computed by an expression
+//     before it, else the field of that name: in (a, b = a + 1, c = b * 2)
+//     c is (a + 1) * 2, and in (id, id = id * 10) id reads the field id;
+//   - "name = expr" for a name no table column has computes no column: a
+//     later expression may read its value, else it is dropped unread, as
+//     Doris drops it (test_json_load select26: COLUMNS(id = id * 10) into a
+//     table without id loads as if it were not there).
+//
+// A field and an expression may share a name (COLUMNS(id, id = id * 10)):
+// the expression reads the field and computes the column.
 
 // slot is one field of a record.
 type slot struct {
@@ -34,14 +48,26 @@ type slot struct {
 // outCol says how a table column is computed.
 type outCol struct {
 	slot int  // the slot loaded as is, or -1
-	expr node // computed, or nil
+	expr node // computed (by derived[...]), or nil
+}
+
+// derived is one "name = expr" of the mapping, in the order written. Its
+// value is kept in the expression environment after the slots (at
+// len(slots) + its index) for the expressions after it.
+type derived struct {
+	name string
+	col  int  // the table column it computes, or -1 (a temporary)
+	expr node // nil: a temporary nothing reads, not evaluated
 }
 
 // mapping is a compiled column mapping and filter.
 type mapping struct {
 	slots []slot
+	// derived are the expressions in the order written; their values
+	// follow the slots' in the expression environment.
+	derived []derived
 	// metas are the source metadata names the expressions read (meta.go);
-	// their values follow the slots' in the expression environment.
+	// their values follow the derived values in the expression environment.
 	metas []metaRef
 	out   []outCol
 	where node
@@ -70,14 +96,14 @@ func compileMapping(s *Schema, items []string, where, deleteOn, seq string, loc 
 	for i := range m.out {
 		m.out[i].slot = -1
 	}
-	type derived struct {
-		col  int
-		src  string
-		item int
+	type item struct {
+		name, src string
+		col       int // the table column, or -1
+		at        int // its index in items
 	}
-	var exprs []derived
+	var exprs []item
 	var plain []string
-	seen := map[string]int{}
+	seenPlain, seenExpr := map[string]int{}, map[string]int{}
 	for i, it := range items {
 		name, src, isExpr := strings.Cut(it, "=")
 		if isExpr && (strings.HasSuffix(name, "<") || strings.HasSuffix(name, ">") || strings.HasSuffix(name, "!")) {
@@ -87,6 +113,10 @@ func compileMapping(s *Schema, items []string, where, deleteOn, seq string, loc 
 		field := fmt.Sprintf("columns_mapping[%d]", i)
 		if err := checkName(name); err != nil {
 			return nil, fieldErr(field, "%s", err)
+		}
+		seen := seenPlain
+		if isExpr {
+			seen = seenExpr
 		}
 		if j, dup := seen[strings.ToLower(name)]; dup {
 			return nil, fieldErr(field, "%q is named twice (also columns_mapping[%d])", name, j)
@@ -98,13 +128,15 @@ func compileMapping(s *Schema, items []string, where, deleteOn, seq string, loc 
 		}
 		col, ok := s.columnFold(name)
 		if !ok {
-			return nil, fieldErr(field, "%q = ... computes no column of table %s", name, s.Name())
+			col = -1
 		}
-		exprs = append(exprs, derived{col, src, i})
+		exprs = append(exprs, item{name, src, col, i})
 	}
 	computed := map[int]bool{}
 	for _, d := range exprs {
-		computed[d.col] = true
+		if d.col >= 0 {
+			computed[d.col] = true
+		}
 	}
 	if len(plain) == 0 {
 		for _, c := range s.cols {
@@ -119,33 +151,81 @@ func compileMapping(s *Schema, items []string, where, deleteOn, seq string, loc 
 		}
 		m.slots = append(m.slots, sl)
 	}
-	resolveSlot := func(name string) (int, error) {
+	nslots, nderived := len(m.slots), len(exprs)
+	// resolve finds a name for the expression of exprs[upto] (upto 0 for
+	// the filters, which read no derived value): an earlier derived value,
+	// a field, or source metadata.
+	resolve := func(name string, upto int) (int, error) {
+		name = strings.Trim(name, "`")
+		for k := upto - 1; k >= 0; k-- {
+			if strings.EqualFold(exprs[k].name, name) {
+				return nslots + k, nil
+			}
+		}
 		for i, sl := range m.slots {
-			if strings.EqualFold(sl.name, strings.Trim(name, "`")) {
+			if strings.EqualFold(sl.name, name) {
 				return i, nil
 			}
 		}
-		r, ok, err := parseMetaName(strings.Trim(name, "`"))
+		r, ok, err := parseMetaName(name)
 		if err != nil {
 			return 0, err
 		}
 		if ok {
 			for k, mr := range m.metas {
 				if mr == r {
-					return len(m.slots) + k, nil
+					return nslots + nderived + k, nil
 				}
 			}
 			m.metas = append(m.metas, r)
-			return len(m.slots) + len(m.metas) - 1, nil
+			return nslots + nderived + len(m.metas) - 1, nil
 		}
-		return 0, fmt.Errorf("unknown field %q (the fields are %s)", name, m.slotNames())
+		return 0, &unknownFieldError{name: name, fields: m.slotNames()}
 	}
-	for _, d := range exprs {
-		n, err := parseExpr(d.src, resolveSlot)
-		if err != nil {
-			return nil, fieldErr(fmt.Sprintf("columns_mapping[%d]", d.item), "%s", err)
+	// A temporary is compiled only if a later expression reads it: Doris
+	// drops an unread one before it looks at it (so an unknown field in it
+	// is no error), and substitutes a read one into its readers.
+	read := make([]bool, len(exprs))
+	m.derived = make([]derived, len(exprs))
+	errs := make([]error, len(exprs))
+	for k := len(exprs) - 1; k >= 0; k-- {
+		d := exprs[k]
+		m.derived[k] = derived{name: d.name, col: d.col}
+		if d.col < 0 && !read[k] {
+			// Parsed for its syntax and functions only.
+			_, err := parseExpr(d.src, func(name string) (int, error) {
+				if _, ok, err := parseMetaName(strings.Trim(name, "`")); ok || err != nil {
+					return 0, err // not kept: no metadata to fetch for it
+				}
+				return resolve(name, k)
+			})
+			var uf *unknownFieldError
+			if err != nil && !errors.As(err, &uf) {
+				return nil, fieldErr(fmt.Sprintf("columns_mapping[%d]", d.at), "%s", err)
+			}
+			continue
 		}
-		m.out[d.col].expr = n
+		n, err := parseExpr(d.src, func(name string) (int, error) {
+			i, err := resolve(name, k)
+			if err == nil && i >= nslots && i < nslots+nderived {
+				read[i-nslots] = true
+			}
+			return i, err
+		})
+		if err != nil {
+			errs[k] = err
+			continue
+		}
+		m.derived[k].expr = n
+		if d.col >= 0 {
+			m.out[d.col].expr = n
+		}
+	}
+	// The first error in the order written is reported.
+	for k, d := range exprs {
+		if errs[k] != nil {
+			return nil, fieldErr(fmt.Sprintf("columns_mapping[%d]", d.at), "%s", errs[k])
+		}
 	}
 	if seq != "" {
 		// Doris maps __DORIS_SEQUENCE_COL__ = seq: a field of the record,
@@ -153,7 +233,7 @@ func compileMapping(s *Schema, items []string, where, deleteOn, seq string, loc 
 		if col, ok := s.columnFold(seq); ok && m.out[col].expr != nil {
 			m.out[len(s.cols)].expr = m.out[col].expr
 		} else {
-			n, err := parseExpr("`"+seq+"`", resolveSlot)
+			n, err := parseExpr("`"+seq+"`", func(name string) (int, error) { return resolve(name, 0) })
 			if err != nil {
 				return nil, fieldErr("sequence_column", "%s", err)
 			}
@@ -165,7 +245,7 @@ func compileMapping(s *Schema, items []string, where, deleteOn, seq string, loc 
 		if col, ok := s.columnFold(strings.Trim(name, "`")); ok {
 			return col, nil
 		}
-		i, err := resolveSlot(name)
+		i, err := resolve(name, 0)
 		return ncols + i, err
 	}
 	if strings.TrimSpace(where) != "" {
@@ -182,8 +262,15 @@ func compileMapping(s *Schema, items []string, where, deleteOn, seq string, loc 
 		}
 		m.deleteOn = n
 	}
-	m.env = evalEnv{vals: make([]ev, len(s.cols)+len(m.slots)+len(m.metas)), loc: loc}
+	m.env = evalEnv{vals: make([]ev, len(s.cols)+len(m.slots)+len(m.derived)+len(m.metas)), loc: loc}
 	return m, nil
+}
+
+// unknownFieldError is an expression's name that is no field.
+type unknownFieldError struct{ name, fields string }
+
+func (e *unknownFieldError) Error() string {
+	return fmt.Sprintf("unknown field %q (the fields are %s)", e.name, e.fields)
 }
 
 func (m *mapping) slotNames() string {
@@ -247,13 +334,31 @@ func (p *Parser) apply(src, out []Value) error {
 		if r.kind == metaKeyHex && p.meta0 != nil && 2*len(p.meta0.Key) > p.maxValue {
 			return &ParseError{Reason: (&LimitError{Func: "__key_hex", Size: 2 * int64(len(p.meta0.Key)), Limit: p.maxValue}).Error()}
 		}
-		m.env.vals[len(s.cols)+len(m.slots)+k] = p.metaEv(r)
+		m.env.vals[len(s.cols)+len(m.slots)+len(m.derived)+k] = p.metaEv(r)
 	}
 	envSlots := evalEnv{vals: m.env.vals[len(s.cols):], loc: m.loc, limit: m.env.limit}
+	// The expressions in the order written: each may read the values
+	// before it (see derived).
+	for k, d := range m.derived {
+		if d.expr == nil {
+			continue
+		}
+		r := d.expr.eval(&envSlots)
+		if envSlots.over != nil {
+			p.setErrName(d.name, "%s = ...: %s", d.name, envSlots.over)
+			return nil
+		}
+		envSlots.vals[len(m.slots)+k] = r
+		if d.col >= 0 {
+			p.setComputed(d.col, r)
+		}
+	}
 	for col, oc := range m.out {
 		v := &out[col]
 		switch {
-		case oc.expr != nil:
+		case oc.expr != nil && col >= len(s.cols):
+			// The hidden sequence (__DORIS_SEQUENCE_COL__ = seq): a
+			// field of the record or a computed column's expression.
 			r := oc.expr.eval(&envSlots)
 			if envSlots.over != nil {
 				name := s.colName(col)
@@ -261,6 +366,8 @@ func (p *Parser) apply(src, out []Value) error {
 				return nil
 			}
 			p.setComputed(col, r)
+		case oc.expr != nil:
+			// computed above
 		case oc.slot >= 0:
 			*v = src[oc.slot]
 		default:

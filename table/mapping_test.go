@@ -32,6 +32,10 @@ func TestMapping(t *testing.T) {
 		{"temporary and expression", Format{Columns: []string{"id", "tmp", "x2 = tmp * 100", "score = length(tmp)"}}, "1,abc", "1|anon|3|NULL|NULL"},
 		{"arithmetic", Format{Columns: []string{"id", "s", "score = s + 1", "x2 = s * 2"}}, "1,41", "1|anon|42|82|NULL"},
 		{"only expressions: every column by name", Format{Kind: "json", Columns: []string{"score = score + 1"}}, `{"id": 1, "name": "alice", "score": 10}`, "1|alice|11|NULL|NULL"},
+		{"a name no column has: computes nothing, as Doris", Format{Kind: "json", Columns: []string{"nope = nope * 10"}}, `{"id": 1, "score": 10}`, "1|anon|10|NULL|NULL"},
+		{"a name no column has: a temporary later expressions read", Format{Columns: []string{"id", "t", "tmp = t * 2", "score = tmp + 1"}}, "1,5", "1|anon|11|NULL|NULL"},
+		{"a computed column read by a later expression takes its computed value", Format{Columns: []string{"id", "score", "score = score * 10", "x2 = score + 1"}}, "1,5", "1|anon|50|51|NULL"},
+		{"an expression reads the field of the column it computes", Format{Kind: "json", Columns: []string{"score = score * 10", "x2 = score"}}, `{"id": 1, "score": 3}`, "1|anon|30|30|NULL"},
 		{"expression over a column loaded as is", Format{Kind: "json", Columns: []string{"x2 = score * 2"}}, `{"id": 1, "score": 10}`, "1|anon|10|20|NULL"},
 		{"case and ifnull", Format{Columns: []string{"id", "t", "name = CASE WHEN t > 5 THEN 'big' ELSE ifnull(NULL, 'small') END"}}, "1,7", "1|big|NULL|NULL|NULL"},
 		{"if, concat_ws, upper", Format{Columns: []string{"id", "a", "b", "name = if(a = 'x', concat_ws('-', upper(a), b, NULL), 'no')"}}, "1,x,y", "1|X-y|NULL|NULL|NULL"},
@@ -51,6 +55,9 @@ func TestMapping(t *testing.T) {
 		{"where on a temporary", Format{Columns: []string{"id", "tmp"}, Where: "tmp LIKE 'a%' and tmp not between 'b' and 'c'"}, "1,abc", "1|anon|NULL|NULL|NULL"},
 		{"too few fields", Format{Columns: []string{"id", "score"}}, "1", "csv: 1 field, the column mapping has 2 fields"},
 		{"jsonpaths with $.", Format{Kind: "json", Columns: []string{"id", "name"}, JSONPaths: []string{`["$.id", "$."]`}}, `{"id": 3, "x": 1}`, `3|{"id": 3, "x": 1}|NULL|NULL|NULL`},
+		{"fewer jsonpaths than fields: the rest are missing, as Doris", Format{Kind: "json", Columns: []string{"id", "name", "score", "x2 = id * 10 + 200"}, JSONPaths: []string{`["$.id", "$.n"]`}}, `{"id": 3, "n": "bo", "score": 4}`, "3|bo|NULL|230|NULL"},
+		{"fewer jsonpaths than fields: a missing field takes its column's DEFAULT", Format{Kind: "json", Columns: []string{"id= id * 10"}, JSONPaths: []string{`["$.id"]`}}, `{"id": 3, "name": "bo"}`, "30|anon|NULL|NULL|NULL"},
+		{"more jsonpaths than fields: the rest are unused, as Doris", Format{Kind: "json", Columns: []string{"id"}, JSONPaths: []string{`["$.id", "$.n"]`}}, `{"id": 3, "n": "bo"}`, "3|anon|NULL|NULL|NULL"},
 		{"json_root", Format{Kind: "json", JSONRoot: "$.data", Columns: []string{"id", "score"}}, `{"data": {"id": 4, "score": 5}, "id": 9}`, "4|anon|5|NULL|NULL"},
 		{"json_root with jsonpaths", Format{Kind: "json", JSONRoot: "$.data", JSONPaths: []string{"$.a[1]"}, Columns: []string{"id"}}, `{"data": {"a": [7, 8]}}`, "8|anon|NULL|NULL|NULL"},
 	}
@@ -86,12 +93,13 @@ func TestMappingErrors(t *testing.T) {
 		msg   string
 	}{
 		{Format{Columns: []string{"id", "id"}}, "columns_mapping[1]", "named twice"},
-		{Format{Columns: []string{"id", "nope = id"}}, "columns_mapping[1]", "computes no column"},
+		{Format{Columns: []string{"id", "tmp = idx + 1", "name = tmp"}}, "columns_mapping[1]", `unknown field "idx"`},
+		{Format{Columns: []string{"id", "name = tmp", "tmp = id + 1"}}, "columns_mapping[1]", `unknown field "tmp"`},
+		{Format{Columns: []string{"id", "tmp = frobnicate(id)"}}, "columns_mapping[1]", "unknown function FROBNICATE"},
 		{Format{Columns: []string{"id", "name = idx + 1"}}, "columns_mapping[1]", `unknown field "idx"`},
 		{Format{Columns: []string{"id", "name = frobnicate(id)"}}, "columns_mapping[1]", "unknown function FROBNICATE"},
 		{Format{Columns: []string{"id", "name = concat(id"}}, "columns_mapping[1]", "expected"},
 		{Format{Columns: []string{"id"}, Where: "nope > 1"}, "where", "unknown field"},
-		{Format{Kind: "json", Columns: []string{"id", "name"}, JSONPaths: []string{"$.a"}}, "jsonpaths", "1 paths for 2 fields"},
 		{Format{JSONRoot: "$.a"}, "json_root", "json format only"},
 	} {
 		_, err := NewParser(s, tt.f)
@@ -99,6 +107,19 @@ func TestMappingErrors(t *testing.T) {
 		if !errors.As(err, &fe) || fe.Field != tt.field || !strings.Contains(fe.Msg, tt.msg) {
 			t.Errorf("%+v: err = %v, want %s: %s", tt.f, err, tt.field, tt.msg)
 		}
+	}
+}
+
+// TestMappingUnreadTemporary: a temporary nothing reads is dropped as
+// Doris drops it: not evaluated, and the metadata it names is not fetched.
+func TestMappingUnreadTemporary(t *testing.T) {
+	s := typedSchema(t, "id int", "name string")
+	m, err := compileMapping(s, []string{"id", "tmp = concat(__key, nope)", "name = 'x'"}, "", "", "", time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.metas) != 0 || m.derived[0].expr != nil {
+		t.Errorf("metas %v, derived %+v: want the temporary dropped", m.metas, m.derived[0])
 	}
 }
 

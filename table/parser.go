@@ -801,7 +801,8 @@ func (n *jnode) lookup(b []byte, hint int) (*jnode, int) {
 func (n *jnode) hasChildren() bool { return len(n.names) > 0 || len(n.elems) > 0 }
 
 // compilePaths builds the path tree: one key per field under the root
-// (json_root, or the record) when paths is empty, else one path per field.
+// (json_root, or the record) when paths is empty, else the i-th path for
+// the i-th field.
 func (p *Parser) compilePaths(paths []string, jsonRoot string) (*jnode, error) {
 	root := &jnode{}
 	base := root
@@ -826,12 +827,19 @@ func (p *Parser) compilePaths(paths []string, jsonRoot string) (*jnode, error) {
 		}
 		paths = list
 	}
-	if len(paths) != len(p.names) {
-		return nil, fieldErr("jsonpaths", "%d paths for %d fields (%s): want one path per field", len(paths), len(p.names), strings.Join(p.names, ", "))
-	}
+	// The i-th path feeds the i-th field, as in Doris: a field past the
+	// last path is missing from every record (its DEFAULT, NULL without
+	// one), a path past the last field is unused.
+	scratch := &jnode{}
 	for i, path := range paths {
 		if path == "$." { // Doris's spelling of the whole document
 			path = "$"
+		}
+		if i >= len(p.names) {
+			if _, err := compilePath(scratch, path); err != nil {
+				return nil, fieldErr(fmt.Sprintf("jsonpaths[%d]", i), "%s: %s", api.Quote(path), err)
+			}
+			continue
 		}
 		n, err := compilePath(base, path)
 		if err != nil {

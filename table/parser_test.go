@@ -50,7 +50,7 @@ func TestNewParserErrors(t *testing.T) {
 		{"newline separator", Format{Kind: "csv", ColumnSeparator: "a\nb"}, "column_separator"},
 		{"bad hex separator", Format{Kind: "csv", ColumnSeparator: `\xZZ`}, "column_separator"},
 		{"short hex separator", Format{Kind: "csv", ColumnSeparator: `\x1`}, "column_separator"},
-		{"too few paths", Format{Kind: "json", JSONPaths: []string{"$.a"}}, "jsonpaths"},
+		{"bad path past the last field", Format{Kind: "json", JSONPaths: []string{"$.a", "$.b", "$.c", "$.d", "$.e", "$.f", "g"}}, "jsonpaths[6]"},
 		{"bad path", Format{Kind: "json", JSONPaths: []string{"$.a", "a", "$.c", "$.d", "$.e", "$.f"}}, "jsonpaths[1]"},
 		{"empty key", Format{Kind: "json", JSONPaths: []string{"$.a", "$..b", "$.c", "$.d", "$.e", "$.f"}}, "jsonpaths[1]"},
 		{"bad index", Format{Kind: "json", JSONPaths: []string{"$.a", "$.b[x]", "$.c", "$.d", "$.e", "$.f"}}, "jsonpaths[1]"},

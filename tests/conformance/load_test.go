@@ -492,6 +492,13 @@ var laterLoads = map[string]map[int]map[string]string{
 		7: {"column_separator": "@@", "line_delimiter": "$$$"},
 		8: {"column_separator": ",", "line_delimiter": "", "trim_double_quotes": "false"},
 	},
+	// "then data.2.json, data.3.json, data.4.json each with jsonpaths
+	// '["$.id",  "$.city", "$.code"]' ...; load 3 sets max_filter_ratio 1"
+	"test_json_load__select14": {
+		2: {"jsonpaths": `["$.id",  "$.city", "$.code"]`},
+		3: {"jsonpaths": `["$.id",  "$.city", "$.code"]`, "max_filter_ratio": "1"},
+		4: {"jsonpaths": `["$.id",  "$.city", "$.code"]`, "max_filter_ratio": "0"},
+	},
 }
 
 // caseLoad is one load of a case: its properties and its records.
