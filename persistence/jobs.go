@@ -3,13 +3,13 @@ package persistence
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/metastore"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -45,14 +45,8 @@ func (s *Store) LastJobID() (id uint64, err error) {
 	return id, nil
 }
 
-// NewJob is one job for CreateJobs: its record, its first journal entry
-// (stored with seq 1; Seq must be 0 or 1) and, if the job creates its
-// table, the table's schema.
-type NewJob struct {
-	Record   *api.JobRecord
-	First    *api.Transition
-	NewTable *api.TableSpec
-}
+// NewJob is one job for CreateJobs (metastore.NewJob).
+type NewJob = metastore.NewJob
 
 // CreateJob writes, in one batch committed with pebble.Sync: the name index,
 // the JobRecord snapshot, the first journal entry (stored with seq 1; first.Seq
@@ -188,29 +182,17 @@ type preparedBytes struct{ rec, first, table []byte }
 // prepareJob checks one NewJob's arguments and marshals its records.
 func prepareJob(j NewJob) (preparedBytes, error) {
 	var p preparedBytes
-	rec, first, newTable := j.Record, j.First, j.NewTable
-	switch {
-	case rec == nil:
-		return p, errors.New("persistence: create job: nil record")
-	case rec.GetId() == 0:
-		return p, errors.New("persistence: create job: id 0")
-	case rec.GetName() == "":
-		return p, fmt.Errorf("persistence: create job %d: empty name", rec.GetId())
-	case first == nil:
-		return p, fmt.Errorf("persistence: create job %q: nil first transition", rec.GetName())
-	case first.GetSeq() > 1:
-		return p, fmt.Errorf("persistence: create job %q: first transition seq %d, want 1", rec.GetName(), first.GetSeq())
+	rec, newTable := j.Record, j.NewTable
+	first, err := j.Check()
+	if err != nil {
+		return p, fmt.Errorf("persistence: %w", err)
 	}
 	if newTable != nil {
+		// The key layout's own rule (keys.go): no NUL byte in a name.
 		if err := validateTableName(newTable.GetName()); err != nil {
 			return p, fmt.Errorf("persistence: create job %q: %w", rec.GetName(), err)
 		}
 	}
-	if first.GetSeq() != 1 {
-		first = proto.CloneOf(first)
-		first.Seq = 1
-	}
-	var err error
 	if p.rec, err = proto.Marshal(rec); err != nil {
 		return p, fmt.Errorf("persistence: create job %q: marshal record: %w", rec.GetName(), err)
 	}

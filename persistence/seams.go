@@ -30,13 +30,7 @@ func (s *Store) Sink() *Sink { return &Sink{s: s} }
 
 func (m *Meta) LastJobID() (uint64, error) { return m.s.LastJobID() }
 
-func (m *Meta) CreateJobs(jobs []metastore.NewJob) []error {
-	nj := make([]NewJob, len(jobs))
-	for i, j := range jobs {
-		nj[i] = NewJob{Record: j.Record, First: j.First, NewTable: j.NewTable}
-	}
-	return m.s.CreateJobs(nj)
-}
+func (m *Meta) CreateJobs(jobs []metastore.NewJob) []error { return m.s.CreateJobs(jobs) }
 
 func (m *Meta) Table(name string) (*api.TableSpec, error) { return m.s.Table(name) }
 
