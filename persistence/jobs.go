@@ -32,12 +32,10 @@ type JobState struct {
 
 // LastJobID returns the largest job id CreateJob has written, 0 if none.
 func (s *Store) LastJobID() (id uint64, err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return 0, gerr
+	if err := s.enter(); err != nil {
+		return 0, err
 	}
-	defer release()
-	defer s.recoverFatal(&err)
+	defer s.exit(&err)
 	id, _, err = s.getUint64([]byte(lastJobIDKey))
 	if err != nil {
 		return 0, fmt.Errorf("persistence: last job id: %w", err)
@@ -72,14 +70,13 @@ func (s *Store) CreateJob(rec *api.JobRecord, first *api.Transition, newTable *a
 // out and gets its error; if the commit fails, every job that was in it gets that error.
 func (s *Store) CreateJobs(jobs []NewJob) (errs []error) {
 	errs = make([]error, len(jobs))
-	release, gerr := s.enter()
-	if gerr != nil {
+	if err := s.enter(); err != nil {
 		for i := range errs {
-			errs[i] = gerr
+			errs[i] = err
 		}
 		return errs
 	}
-	defer release()
+	defer s.leave()
 	type prepared struct {
 		i                            int
 		rec                          *api.JobRecord
@@ -209,11 +206,10 @@ func prepareJob(j NewJob) (preparedBytes, error) {
 
 // Table returns a table's schema, or an error wrapping ErrNotFound.
 func (s *Store) Table(name string) (t *api.TableSpec, err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return nil, gerr
+	if err := s.enter(); err != nil {
+		return nil, err
 	}
-	defer release()
+	defer s.leave()
 	if err := validateTableName(name); err != nil {
 		return nil, err
 	}
@@ -231,12 +227,10 @@ func (s *Store) Table(name string) (t *api.TableSpec, err error) {
 
 // JobRecords returns every job's create snapshot, ascending by id.
 func (s *Store) JobRecords() (recs []*api.JobRecord, err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return nil, gerr
+	if err := s.enter(); err != nil {
+		return nil, err
 	}
-	defer release()
-	defer s.recoverFatal(&err)
+	defer s.exit(&err)
 	lower := []byte(jobPrefix)
 	it, err := s.newIter(lower, prefixEnd(lower))
 	if err != nil {
@@ -276,12 +270,10 @@ func (s *Store) JobRecords() (recs []*api.JobRecord, err error) {
 // LoadJob returns a job's record, newest transition, progress and stats, or
 // an error wrapping ErrNotFound.
 func (s *Store) LoadJob(id uint64) (st *JobState, err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return nil, gerr
+	if err := s.enter(); err != nil {
+		return nil, err
 	}
-	defer release()
-	defer s.recoverFatal(&err)
+	defer s.exit(&err)
 	rec, err := s.record(id)
 	if err != nil {
 		return nil, fmt.Errorf("persistence: load job %d: %w", id, err)
@@ -308,12 +300,10 @@ func (s *Store) LoadJob(id uint64) (st *JobState, err error) {
 // Journal returns a job's transitions, ascending by seq, or an error
 // wrapping ErrNotFound.
 func (s *Store) Journal(id uint64) (ts []*api.Transition, err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return nil, gerr
+	if err := s.enter(); err != nil {
+		return nil, err
 	}
-	defer release()
-	defer s.recoverFatal(&err)
+	defer s.exit(&err)
 	if _, err := s.record(id); err != nil {
 		return nil, fmt.Errorf("persistence: journal of job %d: %w", id, err)
 	}
@@ -339,11 +329,10 @@ func (s *Store) Journal(id uint64) (ts []*api.Transition, err error) {
 // AppendTransition journals t for job id with pebble.Sync. t.Seq must be the
 // stored last seq + 1; otherwise nothing is written and an error is returned.
 func (s *Store) AppendTransition(id uint64, t *api.Transition) (err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return gerr
+	if err := s.enter(); err != nil {
+		return err
 	}
-	defer release()
+	defer s.leave()
 	if t == nil {
 		return fmt.Errorf("persistence: append transition to job %d: nil transition", id)
 	}
@@ -398,11 +387,10 @@ type JobTransition struct {
 // this way). Each must have its job's next seq; on any mismatch or unknown
 // job nothing is written. A job may appear once.
 func (s *Store) AppendTransitions(ts []JobTransition) (err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return gerr
+	if err := s.enter(); err != nil {
+		return err
 	}
-	defer release()
+	defer s.leave()
 	if len(ts) == 0 {
 		return nil
 	}
@@ -479,11 +467,10 @@ func (s *Store) InitProgress(id uint64, positions map[int32]int64) error {
 // in that batch too, checked as AppendTransition checks it (a job's first
 // schedule: RUNNING with its initial positions, one fsync).
 func (s *Store) InitStarts(id uint64, positions map[int32]int64, checkpoints map[int32][]byte, t *api.Transition) (err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return gerr
+	if err := s.enter(); err != nil {
+		return err
 	}
-	defer release()
+	defer s.leave()
 	unlock := s.jobs.lock(id)
 	defer unlock()
 	defer s.recoverFatal(&err)
