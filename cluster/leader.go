@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -148,7 +149,7 @@ func (m *Member) reconcile(ctx context.Context, e *concurrency.Election) error {
 		return nil
 	}
 	var ops []clientv3.Op
-	for _, id := range slices.Sorted(mapsKeys(set)) {
+	for _, id := range slices.Sorted(maps.Keys(set)) {
 		ops = append(ops, clientv3.OpPut(k.Assignment(id), set[id]))
 	}
 	for _, id := range del {
@@ -166,16 +167,6 @@ func (m *Member) reconcile(ctx context.Context, e *concurrency.Election) error {
 	}
 	m.log.Info("cluster: assignments written", "members", len(members), "jobs", len(jobs), "moved", len(set), "removed", len(del))
 	return nil
-}
-
-func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // Plan computes the assignment changes: set gives jobs their new owner,

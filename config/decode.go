@@ -630,14 +630,13 @@ func (d *decoder) jsonpaths(n *yaml.Node) ([]string, error) {
 }
 
 // interval reads max_batch_interval: a Go duration string ("10s", "500ms")
-// or an integer number of seconds (Doris), and returns milliseconds.
+// or an integer number of seconds (Doris), and returns milliseconds. A YAML
+// integer is seconds; a string is read by ParseInterval.
 func interval(n *yaml.Node) (int64, error) {
 	const field = "max_batch_interval"
-	if n.Kind != yaml.ScalarNode {
-		return 0, errAt(n, field, "must be a duration such as 10s or an integer number of seconds")
-	}
 	var ms int64
-	if n.ShortTag() == "!!int" || isDigits(strings.TrimSpace(n.Value)) {
+	switch {
+	case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!int":
 		sec, err := integer(n, field)
 		if err != nil {
 			return 0, err
@@ -646,21 +645,43 @@ func interval(n *yaml.Node) (int64, error) {
 			return 0, errAt(n, field, "%d seconds out of range; must be between 100ms and 1h", sec)
 		}
 		ms = sec * 1000
-	} else {
-		dur, err := time.ParseDuration(strings.TrimSpace(n.Value))
-		if err != nil || n.ShortTag() != "!!str" {
-			return 0, errAt(n, field, "%q must be a duration such as 10s or an integer number of seconds", n.Value)
+	case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str":
+		var err error
+		if ms, err = ParseInterval(n.Value); err != nil {
+			return 0, errAt(n, field, "%q %v", n.Value, err)
 		}
-		if dur%time.Millisecond != 0 {
-			return 0, errAt(n, field, "%q must be a whole number of milliseconds", n.Value)
-		}
-		ms = dur.Milliseconds()
+	default:
+		return 0, errAt(n, field, "must be a duration such as 10s or an integer number of seconds")
 	}
 	if fe := checkInterval(ms); fe != nil {
 		fe.Line = n.Line
 		return 0, fe
 	}
 	return ms, nil
+}
+
+// ParseInterval reads max_batch_interval written as text (a job spec
+// string, a Doris property): an integer number of seconds ("10", as in
+// Doris) or a Go duration ("500ms", "1m") in whole milliseconds, with
+// surrounding blanks ignored. It returns milliseconds and leaves the range
+// to ValidateJobSpec; an error says what is wrong without naming the field.
+func ParseInterval(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	if isDigits(s) {
+		sec, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || sec > math.MaxInt64/1000 {
+			return 0, errors.New("seconds out of range; must be between 100ms and 1h")
+		}
+		return sec * 1000, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, errors.New("must be a duration such as 10s or an integer number of seconds")
+	}
+	if d%time.Millisecond != 0 {
+		return 0, errors.New("must be a whole number of milliseconds")
+	}
+	return d.Milliseconds(), nil
 }
 
 // sizeUnits are the units accepted by byte sizes (max_batch_size, the node's
@@ -676,9 +697,8 @@ func size(n *yaml.Node) (int64, error) {
 	return byteSize(n, "max_batch_size", minMaxBatchSize, maxMaxBatchSize)
 }
 
-// byteSize reads a byte size: an integer number of bytes or a string such as
-// "64MiB" or "100MB" (an integer and a unit: B, KB, MB, GB, KiB, MiB, GiB;
-// case-insensitive), between lo and hi bytes.
+// byteSize reads a byte size: a YAML integer number of bytes or a string
+// read by ParseSize, between lo and hi bytes.
 func byteSize(n *yaml.Node, field string, lo, hi int64) (int64, error) {
 	var b int64
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!int" {
@@ -690,27 +710,46 @@ func byteSize(n *yaml.Node, field string, lo, hi int64) (int64, error) {
 		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
 			return 0, errAt(n, field, "must be a number of bytes or a size such as 64MiB")
 		}
-		text := strings.TrimSpace(n.Value)
-		i := 0
-		for i < len(text) && text[i] >= '0' && text[i] <= '9' {
-			i++
-		}
-		num, unit := text[:i], strings.ToLower(strings.TrimSpace(text[i:]))
-		mult, ok := sizeUnits[unit]
-		v, err := strconv.ParseInt(num, 10, 64)
-		if !ok || err != nil {
-			return 0, errAt(n, field, "%q must be a number of bytes or a size such as 64MiB (units B, KB, MB, GB, KiB, MiB, GiB)", n.Value)
-		}
-		if v > math.MaxInt64/mult {
+		var err error
+		b, err = ParseSize(n.Value)
+		switch {
+		case errors.Is(err, errSizeOverflow):
 			return 0, errAt(n, field, "%q out of range; must be between %s and %s", n.Value, formatSize(lo), formatSize(hi))
+		case err != nil:
+			return 0, errAt(n, field, "%q %v", n.Value, err)
 		}
-		b = v * mult
 	}
 	if fe := checkBytes(field, b, lo, hi); fe != nil {
 		fe.Line = n.Line
 		return 0, fe
 	}
 	return b, nil
+}
+
+// errSizeOverflow is ParseSize's error for a size beyond int64.
+var errSizeOverflow = errors.New("out of range")
+
+// ParseSize reads a byte size written as text (a job or node config
+// string, a Doris property): an integer number of bytes with an optional
+// unit, B, KB, MB, GB, KiB, MiB or GiB, case-insensitive ("104857600",
+// "64MiB", "100 MB"), surrounding blanks ignored. It leaves the range to the
+// caller; an error says what is wrong without naming the field.
+func ParseSize(s string) (int64, error) {
+	text := strings.TrimSpace(s)
+	i := 0
+	for i < len(text) && text[i] >= '0' && text[i] <= '9' {
+		i++
+	}
+	num, unit := text[:i], strings.ToLower(strings.TrimSpace(text[i:]))
+	mult, ok := sizeUnits[unit]
+	v, err := strconv.ParseInt(num, 10, 64)
+	if !ok || err != nil {
+		return 0, errors.New("must be a number of bytes or a size such as 64MiB (units B, KB, MB, GB, KiB, MiB, GiB)")
+	}
+	if v > math.MaxInt64/mult {
+		return 0, errSizeOverflow
+	}
+	return v * mult, nil
 }
 
 // formatSize writes b in the largest binary unit that divides it: 1KiB,

@@ -506,3 +506,46 @@ kafka: {brokers: "h:1", topic: t}
 		}
 	}
 }
+
+// TestParseIntervalSize pins the text spellings shared by the job spec file
+// and the Doris statements (doris calls ParseInterval and ParseSize).
+func TestParseIntervalSize(t *testing.T) {
+	const interval, size = "ParseInterval", "ParseSize"
+	parse := map[string]func(string) (int64, error){interval: ParseInterval, size: ParseSize}
+	for _, tt := range []struct {
+		fn, in  string
+		want    int64
+		errPart string // "" for a valid spelling
+	}{
+		{interval, "10", 10000, ""},
+		{interval, " 0010 ", 10000, ""},
+		{interval, "500ms", 500, ""},
+		{interval, "1m", 60000, ""},
+		{interval, "0", 0, ""}, // the range is the caller's
+		{interval, "-5s", -5000, ""},
+		{interval, "100500us", 0, "whole number of milliseconds"},
+		{interval, "1.5", 0, "duration"},
+		{interval, "+5", 0, "duration"},
+		{interval, "", 0, "duration"},
+		{interval, "9223372036854775807", 0, "out of range"},
+		{size, "104857600", 104857600, ""},
+		{size, "64MiB", 64 << 20, ""},
+		{size, " 100 mb ", 100e6, ""},
+		{size, "1b", 1, ""},
+		{size, "0", 0, ""}, // the range is the caller's
+		{size, "1.5GB", 0, "64MiB"},
+		{size, "64M", 0, "units"},
+		{size, "-2048", 0, "units"},
+		{size, "GiB", 0, "units"},
+		{size, "9223372036854775807GiB", 0, "out of range"},
+	} {
+		got, err := parse[tt.fn](tt.in)
+		if tt.errPart != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.errPart) {
+				t.Errorf("%s(%q) = %d, %v; want an error with %q", tt.fn, tt.in, got, err, tt.errPart)
+			}
+		} else if err != nil || got != tt.want {
+			t.Errorf("%s(%q) = %d, %v; want %d", tt.fn, tt.in, got, err, tt.want)
+		}
+	}
+}

@@ -611,9 +611,14 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 		}
 		j.concurrency = int32(n)
 	case fieldInterval:
-		ms, msg := parseInterval(v)
-		if msg != "" {
-			return bad("%s", msg)
+		// The job spec's spelling (config.ParseInterval): seconds, as in
+		// Doris, or a Go duration; the range is config.ValidateJobSpec's.
+		ms, err := config.ParseInterval(v)
+		if err != nil {
+			return bad("%v", err)
+		}
+		if ms < 1 {
+			return bad("must be positive")
 		}
 		j.intervalMs = ms
 	case fieldRows:
@@ -623,9 +628,12 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 		}
 		j.rows = n
 	case fieldSize:
-		n, msg := parseSize(v)
-		if msg != "" {
-			return bad("%s", msg)
+		n, err := config.ParseSize(v) // bytes or "64MiB", as in the job spec
+		if err != nil {
+			return bad("%v", err)
+		}
+		if n < 1 {
+			return bad("must be a positive number of bytes")
 		}
 		j.size = n
 	case fieldErrors:
@@ -832,50 +840,6 @@ func parseCount(s string) (int64, bool) {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	return n, err == nil
-}
-
-// parseInterval parses max_batch_interval: an integer number of seconds (as
-// in Doris) or a Go duration ("500ms"), positive, in whole milliseconds.
-func parseInterval(s string) (int64, string) {
-	if n, ok := parseCount(s); ok {
-		if n < 1 || n > math.MaxInt64/1000 {
-			return 0, "must be a positive number of seconds"
-		}
-		return n * 1000, ""
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, "must be a number of seconds or a duration such as 500ms"
-	}
-	if d <= 0 || d%time.Millisecond != 0 {
-		return 0, "must be positive, in whole milliseconds"
-	}
-	return d.Milliseconds(), ""
-}
-
-// sizeUnits are the units of max_batch_size, as in the job spec file.
-var sizeUnits = map[string]int64{
-	"": 1, "b": 1,
-	"kb": 1e3, "mb": 1e6, "gb": 1e9,
-	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30,
-}
-
-// parseSize parses max_batch_size: bytes, optionally with a unit (B, KB,
-// MB, GB, KiB, MiB, GiB), positive.
-func parseSize(s string) (int64, string) {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	mult, ok := sizeUnits[strings.ToLower(strings.TrimSpace(s[i:]))]
-	n, err := strconv.ParseInt(s[:i], 10, 64)
-	if !ok || err != nil {
-		return 0, "must be a number of bytes or a size such as 64MiB"
-	}
-	if n < 1 || n > math.MaxInt64/mult {
-		return 0, "must be a positive number of bytes"
-	}
-	return n * mult, ""
 }
 
 // kafkaProps is the parsed FROM KAFKA list.

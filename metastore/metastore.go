@@ -13,6 +13,9 @@ package metastore
 
 import (
 	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/sink"
@@ -41,11 +44,40 @@ type JobState struct {
 }
 
 // NewJob is one job for CreateJobs: its record, its first journal entry
-// (seq 1) and, if the job creates its table, the table's schema.
+// (stored with seq 1; Seq must be 0 or 1) and, if the job creates its
+// table, the table's schema.
 type NewJob struct {
 	Record   *api.JobRecord
 	First    *api.Transition
 	NewTable *api.TableSpec
+}
+
+// Check checks j's arguments as every Store's CreateJobs does before it
+// reads the store: a record with an id and a name, a first transition of
+// seq 0 or 1, a named table if one is given. It returns the transition to
+// store: First with seq 1 (a copy if First has seq 0). Its errors read
+// "create job ..."; the store puts its own prefix before them.
+func (j NewJob) Check() (*api.Transition, error) {
+	rec, first := j.Record, j.First
+	switch {
+	case rec == nil:
+		return nil, errors.New("create job: nil record")
+	case rec.GetId() == 0:
+		return nil, errors.New("create job: id 0")
+	case rec.GetName() == "":
+		return nil, fmt.Errorf("create job %d: empty name", rec.GetId())
+	case first == nil:
+		return nil, fmt.Errorf("create job %q: nil first transition", rec.GetName())
+	case first.GetSeq() > 1:
+		return nil, fmt.Errorf("create job %q: first transition seq %d, want 1", rec.GetName(), first.GetSeq())
+	case j.NewTable != nil && j.NewTable.GetName() == "":
+		return nil, fmt.Errorf("create job %q: empty table name", rec.GetName())
+	}
+	if first.GetSeq() != 1 {
+		first = proto.CloneOf(first)
+		first.Seq = 1
+	}
+	return first, nil
 }
 
 // JobTransition is one journal entry of one job, for AppendTransitions.

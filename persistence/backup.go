@@ -60,11 +60,10 @@ type BackupManifest struct {
 // the checkpoint. A failed backup removes dir. It returns the copy's file
 // count and bytes.
 func (s *Store) Checkpoint(dir string) (files int, bytes int64, err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return 0, 0, gerr
+	if err := s.enter(); err != nil {
+		return 0, 0, err
 	}
-	defer release()
+	defer s.leave()
 	if !filepath.IsAbs(dir) {
 		return 0, 0, fmt.Errorf("%w %q: must be an absolute path", ErrBackupDir, dir)
 	}

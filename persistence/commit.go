@@ -34,11 +34,10 @@ type (
 // INVARIANT: rows and progress move together, and progress only moves from
 // the stored value forward.
 func (s *Store) CommitBatch(c *Commit) (err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return gerr
+	if err := s.enter(); err != nil {
+		return err
 	}
-	defer release()
+	defer s.leave()
 	if err := validateCommit(c); err != nil {
 		return err
 	}
@@ -235,12 +234,10 @@ func (s *Store) appendErrorRows(b *pebble.Batch, id uint64, rows []*api.ErrorRow
 // ErrorRows returns a job's newest limit error rows (all kept rows if limit
 // <= 0), oldest first, or an error wrapping ErrNotFound.
 func (s *Store) ErrorRows(id uint64, limit int) (rows []*api.ErrorRow, err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return nil, gerr
+	if err := s.enter(); err != nil {
+		return nil, err
 	}
-	defer release()
-	defer s.recoverFatal(&err)
+	defer s.exit(&err)
 	if _, err := s.record(id); err != nil {
 		return nil, fmt.Errorf("persistence: error rows of job %d: %w", id, err)
 	}

@@ -3,13 +3,13 @@ package persistence
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/metastore"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -32,12 +32,10 @@ type JobState struct {
 
 // LastJobID returns the largest job id CreateJob has written, 0 if none.
 func (s *Store) LastJobID() (id uint64, err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return 0, gerr
+	if err := s.enter(); err != nil {
+		return 0, err
 	}
-	defer release()
-	defer s.recoverFatal(&err)
+	defer s.exit(&err)
 	id, _, err = s.getUint64([]byte(lastJobIDKey))
 	if err != nil {
 		return 0, fmt.Errorf("persistence: last job id: %w", err)
@@ -45,14 +43,8 @@ func (s *Store) LastJobID() (id uint64, err error) {
 	return id, nil
 }
 
-// NewJob is one job for CreateJobs: its record, its first journal entry
-// (stored with seq 1; Seq must be 0 or 1) and, if the job creates its
-// table, the table's schema.
-type NewJob struct {
-	Record   *api.JobRecord
-	First    *api.Transition
-	NewTable *api.TableSpec
-}
+// NewJob is one job for CreateJobs (metastore.NewJob).
+type NewJob = metastore.NewJob
 
 // CreateJob writes, in one batch committed with pebble.Sync: the name index,
 // the JobRecord snapshot, the first journal entry (stored with seq 1; first.Seq
@@ -78,14 +70,13 @@ func (s *Store) CreateJob(rec *api.JobRecord, first *api.Transition, newTable *a
 // out and gets its error; if the commit fails, every job that was in it gets that error.
 func (s *Store) CreateJobs(jobs []NewJob) (errs []error) {
 	errs = make([]error, len(jobs))
-	release, gerr := s.enter()
-	if gerr != nil {
+	if err := s.enter(); err != nil {
 		for i := range errs {
-			errs[i] = gerr
+			errs[i] = err
 		}
 		return errs
 	}
-	defer release()
+	defer s.leave()
 	type prepared struct {
 		i                            int
 		rec                          *api.JobRecord
@@ -188,29 +179,17 @@ type preparedBytes struct{ rec, first, table []byte }
 // prepareJob checks one NewJob's arguments and marshals its records.
 func prepareJob(j NewJob) (preparedBytes, error) {
 	var p preparedBytes
-	rec, first, newTable := j.Record, j.First, j.NewTable
-	switch {
-	case rec == nil:
-		return p, errors.New("persistence: create job: nil record")
-	case rec.GetId() == 0:
-		return p, errors.New("persistence: create job: id 0")
-	case rec.GetName() == "":
-		return p, fmt.Errorf("persistence: create job %d: empty name", rec.GetId())
-	case first == nil:
-		return p, fmt.Errorf("persistence: create job %q: nil first transition", rec.GetName())
-	case first.GetSeq() > 1:
-		return p, fmt.Errorf("persistence: create job %q: first transition seq %d, want 1", rec.GetName(), first.GetSeq())
+	rec, newTable := j.Record, j.NewTable
+	first, err := j.Check()
+	if err != nil {
+		return p, fmt.Errorf("persistence: %w", err)
 	}
 	if newTable != nil {
+		// The key layout's own rule (keys.go): no NUL byte in a name.
 		if err := validateTableName(newTable.GetName()); err != nil {
 			return p, fmt.Errorf("persistence: create job %q: %w", rec.GetName(), err)
 		}
 	}
-	if first.GetSeq() != 1 {
-		first = proto.CloneOf(first)
-		first.Seq = 1
-	}
-	var err error
 	if p.rec, err = proto.Marshal(rec); err != nil {
 		return p, fmt.Errorf("persistence: create job %q: marshal record: %w", rec.GetName(), err)
 	}
@@ -227,11 +206,10 @@ func prepareJob(j NewJob) (preparedBytes, error) {
 
 // Table returns a table's schema, or an error wrapping ErrNotFound.
 func (s *Store) Table(name string) (t *api.TableSpec, err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return nil, gerr
+	if err := s.enter(); err != nil {
+		return nil, err
 	}
-	defer release()
+	defer s.leave()
 	if err := validateTableName(name); err != nil {
 		return nil, err
 	}
@@ -249,12 +227,10 @@ func (s *Store) Table(name string) (t *api.TableSpec, err error) {
 
 // JobRecords returns every job's create snapshot, ascending by id.
 func (s *Store) JobRecords() (recs []*api.JobRecord, err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return nil, gerr
+	if err := s.enter(); err != nil {
+		return nil, err
 	}
-	defer release()
-	defer s.recoverFatal(&err)
+	defer s.exit(&err)
 	lower := []byte(jobPrefix)
 	it, err := s.newIter(lower, prefixEnd(lower))
 	if err != nil {
@@ -294,12 +270,10 @@ func (s *Store) JobRecords() (recs []*api.JobRecord, err error) {
 // LoadJob returns a job's record, newest transition, progress and stats, or
 // an error wrapping ErrNotFound.
 func (s *Store) LoadJob(id uint64) (st *JobState, err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return nil, gerr
+	if err := s.enter(); err != nil {
+		return nil, err
 	}
-	defer release()
-	defer s.recoverFatal(&err)
+	defer s.exit(&err)
 	rec, err := s.record(id)
 	if err != nil {
 		return nil, fmt.Errorf("persistence: load job %d: %w", id, err)
@@ -326,12 +300,10 @@ func (s *Store) LoadJob(id uint64) (st *JobState, err error) {
 // Journal returns a job's transitions, ascending by seq, or an error
 // wrapping ErrNotFound.
 func (s *Store) Journal(id uint64) (ts []*api.Transition, err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return nil, gerr
+	if err := s.enter(); err != nil {
+		return nil, err
 	}
-	defer release()
-	defer s.recoverFatal(&err)
+	defer s.exit(&err)
 	if _, err := s.record(id); err != nil {
 		return nil, fmt.Errorf("persistence: journal of job %d: %w", id, err)
 	}
@@ -357,11 +329,10 @@ func (s *Store) Journal(id uint64) (ts []*api.Transition, err error) {
 // AppendTransition journals t for job id with pebble.Sync. t.Seq must be the
 // stored last seq + 1; otherwise nothing is written and an error is returned.
 func (s *Store) AppendTransition(id uint64, t *api.Transition) (err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return gerr
+	if err := s.enter(); err != nil {
+		return err
 	}
-	defer release()
+	defer s.leave()
 	if t == nil {
 		return fmt.Errorf("persistence: append transition to job %d: nil transition", id)
 	}
@@ -416,11 +387,10 @@ type JobTransition struct {
 // this way). Each must have its job's next seq; on any mismatch or unknown
 // job nothing is written. A job may appear once.
 func (s *Store) AppendTransitions(ts []JobTransition) (err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return gerr
+	if err := s.enter(); err != nil {
+		return err
 	}
-	defer release()
+	defer s.leave()
 	if len(ts) == 0 {
 		return nil
 	}
@@ -497,11 +467,10 @@ func (s *Store) InitProgress(id uint64, positions map[int32]int64) error {
 // in that batch too, checked as AppendTransition checks it (a job's first
 // schedule: RUNNING with its initial positions, one fsync).
 func (s *Store) InitStarts(id uint64, positions map[int32]int64, checkpoints map[int32][]byte, t *api.Transition) (err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return gerr
+	if err := s.enter(); err != nil {
+		return err
 	}
-	defer release()
+	defer s.leave()
 	unlock := s.jobs.lock(id)
 	defer unlock()
 	defer s.recoverFatal(&err)

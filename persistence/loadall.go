@@ -39,12 +39,10 @@ func (s *Store) LoadAllJobs(fn func(st *JobState) error) (err error) {
 // ranges read in parallel (decoding the records is most of its CPU: at
 // 100,000 jobs, 1.6 s on one core); fn is called in job id order after.
 func (s *Store) loadAllJobs(fn func(st *JobState) error, positions bool) (err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return gerr
+	if err := s.enter(); err != nil {
+		return err
 	}
-	defer release()
-	defer s.recoverFatal(&err)
+	defer s.exit(&err)
 	snap := s.db.NewSnapshot()
 	defer func() {
 		if cerr := snap.Close(); cerr != nil && err == nil {
@@ -250,12 +248,10 @@ func (s *Store) scanJobs(r pebble.Reader, lower, upper []byte, positions bool, f
 // existence check (the caller holds the job's snapshot). An unknown job has
 // an empty journal.
 func (s *Store) ShowData(id uint64, maxTransitions, maxErrorRows int) (hist []*api.Transition, rows []*api.ErrorRow, err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return nil, nil, gerr
+	if err := s.enter(); err != nil {
+		return nil, nil, err
 	}
-	defer release()
-	defer s.recoverFatal(&err)
+	defer s.exit(&err)
 	lower := jobSubPrefix(id, jobErrorSuffix)
 	upper := prefixEnd(jobSubPrefix(id, jobJournalSuffix))
 	it, err := s.newIter(lower, upper)

@@ -154,12 +154,10 @@ func (s *Store) storedState(sc *table.Schema, rowKey, tombKey []byte) (*table.Ro
 // InsertRows writes rows outside a job in one synced batch, merged into a
 // keyed table as a commit's are.
 func (s *Store) InsertRows(name string, rows []KV) (err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return gerr
+	if err := s.enter(); err != nil {
+		return err
 	}
-	defer release()
-	defer s.recoverFatal(&err)
+	defer s.exit(&err)
 	v, ok, err := s.get(tableSpecKey(name))
 	if err != nil {
 		return fmt.Errorf("persistence: insert into %q: %w", name, err)

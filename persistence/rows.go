@@ -7,11 +7,10 @@ import (
 // CountRows returns the number of rows stored in a table, or an error
 // wrapping ErrNotFound. It reads every row key: O(rows).
 func (s *Store) CountRows(table string) (n int64, err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return 0, gerr
+	if err := s.enter(); err != nil {
+		return 0, err
 	}
-	defer release()
+	defer s.leave()
 	if _, err := s.Table(table); err != nil {
 		return 0, fmt.Errorf("persistence: count rows: %w", err)
 	}
@@ -42,11 +41,10 @@ func (s *Store) ScanRows(table string, limit int, fn func(key, value []byte) err
 // TruncateTable deletes every row of a table in one synced batch, or
 // returns an error wrapping ErrNotFound. Progress and statistics stay.
 func (s *Store) TruncateTable(table string) (err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return gerr
+	if err := s.enter(); err != nil {
+		return err
 	}
-	defer release()
+	defer s.leave()
 	if _, err := s.Table(table); err != nil {
 		return fmt.Errorf("persistence: truncate table: %w", err)
 	}

@@ -13,11 +13,10 @@ import (
 // nil starts at the first row), so that a caller can page through a large
 // table with the last key of the previous page as the cursor.
 func (s *Store) ScanRowsAfter(table string, after []byte, limit int, fn func(key, value []byte) error) (err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return gerr
+	if err := s.enter(); err != nil {
+		return err
 	}
-	defer release()
+	defer s.leave()
 	if _, err := s.Table(table); err != nil {
 		return fmt.Errorf("persistence: scan rows: %w", err)
 	}
@@ -54,11 +53,10 @@ func (s *Store) ScanRowsAfter(table string, after []byte, limit int, fn func(key
 // not exist. An identical stored schema is not an error; a different one
 // returns an error wrapping ErrTableExists.
 func (s *Store) CreateTable(spec *api.TableSpec) (created bool, err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return false, gerr
+	if err := s.enter(); err != nil {
+		return false, err
 	}
-	defer release()
+	defer s.leave()
 	if err := validateTableName(spec.GetName()); err != nil {
 		return false, fmt.Errorf("persistence: create table: %w", err)
 	}
@@ -92,11 +90,10 @@ func (s *Store) CreateTable(spec *api.TableSpec) (created bool, err error) {
 // pebble.Sync. Its table and the table's rows stay. The caller (the
 // manager) allows it only for final jobs.
 func (s *Store) DeleteJob(id uint64, name string) (err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return gerr
+	if err := s.enter(); err != nil {
+		return err
 	}
-	defer release()
+	defer s.leave()
 	s.createMu.Lock()
 	defer s.createMu.Unlock()
 	unlock := s.jobs.lock(id)
@@ -131,11 +128,10 @@ func (s *Store) AlterJob(rec *api.JobRecord, reset map[int32]int64, t *api.Trans
 // AlterJobStarts is AlterJob with, for a checkpointed source, the reset
 // partitions' new checkpoints, written in the same synced batch.
 func (s *Store) AlterJobStarts(rec *api.JobRecord, reset map[int32]int64, checkpoints map[int32][]byte, t *api.Transition) (err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return gerr
+	if err := s.enter(); err != nil {
+		return err
 	}
-	defer release()
+	defer s.leave()
 	if rec == nil || t == nil {
 		return fmt.Errorf("persistence: alter job: nil record or transition")
 	}
@@ -185,12 +181,10 @@ func (s *Store) AlterJobStarts(rec *api.JobRecord, reset map[int32]int64, checkp
 // and reason), or an error wrapping ErrNotFound. Recovery reads only this
 // for the registry; the job actor loads the rest.
 func (s *Store) LastTransition(id uint64) (t *api.Transition, err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return nil, gerr
+	if err := s.enter(); err != nil {
+		return nil, err
 	}
-	defer release()
-	defer s.recoverFatal(&err)
+	defer s.exit(&err)
 	t, err = s.lastTransition(id)
 	if err != nil {
 		return nil, fmt.Errorf("persistence: last transition of job %d: %w", id, err)

@@ -30,13 +30,7 @@ func (s *Store) Sink() *Sink { return &Sink{s: s} }
 
 func (m *Meta) LastJobID() (uint64, error) { return m.s.LastJobID() }
 
-func (m *Meta) CreateJobs(jobs []metastore.NewJob) []error {
-	nj := make([]NewJob, len(jobs))
-	for i, j := range jobs {
-		nj[i] = NewJob{Record: j.Record, First: j.First, NewTable: j.NewTable}
-	}
-	return m.s.CreateJobs(nj)
-}
+func (m *Meta) CreateJobs(jobs []metastore.NewJob) []error { return m.s.CreateJobs(jobs) }
 
 func (m *Meta) Table(name string) (*api.TableSpec, error) { return m.s.Table(name) }
 
@@ -58,11 +52,10 @@ func (m *Meta) LoadAllJobs(fn func(st *metastore.JobState) error) error {
 // the two are of one write, never the record of one alter with the
 // journal head of the next.
 func (m *Meta) LoadJob(id uint64) (_ *metastore.JobState, err error) {
-	release, gerr := m.s.enter()
-	if gerr != nil {
-		return nil, gerr
+	if err := m.s.enter(); err != nil {
+		return nil, err
 	}
-	defer release()
+	defer m.s.leave()
 	unlock := m.s.jobs.lock(id)
 	defer unlock()
 	defer m.s.recoverFatal(&err)
@@ -138,11 +131,10 @@ func (k *Sink) Commit(c *sink.Commit) error { return k.s.CommitBatch(c) }
 // synced batch.
 func (k *Sink) ResetStarts(job uint64, positions map[int32]int64, checkpoints map[int32][]byte) (err error) {
 	s := k.s
-	release, gerr := s.enter()
-	if gerr != nil {
-		return gerr
+	if err := s.enter(); err != nil {
+		return err
 	}
-	defer release()
+	defer s.leave()
 	unlock := s.jobs.lock(job)
 	defer unlock()
 	defer s.recoverFatal(&err)
@@ -168,11 +160,10 @@ func (k *Sink) ResetStarts(job uint64, positions map[int32]int64, checkpoints ma
 // its fence in one synced batch.
 func (k *Sink) RebaseStarts(job, fence uint64, positions map[int32]int64, checkpoints map[int32][]byte) (err error) {
 	s := k.s
-	release, gerr := s.enter()
-	if gerr != nil {
-		return gerr
+	if err := s.enter(); err != nil {
+		return err
 	}
-	defer release()
+	defer s.leave()
 	for p := range checkpoints {
 		if _, ok := positions[p]; !ok {
 			return fmt.Errorf("persistence: rebase progress of job %d: checkpoint for partition %d without a position", job, p)
@@ -210,11 +201,10 @@ func (k *Sink) RebaseStarts(job, fence uint64, positions map[int32]int64, checkp
 // that is durable (see the package comment on reads during a sync).
 func (k *Sink) Progress(job uint64) (p *sink.Progress, err error) {
 	s := k.s
-	release, gerr := s.enter()
-	if gerr != nil {
-		return nil, gerr
+	if err := s.enter(); err != nil {
+		return nil, err
 	}
-	defer release()
+	defer s.leave()
 	unlock := s.jobs.lock(job)
 	defer unlock()
 	defer s.recoverFatal(&err)
@@ -246,11 +236,10 @@ func (k *Sink) ErrorRows(job uint64, limit int) ([]*api.ErrorRow, error) {
 // error rows (Meta.DeleteJob removes them already when the job is deleted).
 func (k *Sink) DropJob(job uint64) (err error) {
 	s := k.s
-	release, gerr := s.enter()
-	if gerr != nil {
-		return gerr
+	if err := s.enter(); err != nil {
+		return err
 	}
-	defer release()
+	defer s.leave()
 	unlock := s.jobs.lock(job)
 	defer unlock()
 	defer s.recoverFatal(&err)

@@ -346,21 +346,36 @@ func (s *Store) Close() (err error) {
 }
 
 // enter admits a call that uses Pebble, or returns why the Store refuses
-// it: it is closed, or it has failed. A failed Store refuses reads too,
-// because Pebble may have applied a failed commit to its memtable: reads
-// could see writes that are not durable. The caller defers release; Close
-// waits for every admitted call to release.
-func (s *Store) enter() (release func(), err error) {
+// it: it is closed, or it has failed (ErrStoreFailed; a full disk's
+// ErrDiskFull). A failed Store refuses reads too, because Pebble may have
+// applied a failed commit to its memtable: reads could see writes that are
+// not durable. Close waits for every admitted call to end. Every Store
+// method that uses Pebble starts with this guard:
+//
+//	if err := s.enter(); err != nil {
+//		return err
+//	}
+//	defer s.exit(&err) // or s.leave(), where recoverFatal is deferred later
+func (s *Store) enter() error {
 	s.ops.Lock()
 	defer s.ops.Unlock()
 	if s.ops.closing || s.closed.Load() {
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	if err := s.Failed(); err != nil {
-		return nil, err
+		return err
 	}
 	s.ops.n++
-	return s.leave, nil
+	return nil
+}
+
+// exit ends a call admitted by enter, as `defer s.exit(&err)`: it does
+// what a deferred recoverFatal does, then leave.
+func (s *Store) exit(errp *error) {
+	defer s.leave()
+	if r := recover(); r != nil {
+		s.recovered(r, errp)
+	}
 }
 
 // leave ends a call admitted by enter.
@@ -411,7 +426,7 @@ func (s *Store) exitOnFatal(err error) {
 // recoverFatal turns a fatalPanic raised on this goroutine, or a panic
 // raised inside Pebble, into an error wrapping ErrStoreFailed; any other
 // panic continues. Use as `defer s.recoverFatal(&err)` in every method that
-// calls Pebble.
+// calls Pebble (or as part of `defer s.exit(&err)`, see enter).
 //
 // Pebble panics on some I/O failures instead of reporting them (a commit
 // that finds its log writer failed panics holding the commit mutex), and a
@@ -421,10 +436,14 @@ func (s *Store) exitOnFatal(err error) {
 // supervisor would recover it and restart the actor against a store whose
 // every later commit blocks forever.
 func (s *Store) recoverFatal(errp *error) {
-	r := recover()
-	if r == nil {
-		return
+	if r := recover(); r != nil {
+		s.recovered(r, errp)
 	}
+}
+
+// recovered is recoverFatal's handling of r, a value recovered from a
+// panic (recover must be called by the deferred function itself).
+func (s *Store) recovered(r any, errp *error) {
 	if fp, ok := r.(fatalPanic); ok {
 		*errp = fmt.Errorf("%w: %w", ErrStoreFailed, fp.err)
 		return

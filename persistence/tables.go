@@ -12,12 +12,10 @@ import (
 // Tables returns every table of the catalog, by name. It reads the schema
 // keys only: the scan seeks past each table's rows.
 func (s *Store) Tables() (out []*api.TableSpec, err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return nil, gerr
+	if err := s.enter(); err != nil {
+		return nil, err
 	}
-	defer release()
-	defer s.recoverFatal(&err)
+	defer s.exit(&err)
 	lower := []byte(tablePrefix)
 	it, err := s.newIter(lower, prefixEnd(lower))
 	if err != nil {
@@ -59,11 +57,10 @@ func (s *Store) Tables() (out []*api.TableSpec, err error) {
 // the catalog has no such table. The caller (the manager) refuses it while
 // a job loads into the table.
 func (s *Store) DropTable(name string) (err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return gerr
+	if err := s.enter(); err != nil {
+		return err
 	}
-	defer release()
+	defer s.leave()
 	if err := validateTableName(name); err != nil {
 		return err
 	}
@@ -85,12 +82,10 @@ func (s *Store) DropTable(name string) (err error) {
 // catalog entry), in one synced batch: the embedded sink's face of DROP
 // TABLE. A table without rows is not an error.
 func (s *Store) DropRows(name string) (err error) {
-	release, gerr := s.enter()
-	if gerr != nil {
-		return gerr
+	if err := s.enter(); err != nil {
+		return err
 	}
-	defer release()
-	defer s.recoverFatal(&err)
+	defer s.exit(&err)
 	p := tableRowPrefix(name)
 	b := s.db.NewBatch()
 	_ = b.DeleteRange(p, prefixEnd(p), nil)

@@ -353,29 +353,11 @@ type preparedBytes struct{ rec, first, table []byte }
 
 func prepare(j metastore.NewJob) (preparedBytes, error) {
 	var p preparedBytes
-	rec, first := j.Record, j.First
-	switch {
-	case rec == nil:
-		return p, errors.New("etcdmeta: create job: nil record")
-	case rec.GetId() == 0:
-		return p, errors.New("etcdmeta: create job: id 0")
-	case rec.GetName() == "":
-		return p, fmt.Errorf("etcdmeta: create job %d: empty name", rec.GetId())
-	case first == nil:
-		return p, fmt.Errorf("etcdmeta: create job %q: nil first transition", rec.GetName())
-	case first.GetSeq() > 1:
-		return p, fmt.Errorf("etcdmeta: create job %q: first transition seq %d, want 1", rec.GetName(), first.GetSeq())
+	rec := j.Record
+	first, err := j.Check()
+	if err != nil {
+		return p, fmt.Errorf("etcdmeta: %w", err)
 	}
-	if j.NewTable != nil {
-		if err := validateTableName(j.NewTable.GetName()); err != nil {
-			return p, fmt.Errorf("etcdmeta: create job %q: %w", rec.GetName(), err)
-		}
-	}
-	if first.GetSeq() != 1 {
-		first = proto.CloneOf(first)
-		first.Seq = 1
-	}
-	var err error
 	if p.rec, err = proto.Marshal(rec); err != nil {
 		return p, fmt.Errorf("etcdmeta: create job %q: marshal record: %w", rec.GetName(), err)
 	}
