@@ -14,16 +14,48 @@ import (
 	"github.com/loadnode/loadnode/table"
 )
 
-// resultSet is a text result set of names and rows (nil is NULL).
+// resultSet is a text result set of names and rows: a column is BIGINT
+// when its values are int64, else VARCHAR; a nil value is NULL, "" is the
+// empty string (go-mysql's BuildSimpleTextResultset would send NULL).
 func resultSet(names []string, rows [][]any) (*mysql.Result, error) {
-	// go-mysql types a column by its first value; a column of strings
-	// whose first value is NULL would then take the next row's type.
-	rs, err := mysql.BuildSimpleTextResultset(names, rows)
-	if err != nil {
-		return nil, mysql.NewError(mysql.ER_UNKNOWN_ERROR, "mysqlserver: result: "+err.Error())
+	rs := mysql.NewResultset(len(names))
+	for i, n := range names {
+		f := &mysql.Field{Name: []byte(n), Charset: utf8mb4GeneralCI, Type: mysql.MYSQL_TYPE_VAR_STRING}
+		for _, r := range rows {
+			if _, ok := r[i].(int64); ok {
+				f.Type, f.Charset, f.Flag = mysql.MYSQL_TYPE_LONGLONG, binaryCharset, mysql.BINARY_FLAG|mysql.NUM_FLAG
+			}
+			if r[i] != nil {
+				break
+			}
+		}
+		rs.Fields[i] = f
+	}
+	for _, r := range rows {
+		if len(r) != len(names) {
+			return nil, mysql.NewError(mysql.ER_UNKNOWN_ERROR, fmt.Sprintf("mysqlserver: a row of %d values for %d columns", len(r), len(names)))
+		}
+		var data []byte
+		for _, v := range r {
+			switch v := v.(type) {
+			case nil:
+				data = append(data, 0xfb)
+			case int64:
+				data = append(data, mysql.PutLengthEncodedString(strconv.AppendInt(nil, v, 10))...)
+			default:
+				data = append(data, mysql.PutLengthEncodedString([]byte(fmt.Sprint(v)))...)
+			}
+		}
+		rs.RowDatas = append(rs.RowDatas, data)
 	}
 	return mysql.NewResult(rs), nil
 }
+
+// Collations of result set columns.
+const (
+	utf8mb4GeneralCI = 45
+	binaryCharset    = 63
+)
 
 var insertedRe = regexp.MustCompile(`^(\d+) rows? inserted`)
 
