@@ -87,7 +87,7 @@ var ErrExited = errors.New("testnode: loadnode exited before it was ready")
 
 // addrs is what `serve --addr-file` writes (cmd/loadnode/addrfile.go).
 type addrs struct {
-	Addr string `json:"addr"`
+	Addr  string `json:"addr"`
 	HTTP  string `json:"http"`
 	MySQL string `json:"mysql"`
 	PID   int    `json:"pid"`
