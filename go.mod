@@ -37,6 +37,14 @@ go 1.26.0
 //     registry formats (formats/registry); hamba/avro raised the indirect
 //     github.com/golang/snappy (Pebble's) from a 2023 pseudo-version to
 //     v1.0.0.
+//   - github.com/go-mysql-org/go-mysql v1.13.0 (pinned; its server package
+//     is the MySQL-protocol endpoint, mysqlserver) brings pingcap/errors,
+//     pingcap/log, the TiDB parser's charset package, goccy/go-json and
+//     shopspring/decimal through its replication package, which the
+//     server package imports.
+//   - github.com/go-sql-driver/mysql v1.10.2 (pinned) is a test
+//     dependency only: database/sql's MySQL driver in mysqlserver's and
+//     tests/e2e's MySQL tests.
 require (
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
 	github.com/aws/aws-sdk-go-v2 v1.48.0
@@ -65,6 +73,8 @@ require (
 )
 
 require (
+	github.com/go-mysql-org/go-mysql v1.13.0
+	github.com/go-sql-driver/mysql v1.10.2
 	github.com/parquet-go/parquet-go v0.32.0
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.uber.org/zap v1.27.1
@@ -105,8 +115,6 @@ require (
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
-	github.com/go-mysql-org/go-mysql v1.13.0 // indirect
-	github.com/go-sql-driver/mysql v1.10.2 // indirect
 	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
 	github.com/goccy/go-json v0.10.2 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect

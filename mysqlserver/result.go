@@ -188,7 +188,7 @@ func errorCode(ce *client.Error) uint16 {
 	msg := strings.ToLower(ce.Message)
 	switch ce.Code {
 	case api.ErrorCode_INVALID_ARGUMENT:
-		if ce.Field == "statement" {
+		if ce.Field == "statement" || strings.Contains(msg, "statement not supported") {
 			// The statement does not parse, or is none loadnode takes.
 			return mysql.ER_PARSE_ERROR
 		}
