@@ -435,3 +435,40 @@ func TestCloseCancelsStatements(t *testing.T) {
 		t.Error("the statement cut by Close succeeded")
 	}
 }
+
+// TestCommands: COM_FIELD_LIST (the mysql client's completion), COM_PING,
+// COM_INIT_DB and COM_QUIT, from go-mysql's client.
+func TestCommands(t *testing.T) {
+	s := start(t, Config{Databases: []string{"analytics"}})
+	c, err := gomysql.Connect(s.Addr(), "root", "", "analytics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs, err := c.FieldList("orders", ""); err != nil || len(fs) != 0 {
+		t.Errorf("COM_FIELD_LIST: %v, %v", fs, err)
+	}
+	if err := c.Ping(); err != nil {
+		t.Errorf("COM_PING: %v", err)
+	}
+	if err := c.UseDB("loadnode"); err != nil {
+		t.Errorf("COM_INIT_DB loadnode: %v", err)
+	}
+	if err := c.UseDB("nowhere"); code(err) != 0 && !strings.Contains(err.Error(), "1049") {
+		t.Errorf("COM_INIT_DB nowhere: %v, want 1049", err)
+	} else if err == nil {
+		t.Error("COM_INIT_DB nowhere: taken")
+	}
+	r, err := c.Execute("SELECT DATABASE()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := r.GetString(0, 0); v != "loadnode" {
+		t.Errorf("DATABASE() = %q after COM_INIT_DB loadnode", v)
+	}
+	if err := c.Quit(); err != nil {
+		t.Errorf("COM_QUIT: %v", err)
+	}
+	if _, err := gomysql.Connect(s.Addr(), "root", "", "nowhere"); err == nil {
+		t.Error("a handshake naming an unknown database: taken")
+	}
+}
