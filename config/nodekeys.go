@@ -180,7 +180,7 @@ func nodeKeys() []NodeKey {
 				}
 				return checkAddr("mysql", n.MySQL)
 			}).
-			docs("off", "`host:port`", "MySQL-protocol endpoint for Doris users (`mysql -h HOST -P PORT -uroot -p\"$TOKEN\"`, JDBC, pymysql, go-sql-driver/mysql): the statements of `loadnode sql`, answered as Doris's FE answers them. The password is the token (any user); with TLS configured, clients must use TLS. Beyond loopback it needs a token and TLS, like `listen`. Doris's FE port is 9030 (README \"MySQL protocol\")."),
+			docs("off", "`host:port`", "MySQL-protocol endpoint for Doris users (`mysql -h HOST -P PORT -uroot -p\"$TOKEN\"`, JDBC, pymysql, go-sql-driver/mysql): the statements of `loadnode sql`, answered as Doris's FE answers them. The password is the token (any user); with TLS configured, clients must use TLS. Beyond loopback it needs a token and TLS, like `listen`. Doris's FE port is 9030 (README \"Five minutes for a Doris user\")."),
 		intKey("mysql_max_connections", 256, func(n *Node) *int { return &n.MySQLMaxConnections }).
 			docs("", "≥ 1 connections", "Open connections the MySQL endpoint takes; one more is answered error 1040 `Too many connections`."),
 		strKey("auth_token_file", "", func(n *Node) *string { return &n.AuthTokenFile }, nil).
@@ -192,7 +192,7 @@ func nodeKeys() []NodeKey {
 				}
 				return nil
 			}).
-			docs("no TLS", "path", "PEM certificate (chain); with `tls_key_file`, both endpoints serve TLS. Both or neither."),
+			docs("no TLS", "path", "PEM certificate (chain); with `tls_key_file`, the endpoints (`listen`, `http`, `mysql`) serve TLS. Both or neither."),
 		strKey("tls_key_file", "", func(n *Node) *string { return &n.TLSKeyFile },
 			func(n Node) error {
 				if n.TLSCertFile != "" && n.TLSKeyFile == "" {
