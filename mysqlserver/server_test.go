@@ -208,6 +208,8 @@ func TestConnectStatements(t *testing.T) {
 		{"SHOW DATABASES", []string{"Database"}, [][]string{{"analytics"}, {DefaultDatabase}}},
 		{"SHOW VARIABLES LIKE 'max\\_allowed%'", []string{"Variable_name", "Value"}, [][]string{{"max_allowed_packet", "1048576"}}},
 		{"SHOW SESSION VARIABLES WHERE Variable_name = 'autocommit'", []string{"Variable_name", "Value"}, [][]string{{"autocommit", "1"}}},
+		{"SHOW VARIABLES WHERE Variable_name = 'language' OR Variable_name = 'net_write_timeout' OR variable_name LIKE 'tx\\_iso%'", []string{"Variable_name", "Value"},
+			[][]string{{"language", "/usr/share/mysql/english/"}, {"net_write_timeout", "30"}, {"tx_isolation", "REPEATABLE-READ"}}},
 		{"SHOW WARNINGS", []string{"Level", "Code", "Message"}, nil},
 		{"SHOW TABLES", []string{"Tables_in_" + DefaultDatabase}, [][]string{{"orders"}}},
 		{"SHOW ROUTINE LOAD", []string{"Id", "Name", "State"}, [][]string{{"1", "orders_load", "RUNNING"}}},

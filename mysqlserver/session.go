@@ -148,9 +148,15 @@ func (s *session) local(q string) (res *mysql.Result, ok bool, err error) {
 	return nil, false, nil
 }
 
+// condPat is `Variable_name = 'name'` or `Variable_name LIKE 'pattern'`.
+const condPat = "`?variable_name`?" + `\s*(=|LIKE)\s*'((?:[^'\\]|\\.|'')*)'`
+
 var (
-	likeRe  = regexp.MustCompile(`(?is)^\s+LIKE\s+'((?:[^'\\]|\\.|'')*)'\s*$`)
-	whereRe = regexp.MustCompile(`(?is)^\s+WHERE\s+` + "`?" + `variable_name` + "`?" + `\s*(=|LIKE)\s*'((?:[^'\\]|\\.|'')*)'\s*$`)
+	likeRe = regexp.MustCompile(`(?is)^\s+LIKE\s+'((?:[^'\\]|\\.|'')*)'\s*$`)
+	// condRe is one condition of SHOW VARIABLES WHERE; condsRe the whole
+	// clause: conditions joined by OR (what JDBC sends).
+	condRe  = regexp.MustCompile(`(?is)` + condPat)
+	condsRe = regexp.MustCompile(`(?is)^\s+WHERE\s+\(?\s*` + condPat + `\s*\)?(?:\s+OR\s+\(?\s*` + condPat + `\s*\)?)*\s*$`)
 )
 
 // show answers SHOW DATABASES, SHOW [GLOBAL|SESSION] VARIABLES [LIKE ...]
@@ -173,21 +179,23 @@ func (s *session) show(q string, words []string) (*mysql.Result, bool, error) {
 		if strings.TrimSpace(r) == "" {
 			return names, nil
 		}
-		var pat string
+		var pats []*regexp.Regexp
 		if m := likeRe.FindStringSubmatch(r); m != nil {
-			pat = m[1]
-		} else if m := whereRe.FindStringSubmatch(r); m != nil {
-			pat = m[2]
-			if m[1] == "=" {
-				pat = escapeLike(pat)
+			pats = append(pats, likePattern(unescapeString(m[1])))
+		} else if condsRe.MatchString(r) {
+			for _, m := range condRe.FindAllStringSubmatch(r, -1) {
+				pat := unescapeString(m[2])
+				if m[1] == "=" {
+					pat = escapeLike(pat)
+				}
+				pats = append(pats, likePattern(pat))
 			}
 		} else {
-			return nil, mysql.NewError(mysql.ER_PARSE_ERROR, fmt.Sprintf("unsupported clause after SHOW %s: %s (LIKE 'pattern' is)", words[i], strings.TrimSpace(r)))
+			return nil, mysql.NewError(mysql.ER_PARSE_ERROR, fmt.Sprintf("unsupported clause after SHOW %s: %s (LIKE 'pattern' and WHERE Variable_name = 'name' [OR ...] are)", words[i], strings.TrimSpace(r)))
 		}
-		re := likePattern(unescapeString(pat))
 		var out []string
 		for _, n := range names {
-			if re.MatchString(n) {
+			if slices.ContainsFunc(pats, func(re *regexp.Regexp) bool { return re.MatchString(n) }) {
 				out = append(out, n)
 			}
 		}
