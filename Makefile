@@ -61,8 +61,8 @@ fuzz-short:
 # sink's tests (internal/pgtest runs a private cluster of it); Debian's
 # chromium for the web console's browser test (tests/e2e/console_test.go);
 # the Debian etcd server for cluster mode's tests (internal/etcdtest runs a
-# private member); and kcat (librdkafka) for the compression and kcat
-# tests. A test whose program is missing fails, naming it, unless its
+# private member); kcat (librdkafka) for the compression and kcat
+# tests; and mariadb-client (mysql) for the MySQL-protocol session test. A test whose program is missing fails, naming it, unless its
 # LOADNODE_SKIP_* variable is 1 (internal/testdeps; README, "Testing");
 # `make test` sets none of them.
 deps:
@@ -71,6 +71,7 @@ deps:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || echo "make: chromium could not be installed; TestConsoleInChromium fails (LOADNODE_SKIP_BROWSER=1 skips it locally)"
 	@command -v etcd >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null; }
 	@command -v kcat >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat >/dev/null; } || echo "make: kcat could not be installed; tests/bench.TestKcat, tests/bench.TestQuickTiny and tests/e2e.TestCompressedRecordsLoad fail (LOADNODE_SKIP_KCAT=1 skips their kcat part locally)"
+	@command -v mysql >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-client >/dev/null; } || echo "make: mariadb-client (mysql) could not be installed; tests/e2e.TestMySQLClientSession fails (LOADNODE_SKIP_MYSQL=1 skips it locally)"
 	@command -v npm >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
 	npm ci --prefix tests/kinesalite --no-audit --no-fund --loglevel=error >/dev/null
 

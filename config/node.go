@@ -57,6 +57,12 @@ type Node struct {
 	// $LOADNODE_AUTH_TOKEN, and a program embedding a node may set it. When
 	// set, it overrides AuthTokenFile.
 	AuthToken string
+	// MySQL is the MySQL-protocol endpoint's host:port (mysql); "" is off.
+	MySQL string
+	// MySQLMaxConnections bounds the MySQL endpoint's open connections
+	// (mysql_max_connections).
+	MySQLMaxConnections int
+
 	// TLSCertFile and TLSKeyFile are a PEM certificate (chain) and its
 	// private key (tls_cert_file, tls_key_file): both or neither.
 	TLSCertFile string
@@ -273,10 +279,10 @@ func checkHostName(h string) error {
 	return nil
 }
 
-// validateExposure: a listen or http address that is not loopback (an
-// empty host is every interface) requires a token and TLS.
+// validateExposure: a listen, http or mysql address that is not loopback
+// (an empty host is every interface) requires a token and TLS.
 func (n Node) validateExposure() error {
-	for _, ep := range []struct{ field, addr string }{{"listen", n.Listen}, {"http", n.HTTP}} {
+	for _, ep := range []struct{ field, addr string }{{"listen", n.Listen}, {"http", n.HTTP}, {"mysql", n.MySQL}} {
 		if ep.addr == "" {
 			continue
 		}
@@ -298,9 +304,9 @@ func (n Node) validateExposure() error {
 	return nil
 }
 
-// Exposed reports whether Listen or HTTP is bound beyond loopback.
+// Exposed reports whether Listen, HTTP or MySQL is bound beyond loopback.
 func (n Node) Exposed() bool {
-	for _, addr := range []string{n.Listen, n.HTTP} {
+	for _, addr := range []string{n.Listen, n.HTTP, n.MySQL} {
 		if addr == "" {
 			continue
 		}

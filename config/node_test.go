@@ -12,14 +12,15 @@ import (
 func TestDefaultNode(t *testing.T) {
 	n := DefaultNode()
 	want := Node{
-		DataDir:            "./loadnode-data",
-		Listen:             "127.0.0.1:7070",
-		MaxConcurrentTasks: 64,
-		TopologyInterval:   10 * time.Second,
-		WatermarkInterval:  5 * time.Second,
-		LogLevel:           "info",
-		LogFormat:          "text",
-		MaxErrorRowsKept:   1000,
+		DataDir:             "./loadnode-data",
+		Listen:              "127.0.0.1:7070",
+		MaxConcurrentTasks:  64,
+		TopologyInterval:    10 * time.Second,
+		WatermarkInterval:   5 * time.Second,
+		LogLevel:            "info",
+		LogFormat:           "text",
+		MaxErrorRowsKept:    1000,
+		MySQLMaxConnections: 256,
 
 		MaxRecordSize:        16 << 20,
 		ErrorRowRawSize:      1024,
@@ -167,7 +168,7 @@ cluster:
 	}
 	want := Node{DataDir: "/var/lib/loadnode", Listen: "0.0.0.0:7171", MaxConcurrentTasks: 256,
 		TopologyInterval: 30 * time.Second, WatermarkInterval: 500 * time.Millisecond, LogLevel: "debug", LogFormat: "text",
-		MaxErrorRowsKept: 50, HTTP: "127.0.0.1:9090", AuthTokenFile: "/etc/loadnode/token",
+		MaxErrorRowsKept: 50, HTTP: "127.0.0.1:9090", AuthTokenFile: "/etc/loadnode/token", MySQLMaxConnections: 256,
 		TLSCertFile: "/etc/loadnode/cert.pem", TLSKeyFile: "/etc/loadnode/key.pem",
 		MaxRecordSize: 4 << 20, ErrorRowRawSize: 512, SourceRetryBase: 250 * time.Millisecond, SourceRetryMax: 20 * time.Second, SourceRetryLimit: 3,
 		AutoResumeBase: 5 * time.Second, AutoResumeMax: 2 * time.Minute, AutoResumeQuiet: time.Hour, StallAfter: 90 * time.Second,
@@ -307,11 +308,11 @@ func TestLoadNodeErrors(t *testing.T) {
 	}
 }
 
-// TestNodeExposure: an address beyond loopback (listen or http) needs a
-// token and TLS, and the error names what is missing.
+// TestNodeExposure: an address beyond loopback (listen, http or mysql)
+// needs a token and TLS, and the error names what is missing.
 func TestNodeExposure(t *testing.T) {
 	for _, tc := range []struct {
-		listen, http        string
+		listen, http, mysql string
 		token, cert         bool
 		field, want1, want2 string
 	}{
@@ -325,9 +326,13 @@ func TestNodeExposure(t *testing.T) {
 		{listen: "127.0.0.1:7070", http: "0.0.0.0:9090", field: "http", want1: "a token", want2: "TLS"},
 		{listen: "127.0.0.1:7070", http: ":9090", token: true, cert: true},
 		{listen: "myhost.example:7070", token: true, field: "listen", want1: "TLS"},
+		{listen: "127.0.0.1:7070", mysql: "127.0.0.1:9030"},
+		{listen: "127.0.0.1:7070", mysql: "0.0.0.0:9030", field: "mysql", want1: "a token", want2: "TLS"},
+		{listen: "127.0.0.1:7070", mysql: ":9030", token: true, field: "mysql", want1: "TLS"},
+		{listen: "127.0.0.1:7070", mysql: ":9030", token: true, cert: true},
 	} {
 		n := DefaultNode()
-		n.Listen, n.HTTP = tc.listen, tc.http
+		n.Listen, n.HTTP, n.MySQL = tc.listen, tc.http, tc.mysql
 		if tc.token {
 			n.AuthTokenFile = "/run/secrets/token"
 		}

@@ -173,6 +173,16 @@ func nodeKeys() []NodeKey {
 			show:  func(n Node) string { return yamlList(n.HTTPAllowedHosts) },
 		}.docs("none", "list of host names, at most "+strconv.Itoa(MaxHTTPAllowedHosts),
 			"Names, beyond IP addresses and `localhost`, by which the admin endpoint may be reached (a DNS name or a load balancer's name in front of it); the host of `http`, when it is a name, is allowed too. Each is a DNS name without a port (any port is allowed; labels of letters, digits, `-` and `_`, 1..63 bytes, 253 in all), matched in any case; no wildcards, no IP addresses (always allowed). A request naming another `Host` is answered `421 Misdirected Request`, except `/healthz`: this is what refuses a page of another site that reaches a loopback node by DNS rebinding. A YAML list or a comma-separated string."),
+		strKey("mysql", "", func(n *Node) *string { return &n.MySQL },
+			func(n Node) error {
+				if n.MySQL == "" {
+					return nil
+				}
+				return checkAddr("mysql", n.MySQL)
+			}).
+			docs("off", "`host:port`", "MySQL-protocol endpoint for Doris users (`mysql -h HOST -P PORT -uroot -p\"$TOKEN\"`, JDBC, pymysql, go-sql-driver/mysql): the statements of `loadnode sql`, answered as Doris's FE answers them. The password is the token (any user); with TLS configured, clients must use TLS. Beyond loopback it needs a token and TLS, like `listen`. Doris's FE port is 9030 (README \"Five minutes for a Doris user\")."),
+		intKey("mysql_max_connections", 256, func(n *Node) *int { return &n.MySQLMaxConnections }).
+			docs("", "≥ 1 connections", "Open connections the MySQL endpoint takes; one more is answered error 1040 `Too many connections`."),
 		strKey("auth_token_file", "", func(n *Node) *string { return &n.AuthTokenFile }, nil).
 			docs("none", "path", "File holding the token every client call and HTTP request but `/healthz` must present; trimmed; ≥ "+strconv.Itoa(MinTokenLen)+" printable ASCII characters, no spaces. `$LOADNODE_AUTH_TOKEN` overrides it (the token is never a config or flag value)."),
 		strKey("tls_cert_file", "", func(n *Node) *string { return &n.TLSCertFile },
@@ -182,7 +192,7 @@ func nodeKeys() []NodeKey {
 				}
 				return nil
 			}).
-			docs("no TLS", "path", "PEM certificate (chain); with `tls_key_file`, both endpoints serve TLS. Both or neither."),
+			docs("no TLS", "path", "PEM certificate (chain); with `tls_key_file`, the endpoints (`listen`, `http`, `mysql`) serve TLS. Both or neither."),
 		strKey("tls_key_file", "", func(n *Node) *string { return &n.TLSKeyFile },
 			func(n Node) error {
 				if n.TLSCertFile != "" && n.TLSKeyFile == "" {

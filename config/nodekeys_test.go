@@ -17,6 +17,7 @@ func TestNodeValuesReadBack(t *testing.T) {
 		TopologyInterval: 11 * time.Second, WatermarkInterval: 12 * time.Second,
 		LogLevel: "WARN", LogFormat: "json", MaxErrorRowsKept: 4, HTTP: "127.0.0.1:9",
 		HTTPAllowedHosts: []string{"a.example", "b.example"}, AuthTokenFile: "/t \"q\"",
+		MySQL: "127.0.0.1:9030", MySQLMaxConnections: 5,
 		TLSCertFile: "/c", TLSKeyFile: "/k", MaxRecordSize: 5000, ErrorRowRawSize: 600,
 		SourceRetryBase: 13 * time.Second, SourceRetryMax: 21 * time.Second, SourceRetryLimit: 7,
 		AutoResumeBase: 14 * time.Second, AutoResumeMax: 15 * time.Second, AutoResumeQuiet: 16 * time.Second,

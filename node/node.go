@@ -1,6 +1,7 @@
 // Package node assembles one loadnode process: the Pebble store, the actor
 // system with its scheduler and manager, and the remote endpoint that
-// clients reach. cmd/loadnode and the end-to-end tests drive the same code.
+// clients reach, the admin HTTP endpoint and the MySQL-protocol endpoint
+// (mysql.go). cmd/loadnode and the end-to-end tests drive the same code.
 //
 // Concurrency: Start and Close are called once each, from one goroutine;
 // Addr is safe at any time after Start.
@@ -75,7 +76,16 @@ type Node struct {
 	ready     atomic.Bool
 	dbs       *databases
 	alerts    *alerts.Dispatcher
-	cluster   *clusterMode // nil on a single node
+	cluster   *clusterMode   // nil on a single node
+	mysql     *mysqlEndpoint // nil when the node key mysql is off
+}
+
+// MySQLAddr is the MySQL-protocol endpoint's host:port, "" when it is off.
+func (n *Node) MySQLAddr() string {
+	if n.mysql == nil {
+		return ""
+	}
+	return n.mysql.Addr()
 }
 
 // AdminAddr is the HTTP admin endpoint's host:port, "" when it is off.
@@ -295,8 +305,21 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			return nil, err
 		}
 	}
+	if cfg.Node.MySQL != "" {
+		// Last: its statements go through the node's own endpoint, which
+		// answers from now on.
+		m, err := startMySQL(ctx, cfg.Node, sec, n.addr, logger.With("component", "mysql"))
+		if err != nil {
+			logger.Error("loadnode: start failed", "err", err)
+			if cerr := n.Close(); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("node: close after the failed start: %w", cerr))
+			}
+			return nil, err
+		}
+		n.mysql = m
+	}
 	n.ready.Store(true)
-	logger.Info("loadnode: node started", "addr", n.addr, "data", cfg.Node.DataDir, "tls", sec.cert != nil, "token", sec.token != "")
+	logger.Info("loadnode: node started", "addr", n.addr, "mysql", n.MySQLAddr(), "data", cfg.Node.DataDir, "tls", sec.cert != nil, "token", sec.token != "")
 	return n, nil
 }
 
@@ -375,6 +398,9 @@ func (n *Node) Close() error {
 		return nil
 	}
 	n.closed = true
+	if n.mysql != nil {
+		n.mysql.close()
+	}
 	if n.admin != nil {
 		n.admin.stop()
 	}

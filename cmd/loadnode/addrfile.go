@@ -9,16 +9,18 @@ import (
 
 // boundAddrs is what `serve --addr-file` writes once the node is ready:
 //
-//	{"addr":"127.0.0.1:41234","http":"127.0.0.1:41235","pid":4242}
+//	{"addr":"127.0.0.1:41234","http":"127.0.0.1:41235","mysql":"","pid":4242}
 //
-// addr is the client endpoint, http the admin endpoint ("" when it is off).
+// addr is the client endpoint, http the admin endpoint and mysql the
+// MySQL-protocol endpoint ("" when it is off).
 // Harnesses (internal/testnode) start a node on port 0 and read the ports it
 // bound from here, so that no port is picked by one process and bound by
 // another.
 type boundAddrs struct {
-	Addr string `json:"addr"`
-	HTTP string `json:"http"`
-	PID  int    `json:"pid"`
+	Addr  string `json:"addr"`
+	HTTP  string `json:"http"`
+	MySQL string `json:"mysql"`
+	PID   int    `json:"pid"`
 }
 
 // writeAddrFile writes a to path atomically: a reader sees no file or the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -39,6 +40,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	logLevel := fs.String("log-level", "warn", "node log level (debug|info|warn|error)")
 	httpAddr := fs.String("http", "", "admin endpoint `HOST:PORT` of the dev node, with the web console at /ui (e.g. 127.0.0.1:8080; port 0 picks one); off by default")
 	logFormat := fs.String("log-format", "text", "node log format (text|json)")
+	mysqlAddr := fs.String("mysql", "auto", "MySQL-protocol endpoint `HOST:PORT` of the dev node (mysql -h 127.0.0.1 -P PORT -uroot); auto: 127.0.0.1:9030 when it is free, else a free port; off: none")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: loadnode dev [flags]\n\nRuns a self-contained demo: an embedded Kafka-protocol broker (kfake) on\nloopback, a producer, a node on a Pebble store and a demo job, with a live\nprogress line.\n\n")
 		fs.PrintDefaults()
@@ -94,6 +96,13 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	cfg.DataDir, cfg.Listen = dir, *listen
 	cfg.WatermarkInterval = time.Second
 	cfg.HTTP = *httpAddr
+	switch *mysqlAddr {
+	case "off":
+	case "auto":
+		cfg.MySQL = devMySQLAddr()
+	default:
+		cfg.MySQL = *mysqlAddr
+	}
 	n, err := node.Start(ctx, node.Config{Node: cfg, Logger: logger})
 	if err != nil {
 		return fmt.Errorf("dev: %w", err)
@@ -102,6 +111,10 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fmt.Fprintf(stdout, "dev: node on %s, data in %s\n", n.Addr(), dir)
 	if a := n.AdminAddr(); a != "" {
 		fmt.Fprintf(stdout, "dev: web console on http://%s/ui/ (metrics on http://%s/metrics)\n", a, a)
+	}
+	if a := n.MySQLAddr(); a != "" {
+		host, port, _ := net.SplitHostPort(a)
+		fmt.Fprintf(stdout, "dev: MySQL protocol on %s; connect as to a Doris FE: mysql -h %s -P %s -uroot (then SHOW ROUTINE LOAD\\G)\n", a, host, port)
 	}
 
 	// 3. The demo job, through the client like any program would.
@@ -217,4 +230,16 @@ func produceDemo(ctx context.Context, cl *kgo.Client, from, n int, produced *ato
 	}
 	produced.Add(int64(n))
 	return nil
+}
+
+// devMySQLAddr is Doris's FE port on loopback, 127.0.0.1:9030, when it is
+// free, else a free port.
+func devMySQLAddr() string {
+	const doris = "127.0.0.1:9030"
+	l, err := net.Listen("tcp", doris)
+	if err != nil {
+		return "127.0.0.1:0"
+	}
+	l.Close()
+	return doris
 }

@@ -22,6 +22,7 @@ type serveCmd struct {
 	logLevel   string
 	logFormat  string
 	http       string
+	mysql      string
 	tokenFile  string
 	tlsCert    string
 	tlsKey     string
@@ -34,7 +35,7 @@ type serveCmd struct {
 
 // serveCommands is the row of `serve` in the command table.
 var serveCommands = []subcommand{{name: "serve", about: "run a node",
-	usage: "[--config FILE] [--data DIR] [--listen HOST:PORT] [--http HOST:PORT] [--log-level LEVEL] [--log-format text|json]\n" +
+	usage: "[--config FILE] [--data DIR] [--listen HOST:PORT] [--http HOST:PORT] [--mysql HOST:PORT] [--log-level LEVEL] [--log-format text|json]\n" +
 		"[--auth-token-file FILE] [--tls-cert FILE --tls-key FILE] [--addr-file FILE]",
 	more: "Runs a node until SIGINT or SIGTERM. Flags override the environment, which\n" +
 		"overrides the config file; defaults: data ./loadnode-data, listen\n" +
@@ -48,6 +49,7 @@ var serveCommands = []subcommand{{name: "serve", about: "run a node",
 		fs.StringVar(&c.logFormat, "log-format", "", "log `FORMAT`: text (key=value) or json (one object a line)")
 		fs.BoolVar(&c.check, "check-config", false, "validate the configuration (file, environment, flags), print it and exit")
 		fs.StringVar(&c.http, "http", "", "admin endpoint `HOST:PORT` (/metrics, /healthz, /readyz, /v1/jobs); off by default")
+		fs.StringVar(&c.mysql, "mysql", "", "MySQL-protocol endpoint `HOST:PORT` for Doris users (mysql -h HOST -P PORT -uroot); off by default")
 		fs.StringVar(&c.tokenFile, "auth-token-file", "", "`FILE` holding the token clients must present (overrides $"+config.TokenEnv+")")
 		fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate `FILE`: both endpoints serve TLS")
 		fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
@@ -74,7 +76,7 @@ func (c serveCmd) nodeConfig(getenv func(string) string) (config.Node, error) {
 	if getenv != nil {
 		for env, dst := range map[string]*string{
 			"LOADNODE_DATA": &cfg.DataDir, "LOADNODE_LISTEN": &cfg.Listen,
-			"LOADNODE_HTTP": &cfg.HTTP, "LOADNODE_LOG_LEVEL": &cfg.LogLevel, "LOADNODE_LOG_FORMAT": &cfg.LogFormat,
+			"LOADNODE_HTTP": &cfg.HTTP, "LOADNODE_MYSQL": &cfg.MySQL, "LOADNODE_LOG_LEVEL": &cfg.LogLevel, "LOADNODE_LOG_FORMAT": &cfg.LogFormat,
 		} {
 			if v := getenv(env); v != "" {
 				*dst = v
@@ -102,6 +104,9 @@ func (c serveCmd) nodeConfig(getenv func(string) string) (config.Node, error) {
 	}
 	if c.http != "" {
 		cfg.HTTP = c.http
+	}
+	if c.mysql != "" {
+		cfg.MySQL = c.mysql
 	}
 	if c.tokenFile != "" {
 		cfg.AuthTokenFile, cfg.AuthToken = c.tokenFile, ""
@@ -219,12 +224,12 @@ func (c serveCmd) run(ctx context.Context, m *Main) error {
 	}
 	m.node = n
 	if c.addrFile != "" {
-		if err := writeAddrFile(c.addrFile, boundAddrs{Addr: n.Addr(), HTTP: n.AdminAddr(), PID: os.Getpid()}); err != nil {
+		if err := writeAddrFile(c.addrFile, boundAddrs{Addr: n.Addr(), HTTP: n.AdminAddr(), MySQL: n.MySQLAddr(), PID: os.Getpid()}); err != nil {
 			return err // Close closes the node
 		}
 		defer os.Remove(c.addrFile)
 	}
-	logger.Info("loadnode: serving", "addr", n.Addr(), "data", cfg.DataDir, "http", n.AdminAddr())
+	logger.Info("loadnode: serving", "addr", n.Addr(), "data", cfg.DataDir, "http", n.AdminAddr(), "mysql", n.MySQLAddr())
 	<-ctx.Done()
 	logger.Info("loadnode: shutting down", "addr", n.Addr())
 	m.node = nil

@@ -52,6 +52,7 @@ var layers = map[string][]string{
 	"internal/nodedoc":     {"config", "internal/funcdoc"},
 	"internal/nodedoc/gen": {"internal/nodedoc"},
 	"client":               {"api", "doris", "internal/remoteauth", "query"}, // doris: today
+	"mysqlserver":          {"api", "client", "table"},
 	"node":                 {product},
 	"cmd/loadnode":         {"api", "client", "config", "doris", "node", "persistence", "query", "table"},
 }

@@ -1,8 +1,8 @@
 // Package testdeps decides what a test does when something it needs from
 // the machine is missing: a server or program (PostgreSQL, etcd,
-// kinesalite, Chromium, kcat) or a capability (mounting a tmpfs, an address
-// beyond loopback). No test passes by skipping: the test fails, naming
-// what to install, unless the variable of that family,
+// kinesalite, Chromium, kcat, the mysql client) or a capability (mounting a
+// tmpfs, an address beyond loopback). No test passes by skipping: the test
+// fails, naming what to install, unless the variable of that family,
 // LOADNODE_SKIP_<FAMILY>=1, says to skip it. `make test` installs
 // everything (`make deps`) and sets none of the variables.
 //
@@ -36,6 +36,9 @@ const (
 	Browser Family = "LOADNODE_SKIP_BROWSER"
 	// Kcat: kcat, a librdkafka client (tests/e2e, tests/bench).
 	Kcat Family = "LOADNODE_SKIP_KCAT"
+	// MySQL: the mysql client (Debian's mariadb-client; tests/e2e's
+	// MySQL-protocol session).
+	MySQL Family = "LOADNODE_SKIP_MYSQL"
 	// Tmpfs: mounting a tmpfs, which needs root (tests/e2e's disk-full
 	// tests).
 	Tmpfs Family = "LOADNODE_SKIP_TMPFS"

@@ -24,6 +24,9 @@ type Options struct {
 	DataDir string
 	// HTTP turns the admin endpoint on, on 127.0.0.1:0 (AdminAddr).
 	HTTP bool
+	// MySQL turns the MySQL-protocol endpoint on, on 127.0.0.1:0
+	// (MySQLAddr).
+	MySQL bool
 	// Args are more `serve` arguments, after the harness's own (a flag given
 	// twice takes the last value).
 	Args []string
@@ -72,6 +75,7 @@ type Proc struct {
 		err   error         // cmd.Wait's result, set before done is closed
 		addr  string        // "" until ready
 		admin string
+		mysql string
 		env   []string // this incarnation's extra environment
 		n     int      // incarnations started
 	}
@@ -83,9 +87,10 @@ var ErrExited = errors.New("testnode: loadnode exited before it was ready")
 
 // addrs is what `serve --addr-file` writes (cmd/loadnode/addrfile.go).
 type addrs struct {
-	Addr string `json:"addr"`
-	HTTP string `json:"http"`
-	PID  int    `json:"pid"`
+	Addr  string `json:"addr"`
+	HTTP  string `json:"http"`
+	MySQL string `json:"mysql"`
+	PID   int    `json:"pid"`
 }
 
 // launchTail is how much output a failed Launch reports.
@@ -126,6 +131,9 @@ func (p *Proc) start(ctx context.Context, env []string) error {
 		return fmt.Errorf("testnode: %w", err)
 	}
 	args := []string{"serve", "--data", p.opts.DataDir, "--listen", "127.0.0.1:0", "--log-level", "info", "--addr-file", p.addrFile()}
+	if p.opts.MySQL {
+		args = append(args, "--mysql", "127.0.0.1:0")
+	}
 	if p.opts.HTTP {
 		args = append(args, "--http", "127.0.0.1:0")
 	}
@@ -191,7 +199,7 @@ func (p *Proc) WaitReady(ctx context.Context) error {
 			if a.PID == cmd.Process.Pid && a.Addr != "" {
 				p.mu.Lock()
 				if p.mu.cmd == cmd {
-					p.mu.addr, p.mu.admin = a.Addr, a.HTTP
+					p.mu.addr, p.mu.admin, p.mu.mysql = a.Addr, a.HTTP, a.MySQL
 				}
 				p.mu.Unlock()
 				return nil
@@ -228,6 +236,14 @@ func (p *Proc) AdminAddr() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.mu.admin
+}
+
+// MySQLAddr is the current process's MySQL-protocol endpoint ("" when
+// Options.MySQL is off or until it is ready).
+func (p *Proc) MySQLAddr() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mu.mysql
 }
 
 // PID is the current process's id.
