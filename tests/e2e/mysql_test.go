@@ -122,6 +122,10 @@ func TestMySQLClientSession(t *testing.T) {
 
 	waitDrained(t, c, b, job, topic, 2*time.Minute)
 	out2 := run("SHOW ROUTINE LOAD FOR " + job + "\\G\nSELECT count(*) FROM " + tbl + ";\n")
+	// A GROUP BY, as a Doris user checks a load: 300 ids in 3 groups.
+	if g := run("SELECT id % 3 AS g, count(*) AS n FROM " + tbl + " GROUP BY 1 ORDER BY 1;\n"); strings.TrimSpace(g) != "g\tn\n0\t100\n1\t100\n2\t100" {
+		t.Errorf("GROUP BY answered:\n%s", g)
+	}
 	if !strings.Contains(out2, "State: RUNNING") {
 		t.Errorf("after RESUME, not RUNNING:\n%s", out2)
 	}
@@ -210,6 +214,26 @@ func TestMySQLDatabaseSQL(t *testing.T) {
 	var n int64
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+tbl).Scan(&n); err != nil || n != records {
 		t.Errorf("SELECT count(*): %d, %v; want %d", n, err, records)
+	}
+	// A GROUP BY through database/sql: the sum of each group's ids.
+	rows, err := db.QueryContext(ctx, "SELECT id % 2 AS g, count(*), sum(id) FROM "+tbl+" GROUP BY 1 ORDER BY 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var g, cnt, sum int64
+		if err := rows.Scan(&g, &cnt, &sum); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%d:%d:%d", g, cnt, sum))
+	}
+	// ids 0..records-1: even ids sum to (records/2)*(records/2-1), odd ones
+	// to that plus records/2.
+	h := int64(records / 2)
+	if want := []string{fmt.Sprintf("0:%d:%d", h, h*(h-1)), fmt.Sprintf("1:%d:%d", h, h*(h-1)+h)}; !slices.Equal(got, want) {
+		t.Errorf("GROUP BY: %v, want %v", got, want)
 	}
 }
 
