@@ -51,9 +51,10 @@ var layers = map[string][]string{
 	"internal/funcdoc/gen": {"internal/funcdoc"},
 	"internal/nodedoc":     {"config", "internal/funcdoc"},
 	"internal/nodedoc/gen": {"internal/nodedoc"},
-	"client":               {"api", "doris", "internal/remoteauth", "query"}, // doris: today
+	"client":               {"api", "internal/remoteauth"},
+	"doris/exec":           {"api", "client", "doris", "query"},
 	"node":                 {product},
-	"cmd/loadnode":         {"api", "client", "config", "doris", "node", "persistence", "query", "table"},
+	"cmd/loadnode":         {"api", "client", "config", "doris", "doris/exec", "node", "persistence", "query", "table"},
 }
 
 // goList returns each package of the module with its imports (non-test
@@ -161,6 +162,25 @@ func TestSourceNeutral(t *testing.T) {
 		for _, f := range forbidden {
 			if dep == f || strings.HasPrefix(dep, strings.TrimSuffix(f, "/")+"/") || strings.HasPrefix(dep, f) && strings.HasSuffix(f, "/") {
 				t.Errorf("actors depends on %s", dep)
+			}
+		}
+	}
+}
+
+// TestClientIsAClient: a Go program that only wants CreateJob links no SQL
+// grammar, no config or expression engine and no YAML parser. `go list
+// -deps` of package client (tests excluded) must name none of them; Doris
+// statements are package doris/exec's, over the typed client.
+func TestClientIsAClient(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", module+"client").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	forbidden := []string{module + "doris", module + "config", module + "table", module + "query", "gopkg.in/yaml.v3"}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, f := range forbidden {
+			if dep == f || strings.HasPrefix(dep, f+"/") {
+				t.Errorf("client depends on %s", dep)
 			}
 		}
 	}
