@@ -17,7 +17,7 @@ import (
 // translated here, at the edge, into the typed requests of c's methods
 // (CreateTable, Create with the stored table, Alter with an update mask,
 // ...); no node parses SQL. A clause loadnode does not support is
-// refused with an *Error naming it (in Field), never ignored. Statements
+// refused with a *client.Error naming it (in Field), never ignored. Statements
 // about one job answer with that job in ExecResponse.Job; SHOW ROUTINE LOAD
 // without FOR lists the jobs in ExecResponse.Jobs (without ALL: not the
 // STOPPED and CANCELLED ones, as in Doris). SHOW [ALL] ROUTINE LOAD, SHOW

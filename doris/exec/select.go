@@ -37,7 +37,7 @@ const scanPage = 1000
 // execSelect answers a SELECT with its result set (ExecResponse.Result:
 // the columns, and each row's cells as Doris's MySQL protocol renders
 // them, NULL as "NULL"). Expressions use the client's time zone as the
-// session's. A query outside the subset is an *Error naming the clause.
+// session's. A query outside the subset is a *client.Error naming the clause.
 func execSelect(ctx context.Context, c Client, statement string) (*api.ExecResponse, error) {
 	q, err := query.Parse(statement)
 	if err == nil {

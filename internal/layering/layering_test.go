@@ -24,7 +24,7 @@ const product = "*"
 
 // layers is, for every package of the module that is not test support, the
 // module packages it may import (non-test files). docs/design.md's package
-// table says why. Edges marked "today" are debts issue 27 removes.
+// table says why.
 var layers = map[string][]string{
 	"api":                  {},
 	"sources":              {},
@@ -33,8 +33,8 @@ var layers = map[string][]string{
 	"internal/remoteauth":  {},
 	"table":                {"api"},
 	"sink":                 {"api", "table"},
-	"metastore":            {"api", "sink"},                 // sink: today
-	"supervisor":           {"internal/backoff", "sources"}, // sources: today
+	"metastore":            {"api"},
+	"supervisor":           {"internal/backoff"},
 	"cluster":              {"api", "metastore/etcdmeta"},
 	"metastore/etcdmeta":   {"api", "metastore"},
 	"actors":               {"api", "internal/backoff", "metastore", "sink", "sources", "supervisor", "table"},
