@@ -22,6 +22,7 @@ import (
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/config"
+	dorisexec "github.com/loadnode/loadnode/doris/exec"
 	"github.com/loadnode/loadnode/node"
 )
 
@@ -570,7 +571,7 @@ func TestExecStatements(t *testing.T) {
 	_, cl := kafka(t, "sqltopic", 2, 200)
 	broker := cl.OptValue(kgo.SeedBrokers).([]string)[0]
 	n := startNode(t, nil, t.TempDir(), actors.Hooks{})
-	exec := func(stmt string) (*api.ExecResponse, error) { return n.c.Exec(ctx10(t), stmt) }
+	exec := func(stmt string) (*api.ExecResponse, error) { return dorisexec.Exec(ctx10(t), n.c, stmt) }
 
 	// A database qualifier names a database of the node config (which
 	// names none here): refused by field, nothing created.
@@ -734,7 +735,7 @@ func TestExecWhere(t *testing.T) {
 	_, cl := kafka(t, "wheretopic", 1, 200)
 	broker := cl.OptValue(kgo.SeedBrokers).([]string)[0]
 	n := startNode(t, nil, t.TempDir(), actors.Hooks{})
-	exec := func(stmt string) (*api.ExecResponse, error) { return n.c.Exec(ctx10(t), stmt) }
+	exec := func(stmt string) (*api.ExecResponse, error) { return dorisexec.Exec(ctx10(t), n.c, stmt) }
 	if _, err := exec("CREATE TABLE evens (id INT NOT NULL, note VARCHAR(8), flag BOOLEAN DEFAULT 'true')"); err != nil {
 		t.Fatal(err)
 	}

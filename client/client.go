@@ -589,6 +589,22 @@ func (c *Client) TruncateTable(ctx context.Context, table string) error {
 	return fromAPI(resp.GetError())
 }
 
+// ScanPage reads one page of a table in storage order: at most limit rows
+// (at most api.MaxScanPage; the node may answer fewer, to bound a page's
+// bytes) after the cursor after (nil: from the first row). next is the
+// cursor of the following page, empty after the last. One request, with
+// the client's timeout; ScanTable and Scan read page after page.
+func (c *Client) ScanPage(ctx context.Context, table string, after []byte, limit int) (schema *api.TableSpec, rows []*api.Row, next []byte, err error) {
+	resp, err := call[*api.TableScanResponse](ctx, c, "scan", &api.TableScanRequest{Table: table, Limit: int64(limit), After: after})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := fromAPI(resp.GetError()); err != nil {
+		return nil, nil, nil, err
+	}
+	return resp.GetSchema(), resp.GetRows(), resp.GetNext(), nil
+}
+
 // Scan returns a table's schema and its first limit rows in storage order;
 // limit <= 0 means every row. Large scans are read page by page; each page
 // is one request with its own timeout.
@@ -603,22 +619,17 @@ func (c *Client) Scan(ctx context.Context, table string, limit int) (*api.TableS
 		if limit > 0 {
 			page = min(page, limit-len(rows))
 		}
-		resp, err := call[*api.TableScanResponse](ctx, c, "scan", &api.TableScanRequest{Table: table, Limit: int64(page), After: after})
+		sc, got, next, err := c.ScanPage(ctx, table, after, page)
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := fromAPI(resp.GetError()); err != nil {
-			return nil, nil, err
-		}
 		if schema == nil {
-			schema = resp.GetSchema()
+			schema = sc
 		}
-		got := resp.GetRows()
 		if len(got) > page {
 			got = got[:page] // a node that ignores the limit
 		}
 		rows = append(rows, got...)
-		next := resp.GetNext()
 		if len(next) == 0 || len(got) == 0 || string(next) == string(after) || (limit > 0 && len(rows) >= limit) {
 			break
 		}
@@ -673,6 +684,16 @@ func (c *Client) DeleteJob(ctx context.Context, name string) (*api.JobInfo, erro
 // USER_ALTER, with old and new positions) before it is answered.
 func (c *Client) AlterJob(ctx context.Context, name string, spec *api.JobSpec, resetOffsets map[int32]string) (*api.JobInfo, error) {
 	return c.job(ctx, "alter job", &api.AlterJobRequest{Name: name, Spec: spec, ResetOffsets: resetOffsets})
+}
+
+// Create sends a CreateJobRequest as it is (use_stored_table: the job
+// loads the catalog's table of its spec's name, as CREATE ROUTINE LOAD ...
+// ON does): see api.CreateJobRequest. CreateJob is the common case.
+func (c *Client) Create(ctx context.Context, req *api.CreateJobRequest) (*api.JobInfo, error) {
+	if req.GetSpec() == nil {
+		return nil, errorf("create job: nil spec")
+	}
+	return c.job(ctx, "create job", req)
 }
 
 // Alter sends an AlterJobRequest as it is (an update mask, Kinesis

@@ -11,6 +11,10 @@
 // An error that the node answered is returned as *Error, with a stable
 // api.ErrorCode; branch on it with errors.As.
 //
+// The client speaks typed requests only: it links no SQL grammar, no job
+// spec format and no YAML. Doris-compatible statements (`loadnode sql`) are
+// package doris/exec's, which runs them over this client's methods.
+//
 // A node bound beyond loopback requires a token and TLS: give WithToken and
 // WithTLS. Dial checks the token before anything reaches the node's actors
 // and fails with an error matching ErrUnauthenticated when the node refuses

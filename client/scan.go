@@ -80,24 +80,20 @@ func (it *RowIterator) Next() bool {
 }
 
 func (it *RowIterator) fetch() bool {
-	resp, err := call[*api.TableScanResponse](it.ctx, it.c, "scan", &api.TableScanRequest{Table: it.table, Limit: int64(it.cfg.page), After: it.next})
-	if err == nil {
-		err = fromAPI(resp.GetError())
-	}
+	schema, rows, next, err := it.c.ScanPage(it.ctx, it.table, it.next, it.cfg.page)
 	if err != nil {
 		it.err = err
 		return false
 	}
 	if it.schema == nil {
-		it.schema = resp.GetSchema()
+		it.schema = schema
 		it.index = make(map[string]int, len(it.schema.GetColumns()))
 		for i, c := range it.schema.GetColumns() {
 			it.index[c.GetName()] = i
 		}
 	}
 	it.page = it.next
-	it.rows, it.i = resp.GetRows(), 0
-	next := resp.GetNext()
+	it.rows, it.i = rows, 0
 	if len(next) == 0 || len(it.rows) == 0 || string(next) == string(it.next) {
 		it.done = true
 	}

@@ -43,7 +43,7 @@
 //	DESC | DESCRIBE [db.]name               (columns, database, jobs, row count)
 //	DROP TABLE [IF EXISTS] [db.]name        (refused while a job that is not deleted loads into it)
 //	SELECT items FROM [db.]table [WHERE expr] [GROUP BY ...] [ORDER BY ...] [LIMIT n [OFFSET m]]
-//	                                        (not parsed here: client.Exec hands it to package
+//	                                        (not parsed here: exec.Exec hands it to package
 //	                                        query, which runs it over the table's paged scan;
 //	                                        count/sum/min/max/avg; JOIN, HAVING, subqueries refused)
 //
@@ -52,14 +52,14 @@
 // backslash sequences such as \x01 are kept as written), `-- ...`, `# ...`
 // and `/* ... */` comments are skipped, and one trailing ";" is allowed. A
 // database qualifier (db.) is accepted everywhere and reported in
-// Statement.DB, JobRef.DB, Alter.DB and Show.DB. client.Exec maps
+// Statement.DB, JobRef.DB, Alter.DB and Show.DB. exec.Exec maps
 // Statement.DB of CREATE TABLE and CREATE ROUTINE LOAD to table.database
 // (a database of the node config; none: the embedded store); job names
 // are one namespace per node, so the others ignore it.
 //
 // # SHOW ROUTINE LOAD, SHOW ROUTINE LOAD TASK, SHOW CREATE ROUTINE LOAD
 //
-// client.Exec answers them with Doris's result set (ExecResponse.Result,
+// exec.Exec answers them with Doris's result set (ExecResponse.Result,
 // shaped by RoutineLoadRow, RoutineLoadTaskRows and CreateRoutineLoadRow
 // from the node's api.JobInfo) as well as the typed job(s); `loadnode sql`
 // prints it as Doris's \G does. SHOW ROUTINE LOAD has Doris's 22 columns
@@ -243,7 +243,7 @@
 // "load_to_single_tablet" (where Doris writes a batch: no difference to
 // the rows) is accepted as "false", and as "true" into a table DISTRIBUTED
 // BY RANDOM only: into any other table the CREATE is refused with Doris's
-// message (client.Exec checks the stored table; a table made before
+// message (exec.Exec checks the stored table; a table made before
 // loadnode kept its distribution counts as HASH). ALTER takes only
 // "false"; the property is not kept with the job (SHOW CREATE leaves it
 // out).

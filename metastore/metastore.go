@@ -18,7 +18,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
-	"github.com/loadnode/loadnode/sink"
 )
 
 var (
@@ -40,7 +39,7 @@ type JobState struct {
 	// a metadata store that is also the embedded sink (the node's Pebble
 	// store), which reads it in the same scan: a job respawned from it
 	// need not read it again. nil otherwise: read it from the sink.
-	SinkProgress *sink.Progress
+	SinkProgress *api.SinkProgress
 }
 
 // NewJob is one job for CreateJobs: its record, its first journal entry

@@ -15,11 +15,12 @@ import (
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/config"
+	"github.com/loadnode/loadnode/doris/exec"
 	"github.com/loadnode/loadnode/node"
 )
 
 // dorisNode is an embedded node with a one-partition kfake topic "events",
-// driven by Doris statements through client.Exec.
+// driven by Doris statements through exec.Exec (package doris/exec).
 type dorisNode struct {
 	t       *testing.T
 	ctx     context.Context
@@ -80,7 +81,7 @@ func (d *dorisNode) stop() {
 
 func (d *dorisNode) exec(q string) *api.ExecResponse {
 	d.t.Helper()
-	res, err := d.c.Exec(d.ctx, q)
+	res, err := exec.Exec(d.ctx, d.c, q)
 	if err != nil {
 		d.t.Fatalf("%s: %v", q, err)
 	}
@@ -169,7 +170,7 @@ func TestDorisAlterLoadProperties(t *testing.T) {
 
 	// RUNNING: refused, naming the state, as Doris refuses ("Only
 	// supports modification of PAUSED jobs").
-	_, err := d.c.Exec(d.ctx, "ALTER ROUTINE LOAD FOR j COLUMNS(id, v, w)")
+	_, err := exec.Exec(d.ctx, d.c, "ALTER ROUTINE LOAD FOR j COLUMNS(id, v, w)")
 	var ce *client.Error
 	if !errors.As(err, &ce) || ce.Code != api.ErrorCode_FAILED_PRECONDITION || !strings.Contains(ce.Message, "pause it") || !strings.Contains(ce.Message, "columns_mapping") {
 		t.Fatalf("ALTER COLUMNS of a running job = %v; want FAILED_PRECONDITION naming columns_mapping", err)
@@ -183,7 +184,7 @@ func TestDorisAlterLoadProperties(t *testing.T) {
 		"ALTER ROUTINE LOAD FOR j DELETE ON id = 1":                "delete_on", // a DUPLICATE table, no MERGE
 		"ALTER ROUTINE LOAD FOR j ORDER BY v":                      "sequence_column",
 	} {
-		_, err := d.c.Exec(d.ctx, q)
+		_, err := exec.Exec(d.ctx, d.c, q)
 		if !errors.As(err, &ce) || ce.Code != api.ErrorCode_INVALID_ARGUMENT || !strings.Contains(ce.Error(), field) {
 			t.Errorf("%s = %v; want INVALID_ARGUMENT naming %s", q, err, field)
 		}
@@ -242,7 +243,7 @@ func TestDorisAlterLoadProperties(t *testing.T) {
 func TestDorisMultiTableBesideUnique(t *testing.T) {
 	d := startDorisNode(t)
 	d.exec("CREATE TABLE u (id BIGINT, v STRING) UNIQUE KEY(id)")
-	_, err := d.c.Exec(d.ctx, fmt.Sprintf(`CREATE ROUTINE LOAD mt PROPERTIES ("format" = "csv")
+	_, err := exec.Exec(d.ctx, d.c, fmt.Sprintf(`CREATE ROUTINE LOAD mt PROPERTIES ("format" = "csv")
 		FROM KAFKA ("kafka_broker_list" = "%s", "kafka_topic" = "events")`, strings.Join(d.kc.ListenAddrs(), ",")))
 	if err == nil || !strings.Contains(err.Error(), "no DUPLICATE table") || !strings.Contains(err.Error(), "UNIQUE table u") {
 		t.Errorf("multi-table CREATE with only a UNIQUE table = %v; want a refusal naming it", err)
@@ -278,7 +279,7 @@ func TestDorisLoadToSingleTablet(t *testing.T) {
 	d.exec("CREATE TABLE r (id BIGINT, v STRING) DISTRIBUTED BY RANDOM BUCKETS 10")
 	d.exec("CREATE TABLE h (id BIGINT, v STRING) DISTRIBUTED BY HASH(id) BUCKETS 10")
 	create := func(job, table string) error {
-		_, err := d.c.Exec(d.ctx, fmt.Sprintf(`CREATE ROUTINE LOAD %s ON %s PROPERTIES ("load_to_single_tablet" = "true")
+		_, err := exec.Exec(d.ctx, d.c, fmt.Sprintf(`CREATE ROUTINE LOAD %s ON %s PROPERTIES ("load_to_single_tablet" = "true")
 			FROM KAFKA ("kafka_broker_list" = "%s", "kafka_topic" = "events")`, job, table, strings.Join(d.kc.ListenAddrs(), ",")))
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/config"
+	dorisexec "github.com/loadnode/loadnode/doris/exec"
 	"github.com/loadnode/loadnode/node"
 )
 
@@ -31,7 +32,7 @@ func TestEmbeddedTableCommandsWithHTTP(t *testing.T) {
 	t.Cleanup(func() { c.Close() })
 	exec := func(q string) {
 		t.Helper()
-		if _, err := c.Exec(ctx, q); err != nil {
+		if _, err := dorisexec.Exec(ctx, c, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}

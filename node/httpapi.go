@@ -21,6 +21,7 @@ import (
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/config"
+	dorisexec "github.com/loadnode/loadnode/doris/exec"
 )
 
 // The HTTP/JSON API under /v1 (docs/api.md): every route is a row of
@@ -586,7 +587,7 @@ func (h *httpAPI) sql(r *http.Request) (any, error) {
 	if strings.TrimSpace(req.Statement) == "" {
 		return nil, &apiError{code: api.ErrorCode_INVALID_ARGUMENT, field: "statement", msg: "empty statement"}
 	}
-	res, err := h.c.Exec(r.Context(), req.Statement)
+	res, err := dorisexec.Exec(r.Context(), h.c, req.Statement)
 	if err != nil {
 		return nil, err
 	}

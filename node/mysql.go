@@ -10,8 +10,10 @@ import (
 	"net"
 	"slices"
 
+	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/config"
+	dorisexec "github.com/loadnode/loadnode/doris/exec"
 	"github.com/loadnode/loadnode/mysqlserver"
 )
 
@@ -55,7 +57,7 @@ func startMySQL(ctx context.Context, cfg config.Node, sec *security, nodeAddr st
 	}
 	slices.Sort(dbs)
 	srv, err := mysqlserver.Listen(cfg.MySQL, mysqlserver.Config{
-		Exec: cl, Token: sec.token, TLS: sec.serverTLS(), Databases: dbs,
+		Exec: clientExecer{cl}, Token: sec.token, TLS: sec.serverTLS(), Databases: dbs,
 		MaxConns: cfg.MySQLMaxConnections, Logger: logger,
 	})
 	if err != nil {
@@ -89,4 +91,12 @@ func dialable(addr string) string {
 		return net.JoinHostPort("127.0.0.1", port)
 	}
 	return addr
+}
+
+// clientExecer runs a statement as `loadnode sql` does: through the Doris
+// translation over the node's own client.
+type clientExecer struct{ c *client.Client }
+
+func (e clientExecer) Exec(ctx context.Context, statement string) (*api.ExecResponse, error) {
+	return dorisexec.Exec(ctx, e.c, statement)
 }

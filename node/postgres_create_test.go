@@ -12,6 +12,7 @@ import (
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/config"
+	"github.com/loadnode/loadnode/doris/exec"
 	"github.com/loadnode/loadnode/internal/pgtest"
 	"github.com/loadnode/loadnode/node"
 )
@@ -68,16 +69,16 @@ func TestPostgresLongNamesRefused(t *testing.T) {
 	ctx := context.Background()
 	p := strings.Repeat("a", 70)
 	for _, name := range []string{p + "_one", p + "_three"} {
-		_, err := c.Exec(ctx, "CREATE TABLE analytics."+name+" (id BIGINT, note VARCHAR(64)) DUPLICATE KEY(id)")
+		_, err := exec.Exec(ctx, c, "CREATE TABLE analytics."+name+" (id BIGINT, note VARCHAR(64)) DUPLICATE KEY(id)")
 		wantCode(t, "CREATE TABLE of a "+name, err, api.ErrorCode_INVALID_ARGUMENT, "table.name", name, "63 bytes")
 	}
 	long := strings.Repeat("c", 64)
-	_, err := c.Exec(ctx, "CREATE TABLE analytics.cols (id BIGINT, "+long+"_x BIGINT, "+long+"_y BIGINT) DUPLICATE KEY(id)")
+	_, err := exec.Exec(ctx, c, "CREATE TABLE analytics.cols (id BIGINT, "+long+"_x BIGINT, "+long+"_y BIGINT) DUPLICATE KEY(id)")
 	wantCode(t, "CREATE TABLE with 66-byte columns", err, api.ErrorCode_INVALID_ARGUMENT, "table.columns[1].name", long+"_x", "63 bytes")
-	if _, err := c.Exec(ctx, "CREATE TABLE analytics."+p[:63]+" (id BIGINT) DUPLICATE KEY(id)"); err != nil {
+	if _, err := exec.Exec(ctx, c, "CREATE TABLE analytics."+p[:63]+" (id BIGINT) DUPLICATE KEY(id)"); err != nil {
 		t.Errorf("CREATE TABLE of a 63-byte name: %v", err)
 	}
-	if _, err := c.Exec(ctx, "CREATE TABLE "+p+"_embedded (id BIGINT) DUPLICATE KEY(id)"); err != nil {
+	if _, err := exec.Exec(ctx, c, "CREATE TABLE "+p+"_embedded (id BIGINT) DUPLICATE KEY(id)"); err != nil {
 		t.Errorf("CREATE TABLE of a 79-byte name in the embedded store: %v", err)
 	}
 }
@@ -119,7 +120,7 @@ func TestPostgresCreateRefusals(t *testing.T) {
 		{"readonly", api.ErrorCode_FAILED_PRECONDITION, []string{"read-only transaction", "read-only"}},
 		{"crowded", api.ErrorCode_UNAVAILABLE, []string{"too many connections"}},
 	} {
-		_, err := c.Exec(ctx, "CREATE TABLE "+tc.db+".t_"+tc.db+" (id BIGINT) DUPLICATE KEY(id)")
+		_, err := exec.Exec(ctx, c, "CREATE TABLE "+tc.db+".t_"+tc.db+" (id BIGINT) DUPLICATE KEY(id)")
 		wantCode(t, "CREATE TABLE in "+tc.db, err, tc.code, tc.says...)
 		spec := &api.JobSpec{Name: "job_" + tc.db, Format: "csv",
 			Table: &api.TableSpec{Name: "j_" + tc.db, Database: tc.db, Columns: []*api.Column{{Name: "v", Type: api.ColumnType_INT64}}},

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/doris/exec"
 	"github.com/loadnode/loadnode/internal/pgtest"
 )
 
@@ -38,12 +39,12 @@ func TestPostgresLoadTimeAndTimestamp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := c.Exec(ctx, `CREATE TABLE analytics.lt (id INT, t TIMESTAMP, dt DATETIME(3) DEFAULT CURRENT_TIMESTAMP(3)) DUPLICATE KEY(id)`); err != nil {
+	if _, err := exec.Exec(ctx, c, `CREATE TABLE analytics.lt (id INT, t TIMESTAMP, dt DATETIME(3) DEFAULT CURRENT_TIMESTAMP(3)) DUPLICATE KEY(id)`); err != nil {
 		t.Fatal(err)
 	}
 	zone := time.FixedZone("+10:00", 10*3600)
 	before := time.Now().In(zone).Truncate(time.Millisecond)
-	if _, err := c.Exec(ctx, fmt.Sprintf(`CREATE ROUTINE LOAD analytics.j ON lt COLUMNS TERMINATED BY ",", COLUMNS(id, t)
+	if _, err := exec.Exec(ctx, c, fmt.Sprintf(`CREATE ROUTINE LOAD analytics.j ON lt COLUMNS TERMINATED BY ",", COLUMNS(id, t)
 		PROPERTIES ("timezone" = "+10:00", "max_batch_interval" = "1")
 		FROM KAFKA ("kafka_broker_list" = "%s", "kafka_topic" = "events", "property.kafka_default_offsets" = "OFFSET_BEGINNING")`,
 		strings.Join(kc.ListenAddrs(), ","))); err != nil {

@@ -130,17 +130,10 @@ type TableRows struct {
 	Rows  []KV
 }
 
-// Progress is a job's authoritative position in its sink.
-type Progress struct {
-	// Positions maps partition to the next position to read. Never nil.
-	Positions map[int32]int64
-	// Checkpoints maps partition to its opaque source checkpoint. Never nil.
-	Checkpoints map[int32][]byte
-	// Stats is the job's statistics; zero until the first commit. Never nil.
-	Stats *api.JobStats
-	// Fence is the newest Commit.Fence stored; 0 before the first commit.
-	Fence uint64
-}
+// Progress is a job's authoritative position in its sink (positions,
+// checkpoints, statistics, fence). The record is api.SinkProgress, which
+// the metadata store shares (metastore.JobState) without importing the sink.
+type Progress = api.SinkProgress
 
 // Sink is a database a job loads into.
 type Sink interface {

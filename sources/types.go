@@ -187,6 +187,10 @@ func (e *ConfigError) Error() string {
 
 func (e *ConfigError) Unwrap() error { return e.Err }
 
+// Permanent reports that retrying cannot fix the failure: a job actor that
+// fails with it is stopped, not restarted (supervisor.PermanentError).
+func (e *ConfigError) Permanent() bool { return true }
+
 // UnreachableError is a transient failure to reach the source: brokers down,
 // network partition, a leader election that did not settle.
 type UnreachableError struct{ Err error }

@@ -18,7 +18,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/loadnode/loadnode/internal/backoff"
-	"github.com/loadnode/loadnode/sources"
 )
 
 // Permanent marks a failure that restarting cannot fix (bad configuration,
@@ -27,6 +26,15 @@ type Permanent struct{ Err error }
 
 func (e *Permanent) Error() string { return "supervisor: permanent failure: " + e.Err.Error() }
 func (e *Permanent) Unwrap() error { return e.Err }
+
+// PermanentError is a failure that says whether restarting can fix it:
+// Permanent true stops the actor. A source's configuration or authorization
+// error (sources.ConfigError) is one. The method is the contract, so the
+// package that defines such an error need not import this one.
+type PermanentError interface {
+	error
+	Permanent() bool
+}
 
 // Policy is a restart budget and back-off. The supervisor declares no
 // defaults of its own: a node passes its config's job_restart_* keys
@@ -48,13 +56,14 @@ type Policy struct {
 const DefaultJitter = 0.2
 
 // Decide maps a failure reason to a directive: a *Permanent error or a
-// source configuration/authorization error (*sources.ConfigError) stops the
-// actor; everything else (transient errors, panics) restarts it.
+// PermanentError that says it is permanent (a source's configuration or
+// authorization error) stops the actor; everything else (transient errors,
+// panics) restarts it.
 func Decide(reason any) actor.Directive {
 	if err, ok := reason.(error); ok {
 		var p *Permanent
-		var c *sources.ConfigError
-		if errors.As(err, &p) || errors.As(err, &c) {
+		var pe PermanentError
+		if errors.As(err, &p) || errors.As(err, &pe) && pe.Permanent() {
 			return actor.StopDirective
 		}
 	}

@@ -42,6 +42,8 @@ func TestDecide(t *testing.T) {
 		{errors.New("broker down"), actor.RestartDirective},
 		{fmt.Errorf("task: %w", &sources.ConfigError{Err: errors.New("SASL authentication failed")}), actor.StopDirective},
 		{&sources.UnreachableError{Err: errors.New("dial")}, actor.RestartDirective},
+		{fmt.Errorf("task: %w", permanence{true}), actor.StopDirective},
+		{permanence{false}, actor.RestartDirective},
 		{"a panic value", actor.RestartDirective},
 	}
 	for _, c := range cases {
@@ -50,6 +52,16 @@ func TestDecide(t *testing.T) {
 		}
 	}
 }
+
+// permanence is a PermanentError of another package, as sources.ConfigError is.
+type permanence struct{ permanent bool }
+
+func (p permanence) Error() string   { return fmt.Sprintf("permanent: %v", p.permanent) }
+func (p permanence) Permanent() bool { return p.permanent }
+
+// A source's configuration error stops its actor: sources knows nothing of
+// the supervisor, only the method.
+var _ PermanentError = (*sources.ConfigError)(nil)
 
 type crasher struct{ started chan<- struct{} }
 

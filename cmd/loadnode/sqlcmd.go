@@ -10,6 +10,7 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/doris"
+	"github.com/loadnode/loadnode/doris/exec"
 	"github.com/loadnode/loadnode/query"
 )
 
@@ -58,7 +59,7 @@ func (c sqlCmd) run(ctx context.Context, m *Main) error {
 	if err != nil {
 		return err
 	}
-	res, err := cl.Exec(ctx, c.statement)
+	res, err := exec.Exec(ctx, cl, c.statement)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ const product = "*"
 
 // layers is, for every package of the module that is not test support, the
 // module packages it may import (non-test files). docs/design.md's package
-// table says why. Edges marked "today" are debts issue 27 removes.
+// table says why.
 var layers = map[string][]string{
 	"api":                  {},
 	"sources":              {},
@@ -33,8 +33,8 @@ var layers = map[string][]string{
 	"internal/remoteauth":  {},
 	"table":                {"api"},
 	"sink":                 {"api", "table"},
-	"metastore":            {"api", "sink"},                 // sink: today
-	"supervisor":           {"internal/backoff", "sources"}, // sources: today
+	"metastore":            {"api"},
+	"supervisor":           {"internal/backoff"},
 	"cluster":              {"api", "metastore/etcdmeta"},
 	"metastore/etcdmeta":   {"api", "metastore"},
 	"actors":               {"api", "internal/backoff", "metastore", "sink", "sources", "supervisor", "table"},
@@ -51,10 +51,11 @@ var layers = map[string][]string{
 	"internal/funcdoc/gen": {"internal/funcdoc"},
 	"internal/nodedoc":     {"config", "internal/funcdoc"},
 	"internal/nodedoc/gen": {"internal/nodedoc"},
-	"client":               {"api", "doris", "internal/remoteauth", "query"}, // doris: today
+	"client":               {"api", "internal/remoteauth"},
+	"doris/exec":           {"api", "client", "doris", "query"},
 	"mysqlserver":          {"api", "client", "table"},
 	"node":                 {product},
-	"cmd/loadnode":         {"api", "client", "config", "doris", "node", "persistence", "query", "table"},
+	"cmd/loadnode":         {"api", "client", "config", "doris", "doris/exec", "node", "persistence", "query", "table"},
 }
 
 // goList returns each package of the module with its imports (non-test
@@ -162,6 +163,25 @@ func TestSourceNeutral(t *testing.T) {
 		for _, f := range forbidden {
 			if dep == f || strings.HasPrefix(dep, strings.TrimSuffix(f, "/")+"/") || strings.HasPrefix(dep, f) && strings.HasSuffix(f, "/") {
 				t.Errorf("actors depends on %s", dep)
+			}
+		}
+	}
+}
+
+// TestClientIsAClient: a Go program that only wants CreateJob links no SQL
+// grammar, no config or expression engine and no YAML parser. `go list
+// -deps` of package client (tests excluded) must name none of them; Doris
+// statements are package doris/exec's, over the typed client.
+func TestClientIsAClient(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", module+"client").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	forbidden := []string{module + "doris", module + "config", module + "table", module + "query", "gopkg.in/yaml.v3"}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, f := range forbidden {
+			if dep == f || strings.HasPrefix(dep, f+"/") {
+				t.Errorf("client depends on %s", dep)
 			}
 		}
 	}

@@ -1,7 +1,7 @@
 // Package conformance runs the Doris Routine Load cases of
 // testdata/doris-routine-load (taken from Apache Doris's regression suites,
 // see its README.md and SOURCES.md) through the real binary: a kfake
-// broker, the case's DDL and statements through client.Exec (the same
+// broker, the case's DDL and statements through doris/exec.Exec (the same
 // translation `loadnode sql` uses), its records, its steps, and the table's
 // rows rendered as Doris's regression framework renders them, compared with
 // expected.out.
@@ -32,6 +32,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/loadnode/loadnode/client"
+	"github.com/loadnode/loadnode/doris/exec"
 	"github.com/loadnode/loadnode/internal/testnode"
 )
 
@@ -145,7 +146,7 @@ func splitStatements(text string) []string {
 
 // exec runs one statement and returns its error.
 func (e *env) exec(stmt string) error {
-	_, err := e.c.Exec(e.ctx, stmt)
+	_, err := exec.Exec(e.ctx, e.c, stmt)
 	return err
 }
 
@@ -216,7 +217,7 @@ const (
 // showRow is the job's SHOW ROUTINE LOAD row, read as the Doris suites
 // read it: by position (nil with the error when it cannot be read).
 func (e *env) showRow(job string) ([]string, error) {
-	res, err := e.c.Exec(e.ctx, "SHOW ROUTINE LOAD FOR "+job)
+	res, err := exec.Exec(e.ctx, e.c, "SHOW ROUTINE LOAD FOR "+job)
 	if err != nil {
 		return nil, err
 	}

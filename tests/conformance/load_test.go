@@ -21,6 +21,7 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
+	dorisexec "github.com/loadnode/loadnode/doris/exec"
 	"github.com/loadnode/loadnode/internal/testnode"
 )
 
@@ -274,12 +275,12 @@ func refuseLoadCase(t *caseT, w *loadWorld, c *loadCase, i int) {
 		t.Fatal(err)
 	}
 	for _, s := range append(stmts, ls) {
-		if _, err := w.c.Exec(w.ctx, s); err != nil {
+		if _, err := dorisexec.Exec(w.ctx, w.c, s); err != nil {
 			t.Logf("unsupported, refused: %v", err)
 			return
 		}
 	}
-	w.c.Exec(w.ctx, "STOP ROUTINE LOAD FOR "+job)
+	dorisexec.Exec(w.ctx, w.c, "STOP ROUTINE LOAD FOR "+job)
 	t.Fatalf("the case needs a type loadnode lacks (%s), yet loadnode accepted its DDL and routine load", unsupportedNote.FindString(c.Note))
 }
 
@@ -332,7 +333,7 @@ func runLoadCase(t *caseT, w *loadWorld, c *loadCase, i int) {
 	rename := renameTables(stmts, suffix)
 	exec := func(s string) {
 		t.Helper()
-		if _, err := w.c.Exec(w.ctx, s); err != nil {
+		if _, err := dorisexec.Exec(w.ctx, w.c, s); err != nil {
 			t.Fatalf("statement refused: %v\n\t%s", err, strings.ReplaceAll(s, "\n", "\n\t"))
 		}
 	}
@@ -411,7 +412,7 @@ func runLoadCase(t *caseT, w *loadWorld, c *loadCase, i int) {
 				return fmt.Sprintf("job %s read to offset %d of %d records: %v %s", job, next, end, state, reason)
 			}
 		})
-		w.c.Exec(w.ctx, "STOP ROUTINE LOAD FOR "+job)
+		dorisexec.Exec(w.ctx, w.c, "STOP ROUTINE LOAD FOR "+job)
 		if n+1 < len(loads) {
 			poll(t, func() (bool, func() string) {
 				info, err := w.c.ShowJob(w.ctx, job)

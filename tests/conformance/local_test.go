@@ -22,6 +22,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/loadnode/loadnode/api"
+	dorisexec "github.com/loadnode/loadnode/doris/exec"
 	"github.com/loadnode/loadnode/internal/testnode"
 )
 
@@ -143,7 +144,7 @@ func runLocalCase(t *caseT, w *loadWorld, c *localCase, i int) {
 	table := rename(c.Table)
 	exec := func(s string) {
 		t.Helper()
-		if _, err := w.c.Exec(w.ctx, s); err != nil {
+		if _, err := dorisexec.Exec(w.ctx, w.c, s); err != nil {
 			t.Fatalf("statement refused: %v\n\t%s", err, strings.ReplaceAll(s, "\n", "\n\t"))
 		}
 	}
@@ -182,7 +183,7 @@ func runLocalCase(t *caseT, w *loadWorld, c *localCase, i int) {
 	}
 	end := produce(records)
 	if c.Refused != "" {
-		_, err := w.c.Exec(w.ctx, stmt)
+		_, err := dorisexec.Exec(w.ctx, w.c, stmt)
 		if err == nil {
 			t.Fatalf("CREATE ROUTINE LOAD accepted, want it refused with %q\n\t%s", c.Refused, stmt)
 		}
@@ -191,7 +192,7 @@ func runLocalCase(t *caseT, w *loadWorld, c *localCase, i int) {
 		}
 	} else {
 		exec(stmt)
-		defer w.c.Exec(w.ctx, "STOP ROUTINE LOAD FOR "+job)
+		defer dorisexec.Exec(w.ctx, w.c, "STOP ROUTINE LOAD FOR "+job)
 		waitRead(t, w, job, end)
 		for n, s := range c.Steps {
 			for _, q := range s.SQL {

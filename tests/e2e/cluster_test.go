@@ -14,6 +14,7 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
+	dorisexec "github.com/loadnode/loadnode/doris/exec"
 	"github.com/loadnode/loadnode/internal/etcdtest"
 	"github.com/loadnode/loadnode/internal/ledger"
 	"github.com/loadnode/loadnode/internal/pgtest"
@@ -327,7 +328,7 @@ func TestClusterFailover(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		if _, err := other.c.Exec(ctx, stmt); err != nil {
+		if _, err := dorisexec.Exec(ctx, other.c, stmt); err != nil {
 			t.Fatalf("%s through %s (owner %s): %v", stmt, other.name, o0[job], err)
 		}
 	}

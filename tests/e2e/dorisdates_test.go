@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	dorisexec "github.com/loadnode/loadnode/doris/exec"
 	"github.com/loadnode/loadnode/internal/testnode"
 )
 
@@ -25,7 +26,7 @@ func TestDorisDateFunctionsLoad(t *testing.T) {
 	exec := func(stmt string) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		_, err := c.Exec(ctx, stmt)
+		_, err := dorisexec.Exec(ctx, c, stmt)
 		return err
 	}
 	parse := "str_to_date(t, 'yyyy-MM-dd HH:mm:ss')"

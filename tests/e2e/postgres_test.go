@@ -17,6 +17,7 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
+	dorisexec "github.com/loadnode/loadnode/doris/exec"
 	"github.com/loadnode/loadnode/internal/ledger"
 	"github.com/loadnode/loadnode/internal/pgtest"
 	"github.com/loadnode/loadnode/internal/testnode"
@@ -330,7 +331,7 @@ func TestPostgresStatements(t *testing.T) {
 	exec := func(stmt string) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		_, err := c.Exec(ctx, stmt)
+		_, err := dorisexec.Exec(ctx, c, stmt)
 		return err
 	}
 	code := func(err error) api.ErrorCode {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
+	dorisexec "github.com/loadnode/loadnode/doris/exec"
 	"github.com/loadnode/loadnode/internal/pgtest"
 	"github.com/loadnode/loadnode/internal/testnode"
 )
@@ -42,7 +43,7 @@ func createRestoreJobs(t *testing.T, c *client.Client, b *testnode.Broker) {
 			FROM KAFKA ("kafka_broker_list"="` + broker + `","kafka_topic"="` + endTopic + `","property.kafka_default_offsets"="OFFSET_END")`,
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		_, err := c.Exec(ctx, stmt)
+		_, err := dorisexec.Exec(ctx, c, stmt)
 		cancel()
 		if err != nil {
 			t.Fatalf("%s: %v", stmt, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/loadnode/loadnode/doris/exec"
 	"github.com/loadnode/loadnode/internal/testnode"
 )
 
@@ -79,12 +80,12 @@ func TestSelectSQL(t *testing.T) {
 		t.Errorf("a JOIN: exit %d\n%s", code, out)
 	}
 	// The same through the Go client: the result set.
-	res, err := c.Exec(ctx, "SELECT max(id), min(city) FROM "+tbl)
+	res, err := exec.Exec(ctx, c, "SELECT max(id), min(city) FROM "+tbl)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rs := res.GetResult(); len(rs.GetRows()) != 1 || strings.Join(rs.GetRows()[0].GetValues(), ",") != strconv.Itoa(records-1)+",c0" {
-		t.Errorf("client.Exec SELECT: %v", rs)
+		t.Errorf("exec.Exec SELECT: %v", rs)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/client"
+	"github.com/loadnode/loadnode/doris/exec"
 	"github.com/loadnode/loadnode/internal/pgtest"
 	"github.com/loadnode/loadnode/internal/testnode"
 )
@@ -65,10 +66,10 @@ func tableOps(t *testing.T, p *testnode.Proc, db, dsn, wantSink string) {
 	if !dec {
 		ddl, amountType, header = "amount DOUBLE", "DOUBLE", "id,amount,note"
 	}
-	if _, err := c.Exec(ctx, "CREATE TABLE "+qual+" (id BIGINT NOT NULL, "+ddl+", note VARCHAR(64))"); err != nil {
+	if _, err := exec.Exec(ctx, c, "CREATE TABLE "+qual+" (id BIGINT NOT NULL, "+ddl+", note VARCHAR(64))"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Exec(ctx, `CREATE ROUTINE LOAD `+job+` ON `+tbl+` PROPERTIES ("format" = "json", "max_batch_interval" = "1")
+	if _, err := exec.Exec(ctx, c, `CREATE ROUTINE LOAD `+job+` ON `+tbl+` PROPERTIES ("format" = "json", "max_batch_interval" = "1")
 		FROM KAFKA ("kafka_broker_list" = "`+b.Addrs()[0]+`", "kafka_topic" = "`+topic+`", "property.kafka_default_offsets" = "OFFSET_BEGINNING")`); err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +255,7 @@ func tableOps(t *testing.T, p *testnode.Proc, db, dsn, wantSink string) {
 		}
 	}
 	// The name can be used again, with another schema.
-	if _, err := c.Exec(ctx, "CREATE TABLE "+qual+" (k BIGINT)"); err != nil {
+	if _, err := exec.Exec(ctx, c, "CREATE TABLE "+qual+" (k BIGINT)"); err != nil {
 		t.Fatalf("CREATE TABLE after the drop: %v", err)
 	}
 	if n, err := c.Count(ctx, tbl); err != nil || n != 0 {

@@ -1,4 +1,4 @@
-package client
+package exec
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/query"
 )
 
@@ -14,30 +15,30 @@ import (
 // query), a page of rows at a time; the node only answers scan pages, so a
 // read never blocks a job's commits.
 
-// scanSource reads a table through TableScanRequests (query.Source).
-type scanSource struct{ c *Client }
+// scanSource reads a table through the client's scan pages (query.Source).
+type scanSource struct{ c Client }
 
 var _ query.Source = scanSource{}
 
 func (s scanSource) Page(ctx context.Context, table string, cursor []byte) (*api.TableSpec, []*api.Row, []byte, error) {
-	resp, err := call[*api.TableScanResponse](ctx, s.c, "scan", &api.TableScanRequest{Table: table, Limit: scanPage, After: cursor})
-	if err == nil {
-		err = fromAPI(resp.GetError())
-	}
+	schema, rows, next, err := s.c.ScanPage(ctx, table, cursor, scanPage)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if resp.GetSchema() == nil {
-		return nil, nil, nil, errorf("scan %s: reply has no schema", table)
+	if schema == nil {
+		return nil, nil, nil, fmt.Errorf("exec: scan %s: reply has no schema", table)
 	}
-	return resp.GetSchema(), resp.GetRows(), resp.GetNext(), nil
+	return schema, rows, next, nil
 }
+
+// scanPage is the number of rows a SELECT asks for per page.
+const scanPage = 1000
 
 // execSelect answers a SELECT with its result set (ExecResponse.Result:
 // the columns, and each row's cells as Doris's MySQL protocol renders
 // them, NULL as "NULL"). Expressions use the client's time zone as the
-// session's. A query outside the subset is an *Error naming the clause.
-func (c *Client) execSelect(ctx context.Context, statement string) (*api.ExecResponse, error) {
+// session's. A query outside the subset is a *client.Error naming the clause.
+func execSelect(ctx context.Context, c Client, statement string) (*api.ExecResponse, error) {
 	q, err := query.Parse(statement)
 	if err == nil {
 		var res *query.Result
@@ -45,7 +46,7 @@ func (c *Client) execSelect(ctx context.Context, statement string) (*api.ExecRes
 			return &api.ExecResponse{Result: resultSetOf(res), Message: fmt.Sprintf("%d rows in set", len(res.Rows))}, nil
 		}
 	}
-	var ce *Error
+	var ce *client.Error
 	if errors.As(err, &ce) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return nil, err
 	}
@@ -54,7 +55,7 @@ func (c *Client) execSelect(ctx context.Context, statement string) (*api.ExecRes
 	if errors.As(err, &qe) {
 		field = qe.Clause
 	}
-	return nil, &Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: field, Message: err.Error()}
+	return nil, &client.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: field, Message: err.Error()}
 }
 
 // resultSetOf is a query's result as the wire's result set.

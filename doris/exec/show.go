@@ -1,4 +1,4 @@
-package client
+package exec
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/doris"
 )
 
@@ -16,10 +17,10 @@ import (
 
 // execShow answers a SHOW statement about routine loads. Times are shown in
 // the client's local time zone.
-func (c *Client) execShow(ctx context.Context, sh *doris.Show) (*api.ExecResponse, error) {
+func execShow(ctx context.Context, c Client, sh *doris.Show) (*api.ExecResponse, error) {
 	loc := time.Local
 	if sh.Name == "" {
-		return c.showAll(ctx, sh.All, loc)
+		return showAll(ctx, c, sh.All, loc)
 	}
 	info, err := c.ShowJob(ctx, sh.Name)
 	if err != nil {
@@ -36,7 +37,7 @@ func (c *Client) execShow(ctx context.Context, sh *doris.Show) (*api.ExecRespons
 		if sh.Create {
 			all = "SHOW ALL CREATE ROUTINE LOAD FOR "
 		}
-		return nil, &Error{Code: api.ErrorCode_NOT_FOUND, Field: "FOR", Message: fmt.Sprintf(
+		return nil, &client.Error{Code: api.ErrorCode_NOT_FOUND, Field: "FOR", Message: fmt.Sprintf(
 			"routine load %s is %s; %s%s shows a stopped or cancelled job, as in Doris", sh.Name, state, all, sh.Name)}
 	case sh.Create:
 		res.Result = resultSet(doris.CreateRoutineLoadColumns, doris.CreateRoutineLoadRow(info))
@@ -50,7 +51,7 @@ func (c *Client) execShow(ctx context.Context, sh *doris.Show) (*api.ExecRespons
 // (creation) order, as Doris orders them; without all, final jobs are left
 // out. Each job is asked for its details; a job removed in between is
 // skipped.
-func (c *Client) showAll(ctx context.Context, all bool, loc *time.Location) (*api.ExecResponse, error) {
+func showAll(ctx context.Context, c Client, all bool, loc *time.Location) (*api.ExecResponse, error) {
 	jobs, err := c.ListJobs(ctx)
 	if err != nil {
 		return nil, err
@@ -62,7 +63,7 @@ func (c *Client) showAll(ctx context.Context, all bool, loc *time.Location) (*ap
 		}
 		info, err := c.ShowJob(ctx, j.GetName())
 		if err != nil {
-			var ce *Error
+			var ce *client.Error
 			if errors.As(err, &ce) && ce.Code == api.ErrorCode_NOT_FOUND {
 				continue
 			}

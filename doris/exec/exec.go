@@ -1,4 +1,4 @@
-package client
+package exec
 
 import (
 	"context"
@@ -6,19 +6,18 @@ import (
 	"fmt"
 	"strings"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/doris"
 	"github.com/loadnode/loadnode/query"
 )
 
-// Exec runs one Doris-compatible statement: CREATE TABLE, CREATE / ALTER /
-// PAUSE / RESUME / STOP / SHOW ROUTINE LOAD. The statement is translated
-// here, at the edge, into the typed requests the other methods send
-// (CreateTable, CreateJob with the stored table, AlterJob with an update
-// mask, ...); no node parses SQL. A clause loadnode does not support is
-// refused with an *Error naming it (in Field), never ignored. Statements
+// Exec runs one Doris-compatible statement through c: CREATE TABLE, CREATE /
+// ALTER / PAUSE / RESUME / STOP / SHOW ROUTINE LOAD, ... The statement is
+// translated here, at the edge, into the typed requests of c's methods
+// (CreateTable, Create with the stored table, Alter with an update mask,
+// ...); no node parses SQL. A clause loadnode does not support is
+// refused with a *client.Error naming it (in Field), never ignored. Statements
 // about one job answer with that job in ExecResponse.Job; SHOW ROUTINE LOAD
 // without FOR lists the jobs in ExecResponse.Jobs (without ALL: not the
 // STOPPED and CANCELLED ones, as in Doris). SHOW [ALL] ROUTINE LOAD, SHOW
@@ -26,9 +25,9 @@ import (
 // Doris's result set in ExecResponse.Result (package doris shapes it).
 // SELECT (package query's subset) answers with its result set in
 // ExecResponse.Result, run here over the paged scan (select.go).
-func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse, error) {
+func Exec(ctx context.Context, c Client, statement string) (*api.ExecResponse, error) {
 	if query.IsSelect(statement) {
-		return c.execSelect(ctx, statement)
+		return execSelect(ctx, c, statement)
 	}
 	st, err := doris.Parse(statement)
 	if err != nil {
@@ -37,7 +36,7 @@ func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse,
 		if errors.As(err, &de) && de.Clause != "" {
 			field = de.Clause
 		}
-		return nil, &Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: field, Message: err.Error()}
+		return nil, &client.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: field, Message: err.Error()}
 	}
 	switch {
 	case st.CreateTable != nil:
@@ -111,8 +110,8 @@ func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse,
 				return nil, singleTabletErr(spec.GetTable().GetName())
 			}
 		}
-		info, err := c.job(ctx, "create job", &api.CreateJobRequest{Spec: spec, UseStoredTable: true})
-		var ce *Error
+		info, err := c.Create(ctx, &api.CreateJobRequest{Spec: spec, UseStoredTable: true})
+		var ce *client.Error
 		if errors.As(err, &ce) && ce.Code == api.ErrorCode_ALREADY_EXISTS {
 			// As in Doris, the name of a STOPPED (or CANCELLED) job may be
 			// used again: the final job goes (its rows stay), then the
@@ -121,7 +120,7 @@ func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse,
 				if _, derr := c.DeleteJob(ctx, spec.GetName()); derr != nil {
 					return nil, derr
 				}
-				info, err = c.job(ctx, "create job", &api.CreateJobRequest{Spec: spec, UseStoredTable: true})
+				info, err = c.Create(ctx, &api.CreateJobRequest{Spec: spec, UseStoredTable: true})
 			}
 		}
 		if err != nil {
@@ -133,13 +132,13 @@ func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse,
 		}
 		return &api.ExecResponse{Job: info, Message: msg}, nil
 	case st.Pause != nil:
-		return c.execJobs(ctx, st.Pause, func(name string) proto.Message { return &api.PauseJobRequest{Name: name} })
+		return execJobs(ctx, c, st.Pause, c.PauseJob)
 	case st.Resume != nil:
-		return c.execJobs(ctx, st.Resume, func(name string) proto.Message { return &api.ResumeJobRequest{Name: name} })
+		return execJobs(ctx, c, st.Resume, c.ResumeJob)
 	case st.Stop != nil:
-		return c.execJobs(ctx, st.Stop, func(name string) proto.Message { return &api.StopJobRequest{Name: name} })
+		return execJobs(ctx, c, st.Stop, c.StopJob)
 	case st.Show != nil:
-		return c.execShow(ctx, st.Show)
+		return execShow(ctx, c, st.Show)
 	case st.Insert != nil:
 		n, err := c.InsertRows(ctx, st.Insert)
 		if err != nil {
@@ -179,30 +178,30 @@ func (c *Client) Exec(ctx context.Context, statement string) (*api.ExecResponse,
 		}
 		return &api.ExecResponse{Job: info}, nil
 	}
-	return nil, &Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "statement", Message: "unsupported statement"}
+	return nil, &client.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "statement", Message: "unsupported statement"}
 }
 
 // clauseErr names the statement's clauses in a create's errors about its
 // table: ON (the table) and COLUMNS (the column list).
 func clauseErr(err error) error {
-	var ce *Error
+	var ce *client.Error
 	if !errors.As(err, &ce) {
 		return err
 	}
 	switch ce.Field {
 	case "table.name":
-		return &Error{Code: ce.Code, Field: "ON", Message: ce.Message}
+		return &client.Error{Code: ce.Code, Field: "ON", Message: ce.Message}
 	case "table.columns":
-		return &Error{Code: ce.Code, Field: "COLUMNS", Message: ce.Message}
+		return &client.Error{Code: ce.Code, Field: "COLUMNS", Message: ce.Message}
 	}
 	return err
 }
 
 // execJobs sends a job command for one job, or for ALL jobs that are not
 // final (answered with how many were asked).
-func (c *Client) execJobs(ctx context.Context, ref *doris.JobRef, msg func(name string) proto.Message) (*api.ExecResponse, error) {
+func execJobs(ctx context.Context, c Client, ref *doris.JobRef, command func(ctx context.Context, name string) (*api.JobInfo, error)) (*api.ExecResponse, error) {
 	if !ref.All {
-		info, err := c.job(ctx, "job command", msg(ref.Name))
+		info, err := command(ctx, ref.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -217,8 +216,8 @@ func (c *Client) execJobs(ctx context.Context, ref *doris.JobRef, msg func(name 
 		if j.GetState().Final() {
 			continue
 		}
-		if _, err := c.job(ctx, "job command", msg(j.GetName())); err != nil {
-			var ce *Error
+		if _, err := command(ctx, j.GetName()); err != nil {
+			var ce *client.Error
 			if errors.As(err, &ce) && ce.Code == api.ErrorCode_FAILED_PRECONDITION {
 				continue // not in a state the command applies to, as before
 			}
@@ -240,6 +239,6 @@ func databaseName(db string) string {
 // singleTabletErr refuses "load_to_single_tablet" = "true" into a table
 // that is not DISTRIBUTED BY RANDOM, as Doris does.
 func singleTabletErr(table string) error {
-	return &Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: `PROPERTIES "load_to_single_tablet"`,
+	return &client.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: `PROPERTIES "load_to_single_tablet"`,
 		Message: fmt.Sprintf("if load_to_single_tablet set to true, the olap table must be with random distribution (table %s is not DISTRIBUTED BY RANDOM)", table)}
 }
