@@ -43,6 +43,36 @@ import (
 // batch still goes alone.
 const maxGroupBytes = 16 << 20
 
+// commitPipeline is a job actor's durable positions and the group commit
+// that moves them (commit.go).
+type commitPipeline struct {
+	// progress, checkpoints and stats are the positions and statistics
+	// loaded from the sink and moved by each durable commit; the job actor
+	// is their single writer.
+	progress    map[int32]int64
+	checkpoints map[int32][]byte
+	stats       *api.JobStats
+	// inflight is the group being made durable in a goroutine, commitWait
+	// the batches that arrived since (they go together in the next group),
+	// deferred the messages that wait for the in-flight group to finish.
+	inflight   *commitGroup
+	commitWait []queuedCommit
+	commitSeq  uint64
+	deferred   []deferredMsg
+	// refusals are the commits the sink refused as stale since this
+	// actor started (job show refused_commits, last_refusal).
+	refusals refusals
+}
+
+// refusals counts a job actor's commits that its sink refused as stale
+// (sink.ErrStaleCommit): another writer had moved the job's stored
+// progress, fence or statistics. Not stored: each incarnation of a job
+// counts its own.
+type refusals struct {
+	commits int64
+	last    string // the newest refusal's reason, clipped
+}
+
 type queuedCommit struct {
 	c      *commitBatch
 	sender *actor.PID
@@ -146,9 +176,30 @@ func (j *job) startGroup(ctx actor.Context) {
 	if len(ok) == 0 {
 		return
 	}
+	g := j.formGroup(ok)
+	if len(g.members) == 0 {
+		j.abort(ctx, g)
+		return
+	}
+	commit := j.commitOf(g)
+	j.commitSeq++
+	g.seq = j.commitSeq
+	j.inflight = g
+	sk, seq := j.sink, g.seq
+	g.done = run(j.life, "commit", func(context.Context) *groupCommitted {
+		began := time.Now()
+		err := sk.Commit(commit)
+		return &groupCommitted{seq: seq, err: err, took: time.Since(began)}
+	}, func(err error) *groupCommitted { return &groupCommitted{seq: seq, err: err} })
+}
+
+// formGroup makes a group of the batches ok (none of them stale): those
+// that fit go in as members, with the statistics after them; the rest wait
+// in commitWait for the next group. A batch over max_filter_ratio is the
+// group's aborted batch, and nothing after it goes in.
+func (j *job) formGroup(ok []queuedCommit) *commitGroup {
 	spec := j.rec.GetSpec()
 	g := &commitGroup{generation: j.generation, stats: proto.Clone(j.stats).(*api.JobStats)}
-	base := j.stats.GetCommittedBatches()
 	stats := g.stats
 	claimed := map[int32]bool{}
 	bytes := 0
@@ -195,17 +246,20 @@ func (j *job) startGroup(ctx actor.Context) {
 		g.loaded += c.loaded
 		g.rows += len(c.rows)
 	}
-	if len(g.members) == 0 {
-		j.abort(ctx, g)
-		return
-	}
+	return g
+}
+
+// commitOf is the sink commit of group g: its members' rows, ranges and
+// error rows, and the job's statistics after them.
+func (j *job) commitOf(g *commitGroup) *sink.Commit {
+	spec, stats := j.rec.GetSpec(), g.stats
 	stats.LastCommitUnixMs = j.deps.nowMs()
 	if pub, ok := j.src.(Publisher); ok {
 		// What the dead-letter topic acknowledged so far becomes durable
 		// with this batch; it never moves back.
 		stats.DeadLettersDone = max(stats.DeadLettersDone, min(pub.DeadLettersDone(), stats.ErrorRows))
 	}
-	commit := &sink.Commit{JobID: j.id, Table: spec.GetTable().GetName(), Fence: g.generation, Stats: stats, StatsBase: base, Update: j.update}
+	commit := &sink.Commit{JobID: j.id, Table: spec.GetTable().GetName(), Fence: g.generation, Stats: stats, StatsBase: j.stats.GetCommittedBatches(), Update: j.update}
 	if len(g.members) == 1 {
 		c := g.members[0].c
 		commit.Rows, commit.Ranges, commit.ErrorRows = c.rows, c.ranges, c.errorRows
@@ -239,15 +293,7 @@ func (j *job) startGroup(ctx actor.Context) {
 	for _, name := range slices.Sorted(maps.Keys(more)) {
 		commit.More = append(commit.More, sink.TableRows{Table: name, Rows: more[name]})
 	}
-	j.commitSeq++
-	g.seq = j.commitSeq
-	j.inflight = g
-	sk, seq := j.sink, g.seq
-	g.done = run(j.life, "commit", func(context.Context) *groupCommitted {
-		began := time.Now()
-		err := sk.Commit(commit)
-		return &groupCommitted{seq: seq, err: err, took: time.Since(began)}
-	}, func(err error) *groupCommitted { return &groupCommitted{seq: seq, err: err} })
+	return commit
 }
 
 // onGroupCommitted applies a durable group to memory and answers its

@@ -19,6 +19,17 @@ import (
 // A job's state: its transitions, the user's commands and what failures do
 // to it.
 
+// errorWindow is what a job actor counts of its failures: retries, the
+// error window's start and the planned auto-resume (state.go,
+// autoresume.go).
+type errorWindow struct {
+	retries int // consecutive task or topology failures
+	// windowSeq is the journal seq of the newest user resume: the error
+	// window starts there (see applyWindowReset).
+	windowSeq   uint64
+	autoResumeN int // the attempt number of the planned auto-resume
+}
+
 // stateOf returns the state, reason and message a journal entry leaves the
 // job in. An entry that keeps the state (an alter) keeps its reason too.
 func stateOf(t *api.Transition) (api.JobState, api.Reason, string) {
