@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -62,6 +63,10 @@ type commitPipeline struct {
 	// refusals are the commits the sink refused as stale since this
 	// actor started (job show refused_commits, last_refusal).
 	refusals refusals
+	// reading is the read of the sink a command waits for (sinkread.go);
+	// messages are deferred while it is in flight, as while a group is.
+	reading *sinkRead
+	readSeq uint64
 }
 
 // refusals counts a job actor's commits that its sink refused as stale
@@ -109,13 +114,18 @@ type groupCommitted struct {
 	seq  uint64
 	err  error
 	took time.Duration
+	// reload is the job's progress the sink held after the commit failed
+	// (nil when the commit succeeded, or when the reload failed too: then
+	// reloadErr says why), read by the commit's goroutine.
+	reload    *sink.Progress
+	reloadErr error
 }
 
 // commitSafe reports whether msg may be handled while a group commit is in
 // flight: commits (queued), the group's result, and read-only requests.
 func commitSafe(msg any) bool {
 	switch msg.(type) {
-	case *commitBatch, *groupCommitted, *api.ShowJobRequest, *InspectJob, *inspectJob,
+	case *commitBatch, *groupCommitted, *sinkReadDone, *api.ShowJobRequest, *InspectJob, *inspectJob,
 		*watermarkTick, *watermarksRefreshed,
 		*actor.Stopping, *actor.Stopped, *actor.Restarting, *actor.Started:
 		return true
@@ -185,12 +195,39 @@ func (j *job) startGroup(ctx actor.Context) {
 	j.commitSeq++
 	g.seq = j.commitSeq
 	j.inflight = g
-	sk, seq := j.sink, g.seq
-	g.done = run(j.life, "commit", func(context.Context) *groupCommitted {
+	g.done = commitAsync(j.life, j.sink, j.id, g.seq, commit)
+}
+
+// commitAsync makes commit (group seq of job id) durable in sk on a
+// goroutine of l and delivers the *groupCommitted.
+func commitAsync(l *lifetime, sk sink.Sink, id, seq uint64, commit *sink.Commit) <-chan struct{} {
+	return run(l, "commit", func(context.Context) *groupCommitted {
 		began := time.Now()
-		err := sk.Commit(commit)
-		return &groupCommitted{seq: seq, err: err, took: time.Since(began)}
-	}, func(err error) *groupCommitted { return &groupCommitted{seq: seq, err: err} })
+		res := &groupCommitted{seq: seq, err: sk.Commit(commit)}
+		res.took = time.Since(began)
+		if res.err != nil {
+			// The reload of a failed commit is part of it: the group stays
+			// in flight (the next group waits) until the sink has said where
+			// the job stands, and the mailbox does not wait for the read.
+			res.reload, res.reloadErr = reloadAfter(sk, id)
+		}
+		return res
+	}, func(err error) *groupCommitted {
+		res := &groupCommitted{seq: seq, err: err}
+		res.reload, res.reloadErr = reloadAfter(sk, id)
+		return res
+	})
+}
+
+// reloadAfter reads job id's progress from sk after a failed commit; a
+// panic of the sink is the read's error.
+func reloadAfter(sk sink.Sink, id uint64) (p *sink.Progress, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Where: "sink progress", Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return sk.Progress(id)
 }
 
 // formGroup makes a group of the batches ok (none of them stale): those
@@ -315,7 +352,7 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 		// to the durable statistics, not to stale ones (which would forget
 		// the rows behind the durable progress).
 		stored := uint64(0) // the fence the sink holds now; 0 when unknown
-		if p, lerr := j.sink.Progress(j.id); lerr == nil {
+		if p := msg.reload; msg.reloadErr == nil && p != nil {
 			aborted := j.stats.AbortedBatches
 			j.progress, j.checkpoints, j.stats = p.Positions, p.Checkpoints, p.Stats
 			j.stats.AbortedBatches = max(j.stats.AbortedBatches, aborted)
@@ -404,7 +441,14 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 		// A partition reached its end: its children may be readable now.
 		j.spawnTasks(ctx)
 	}
-	for len(j.deferred) > 0 && j.inflight == nil {
+	j.drainDeferred(ctx)
+	j.startGroup(ctx)
+}
+
+// drainDeferred handles the deferred messages in arrival order, until one
+// of them starts a commit or a read of the sink again.
+func (j *job) drainDeferred(ctx actor.Context) {
+	for len(j.deferred) > 0 && !j.busy() {
 		d := j.deferred[0]
 		j.deferred = j.deferred[1:]
 		j.handle(unwrapped{Context: ctx, msg: d.msg, sender: d.sender})
@@ -412,7 +456,12 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 	if len(j.deferred) == 0 {
 		j.deferred = nil
 	}
-	j.startGroup(ctx)
+}
+
+// busy reports whether a group commit or a read of the sink is in flight:
+// then every message that is not commitSafe is deferred.
+func (j *job) busy() bool {
+	return j.inflight != nil || j.reading != nil
 }
 
 // abort refuses g's aborted batch and pauses the job naming the limit;

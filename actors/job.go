@@ -187,10 +187,11 @@ func (j *job) Receive(ctx actor.Context) {
 	if ctx = opened(j.life, ctx); ctx == nil {
 		return // started by an earlier incarnation
 	}
-	if j.inflight != nil && !commitSafe(ctx.Message()) {
-		// A group commit is in flight: whatever may change the job's state
-		// waits until it is durable (or failed), so that no transition,
-		// alter or respawn interleaves with it.
+	if j.busy() && !commitSafe(ctx.Message()) {
+		// A group commit (or a read of the sink a command waits for) is in
+		// flight: whatever may change the job's state waits until it is
+		// durable (or failed, or answered), so that no transition, alter or
+		// respawn interleaves with it.
 		j.deferred = append(j.deferred, deferredMsg{msg: ctx.Message(), sender: ctx.Sender()})
 		return
 	}
@@ -245,6 +246,8 @@ func (j *job) handle(ctx actor.Context) {
 		j.onCommitBatch(ctx, msg)
 	case *groupCommitted:
 		j.onGroupCommitted(ctx, msg)
+	case *sinkReadDone:
+		j.onSinkRead(ctx, msg)
 	case *taskFailed:
 		j.onTaskFailed(ctx, msg)
 	case *actor.Terminated:
@@ -258,7 +261,7 @@ func (j *job) handle(ctx actor.Context) {
 	case *api.PauseJobRequest:
 		ctx.Respond(j.userPause(ctx))
 	case *api.ResumeJobRequest:
-		ctx.Respond(j.userResume(ctx))
+		j.userResume(ctx)
 	case *api.StopJobRequest:
 		ctx.Respond(j.userStop(ctx))
 	case *api.ShowJobRequest:
@@ -451,6 +454,14 @@ func (j *job) teardown() {
 		// actor must load what it made durable.
 		<-g.done
 		j.inflight = nil
+	}
+	if r := j.reading; r != nil {
+		// A read may apply a journaled rebase (a write): a restarted actor
+		// must not read under it, as it did not when reads were made in
+		// the mailbox.
+		r.timer.Stop()
+		<-r.done
+		j.reading = nil
 	}
 	j.endWatch()
 	for _, t := range j.timers {
