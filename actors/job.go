@@ -19,8 +19,9 @@ import (
 // state, its mailbox and its lifecycle; its concerns have their own files:
 // state.go (transitions, user commands, failures), topology.go (partitions
 // and their starts), watch.go (watermarks, idle jobs), autoresume.go,
-// tasks.go (task generations), commit.go (group commit), alter.go and
-// show.go (the presentation of a job).
+// tasks.go (task generations), commit.go (group commit), sinkread.go (reads
+// of the sink a command waits for), alter.go and show.go (the presentation
+// of a job).
 
 // jobStateChanged is sent by a job actor to the manager after each durable
 // transition, so that listings need not ask every job.
