@@ -214,3 +214,58 @@ func TestAutoResumeSinkHangs(t *testing.T) {
 	hs.free()
 	h.waitState(pid, api.JobState_RUNNING)
 }
+
+// TestRebaseSinkHangs (issue 27): a move to another stream (alter
+// kafka.topic) of a job whose sink is not open opens it and reads where
+// the job stands off the mailbox; while that read hangs the actor
+// answers, and once it answers the move is made.
+func TestRebaseSinkHangs(t *testing.T) {
+	mem := vfs.NewCrashableMem()
+	h1 := newHarness(t, mem)
+	id, pid := h1.create("moved")
+	h1.waitState(pid, api.JobState_RUNNING)
+
+	hs := newProgressHangSink()
+	var down atomic.Bool
+	down.Store(true)
+	h := newHarnessOpts(t, mem.CrashClone(vfs.CrashCloneCfg{}), func(*api.JobSpec) (Source, error) { return adapt(&quietSource{parts: []int32{0, 1}}), nil },
+		Settings{AutoResumeBase: time.Hour, AutoResumeMax: time.Hour}, // no auto-resume here
+		harnessOpts{
+			sink: func(st *persistence.Store) sink.Sink {
+				hs.Sink = st.Sink()
+				return hs
+			},
+			sinks: func(sk sink.Sink) SinkFactory {
+				return func(*api.TableSpec) (sink.Sink, error) {
+					if down.Load() {
+						return nil, errors.New("test: no such database yet")
+					}
+					return sk, nil
+				}
+			},
+		})
+	t.Cleanup(hs.free)
+	pid = h.jobPID(id)
+	poll(t, 10*time.Second, func() (bool, string) {
+		res, err := h.system.Root.RequestFuture(pid, &inspectJob{}, 5*time.Second).Result()
+		if err != nil {
+			return false, err.Error() // not respawned yet
+		}
+		st := res.(*jobInspection).state
+		return st == api.JobState_PAUSED, fmt.Sprintf("job is %s, want PAUSED (STORE_FAILURE)", st)
+	})
+	hs.hang.Store(id)
+	down.Store(false)
+	alter := h.system.Root.RequestFuture(h.mgr, &api.AlterJobRequest{Name: "moved",
+		Spec: &api.JobSpec{Kafka: &api.KafkaSpec{Topic: "elsewhere"}}, UpdateMask: []string{"kafka.topic"}}, sinkReadWait)
+	hs.waitEntered(t, "move to another stream", id)
+	answers(t, h, pid, "moved", api.JobState_PAUSED)
+	hs.free()
+	res, err := alter.Result()
+	if err != nil || res.(*api.JobResponse).GetError() != nil {
+		t.Fatalf("move once the sink answered: %v %v", res, err)
+	}
+	if topic := showJob(t, h, "moved").GetSpec().GetKafka().GetTopic(); topic != "elsewhere" {
+		t.Fatalf("after the move the job reads %q, want elsewhere", topic)
+	}
+}
