@@ -22,7 +22,9 @@ import (
 // read and what the command does with it are one step, as they were when
 // the read was made in the mailbox. The command waits at most
 // sinkReadWait: then it fails naming the sink, and the read's late answer
-// is dropped.
+// is dropped. (Such a late read may still apply the journaled rebase to
+// the sink: the same rebase any later read applies, once, as the sink's
+// fence then shows it applied.)
 //
 // The reads a job's start makes (job.loadPositions) and the reload after a
 // failed commit are not here: see docs/design.md, "Sink reads and the
@@ -63,8 +65,12 @@ func (j *job) readSink(sk sink.Sink, then func(ctx actor.Context, r *sinkReadDon
 		}
 		return &sinkReadDone{seq: seq, sk: sk, prog: prog, err: err}
 	}, func(err error) *sinkReadDone { return &sinkReadDone{seq: seq, sk: sk, err: err} })
-	r.timer = j.life.after(sinkReadWait, &sinkReadDone{seq: seq, sk: sk,
-		err: fmt.Errorf("actors: job %d: the sink did not answer within %s", id, sinkReadWait)})
+	wait := sinkReadWait
+	if w := j.deps.Hooks.SinkReadWait; w > 0 {
+		wait = w
+	}
+	r.timer = j.life.after(wait, &sinkReadDone{seq: seq, sk: sk,
+		err: fmt.Errorf("actors: job %d: the sink did not answer within %s", id, wait)})
 	j.reading = r
 }
 

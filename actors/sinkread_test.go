@@ -3,6 +3,7 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -268,4 +269,41 @@ func TestRebaseSinkHangs(t *testing.T) {
 	if topic := showJob(t, h, "moved").GetSpec().GetKafka().GetTopic(); topic != "elsewhere" {
 		t.Fatalf("after the move the job reads %q, want elsewhere", topic)
 	}
+}
+
+// TestResumeSinkReadBounded (issue 27): a resume waits for its read of the
+// sink at most sinkReadWait, then fails naming the sink; the read's late
+// answer is dropped (the job stays PAUSED), and a later resume, the sink
+// answering, resumes it.
+func TestResumeSinkReadBounded(t *testing.T) {
+	hs := newProgressHangSink()
+	h := newHarnessOpts(t, vfs.NewMem(), func(*api.JobSpec) (Source, error) { return adapt(&quietSource{parts: []int32{0}}), nil },
+		Settings{}, harnessOpts{
+			sink: func(st *persistence.Store) sink.Sink {
+				hs.Sink = st.Sink()
+				return hs
+			},
+			hooks: Hooks{SinkReadWait: 200 * time.Millisecond},
+		})
+	t.Cleanup(hs.free)
+	id, pid := h.create("bounded")
+	h.waitState(pid, api.JobState_RUNNING)
+	if r := h.ask(h.mgr, &api.PauseJobRequest{Name: "bounded"}).(*api.JobResponse); r.Error != nil {
+		t.Fatalf("pause: %v", r.Error)
+	}
+	hs.hang.Store(id)
+	r := h.ask(h.mgr, &api.ResumeJobRequest{Name: "bounded"}).(*api.JobResponse)
+	if r.GetError().GetCode() != api.ErrorCode_FAILED_PRECONDITION || !strings.Contains(r.GetError().GetMessage(), "did not answer") {
+		t.Fatalf("resume while the sink's read hangs = %v, want FAILED_PRECONDITION naming the unanswered sink", r)
+	}
+	hs.hang.Store(0)
+	hs.free() // the late answer comes, and is dropped
+	holds(t, 200*time.Millisecond, func() (bool, string) {
+		st := h.ask(pid, &inspectJob{}).(*jobInspection).state
+		return st == api.JobState_PAUSED, fmt.Sprintf("the late answer of a failed resume moved the job to %s", st)
+	})
+	if r := h.ask(h.mgr, &api.ResumeJobRequest{Name: "bounded"}).(*api.JobResponse); r.Error != nil {
+		t.Fatalf("resume once the sink answers: %v", r.Error)
+	}
+	h.waitState(pid, api.JobState_RUNNING)
 }
