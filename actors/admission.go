@@ -25,6 +25,16 @@ const (
 	admitStall  = 2 * time.Second
 )
 
+// admissionPacing is the manager's paced admission: admitQueue are the
+// respawned NEED_SCHEDULE jobs not yet told to ask for it, admitting those
+// told and not yet past it.
+type admissionPacing struct {
+	admitQueue []*entry
+	admitting  map[uint64]bool
+	admitMoved bool // a job got past admission since the last admitTick
+	admitArmed bool // an admitTick is on its way
+}
+
 // admitTick is the manager's timer while jobs wait for admission.
 type admitTick struct{}
 

@@ -155,15 +155,7 @@ func (j *job) alterRebase(ctx actor.Context, res *alterResolved, reset sources.R
 // reached it, since every commit after it has a newer fence. It returns
 // the progress to use.
 func (j *job) applyRebase(sk sink.Sink, prog *sink.Progress) (*sink.Progress, error) {
-	rb := j.rec.GetRebase()
-	if rb == nil || prog.Fence >= rb.GetFence() {
-		return prog, nil
-	}
-	if err := sk.RebaseStarts(j.id, rb.GetFence(), rb.GetPositions(), rb.GetCheckpoints()); err != nil {
-		return nil, fmt.Errorf("apply the journaled move to %s: %w", j.deps.Specs.SourceName(j.rec.GetSpec()), err)
-	}
-	j.log().Info("journaled rebase applied to the sink", "fence", rb.GetFence())
-	return sk.Progress(j.id)
+	return rebased(sk, j.id, j.rec.GetRebase(), j.sourceName(), j.log(), prog)
 }
 
 // nextKeySpace returns rb (the job's last move to another stream, nil if
@@ -209,9 +201,36 @@ func (j *job) onRebaseResolved(ctx actor.Context, res *alterResolved, answer fun
 		fail(precondition("job %s: %v", j.rec.GetName(), err))
 		return
 	}
-	if err := j.openSink(); err != nil {
+	if j.sink != nil {
+		j.rebase(ctx, res, space, answer)
+		return
+	}
+	// The sink is not open: it is opened, and where the job stands read,
+	// off the mailbox (sinkread.go).
+	sk, err := j.sinkToOpen()
+	if err != nil {
 		fail(precondition("job %s: sink: %v", j.rec.GetName(), err))
 		return
+	}
+	j.readSink(sk, func(ctx actor.Context, r *sinkReadDone) {
+		switch {
+		case r.err != nil:
+			fail(precondition("job %s: sink: %v", j.rec.GetName(), r.err))
+		case j.state != api.JobState_PAUSED:
+			fail(precondition("job %s is %s: pause it before moving it to another stream", j.rec.GetName(), j.state))
+		default:
+			j.adoptSink(r)
+			j.rebase(ctx, res, space, answer)
+		}
+	})
+}
+
+// rebase moves the job, its sink open, to the stream res resolved, in
+// key space space (onRebaseResolved).
+func (j *job) rebase(ctx actor.Context, res *alterResolved, space *api.SourceRebase, answer func(*api.JobResponse)) {
+	fail := func(e *api.Error) {
+		res.newSrc.Close()
+		answer(j.reply(e))
 	}
 	// INVARIANT (stale tasks cannot commit): the fence is newer than every
 	// generation so far; the sink refuses commits older than it.

@@ -66,11 +66,40 @@ func (j *job) onAutoResume(ctx actor.Context, msg *autoResume) {
 	if msg.epoch != j.epoch || j.state != api.JobState_PAUSED || !transient(j.reason) {
 		return
 	}
-	if err := j.openSink(); err != nil {
-		j.log().Warn("auto-resume: sink", "err", err, "retry_in", j.deps.Settings.AutoResumeBase)
-		j.scheduleTimer(j.deps.Settings.AutoResumeBase, &autoResume{epoch: j.epoch})
+	if j.sink != nil {
+		j.autoResume(ctx)
 		return
 	}
+	// The sink is not open: it is opened, and where the job stands read,
+	// off the mailbox (sinkread.go).
+	sk, err := j.sinkToOpen()
+	if err != nil {
+		j.autoResumeLater(err)
+		return
+	}
+	epoch := j.epoch
+	j.readSink(sk, func(ctx actor.Context, r *sinkReadDone) {
+		if epoch != j.epoch || j.state != api.JobState_PAUSED || !transient(j.reason) {
+			return
+		}
+		if r.err != nil {
+			j.autoResumeLater(r.err)
+			return
+		}
+		j.adoptSink(r)
+		j.autoResume(ctx)
+	})
+}
+
+// autoResumeLater plans the next attempt of an auto-resume whose sink
+// could not be opened.
+func (j *job) autoResumeLater(err error) {
+	j.log().Warn("auto-resume: sink", "err", err, "retry_in", j.deps.Settings.AutoResumeBase)
+	j.scheduleTimer(j.deps.Settings.AutoResumeBase, &autoResume{epoch: j.epoch})
+}
+
+// autoResume resumes the job, its sink open.
+func (j *job) autoResume(ctx actor.Context) {
 	if j.src == nil {
 		if err := j.openSource(j.rec.GetSpec()); err != nil {
 			j.transition(ctx, api.JobState_PAUSED, api.Reason_SOURCE_CONFIG_ERROR, err.Error())

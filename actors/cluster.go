@@ -33,6 +33,21 @@ import (
 // owner's manager after that actor gave up) appends to a job's journal;
 // recovery on a non-owner journals nothing.
 
+// ownership is what the manager knows of the jobs its member owns
+// (cluster mode).
+type ownership struct {
+	// owned are the jobs this member owns, with their epochs; it survives
+	// a manager restart (the member still owns them).
+	owned map[uint64]uint64
+	// preparing are owned jobs whose takeover (snapshots read, fences
+	// raised, progress read, in bulk) is in flight, at the epoch it is
+	// for; changed are jobs the watch reported changed since the last
+	// flush.
+	preparing map[uint64]uint64
+	takeQueue []OwnJob
+	changed   []uint64
+}
+
 // Cluster is the node's cluster membership, as the actors use it.
 type Cluster interface {
 	// Self is this member's name.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -43,6 +44,40 @@ import (
 // batch still goes alone.
 const maxGroupBytes = 16 << 20
 
+// commitPipeline is a job actor's durable positions and the group commit
+// that moves them (commit.go).
+type commitPipeline struct {
+	// progress, checkpoints and stats are the positions and statistics
+	// loaded from the sink and moved by each durable commit; the job actor
+	// is their single writer.
+	progress    map[int32]int64
+	checkpoints map[int32][]byte
+	stats       *api.JobStats
+	// inflight is the group being made durable in a goroutine, commitWait
+	// the batches that arrived since (they go together in the next group),
+	// deferred the messages that wait for the in-flight group to finish.
+	inflight   *commitGroup
+	commitWait []queuedCommit
+	commitSeq  uint64
+	deferred   []deferredMsg
+	// refusals are the commits the sink refused as stale since this
+	// actor started (job show refused_commits, last_refusal).
+	refusals refusals
+	// reading is the read of the sink a command waits for (sinkread.go);
+	// messages are deferred while it is in flight, as while a group is.
+	reading *sinkRead
+	readSeq uint64
+}
+
+// refusals counts a job actor's commits that its sink refused as stale
+// (sink.ErrStaleCommit): another writer had moved the job's stored
+// progress, fence or statistics. Not stored: each incarnation of a job
+// counts its own.
+type refusals struct {
+	commits int64
+	last    string // the newest refusal's reason, clipped
+}
+
 type queuedCommit struct {
 	c      *commitBatch
 	sender *actor.PID
@@ -79,13 +114,18 @@ type groupCommitted struct {
 	seq  uint64
 	err  error
 	took time.Duration
+	// reload is the job's progress the sink held after the commit failed
+	// (nil when the commit succeeded, or when the reload failed too: then
+	// reloadErr says why), read by the commit's goroutine.
+	reload    *sink.Progress
+	reloadErr error
 }
 
 // commitSafe reports whether msg may be handled while a group commit is in
 // flight: commits (queued), the group's result, and read-only requests.
 func commitSafe(msg any) bool {
 	switch msg.(type) {
-	case *commitBatch, *groupCommitted, *api.ShowJobRequest, *InspectJob, *inspectJob,
+	case *commitBatch, *groupCommitted, *sinkReadDone, *api.ShowJobRequest, *InspectJob, *inspectJob,
 		*watermarkTick, *watermarksRefreshed,
 		*actor.Stopping, *actor.Stopped, *actor.Restarting, *actor.Started:
 		return true
@@ -146,9 +186,57 @@ func (j *job) startGroup(ctx actor.Context) {
 	if len(ok) == 0 {
 		return
 	}
+	g := j.formGroup(ok)
+	if len(g.members) == 0 {
+		j.abort(ctx, g)
+		return
+	}
+	commit := j.commitOf(g)
+	j.commitSeq++
+	g.seq = j.commitSeq
+	j.inflight = g
+	g.done = commitAsync(j.life, j.sink, j.id, g.seq, commit)
+}
+
+// commitAsync makes commit (group seq of job id) durable in sk on a
+// goroutine of l and delivers the *groupCommitted.
+func commitAsync(l *lifetime, sk sink.Sink, id, seq uint64, commit *sink.Commit) <-chan struct{} {
+	return run(l, "commit", func(context.Context) *groupCommitted {
+		began := time.Now()
+		res := &groupCommitted{seq: seq, err: sk.Commit(commit)}
+		res.took = time.Since(began)
+		if res.err != nil {
+			// The reload of a failed commit is part of it: the group stays
+			// in flight (the next group waits) until the sink has said where
+			// the job stands, and the mailbox does not wait for the read.
+			res.reload, res.reloadErr = reloadAfter(sk, id)
+		}
+		return res
+	}, func(err error) *groupCommitted {
+		res := &groupCommitted{seq: seq, err: err}
+		res.reload, res.reloadErr = reloadAfter(sk, id)
+		return res
+	})
+}
+
+// reloadAfter reads job id's progress from sk after a failed commit; a
+// panic of the sink is the read's error.
+func reloadAfter(sk sink.Sink, id uint64) (p *sink.Progress, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Where: "sink progress", Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return sk.Progress(id)
+}
+
+// formGroup makes a group of the batches ok (none of them stale): those
+// that fit go in as members, with the statistics after them; the rest wait
+// in commitWait for the next group. A batch over max_filter_ratio is the
+// group's aborted batch, and nothing after it goes in.
+func (j *job) formGroup(ok []queuedCommit) *commitGroup {
 	spec := j.rec.GetSpec()
 	g := &commitGroup{generation: j.generation, stats: proto.Clone(j.stats).(*api.JobStats)}
-	base := j.stats.GetCommittedBatches()
 	stats := g.stats
 	claimed := map[int32]bool{}
 	bytes := 0
@@ -195,17 +283,20 @@ func (j *job) startGroup(ctx actor.Context) {
 		g.loaded += c.loaded
 		g.rows += len(c.rows)
 	}
-	if len(g.members) == 0 {
-		j.abort(ctx, g)
-		return
-	}
+	return g
+}
+
+// commitOf is the sink commit of group g: its members' rows, ranges and
+// error rows, and the job's statistics after them.
+func (j *job) commitOf(g *commitGroup) *sink.Commit {
+	spec, stats := j.rec.GetSpec(), g.stats
 	stats.LastCommitUnixMs = j.deps.nowMs()
 	if pub, ok := j.src.(Publisher); ok {
 		// What the dead-letter topic acknowledged so far becomes durable
 		// with this batch; it never moves back.
 		stats.DeadLettersDone = max(stats.DeadLettersDone, min(pub.DeadLettersDone(), stats.ErrorRows))
 	}
-	commit := &sink.Commit{JobID: j.id, Table: spec.GetTable().GetName(), Fence: g.generation, Stats: stats, StatsBase: base, Update: j.update}
+	commit := &sink.Commit{JobID: j.id, Table: spec.GetTable().GetName(), Fence: g.generation, Stats: stats, StatsBase: j.stats.GetCommittedBatches(), Update: j.update}
 	if len(g.members) == 1 {
 		c := g.members[0].c
 		commit.Rows, commit.Ranges, commit.ErrorRows = c.rows, c.ranges, c.errorRows
@@ -239,15 +330,7 @@ func (j *job) startGroup(ctx actor.Context) {
 	for _, name := range slices.Sorted(maps.Keys(more)) {
 		commit.More = append(commit.More, sink.TableRows{Table: name, Rows: more[name]})
 	}
-	j.commitSeq++
-	g.seq = j.commitSeq
-	j.inflight = g
-	sk, seq := j.sink, g.seq
-	g.done = run(j.life, "commit", func(context.Context) *groupCommitted {
-		began := time.Now()
-		err := sk.Commit(commit)
-		return &groupCommitted{seq: seq, err: err, took: time.Since(began)}
-	}, func(err error) *groupCommitted { return &groupCommitted{seq: seq, err: err} })
+	return commit
 }
 
 // onGroupCommitted applies a durable group to memory and answers its
@@ -269,7 +352,7 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 		// to the durable statistics, not to stale ones (which would forget
 		// the rows behind the durable progress).
 		stored := uint64(0) // the fence the sink holds now; 0 when unknown
-		if p, lerr := j.sink.Progress(j.id); lerr == nil {
+		if p := msg.reload; msg.reloadErr == nil && p != nil {
 			aborted := j.stats.AbortedBatches
 			j.progress, j.checkpoints, j.stats = p.Positions, p.Checkpoints, p.Stats
 			j.stats.AbortedBatches = max(j.stats.AbortedBatches, aborted)
@@ -358,7 +441,14 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 		// A partition reached its end: its children may be readable now.
 		j.spawnTasks(ctx)
 	}
-	for len(j.deferred) > 0 && j.inflight == nil {
+	j.drainDeferred(ctx)
+	j.startGroup(ctx)
+}
+
+// drainDeferred handles the deferred messages in arrival order, until one
+// of them starts a commit or a read of the sink again.
+func (j *job) drainDeferred(ctx actor.Context) {
+	for len(j.deferred) > 0 && !j.busy() {
 		d := j.deferred[0]
 		j.deferred = j.deferred[1:]
 		j.handle(unwrapped{Context: ctx, msg: d.msg, sender: d.sender})
@@ -366,7 +456,12 @@ func (j *job) onGroupCommitted(ctx actor.Context, msg *groupCommitted) {
 	if len(j.deferred) == 0 {
 		j.deferred = nil
 	}
-	j.startGroup(ctx)
+}
+
+// busy reports whether a group commit or a read of the sink is in flight:
+// then every message that is not commitSafe is deferred.
+func (j *job) busy() bool {
+	return j.inflight != nil || j.reading != nil
 }
 
 // abort refuses g's aborted batch and pauses the job naming the limit;

@@ -21,6 +21,16 @@ import (
 // create snapshot is durable in the metadata store (onCreatesWritten); a
 // create whose write fails spawns nothing and answers the error.
 
+// createQueue is the manager's creates in flight: names reserved and
+// tables being made by queued or writing creates; queue waits while a
+// grouped write is in flight.
+type createQueue struct {
+	reserved  map[string]bool
+	newTables map[string]*api.TableSpec
+	queue     []*pendingCreate
+	writing   bool
+}
+
 func invalid(field, msg string) *api.JobResponse {
 	return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: api.Clip(field, api.MaxEchoBytes), Message: api.Clip(msg, api.MaxMessageBytes)}}
 }

@@ -28,6 +28,9 @@ type Hooks struct {
 	// BeforeRespawnBatch runs in the manager before it spawns the batch-th
 	// (from 0) batch of job actors after a recovery (respawn.go).
 	BeforeRespawnBatch func(batch int)
+	// SinkReadWait, if > 0, replaces sinkReadWait, the bound of a read of
+	// the sink a command waits for (sinkread.go).
+	SinkReadWait time.Duration
 }
 
 // Settings are the node-wide knobs the actors use. They arrive validated

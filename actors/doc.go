@@ -41,4 +41,9 @@
 //   - INVARIANT (status never waits on a sink, sinklook.go): a show or a
 //     listing reads a sink off every mailbox and waits for it at most
 //     showSinkWait; what it could not read is marked unavailable.
+//   - INVARIANT (no mailbox waits on a sink read, sinkread.go): a resume's,
+//     an auto-resume's and a move's read of the sink run off the job's
+//     mailbox (other state changes deferred until it answers, at most
+//     sinkReadWait), the reload after a failed commit on the commit's
+//     goroutine; only a job's load at start reads in its mailbox.
 package actors

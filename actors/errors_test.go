@@ -16,7 +16,7 @@ func TestStaleCommitIsOneSentinel(t *testing.T) {
 	if !errors.Is(ErrStaleCommit, persistence.ErrStaleCommit) || !errors.Is(ErrStaleCommit, sink.ErrStaleCommit) {
 		t.Fatal("actors.ErrStaleCommit is not the store's sentinel")
 	}
-	j := &job{state: api.JobState_RUNNING, generation: 2, progress: map[int32]int64{0: 10}}
+	j := &job{jobCore: jobCore{state: api.JobState_RUNNING}, sourceTopology: sourceTopology{generation: 2}, commitPipeline: commitPipeline{progress: map[int32]int64{0: 10}}}
 	for _, c := range []*commitBatch{
 		{generation: 1, ranges: []sink.Range{{Partition: 0, From: 10, To: 11}}},
 		{generation: 2, ranges: []sink.Range{{Partition: 0, From: 9, To: 11}}},

@@ -96,6 +96,9 @@ func newHarnessSources(t *testing.T, fs vfs.FS, open SourceFactory, set Settings
 type harnessOpts struct {
 	// sink wraps the store's sink face.
 	sink func(*persistence.Store) sink.Sink
+	// sinks, if set, is the factory of the actors' sinks, given the sink
+	// (wrapped) it should hand out.
+	sinks func(sink.Sink) SinkFactory
 	// meta wraps the store's metastore face (a write counter, faults).
 	meta func(metastore.Store) metastore.Store
 	// now is the actors' clock.
@@ -141,7 +144,11 @@ func newHarnessOpts(t *testing.T, fs vfs.FS, open SourceFactory, set Settings, o
 	if o.meta != nil {
 		meta = o.meta(meta)
 	}
-	deps := &Deps{Meta: meta, Sinks: func(*api.TableSpec) (sink.Sink, error) { return sk, nil },
+	sinks := SinkFactory(func(*api.TableSpec) (sink.Sink, error) { return sk, nil })
+	if o.sinks != nil {
+		sinks = o.sinks(sk)
+	}
+	deps := &Deps{Meta: meta, Sinks: sinks,
 		Specs: testSpecs{}, Logger: logger, Settings: testSettings(set), Sources: open, Now: o.now, Observer: o.observer, Cluster: o.cluster, Hooks: o.hooks}
 	schProps := NewSchedulerProps(4, logger)
 	if o.slots != nil {

@@ -19,8 +19,9 @@ import (
 // state, its mailbox and its lifecycle; its concerns have their own files:
 // state.go (transitions, user commands, failures), topology.go (partitions
 // and their starts), watch.go (watermarks, idle jobs), autoresume.go,
-// tasks.go (task generations), commit.go (group commit), alter.go and
-// show.go (the presentation of a job).
+// tasks.go (task generations), commit.go (group commit), sinkread.go (reads
+// of the sink a command waits for), alter.go and show.go (the presentation
+// of a job).
 
 // jobStateChanged is sent by a job actor to the manager after each durable
 // transition, so that listings need not ask every job.
@@ -54,8 +55,27 @@ type (
 )
 
 // job is the only holder of one job's state. Everything about the job is
-// read or changed through its mailbox.
+// read or changed through its mailbox. Its state is grouped by concern,
+// each group declared beside the file whose functions keep it:
+//
+//	jobCore          identity, record, journaled state, lifecycle (job.go, state.go)
+//	sourceTopology   source, partitions, tasks, watermarks (topology.go, tasks.go, watch.go)
+//	commitPipeline   durable positions and the group commit (commit.go)
+//	errorWindow      failures, retries, the error window, auto-resume (state.go, autoresume.go)
+//	presentation     what shows and listings see (show.go, listing.go, observe.go)
+//	jobTimers        the pending timers (job.go)
 type job struct {
+	jobCore
+	sourceTopology
+	commitPipeline
+	errorWindow
+	presentation
+	jobTimers
+}
+
+// jobCore is who the job is and where its life stands: its record, its
+// journaled state, its sink and the actor incarnation's lifecycle.
+type jobCore struct {
 	id   uint64
 	deps *Deps
 	sch  *actor.PID
@@ -74,96 +94,29 @@ type job struct {
 	// assignment in etcd records who runs the job now): going RUNNING
 	// again journals nothing, and the next entry journaled starts from
 	// RUNNING.
-	headRunning bool
+	headRunning   bool
+	holdAdmission bool // respawned by recovery: admission waits for *recoveryFinished
+	// tornDown: the actor is stopping or restarting; its tasks end with it,
+	// and that is no failure (no retry, no failing verdict or alert).
+	tornDown bool
 
-	rec    *api.JobRecord
-	schema *table.Schema
-	// tables are a multi-table job's table schemas (JobSpec.tables), built
-	// with schema.
-	tables []*table.Schema
-	update *table.Update // how rows change a keyed table; set with schema
-	format table.Format
-	src    Source
-	sink   sink.Sink
+	rec  *api.JobRecord
+	sink sink.Sink
 	// state, reason and message are the job's current state; lastSeq is
 	// its journal head.
 	state   api.JobState
 	reason  api.Reason
 	message string
 	lastSeq uint64
-	// progress and checkpoints are the positions loaded from the sink and
-	// moved by each durable commit; the job actor is their single writer.
-	progress    map[int32]int64
-	checkpoints map[int32][]byte
-	// behind is the source's MillisBehindLatest per partition, from the
-	// newest commit that reported it.
-	behind map[int32]int64
-	// readable is the set of partitions the current tasks read (a lineage
-	// source reads a child only after its parents ended).
-	readable []int32
-	stats    *api.JobStats
-	marks    map[int32]int64
-	// idle: RUNNING without tasks, because the cached high watermarks
-	// showed nothing to read; the next watermark refresh that shows data
-	// spawns them. An idle job costs its actor and its snapshot only.
-	idle bool
-	// batchesAtMark is CommittedBatches at the previous watermark refresh:
-	// tasks that committed nothing since and have nothing to read are
-	// stopped.
-	batchesAtMark int64
-
 	// epoch changes whenever the job leaves RUNNING or NEED_SCHEDULE, so
 	// that results of look-ups started before are recognised as stale.
-	epoch      uint64
-	generation uint64
-	// ownerEpoch is the cluster ownership epoch this actor runs at (0 on a
-	// single node); localGen counts its task generations within it. In
-	// cluster mode generations are sink.EpochFence(ownerEpoch, localGen).
-	ownerEpoch, localGen uint64
-	tasks                map[string]int // task PID id -> index, current generation only
-	// taskInfos describes the current generation's tasks by index (SHOW
-	// ROUTINE LOAD TASK); cleared with tasks.
-	taskInfos map[int]*api.TaskInfo
-	retries   int    // consecutive task or topology failures
-	health    string // the last verdict judged (judge)
-	// windowSeq is the journal seq of the newest user resume: the error
-	// window starts there (see applyWindowReset).
-	windowSeq      uint64
-	autoResumeN    int   // the attempt number of the planned auto-resume
-	runningSinceMs int64 // when the job last entered RUNNING
-	topoBusy       bool
-	markBusy       bool
-	unwatch        func() // set while an idle job watches its source (Watcher)
-	holdAdmission  bool   // respawned by recovery: admission waits for *recoveryFinished
-	// tornDown: the actor is stopping or restarting; its tasks end with it,
-	// and that is no failure (no retry, no failing verdict or alert).
-	tornDown   bool
-	timers     []*jobTimer
-	rowsWindow []rateSample
-	reported   *jobStatus // the last listing status sent to the manager
-
-	// Group commit: inflight is the group being made durable in a
-	// goroutine, commitWait the batches that arrived since (they go
-	// together in the next group), deferred the messages that wait for the
-	// in-flight group to finish.
-	inflight   *commitGroup
-	commitWait []queuedCommit
-	commitSeq  uint64
-	deferred   []deferredMsg
-	// refusals are the commits the sink refused as stale since this
-	// actor started (job show refused_commits, last_refusal).
-	refusals refusals
-	// look is the newest read of the sink for a show (sinklook.go).
-	look *sinkLook
+	epoch uint64
 }
 
-// refusals counts a job actor's commits that its sink refused as stale
-// (sink.ErrStaleCommit): another writer had moved the job's stored
-// progress, fence or statistics. Not stored: each incarnation of a job
-// counts its own.
-type refusals struct {
-	commits int64
-	last    string // the newest refusal's reason, clipped
+// jobTimers are the timers a job actor set and that have not fired
+// (scheduleTimer); teardown stops them.
+type jobTimers struct {
+	timers []*jobTimer
 }
 
 type rateSample struct {
@@ -180,7 +133,10 @@ func newJobProps(id uint64, deps *Deps, sch *actor.PID, preload *metastore.JobSt
 	pre.Store(preload)
 	return jobProps(func(latch *stopLatch) actor.Actor {
 		st := pre.Swap(nil)
-		return &job{id: id, deps: deps, sch: sch, latch: latch, preload: st, holdAdmission: st != nil && hold, ownerEpoch: ownerEpoch}
+		return &job{
+			jobCore:        jobCore{id: id, deps: deps, sch: sch, latch: latch, preload: st, holdAdmission: st != nil && hold},
+			sourceTopology: sourceTopology{ownerEpoch: ownerEpoch},
+		}
 	})
 }
 
@@ -191,7 +147,10 @@ func newOwnedJobProps(id uint64, deps *Deps, sch *actor.PID, st *ownedStart) *ac
 	var pre atomic.Pointer[ownedStart]
 	pre.Store(st)
 	return jobProps(func(latch *stopLatch) actor.Actor {
-		return &job{id: id, deps: deps, sch: sch, latch: latch, takeover: pre.Swap(nil), ownerEpoch: st.epoch}
+		return &job{
+			jobCore:        jobCore{id: id, deps: deps, sch: sch, latch: latch, takeover: pre.Swap(nil)},
+			sourceTopology: sourceTopology{ownerEpoch: st.epoch},
+		}
 	})
 }
 
@@ -229,10 +188,11 @@ func (j *job) Receive(ctx actor.Context) {
 	if ctx = opened(j.life, ctx); ctx == nil {
 		return // started by an earlier incarnation
 	}
-	if j.inflight != nil && !commitSafe(ctx.Message()) {
-		// A group commit is in flight: whatever may change the job's state
-		// waits until it is durable (or failed), so that no transition,
-		// alter or respawn interleaves with it.
+	if j.busy() && !commitSafe(ctx.Message()) {
+		// A group commit (or a read of the sink a command waits for) is in
+		// flight: whatever may change the job's state waits until it is
+		// durable (or failed, or answered), so that no transition, alter or
+		// respawn interleaves with it.
 		j.deferred = append(j.deferred, deferredMsg{msg: ctx.Message(), sender: ctx.Sender()})
 		return
 	}
@@ -287,6 +247,8 @@ func (j *job) handle(ctx actor.Context) {
 		j.onCommitBatch(ctx, msg)
 	case *groupCommitted:
 		j.onGroupCommitted(ctx, msg)
+	case *sinkReadDone:
+		j.onSinkRead(ctx, msg)
 	case *taskFailed:
 		j.onTaskFailed(ctx, msg)
 	case *actor.Terminated:
@@ -300,7 +262,7 @@ func (j *job) handle(ctx actor.Context) {
 	case *api.PauseJobRequest:
 		ctx.Respond(j.userPause(ctx))
 	case *api.ResumeJobRequest:
-		ctx.Respond(j.userResume(ctx))
+		j.userResume(ctx)
 	case *api.StopJobRequest:
 		ctx.Respond(j.userStop(ctx))
 	case *api.ShowJobRequest:
@@ -338,76 +300,16 @@ const supersededRecoveredMessage = "this node started again and claimed the job'
 // rebuilt by the producer, so everything is reloaded.
 func (j *job) start(ctx actor.Context) {
 	j.tornDown = false
-	st := j.preload
-	j.preload = nil
-	take := j.takeover
-	j.takeover = nil
-	if take != nil {
-		st = take.state
-	}
-	if st == nil {
-		var err error
-		if st, err = j.deps.Meta.LoadJob(j.id); err != nil {
-			// Without its snapshot the job cannot run; the supervisor decides.
-			panic(fmt.Errorf("actors: job %d: load: %w", j.id, err))
-		}
-	}
-	j.rec = st.Record
+	st, take := j.startingState()
+	j.load(st)
 	spec := j.rec.GetSpec()
-	j.behind = map[int32]int64{}
-	j.marks = map[int32]int64{}
-	j.tasks = map[string]int{}
-	j.progress, j.checkpoints, j.stats = map[int32]int64{}, map[int32][]byte{}, &api.JobStats{}
-	j.state, j.reason, j.message, j.lastSeq = api.JobState_NEED_SCHEDULE, api.Reason_CREATED, "", 0
-	j.headRunning = false
-	if st.Last != nil {
-		j.state, j.reason, j.message = stateOf(st.Last)
-		j.lastSeq = st.Last.Seq
-	}
 	sk, err := j.deps.Sinks(spec.GetTable())
 	if err == nil {
 		j.sink = sk
-		prog := st.SinkProgress
-		if take != nil && take.progress != nil {
-			// Read by the manager after it raised the fence (sink.Claimer).
-			prog = take.progress
-		} else if js, ok := sk.(journaledStarts); prog == nil || !ok || !js.Journals(j.deps.Meta) {
-			// Only the metadata store's own sink may hand over what its
-			// recovery scan read (one consistent read, before this actor,
-			// the single writer of its progress, existed).
-			prog, err = sk.Progress(j.id)
-		}
-		if err != nil {
-			// Without its positions the job cannot run; the supervisor decides.
-			panic(fmt.Errorf("actors: job %d: load progress: %w", j.id, err))
-		}
-		if prog, err = j.applyRebase(sk, prog); err != nil {
-			// Journaled, not applied, and the sink refuses: the job
-			// cannot read from positions it does not know.
-			panic(fmt.Errorf("actors: job %d: %w", j.id, err))
-		}
-		j.progress, j.checkpoints, j.stats = prog.Positions, prog.Checkpoints, prog.Stats
-		j.observeFence(prog.Fence)
-		j.loadWindowReset()
-		if take == nil || take.progress == nil {
-			if err = j.claimFence(); err != nil {
-				panic(fmt.Errorf("actors: job %d: raise fence to epoch %d: %w", j.id, j.ownerEpoch, err))
-			}
-		}
+		j.loadPositions(st, take)
 	}
-	if j.state == api.JobState_RUNNING && j.ownerEpoch != 0 {
-		// Cluster mode: the job ran on a former owner (or before this actor
-		// restarted). RUNNING is not restored: the actor starts in
-		// NEED_SCHEDULE, but journals nothing for it; the assignment is
-		// the record of the move, and the head stays RUNNING, which is
-		// where the job goes again once admitted (headRunning).
-		j.state, j.reason, j.message, j.headRunning = api.JobState_NEED_SCHEDULE, api.Reason_RECOVERED, recoveredMessage, true
-	}
-	if j.state == api.JobState_RUNNING {
-		// RUNNING means "has live tasks" and is never restored.
-		if !j.transition(ctx, api.JobState_NEED_SCHEDULE, api.Reason_RECOVERED, recoveredMessage) {
-			return
-		}
+	if !j.restoreRunning(ctx) {
+		return
 	}
 	if err != nil && !j.state.Final() {
 		j.transition(ctx, api.JobState_PAUSED, api.Reason_STORE_FAILURE, fmt.Sprintf("sink of table %s: %v", spec.GetTable().GetName(), err))
@@ -452,6 +354,94 @@ func (j *job) start(ctx actor.Context) {
 	}
 }
 
+// restoreRunning takes a job the journal leaves RUNNING back to
+// NEED_SCHEDULE; it reports false if that transition's journal write
+// failed (transition).
+func (j *job) restoreRunning(ctx actor.Context) bool {
+	if j.state == api.JobState_RUNNING && j.ownerEpoch != 0 {
+		// Cluster mode: the job ran on a former owner (or before this actor
+		// restarted). RUNNING is not restored: the actor starts in
+		// NEED_SCHEDULE, but journals nothing for it; the assignment is
+		// the record of the move, and the head stays RUNNING, which is
+		// where the job goes again once admitted (headRunning).
+		j.state, j.reason, j.message, j.headRunning = api.JobState_NEED_SCHEDULE, api.Reason_RECOVERED, recoveredMessage, true
+	}
+	if j.state == api.JobState_RUNNING {
+		// RUNNING means "has live tasks" and is never restored.
+		return j.transition(ctx, api.JobState_NEED_SCHEDULE, api.Reason_RECOVERED, recoveredMessage)
+	}
+	return true
+}
+
+// startingState returns the state this start begins from: what recovery
+// or the manager's takeover read for the first start, else the store's.
+func (j *job) startingState() (*metastore.JobState, *ownedStart) {
+	st, take := j.preload, j.takeover
+	j.preload, j.takeover = nil, nil
+	if take != nil {
+		st = take.state
+	}
+	if st == nil {
+		var err error
+		if st, err = j.deps.Meta.LoadJob(j.id); err != nil {
+			// Without its snapshot the job cannot run; the supervisor decides.
+			panic(fmt.Errorf("actors: job %d: load: %w", j.id, err))
+		}
+	}
+	return st, take
+}
+
+// load takes the job's record and journaled state from st; what comes
+// from the sink and the source starts empty.
+func (j *job) load(st *metastore.JobState) {
+	j.rec = st.Record
+	j.behind = map[int32]int64{}
+	j.marks = map[int32]int64{}
+	j.tasks = map[string]int{}
+	j.progress, j.checkpoints, j.stats = map[int32]int64{}, map[int32][]byte{}, &api.JobStats{}
+	j.state, j.reason, j.message, j.lastSeq = api.JobState_NEED_SCHEDULE, api.Reason_CREATED, "", 0
+	j.headRunning = false
+	if st.Last != nil {
+		j.state, j.reason, j.message = stateOf(st.Last)
+		j.lastSeq = st.Last.Seq
+	}
+}
+
+// loadPositions loads the job's positions and statistics from j.sink (or
+// takes what recovery or the takeover read) and raises the job's fence.
+// Without its positions the job cannot run: it panics, and the supervisor
+// decides.
+func (j *job) loadPositions(st *metastore.JobState, take *ownedStart) {
+	sk := j.sink
+	prog := st.SinkProgress
+	var err error
+	if take != nil && take.progress != nil {
+		// Read by the manager after it raised the fence (sink.Claimer).
+		prog = take.progress
+	} else if js, ok := sk.(journaledStarts); prog == nil || !ok || !js.Journals(j.deps.Meta) {
+		// Only the metadata store's own sink may hand over what its
+		// recovery scan read (one consistent read, before this actor,
+		// the single writer of its progress, existed).
+		prog, err = sk.Progress(j.id)
+	}
+	if err != nil {
+		panic(fmt.Errorf("actors: job %d: load progress: %w", j.id, err))
+	}
+	if prog, err = j.applyRebase(sk, prog); err != nil {
+		// Journaled, not applied, and the sink refuses: the job
+		// cannot read from positions it does not know.
+		panic(fmt.Errorf("actors: job %d: %w", j.id, err))
+	}
+	j.progress, j.checkpoints, j.stats = prog.Positions, prog.Checkpoints, prog.Stats
+	j.observeFence(prog.Fence)
+	j.loadWindowReset()
+	if take == nil || take.progress == nil {
+		if err = j.claimFence(); err != nil {
+			panic(fmt.Errorf("actors: job %d: raise fence to epoch %d: %w", j.id, j.ownerEpoch, err))
+		}
+	}
+}
+
 // askAdmission asks the scheduler to admit the job (*JobAdmitted).
 func (j *job) askAdmission(ctx actor.Context) {
 	j.holdAdmission = false
@@ -465,6 +455,14 @@ func (j *job) teardown() {
 		// actor must load what it made durable.
 		<-g.done
 		j.inflight = nil
+	}
+	if r := j.reading; r != nil {
+		// A read may apply a journaled rebase (a write): a restarted actor
+		// must not read under it, as it did not when reads were made in
+		// the mailbox.
+		r.timer.Stop()
+		<-r.done
+		j.reading = nil
 	}
 	j.endWatch()
 	for _, t := range j.timers {

@@ -74,7 +74,7 @@ func TestEchoedNamesBounded(t *testing.T) {
 			t.Errorf("%T: message of %d bytes echoes the name whole: %.200s", msg, len(e.GetMessage()), e.GetMessage())
 		}
 	}
-	j := &job{deps: &Deps{Now: time.Now}}
+	j := &job{jobCore: jobCore{deps: &Deps{Now: time.Now}}}
 	tr := j.nextTransition(api.JobState_PAUSED, api.Reason_SOURCE_CONFIG_ERROR, "source: "+strings.Repeat("e", 10<<20))
 	if len(tr.GetMessage()) > api.MaxMessageBytes {
 		t.Errorf("transition message of %d bytes, want at most %d", len(tr.GetMessage()), api.MaxMessageBytes)

@@ -21,6 +21,17 @@ import (
 // listing time (stalled depends on the clock), with the same health
 // function `job show` uses.
 
+// listingState is the manager's listing order and reads.
+type listingState struct {
+	// order holds every entry of byName by job id (listing pages);
+	// orderDirty: it must be rebuilt from byName.
+	order      []*entry
+	orderDirty bool
+	// reads collects, while listFor builds a listing, the reads of final
+	// jobs' statistics it needs; nil otherwise.
+	reads *listReads
+}
+
 // jobStatus is a live job's report of what a listing shows of it.
 type jobStatus struct {
 	totalLag    int64 // -1 unknown

@@ -23,7 +23,7 @@ func queryManager(n int, seed uint64) *manager {
 	now := time.Now()
 	m := &manager{deps: &Deps{Now: func() time.Time { return now }, Settings: Settings{StallAfter: time.Minute},
 		Sinks: func(*api.TableSpec) (sink.Sink, error) { return nil, errors.New("no sinks here") }},
-		byName: map[string]*entry{}, byID: map[uint64]*entry{}}
+		registry: registry{byName: map[string]*entry{}, byID: map[uint64]*entry{}}}
 	states := []api.JobState{api.JobState_NEED_SCHEDULE, api.JobState_RUNNING, api.JobState_PAUSED, api.JobState_STOPPED}
 	reasons := []api.Reason{api.Reason_REASON_UNSPECIFIED, api.Reason_USER_PAUSE, api.Reason_ERROR_ROWS_EXCEEDED}
 	sinks := []string{"embedded", "postgres analytics public.orders", "postgres analytics public.Clicks"}

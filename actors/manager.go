@@ -58,53 +58,36 @@ type entry struct {
 
 // manager is the node's job registry: it creates jobs (validate, persist
 // with a synced write, spawn), routes commands to job actors, watches them
-// and answers listings and table reads.
+// and answers listings and table reads. Its state is grouped by concern,
+// each group declared beside the file whose functions keep it:
+//
+//	registry         the jobs by name, actor and id (manager.go)
+//	ownership        the jobs this member owns and their takeovers (cluster.go)
+//	createQueue      creates in flight (create.go)
+//	admissionPacing  admission after a recovery (admission.go)
+//	respawn          the respawn of job actors after a recovery (respawn.go)
+//	listingState     the listing order and reads (listing.go)
 type manager struct {
 	deps      *Deps
 	life      *lifetime
 	scheduler *actor.PID
-	byName    map[string]*entry
-	byPID     map[string]*entry
-	byID      map[uint64]*entry
-	// owned are the jobs this member owns, with their epochs (cluster
-	// mode); it survives a manager restart (the member still owns them).
-	owned map[uint64]uint64
-	// preparing are owned jobs whose takeover (snapshots read, fences
-	// raised, progress read, in bulk) is in flight, at the epoch it is
-	// for; changed are jobs the watch reported changed since the last
-	// flush (cluster mode, cluster.go).
-	preparing map[uint64]uint64
-	takeQueue []OwnJob
-	changed   []uint64
-	// order holds every entry of byName by job id (listing pages);
-	// orderDirty: it must be rebuilt from byName (listing.go).
-	order      []*entry
-	orderDirty bool
-	lastID     uint64
-	recovered  RecoveryDone
-	stopping   bool
+	recovered RecoveryDone
+	stopping  bool
 
-	// Creates in flight: names reserved and tables being made by queued or
-	// writing creates; queue waits while a grouped write is in flight.
-	reserved  map[string]bool
-	newTables map[string]*api.TableSpec
-	queue     []*pendingCreate
-	writing   bool
-
-	// Admission after a recovery is paced (admission.go): admitQueue are
-	// the respawned NEED_SCHEDULE jobs not yet told to ask for it,
-	// admitting those told and not yet past it.
-	admitQueue []*entry
-	admitting  map[uint64]bool
-	admitMoved bool // a job got past admission since the last admitTick
-	admitArmed bool // an admitTick is on its way
-
-	// respawn is the respawn of job actors after a recovery (respawn.go).
+	registry
+	ownership
+	createQueue
+	admissionPacing
 	respawn respawn
+	listingState
+}
 
-	// reads collects, while listFor builds a listing, the reads of final
-	// jobs' statistics it needs; nil otherwise.
-	reads *listReads
+// registry is the manager's record of every job it knows.
+type registry struct {
+	byName map[string]*entry
+	byPID  map[string]*entry
+	byID   map[uint64]*entry
+	lastID uint64
 }
 
 // NewManagerProps returns the props of a node's manager, or an error if

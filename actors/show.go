@@ -25,6 +25,17 @@ const (
 	showErrorRows   = 20
 )
 
+// presentation is what a job actor keeps for shows and listings (show.go,
+// listing.go, observe.go).
+type presentation struct {
+	health         string // the last verdict judged (judge)
+	runningSinceMs int64  // when the job last entered RUNNING
+	rowsWindow     []rateSample
+	reported       *jobStatus // the last listing status sent to the manager
+	// look is the newest read of the sink for a show (sinklook.go).
+	look *sinkLook
+}
+
 // jobView is what a job's presentation is made of.
 type jobView struct {
 	rec         *api.JobRecord

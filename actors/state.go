@@ -19,6 +19,17 @@ import (
 // A job's state: its transitions, the user's commands and what failures do
 // to it.
 
+// errorWindow is what a job actor counts of its failures: retries, the
+// error window's start and the planned auto-resume (state.go,
+// autoresume.go).
+type errorWindow struct {
+	retries int // consecutive task or topology failures
+	// windowSeq is the journal seq of the newest user resume: the error
+	// window starts there (see applyWindowReset).
+	windowSeq   uint64
+	autoResumeN int // the attempt number of the planned auto-resume
+}
+
 // stateOf returns the state, reason and message a journal entry leaves the
 // job in. An entry that keeps the state (an alter) keeps its reason too.
 func stateOf(t *api.Transition) (api.JobState, api.Reason, string) {
@@ -284,23 +295,43 @@ func (j *job) userPause(ctx actor.Context) *api.JobResponse {
 	return j.reply(nil)
 }
 
-func (j *job) userResume(ctx actor.Context) *api.JobResponse {
+// userResume resumes a PAUSED job, once its sink has answered where the
+// job stands (off the mailbox, sinkread.go); the answer goes to the
+// requester.
+func (j *job) userResume(ctx actor.Context) {
 	if j.state != api.JobState_PAUSED {
-		return j.reply(precondition("job %s is %s; only a PAUSED job can be resumed", j.rec.GetName(), j.state))
+		ctx.Respond(j.reply(precondition("job %s is %s; only a PAUSED job can be resumed", j.rec.GetName(), j.state)))
+		return
 	}
-	if err := j.openSink(); err != nil {
-		return j.reply(precondition("job %s: sink: %v", j.rec.GetName(), err))
+	sk, err := j.sinkToOpen()
+	if err != nil {
+		ctx.Respond(j.reply(precondition("job %s: sink: %v", j.rec.GetName(), err)))
+		return
 	}
 	// The sink is the authority on where the job stands, and it may have
 	// moved while the job was paused (a database restored from a backup):
 	// read it again. A paused job has no tasks to disagree.
-	prog, err := j.sink.Progress(j.id)
-	if err == nil {
-		prog, err = j.applyRebase(j.sink, prog)
+	to := ctx.Sender()
+	j.readSink(sk, func(ctx actor.Context, r *sinkReadDone) {
+		resp := j.resumeWith(ctx, r)
+		if to != nil {
+			ctx.Send(to, resp)
+		}
+	})
+}
+
+// resumeWith resumes the job from r, the read of its sink userResume made.
+func (j *job) resumeWith(ctx actor.Context, r *sinkReadDone) *api.JobResponse {
+	if j.state != api.JobState_PAUSED {
+		return j.reply(precondition("job %s is %s; only a PAUSED job can be resumed", j.rec.GetName(), j.state))
 	}
-	if err != nil {
-		return j.reply(precondition("job %s: sink: %v", j.rec.GetName(), err))
+	if r.err != nil {
+		return j.reply(precondition("job %s: sink: %v", j.rec.GetName(), r.err))
 	}
+	if j.sink == nil {
+		j.adoptSink(r)
+	}
+	prog := r.prog
 	j.progress, j.checkpoints, j.stats = prog.Positions, prog.Checkpoints, prog.Stats
 	j.deps.observeFence(prog.Fence)
 	if j.src == nil {
@@ -336,29 +367,6 @@ func (j *job) userStop(ctx actor.Context) *api.JobResponse {
 	// A final job needs no actor: the manager answers for it from the store.
 	ctx.Stop(ctx.Self())
 	return resp
-}
-
-// openSink opens the job's sink and loads its positions from it, unless it
-// is open.
-func (j *job) openSink() error {
-	if j.sink != nil {
-		return nil
-	}
-	sk, err := j.deps.Sinks(j.rec.GetSpec().GetTable())
-	if err != nil {
-		return err
-	}
-	prog, err := sk.Progress(j.id)
-	if err == nil {
-		prog, err = j.applyRebase(sk, prog)
-	}
-	if err != nil {
-		return err
-	}
-	j.sink, j.progress, j.checkpoints, j.stats = sk, prog.Positions, prog.Checkpoints, prog.Stats
-	j.observeFence(prog.Fence)
-	j.loadWindowReset()
-	return nil
 }
 
 // applyWindowReset empties the error window of j.stats if a user resume

@@ -399,23 +399,9 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, home *t
 	// a retention gap, then OFFSET_OUT_OF_RANGE): the records are committed
 	// first, then the error is reported.
 	c := &commitBatch{generation: cfg.generation, task: cfg.index, bytes: b.Bytes, records: int64(len(b.Records))}
-	for p, next := range b.Next {
-		from, ok := start[p]
-		if !ok {
-			return batchCollected{err: fmt.Errorf("task %d: source returned partition %d it was not given", cfg.index, p)}
-		}
-		if next < from {
-			return batchCollected{err: fmt.Errorf("task %d: source moved partition %d backwards from %d to %d", cfg.index, p, from, next)}
-		}
-		ck := b.Checkpoints[p]
-		if next > from || ck != nil {
-			c.ranges = append(c.ranges, sink.Range{Partition: p, From: from, To: next, Checkpoint: ck})
-		}
-	}
-	for p := range b.Checkpoints {
-		if _, ok := b.Next[p]; !ok {
-			return batchCollected{err: fmt.Errorf("task %d: source returned a checkpoint for partition %d without its position", cfg.index, p)}
-		}
+	var err error
+	if c.ranges, err = rangesOf(cfg.index, b, start); err != nil {
+		return batchCollected{err: err}
 	}
 	c.behind = b.BehindMs
 	vals := make([]table.Value, len(cfg.schema.Columns()))
@@ -451,15 +437,8 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, home *t
 		} else if len(r.Value) > cfg.settings.MaxRecordBytes {
 			perr = fmt.Errorf("record of %d bytes exceeds the %d-byte limit", len(r.Value), cfg.settings.MaxRecordBytes)
 		} else if rs != nil {
-			// A multi-table record: Doris's "table|record".
-			name, rest, ok := bytes.Cut(value, []byte{'|'})
-			switch rt = rs.by[string(name)]; {
-			case !ok:
-				perr = fmt.Errorf("multi-table record names no table: want table|record (tables: %s)", rs.names)
-			case rt == nil:
-				perr = fmt.Errorf("table %q does not exist or is not loaded by this job: it loads tables %s (a multi-table job loads the DUPLICATE tables it was created with)", api.Clip(string(name), 128), rs.names)
-			default:
-				parser, schema, value = rt.parser, rt.schema, rest
+			if rt, value, perr = rs.route(value); rt != nil {
+				parser, schema = rt.parser, rt.schema
 			}
 		}
 		if perr == nil {
@@ -483,24 +462,7 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, home *t
 		}
 		for k := range elems {
 			el := &elems[k]
-			if el.Err != nil {
-				perr = el.Err
-			} else {
-				// The row is encoded below, before the next one: its
-				// STRING cells may borrow the record's bytes.
-				if rt != nil {
-					rt.vals, perr = parser.ParseBorrowed(el.Raw, rt.vals)
-					vals = rt.vals
-				} else {
-					vals, perr = parser.ParseBorrowed(el.Raw, vals)
-				}
-				if perr != nil && rt != nil {
-					perr = fmt.Errorf("table %s: %w", schema.Name(), perr)
-				}
-				if perr == nil && cfg.checker != nil {
-					perr = cfg.checker.CheckRow(schema, vals)
-				}
-			}
+			vals, perr = parseElement(parser, schema, rt, cfg.checker, el, vals)
 			if perr == table.ErrFiltered {
 				c.unselected++
 				continue
@@ -524,15 +486,10 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, home *t
 				c.addErrorRow(cfg, r, raw, perr, nowMs)
 				continue
 			}
-			// Keys and values share one arena per batch: two small allocations
-			// per row were most of the batch-building allocations.
-			start := len(arena)
-			arena = table.AppendRowKey(arena, schema, keyPos, vals)
-			arena = table.AppendElement(arena, schema, k)
-			key := arena[start:len(arena):len(arena)]
-			start = len(arena)
-			arena = table.AppendValue(arena, schema, pos, vals)
-			kv := sink.KV{Key: key, Value: arena[start:len(arena):len(arena)], Delete: parser.Deleted()}
+			var kv sink.KV
+			arena, kv = appendRow(arena, schema, keyPos, pos, vals, k)
+			kv.Delete = parser.Deleted()
+			key := kv.Key
 			if named := parser.Named(); named != nil {
 				kv.Named = slices.Clone(named) // UPDATE_FLEXIBLE_COLUMNS: the columns this row names
 			}
@@ -555,6 +512,83 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, home *t
 		c.encoded = enc
 	}
 	return batchCollected{commit: c, next: b.Next, err: readErr}
+}
+
+// rangesOf is the ranges batch b moves, from start (the positions the
+// task was given): every partition of b.Next must be one given, none may
+// move backwards, and a checkpoint comes with its position.
+func rangesOf(task int, b *sources.Batch, start map[int32]int64) ([]sink.Range, error) {
+	var ranges []sink.Range
+	for p, next := range b.Next {
+		from, ok := start[p]
+		if !ok {
+			return nil, fmt.Errorf("task %d: source returned partition %d it was not given", task, p)
+		}
+		if next < from {
+			return nil, fmt.Errorf("task %d: source moved partition %d backwards from %d to %d", task, p, from, next)
+		}
+		ck := b.Checkpoints[p]
+		if next > from || ck != nil {
+			ranges = append(ranges, sink.Range{Partition: p, From: from, To: next, Checkpoint: ck})
+		}
+	}
+	for p := range b.Checkpoints {
+		if _, ok := b.Next[p]; !ok {
+			return nil, fmt.Errorf("task %d: source returned a checkpoint for partition %d without its position", task, p)
+		}
+	}
+	return ranges, nil
+}
+
+// route finds the table of a multi-table record (Doris's "table|record"):
+// its route and the record without the table's name, or why it has none.
+func (rs *routes) route(value []byte) (*route, []byte, error) {
+	name, rest, ok := bytes.Cut(value, []byte{'|'})
+	switch rt := rs.by[string(name)]; {
+	case !ok:
+		return nil, value, fmt.Errorf("multi-table record names no table: want table|record (tables: %s)", rs.names)
+	case rt == nil:
+		return nil, value, fmt.Errorf("table %q does not exist or is not loaded by this job: it loads tables %s (a multi-table job loads the DUPLICATE tables it was created with)", api.Clip(string(name), 128), rs.names)
+	default:
+		return rt, rest, nil
+	}
+}
+
+// parseElement parses element el with parser into vals (a route's own
+// values for a multi-table record) and checks the row. The row is encoded
+// before the next one is parsed: its STRING cells may borrow the record's
+// bytes.
+func parseElement(parser *table.Parser, schema *table.Schema, rt *route, checker sink.RowChecker, el *table.Element, vals []table.Value) ([]table.Value, error) {
+	if el.Err != nil {
+		return vals, el.Err
+	}
+	var err error
+	if rt != nil {
+		rt.vals, err = parser.ParseBorrowed(el.Raw, rt.vals)
+		vals = rt.vals
+	} else {
+		vals, err = parser.ParseBorrowed(el.Raw, vals)
+	}
+	if err != nil && rt != nil {
+		err = fmt.Errorf("table %s: %w", schema.Name(), err)
+	}
+	if err == nil && checker != nil {
+		err = checker.CheckRow(schema, vals)
+	}
+	return vals, err
+}
+
+// appendRow appends element k's row key and value to arena and returns
+// them as a KV: keys and values share one arena per batch (two small
+// allocations per row were most of the batch-building allocations).
+func appendRow(arena []byte, schema *table.Schema, keyPos, pos table.Pos, vals []table.Value, k int) ([]byte, sink.KV) {
+	start := len(arena)
+	arena = table.AppendRowKey(arena, schema, keyPos, vals)
+	arena = table.AppendElement(arena, schema, k)
+	key := arena[start:len(arena):len(arena)]
+	start = len(arena)
+	arena = table.AppendValue(arena, schema, pos, vals)
+	return arena, sink.KV{Key: key, Value: arena[start:len(arena):len(arena)]}
 }
 
 // addErrorRow adds an error row for record r (raw: the record, or the

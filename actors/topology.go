@@ -10,9 +10,52 @@ import (
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/metastore"
 	"github.com/loadnode/loadnode/sources"
+	"github.com/loadnode/loadnode/table"
 )
 
 // Topology: the partitions a job reads and where new ones start.
+
+// sourceTopology is what a job actor knows of its source: the source
+// itself and how its records become rows, the partitions and their
+// watermarks, and the task generation that reads them (topology.go,
+// tasks.go, watch.go).
+type sourceTopology struct {
+	src    Source
+	schema *table.Schema
+	// tables are a multi-table job's table schemas (JobSpec.tables), built
+	// with schema.
+	tables []*table.Schema
+	update *table.Update // how rows change a keyed table; set with schema
+	format table.Format
+	// behind is the source's MillisBehindLatest per partition, from the
+	// newest commit that reported it.
+	behind map[int32]int64
+	// readable is the set of partitions the current tasks read (a lineage
+	// source reads a child only after its parents ended).
+	readable []int32
+	marks    map[int32]int64
+	// idle: RUNNING without tasks, because the cached high watermarks
+	// showed nothing to read; the next watermark refresh that shows data
+	// spawns them. An idle job costs its actor and its snapshot only.
+	idle bool
+	// batchesAtMark is CommittedBatches at the previous watermark refresh:
+	// tasks that committed nothing since and have nothing to read are
+	// stopped.
+	batchesAtMark int64
+	topoBusy      bool
+	markBusy      bool
+	unwatch       func() // set while an idle job watches its source (Watcher)
+
+	generation uint64
+	// ownerEpoch is the cluster ownership epoch this actor runs at (0 on a
+	// single node); localGen counts its task generations within it. In
+	// cluster mode generations are sink.EpochFence(ownerEpoch, localGen).
+	ownerEpoch, localGen uint64
+	tasks                map[string]int // task PID id -> index, current generation only
+	// taskInfos describes the current generation's tasks by index (SHOW
+	// ROUTINE LOAD TASK); cleared with tasks.
+	taskInfos map[int]*api.TaskInfo
+}
 
 // topologyResolved carries a topology look-up's result to its job actor.
 type topologyResolved struct {
