@@ -363,7 +363,7 @@ func (n *Node) Store() *persistence.Store { return n.store }
 
 // replyKeepalive is the keepalive interval and timeout of the node's
 // connections to client endpoints: a client that does not answer a ping
-// within it loses its connection and its queued replies (README, "Limits").
+// within it loses its connection and its queued replies (docs/limits.md).
 const replyKeepalive = 10 * time.Second
 
 // Close stops the actors, the remote endpoint and the store. Calling it
