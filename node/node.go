@@ -1,6 +1,10 @@
-// Package node assembles one loadnode process: the Pebble store, the actor
-// system with its scheduler and manager, and the remote endpoint that
-// clients reach. cmd/loadnode and the end-to-end tests drive the same code.
+// Package node assembles one loadnode process: the Pebble store, the sinks
+// of the node config's PostgreSQL databases, the actor system with its
+// scheduler and manager, the Kafka and Kinesis sources, cluster membership
+// on etcd when the config has a cluster section, the remote endpoint that
+// clients reach, and the admin endpoint (metrics, health, the HTTP/JSON API
+// under /v1, pprof, the web console). cmd/loadnode and the end-to-end tests
+// drive the same code.
 //
 // Concurrency: Start and Close are called once each, from one goroutine;
 // Addr is safe at any time after Start.
