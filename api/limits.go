@@ -9,7 +9,7 @@ import (
 // Bounds on the text a node stores and shows. A record, a spec or a source
 // error can carry any number of bytes; what a node keeps about it and echoes
 // back is cut to these, so that `job show`, SHOW ROUTINE LOAD and
-// /v1/jobs/NAME stay small whatever the records were (README, "Limits").
+// /v1/jobs/NAME stay small whatever the records were (docs/limits.md).
 const (
 	// MaxReasonBytes bounds the reason of a stored error row.
 	MaxReasonBytes = 512

@@ -11,7 +11,7 @@ import (
 )
 
 // Alerts is the node's alerting (`alerts:`): webhook targets that receive
-// job events as signed JSON. See README "Alerts" for the payload and the
+// job events as signed JSON. See docs/operations.md "Alerts" for the payload and the
 // signature.
 type Alerts struct {
 	// Webhooks are the targets. Default none (no alerts).

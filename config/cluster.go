@@ -13,7 +13,7 @@ import (
 // A node without it (Name == "") is a single node with its metadata in its
 // embedded store; with it, the node's job snapshots, journal and table
 // catalog live in etcd and jobs are spread over the live members. See
-// README "Running a cluster" and docs/cluster.md.
+// docs/cluster.md ("Running a cluster").
 type Cluster struct {
 	// Name identifies the member; unique per member of a cluster. Letters,
 	// digits, '-', '_' and '.'. Required in cluster mode.

@@ -70,7 +70,7 @@ const (
 	minMaxBatchSize            = 1 << 10  // 1 KiB
 	maxMaxBatchSize            = 10 << 30 // 10 GiB
 
-	// Upper bounds on what a spec lists (README, "Limits").
+	// Upper bounds on what a spec lists (docs/limits.md).
 	maxColumns    = 1024
 	maxProperties = 256
 	maxListed     = 65536 // kafka.partitions, kafka.offsets, kinesis.shards, kinesis.positions

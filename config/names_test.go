@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestNamePatternsDocumented: SPEC.md and the README's Limits give the
+// TestNamePatternsDocumented: SPEC.md and docs/limits.md give the
 // patterns the code checks: a job name may hold '-', a table name may not
 // (the table package, which every sink shares, refuses it).
 func TestNamePatternsDocumented(t *testing.T) {
@@ -27,8 +27,8 @@ func TestNamePatternsDocumented(t *testing.T) {
 	for _, c := range []struct{ file, prefix, want string }{
 		{"SPEC.md", "| `name` |", "`" + namePattern.String() + "`"},
 		{"SPEC.md", "| `table.name` |", "`" + tableNamePattern.String() + "`"},
-		{"../README.md", "| job names |", "`" + strings.TrimSuffix(strings.TrimPrefix(namePattern.String(), "^"), "{0,127}$") + "`"},
-		{"../README.md", "| table and column names |", "`" + strings.TrimSuffix(strings.TrimPrefix(tableNamePattern.String(), "^"), "{0,127}$") + "`"},
+		{"../docs/limits.md", "| job names |", "`" + strings.TrimSuffix(strings.TrimPrefix(namePattern.String(), "^"), "{0,127}$") + "`"},
+		{"../docs/limits.md", "| table and column names |", "`" + strings.TrimSuffix(strings.TrimPrefix(tableNamePattern.String(), "^"), "{0,127}$") + "`"},
 	} {
 		if line := row(c.file, c.prefix); !strings.Contains(line, c.want) {
 			t.Errorf("%s says\n\t%s\nwant it to give %s", c.file, line, c.want)

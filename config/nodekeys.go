@@ -155,7 +155,7 @@ func nodeKeys() []NodeKey {
 				}
 				return checkAddr("http", n.HTTP)
 			}).
-			docs("off", "`host:port`", "Admin endpoint (`/metrics`, `/healthz`, `/readyz`, `/v1/jobs`, `/debug/pprof`, the console at `/ui/`). It answers only requests whose `Host` is an IP address, `localhost` or a name of `http_allowed_hosts` (README \"Admin endpoint\")."),
+			docs("off", "`host:port`", "Admin endpoint (`/metrics`, `/healthz`, `/readyz`, `/v1/jobs`, `/debug/pprof`, the console at `/ui/`). It answers only requests whose `Host` is an IP address, `localhost` or a name of `http_allowed_hosts` (docs/operations.md, \"Admin endpoint\")."),
 		NodeKey{
 			Name: "http_allowed_hosts",
 			decode: func(d *decoder, v *yaml.Node, n *Node) error {
@@ -210,7 +210,7 @@ func nodeKeys() []NodeKey {
 				return err
 			},
 			check: func(n Node) error { return n.Cluster.Validate() },
-		}.docs("absent (a single node)", "mapping", "Makes the node a member of a cluster on etcd. See \"Cluster\" below and README \"Running a cluster\"."),
+		}.docs("absent (a single node)", "mapping", "Makes the node a member of a cluster on etcd. See \"Cluster\" below and docs/cluster.md."),
 		NodeKey{
 			Name: "databases",
 			decode: func(d *decoder, v *yaml.Node, n *Node) (err error) {

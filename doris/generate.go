@@ -1,5 +1,5 @@
 package doris
 
-// The function lists of doc.go and README.md come from the expression
+// The function lists of doc.go and docs/doris.md come from the expression
 // engine's registry (internal/funcdoc).
 //go:generate go run ../internal/funcdoc/gen

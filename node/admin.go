@@ -56,7 +56,7 @@ type admin struct {
 
 // httpTimeouts bound the admin endpoint's connections, so that clients
 // (authenticated or not) cannot hold connections, and their goroutines
-// and file descriptors, for as long as they like (README "Limits").
+// and file descriptors, for as long as they like (docs/limits.md).
 type httpTimeouts struct {
 	// readHeader bounds reading a request's line and headers (and a TLS
 	// handshake).

@@ -1,6 +1,9 @@
-// Package node assembles one loadnode process: the Pebble store, the actor
-// system with its scheduler and manager, and the remote endpoint that
-// clients reach, the admin HTTP endpoint and the MySQL-protocol endpoint
+// Package node assembles one loadnode process: the Pebble store, the sinks
+// of the node config's PostgreSQL databases, the actor system with its
+// scheduler and manager, the Kafka and Kinesis sources, cluster membership
+// on etcd when the config has a cluster section, the remote endpoint that
+// clients reach, the admin endpoint (metrics, health, the HTTP/JSON API
+// under /v1, pprof, the web console) and the MySQL-protocol endpoint
 // (mysql.go). cmd/loadnode and the end-to-end tests drive the same code.
 //
 // Concurrency: Start and Close are called once each, from one goroutine;
@@ -386,7 +389,7 @@ func (n *Node) Store() *persistence.Store { return n.store }
 
 // replyKeepalive is the keepalive interval and timeout of the node's
 // connections to client endpoints: a client that does not answer a ping
-// within it loses its connection and its queued replies (README, "Limits").
+// within it loses its connection and its queued replies (docs/limits.md).
 const replyKeepalive = 10 * time.Second
 
 // Close stops the actors, the remote endpoint and the store. Calling it

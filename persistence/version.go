@@ -51,10 +51,10 @@ func (s *Store) checkFormatVersion() error {
 	switch got := binary.BigEndian.Uint32(v); {
 	case got > FormatVersion:
 		return fmt.Errorf("%w: the store in %s has format version %d, newer than this binary's version %d: "+
-			"it was written by a newer loadnode; run that release (or a newer one) on it, see README \"Upgrades\"", ErrFormatVersion, s.dir, got, FormatVersion)
+			"it was written by a newer loadnode; run that release (or a newer one) on it, see docs/backups.md, \"Upgrades\"", ErrFormatVersion, s.dir, got, FormatVersion)
 	case got < MinFormatVersion:
 		return fmt.Errorf("%w: the store in %s has format version %d, older than the oldest this binary reads (version %d; it writes %d): "+
-			"open it with an intermediate release first, see README \"Upgrades\"", ErrFormatVersion, s.dir, got, MinFormatVersion, FormatVersion)
+			"open it with an intermediate release first, see docs/backups.md, \"Upgrades\"", ErrFormatVersion, s.dir, got, MinFormatVersion, FormatVersion)
 	default:
 		s.format = got
 	}

@@ -1,8 +1,9 @@
 // Package sink defines where a job's rows go: the Sink interface that the
 // job actors commit batches to, the types of a commit, and the errors a
 // caller branches on. Implementations live in the packages named for what
-// they wrap (persistence: the embedded Pebble store); sinktest holds the
-// conformance suite every implementation passes.
+// they wrap (persistence: the embedded Pebble store; sink/postgres: a
+// PostgreSQL database); sinktest holds the conformance suite every
+// implementation passes.
 //
 // A Sink owns, per job, the authoritative progress: the next position of
 // every partition, the partitions' opaque source checkpoints, the job's

@@ -1,10 +1,14 @@
-// Package sources holds the small interface between a task actor and the SDK
-// of a stream source (Kafka, Kinesis): a Reader that reads a fixed
-// set of partitions from given positions in bounded batches, the Batch it
-// returns, and the typed errors a job actor or a supervisor branches on with
-// errors.As.
+// Package sources holds what the actors share with the stream sources
+// without importing an SDK; the sources themselves are sources/kafka
+// (franz-go) and sources/kinesis (aws-sdk-go-v2). It holds the Reader a task
+// actor reads a fixed set of partitions (Kafka partitions, Kinesis shards)
+// with, from given positions in bounded batches (Limits), the Batch it
+// returns, Start, Reset and PartitionState, and the typed errors a job actor
+// or a supervisor branches on with errors.As.
 //
-// Positions. A position is the next offset to read. Batch.Next holds the
+// Positions. A position is the next offset to read (for Kinesis, the
+// record's ordinal in its shard, with an opaque checkpoint beside it in
+// Batch.Checkpoints, committed in the same write). Batch.Next holds the
 // source's position after a read for every partition the Reader reads, taken
 // from what the consumer actually consumed (control records and aborted
 // transactional records advance it too), never guessed as "last data record

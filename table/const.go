@@ -38,7 +38,7 @@ type UnknownFunctionError struct {
 }
 
 func (e *UnknownFunctionError) Error() string {
-	return fmt.Sprintf("unknown function %s (the functions loadnode has are listed in README.md and doris/doc.go)", e.Name)
+	return fmt.Sprintf("unknown function %s (the functions loadnode has are listed in docs/doris.md and doris/doc.go)", e.Name)
 }
 
 // FormError is the refusal of a call of a known function in a form the

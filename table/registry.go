@@ -18,7 +18,7 @@ var intervalForms = map[string]bool{
 
 // Functions lists every function expressions may call, sorted by name: the
 // functions table and the forms the parser reads itself. It is the one
-// source of the lists in the docs (doris/doc.go, README.md; go generate
+// source of the lists in the docs (doris/doc.go, docs/doris.md; go generate
 // ./doris), so they cannot drift from what the engine accepts.
 func Functions() []FunctionInfo {
 	var out []FunctionInfo

@@ -30,7 +30,7 @@ var backupCommands = []subcommand{{name: "backup", usage: "--to DIR", timeout: b
 		"`loadnode serve --data DIR` on the copy (the node stopped) resumes every job\n" +
 		"from its progress: the copy's, or PostgreSQL's for jobs loading there.\n" +
 		"Two nodes started from one backup: the later one loads, the other's jobs\n" +
-		"into PostgreSQL pause (SUPERSEDED). See README \"Backups\".",
+		"into PostgreSQL pause (SUPERSEDED). See docs/backups.md.",
 	bind: bind(func(c *backupCmd, fs *flagSet) *connFlags {
 		fs.StringVar(&c.to, "to", "", "backup `DIR` (new or empty; a relative path is made absolute here)")
 		return &c.conn

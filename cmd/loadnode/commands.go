@@ -193,7 +193,7 @@ const noteColumn = 32
 // mainUsage is the program's usage: a line per command of the table.
 func mainUsage() string {
 	var b strings.Builder
-	b.WriteString("loadnode runs routine loads from Kafka into an embedded store.\n\nUsage:\n")
+	b.WriteString("loadnode runs routine loads: Kafka or Kinesis into its embedded store or PostgreSQL,\non one node or a cluster on etcd.\n\nUsage:\n")
 	for _, s := range commands {
 		line := "loadnode " + s.synopsis(len("  loadnode "))
 		if s.note != "" {

@@ -133,7 +133,7 @@ func yamlList(list []string) string {
 }
 
 // shutdownGrace bounds the time from a stop signal (SIGTERM, SIGINT) to the
-// end of the process (README, "Limits").
+// end of the process (docs/limits.md).
 const shutdownGrace = 5 * time.Second
 
 // exitShutdownTimeout is the exit status when shutdownGrace ran out.

@@ -79,7 +79,7 @@ var tableCommands = []subcommand{
 		about: "write every row, page by page (stdout without -o)",
 		more: "Writes every row of a table, read page by page with a cursor (never the whole\n" +
 			"table in one reply). csv: a header, NULL as \\N; jsonl: one object a row;\n" +
-			"parquet: one optional column per table column (README \"Tables\" has the types).",
+			"parquet: one optional column per table column (docs/operations.md, \"Tables\", has the types).",
 		bind: bind(func(c *tableExportCmd, fs *flagSet) *connFlags {
 			fs.StringVar(&c.format, "format", "", "output `format`: csv, jsonl or parquet")
 			fs.StringVar(&c.out, "o", "", "output `FILE` (default stdout; written to a new FILE.<random>.tmp and renamed over FILE when complete)")

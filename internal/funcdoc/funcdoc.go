@@ -1,5 +1,5 @@
 // Package funcdoc writes the lists of the expression engine's functions
-// into the docs (doris/doc.go and README.md) from the one registry the
+// into the docs (doris/doc.go and docs/doris.md) from the one registry the
 // engine uses (table.Functions), so that the docs cannot drift from what
 // the engine accepts. `go generate ./doris` runs it; TestDocsCurrent fails
 // when a list is stale.
@@ -41,7 +41,7 @@ func GoList() string {
 	return b.String()
 }
 
-// MdList is the list as README.md holds it: the names, comma-separated.
+// MdList is the list as docs/doris.md holds it: the names, comma-separated.
 func MdList() string {
 	fs := table.Functions()
 	names := make([]string, len(fs))
@@ -73,7 +73,7 @@ func Splice(doc []byte, begin, end, list string) ([]byte, error) {
 func Files() []struct{ Path, Begin, End, List string } {
 	return []struct{ Path, Begin, End, List string }{
 		{"doris/doc.go", GoBegin, GoEnd, GoList()},
-		{"README.md", MdBegin, MdEnd, MdList()},
+		{"docs/doris.md", MdBegin, MdEnd, MdList()},
 	}
 }
 

@@ -42,7 +42,7 @@ func TestListsNameEveryFunction(t *testing.T) {
 			t.Errorf("doc.go list misses %s", f.Name)
 		}
 		if !strings.Contains(md, "`"+strings.ToLower(f.Name)+"`") {
-			t.Errorf("README list misses %s", f.Name)
+			t.Errorf("docs/doris.md list misses %s", f.Name)
 		}
 	}
 	if table.KnownFunction("FROBNICATE") || strings.Contains(goList, "FROBNICATE") {

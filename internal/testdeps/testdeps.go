@@ -23,7 +23,7 @@ import (
 // thing is missing.
 type Family string
 
-// The families. README.md ("Testing") lists them with what installs each.
+// The families. docs/testing.md lists them with what installs each.
 const (
 	// Postgres: the PostgreSQL server binaries (internal/pgtest).
 	Postgres Family = "LOADNODE_SKIP_POSTGRES"

@@ -478,7 +478,7 @@ func TestPostgresSharedDatabase(t *testing.T) {
 	}
 }
 
-// TestPostgresRestoreBackup (issue 13): the README's way back from a
+// TestPostgresRestoreBackup (issue 13): docs/postgresql.md's way back from a
 // database backup. A dump (pg_dump, one snapshot) is taken while the job
 // loads; the load finishes; the job is paused, the dump restored over the
 // database (pg_restore --clean), the job resumed: it goes on from the

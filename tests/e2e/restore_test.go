@@ -120,7 +120,7 @@ func backupAndStop(t *testing.T, p *testnode.Proc) string {
 
 // TestRestorePostgresContinues (issue 25, D1): a node whose jobs load into
 // PostgreSQL is backed up (`loadnode backup`) and stopped; records are
-// produced while it is down; a node started on the backup as the README
+// produced while it is down; a node started on the backup as docs/backups.md
 // says (`serve --data BACKUP`) goes on from PostgreSQL's progress: the
 // AGGREGATE SUM counts every record once (not the first ones again), and
 // the OFFSET_END job loads the records produced while the node was down

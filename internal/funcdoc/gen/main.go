@@ -1,4 +1,4 @@
-// Command gen rewrites the function lists of doris/doc.go and README.md
+// Command gen rewrites the function lists of doris/doc.go and docs/doris.md
 // from the expression engine's registry (package funcdoc). Run it with
 // `go generate ./doris` (its working directory is doris/).
 package main
