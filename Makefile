@@ -75,9 +75,13 @@ deps:
 	@command -v npm >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
 	npm ci --prefix tests/kinesalite --no-audit --no-fund --loglevel=error >/dev/null
 
+# staticcheck, pinned, run through go run (the module proxy serves it).
+STATICCHECK ?= v0.8.2
+
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet $(PKGS)
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK) $(PKGS)
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -40,10 +40,10 @@ func TestRestartBudget(t *testing.T) {
 	for range 4 {
 		h.system.Root.Send(pid, &Crash{Reason: "test"})
 	}
-	j := h.waitJournal(id, "pause with RESTART_BUDGET_EXHAUSTED", func(j []*api.Transition) bool {
+	h.waitJournal(id, "pause with RESTART_BUDGET_EXHAUSTED", func(j []*api.Transition) bool {
 		return count(j, api.Reason_RESTART_BUDGET_EXHAUSTED) == 1
 	})
-	j = h.waitJournal(id, "auto-resume and RUNNING", func(j []*api.Transition) bool {
+	j := h.waitJournal(id, "auto-resume and RUNNING", func(j []*api.Transition) bool {
 		return count(j, api.Reason_AUTO_RESUME) == 1 && last(j).To == api.JobState_RUNNING
 	})
 	// Restarts of the actor reloaded RUNNING from the store and turned it

@@ -18,14 +18,6 @@ import (
 // CREATE TABLE reference pages and the Routine Load manual); "adapted" ones
 // drop the parts loadnode refuses, which other cases check.
 
-func cols(names ...string) []*api.Column {
-	out := make([]*api.Column, len(names))
-	for i, n := range names {
-		out[i] = &api.Column{Name: n}
-	}
-	return out
-}
-
 func TestParseCreateRoutineLoad(t *testing.T) {
 	tests := []struct {
 		name string

@@ -206,7 +206,7 @@ func TestEncryptKeyRefusedByName(t *testing.T) {
 // TestRoundAtBounds: rounding works on at most a float's digits whatever
 // the scale, and every float comes back finite or NULL.
 func TestRoundAtBounds(t *testing.T) {
-	for _, x := range []float64{math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64, 0, -0.0, 1e-300} {
+	for _, x := range []float64{math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64, 0, math.Copysign(0, -1), 1e-300} {
 		for _, d := range []int{-maxScale, -309, -1, 0, 1, 17, 324, maxScale} {
 			for _, m := range []roundMode{roundHalfUp, roundDown, roundCeil, roundFloor} {
 				v := roundAt(evFloat(x), d, m, false)

@@ -226,7 +226,7 @@ func TestMappingValueLimit(t *testing.T) {
 	}
 	// The limit is the format's; a where or delete_on over it is an error
 	// row too, not a filtered one.
-	p, err = NewParser(s, Format{Kind: "json", MaxValueBytes: 100, Columns: []string{"id", "v"}, Where: "length(repeat_me) > 0"})
+	_, err = NewParser(s, Format{Kind: "json", MaxValueBytes: 100, Columns: []string{"id", "v"}, Where: "length(repeat_me) > 0"})
 	if err == nil {
 		t.Fatal("unknown field accepted")
 	}

@@ -203,7 +203,6 @@ type Parser struct {
 	stripPaths bool
 	split      *jnode
 	rootText   string
-	elems      []Element
 
 	// flex: Format.Flexible; present marks, per field, that the record
 	// being parsed has a value for it (json.go), named the table columns

@@ -60,8 +60,7 @@ func (p *Parser) Split(raw []byte, dst []Element) ([]Element, error) {
 	var err error
 	if raw[i] == '{' {
 		if p.split == nil {
-			end, err = p.value(i, nil, 0)
-			if err != nil {
+			if _, err := p.value(i, nil, 0); err != nil {
 				return dst, err
 			}
 			return dst, &ParseError{Reason: "json: record is an object, not an array (JSON data is not an array-object, `strip_outer_array` must be FALSE)"}

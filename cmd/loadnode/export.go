@@ -92,6 +92,9 @@ func (j *jsonlWriter) Close() error { return j.w.Flush() }
 // text; DATE a DATE; TIMESTAMP a microsecond timestamp adjusted to UTC;
 // DATETIME a microsecond timestamp not adjusted to UTC (wall clock).
 type parquetWriter struct {
+	// parquet.Writer, not GenericWriter: the schema is the table's, built
+	// at run time, and GenericWriter needs a Go type.
+	//lint:ignore SA1019 see above
 	w     *parquet.Writer
 	cols  []*api.Column
 	index []int // leaf column index of each table column

@@ -15,13 +15,13 @@ import (
 
 // decodeBounded decodes raw with a limit and reports the error and how
 // many bytes the decoding allocated.
-func decodeBounded(t *testing.T, d table.Decoder, raw []byte, limit int) (int, error, uint64) {
+func decodeBounded(t *testing.T, d table.Decoder, raw []byte, limit int) (int, uint64, error) {
 	t.Helper()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	out, err := d.AppendJSON(nil, raw, limit)
 	runtime.ReadMemStats(&after)
-	return len(out), err, after.TotalAlloc - before.TotalAlloc
+	return len(out), after.TotalAlloc - before.TotalAlloc, err
 }
 
 // TestDecodedJSONBounded (probe 2026-12-02, D5): a few bytes of a binary
@@ -66,7 +66,7 @@ func TestDecodedJSONBounded(t *testing.T) {
 		{"protobuf", protoDec, protoRec, "protobuf: R (schema id 2): its JSON would be over the limit of 1048576 bytes per value (max_record_size)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			n, err, grew := decodeBounded(t, tt.d, tt.raw, limit)
+			n, grew, err := decodeBounded(t, tt.d, tt.raw, limit)
 			var pe *table.ParseError
 			if !errors.As(err, &pe) || pe.Reason != tt.want {
 				t.Fatalf("decoded %d bytes, err %v\nwant %s", n, err, tt.want)
@@ -75,7 +75,7 @@ func TestDecodedJSONBounded(t *testing.T) {
 				t.Errorf("allocated %d bytes for a limit of %d", grew, limit)
 			}
 			// With room for it, the record decodes.
-			if n, err, _ := decodeBounded(t, tt.d, tt.raw, 1<<30); err != nil || n < 20<<20 {
+			if n, _, err := decodeBounded(t, tt.d, tt.raw, 1<<30); err != nil || n < 20<<20 {
 				t.Errorf("under a 1 GiB limit: %d bytes, %v", n, err)
 			}
 		})

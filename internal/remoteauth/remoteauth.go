@@ -265,7 +265,7 @@ func (c *ReplyDialCreds) ServerHandshake(net.Conn) (net.Conn, credentials.AuthIn
 
 // Info implements credentials.TransportCredentials.
 func (c *ReplyDialCreds) Info() credentials.ProtocolInfo {
-	return credentials.ProtocolInfo{SecurityProtocol: "tls", SecurityVersion: "1.3"}
+	return credentials.ProtocolInfo{SecurityProtocol: "tls"}
 }
 
 // Clone implements credentials.TransportCredentials.

@@ -707,7 +707,6 @@ func testTruncate(t *testing.T, e *env) {
 		}
 		e.assertUnchanged(t, o, other, "truncating another job's table ("+when+")")
 		e.restart(t)
-		tr = e.s.(sink.Truncater)
 	}
 	next := e.mustCommit(t, j.commit(1, stats, rng{Partition: 0, From: 5, To: 7}))
 	p := e.progress(t, j.id)

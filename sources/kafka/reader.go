@@ -146,7 +146,8 @@ func (r *reader) Read(ctx context.Context, lim sources.Limits) (*sources.Batch, 
 			// MaxWait <= 0: take what the client has buffered, without
 			// waiting (a nil context is franz-go's "do not block").
 			polled = true
-			r.absorb(ctx, r.cl.PollRecords(nil, need)) //nolint:staticcheck // nil ctx: documented non-blocking poll
+			//lint:ignore SA1012 a nil context is franz-go's documented non-blocking poll
+			r.absorb(ctx, r.cl.PollRecords(nil, need))
 			continue
 		}
 		// The early end: nothing more to wait for.
@@ -157,7 +158,8 @@ func (r *reader) Read(ctx context.Context, lim sources.Limits) (*sources.Batch, 
 			}
 			if r.caughtUp() {
 				// Take what the client buffered meanwhile, without waiting.
-				r.absorb(ctx, r.cl.PollRecords(nil, need)) //nolint:staticcheck // nil ctx: documented non-blocking poll
+				//lint:ignore SA1012 a nil context is franz-go's documented non-blocking poll
+				r.absorb(ctx, r.cl.PollRecords(nil, need))
 				if r.head == len(r.pending) && r.caughtUp() {
 					break
 				}

@@ -410,12 +410,10 @@ func TestClusterScale(t *testing.T) {
 	b := testnode.StartBroker(t, 1, "scale")
 	ms := startMembers(t, 3, etcd.Endpoints(), dsn)
 	t0 := time.Now()
-	var names []string
 	errs := make(chan error, n)
 	sem := make(chan struct{}, 24) // creates in flight
 	for i := range n {
 		name := fmt.Sprintf("s%05d", i)
-		names = append(names, name)
 		sem <- struct{}{}
 		go func(i int) {
 			defer func() { <-sem }()
