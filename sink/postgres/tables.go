@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -96,11 +97,7 @@ type tableInfo struct {
 	ident  pgx.Identifier
 	// cols are every column COPY writes, the added ones first.
 	cols []string
-	// keyed, set on a commit's copy of a UNIQUE or AGGREGATE table's
-	// info, is the schema its rows merge by (models.go).
-	keyed *table.Schema
-	// shape is the table's columns as loadnode last checked them
-	// (shared by the commit copies of the info).
+	// shape is the table's columns as loadnode last checked them.
 	shape *shapeCell
 }
 
@@ -316,10 +313,98 @@ func createTableSQL(ti *tableInfo) string {
 		b.WriteString(", " + pgx.Identifier{c.GetName()}.Sanitize() + " " + columnDDL(c))
 	}
 	if ti.schema.Keyed() {
-		b.WriteString(keyConstraintsSQL(ti.schema)) // models.go
+		b.WriteString(keyConstraintsSQL(ti.schema))
 	}
 	b.WriteString(")")
 	return b.String()
+}
+
+// keyConstraintsSQL are the constraints of a new keyed table, for CREATE
+// TABLE: a primary key on the key columns when the spec makes them all
+// NOT NULL, else a UNIQUE NULLS NOT DISTINCT constraint on them (a NULL
+// key is one key, as in loadnode's encoding); and _loadnode_key, which
+// scans page by, unique.
+func keyConstraintsSQL(sc *table.Schema) string {
+	names, notNull := keyNames(sc)
+	kind := "UNIQUE NULLS NOT DISTINCT"
+	if notNull {
+		kind = "PRIMARY KEY"
+	}
+	return ", " + kind + " (" + strings.Join(names, ", ") + "), UNIQUE (" + pgx.Identifier{keyColumn}.Sanitize() + ")"
+}
+
+// keyNames are the quoted key columns, and whether all are NOT NULL.
+func keyNames(sc *table.Schema) ([]string, bool) {
+	notNull := true
+	var names []string
+	for _, k := range sc.KeyColumns() {
+		c := sc.Columns()[k]
+		names = append(names, pgx.Identifier{c.GetName()}.Sanitize())
+		notNull = notNull && c.GetNotNull()
+	}
+	return names, notNull
+}
+
+// ensureKeyConstraints checks that a keyed table has a unique index on
+// exactly its key columns (the conflict target of mergeRows) and one on
+// _loadnode_key. A table made by a release before this one has neither
+// on the key columns (its primary key is _loadnode_key): the constraint
+// is added here, in the prepare's transaction, so such tables keep
+// working. A unique index on the key columns that lets NULL keys repeat
+// is refused while a key column may be NULL.
+// REQUIRES: the table's prepare lock is held (PrepareTable).
+func ensureKeyConstraints(ctx context.Context, tx pgx.Tx, ti *tableInfo) error {
+	rows, err := tx.Query(ctx, `SELECT array_agg(a.attname::text ORDER BY a.attname), i.indisprimary OR i.indnullsnotdistinct
+		FROM pg_index i
+		CROSS JOIN LATERAL unnest(i.indkey) AS k(attnum)
+		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+		WHERE i.indrelid = $1::regclass AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
+		GROUP BY i.indexrelid, i.indisprimary, i.indnullsnotdistinct`, ti.ident.Sanitize())
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var want []string
+	for _, k := range ti.schema.KeyColumns() {
+		want = append(want, ti.schema.Columns()[k].GetName())
+	}
+	slices.Sort(want)
+	_, notNull := keyNames(ti.schema)
+	haveKeys, haveRowKey, nullsDistinct := false, false, false
+	for rows.Next() {
+		var cols []string
+		var nullsOne bool
+		if err := rows.Scan(&cols, &nullsOne); err != nil {
+			return err
+		}
+		switch {
+		case slices.Equal(cols, want) && (nullsOne || notNull):
+			haveKeys = true
+		case slices.Equal(cols, want):
+			nullsDistinct = true
+		case slices.Equal(cols, []string{keyColumn}):
+			haveRowKey = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	rows.Close()
+	names, _ := keyNames(ti.schema)
+	switch {
+	case !haveRowKey:
+		return &IncompatibleError{Table: ti.ident.Sanitize(), Column: keyColumn, Msg: "has no unique index (not a table loadnode created)"}
+	case !haveKeys && nullsDistinct:
+		return &IncompatibleError{Table: ti.ident.Sanitize(), Msg: fmt.Sprintf(
+			"its unique index on the key columns (%s) lets NULL keys repeat; make it UNIQUE NULLS NOT DISTINCT", strings.Join(names, ", "))}
+	case !haveKeys:
+		// Made by an earlier release: merges now conflict on the key
+		// columns, so they get their constraint (once; it takes the
+		// table's lock while it is built).
+		_, err := tx.Exec(ctx, `ALTER TABLE `+ti.ident.Sanitize()+` ADD UNIQUE NULLS NOT DISTINCT (`+strings.Join(names, ", ")+`)`)
+		return err
+	}
+	return nil
 }
 
 // pgColumn is a column of an existing table.
