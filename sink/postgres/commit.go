@@ -126,11 +126,8 @@ func (s *Sink) tableWrites(ctx context.Context, c *sink.Commit) ([]*tableWrite, 
 		}
 		if w.keyed != nil {
 			w.kvs, w.update = c.Rows, c.Update
-		} else if w.rows = encodedRows(ti, c); w.rows == nil {
-			// Not encoded ahead by the tasks (sink.Encoder): now.
-			if w.rows, err = encodeCopy(ti, c.Rows); err != nil {
-				return nil, err
-			}
+		} else if w.rows, err = commitRows(ti, c); err != nil {
+			return nil, err
 		}
 		writes = append(writes, w)
 	}
@@ -154,6 +151,18 @@ func (s *Sink) tableWrites(ctx context.Context, c *sink.Commit) ([]*tableWrite, 
 	return writes, nil
 }
 
+// keyedTable returns the schema keyed rows merge by (with the load's
+// sequence column), or nil for a DUPLICATE table.
+func keyedTable(ti *tableInfo, u *table.Update) (*table.Schema, error) {
+	if ti == nil || !ti.schema.Keyed() {
+		return nil, nil
+	}
+	if u != nil {
+		return ti.schema.WithSequence(u.Sequence)
+	}
+	return ti.schema, nil
+}
+
 // commitTx is one attempt of Commit: one transaction. With upsert, a
 // DUPLICATE table's rows replace those stored under the same keys.
 func (s *Sink) commitTx(ctx context.Context, c *sink.Commit, writes []*tableWrite, upsert bool) error {
@@ -175,6 +184,22 @@ func (s *Sink) commitTx(ctx context.Context, c *sink.Commit, writes []*tableWrit
 		return err
 	}
 	return tx.Commit(ctx)
+}
+
+// tableChanged wraps err with sink.ErrTableChanged, naming the table, when
+// PostgreSQL says the table or a column is not what loadnode prepared:
+// undefined table (42P01) or column (42703), a type mismatch (42804), a
+// NOT NULL column loadnode does not write (23502).
+func tableChanged(err error, table string) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	switch pe.Code {
+	case "42P01", "42703", "42804", "23502":
+		return fmt.Errorf("table %s was dropped or altered in PostgreSQL under the job (%w): %w", table, sink.ErrTableChanged, err)
+	}
+	return err
 }
 
 // checkJob locks the job's row in loadnode.jobs (every writer of the job

@@ -89,18 +89,6 @@ func (m *modelWrite) exec(sql string, args ...any) {
 	m.apply = append(m.apply, statement{sql: sql, args: args})
 }
 
-// keyedTable returns the schema keyed rows merge by (with the load's
-// sequence column), or nil for a DUPLICATE table.
-func keyedTable(ti *tableInfo, u *table.Update) (*table.Schema, error) {
-	if ti == nil || !ti.schema.Keyed() {
-		return nil, nil
-	}
-	if u != nil {
-		return ti.schema.WithSequence(u.Sequence)
-	}
-	return ti.schema, nil
-}
-
 // model makes w's rows a modelWrite by the table's model (the table
 // above). With upsert, a DUPLICATE table's rows replace those stored
 // under the same keys. A keyed table's rows are folded and merged here,

@@ -18,8 +18,6 @@ import (
 	"github.com/loadnode/loadnode/table"
 )
 
-const apiString = api.ColumnType_STRING
-
 // The columns loadnode adds to every table, before the spec's.
 const (
 	keyColumn       = "_loadnode_key"
@@ -35,60 +33,6 @@ var systemColumns = []struct{ name, typ string }{
 	{jobColumn, "bigint"},
 	{partitionColumn, "integer"},
 	{offsetColumn, "bigint"},
-}
-
-// stored is the column type whose PostgreSQL column holds t's values: the
-// narrower Doris integers in bigint, FLOAT in double precision (a float32
-// value is exact in a float64), CHAR and VARCHAR in text (their lengths are
-// checked by loadnode's parser). Each is held in table.Value as its wider
-// type is, so the COPY encoding and the scan are those of the wider type.
-// DECIMAL, LARGEINT, DATE, DATETIME and JSON are themselves (types.go
-// maps them).
-func stored(t api.ColumnType) api.ColumnType {
-	switch t {
-	case api.ColumnType_INT8, api.ColumnType_INT16, api.ColumnType_INT32:
-		return api.ColumnType_INT64
-	case api.ColumnType_FLOAT32:
-		return api.ColumnType_FLOAT64
-	case api.ColumnType_CHAR, api.ColumnType_VARCHAR:
-		return api.ColumnType_STRING
-	}
-	return t
-}
-
-// pgType is the PostgreSQL type of a column type, as information_schema
-// names it (format_type for the DDL is the same text).
-func pgType(t api.ColumnType) string {
-	switch stored(t) {
-	case api.ColumnType_INT64:
-		return "bigint"
-	case api.ColumnType_FLOAT64:
-		return "double precision"
-	case api.ColumnType_STRING:
-		return "text"
-	case api.ColumnType_BOOL:
-		return "boolean"
-	case api.ColumnType_TIMESTAMP:
-		return "timestamp with time zone"
-	case api.ColumnType_DECIMAL, api.ColumnType_INT128:
-		return "numeric"
-	case api.ColumnType_DATE:
-		return "date"
-	case api.ColumnType_DATETIME:
-		return "timestamp without time zone"
-	case api.ColumnType_JSON:
-		return "json"
-	}
-	return ""
-}
-
-// compatible reports whether an existing column of PostgreSQL type have
-// holds every value of t without loss.
-func compatible(t api.ColumnType, have string) bool {
-	if have == pgType(t) {
-		return true
-	}
-	return stored(t) == api.ColumnType_STRING && have == "character varying" // without a length: checked by the caller
 }
 
 // tableInfo is what the sink knows of one table.
