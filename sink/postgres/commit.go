@@ -14,6 +14,20 @@ import (
 	"github.com/loadnode/loadnode/table"
 )
 
+// A commit, top to bottom (this file, in the order it runs):
+//
+//	Commit        validate; resolve each written table and its model, encode
+//	              the DUPLICATE rows (tableWrites); one transaction (commitTx),
+//	              once more upserting when a replayed key makes the COPY fail
+//	commitTx      lock the job's row and check fence, progress, statistics
+//	              base, owner's claim and table shapes (checkJob); per table,
+//	              stage then apply by its model (writeTable: the model's SQL
+//	              in models.go); progress, statistics, fence and error rows
+//	              (writeProgress); COMMIT
+//
+// The rows' COPY encoding is copy.go's and types.go's; a table's info and
+// shape are tables.go's; the owner's claim is incarnation.go's.
+
 // uniqueViolation is PostgreSQL's SQLSTATE for a duplicate key.
 const uniqueViolation = "23505"
 
@@ -31,51 +45,17 @@ func (s *Sink) Commit(c *sink.Commit) error {
 	if err := s.bootstrap(ctx); err != nil {
 		return err
 	}
-	var rows *copyData
-	var ti *tableInfo
-	var keyed *table.Schema // a UNIQUE or AGGREGATE table: rows merge (models.go)
-	if len(c.Rows) > 0 {
-		var err error
-		if ti, err = s.table(ctx, c.Table); err != nil {
-			return fmt.Errorf("postgres: commit job %d: %w", c.JobID, err)
-		}
-		if keyed, err = keyedTable(ti, c.Update); err != nil {
-			return fmt.Errorf("postgres: commit job %d: %w", c.JobID, err)
-		}
-		if keyed != nil {
-			ti = &tableInfo{schema: ti.schema, ident: ti.ident, cols: ti.cols, keyed: keyed, shape: ti.shape}
-		} else if rows = encodedRows(ti, c); rows == nil {
-			// Not encoded ahead by the tasks (sink.Encoder): now.
-			if rows, err = encodeCopy(ti, c.Rows); err != nil {
-				return fmt.Errorf("postgres: commit job %d: %w", c.JobID, err)
-			}
-		}
+	writes, err := s.tableWrites(ctx, c)
+	if err != nil {
+		return fmt.Errorf("postgres: commit job %d: %w", c.JobID, err)
 	}
-	// Rows go in with a plain COPY; a key already stored (a replay after
-	// a reset) makes the COPY fail, and the commit is done again through
-	// a staging table that upserts.
-	var more []moreRows
-	for _, m := range c.More {
-		if len(m.Rows) == 0 {
-			continue
-		}
-		mt, err := s.table(ctx, m.Table)
-		if err != nil {
-			return fmt.Errorf("postgres: commit job %d: %w", c.JobID, err)
-		}
-		if k, err := keyedTable(mt, nil); err != nil || k != nil {
-			return fmt.Errorf("postgres: commit job %d: table %s: rows of a multi-table commit go to DUPLICATE tables only (%v)", c.JobID, m.Table, err)
-		}
-		data, err := encodeCopy(mt, m.Rows)
-		if err != nil {
-			return fmt.Errorf("postgres: commit job %d: %w", c.JobID, err)
-		}
-		more = append(more, moreRows{ti: mt, rows: data})
-	}
-	err := s.commit(ctx, c, ti, rows, more, false)
+	// DUPLICATE rows go in with a plain COPY; a key already stored (a
+	// replay after a reset) makes the COPY fail, and the commit is done
+	// again through a staging table that upserts.
+	err = s.commitTx(ctx, c, writes, false)
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == uniqueViolation && (ti != nil || len(more) > 0) {
-		err = s.commit(ctx, c, ti, rows, more, true)
+	if errors.As(err, &pe) && pe.Code == uniqueViolation && len(writes) > 0 {
+		err = s.commitTx(ctx, c, writes, true)
 	}
 	if err != nil {
 		if errors.Is(err, sink.ErrSuperseded) {
@@ -117,38 +97,134 @@ func validateCommit(c *sink.Commit) error {
 	return nil
 }
 
-// commit is one attempt of Commit: one transaction.
-// moreRows are a multi-table commit's rows for one of its other tables.
-type moreRows struct {
-	ti   *tableInfo
-	rows *copyData
+// tableWrite is a commit's rows for one table, as its model takes them
+// (models.go).
+type tableWrite struct {
+	ti *tableInfo
+	// keyed is, for a UNIQUE or AGGREGATE table, the schema its rows
+	// merge by (with the load's sequence column); nil for DUPLICATE.
+	keyed  *table.Schema
+	kvs    []sink.KV     // keyed: the rows, merged in the transaction
+	update *table.Update // keyed: the load's partial update, if any
+	rows   *copyData     // DUPLICATE: the rows, encoded
 }
 
-func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows *copyData, more []moreRows, upsert bool) error {
+// tableWrites resolves the tables c writes, its own table's first then
+// the other tables of a multi-table commit (DUPLICATE only), and encodes
+// their DUPLICATE rows, unless the tasks encoded them ahead
+// (sink.Encoder).
+func (s *Sink) tableWrites(ctx context.Context, c *sink.Commit) ([]*tableWrite, error) {
+	var writes []*tableWrite
+	if len(c.Rows) > 0 {
+		ti, err := s.table(ctx, c.Table)
+		if err != nil {
+			return nil, err
+		}
+		w := &tableWrite{ti: ti}
+		if w.keyed, err = keyedTable(ti, c.Update); err != nil {
+			return nil, err
+		}
+		if w.keyed != nil {
+			w.kvs, w.update = c.Rows, c.Update
+		} else if w.rows, err = commitRows(ti, c); err != nil {
+			return nil, err
+		}
+		writes = append(writes, w)
+	}
+	for _, m := range c.More {
+		if len(m.Rows) == 0 {
+			continue
+		}
+		mt, err := s.table(ctx, m.Table)
+		if err != nil {
+			return nil, err
+		}
+		if k, err := keyedTable(mt, nil); err != nil || k != nil {
+			return nil, fmt.Errorf("table %s: rows of a multi-table commit go to DUPLICATE tables only (%v)", m.Table, err)
+		}
+		data, err := encodeCopy(mt, m.Rows)
+		if err != nil {
+			return nil, err
+		}
+		writes = append(writes, &tableWrite{ti: mt, rows: data})
+	}
+	return writes, nil
+}
+
+// keyedTable returns the schema keyed rows merge by (with the load's
+// sequence column), or nil for a DUPLICATE table.
+func keyedTable(ti *tableInfo, u *table.Update) (*table.Schema, error) {
+	if ti == nil || !ti.schema.Keyed() {
+		return nil, nil
+	}
+	if u != nil {
+		return ti.schema.WithSequence(u.Sequence)
+	}
+	return ti.schema, nil
+}
+
+// commitTx is one attempt of Commit: one transaction. With upsert, a
+// DUPLICATE table's rows replace those stored under the same keys.
+func (s *Sink) commitTx(ctx context.Context, c *sink.Commit, writes []*tableWrite, upsert bool) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-
-	job := int64(c.JobID)
-	parts := make([]int32, len(c.Ranges))
-	for i, r := range c.Ranges {
-		parts[i] = r.Partition
-	}
-	// Every writer of the job waits here for the one before it.
-	var fence, batches, errSeq int64
-	err = tx.QueryRow(ctx, `SELECT fence, committed_batches, error_seq FROM loadnode.jobs WHERE owner = $2 AND job = $1 FOR UPDATE`, job, s.opts.Owner).
-		Scan(&fence, &batches, &errSeq)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("postgres: commit job %d partition %d: no stored progress, commit from %d: %w",
-			c.JobID, c.Ranges[0].Partition, c.Ranges[0].From, sink.ErrStaleCommit)
-	}
+	errSeq, err := s.checkJob(ctx, tx, c, writes)
 	if err != nil {
 		return err
 	}
-	// The stored progress and, now that the job's row is locked, the
-	// owner's claim (incarnation.go), in one round trip.
+	for _, w := range writes {
+		if err := s.writeTable(ctx, tx, w, upsert); err != nil {
+			return tableChanged(err, w.ti.ident.Sanitize())
+		}
+	}
+	if err := s.writeProgress(ctx, tx, c, errSeq); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// tableChanged wraps err with sink.ErrTableChanged, naming the table, when
+// PostgreSQL says the table or a column is not what loadnode prepared:
+// undefined table (42P01) or column (42703), a type mismatch (42804), a
+// NOT NULL column loadnode does not write (23502).
+func tableChanged(err error, table string) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	switch pe.Code {
+	case "42P01", "42703", "42804", "23502":
+		return fmt.Errorf("table %s was dropped or altered in PostgreSQL under the job (%w): %w", table, sink.ErrTableChanged, err)
+	}
+	return err
+}
+
+// checkJob locks the job's row in loadnode.jobs (every writer of the job
+// waits here for the one before it) and refuses the commit unless the
+// owner's claim is still this incarnation's (incarnation.go), every range
+// starts at its stored position, the fence is not older than the stored
+// one, the statistics base is the stored one, and no table it writes was
+// altered since it was prepared (checkShape). It returns the sequence
+// number of the job's newest error row.
+func (s *Sink) checkJob(ctx context.Context, tx pgx.Tx, c *sink.Commit, writes []*tableWrite) (int64, error) {
+	job := int64(c.JobID)
+	parts := partitions(c)
+	var fence, batches, errSeq int64
+	err := tx.QueryRow(ctx, `SELECT fence, committed_batches, error_seq FROM loadnode.jobs WHERE owner = $2 AND job = $1 FOR UPDATE`, job, s.opts.Owner).
+		Scan(&fence, &batches, &errSeq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, fmt.Errorf("postgres: commit job %d partition %d: no stored progress, commit from %d: %w",
+			c.JobID, c.Ranges[0].Partition, c.Ranges[0].From, sink.ErrStaleCommit)
+	}
+	if err != nil {
+		return 0, err
+	}
+	// The stored progress, now that the job's row is locked the owner's
+	// claim, and the shape of every table the commit writes, in one
+	// round trip.
 	stored := make(map[int32]int64, len(parts))
 	pb := &pgx.Batch{}
 	pb.Queue(`SELECT partition, position FROM loadnode.progress WHERE owner = $3 AND job = $1 AND partition = ANY($2)`, job, parts, s.opts.Owner)
@@ -156,22 +232,14 @@ func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows *
 	if claimed {
 		pb.Queue(ownerQuery, s.opts.Owner)
 	}
-	// And the shape of every table the commit writes (checkShape).
-	var written []*tableInfo
-	if ti != nil {
-		written = append(written, ti)
-	}
-	for _, m := range more {
-		written = append(written, m.ti)
-	}
-	for _, t := range written {
-		pb.Queue(shapeQuery, t.ident.Sanitize())
+	for _, w := range writes {
+		pb.Queue(shapeQuery, w.ti.ident.Sanitize())
 	}
 	br := tx.SendBatch(ctx, pb)
 	prow, err := br.Query()
 	if err != nil {
 		br.Close()
-		return err
+		return 0, err
 	}
 	for prow.Next() {
 		var p int32
@@ -179,74 +247,114 @@ func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows *
 		if err := prow.Scan(&p, &pos); err != nil {
 			prow.Close()
 			br.Close()
-			return err
+			return 0, err
 		}
 		stored[p] = pos
 	}
 	if err := prow.Err(); err != nil {
 		br.Close()
-		return err
+		return 0, err
 	}
 	var got claim
 	var claimErr error
 	if claimed {
 		claimErr = br.QueryRow().Scan(&got.incarnation, &got.holder, &got.at)
 	}
-	shapes := make([]columnShape, len(written))
+	shapes := make([]columnShape, len(writes))
 	var shapeErr error
-	for i := range written {
+	for i := range writes {
 		if shapeErr == nil {
 			shapes[i], shapeErr = readShape(br.Query())
 		}
 	}
 	if err := br.Close(); err != nil && claimErr == nil && shapeErr == nil {
-		return err
+		return 0, err
 	}
 	if err := s.checkClaim(ctx, tx, got, claimErr); err != nil {
-		return err
+		return 0, err
 	}
 	for _, r := range c.Ranges {
 		at, ok := stored[r.Partition]
 		if !ok {
-			return fmt.Errorf("postgres: commit job %d partition %d: no stored progress, commit from %d: %w",
+			return 0, fmt.Errorf("postgres: commit job %d partition %d: no stored progress, commit from %d: %w",
 				c.JobID, r.Partition, r.From, sink.ErrStaleCommit)
 		}
 		if at != r.From {
-			return fmt.Errorf("postgres: commit job %d partition %d: stored progress %d, commit from %d: %w",
+			return 0, fmt.Errorf("postgres: commit job %d partition %d: stored progress %d, commit from %d: %w",
 				c.JobID, r.Partition, at, r.From, sink.ErrStaleCommit)
 		}
 	}
 	if int64(c.Fence) < fence {
-		return fmt.Errorf("postgres: commit job %d: fence %d is older than the stored %d: %w", c.JobID, c.Fence, fence, sink.ErrStaleCommit)
+		return 0, fmt.Errorf("postgres: commit job %d: fence %d is older than the stored %d: %w", c.JobID, c.Fence, fence, sink.ErrStaleCommit)
 	}
 	if c.Stats != nil && batches != c.StatsBase {
-		return fmt.Errorf("postgres: commit job %d: stored statistics have %d committed batches, commit based on %d: %w",
+		return 0, fmt.Errorf("postgres: commit job %d: stored statistics have %d committed batches, commit based on %d: %w",
 			c.JobID, batches, c.StatsBase, sink.ErrStaleCommit)
 	}
 	if shapeErr != nil {
-		return shapeErr
+		return 0, shapeErr
 	}
-	for i, t := range written {
-		if err := checkShape(ctx, tx, t, shapes[i]); err != nil {
+	for i, w := range writes {
+		if err := checkShape(ctx, tx, w.ti, shapes[i]); err != nil {
+			return 0, err
+		}
+	}
+	return errSeq, nil
+}
+
+// partitions are the partitions of c's ranges, in order.
+func partitions(c *sink.Commit) []int32 {
+	parts := make([]int32, len(c.Ranges))
+	for i, r := range c.Ranges {
+		parts[i] = r.Partition
+	}
+	return parts
+}
+
+// writeTable writes w's rows in tx: its model (models.go) makes them
+// into copies and statements; the copies are staged (COPY into a
+// temporary table, or, for a DUPLICATE table's first attempt, into the
+// table itself), then the statements apply them, in order.
+func (s *Sink) writeTable(ctx context.Context, tx pgx.Tx, w *tableWrite, upsert bool) error {
+	mw, err := s.model(ctx, tx, w, upsert)
+	if err != nil {
+		return err
+	}
+	quoted := make([]string, len(w.ti.cols))
+	for i, c := range w.ti.cols {
+		quoted[i] = pgx.Identifier{c}.Sanitize()
+	}
+	list := strings.Join(quoted, ", ")
+	for _, st := range mw.stage {
+		target := w.ti.ident.Sanitize()
+		if st.into != "" {
+			if _, err := tx.Exec(ctx, `CREATE TEMP TABLE `+st.into+` (LIKE `+target+`) ON COMMIT DROP`); err != nil {
+				return err
+			}
+			target = st.into
+		}
+		tag, err := tx.Conn().PgConn().CopyFrom(ctx, st.rows.reader(), "COPY "+target+" ("+list+") FROM STDIN (FORMAT binary)")
+		if err == nil && tag.RowsAffected() != int64(st.rows.rows) {
+			err = fmt.Errorf("COPY wrote %d rows of %d", tag.RowsAffected(), st.rows.rows)
+		}
+		if err != nil {
 			return err
 		}
 	}
-
-	if ti != nil && ti.keyed != nil {
-		if err := s.mergeRows(ctx, tx, ti, ti.keyed, c); err != nil {
-			return tableChanged(err, ti.ident.Sanitize())
-		}
-	} else if rows != nil && rows.rows > 0 {
-		if err := writeRows(ctx, tx, ti, rows, upsert); err != nil {
-			return tableChanged(err, ti.ident.Sanitize())
+	for _, a := range mw.apply {
+		if _, err := tx.Exec(ctx, a.sql, a.args...); err != nil {
+			return err
 		}
 	}
-	for _, m := range more {
-		if err := writeRows(ctx, tx, m.ti, m.rows, upsert); err != nil {
-			return tableChanged(err, m.ti.ident.Sanitize())
-		}
-	}
+	return nil
+}
 
+// writeProgress moves the progress of exactly c's partitions, the
+// statistics, the fence and the error rows (the newest MaxErrorRowsKept),
+// in one round trip. errSeq is the stored sequence number of the job's
+// newest error row.
+func (s *Sink) writeProgress(ctx context.Context, tx pgx.Tx, c *sink.Commit, errSeq int64) error {
+	job := int64(c.JobID)
 	b := &pgx.Batch{}
 	positions := make([]int64, len(c.Ranges))
 	cks := make([][]byte, len(c.Ranges))
@@ -255,7 +363,7 @@ func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows *
 	}
 	b.Queue(`UPDATE loadnode.progress p SET position = u.position, checkpoint = COALESCE(u.checkpoint, p.checkpoint)
 		FROM unnest($2::integer[], $3::bigint[], $4::bytea[]) AS u(partition, position, checkpoint)
-		WHERE p.owner = $5 AND p.job = $1 AND p.partition = u.partition`, job, parts, positions, cks, s.opts.Owner)
+		WHERE p.owner = $5 AND p.job = $1 AND p.partition = u.partition`, job, partitions(c), positions, cks, s.opts.Owner)
 	if c.Stats != nil {
 		sb, err := proto.Marshal(c.Stats)
 		if err != nil {
@@ -294,53 +402,47 @@ func (s *Sink) commit(ctx context.Context, c *sink.Commit, ti *tableInfo, rows *
 			SELECT $7, $1, * FROM unnest($2::bigint[], $3::integer[], $4::bigint[], $5::text[], $6::bytea[])`,
 			job, seqs, ps, offs, reasons, raws, s.opts.Owner)
 	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return err
-	}
-	return tx.Commit(ctx)
-}
-
-// writeRows copies rows into the table; with upsert, through a staging
-// table whose rows replace those stored under the same keys.
-func writeRows(ctx context.Context, tx pgx.Tx, ti *tableInfo, rows *copyData, upsert bool) error {
-	quoted := make([]string, len(ti.cols))
-	for i, c := range ti.cols {
-		quoted[i] = pgx.Identifier{c}.Sanitize()
-	}
-	list := strings.Join(quoted, ", ")
-	copyInto := func(target string) error {
-		tag, err := tx.Conn().PgConn().CopyFrom(ctx, rows.reader(),
-			"COPY "+target+" ("+list+") FROM STDIN (FORMAT binary)")
-		if err == nil && tag.RowsAffected() != int64(rows.rows) {
-			err = fmt.Errorf("COPY wrote %d rows of %d", tag.RowsAffected(), rows.rows)
-		}
-		return err
-	}
-	if !upsert {
-		return copyInto(ti.ident.Sanitize())
-	}
-	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE loadnode_staging (LIKE `+ti.ident.Sanitize()+`) ON COMMIT DROP`); err != nil {
-		return err
-	}
-	if err := copyInto("loadnode_staging"); err != nil {
-		return err
-	}
-	set := make([]string, 0, len(ti.cols)-1)
-	for i, c := range ti.cols {
-		if c != keyColumn {
-			set = append(set, quoted[i]+" = EXCLUDED."+quoted[i])
-		}
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO `+ti.ident.Sanitize()+` (`+list+`) SELECT `+list+` FROM loadnode_staging
-		ON CONFLICT (`+pgx.Identifier{keyColumn}.Sanitize()+`) DO UPDATE SET `+strings.Join(set, ", ")); err != nil {
-		return err
-	}
-	// A multi-table commit stages each of its tables in turn.
-	_, err := tx.Exec(ctx, `DROP TABLE loadnode_staging`)
-	return err
+	return tx.SendBatch(ctx, b).Close()
 }
 
 // cleanText makes s storable as PostgreSQL text.
 func cleanText(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\\0")
 }
+
+// InsertRows writes rows outside a job in one transaction, by the table's
+// model as a commit's are (a DUPLICATE table's replacing those stored
+// under the same keys).
+func (s *Sink) InsertRows(name string, rows []sink.KV) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if err := s.bootstrap(ctx); err != nil {
+		return err
+	}
+	ti, err := s.table(ctx, name)
+	if err != nil {
+		return fmt.Errorf("postgres: insert into %s: %w", name, err)
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := s.checkClaimTx(ctx, tx); err != nil {
+			return err
+		}
+		w := &tableWrite{ti: ti}
+		if ti.schema.Keyed() {
+			w.keyed, w.kvs = ti.schema, rows
+		} else {
+			data, err := encodeCopy(ti, rows)
+			if err != nil {
+				return err
+			}
+			w.rows = data
+		}
+		return s.writeTable(ctx, tx, w, true)
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: insert into %s: %w", ti.ident.Sanitize(), unavailable(err))
+	}
+	return nil
+}
+
+var _ sink.Inserter = (*Sink)(nil)

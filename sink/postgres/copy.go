@@ -18,10 +18,6 @@ import (
 // (0) and the header extension length (0).
 var copyHeader = []byte("PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00")
 
-// pgEpochMicros is 2000-01-01T00:00:00Z, PostgreSQL's timestamp epoch, in
-// microseconds since the Unix epoch.
-const pgEpochMicros = 946684800 * 1e6
-
 // copyTrailer ends the binary COPY format: a field count of -1.
 var copyTrailer = []byte{0xff, 0xff}
 
@@ -169,6 +165,15 @@ func (e *copyBatch) Seal() {
 		e.segs = append(e.segs, e.buf[from:to])
 	}
 	e.keys, e.starts = nil, nil
+}
+
+// commitRows is c's rows for ti as its tasks encoded them (encodedRows),
+// else encoded now (encodeCopy).
+func commitRows(ti *tableInfo, c *sink.Commit) (*copyData, error) {
+	if d := encodedRows(ti, c); d != nil {
+		return d, nil
+	}
+	return encodeCopy(ti, c.Rows)
 }
 
 // encodedRows is c's rows as its tasks encoded them for ti (Commit.Encoded),

@@ -56,6 +56,11 @@
 // that is not a refusal (the connection lost during COMMIT) the caller
 // reads Progress, which PostgreSQL answers from one snapshot.
 //
+// commit.go holds a commit in the order it runs (check the job, stage
+// then apply each table by its model, write progress, COMMIT); models.go
+// each table model's SQL; types.go how each column type is held; copy.go
+// the binary COPY stream.
+//
 // # Encoding ahead
 //
 // The binary COPY stream of a DUPLICATE table's batch is built by the task

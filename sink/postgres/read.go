@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
@@ -346,70 +345,6 @@ func (s *Sink) ScanRowsAfter(name string, after []byte, limit int, fn func(key, 
 		return fmt.Errorf("postgres: scan %s: %w", ti.ident.Sanitize(), err)
 	}
 	return nil
-}
-
-// cell receives one column of a scanned row.
-type cell struct {
-	i  pgtype.Int8
-	f  pgtype.Float8
-	s  pgtype.Text
-	b  pgtype.Bool
-	ts pgtype.Timestamptz
-	typedCell
-}
-
-func (c *cell) target(t api.ColumnType) any {
-	switch stored(t) {
-	case api.ColumnType_INT64:
-		return &c.i
-	case api.ColumnType_FLOAT64:
-		return &c.f
-	case api.ColumnType_STRING:
-		return &c.s
-	case api.ColumnType_BOOL:
-		return &c.b
-	case api.ColumnType_TIMESTAMP:
-		return &c.ts
-	}
-	return c.typedCell.target(t)
-}
-
-func (c *cell) value(col *api.Column) (table.Value, error) {
-	null := table.Value{Null: true}
-	switch stored(col.GetType()) {
-	case api.ColumnType_INT64:
-		if !c.i.Valid {
-			return null, nil
-		}
-		return table.Value{Int: c.i.Int64}, nil
-	case api.ColumnType_FLOAT64:
-		if !c.f.Valid {
-			return null, nil
-		}
-		return table.Value{Float: c.f.Float64}, nil
-	case api.ColumnType_STRING:
-		if !c.s.Valid {
-			return null, nil
-		}
-		return table.Value{Str: c.s.String}, nil
-	case api.ColumnType_BOOL:
-		if !c.b.Valid {
-			return null, nil
-		}
-		return table.Value{Bool: c.b.Bool}, nil
-	case api.ColumnType_TIMESTAMP:
-		if !c.ts.Valid {
-			return null, nil
-		}
-		if c.ts.InfinityModifier != pgtype.Finite {
-			return null, fmt.Errorf("column %s: an infinite timestamp", col.GetName())
-		}
-		return table.Value{Int: c.ts.Time.UnixMicro()}, nil
-	}
-	if v, ok, err := c.typedCell.value(col); ok {
-		return v, err
-	}
-	return null, fmt.Errorf("column %s: type %s", col.GetName(), col.GetType())
 }
 
 var _ sink.Claimer = (*Sink)(nil)

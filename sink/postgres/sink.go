@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -255,40 +254,6 @@ func (s *Sink) migrateOwners(ctx context.Context, tx pgx.Tx) error {
 // PostgreSQL's ranges otherwise (timestamps in years 0000..9999).
 func (s *Sink) CheckRow(sc *table.Schema, vals []table.Value) error {
 	return checkRow(sc, vals)
-}
-
-func checkRow(sc *table.Schema, vals []table.Value) error {
-	for i, c := range sc.Columns() {
-		if stored(c.GetType()) != apiString || vals[i].Null {
-			continue
-		}
-		v := vals[i].Str
-		for j := 0; j < len(v); j++ {
-			if v[j] == 0 {
-				return fmt.Errorf("column %s: PostgreSQL text cannot hold a NUL byte (at byte %d)", c.GetName(), j)
-			}
-		}
-		if !utf8.ValidString(v) {
-			return fmt.Errorf("column %s: PostgreSQL text must be valid UTF-8", c.GetName())
-		}
-	}
-	return nil
-}
-
-// tableChanged wraps err with sink.ErrTableChanged, naming the table, when
-// PostgreSQL says the table or a column is not what loadnode prepared:
-// undefined table (42P01) or column (42703), a type mismatch (42804), a
-// NOT NULL column loadnode does not write (23502).
-func tableChanged(err error, table string) error {
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) {
-		return err
-	}
-	switch pe.Code {
-	case "42P01", "42703", "42804", "23502":
-		return fmt.Errorf("table %s was dropped or altered in PostgreSQL under the job (%w): %w", table, sink.ErrTableChanged, err)
-	}
-	return err
 }
 
 // unavailable wraps err with sink.ErrUnavailable when it says the server

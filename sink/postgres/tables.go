@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -16,8 +17,6 @@ import (
 	"github.com/loadnode/loadnode/sink"
 	"github.com/loadnode/loadnode/table"
 )
-
-const apiString = api.ColumnType_STRING
 
 // The columns loadnode adds to every table, before the spec's.
 const (
@@ -36,71 +35,13 @@ var systemColumns = []struct{ name, typ string }{
 	{offsetColumn, "bigint"},
 }
 
-// stored is the column type whose PostgreSQL column holds t's values: the
-// narrower Doris integers in bigint, FLOAT in double precision (a float32
-// value is exact in a float64), CHAR and VARCHAR in text (their lengths are
-// checked by loadnode's parser). Each is held in table.Value as its wider
-// type is, so the COPY encoding and the scan are those of the wider type.
-// DECIMAL, LARGEINT, DATE, DATETIME and JSON are themselves (types.go
-// maps them).
-func stored(t api.ColumnType) api.ColumnType {
-	switch t {
-	case api.ColumnType_INT8, api.ColumnType_INT16, api.ColumnType_INT32:
-		return api.ColumnType_INT64
-	case api.ColumnType_FLOAT32:
-		return api.ColumnType_FLOAT64
-	case api.ColumnType_CHAR, api.ColumnType_VARCHAR:
-		return api.ColumnType_STRING
-	}
-	return t
-}
-
-// pgType is the PostgreSQL type of a column type, as information_schema
-// names it (format_type for the DDL is the same text).
-func pgType(t api.ColumnType) string {
-	switch stored(t) {
-	case api.ColumnType_INT64:
-		return "bigint"
-	case api.ColumnType_FLOAT64:
-		return "double precision"
-	case api.ColumnType_STRING:
-		return "text"
-	case api.ColumnType_BOOL:
-		return "boolean"
-	case api.ColumnType_TIMESTAMP:
-		return "timestamp with time zone"
-	case api.ColumnType_DECIMAL, api.ColumnType_INT128:
-		return "numeric"
-	case api.ColumnType_DATE:
-		return "date"
-	case api.ColumnType_DATETIME:
-		return "timestamp without time zone"
-	case api.ColumnType_JSON:
-		return "json"
-	}
-	return ""
-}
-
-// compatible reports whether an existing column of PostgreSQL type have
-// holds every value of t without loss.
-func compatible(t api.ColumnType, have string) bool {
-	if have == pgType(t) {
-		return true
-	}
-	return stored(t) == api.ColumnType_STRING && have == "character varying" // without a length: checked by the caller
-}
-
 // tableInfo is what the sink knows of one table.
 type tableInfo struct {
 	schema *table.Schema
 	ident  pgx.Identifier
 	// cols are every column COPY writes, the added ones first.
 	cols []string
-	// keyed, set on a commit's copy of a UNIQUE or AGGREGATE table's
-	// info, is the schema its rows merge by (models.go).
-	keyed *table.Schema
-	// shape is the table's columns as loadnode last checked them
-	// (shared by the commit copies of the info).
+	// shape is the table's columns as loadnode last checked them.
 	shape *shapeCell
 }
 
@@ -316,10 +257,98 @@ func createTableSQL(ti *tableInfo) string {
 		b.WriteString(", " + pgx.Identifier{c.GetName()}.Sanitize() + " " + columnDDL(c))
 	}
 	if ti.schema.Keyed() {
-		b.WriteString(keyConstraintsSQL(ti.schema)) // models.go
+		b.WriteString(keyConstraintsSQL(ti.schema))
 	}
 	b.WriteString(")")
 	return b.String()
+}
+
+// keyConstraintsSQL are the constraints of a new keyed table, for CREATE
+// TABLE: a primary key on the key columns when the spec makes them all
+// NOT NULL, else a UNIQUE NULLS NOT DISTINCT constraint on them (a NULL
+// key is one key, as in loadnode's encoding); and _loadnode_key, which
+// scans page by, unique.
+func keyConstraintsSQL(sc *table.Schema) string {
+	names, notNull := keyNames(sc)
+	kind := "UNIQUE NULLS NOT DISTINCT"
+	if notNull {
+		kind = "PRIMARY KEY"
+	}
+	return ", " + kind + " (" + strings.Join(names, ", ") + "), UNIQUE (" + pgx.Identifier{keyColumn}.Sanitize() + ")"
+}
+
+// keyNames are the quoted key columns, and whether all are NOT NULL.
+func keyNames(sc *table.Schema) ([]string, bool) {
+	notNull := true
+	var names []string
+	for _, k := range sc.KeyColumns() {
+		c := sc.Columns()[k]
+		names = append(names, pgx.Identifier{c.GetName()}.Sanitize())
+		notNull = notNull && c.GetNotNull()
+	}
+	return names, notNull
+}
+
+// ensureKeyConstraints checks that a keyed table has a unique index on
+// exactly its key columns (the conflict target of mergeRows) and one on
+// _loadnode_key. A table made by a release before this one has neither
+// on the key columns (its primary key is _loadnode_key): the constraint
+// is added here, in the prepare's transaction, so such tables keep
+// working. A unique index on the key columns that lets NULL keys repeat
+// is refused while a key column may be NULL.
+// REQUIRES: the table's prepare lock is held (PrepareTable).
+func ensureKeyConstraints(ctx context.Context, tx pgx.Tx, ti *tableInfo) error {
+	rows, err := tx.Query(ctx, `SELECT array_agg(a.attname::text ORDER BY a.attname), i.indisprimary OR i.indnullsnotdistinct
+		FROM pg_index i
+		CROSS JOIN LATERAL unnest(i.indkey) AS k(attnum)
+		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+		WHERE i.indrelid = $1::regclass AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
+		GROUP BY i.indexrelid, i.indisprimary, i.indnullsnotdistinct`, ti.ident.Sanitize())
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var want []string
+	for _, k := range ti.schema.KeyColumns() {
+		want = append(want, ti.schema.Columns()[k].GetName())
+	}
+	slices.Sort(want)
+	_, notNull := keyNames(ti.schema)
+	haveKeys, haveRowKey, nullsDistinct := false, false, false
+	for rows.Next() {
+		var cols []string
+		var nullsOne bool
+		if err := rows.Scan(&cols, &nullsOne); err != nil {
+			return err
+		}
+		switch {
+		case slices.Equal(cols, want) && (nullsOne || notNull):
+			haveKeys = true
+		case slices.Equal(cols, want):
+			nullsDistinct = true
+		case slices.Equal(cols, []string{keyColumn}):
+			haveRowKey = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	rows.Close()
+	names, _ := keyNames(ti.schema)
+	switch {
+	case !haveRowKey:
+		return &IncompatibleError{Table: ti.ident.Sanitize(), Column: keyColumn, Msg: "has no unique index (not a table loadnode created)"}
+	case !haveKeys && nullsDistinct:
+		return &IncompatibleError{Table: ti.ident.Sanitize(), Msg: fmt.Sprintf(
+			"its unique index on the key columns (%s) lets NULL keys repeat; make it UNIQUE NULLS NOT DISTINCT", strings.Join(names, ", "))}
+	case !haveKeys:
+		// Made by an earlier release: merges now conflict on the key
+		// columns, so they get their constraint (once; it takes the
+		// table's lock while it is built).
+		_, err := tx.Exec(ctx, `ALTER TABLE `+ti.ident.Sanitize()+` ADD UNIQUE NULLS NOT DISTINCT (`+strings.Join(names, ", ")+`)`)
+		return err
+	}
+	return nil
 }
 
 // pgColumn is a column of an existing table.

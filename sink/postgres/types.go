@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -12,7 +13,13 @@ import (
 	"github.com/loadnode/loadnode/table"
 )
 
-// How the Doris types that have no narrower PostgreSQL twin are held:
+// How each loadnode column type is held in PostgreSQL, in one place: its
+// column (stored, pgType, columnDDL), whether an existing column holds it
+// (compatible, typedCompatible), its binary COPY field (appendCopyRow in
+// copy.go; appendTypedCell), its scan (cell) and what text refuses
+// (checkRow).
+//
+// The Doris types that have no narrower PostgreSQL twin are held so:
 //
 //	DECIMAL(p,s)  numeric(p,s)   binary COPY of the exact 128-bit unscaled value
 //	LARGEINT      numeric(39,0)  the same, scale 0
@@ -22,6 +29,67 @@ import (
 //	                             byte for byte (jsonb would reorder keys and
 //	                             drop duplicates, so a scan would not give
 //	                             back what was loaded)
+
+// apiString is the stored type of every text column.
+const apiString = api.ColumnType_STRING
+
+// stored is the column type whose PostgreSQL column holds t's values: the
+// narrower Doris integers in bigint, FLOAT in double precision (a float32
+// value is exact in a float64), CHAR and VARCHAR in text (their lengths are
+// checked by loadnode's parser). Each is held in table.Value as its wider
+// type is, so the COPY encoding and the scan are those of the wider type.
+// DECIMAL, LARGEINT, DATE, DATETIME and JSON are themselves (mapped
+// below).
+func stored(t api.ColumnType) api.ColumnType {
+	switch t {
+	case api.ColumnType_INT8, api.ColumnType_INT16, api.ColumnType_INT32:
+		return api.ColumnType_INT64
+	case api.ColumnType_FLOAT32:
+		return api.ColumnType_FLOAT64
+	case api.ColumnType_CHAR, api.ColumnType_VARCHAR:
+		return api.ColumnType_STRING
+	}
+	return t
+}
+
+// pgType is the PostgreSQL type of a column type, as information_schema
+// names it (format_type for the DDL is the same text).
+func pgType(t api.ColumnType) string {
+	switch stored(t) {
+	case api.ColumnType_INT64:
+		return "bigint"
+	case api.ColumnType_FLOAT64:
+		return "double precision"
+	case api.ColumnType_STRING:
+		return "text"
+	case api.ColumnType_BOOL:
+		return "boolean"
+	case api.ColumnType_TIMESTAMP:
+		return "timestamp with time zone"
+	case api.ColumnType_DECIMAL, api.ColumnType_INT128:
+		return "numeric"
+	case api.ColumnType_DATE:
+		return "date"
+	case api.ColumnType_DATETIME:
+		return "timestamp without time zone"
+	case api.ColumnType_JSON:
+		return "json"
+	}
+	return ""
+}
+
+// compatible reports whether an existing column of PostgreSQL type have
+// holds every value of t without loss.
+func compatible(t api.ColumnType, have string) bool {
+	if have == pgType(t) {
+		return true
+	}
+	return stored(t) == api.ColumnType_STRING && have == "character varying" // without a length: checked by the caller
+}
+
+// pgEpochMicros is 2000-01-01T00:00:00Z, PostgreSQL's timestamp epoch, in
+// microseconds since the Unix epoch.
+const pgEpochMicros = 946684800 * 1e6
 
 // pgEpochDays is 2000-01-01, PostgreSQL's date epoch, in days since the
 // Unix epoch.
@@ -125,6 +193,70 @@ func appendTypedCell(b []byte, c *api.Column, v *table.Value) ([]byte, bool) {
 	return b, false
 }
 
+// cell receives one column of a scanned row.
+type cell struct {
+	i  pgtype.Int8
+	f  pgtype.Float8
+	s  pgtype.Text
+	b  pgtype.Bool
+	ts pgtype.Timestamptz
+	typedCell
+}
+
+func (c *cell) target(t api.ColumnType) any {
+	switch stored(t) {
+	case api.ColumnType_INT64:
+		return &c.i
+	case api.ColumnType_FLOAT64:
+		return &c.f
+	case api.ColumnType_STRING:
+		return &c.s
+	case api.ColumnType_BOOL:
+		return &c.b
+	case api.ColumnType_TIMESTAMP:
+		return &c.ts
+	}
+	return c.typedCell.target(t)
+}
+
+func (c *cell) value(col *api.Column) (table.Value, error) {
+	null := table.Value{Null: true}
+	switch stored(col.GetType()) {
+	case api.ColumnType_INT64:
+		if !c.i.Valid {
+			return null, nil
+		}
+		return table.Value{Int: c.i.Int64}, nil
+	case api.ColumnType_FLOAT64:
+		if !c.f.Valid {
+			return null, nil
+		}
+		return table.Value{Float: c.f.Float64}, nil
+	case api.ColumnType_STRING:
+		if !c.s.Valid {
+			return null, nil
+		}
+		return table.Value{Str: c.s.String}, nil
+	case api.ColumnType_BOOL:
+		if !c.b.Valid {
+			return null, nil
+		}
+		return table.Value{Bool: c.b.Bool}, nil
+	case api.ColumnType_TIMESTAMP:
+		if !c.ts.Valid {
+			return null, nil
+		}
+		if c.ts.InfinityModifier != pgtype.Finite {
+			return null, fmt.Errorf("column %s: an infinite timestamp", col.GetName())
+		}
+		return table.Value{Int: c.ts.Time.UnixMicro()}, nil
+	}
+	if v, ok, err := c.typedCell.value(col); ok {
+		return v, err
+	}
+	return null, fmt.Errorf("column %s: type %s", col.GetName(), col.GetType())
+}
+
 // typedCell receives one scanned column of the types this file maps.
 type typedCell struct {
 	num  pgtype.Numeric
@@ -222,4 +354,23 @@ func typedCompatible(c *api.Column, have pgColumn) (known, ok bool) {
 		return true, have.typ == "json"
 	}
 	return false, false
+}
+
+// checkRow is CheckRow (sink.go): what PostgreSQL text refuses.
+func checkRow(sc *table.Schema, vals []table.Value) error {
+	for i, c := range sc.Columns() {
+		if stored(c.GetType()) != apiString || vals[i].Null {
+			continue
+		}
+		v := vals[i].Str
+		for j := 0; j < len(v); j++ {
+			if v[j] == 0 {
+				return fmt.Errorf("column %s: PostgreSQL text cannot hold a NUL byte (at byte %d)", c.GetName(), j)
+			}
+		}
+		if !utf8.ValidString(v) {
+			return fmt.Errorf("column %s: PostgreSQL text must be valid UTF-8", c.GetName())
+		}
+	}
+	return nil
 }
