@@ -95,10 +95,10 @@ func TestAutoResume(t *testing.T) {
 	// For 5x the base back-off, the job stays paused and no auto-resume is
 	// journaled.
 	holds(t, 500*time.Millisecond, func() (bool, string) {
-		in := h.ask(h.jobPID(id), &inspectJob{}).(*jobInspection)
+		in := h.ask(h.jobPID(id), &InspectJob{}).(*JobRuntime)
 		n := count(h.journal(id), api.Reason_AUTO_RESUME)
-		return in.state == api.JobState_PAUSED && n == len(resumes),
-			fmt.Sprintf("a user pause was resumed: %s, %d auto-resumes (before %d)", in.state, n, len(resumes))
+		return in.State == api.JobState_PAUSED && n == len(resumes),
+			fmt.Sprintf("a user pause was resumed: %s, %d auto-resumes (before %d)", in.State, n, len(resumes))
 	})
 }
 

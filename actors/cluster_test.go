@@ -51,7 +51,7 @@ func TestZombieOwnerFenced(t *testing.T) {
 	}
 	id := resp.Job.Summary.Id
 	// Created, not owned: no actor (only an owner spawns).
-	if r, _ := h.system.Root.RequestFuture(h.jobPID(id), &inspectJob{}, 200*time.Millisecond).Result(); r != nil {
+	if r, _ := h.system.Root.RequestFuture(h.jobPID(id), &InspectJob{}, 200*time.Millisecond).Result(); r != nil {
 		t.Fatalf("a job actor exists before the job is owned: %v", r)
 	}
 	own := func(epoch uint64) {
@@ -60,16 +60,16 @@ func TestZombieOwnerFenced(t *testing.T) {
 		cl.mu.Unlock()
 		h.system.Root.Send(h.mgr, &OwnJob{ID: id, Epoch: epoch})
 	}
-	running := func(epoch uint64) *jobInspection {
+	running := func(epoch uint64) *JobRuntime {
 		t.Helper()
-		var in *jobInspection
+		var in *JobRuntime
 		poll(t, 10*time.Second, func() (bool, string) {
-			r, err := h.system.Root.RequestFuture(h.jobPID(id), &inspectJob{}, time.Second).Result()
+			r, err := h.system.Root.RequestFuture(h.jobPID(id), &InspectJob{}, time.Second).Result()
 			if err != nil {
 				return false, err.Error()
 			}
-			in = r.(*jobInspection)
-			return in.state == api.JobState_RUNNING && sink.FenceEpoch(in.generation) == epoch,
+			in = r.(*JobRuntime)
+			return in.State == api.JobState_RUNNING && sink.FenceEpoch(in.Generation) == epoch,
 				"waiting for a RUNNING actor whose generations carry the epoch"
 		})
 		return in
@@ -80,7 +80,7 @@ func TestZombieOwnerFenced(t *testing.T) {
 	row := func(off int64) persistence.KV {
 		return oneRow(t, schema, table.Pos{JobID: id, Partition: 0, Offset: off}, off)
 	}
-	if res := h.ask(h.jobPID(id), &commitBatch{generation: in.generation, ranges: []persistence.Range{{Partition: 0, From: 0, To: 1}}, rows: []persistence.KV{row(0)}, loaded: 1}).(*commitResult); res.err != nil {
+	if res := h.ask(h.jobPID(id), &commitBatch{generation: in.Generation, ranges: []persistence.Range{{Partition: 0, From: 0, To: 1}}, rows: []persistence.KV{row(0)}, loaded: 1}).(*commitResult); res.err != nil {
 		t.Fatalf("the first owner's commit: %v", res.err)
 	}
 
@@ -88,24 +88,24 @@ func TestZombieOwnerFenced(t *testing.T) {
 	// owner commits.
 	own(9)
 	b := running(9)
-	if res := h.ask(h.jobPID(id), &commitBatch{generation: b.generation, ranges: []persistence.Range{{Partition: 0, From: 1, To: 2}}, rows: []persistence.KV{row(1)}, loaded: 1}).(*commitResult); res.err != nil {
+	if res := h.ask(h.jobPID(id), &commitBatch{generation: b.Generation, ranges: []persistence.Range{{Partition: 0, From: 1, To: 2}}, rows: []persistence.KV{row(1)}, loaded: 1}).(*commitResult); res.err != nil {
 		t.Fatalf("the new owner's commit: %v", res.err)
 	}
 
 	// A zombie of epoch 5 that loaded the current state (positions and
 	// statistics match the store) tries to commit.
 	zombie := h.system.Root.Spawn(newJobProps(id, h.deps, h.sch, nil, false, 5))
-	var z *jobInspection
+	var z *JobRuntime
 	poll(t, 10*time.Second, func() (bool, string) {
-		z = h.ask(zombie, &inspectJob{}).(*jobInspection)
-		return z.state == api.JobState_RUNNING, "zombie state " + z.state.String()
+		z = h.ask(zombie, &InspectJob{}).(*JobRuntime)
+		return z.State == api.JobState_RUNNING, "zombie state " + z.State.String()
 	})
-	if z.progress[0] != 2 {
-		t.Fatalf("the zombie loaded progress %v, want the current 2", z.progress)
+	if z.Progress[0] != 2 {
+		t.Fatalf("the zombie loaded progress %v, want the current 2", z.Progress)
 	}
-	res := h.ask(zombie, &commitBatch{generation: z.generation, ranges: []persistence.Range{{Partition: 0, From: 2, To: 3}}, rows: []persistence.KV{row(2)}, loaded: 1}).(*commitResult)
+	res := h.ask(zombie, &commitBatch{generation: z.Generation, ranges: []persistence.Range{{Partition: 0, From: 2, To: 3}}, rows: []persistence.KV{row(2)}, loaded: 1}).(*commitResult)
 	if !errors.Is(res.err, ErrStaleCommit) {
-		t.Fatalf("the former owner's commit after the job moved = %v, want ErrStaleCommit (zombie generation %d, new owner's %d)", res.err, z.generation, b.generation)
+		t.Fatalf("the former owner's commit after the job moved = %v, want ErrStaleCommit (zombie generation %d, new owner's %d)", res.err, z.Generation, b.Generation)
 	}
 	if n, err := h.store.CountRows("t_zombie"); err != nil || n != 2 {
 		t.Fatalf("rows = %d, %v; want 2 (the zombie's row must not be there)", n, err)

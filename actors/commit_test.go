@@ -49,7 +49,7 @@ func (g *gateStore) Commit(c *persistence.Commit) error {
 // groupHarness starts a job over partitions 0, 1 and 2 whose tasks never
 // commit, with a gated store; it returns the job, its generation and a
 // row maker.
-func groupHarness(t *testing.T) (*harness, *gateStore, *actor.PID, *jobInspection, func(p int32, off int64) persistence.KV) {
+func groupHarness(t *testing.T) (*harness, *gateStore, *actor.PID, *JobRuntime, func(p int32, off int64) persistence.KV) {
 	gate := &gateStore{held: make(chan *persistence.Commit, 1), release: make(chan struct{}), calls: make(chan *persistence.Commit, 16)}
 	h := newHarnessStore(t, vfs.NewMem(), &quietSource{parts: []int32{0, 1, 2}}, Settings{}, func(st *persistence.Store) sink.Sink {
 		gate.Sink = st.Sink()
@@ -88,20 +88,20 @@ func commitAnswer(t *testing.T, f *actor.Future) error {
 func TestGroupCommit(t *testing.T) {
 	h, gate, pid, in, row := groupHarness(t)
 	root := h.system.Root
-	a := root.RequestFuture(pid, commitOf(in.generation, 0, 0, 2, row), 5*time.Second)
+	a := root.RequestFuture(pid, commitOf(in.Generation, 0, 0, 2, row), 5*time.Second)
 	<-gate.held
 	// While a is being synced: two other tasks' batches (b, c), and the
 	// batch after a on a's partition (d), which is refused: a task sends a
 	// batch only once the one before is durable, so a commit never starts
 	// at a position that is not durable yet.
-	b := root.RequestFuture(pid, commitOf(in.generation, 1, 0, 3, row), 5*time.Second)
-	c := root.RequestFuture(pid, commitOf(in.generation, 2, 0, 2, row), 5*time.Second)
-	if err := commitAnswer(t, root.RequestFuture(pid, commitOf(in.generation, 0, 2, 4, row), 5*time.Second)); !errors.Is(err, ErrStaleCommit) {
+	b := root.RequestFuture(pid, commitOf(in.Generation, 1, 0, 3, row), 5*time.Second)
+	c := root.RequestFuture(pid, commitOf(in.Generation, 2, 0, 2, row), 5*time.Second)
+	if err := commitAnswer(t, root.RequestFuture(pid, commitOf(in.Generation, 0, 2, 4, row), 5*time.Second)); !errors.Is(err, ErrStaleCommit) {
 		t.Fatalf("commit d, chained to a commit in flight: %v, want ErrStaleCommit", err)
 	}
 	// show is answered while the commit is in flight, with durable progress.
-	if got := h.ask(pid, &inspectJob{}).(*jobInspection); got.progress[0] != 0 || got.progress[1] != 0 {
-		t.Fatalf("progress moved before the commit was durable: %v", got.progress)
+	if got := h.ask(pid, &InspectJob{}).(*JobRuntime); got.Progress[0] != 0 || got.Progress[1] != 0 {
+		t.Fatalf("progress moved before the commit was durable: %v", got.Progress)
 	}
 	close(gate.release)
 	for name, f := range map[string]*actor.Future{"a": a, "b": b, "c": c} {
@@ -133,9 +133,9 @@ func TestGroupCommit(t *testing.T) {
 func TestGroupCommitDefersStateChanges(t *testing.T) {
 	h, gate, pid, in, row := groupHarness(t)
 	root := h.system.Root
-	a := root.RequestFuture(pid, commitOf(in.generation, 0, 0, 2, row), 5*time.Second)
+	a := root.RequestFuture(pid, commitOf(in.Generation, 0, 0, 2, row), 5*time.Second)
 	<-gate.held
-	b := root.RequestFuture(pid, commitOf(in.generation, 1, 0, 1, row), 5*time.Second)
+	b := root.RequestFuture(pid, commitOf(in.Generation, 1, 0, 1, row), 5*time.Second)
 	pause := root.RequestFuture(h.mgr, &api.PauseJobRequest{Name: "group"}, 5*time.Second)
 	paused := answered(pause)
 	// The pause is not answered while the commit is held (checked over the
@@ -306,7 +306,7 @@ func waitLoaded(t *testing.T, h *harness, pid *actor.PID) {
 	defer tick.Stop()
 	deadline := time.After(10 * time.Second)
 	for {
-		if in := h.ask(pid, &inspectJob{}).(*jobInspection); in.progress[0] == 30 {
+		if in := h.ask(pid, &InspectJob{}).(*JobRuntime); in.Progress[0] == 30 {
 			break
 		}
 		select {
@@ -423,16 +423,16 @@ func TestStaleCommitReloadsStats(t *testing.T) {
 	id := in2id(h, pid)
 	// Durable state the job's memory does not know: partition 1 at 3 with
 	// its 3 rows counted.
-	ahead := commitOf(in.generation, 1, 0, 3, row)
+	ahead := commitOf(in.Generation, 1, 0, 3, row)
 	if err := h.store.CommitBatch(&persistence.Commit{JobID: id, Table: "t_group", Rows: ahead.rows, Ranges: ahead.ranges,
 		Stats: &api.JobStats{LoadedRows: 3, CommittedBatches: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	root := h.system.Root
-	if err := commitAnswer(t, root.RequestFuture(pid, commitOf(in.generation, 1, 0, 3, row), 5*time.Second)); !errors.Is(err, ErrStaleCommit) {
+	if err := commitAnswer(t, root.RequestFuture(pid, commitOf(in.Generation, 1, 0, 3, row), 5*time.Second)); !errors.Is(err, ErrStaleCommit) {
 		t.Fatalf("commit from 0 over durable progress 3: %v, want ErrStaleCommit", err)
 	}
-	if err := commitAnswer(t, root.RequestFuture(pid, commitOf(in.generation, 1, 3, 5, row), 5*time.Second)); err != nil {
+	if err := commitAnswer(t, root.RequestFuture(pid, commitOf(in.Generation, 1, 3, 5, row), 5*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	st, err := h.store.LoadJob(id)
@@ -481,18 +481,18 @@ func TestRefusedCommitsShown(t *testing.T) {
 		}
 	}
 
-	if err := commit(commitOf(in.generation-1, 0, 0, 2, row)); !errors.Is(err, ErrStaleCommit) {
+	if err := commit(commitOf(in.Generation-1, 0, 0, 2, row)); !errors.Is(err, ErrStaleCommit) {
 		t.Fatalf("commit of an old generation: %v, want ErrStaleCommit", err)
 	}
 	check("a batch the job refused", 0, 1, "")
 
-	other(commitOf(in.generation, 1, 0, 3, row), in.generation)
-	if err := commit(commitOf(in.generation, 1, 0, 3, row)); !errors.Is(err, ErrStaleCommit) {
+	other(commitOf(in.Generation, 1, 0, 3, row), in.Generation)
+	if err := commit(commitOf(in.Generation, 1, 0, 3, row)); !errors.Is(err, ErrStaleCommit) {
 		t.Fatalf("commit from 0 over another writer's progress 3: %v, want ErrStaleCommit", err)
 	}
 	check("progress moved by another writer", 1, 2, "stored progress 3")
 
-	if err := commit(commitOf(in.generation, 1, 3, 5, row)); err != nil {
+	if err := commit(commitOf(in.Generation, 1, 3, 5, row)); err != nil {
 		t.Fatal(err)
 	}
 	check("a commit that went through", 1, 2, "stored progress 3")
@@ -500,8 +500,8 @@ func TestRefusedCommitsShown(t *testing.T) {
 	// Another writer with a newer fence (a second incarnation's tasks)
 	// commits a partition the job does not touch: the job's next commit
 	// starts at the stored progress but carries an older fence.
-	other(commitOf(in.generation, 2, 0, 1, row), in.generation+1000)
-	if err := commit(commitOf(in.generation, 0, 0, 2, row)); !errors.Is(err, ErrStaleCommit) {
+	other(commitOf(in.Generation, 2, 0, 1, row), in.Generation+1000)
+	if err := commit(commitOf(in.Generation, 0, 0, 2, row)); !errors.Is(err, ErrStaleCommit) {
 		t.Fatalf("commit with a fence older than the stored one: %v, want ErrStaleCommit", err)
 	}
 	check("a newer fence stored by another writer", 2, 3, "older than the stored")
@@ -517,16 +517,16 @@ func TestStatsFence(t *testing.T) {
 	id := in2id(h, pid)
 	// Another writer moved partition 1 and the statistics; partition 0 is
 	// untouched, so progress alone would let the job's next commit through.
-	other := commitOf(in.generation, 1, 0, 3, row)
+	other := commitOf(in.Generation, 1, 0, 3, row)
 	if err := h.store.CommitBatch(&persistence.Commit{JobID: id, Table: "t_group", Rows: other.rows, Ranges: other.ranges,
 		Stats: &api.JobStats{LoadedRows: 3, CommittedBatches: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	root := h.system.Root
-	if err := commitAnswer(t, root.RequestFuture(pid, commitOf(in.generation, 0, 0, 2, row), 5*time.Second)); !errors.Is(err, ErrStaleCommit) {
+	if err := commitAnswer(t, root.RequestFuture(pid, commitOf(in.Generation, 0, 0, 2, row), 5*time.Second)); !errors.Is(err, ErrStaleCommit) {
 		t.Fatalf("commit over statistics it never saw: %v, want ErrStaleCommit", err)
 	}
-	if err := commitAnswer(t, root.RequestFuture(pid, commitOf(in.generation, 0, 0, 2, row), 5*time.Second)); err != nil {
+	if err := commitAnswer(t, root.RequestFuture(pid, commitOf(in.Generation, 0, 0, 2, row), 5*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	st, err := h.store.LoadJob(id)

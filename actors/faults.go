@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/loadnode/loadnode/api"
 )
 
 // Crash makes the receiving actor (manager, scheduler, job or task) panic
@@ -17,10 +19,11 @@ type InspectJob struct{}
 
 // JobRuntime answers InspectJob.
 type JobRuntime struct {
-	State      string
+	State      api.JobState
 	Generation uint64
 	Progress   map[int32]int64
 	Tasks      []*actor.PID
+	Timers     int // timers held (pending ones only)
 }
 
 // crashOn panics if msg is a *Crash. Every actor calls it first (a job

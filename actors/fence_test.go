@@ -223,12 +223,12 @@ func (h *harness) jobPID(id uint64) *actor.PID {
 	return actor.NewPID(h.system.Address(), h.mgr.Id+"/"+jobActorName(id))
 }
 
-func (h *harness) waitState(pid *actor.PID, want api.JobState) *jobInspection {
+func (h *harness) waitState(pid *actor.PID, want api.JobState) *JobRuntime {
 	h.t.Helper()
-	var in *jobInspection
+	var in *JobRuntime
 	poll(h.t, 10*time.Second, func() (bool, string) {
-		in = h.ask(pid, &inspectJob{}).(*jobInspection)
-		return in.state == want, fmt.Sprintf("job state %s, want %s", in.state, want)
+		in = h.ask(pid, &InspectJob{}).(*JobRuntime)
+		return in.State == want, fmt.Sprintf("job state %s, want %s", in.State, want)
 	})
 	return in
 }
@@ -284,8 +284,8 @@ func TestStaleTaskFencing(t *testing.T) {
 	h := newHarness(t, vfs.NewMem())
 	id, pid := h.create("fence")
 	in := h.waitState(pid, api.JobState_RUNNING)
-	if in.progress[0] != 0 || in.progress[1] != 0 {
-		t.Fatalf("initial progress %v", in.progress)
+	if in.Progress[0] != 0 || in.Progress[1] != 0 {
+		t.Fatalf("initial progress %v", in.Progress)
 	}
 	schema, _ := table.NewSchema(testSpec("fence").Table)
 	row := func(p int32, off int64) persistence.KV {
@@ -296,10 +296,10 @@ func TestStaleTaskFencing(t *testing.T) {
 		name string
 		c    *commitBatch
 	}{
-		{"old generation", &commitBatch{generation: in.generation - 1, ranges: []persistence.Range{{Partition: 0, From: 0, To: 1}}, rows: []persistence.KV{row(0, 0)}, loaded: 1}},
-		{"future start", &commitBatch{generation: in.generation, ranges: []persistence.Range{{Partition: 0, From: 5, To: 6}}, rows: []persistence.KV{row(0, 5)}, loaded: 1}},
-		{"unknown partition", &commitBatch{generation: in.generation, ranges: []persistence.Range{{Partition: 7, From: 0, To: 1}}, rows: []persistence.KV{row(7, 0)}, loaded: 1}},
-		{"backwards range", &commitBatch{generation: in.generation, ranges: []persistence.Range{{Partition: 0, From: 0, To: -1}}, loaded: 0}},
+		{"old generation", &commitBatch{generation: in.Generation - 1, ranges: []persistence.Range{{Partition: 0, From: 0, To: 1}}, rows: []persistence.KV{row(0, 0)}, loaded: 1}},
+		{"future start", &commitBatch{generation: in.Generation, ranges: []persistence.Range{{Partition: 0, From: 5, To: 6}}, rows: []persistence.KV{row(0, 5)}, loaded: 1}},
+		{"unknown partition", &commitBatch{generation: in.Generation, ranges: []persistence.Range{{Partition: 7, From: 0, To: 1}}, rows: []persistence.KV{row(7, 0)}, loaded: 1}},
+		{"backwards range", &commitBatch{generation: in.Generation, ranges: []persistence.Range{{Partition: 0, From: 0, To: -1}}, loaded: 0}},
 	}
 	for _, tc := range cases {
 		res := h.ask(pid, tc.c).(*commitResult)
@@ -329,7 +329,7 @@ func TestStaleTaskFencing(t *testing.T) {
 	assertUnchanged(0, map[int32]int64{0: 0, 1: 0})
 
 	// The current generation at the stored position commits.
-	good := &commitBatch{generation: in.generation, ranges: []persistence.Range{{Partition: 0, From: 0, To: 2}}, rows: []persistence.KV{row(0, 0), row(0, 1)}, loaded: 2}
+	good := &commitBatch{generation: in.Generation, ranges: []persistence.Range{{Partition: 0, From: 0, To: 2}}, rows: []persistence.KV{row(0, 0), row(0, 1)}, loaded: 2}
 	if res := h.ask(pid, good).(*commitResult); res.err != nil {
 		t.Fatalf("current commit refused: %v", res.err)
 	}
@@ -344,10 +344,10 @@ func TestStaleTaskFencing(t *testing.T) {
 	h.ask(h.mgr, &api.PauseJobRequest{Name: "fence"})
 	h.ask(h.mgr, &api.ResumeJobRequest{Name: "fence"})
 	in2 := h.waitState(pid, api.JobState_RUNNING)
-	if in2.generation == in.generation {
+	if in2.Generation == in.Generation {
 		t.Fatal("generation did not change across pause/resume")
 	}
-	stale := &commitBatch{generation: in.generation, ranges: []persistence.Range{{Partition: 0, From: 2, To: 3}}, rows: []persistence.KV{row(0, 2)}, loaded: 1}
+	stale := &commitBatch{generation: in.Generation, ranges: []persistence.Range{{Partition: 0, From: 2, To: 3}}, rows: []persistence.KV{row(0, 2)}, loaded: 1}
 	if res := h.ask(pid, stale).(*commitResult); !errors.Is(res.err, ErrStaleCommit) {
 		t.Fatalf("pre-pause generation: %v", res.err)
 	}

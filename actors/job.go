@@ -30,18 +30,6 @@ type jobStateChanged struct {
 	status  *jobStatus // nil: unchanged
 }
 
-// inspectJob asks a job actor for its runtime state (in-process only: it
-// is not a protobuf message, so no remote peer can send it).
-type inspectJob struct{}
-
-// jobInspection answers inspectJob.
-type jobInspection struct {
-	state      api.JobState
-	generation uint64
-	progress   map[int32]int64
-	timers     int // timers held (pending ones only)
-}
-
 // Timer messages a job actor sends itself.
 type (
 	topologyTick  struct{ epoch uint64 }
@@ -272,9 +260,7 @@ func (j *job) handle(ctx actor.Context) {
 	case *alterResolved:
 		j.onAlterResolved(ctx, msg)
 	case *InspectJob:
-		ctx.Respond(&JobRuntime{State: j.state.String(), Generation: j.generation, Progress: cloneProgress(j.progress), Tasks: ctx.Children()})
-	case *inspectJob:
-		ctx.Respond(&jobInspection{state: j.state, generation: j.generation, progress: cloneProgress(j.progress), timers: len(j.timers)})
+		ctx.Respond(&JobRuntime{State: j.state, Generation: j.generation, Progress: cloneProgress(j.progress), Tasks: ctx.Children(), Timers: len(j.timers)})
 	}
 }
 

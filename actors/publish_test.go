@@ -107,7 +107,7 @@ func TestPublisherAfterCommit(t *testing.T) {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.After(10 * time.Second)
-	for h.ask(pid, &inspectJob{}).(*jobInspection).progress[0] != 30 {
+	for h.ask(pid, &InspectJob{}).(*JobRuntime).Progress[0] != 30 {
 		select {
 		case <-tick.C:
 		case <-deadline:

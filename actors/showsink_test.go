@@ -119,11 +119,11 @@ func TestShowWhileDatabaseDown(t *testing.T) {
 	h2 := newHarnessStore(t, mem.CrashClone(vfs.CrashCloneCfg{}), &quietSource{parts: []int32{0}}, Settings{}, wrap)
 	poll(t, 10*time.Second, func() (bool, string) {
 		// Dead letters until recovery has respawned the job.
-		res, err := h2.system.Root.RequestFuture(h2.jobPID(liveID), &inspectJob{}, 5*time.Second).Result()
+		res, err := h2.system.Root.RequestFuture(h2.jobPID(liveID), &InspectJob{}, 5*time.Second).Result()
 		if err != nil {
 			return false, err.Error()
 		}
-		return res.(*jobInspection).state == api.JobState_RUNNING, fmt.Sprintf("after the restart: %s", res.(*jobInspection).state)
+		return res.(*JobRuntime).State == api.JobState_RUNNING, fmt.Sprintf("after the restart: %s", res.(*JobRuntime).State)
 	})
 	ds.down.Store(true)
 	check(h2, "restarted, database down")
@@ -207,7 +207,7 @@ func TestShowSinkHangs(t *testing.T) {
 	hs.hang.Store(liveID)
 	show := h.system.Root.RequestFuture(h.mgr, &api.ShowJobRequest{Name: "live"}, 4*showSinkWait)
 	entered("show live")
-	if st := h.ask(live, &inspectJob{}).(*jobInspection).state; st != api.JobState_RUNNING {
+	if st := h.ask(live, &InspectJob{}).(*JobRuntime).State; st != api.JobState_RUNNING {
 		t.Fatalf("live job is %s while its show waits", st)
 	}
 	res, err := show.Result()

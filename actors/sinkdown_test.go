@@ -95,7 +95,7 @@ func TestSinkUnreachable(t *testing.T) {
 	commit := func() error {
 		t.Helper()
 		in := h.waitState(pid, api.JobState_RUNNING)
-		return commitAnswer(t, h.system.Root.RequestFuture(pid, commitOf(in.generation, 0, 0, 3, row), 5*time.Second))
+		return commitAnswer(t, h.system.Root.RequestFuture(pid, commitOf(in.Generation, 0, 0, 3, row), 5*time.Second))
 	}
 	for i := range limit {
 		if err := commit(); err == nil {
@@ -149,7 +149,7 @@ func TestSupersededPauses(t *testing.T) {
 	id, pid := h.create("zombie")
 	schema, _ := table.NewSchema(testSpec("zombie").Table)
 	in := h.waitState(pid, api.JobState_RUNNING)
-	err := commitAnswer(t, h.system.Root.RequestFuture(pid, commitOf(in.generation, 0, 0, 3, func(p int32, off int64) persistence.KV {
+	err := commitAnswer(t, h.system.Root.RequestFuture(pid, commitOf(in.Generation, 0, 0, 3, func(p int32, off int64) persistence.KV {
 		return oneRow(t, schema, table.Pos{JobID: id, Partition: p, Offset: off}, off)
 	}), 5*time.Second))
 	if err == nil {
@@ -164,7 +164,7 @@ func TestSupersededPauses(t *testing.T) {
 	}
 	// For 5x the auto-resume back-off, it stays paused.
 	holds(t, 250*time.Millisecond, func() (bool, string) {
-		st := h.ask(pid, &inspectJob{}).(*jobInspection).state
+		st := h.ask(pid, &InspectJob{}).(*JobRuntime).State
 		return st == api.JobState_PAUSED, fmt.Sprintf("a superseded job left PAUSED: %s", st)
 	})
 	// The node started again on its disk: the job loads.
@@ -172,11 +172,11 @@ func TestSupersededPauses(t *testing.T) {
 		Settings{AutoResumeBase: 50 * time.Millisecond, AutoResumeMax: 50 * time.Millisecond}, nil)
 	poll(t, 10*time.Second, func() (bool, string) {
 		// Dead letters until recovery has respawned the job.
-		res, err := h2.system.Root.RequestFuture(h2.jobPID(id), &inspectJob{}, 5*time.Second).Result()
+		res, err := h2.system.Root.RequestFuture(h2.jobPID(id), &InspectJob{}, 5*time.Second).Result()
 		if err != nil {
 			return false, err.Error()
 		}
-		st := res.(*jobInspection).state
+		st := res.(*JobRuntime).State
 		return st == api.JobState_RUNNING, fmt.Sprintf("after the restart: %s", st)
 	})
 	hist := h2.journal(id)

@@ -79,7 +79,7 @@ func (s *progressHangSink) waitEntered(t *testing.T, what string, id uint64) {
 // come from another read) and a ping; the job is still in state want.
 func answers(t *testing.T, h *harness, pid *actor.PID, name string, want api.JobState) {
 	t.Helper()
-	if st := h.ask(pid, &inspectJob{}).(*jobInspection).state; st != want {
+	if st := h.ask(pid, &InspectJob{}).(*JobRuntime).State; st != want {
 		t.Fatalf("job is %s while its sink read hangs, want %s", st, want)
 	}
 	res, err := h.system.Root.RequestFuture(h.mgr, &api.ShowJobRequest{Name: name}, 2*showSinkWait).Result()
@@ -156,7 +156,7 @@ func TestCommitReloadSinkHangs(t *testing.T) {
 	}
 	hs.refuse.Store(true)
 	hs.hang.Store(id)
-	commit := h.system.Root.RequestFuture(pid, commitOf(in.generation, 0, 0, 3, row), sinkReadWait)
+	commit := h.system.Root.RequestFuture(pid, commitOf(in.Generation, 0, 0, 3, row), sinkReadWait)
 	hs.waitEntered(t, "reload after a refused commit", id)
 	answers(t, h, pid, "reloaded", api.JobState_RUNNING)
 	hs.refuse.Store(false)
@@ -201,11 +201,11 @@ func TestAutoResumeSinkHangs(t *testing.T) {
 	t.Cleanup(hs.free)
 	pid = h.jobPID(id)
 	poll(t, 10*time.Second, func() (bool, string) {
-		res, err := h.system.Root.RequestFuture(pid, &inspectJob{}, 5*time.Second).Result()
+		res, err := h.system.Root.RequestFuture(pid, &InspectJob{}, 5*time.Second).Result()
 		if err != nil {
 			return false, err.Error() // not respawned yet
 		}
-		st := res.(*jobInspection).state
+		st := res.(*JobRuntime).State
 		return st == api.JobState_PAUSED, fmt.Sprintf("job is %s, want PAUSED (STORE_FAILURE)", st)
 	})
 	hs.hang.Store(id)
@@ -248,11 +248,11 @@ func TestRebaseSinkHangs(t *testing.T) {
 	t.Cleanup(hs.free)
 	pid = h.jobPID(id)
 	poll(t, 10*time.Second, func() (bool, string) {
-		res, err := h.system.Root.RequestFuture(pid, &inspectJob{}, 5*time.Second).Result()
+		res, err := h.system.Root.RequestFuture(pid, &InspectJob{}, 5*time.Second).Result()
 		if err != nil {
 			return false, err.Error() // not respawned yet
 		}
-		st := res.(*jobInspection).state
+		st := res.(*JobRuntime).State
 		return st == api.JobState_PAUSED, fmt.Sprintf("job is %s, want PAUSED (STORE_FAILURE)", st)
 	})
 	hs.hang.Store(id)
@@ -299,7 +299,7 @@ func TestResumeSinkReadBounded(t *testing.T) {
 	hs.hang.Store(0)
 	hs.free() // the late answer comes, and is dropped
 	holds(t, 200*time.Millisecond, func() (bool, string) {
-		st := h.ask(pid, &inspectJob{}).(*jobInspection).state
+		st := h.ask(pid, &InspectJob{}).(*JobRuntime).State
 		return st == api.JobState_PAUSED, fmt.Sprintf("the late answer of a failed resume moved the job to %s", st)
 	})
 	if r := h.ask(h.mgr, &api.ResumeJobRequest{Name: "bounded"}).(*api.JobResponse); r.Error != nil {

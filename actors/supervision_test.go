@@ -72,7 +72,7 @@ func (h *harness) waitTasks(id uint64, state api.JobState, n int) {
 	h.t.Helper()
 	cond := func() (bool, string) {
 		rt := h.runtime(id)
-		return rt.State == state.String() && len(rt.Tasks) == n,
+		return rt.State == state && len(rt.Tasks) == n,
 			fmt.Sprintf("job %s with %d tasks, want %s with %d", rt.State, len(rt.Tasks), state, n)
 	}
 	poll(h.t, 10*time.Second, cond)

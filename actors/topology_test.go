@@ -148,8 +148,8 @@ func TestTopologyFollowsProgress(t *testing.T) {
 	if _, bad := src.state(); len(bad) > 0 {
 		t.Fatalf("a task read before its start was durable: %v", bad)
 	}
-	in := h.ask(h.jobPID(resp.Job.Summary.Id), &inspectJob{}).(*jobInspection)
-	if want := map[int32]int64{0: 10, 1: 11, 2: 12}; fmt.Sprint(in.progress) != fmt.Sprint(want) {
-		t.Fatalf("job progress %v, want %v", in.progress, want)
+	in := h.ask(h.jobPID(resp.Job.Summary.Id), &InspectJob{}).(*JobRuntime)
+	if want := map[int32]int64{0: 10, 1: 11, 2: 12}; fmt.Sprint(in.Progress) != fmt.Sprint(want) {
+		t.Fatalf("job progress %v, want %v", in.Progress, want)
 	}
 }

@@ -114,12 +114,12 @@ func TestIdleJobWatches(t *testing.T) {
 	// source, and its start is persisted (topology follows progress).
 	src.set(map[int32]int64{0: 0, 1: 0, 2: 0})
 	poll(t, 5*time.Second, func() (bool, string) {
-		in := h.ask(h.jobPID(id), &inspectJob{}).(*jobInspection)
+		in := h.ask(h.jobPID(id), &InspectJob{}).(*JobRuntime)
 		st, err := h.store.LoadJob(id)
 		if err != nil {
 			return false, err.Error()
 		}
-		_, mem := in.progress[2]
+		_, mem := in.Progress[2]
 		_, durable := st.Progress[2]
 		return mem && durable, fmt.Sprintf("new partition 2: known %v, persisted %v", mem, durable)
 	})
@@ -156,7 +156,7 @@ func TestJobHoldsOnlyPendingTimers(t *testing.T) {
 	h.waitState(pid, api.JobState_RUNNING)
 	// Over 300 ms the job fires ~150 watermark and ~150 topology timers.
 	holds(t, 300*time.Millisecond, func() (bool, string) {
-		n := h.ask(pid, &inspectJob{}).(*jobInspection).timers
+		n := h.ask(pid, &InspectJob{}).(*JobRuntime).Timers
 		return n <= 4, fmt.Sprintf("the job holds %d timers", n)
 	})
 }

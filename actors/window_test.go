@@ -77,7 +77,7 @@ func TestBatchOverFilterRatioNotCommitted(t *testing.T) {
 		in := h.waitState(pid, api.JobState_RUNNING)
 		schema, _ := table.NewSchema(spec.Table)
 		// 10 records: 7 rows, 3 error rows.
-		c := &commitBatch{generation: in.generation, ranges: []persistence.Range{{Partition: 0, From: 0, To: 10}}, loaded: 7}
+		c := &commitBatch{generation: in.Generation, ranges: []persistence.Range{{Partition: 0, From: 0, To: 10}}, loaded: 7}
 		for o := int64(0); o < 7; o++ {
 			c.rows = append(c.rows, oneRow(t, schema, table.Pos{JobID: id, Partition: 0, Offset: o}, o))
 		}
@@ -112,7 +112,7 @@ func TestBatchOverFilterRatioNotCommitted(t *testing.T) {
 			t.Fatalf("paused %s %q, want ERROR_ROWS_EXCEEDED naming max_filter_ratio 0.2", sum.GetReason(), sum.GetReasonMessage())
 		}
 		// A batch that comes after is refused: the job is paused.
-		if err := commitAnswer(t, h.system.Root.RequestFuture(pid, commitOf(in.generation, 0, 0, 1, func(p int32, off int64) persistence.KV {
+		if err := commitAnswer(t, h.system.Root.RequestFuture(pid, commitOf(in.Generation, 0, 0, 1, func(p int32, off int64) persistence.KV {
 			return oneRow(t, schema, table.Pos{JobID: id, Partition: p, Offset: off}, off)
 		}), 5*time.Second)); !errors.Is(err, ErrStaleCommit) {
 			t.Fatalf("a commit after the pause: %v, want ErrStaleCommit", err)
