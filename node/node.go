@@ -376,17 +376,6 @@ func (n *Node) Manager() *actor.PID { return n.manager }
 // Scheduler is the scheduler's PID.
 func (n *Node) Scheduler() *actor.PID { return n.scheduler }
 
-// ClusterName is the node's cluster member name, "" on a single node.
-func (n *Node) ClusterName() string {
-	if n.cluster == nil {
-		return ""
-	}
-	return n.cluster.Self()
-}
-
-// Store is the node's store (read-only use in tests and tools).
-func (n *Node) Store() *persistence.Store { return n.store }
-
 // replyKeepalive is the keepalive interval and timeout of the node's
 // connections to client endpoints: a client that does not answer a ping
 // within it loses its connection and its queued replies (docs/limits.md).

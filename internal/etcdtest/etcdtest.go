@@ -130,9 +130,6 @@ func (s *Server) Endpoint() string { return fmt.Sprintf("127.0.0.1:%d", s.client
 // Endpoints is Endpoint as a list, for clientv3.Config and node configs.
 func (s *Server) Endpoints() []string { return []string{s.Endpoint()} }
 
-// Dir is the server's directory (data/ and etcd.log).
-func (s *Server) Dir() string { return s.dir }
-
 // Client returns a client of the server, closed when t ends.
 func (s *Server) Client(t TB) *clientv3.Client {
 	t.Helper()

@@ -253,13 +253,6 @@ func (p *Proc) PID() int {
 	return p.mu.cmd.Process.Pid
 }
 
-// Env is the extra environment of the current incarnation (Restart's).
-func (p *Proc) Env() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.mu.env
-}
-
 // Incarnations is the number of processes started (1 + restarts).
 func (p *Proc) Incarnations() int {
 	p.mu.Lock()

@@ -51,13 +51,6 @@ func (r *Registry) Created(name string, err error) string {
 	}
 }
 
-// Acked lists the acknowledged jobs, sorted.
-func (r *Registry) Acked() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Sorted(maps.Keys(r.acked))
-}
-
 // Freeze returns a copy of the registry as it is now. A listing taken
 // after Freeze is checked against it: a create acknowledged while the
 // listing was on its way is not expected in it.
