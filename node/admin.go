@@ -27,7 +27,8 @@ import (
 )
 
 // admin is the node's HTTP admin endpoint: /metrics (Prometheus), /healthz,
-// /readyz, /v1/jobs[/{name}] as JSON and /debug/pprof, on its own ServeMux. Handlers ask
+// /readyz, the HTTP API under /v1, /debug/pprof and the console at /ui, on
+// its own ServeMux. Handlers ask
 // the manager and job actors through their mailboxes, like any client.
 // Every request but /healthz passes checkHost (hosts.go), then
 // authenticate; every connection has the timeouts of httpTimeouts.
@@ -161,14 +162,18 @@ func boundSeconds(next http.Handler) http.Handler {
 }
 
 // authenticate requires the token ("Authorization: Bearer TOKEN") on every
-// path but /healthz, which says only that the process is up.
+// path but /healthz, which says only that the process is up, and the
+// console's, which checks its own sessions. On /v1 the bearer of a live
+// console session is accepted too: the console's page calls /v1 with it
+// (console.go).
 func (a *admin) authenticate(next http.Handler) http.Handler {
 	if a.token == "" {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/healthz" && !consolePath(r.URL.Path) {
-			if err := remoteauth.CheckHeader(r.Header.Get("Authorization"), a.token); err != nil {
+			if err := remoteauth.CheckHeader(r.Header.Get("Authorization"), a.token); err != nil &&
+				!(a.console != nil && strings.HasPrefix(r.URL.Path, "/v1/") && a.console.sessionBearer(r.Header.Get("Authorization"))) {
 				a.logger.Warn("admin: refused a request", "peer", r.RemoteAddr, "path", r.URL.Path, "reason", status.Convert(err).Message())
 				w.Header().Set("WWW-Authenticate", `Bearer realm="loadnode"`)
 				if strings.HasPrefix(r.URL.Path, "/v1/") {

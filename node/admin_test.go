@@ -141,7 +141,7 @@ func TestAdminRefusesForeignHost(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp, string(b)
 	}
-	paths := []string{"/ui/", "/ui", "/ui/api/session", "/ui/api/jobs", "/ui/static/app.js", "/v1/jobs", "/v1/jobs/x",
+	paths := []string{"/ui/", "/ui", "/ui/api/session", "/ui/api/timelines/1", "/ui/static/app.js", "/v1/jobs", "/v1/jobs/x",
 		"/metrics", "/readyz", "/debug/pprof/", "/debug/pprof/cmdline", "/nope"}
 	for _, host := range []string{"evil.example:" + port, "evil.example", "127.0.0.1.evil.example:" + port,
 		"localhost.evil.example", "loadnode.example.evil.example", "evilloadnode.example"} {
@@ -154,8 +154,10 @@ func TestAdminRefusesForeignHost(t *testing.T) {
 				t.Errorf("GET %s with Host %q set a cookie: %s", path, host, ck)
 			}
 		}
-		if resp, _ := do("POST", "/ui/api/jobs/x/pause", host); resp.StatusCode != http.StatusMisdirectedRequest {
-			t.Errorf("POST with Host %q: %d, want 421", host, resp.StatusCode)
+		for _, path := range []string{"/v1/jobs/x/pause", "/ui/logout", "/ui/login"} {
+			if resp, _ := do("POST", path, host); resp.StatusCode != http.StatusMisdirectedRequest {
+				t.Errorf("POST %s with Host %q: %d, want 421", path, host, resp.StatusCode)
+			}
 		}
 		if resp, body := do("GET", "/healthz", host); resp.StatusCode != 200 || !strings.Contains(body, "ok") {
 			t.Errorf("/healthz with Host %q: %d %q, want 200 (load balancers)", host, resp.StatusCode, body)

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -12,14 +11,10 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
-
-	"github.com/loadnode/loadnode/api"
 )
 
 // The web console at /ui, on the admin endpoint.
@@ -32,19 +27,30 @@ import (
 // the endpoint serves TLS, Path=/ui. Without a token the console opens a
 // session on the first visit. Sessions end at logout, expiry or a restart
 // of the node. At most consoleMaxSession are kept: a full table drops a
-// session never sent back (the oldest), else the least recently used. The rest of the admin endpoint (/v1, /metrics) still wants
-// the bearer token: the cookie opens /ui only.
+// session never sent back (the oldest), else the least recently used. The
+// cookie opens /ui only.
 //
-// CSRF. Every change (pause, resume, stop, logout) is a POST that must
-// carry the session's CSRF token in X-CSRF-Token (random per session,
-// handed to the page by GET /ui/api/session, which another site's page
-// cannot read: no CORS) and an Origin header naming this endpoint. Pages
-// are served with a Content-Security-Policy that allows only the node's
-// own scripts and styles, and may not be framed.
+// The API. The page lists, shows, pauses, resumes and stops jobs through
+// /v1 (httpapi.go), like any client, with a bearer token of its session:
+// random per session (neither the node token nor derived from it), handed
+// to the page by GET /ui/api/session and accepted by the admin endpoint's
+// authentication on /v1 only, while the session lives (sessionBearer); it
+// ends with the session (logout, expiry, eviction, restart). /metrics and
+// /debug still want the node token.
+//
+// CSRF. A change on /v1 carries the session's bearer in an Authorization
+// header, which a browser never adds to another site's request (no CORS);
+// /v1 also refuses a change whose Origin or Sec-Fetch-Site names another
+// site. Logout, the one change under /ui, is a POST that must carry the
+// session's CSRF token in X-CSRF-Token (random per session, from
+// GET /ui/api/session, which another site's page cannot read) and an
+// Origin header naming this endpoint. Pages are served with a
+// Content-Security-Policy that allows only the node's own scripts and
+// styles, and may not be framed.
 //
 // Assets are embedded (go:embed): plain HTML, CSS and JS, nothing fetched
-// from anywhere else. JSON the page reads is under /ui/api and is answered
-// through the manager, like /v1.
+// from anywhere else. Under /ui/api are only the session and the charts'
+// samples (timelines), which /v1 has no equivalent for.
 
 //go:embed ui
 var consoleFiles embed.FS
@@ -67,11 +73,14 @@ type console struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session // by sha256(id), hex; at most consoleMaxSession
+	bearers  map[string]string   // sha256(session.bearer), hex -> the session's key in sessions
 	uses     uint64              // counts openings and uses: the order of session.last
 }
 
 type session struct {
-	csrf    string
+	csrf string
+	// bearer opens /v1 for the session's page (sessionBearer).
+	bearer  string
 	expires time.Time
 	// used: the session was sent back since it was opened. A token-less
 	// node opens one on every visit without a cookie, so the table holds
@@ -82,7 +91,7 @@ type session struct {
 }
 
 func newConsole(a *admin, tl *timelines) *console {
-	return &console{a: a, tl: tl, sessions: map[string]*session{}}
+	return &console{a: a, tl: tl, sessions: map[string]*session{}, bearers: map[string]string{}}
 }
 
 func (c *console) routes(mux *http.ServeMux) {
@@ -94,9 +103,7 @@ func (c *console) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /ui/login", c.login)
 	mux.HandleFunc("POST /ui/logout", c.post(c.logout))
 	mux.HandleFunc("GET /ui/api/session", c.get(c.sessionInfo))
-	mux.HandleFunc("GET /ui/api/jobs", c.get(c.jobs))
-	mux.HandleFunc("GET /ui/api/jobs/{name}", c.get(c.job))
-	mux.HandleFunc("POST /ui/api/jobs/{name}/{action}", c.post(c.action))
+	mux.HandleFunc("GET /ui/api/timelines/{id}", c.get(c.timeline))
 }
 
 func (c *console) headers(h http.Handler) http.Handler {
@@ -152,24 +159,35 @@ func randomHex(n int) string {
 
 // open starts a session and sets its cookie.
 func (c *console) open(w http.ResponseWriter) *session {
-	id, s := randomHex(32), &session{csrf: randomHex(32), expires: time.Now().Add(consoleSessionTTL)}
+	id, s := randomHex(32), &session{csrf: randomHex(32), bearer: randomHex(32), expires: time.Now().Add(consoleSessionTTL)}
 	c.mu.Lock()
 	now := time.Now()
 	for k, v := range c.sessions {
 		if now.After(v.expires) {
-			delete(c.sessions, k)
+			c.dropLocked(k)
 		}
 	}
 	for len(c.sessions) >= consoleMaxSession {
-		delete(c.sessions, c.victimLocked())
+		c.dropLocked(c.victimLocked())
 	}
 	c.uses++
 	s.last = c.uses
 	c.sessions[hashID(id)] = s
+	c.bearers[hashID(s.bearer)] = hashID(id)
 	c.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{Name: consoleCookie, Value: id, Path: "/ui", HttpOnly: true, Secure: c.a.tls != nil,
 		SameSite: http.SameSiteStrictMode, MaxAge: int(consoleSessionTTL / time.Second)})
 	return s
+}
+
+// dropLocked ends the session of key, and its bearer with it.
+//
+// REQUIRES: c.mu is held.
+func (c *console) dropLocked(key string) {
+	if s := c.sessions[key]; s != nil {
+		delete(c.bearers, hashID(s.bearer))
+	}
+	delete(c.sessions, key)
 }
 
 // victimLocked returns the key of the session a full table drops: the
@@ -197,18 +215,42 @@ func (c *console) current(r *http.Request) (*session, bool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	key := hashID(ck.Value)
+	return c.useLocked(hashID(ck.Value))
+}
+
+// useLocked returns the live session of key, and marks it used.
+//
+// REQUIRES: c.mu is held.
+func (c *console) useLocked(key string) (*session, bool) {
 	s := c.sessions[key]
 	if s == nil {
 		return nil, false
 	}
 	if time.Now().After(s.expires) {
-		delete(c.sessions, key)
+		c.dropLocked(key)
 		return nil, false
 	}
 	c.uses++
 	s.used, s.last = true, c.uses
 	return s, true
+}
+
+// sessionBearer reports whether an Authorization header carries the
+// bearer of a live session (and marks the session used): the admin
+// endpoint's authentication accepts it on /v1.
+func (c *console) sessionBearer(header string) bool {
+	scheme, tok, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key, ok := c.bearers[hashID(strings.TrimSpace(tok))]
+	if !ok {
+		return false
+	}
+	_, ok = c.useLocked(key)
+	return ok
 }
 
 // sameOrigin checks that a POST comes from a page of this endpoint: its
@@ -260,7 +302,7 @@ func (c *console) login(w http.ResponseWriter, r *http.Request) {
 func (c *console) logout(w http.ResponseWriter, r *http.Request, _ *session) {
 	if ck, err := r.Cookie(consoleCookie); err == nil {
 		c.mu.Lock()
-		delete(c.sessions, hashID(ck.Value))
+		c.dropLocked(hashID(ck.Value))
 		c.mu.Unlock()
 	}
 	http.SetCookie(w, &http.Cookie{Name: consoleCookie, Value: "", Path: "/ui", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
@@ -314,137 +356,19 @@ func writeConsoleJSON(w http.ResponseWriter, code int, v any) {
 }
 
 func (c *console) sessionInfo(w http.ResponseWriter, _ *http.Request, s *session) {
-	writeConsoleJSON(w, http.StatusOK, map[string]any{"csrf": s.csrf, "token": c.a.token != ""})
+	writeConsoleJSON(w, http.StatusOK, map[string]any{"csrf": s.csrf, "bearer": s.bearer, "token": c.a.token != ""})
 }
 
-type protoMessage = proto.Message
-
-// consoleJob is a row of the console's job list.
-type consoleJob struct {
-	ID         uint64  `json:"id"`
-	Name       string  `json:"name"`
-	State      string  `json:"state"`
-	Reason     string  `json:"reason"`
-	Message    string  `json:"message"`
-	Health     string  `json:"health"`
-	RowsPerSec float64 `json:"rows_per_sec"` // -1 unknown
-	TotalLag   int64   `json:"total_lag"`    // -1 unknown
-	Sink       string  `json:"sink"`
-	Table      string  `json:"table"`
-	Source     string  `json:"source"`
-	SampledMs  int64   `json:"sampled_ms"` // when rows/s and lag were sampled; 0 never
-}
-
-// jobs answers the job list: a page of the manager's listing (rows/s, lag
-// and sink are the listing's, the figures a sorted listing is ordered
-// by; sampled_ms is the job's newest timeline sample), so that the list
-// costs one request to the manager.
-func (c *console) jobs(w http.ResponseWriter, r *http.Request, _ *session) {
-	// One page of the paged listing (?limit=N&after=ID, or
-	// ?sort=KEY&desc=BOOL&q=TEXT&offset=N, as /v1/jobs): the console never
-	// asks for every job at once, and sorts and filters on the node.
-	req, err := listRequest(r)
+// timeline answers a job's samples for its charts, by the job's id (the
+// page reads it from GET /v1/jobs/{name}: summary.id): the one thing of
+// the console /v1 has no equivalent for.
+func (c *console) timeline(w http.ResponseWriter, r *http.Request, _ *session) {
+	id, err := strconv.ParseUint(r.PathValue("id"), 10, 64)
 	if err != nil {
-		c.refuse(w, r, http.StatusBadRequest, err.Error())
-		return
-	}
-	if req.Limit == 0 {
-		req.Limit = consolePage
-	}
-	res, err := c.a.ask(r.Context(), req)
-	if err != nil {
-		c.refuse(w, r, http.StatusServiceUnavailable, "no answer from the manager: "+err.Error())
-		return
-	}
-	list, ok := res.(*api.ListJobsResponse)
-	if !ok {
-		c.refuse(w, r, http.StatusInternalServerError, fmt.Sprintf("list jobs: unexpected answer %T", res))
-		return
-	}
-	if e := list.GetError(); e != nil {
-		c.refuse(w, r, httpStatusOf(e.GetCode()), "list jobs: "+e.GetField()+": "+e.GetMessage())
-		return
-	}
-	out := make([]consoleJob, 0, len(list.GetJobs()))
-	for _, s := range list.GetJobs() {
-		j := consoleJob{ID: s.GetId(), Name: s.GetName(), State: s.GetState().String(), Reason: s.GetReason().String(),
-			Message: s.GetReasonMessage(), Health: s.GetHealth(), TotalLag: s.GetTotalLag(), RowsPerSec: s.GetRowsPerSecond(),
-			Sink: s.GetSink(), Table: s.GetTable(), Source: s.GetSource()}
-		if p, ok := c.tl.latest(s.GetId()); ok {
-			j.SampledMs = p.AtMs
-		}
-		out = append(out, j)
-	}
-	writeConsoleJSON(w, http.StatusOK, map[string]any{"jobs": out, "total": list.GetTotal(), "matched": list.GetMatched(),
-		"after": req.GetAfterId(), "next_after": list.GetNextAfterId(), "offset": req.GetOffset(), "next_offset": list.GetNextOffset()})
-}
-
-// consolePage is the console's default page of the job list.
-const consolePage = 100
-
-// job answers a job's page: `job show` (protojson) and its timeline.
-func (c *console) job(w http.ResponseWriter, r *http.Request, _ *session) {
-	resp, ok := c.askJob(w, r, &api.ShowJobRequest{Name: r.PathValue("name")})
-	if !ok {
-		return
-	}
-	info, err := protojson.Marshal(resp.GetJob())
-	if err != nil {
-		c.refuse(w, r, http.StatusInternalServerError, err.Error())
+		c.refuse(w, r, http.StatusBadRequest, "a job id is a number")
 		return
 	}
 	writeConsoleJSON(w, http.StatusOK, map[string]any{
-		"job": json.RawMessage(info), "timeline": c.tl.series(resp.GetJob().GetSummary().GetId()),
-		"span_ms": c.tl.span.Milliseconds(), "now_ms": time.Now().UnixMilli(),
+		"timeline": c.tl.series(id), "span_ms": c.tl.span.Milliseconds(), "now_ms": time.Now().UnixMilli(),
 	})
-}
-
-// action pauses, resumes or stops a job.
-func (c *console) action(w http.ResponseWriter, r *http.Request, _ *session) {
-	name := r.PathValue("name")
-	var req protoMessage
-	switch r.PathValue("action") {
-	case "pause":
-		req = &api.PauseJobRequest{Name: name}
-	case "resume":
-		req = &api.ResumeJobRequest{Name: name}
-	case "stop":
-		req = &api.StopJobRequest{Name: name}
-	default:
-		c.refuse(w, r, http.StatusNotFound, fmt.Sprintf("unknown action %q (pause, resume, stop)", r.PathValue("action")))
-		return
-	}
-	resp, ok := c.askJob(w, r, req)
-	if !ok {
-		return
-	}
-	c.a.logger.Info("console: job "+r.PathValue("action"), "name", name, "peer", r.RemoteAddr)
-	s := resp.GetJob().GetSummary()
-	writeConsoleJSON(w, http.StatusOK, map[string]string{"name": s.GetName(), "state": s.GetState().String(), "reason": s.GetReason().String()})
-}
-
-// askJob asks the manager a job request and answers the HTTP request
-// itself on failure.
-func (c *console) askJob(w http.ResponseWriter, r *http.Request, req protoMessage) (*api.JobResponse, bool) {
-	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-	defer cancel()
-	res, err := c.a.ask(ctx, req)
-	if err != nil {
-		c.refuse(w, r, http.StatusServiceUnavailable, "no answer: "+err.Error())
-		return nil, false
-	}
-	resp, ok := res.(*api.JobResponse)
-	if !ok {
-		c.refuse(w, r, http.StatusInternalServerError, fmt.Sprintf("unexpected answer %T", res))
-		return nil, false
-	}
-	if e := resp.GetError(); e != nil {
-		code := httpStatusOf(e.GetCode())
-		if e.GetCode() == api.ErrorCode_FAILED_PRECONDITION {
-			code = http.StatusConflict
-		}
-		writeConsoleJSON(w, code, map[string]string{"error": e.GetCode().String() + ": " + e.GetMessage()})
-		return nil, false
-	}
-	return resp, true
 }

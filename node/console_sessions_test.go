@@ -1,6 +1,7 @@
 package node
 
 import (
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -11,7 +12,8 @@ import (
 // node every anonymous GET /ui/ opens a session, and the table of sessions
 // is bounded. A full table drops the sessions never sent back first, then
 // the least recently used, so a flood of visits does not log the operator
-// out.
+// out. A session's bearer (which opens /v1 for its page) ends with it, and
+// its use counts as the session's.
 func TestConsoleSessionInUseSurvivesVisits(t *testing.T) {
 	c := newConsole(newAdmin(slog.New(slog.DiscardHandler), "", nil), nil)
 	mux := http.NewServeMux()
@@ -35,9 +37,24 @@ func TestConsoleSessionInUseSurvivesVisits(t *testing.T) {
 		mux.ServeHTTP(rec, req)
 		return rec.Code
 	}
+	bearerOf := func(ck *http.Cookie) string {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "/ui/api/session", nil)
+		req.AddCookie(ck)
+		mux.ServeHTTP(rec, req)
+		var v struct{ Bearer string }
+		if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil || v.Bearer == "" {
+			t.Fatalf("/ui/api/session: %d %s", rec.Code, rec.Body)
+		}
+		return "Bearer " + v.Bearer
+	}
 	size := func() int {
 		c.mu.Lock()
 		defer c.mu.Unlock()
+		if len(c.bearers) != len(c.sessions) {
+			t.Fatalf("%d bearers for %d sessions", len(c.bearers), len(c.sessions))
+		}
 		return len(c.sessions)
 	}
 
@@ -58,14 +75,19 @@ func TestConsoleSessionInUseSurvivesVisits(t *testing.T) {
 	// Sessions in use fill the table (each new one drops a never-used one);
 	// the operator uses theirs half-way.
 	used := make([]*http.Cookie, consoleMaxSession-1)
+	operatorBearer, firstBearer := bearerOf(operator), ""
 	for i := range used {
 		used[i] = visit()
 		if code := use(used[i]); code != 200 {
 			t.Fatalf("session %d: %d", i, code)
 		}
+		if i == 0 {
+			firstBearer = bearerOf(used[0])
+		}
 		if i == len(used)/2 {
-			if code := use(operator); code != 200 {
-				t.Fatalf("the operator's session: %d", code)
+			// The page's calls to /v1 with the bearer are uses too.
+			if !c.sessionBearer(operatorBearer) {
+				t.Fatal("the operator's bearer was refused")
 			}
 		}
 	}
@@ -73,6 +95,12 @@ func TestConsoleSessionInUseSurvivesVisits(t *testing.T) {
 	visit()
 	if code := use(used[0]); code != http.StatusUnauthorized {
 		t.Errorf("the least recently used session: %d, want 401 (dropped)", code)
+	}
+	if c.sessionBearer(firstBearer) {
+		t.Error("the bearer of a dropped session is accepted")
+	}
+	if !c.sessionBearer(operatorBearer) {
+		t.Error("the operator's bearer was refused")
 	}
 	for _, ck := range []*http.Cookie{operator, used[1], used[len(used)-1]} {
 		if code := use(ck); code != 200 {

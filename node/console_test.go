@@ -14,9 +14,10 @@ import (
 )
 
 // TestConsoleSessions: the console's rules without a browser. Without a
-// session nothing is answered; a wrong token gets no session; a session
-// opens /ui only; a change needs the CSRF token and this endpoint's
-// Origin.
+// session nothing is answered; a wrong token gets no session; the cookie
+// opens /ui only; the session's bearer (not the token) opens /v1, and
+// nothing else, until the session ends; logout needs the CSRF token and
+// this endpoint's Origin.
 func TestConsoleSessions(t *testing.T) {
 	const token = "console-unit-0123456789abcdef"
 	cfg := config.DefaultNode()
@@ -29,7 +30,7 @@ func TestConsoleSessions(t *testing.T) {
 	base := "http://" + n.AdminAddr()
 	jar, _ := cookiejar.New(nil)
 	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	do := func(method, path, origin, csrf string, form url.Values) (int, string) {
+	do := func(method, path, origin, csrf string, form url.Values, auth ...string) (int, string) {
 		t.Helper()
 		var body io.Reader
 		if form != nil {
@@ -45,6 +46,9 @@ func TestConsoleSessions(t *testing.T) {
 		if csrf != "" {
 			req.Header.Set("X-CSRF-Token", csrf)
 		}
+		if len(auth) > 0 && auth[0] != "" {
+			req.Header.Set("Authorization", auth[0])
+		}
 		resp, err := hc.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -59,8 +63,10 @@ func TestConsoleSessions(t *testing.T) {
 	if code, body := do("GET", "/ui/", "", "", nil); code != 200 || !strings.Contains(body, `name="token"`) {
 		t.Fatalf("/ui/ without a session: %d, want the login form", code)
 	}
-	if code, _ := do("GET", "/ui/api/jobs", "", "", nil); code != 401 {
-		t.Errorf("/ui/api/jobs without a session: %d", code)
+	for _, path := range []string{"/ui/api/session", "/ui/api/timelines/1"} {
+		if code, _ := do("GET", path, "", "", nil); code != 401 {
+			t.Errorf("%s without a session: %d", path, code)
+		}
 	}
 	if code, _ := do("POST", "/ui/login", base, "", url.Values{"token": {"wrong-token-wrong-token"}}); code != 401 {
 		t.Errorf("login with a wrong token: %d", code)
@@ -82,28 +88,64 @@ func TestConsoleSessions(t *testing.T) {
 		t.Fatalf("session cookie %+v", ck)
 	}
 	code, body := do("GET", "/ui/api/session", "", "", nil)
-	if code != 200 || !strings.Contains(body, `"csrf":"`) {
+	if code != 200 {
 		t.Fatalf("/ui/api/session: %d %s", code, body)
 	}
-	csrf := strings.SplitN(strings.SplitN(body, `"csrf":"`, 2)[1], `"`, 2)[0]
-	if code, _ := do("GET", "/v1/jobs", "", "", nil); code != 401 {
-		t.Errorf("the console's session opened /v1/jobs: %d", code)
+	field := func(name string) string {
+		_, v, ok := strings.Cut(body, `"`+name+`":"`)
+		v, _, _ = strings.Cut(v, `"`)
+		if !ok || len(v) != 64 {
+			t.Fatalf("/ui/api/session: no %s in %s", name, body)
+		}
+		return v
+	}
+	csrf, bearer := field("csrf"), field("bearer")
+	if strings.Contains(bearer, token) || bearer == csrf || bearer == ck.Value {
+		t.Fatalf("the session's bearer %q is the token, the CSRF token or the cookie", bearer)
+	}
+	if code, _ := do("GET", "/ui/api/timelines/1", "", "", nil); code != 200 {
+		t.Errorf("/ui/api/timelines/1 with the session: %d", code)
+	}
+	auth := "Bearer " + bearer
+	for _, c := range []struct {
+		method, path, origin, auth string
+		want                       int
+	}{
+		{"GET", "/v1/jobs", "", "", 401}, // the cookie does not open /v1
+		{"GET", "/v1/jobs", "", auth, 200},
+		{"GET", "/v1/jobs", "", "Bearer " + csrf, 401},
+		{"GET", "/v1/jobs", "", "Bearer " + ck.Value, 401},
+		{"GET", "/v1/jobs", "", bearer, 401},
+		{"GET", "/metrics", "", auth, 401}, // the session's bearer opens /v1 only
+		{"GET", "/debug/pprof/", "", auth, 401},
+		{"POST", "/v1/jobs/nope/pause", base, "", 401},
+		{"POST", "/v1/jobs/nope/pause", "http://evil.example", auth, 403},
+		{"POST", "/v1/jobs/nope/pause", base, auth, 404}, // allowed through: the job does not exist
+	} {
+		if code, body := do(c.method, c.path, c.origin, "", nil, c.auth); code != c.want {
+			t.Errorf("%s %s origin %q auth %q: %d %s, want %d", c.method, c.path, c.origin, c.auth, code, body, c.want)
+		}
 	}
 	for _, c := range []struct {
 		origin, csrf string
 		want         int
 	}{
 		{base, "", 403}, {base, "wrong", 403}, {"", csrf, 403}, {"http://evil.example", csrf, 403},
-		{base, csrf, 404}, // allowed through: the job does not exist
+		{base, csrf, 200}, // logged out
 	} {
-		if code, body := do("POST", "/ui/api/jobs/nope/pause", c.origin, c.csrf, nil); code != c.want {
-			t.Errorf("POST origin %q csrf %q: %d %s, want %d", c.origin, c.csrf, code, body, c.want)
+		if code, body := do("POST", "/ui/logout", c.origin, c.csrf, nil); code != c.want {
+			t.Errorf("POST /ui/logout origin %q csrf %q: %d %s, want %d", c.origin, c.csrf, code, body, c.want)
 		}
+	}
+	// The session ended, and its bearer with it.
+	if code, _ := do("GET", "/v1/jobs", "", "", nil, auth); code != 401 {
+		t.Errorf("/v1/jobs with the bearer of a session logged out: %d, want 401", code)
 	}
 }
 
 // TestConsoleWithoutToken: without a token (loopback only) the first visit
-// opens a session, and changes still need its CSRF token and the Origin.
+// opens a session; logout still needs its CSRF token and the Origin, and
+// /v1 still refuses a change from another origin.
 func TestConsoleWithoutToken(t *testing.T) {
 	cfg := config.DefaultNode()
 	cfg.DataDir, cfg.Listen, cfg.HTTP = t.TempDir(), "127.0.0.1:0", "127.0.0.1:0"
@@ -124,9 +166,9 @@ func TestConsoleWithoutToken(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(b), "app.js") {
 		t.Fatalf("/ui/ without a token: %d, want the console", resp.StatusCode)
 	}
-	post := func(csrf string) int {
-		req, _ := http.NewRequest("POST", base+"/ui/api/jobs/nope/stop", nil)
-		req.Header.Set("Origin", base)
+	post := func(path, origin, csrf string) int {
+		req, _ := http.NewRequest("POST", base+path, nil)
+		req.Header.Set("Origin", origin)
 		if csrf != "" {
 			req.Header.Set("X-CSRF-Token", csrf)
 		}
@@ -137,8 +179,14 @@ func TestConsoleWithoutToken(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	if code := post(""); code != 403 {
-		t.Errorf("POST without the CSRF token: %d", code)
+	if code := post("/ui/logout", base, ""); code != 403 {
+		t.Errorf("logout without the CSRF token: %d", code)
+	}
+	if code := post("/v1/jobs/nope/stop", "http://evil.example", ""); code != 403 {
+		t.Errorf("POST /v1 from another origin: %d, want 403", code)
+	}
+	if code := post("/v1/jobs/nope/stop", base, ""); code != 404 {
+		t.Errorf("POST /v1 from the console's origin: %d, want 404 (no such job)", code)
 	}
 	resp, err = hc.Get(base + "/ui/api/session")
 	if err != nil {
@@ -147,7 +195,7 @@ func TestConsoleWithoutToken(t *testing.T) {
 	b, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	csrf := strings.SplitN(strings.SplitN(string(b), `"csrf":"`, 2)[1], `"`, 2)[0]
-	if code := post(csrf); code != 404 {
-		t.Errorf("POST with the CSRF token: %d, want 404 (no such job)", code)
+	if code := post("/ui/logout", base, csrf); code != 200 {
+		t.Errorf("logout with the CSRF token: %d", code)
 	}
 }

@@ -34,7 +34,9 @@ import (
 // the Go client branches on and the HTTP status of httpStatusOf.
 //
 // Auth is the admin endpoint's (authenticate, checkHost): the node token
-// as a bearer token. There is no cookie auth on /v1, and a request that a
+// as a bearer token, or the bearer of a live console session (the web
+// console calls /v1 with it; console.go). There is no cookie auth on /v1,
+// and a request that a
 // browser sends from another origin (Origin or Sec-Fetch-Site naming
 // another site) is refused before it runs, so that no page of another
 // site can change anything even on a node without a token. Bodies are at

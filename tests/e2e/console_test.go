@@ -54,8 +54,9 @@ func artifactDir(t *testing.T) string {
 // descending, page 1 starts with a job of page 2 in id order; the filter
 // finds a job that is not on page 1), a job's charts have points, the
 // pause button pauses the job (seen through the client), and a POST
-// without the CSRF token is refused. A screenshot is written as an
-// artefact.
+// to /v1 without the session's bearer, or with a wrong one, is refused (the
+// page reads and changes jobs through /v1 with its session's bearer). A
+// screenshot is written as an artefact.
 func TestConsoleInChromium(t *testing.T) {
 	bin := chromium(t)
 	const token = "console-0123456789abcdef-token"
@@ -86,8 +87,8 @@ func TestConsoleInChromium(t *testing.T) {
 	base := "http://" + p.AdminAddr()
 
 	// Without a session the console's JSON is refused, and /v1 still
-	// wants the bearer token.
-	for _, path := range []string{"/ui/api/jobs", "/v1/jobs"} {
+	// wants a bearer token.
+	for _, path := range []string{"/ui/api/session", "/ui/api/timelines/1", "/v1/jobs"} {
 		resp, err := http.Get(base + path)
 		if err != nil {
 			t.Fatal(err)
@@ -235,13 +236,13 @@ func TestConsoleInChromium(t *testing.T) {
 		return s.GetState() == api.JobState_PAUSED && s.GetReason() == api.Reason_USER_PAUSE, s.GetState().String() + " " + s.GetReason().String()
 	})
 
-	// A POST from the page without the CSRF token, or with a wrong one, is
-	// refused and changes nothing.
-	if st := eval(`fetch("/ui/api/jobs/orders_live/resume", {method: "POST"}).then(r => String(r.status))`); st != "403" {
-		t.Errorf("POST without the CSRF token: %s, want 403", st)
+	// A POST from the page to /v1 with its cookie but without the
+	// session's bearer, or with a wrong one, is refused and changes nothing.
+	if st := eval(`fetch("/v1/jobs/orders_live/resume", {method: "POST", credentials: "include"}).then(r => String(r.status))`); st != "401" {
+		t.Errorf("POST without the bearer: %s, want 401", st)
 	}
-	if st := eval(`fetch("/ui/api/jobs/orders_live/resume", {method: "POST", headers: {"X-CSRF-Token": "0000"}}).then(r => String(r.status))`); st != "403" {
-		t.Errorf("POST with a wrong CSRF token: %s, want 403", st)
+	if st := eval(`fetch("/v1/jobs/orders_live/resume", {method: "POST", headers: {"Authorization": "Bearer 0000"}}).then(r => String(r.status))`); st != "401" {
+		t.Errorf("POST with a wrong bearer: %s, want 401", st)
 	}
 	if s := show(t, c, "orders_live").GetSummary(); s.GetState() != api.JobState_PAUSED {
 		t.Errorf("a refused POST changed the job: %s", s.GetState())

@@ -1,13 +1,15 @@
-// loadnode console: plain JS, no dependencies. It reads /ui/api and draws
-// its charts as inline SVG. Changes are POSTs with the session's CSRF token.
+// loadnode console: plain JS, no dependencies. It reads and changes jobs
+// through the HTTP API (/v1) with its session's bearer token, reads the
+// charts' samples from /ui/api/timelines and draws them as inline SVG.
 "use strict";
 (function () {
   const $ = (sel) => document.querySelector(sel);
-  let csrf = "";
+  // csrf guards /ui/logout; bearer opens /v1 while the session lives.
+  let csrf = "", bearer = "";
   let jobs = [];
   // The list is sorted and filtered on the node, over every job. Without
   // a sort or a filter it is the id order, paged by cursor
-  // (/ui/api/jobs?limit&after, as /v1/jobs): after is the cursor of the
+  // (/v1/jobs?limit&after): after is the cursor of the
   // page shown, back the cursors of the pages before it. Sorted or
   // filtered, it pages by offset (figures that move between two pages can
   // move a job in the order).
@@ -16,13 +18,22 @@
   let after = 0, back = [], nextAfter = 0, offset = 0, nextOffset = 0, total = 0, matched = 0;
   let timer = null, filterTimer = null, listSeq = 0;
 
+  // api fetches path: /v1 with the session's bearer token, /ui with the
+  // session cookie. An error answer is /v1's {code, message} or /ui's
+  // {error}.
   async function api(path, opts) {
-    const r = await fetch(path, Object.assign({ credentials: "same-origin" }, opts || {}));
+    opts = Object.assign({ credentials: "same-origin" }, opts || {});
+    if (path.startsWith("/v1/")) opts.headers = Object.assign({ Authorization: "Bearer " + bearer }, opts.headers || {});
+    const r = await fetch(path, opts);
     if (r.status === 401) { location.href = "/ui/"; throw new Error("session ended"); }
     const body = await r.json().catch(() => ({}));
-    if (!r.ok) throw new Error(body.error || r.statusText);
+    if (!r.ok) throw new Error(body.code ? body.code + ": " + body.message : body.error || r.statusText);
     return body;
   }
+
+  // num reads a protojson number: 64-bit integers are strings, zeros are
+  // left out.
+  function num(v) { return v === undefined ? 0 : Number(v); }
 
   function el(tag, attrs, text) {
     const e = document.createElement(tag);
@@ -41,15 +52,17 @@
     const tb = $("#jobs tbody");
     tb.replaceChildren();
     for (const j of jobs) {
-      const tr = el("tr", { "data-job": j.name, "data-state": j.state });
+      // A summary of /v1/jobs, as protojson writes it.
+      const state = j.state || "", reasonName = j.reason || "", msg = j.reasonMessage || "", rate = num(j.rowsPerSecond);
+      const tr = el("tr", { "data-job": j.name, "data-state": state });
       const name = el("td", { class: "name" });
       const a = el("a", { href: "#/job/" + encodeURIComponent(j.name) }, j.name);
       name.append(a);
-      const reason = el("td", { class: "reason", title: j.message || "" }, j.reason + (j.state === "PAUSED" && j.message ? ": " + j.message : ""));
-      tr.append(name, el("td", { class: "state" }, j.state), reason,
-        el("td", { class: "health health-" + j.health }, j.health || "-"),
-        el("td", { class: "num rate" }, j.rows_per_sec < 0 ? "?" : j.rows_per_sec.toFixed(1)),
-        el("td", { class: "num lag" }, lagText(j.total_lag)),
+      const reason = el("td", { class: "reason", title: msg }, reasonName + (state === "PAUSED" && msg ? ": " + msg : ""));
+      tr.append(name, el("td", { class: "state" }, state), reason,
+        el("td", { class: "health health-" + (j.health || "") }, j.health || "-"),
+        el("td", { class: "num rate" }, rate < 0 ? "?" : rate.toFixed(1)),
+        el("td", { class: "num lag" }, lagText(num(j.totalLag))),
         el("td", { class: "sink" }, j.sink || "-"));
       tb.append(tr);
     }
@@ -77,10 +90,10 @@
     } else q.set("after", String(after));
     const seq = ++listSeq;
     try {
-      const page = await api("/ui/api/jobs?" + q.toString());
+      const page = await api("/v1/jobs?" + q.toString());
       if (seq !== listSeq) return; // a newer request was sent meanwhile
-      jobs = page.jobs; total = page.total || 0; matched = page.matched || 0;
-      nextAfter = page.next_after || 0; nextOffset = page.next_offset || 0;
+      jobs = page.jobs || []; total = num(page.total); matched = num(page.matched);
+      nextAfter = page.nextAfterId || 0; nextOffset = num(page.nextOffset);
       $("#status").textContent = "updated " + new Date().toLocaleTimeString();
       renderList();
     } catch (e) { if (seq === listSeq) $("#status").textContent = "error: " + e.message; }
@@ -132,10 +145,12 @@
   // ------------------------------------------------------------ job page
   let current = "";
   async function loadJob(name) {
-    let d;
-    try { d = await api("/ui/api/jobs/" + encodeURIComponent(name)); }
-    catch (e) { $("#job-name").textContent = name + ": " + e.message; return; }
-    const info = d.job, s = info.summary || {};
+    let info, d;
+    try {
+      info = await api("/v1/jobs/" + encodeURIComponent(name));
+      d = await api("/ui/api/timelines/" + encodeURIComponent((info.summary || {}).id || "0"));
+    } catch (e) { $("#job-name").textContent = name + ": " + e.message; return; }
+    const s = info.summary || {};
     $("#job-name").textContent = s.name;
     const facts = $("#job-facts");
     facts.replaceChildren();
@@ -199,8 +214,8 @@
   async function act(action) {
     $("#action-result").textContent = "";
     try {
-      const r = await api("/ui/api/jobs/" + encodeURIComponent(current) + "/" + action, { method: "POST", headers: { "X-CSRF-Token": csrf } });
-      $("#action-result").textContent = action + ": " + r.state;
+      const r = await api("/v1/jobs/" + encodeURIComponent(current) + "/" + action, { method: "POST" });
+      $("#action-result").textContent = action + ": " + ((r.summary || {}).state || "");
     } catch (e) { $("#action-result").textContent = action + " failed: " + e.message; }
     loadJob(current);
   }
@@ -222,7 +237,8 @@
   }
 
   async function init() {
-    csrf = (await api("/ui/api/session")).csrf;
+    const sess = await api("/ui/api/session");
+    csrf = sess.csrf; bearer = sess.bearer;
     document.body.dataset.csrfReady = "1";
     $("#filter").addEventListener("input", () => {
       // Sent to the node once typing pauses for 250 ms.
