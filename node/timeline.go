@@ -104,17 +104,6 @@ func (ts *timelines) series(id uint64) []point {
 	return append([]point(nil), tl.points...)
 }
 
-// latest returns a job's newest sample.
-func (ts *timelines) latest(id uint64) (point, bool) {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	tl := ts.jobs[id]
-	if tl == nil || len(tl.points) == 0 {
-		return point{}, false
-	}
-	return tl.points[len(tl.points)-1], true
-}
-
 // size is the number of jobs with a timeline (tests).
 func (ts *timelines) size() int {
 	ts.mu.Lock()

@@ -29,7 +29,7 @@ func TestTimelines(t *testing.T) {
 	if len(got) != ts.max {
 		t.Errorf("%d points kept, bound %d", len(got), ts.max)
 	}
-	if last, _ := ts.latest(1); last.RowsPerSec != 99 {
+	if last := got[len(got)-1]; last.RowsPerSec != 99 {
 		t.Errorf("latest %+v", last)
 	}
 	ts.add(sample(1, 10_000+99*100+2*60_000, 1))
