@@ -266,7 +266,8 @@ func (t *pgTranslator) groupQuery(q *Query, b *strings.Builder, cols *[]Column, 
 		order = append(order, sql+orderDir(k))
 	}
 	if len(keys) > 0 {
-		order = append(order, "min("+keySQL+")")
+		// The first row's key: hex in byte order (min of bytea does not exist).
+		order = append(order, "min(encode("+keySQL+`, 'hex') COLLATE "C")`)
 	}
 	if len(order) > 0 {
 		b.WriteString(" ORDER BY " + strings.Join(order, ", "))
