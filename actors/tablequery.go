@@ -3,6 +3,9 @@ package actors
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -82,10 +85,18 @@ func queryTable(ctx context.Context, lookup func(string) (*api.TableSpec, error)
 	}
 	rows, err := sel.Select(ctx, q.Table, build, query.DefaultMaxRows)
 	var fb errFallback
-	if errors.As(err, &fb) {
+	var de interface{ DataException() bool }
+	switch {
+	case errors.As(err, &fb):
 		return &api.TableQueryResponse{Fallback: fb.Error()}
-	}
-	if err != nil {
+	case errors.As(err, &de) && de.DataException():
+		// A value out of range (a SUM past BIGINT, ...): the scan path
+		// gives the query's own error.
+		return &api.TableQueryResponse{Fallback: err.Error()}
+	case err == nil && len(rows) > query.DefaultMaxRows:
+		// Over the result's bound: the scan path gives the query's error.
+		return &api.TableQueryResponse{Fallback: fmt.Sprintf("the result has more than %d rows", query.DefaultMaxRows)}
+	case err != nil:
 		return &api.TableQueryResponse{Error: storeErr(err)}
 	}
 	res := &query.Result{Columns: plan.Columns, Rows: make([][]*api.Value, len(rows))}
@@ -129,7 +140,11 @@ func wireValue(c query.Column, v *table.Value) *api.Value {
 	case c.Type == api.ColumnType_JSON:
 		return &api.Value{Kind: &api.Value_Json{Json: v.Str}}
 	case c.Type == api.ColumnType_STRING || c.Type == api.ColumnType_VARCHAR || c.Type == api.ColumnType_CHAR:
-		return &api.Value{Kind: &api.Value_String_{String_: v.Str}}
+		str := v.Str
+		if !utf8.ValidString(str) {
+			str = strings.ToValidUTF8(str, "\uFFFD")
+		}
+		return &api.Value{Kind: &api.Value_String_{String_: str}}
 	case c.Type == api.ColumnType_BOOL:
 		return &api.Value{Kind: &api.Value_Bool{Bool: v.Bool}}
 	case c.Type == api.ColumnType_TIMESTAMP:

@@ -154,6 +154,19 @@ func TestPostgresSelectPushdown(t *testing.T) {
 			t.Errorf("Exec %s: %q, the scan's %q (%v)", s, rowsOf(got.GetResult()), rows, err)
 		}
 	}
+	// A SUM past BIGINT: PostgreSQL's out-of-range falls back, and the
+	// scan path gives the query's own error.
+	if _, err := exec.Exec(ctx, c, "CREATE TABLE analytics.big (id BIGINT) DUPLICATE KEY(id)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.Exec(ctx, c, "INSERT INTO analytics.big VALUES (9223372036854775807), (1)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, fallback, err := c.QueryTable(ctx, "big", "SELECT sum(id) FROM big"); err != nil || !strings.Contains(fallback, "out of range") {
+		t.Errorf("SUM past BIGINT: %v, fallback %q; want a fallback", err, fallback)
+	}
+	_, err := exec.Exec(ctx, c, "SELECT sum(id) FROM big")
+	wantCode(t, "SUM past BIGINT", err, api.ErrorCode_INVALID_ARGUMENT, "out of the range of BIGINT")
 	// Exec takes the pushdown, and an unknown table is NOT_FOUND.
 	got, err := exec.Exec(ctx, c, "SELECT count(*) FROM analytics.t WHERE n > 3")
 	if err != nil || len(got.GetResult().GetRows()) != 1 {

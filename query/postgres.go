@@ -344,7 +344,7 @@ func (e *pgExpr) or() (string, byte, error) {
 	}
 	for {
 		t, ok := e.peek()
-		if !ok || !(t.is("OR") || t.op("||")) {
+		if !ok || !t.is("OR") {
 			return l, k, nil
 		}
 		e.i++
@@ -366,7 +366,7 @@ func (e *pgExpr) and() (string, byte, error) {
 	}
 	for {
 		t, ok := e.peek()
-		if !ok || !(t.is("AND") || t.op("&&")) {
+		if !ok || !t.is("AND") {
 			return l, k, nil
 		}
 		e.i++
@@ -382,7 +382,7 @@ func (e *pgExpr) and() (string, byte, error) {
 }
 
 func (e *pgExpr) not() (string, byte, error) {
-	if t, ok := e.peek(); ok && (t.is("NOT") || t.op("!")) {
+	if t, ok := e.peek(); ok && t.is("NOT") {
 		e.i++
 		s, k, err := e.not()
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
@@ -446,8 +447,12 @@ func (s *Sink) RaiseFence(job, fence uint64) error {
 // columns (each decoded as a column of that type is scanned). The query
 // runs in a READ ONLY transaction with the sink's timeout as its statement
 // and lock timeout, so it never holds up a commit for long and never
-// waits on one (a reader takes no lock a commit waits for). More than
-// maxRows rows is an error.
+// waits on one (a reader takes no lock a commit waits for). It reads at
+// most maxRows+1 rows (one more than maxRows tells the caller the result
+// is over its bound). An error of PostgreSQL's class 22 (a data exception:
+// a value out of range, ...) has a method DataException() bool returning
+// true: the caller may answer the query another way, to give that error
+// as it words it.
 func (s *Sink) Select(ctx context.Context, name string, build func(tableSQL, keySQL string, stored []string) (string, []*api.Column, error), maxRows int) ([][]table.Value, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
@@ -482,8 +487,8 @@ func (s *Sink) Select(ctx context.Context, name string, build func(tableSQL, key
 			dest[i] = cells[i].target(c.GetType())
 		}
 		for rows.Next() {
-			if len(out) >= maxRows {
-				return fmt.Errorf("the result has more than %d rows, the limit of a query", maxRows)
+			if len(out) > maxRows {
+				break
 			}
 			if err := rows.Scan(dest...); err != nil {
 				return err
@@ -499,7 +504,17 @@ func (s *Sink) Select(ctx context.Context, name string, build func(tableSQL, key
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: select from %s: %w", ti.ident.Sanitize(), err)
+		err = fmt.Errorf("postgres: select from %s: %w", ti.ident.Sanitize(), err)
+		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && strings.HasPrefix(pe.Code, "22") {
+			return nil, dataException{err}
+		}
+		return nil, err
 	}
 	return out, nil
 }
+
+// dataException is a query's error of PostgreSQL's class 22.
+type dataException struct{ error }
+
+func (e dataException) DataException() bool { return true }
+func (e dataException) Unwrap() error       { return e.error }
