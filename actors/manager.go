@@ -166,6 +166,8 @@ func (m *manager) Receive(ctx actor.Context) {
 		m.tableInsert(ctx, msg)
 	case *api.TableScanRequest:
 		m.tableScan(ctx, msg)
+	case *api.TableQueryRequest:
+		m.tableQuery(ctx, msg)
 	case *api.ListTablesRequest:
 		ctx.Respond(m.listTables())
 	case *api.DescribeTableRequest:

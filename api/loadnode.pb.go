@@ -3984,6 +3984,124 @@ func (x *TableScanResponse) GetNext() []byte {
 	return nil
 }
 
+// TableQueryRequest asks a node to answer a SELECT (statement, reading
+// table) in the table's database: a PostgreSQL table's query is translated
+// into PostgreSQL's SQL (query.Postgres) and run there, read-only. When
+// the table is not in PostgreSQL or a part of the query has no PostgreSQL
+// equivalent, the node answers with fallback saying why, and the client
+// runs the query over the table's scan (TableScanRequest) instead.
+type TableQueryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         string                 `protobuf:"bytes,950,opt,name=table,proto3" json:"table,omitempty"`
+	Statement     string                 `protobuf:"bytes,951,opt,name=statement,proto3" json:"statement,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TableQueryRequest) Reset() {
+	*x = TableQueryRequest{}
+	mi := &file_api_loadnode_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TableQueryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TableQueryRequest) ProtoMessage() {}
+
+func (x *TableQueryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TableQueryRequest.ProtoReflect.Descriptor instead.
+func (*TableQueryRequest) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *TableQueryRequest) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *TableQueryRequest) GetStatement() string {
+	if x != nil {
+		return x.Statement
+	}
+	return ""
+}
+
+type TableQueryResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *ResultSet             `protobuf:"bytes,952,opt,name=result,proto3" json:"result,omitempty"` // the columns' names and the rows as text, NULL as "NULL"
+	Error         *Error                 `protobuf:"bytes,953,opt,name=error,proto3" json:"error,omitempty"`
+	Fallback      string                 `protobuf:"bytes,954,opt,name=fallback,proto3" json:"fallback,omitempty"` // not answered here: why ("" when answered or failed)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TableQueryResponse) Reset() {
+	*x = TableQueryResponse{}
+	mi := &file_api_loadnode_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TableQueryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TableQueryResponse) ProtoMessage() {}
+
+func (x *TableQueryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TableQueryResponse.ProtoReflect.Descriptor instead.
+func (*TableQueryResponse) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *TableQueryResponse) GetResult() *ResultSet {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *TableQueryResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *TableQueryResponse) GetFallback() string {
+	if x != nil {
+		return x.Fallback
+	}
+	return ""
+}
+
 // ExecRequest is one Doris-compatible statement. No node parses it: the
 // client translates a statement into the typed requests above (see
 // doris.Translate) and answers with an ExecResponse of its own; a node
@@ -3997,7 +4115,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[38]
+	mi := &file_api_loadnode_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4009,7 +4127,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[38]
+	mi := &file_api_loadnode_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4022,7 +4140,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{38}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ExecRequest) GetStatement() string {
@@ -4051,7 +4169,7 @@ type ExecResponse struct {
 
 func (x *ExecResponse) Reset() {
 	*x = ExecResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[39]
+	mi := &file_api_loadnode_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4063,7 +4181,7 @@ func (x *ExecResponse) String() string {
 func (*ExecResponse) ProtoMessage() {}
 
 func (x *ExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[39]
+	mi := &file_api_loadnode_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4076,7 +4194,7 @@ func (x *ExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
 func (*ExecResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{39}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ExecResponse) GetMessage() string {
@@ -4147,7 +4265,7 @@ type JobRecord struct {
 
 func (x *JobRecord) Reset() {
 	*x = JobRecord{}
-	mi := &file_api_loadnode_proto_msgTypes[40]
+	mi := &file_api_loadnode_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4159,7 +4277,7 @@ func (x *JobRecord) String() string {
 func (*JobRecord) ProtoMessage() {}
 
 func (x *JobRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[40]
+	mi := &file_api_loadnode_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4172,7 +4290,7 @@ func (x *JobRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobRecord.ProtoReflect.Descriptor instead.
 func (*JobRecord) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{40}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *JobRecord) GetId() uint64 {
@@ -4226,7 +4344,7 @@ type TableInsertRequest struct {
 
 func (x *TableInsertRequest) Reset() {
 	*x = TableInsertRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[41]
+	mi := &file_api_loadnode_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4238,7 +4356,7 @@ func (x *TableInsertRequest) String() string {
 func (*TableInsertRequest) ProtoMessage() {}
 
 func (x *TableInsertRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[41]
+	mi := &file_api_loadnode_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4251,7 +4369,7 @@ func (x *TableInsertRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableInsertRequest.ProtoReflect.Descriptor instead.
 func (*TableInsertRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{41}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *TableInsertRequest) GetTable() string {
@@ -4284,7 +4402,7 @@ type InsertRow struct {
 
 func (x *InsertRow) Reset() {
 	*x = InsertRow{}
-	mi := &file_api_loadnode_proto_msgTypes[42]
+	mi := &file_api_loadnode_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4296,7 +4414,7 @@ func (x *InsertRow) String() string {
 func (*InsertRow) ProtoMessage() {}
 
 func (x *InsertRow) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[42]
+	mi := &file_api_loadnode_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4309,7 +4427,7 @@ func (x *InsertRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InsertRow.ProtoReflect.Descriptor instead.
 func (*InsertRow) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{42}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *InsertRow) GetCells() []*InsertCell {
@@ -4329,7 +4447,7 @@ type InsertCell struct {
 
 func (x *InsertCell) Reset() {
 	*x = InsertCell{}
-	mi := &file_api_loadnode_proto_msgTypes[43]
+	mi := &file_api_loadnode_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4341,7 +4459,7 @@ func (x *InsertCell) String() string {
 func (*InsertCell) ProtoMessage() {}
 
 func (x *InsertCell) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[43]
+	mi := &file_api_loadnode_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4354,7 +4472,7 @@ func (x *InsertCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InsertCell.ProtoReflect.Descriptor instead.
 func (*InsertCell) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{43}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *InsertCell) GetNull() bool {
@@ -4381,7 +4499,7 @@ type TableInsertResponse struct {
 
 func (x *TableInsertResponse) Reset() {
 	*x = TableInsertResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[44]
+	mi := &file_api_loadnode_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4393,7 +4511,7 @@ func (x *TableInsertResponse) String() string {
 func (*TableInsertResponse) ProtoMessage() {}
 
 func (x *TableInsertResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[44]
+	mi := &file_api_loadnode_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4406,7 +4524,7 @@ func (x *TableInsertResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableInsertResponse.ProtoReflect.Descriptor instead.
 func (*TableInsertResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{44}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *TableInsertResponse) GetRows() int64 {
@@ -4442,7 +4560,7 @@ type SchemaRegistrySpec struct {
 
 func (x *SchemaRegistrySpec) Reset() {
 	*x = SchemaRegistrySpec{}
-	mi := &file_api_loadnode_proto_msgTypes[45]
+	mi := &file_api_loadnode_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4454,7 +4572,7 @@ func (x *SchemaRegistrySpec) String() string {
 func (*SchemaRegistrySpec) ProtoMessage() {}
 
 func (x *SchemaRegistrySpec) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[45]
+	mi := &file_api_loadnode_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4467,7 +4585,7 @@ func (x *SchemaRegistrySpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchemaRegistrySpec.ProtoReflect.Descriptor instead.
 func (*SchemaRegistrySpec) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{45}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SchemaRegistrySpec) GetUrl() string {
@@ -4535,7 +4653,7 @@ type ClusterStatusRequest struct {
 
 func (x *ClusterStatusRequest) Reset() {
 	*x = ClusterStatusRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[46]
+	mi := &file_api_loadnode_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4547,7 +4665,7 @@ func (x *ClusterStatusRequest) String() string {
 func (*ClusterStatusRequest) ProtoMessage() {}
 
 func (x *ClusterStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[46]
+	mi := &file_api_loadnode_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4560,7 +4678,7 @@ func (x *ClusterStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterStatusRequest.ProtoReflect.Descriptor instead.
 func (*ClusterStatusRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{46}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{48}
 }
 
 type ClusterMember struct {
@@ -4577,7 +4695,7 @@ type ClusterMember struct {
 
 func (x *ClusterMember) Reset() {
 	*x = ClusterMember{}
-	mi := &file_api_loadnode_proto_msgTypes[47]
+	mi := &file_api_loadnode_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4589,7 +4707,7 @@ func (x *ClusterMember) String() string {
 func (*ClusterMember) ProtoMessage() {}
 
 func (x *ClusterMember) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[47]
+	mi := &file_api_loadnode_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4602,7 +4720,7 @@ func (x *ClusterMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterMember.ProtoReflect.Descriptor instead.
 func (*ClusterMember) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{47}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ClusterMember) GetName() string {
@@ -4662,7 +4780,7 @@ type ClusterStatusResponse struct {
 
 func (x *ClusterStatusResponse) Reset() {
 	*x = ClusterStatusResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[48]
+	mi := &file_api_loadnode_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4674,7 +4792,7 @@ func (x *ClusterStatusResponse) String() string {
 func (*ClusterStatusResponse) ProtoMessage() {}
 
 func (x *ClusterStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[48]
+	mi := &file_api_loadnode_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4687,7 +4805,7 @@ func (x *ClusterStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterStatusResponse.ProtoReflect.Descriptor instead.
 func (*ClusterStatusResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{48}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ClusterStatusResponse) GetLeader() string {
@@ -4754,7 +4872,7 @@ type TableInfo struct {
 
 func (x *TableInfo) Reset() {
 	*x = TableInfo{}
-	mi := &file_api_loadnode_proto_msgTypes[49]
+	mi := &file_api_loadnode_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4766,7 +4884,7 @@ func (x *TableInfo) String() string {
 func (*TableInfo) ProtoMessage() {}
 
 func (x *TableInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[49]
+	mi := &file_api_loadnode_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4779,7 +4897,7 @@ func (x *TableInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableInfo.ProtoReflect.Descriptor instead.
 func (*TableInfo) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{49}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *TableInfo) GetSpec() *TableSpec {
@@ -4828,7 +4946,7 @@ type ListTablesRequest struct {
 
 func (x *ListTablesRequest) Reset() {
 	*x = ListTablesRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[50]
+	mi := &file_api_loadnode_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4840,7 +4958,7 @@ func (x *ListTablesRequest) String() string {
 func (*ListTablesRequest) ProtoMessage() {}
 
 func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[50]
+	mi := &file_api_loadnode_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4853,7 +4971,7 @@ func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesRequest.ProtoReflect.Descriptor instead.
 func (*ListTablesRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{50}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{52}
 }
 
 type ListTablesResponse struct {
@@ -4866,7 +4984,7 @@ type ListTablesResponse struct {
 
 func (x *ListTablesResponse) Reset() {
 	*x = ListTablesResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[51]
+	mi := &file_api_loadnode_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4878,7 +4996,7 @@ func (x *ListTablesResponse) String() string {
 func (*ListTablesResponse) ProtoMessage() {}
 
 func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[51]
+	mi := &file_api_loadnode_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4891,7 +5009,7 @@ func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesResponse.ProtoReflect.Descriptor instead.
 func (*ListTablesResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{51}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ListTablesResponse) GetTables() []*TableInfo {
@@ -4919,7 +5037,7 @@ type DescribeTableRequest struct {
 
 func (x *DescribeTableRequest) Reset() {
 	*x = DescribeTableRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[52]
+	mi := &file_api_loadnode_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4931,7 +5049,7 @@ func (x *DescribeTableRequest) String() string {
 func (*DescribeTableRequest) ProtoMessage() {}
 
 func (x *DescribeTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[52]
+	mi := &file_api_loadnode_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4944,7 +5062,7 @@ func (x *DescribeTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeTableRequest.ProtoReflect.Descriptor instead.
 func (*DescribeTableRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{52}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *DescribeTableRequest) GetTable() string {
@@ -4964,7 +5082,7 @@ type DescribeTableResponse struct {
 
 func (x *DescribeTableResponse) Reset() {
 	*x = DescribeTableResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[53]
+	mi := &file_api_loadnode_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4976,7 +5094,7 @@ func (x *DescribeTableResponse) String() string {
 func (*DescribeTableResponse) ProtoMessage() {}
 
 func (x *DescribeTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[53]
+	mi := &file_api_loadnode_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4989,7 +5107,7 @@ func (x *DescribeTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeTableResponse.ProtoReflect.Descriptor instead.
 func (*DescribeTableResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{53}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *DescribeTableResponse) GetTable() *TableInfo {
@@ -5020,7 +5138,7 @@ type DropTableRequest struct {
 
 func (x *DropTableRequest) Reset() {
 	*x = DropTableRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[54]
+	mi := &file_api_loadnode_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5032,7 +5150,7 @@ func (x *DropTableRequest) String() string {
 func (*DropTableRequest) ProtoMessage() {}
 
 func (x *DropTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[54]
+	mi := &file_api_loadnode_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5045,7 +5163,7 @@ func (x *DropTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropTableRequest.ProtoReflect.Descriptor instead.
 func (*DropTableRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{54}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *DropTableRequest) GetTable() string {
@@ -5072,7 +5190,7 @@ type DropTableResponse struct {
 
 func (x *DropTableResponse) Reset() {
 	*x = DropTableResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[55]
+	mi := &file_api_loadnode_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5084,7 +5202,7 @@ func (x *DropTableResponse) String() string {
 func (*DropTableResponse) ProtoMessage() {}
 
 func (x *DropTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[55]
+	mi := &file_api_loadnode_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5097,7 +5215,7 @@ func (x *DropTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropTableResponse.ProtoReflect.Descriptor instead.
 func (*DropTableResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{55}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *DropTableResponse) GetDropped() bool {
@@ -5127,7 +5245,7 @@ type BackupRequest struct {
 
 func (x *BackupRequest) Reset() {
 	*x = BackupRequest{}
-	mi := &file_api_loadnode_proto_msgTypes[56]
+	mi := &file_api_loadnode_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5139,7 +5257,7 @@ func (x *BackupRequest) String() string {
 func (*BackupRequest) ProtoMessage() {}
 
 func (x *BackupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[56]
+	mi := &file_api_loadnode_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5152,7 +5270,7 @@ func (x *BackupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupRequest.ProtoReflect.Descriptor instead.
 func (*BackupRequest) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{56}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *BackupRequest) GetDir() string {
@@ -5174,7 +5292,7 @@ type BackupResponse struct {
 
 func (x *BackupResponse) Reset() {
 	*x = BackupResponse{}
-	mi := &file_api_loadnode_proto_msgTypes[57]
+	mi := &file_api_loadnode_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5186,7 +5304,7 @@ func (x *BackupResponse) String() string {
 func (*BackupResponse) ProtoMessage() {}
 
 func (x *BackupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[57]
+	mi := &file_api_loadnode_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5199,7 +5317,7 @@ func (x *BackupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupResponse.ProtoReflect.Descriptor instead.
 func (*BackupResponse) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{57}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *BackupResponse) GetDir() string {
@@ -5250,7 +5368,7 @@ type PublishStatus struct {
 
 func (x *PublishStatus) Reset() {
 	*x = PublishStatus{}
-	mi := &file_api_loadnode_proto_msgTypes[58]
+	mi := &file_api_loadnode_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5262,7 +5380,7 @@ func (x *PublishStatus) String() string {
 func (*PublishStatus) ProtoMessage() {}
 
 func (x *PublishStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[58]
+	mi := &file_api_loadnode_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5275,7 +5393,7 @@ func (x *PublishStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishStatus.ProtoReflect.Descriptor instead.
 func (*PublishStatus) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{58}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *PublishStatus) GetCommitGroup() string {
@@ -5365,7 +5483,7 @@ type TaskInfo struct {
 
 func (x *TaskInfo) Reset() {
 	*x = TaskInfo{}
-	mi := &file_api_loadnode_proto_msgTypes[59]
+	mi := &file_api_loadnode_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5377,7 +5495,7 @@ func (x *TaskInfo) String() string {
 func (*TaskInfo) ProtoMessage() {}
 
 func (x *TaskInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[59]
+	mi := &file_api_loadnode_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5390,7 +5508,7 @@ func (x *TaskInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskInfo.ProtoReflect.Descriptor instead.
 func (*TaskInfo) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{59}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *TaskInfo) GetId() string {
@@ -5441,7 +5559,7 @@ type ResultSet struct {
 
 func (x *ResultSet) Reset() {
 	*x = ResultSet{}
-	mi := &file_api_loadnode_proto_msgTypes[60]
+	mi := &file_api_loadnode_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5453,7 +5571,7 @@ func (x *ResultSet) String() string {
 func (*ResultSet) ProtoMessage() {}
 
 func (x *ResultSet) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[60]
+	mi := &file_api_loadnode_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5466,7 +5584,7 @@ func (x *ResultSet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultSet.ProtoReflect.Descriptor instead.
 func (*ResultSet) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{60}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ResultSet) GetColumns() []string {
@@ -5492,7 +5610,7 @@ type ResultRow struct {
 
 func (x *ResultRow) Reset() {
 	*x = ResultRow{}
-	mi := &file_api_loadnode_proto_msgTypes[61]
+	mi := &file_api_loadnode_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5504,7 +5622,7 @@ func (x *ResultRow) String() string {
 func (*ResultRow) ProtoMessage() {}
 
 func (x *ResultRow) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[61]
+	mi := &file_api_loadnode_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5517,7 +5635,7 @@ func (x *ResultRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultRow.ProtoReflect.Descriptor instead.
 func (*ResultRow) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{61}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ResultRow) GetValues() []string {
@@ -5549,7 +5667,7 @@ type SourceRebase struct {
 
 func (x *SourceRebase) Reset() {
 	*x = SourceRebase{}
-	mi := &file_api_loadnode_proto_msgTypes[62]
+	mi := &file_api_loadnode_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5561,7 +5679,7 @@ func (x *SourceRebase) String() string {
 func (*SourceRebase) ProtoMessage() {}
 
 func (x *SourceRebase) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[62]
+	mi := &file_api_loadnode_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5574,7 +5692,7 @@ func (x *SourceRebase) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceRebase.ProtoReflect.Descriptor instead.
 func (*SourceRebase) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{62}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *SourceRebase) GetFence() uint64 {
@@ -5927,7 +6045,14 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x06schema\x18\x01 \x01(\v2\x16.loadnode.v1.TableSpecR\x06schema\x12$\n" +
 	"\x04rows\x18\x02 \x03(\v2\x10.loadnode.v1.RowR\x04rows\x12(\n" +
 	"\x05error\x18\x03 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\x12\x12\n" +
-	"\x04next\x18\x04 \x01(\fR\x04next\"+\n" +
+	"\x04next\x18\x04 \x01(\fR\x04next\"I\n" +
+	"\x11TableQueryRequest\x12\x15\n" +
+	"\x05table\x18\xb6\a \x01(\tR\x05table\x12\x1d\n" +
+	"\tstatement\x18\xb7\a \x01(\tR\tstatement\"\x8d\x01\n" +
+	"\x12TableQueryResponse\x12/\n" +
+	"\x06result\x18\xb8\a \x01(\v2\x16.loadnode.v1.ResultSetR\x06result\x12)\n" +
+	"\x05error\x18\xb9\a \x01(\v2\x12.loadnode.v1.ErrorR\x05error\x12\x1b\n" +
+	"\bfallback\x18\xba\a \x01(\tR\bfallback\"+\n" +
 	"\vExecRequest\x12\x1c\n" +
 	"\tstatement\x18\x01 \x01(\tR\tstatement\"\xb6\x02\n" +
 	"\fExecResponse\x12\x18\n" +
@@ -6154,7 +6279,7 @@ func file_api_loadnode_proto_rawDescGZIP() []byte {
 }
 
 var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 71)
+var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
 var file_api_loadnode_proto_goTypes = []any{
 	(ErrorCode)(0),                // 0: loadnode.v1.ErrorCode
 	(ColumnType)(0),               // 1: loadnode.v1.ColumnType
@@ -6201,39 +6326,41 @@ var file_api_loadnode_proto_goTypes = []any{
 	(*Row)(nil),                   // 42: loadnode.v1.Row
 	(*TableScanRequest)(nil),      // 43: loadnode.v1.TableScanRequest
 	(*TableScanResponse)(nil),     // 44: loadnode.v1.TableScanResponse
-	(*ExecRequest)(nil),           // 45: loadnode.v1.ExecRequest
-	(*ExecResponse)(nil),          // 46: loadnode.v1.ExecResponse
-	(*JobRecord)(nil),             // 47: loadnode.v1.JobRecord
-	(*TableInsertRequest)(nil),    // 48: loadnode.v1.TableInsertRequest
-	(*InsertRow)(nil),             // 49: loadnode.v1.InsertRow
-	(*InsertCell)(nil),            // 50: loadnode.v1.InsertCell
-	(*TableInsertResponse)(nil),   // 51: loadnode.v1.TableInsertResponse
-	(*SchemaRegistrySpec)(nil),    // 52: loadnode.v1.SchemaRegistrySpec
-	(*ClusterStatusRequest)(nil),  // 53: loadnode.v1.ClusterStatusRequest
-	(*ClusterMember)(nil),         // 54: loadnode.v1.ClusterMember
-	(*ClusterStatusResponse)(nil), // 55: loadnode.v1.ClusterStatusResponse
-	(*TableInfo)(nil),             // 56: loadnode.v1.TableInfo
-	(*ListTablesRequest)(nil),     // 57: loadnode.v1.ListTablesRequest
-	(*ListTablesResponse)(nil),    // 58: loadnode.v1.ListTablesResponse
-	(*DescribeTableRequest)(nil),  // 59: loadnode.v1.DescribeTableRequest
-	(*DescribeTableResponse)(nil), // 60: loadnode.v1.DescribeTableResponse
-	(*DropTableRequest)(nil),      // 61: loadnode.v1.DropTableRequest
-	(*DropTableResponse)(nil),     // 62: loadnode.v1.DropTableResponse
-	(*BackupRequest)(nil),         // 63: loadnode.v1.BackupRequest
-	(*BackupResponse)(nil),        // 64: loadnode.v1.BackupResponse
-	(*PublishStatus)(nil),         // 65: loadnode.v1.PublishStatus
-	(*TaskInfo)(nil),              // 66: loadnode.v1.TaskInfo
-	(*ResultSet)(nil),             // 67: loadnode.v1.ResultSet
-	(*ResultRow)(nil),             // 68: loadnode.v1.ResultRow
-	(*SourceRebase)(nil),          // 69: loadnode.v1.SourceRebase
-	nil,                           // 70: loadnode.v1.KafkaSpec.OffsetsEntry
-	nil,                           // 71: loadnode.v1.KafkaSpec.PropertiesEntry
-	nil,                           // 72: loadnode.v1.KinesisSpec.PositionsEntry
-	nil,                           // 73: loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
-	nil,                           // 74: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	nil,                           // 75: loadnode.v1.AlterJobRequest.ResetPositionsEntry
-	nil,                           // 76: loadnode.v1.SourceRebase.PositionsEntry
-	nil,                           // 77: loadnode.v1.SourceRebase.CheckpointsEntry
+	(*TableQueryRequest)(nil),     // 45: loadnode.v1.TableQueryRequest
+	(*TableQueryResponse)(nil),    // 46: loadnode.v1.TableQueryResponse
+	(*ExecRequest)(nil),           // 47: loadnode.v1.ExecRequest
+	(*ExecResponse)(nil),          // 48: loadnode.v1.ExecResponse
+	(*JobRecord)(nil),             // 49: loadnode.v1.JobRecord
+	(*TableInsertRequest)(nil),    // 50: loadnode.v1.TableInsertRequest
+	(*InsertRow)(nil),             // 51: loadnode.v1.InsertRow
+	(*InsertCell)(nil),            // 52: loadnode.v1.InsertCell
+	(*TableInsertResponse)(nil),   // 53: loadnode.v1.TableInsertResponse
+	(*SchemaRegistrySpec)(nil),    // 54: loadnode.v1.SchemaRegistrySpec
+	(*ClusterStatusRequest)(nil),  // 55: loadnode.v1.ClusterStatusRequest
+	(*ClusterMember)(nil),         // 56: loadnode.v1.ClusterMember
+	(*ClusterStatusResponse)(nil), // 57: loadnode.v1.ClusterStatusResponse
+	(*TableInfo)(nil),             // 58: loadnode.v1.TableInfo
+	(*ListTablesRequest)(nil),     // 59: loadnode.v1.ListTablesRequest
+	(*ListTablesResponse)(nil),    // 60: loadnode.v1.ListTablesResponse
+	(*DescribeTableRequest)(nil),  // 61: loadnode.v1.DescribeTableRequest
+	(*DescribeTableResponse)(nil), // 62: loadnode.v1.DescribeTableResponse
+	(*DropTableRequest)(nil),      // 63: loadnode.v1.DropTableRequest
+	(*DropTableResponse)(nil),     // 64: loadnode.v1.DropTableResponse
+	(*BackupRequest)(nil),         // 65: loadnode.v1.BackupRequest
+	(*BackupResponse)(nil),        // 66: loadnode.v1.BackupResponse
+	(*PublishStatus)(nil),         // 67: loadnode.v1.PublishStatus
+	(*TaskInfo)(nil),              // 68: loadnode.v1.TaskInfo
+	(*ResultSet)(nil),             // 69: loadnode.v1.ResultSet
+	(*ResultRow)(nil),             // 70: loadnode.v1.ResultRow
+	(*SourceRebase)(nil),          // 71: loadnode.v1.SourceRebase
+	nil,                           // 72: loadnode.v1.KafkaSpec.OffsetsEntry
+	nil,                           // 73: loadnode.v1.KafkaSpec.PropertiesEntry
+	nil,                           // 74: loadnode.v1.KinesisSpec.PositionsEntry
+	nil,                           // 75: loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
+	nil,                           // 76: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	nil,                           // 77: loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	nil,                           // 78: loadnode.v1.SourceRebase.PositionsEntry
+	nil,                           // 79: loadnode.v1.SourceRebase.CheckpointsEntry
 }
 var file_api_loadnode_proto_depIdxs = []int32{
 	0,  // 0: loadnode.v1.Error.code:type_name -> loadnode.v1.ErrorCode
@@ -6248,15 +6375,15 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	12, // 9: loadnode.v1.TablePartition.upper:type_name -> loadnode.v1.PartitionBound
 	12, // 10: loadnode.v1.TablePartition.in:type_name -> loadnode.v1.PartitionBound
 	13, // 11: loadnode.v1.PartitionBound.values:type_name -> loadnode.v1.PartitionBoundValue
-	70, // 12: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	71, // 13: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
-	72, // 14: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
+	72, // 12: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	73, // 13: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	74, // 14: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
 	9,  // 15: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
 	14, // 16: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
 	15, // 17: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
 	6,  // 18: loadnode.v1.JobSpec.merge_type:type_name -> loadnode.v1.MergeType
-	52, // 19: loadnode.v1.JobSpec.schema_registry:type_name -> loadnode.v1.SchemaRegistrySpec
-	73, // 20: loadnode.v1.JobSpec.error_topic_properties:type_name -> loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
+	54, // 19: loadnode.v1.JobSpec.schema_registry:type_name -> loadnode.v1.SchemaRegistrySpec
+	75, // 20: loadnode.v1.JobSpec.error_topic_properties:type_name -> loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
 	9,  // 21: loadnode.v1.JobSpec.tables:type_name -> loadnode.v1.TableSpec
 	3,  // 22: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
 	3,  // 23: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
@@ -6270,12 +6397,12 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	18, // 31: loadnode.v1.JobInfo.stats:type_name -> loadnode.v1.JobStats
 	17, // 32: loadnode.v1.JobInfo.history:type_name -> loadnode.v1.Transition
 	19, // 33: loadnode.v1.JobInfo.error_rows:type_name -> loadnode.v1.ErrorRow
-	65, // 34: loadnode.v1.JobInfo.publish:type_name -> loadnode.v1.PublishStatus
-	66, // 35: loadnode.v1.JobInfo.tasks:type_name -> loadnode.v1.TaskInfo
+	67, // 34: loadnode.v1.JobInfo.publish:type_name -> loadnode.v1.PublishStatus
+	68, // 35: loadnode.v1.JobInfo.tasks:type_name -> loadnode.v1.TaskInfo
 	16, // 36: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
 	16, // 37: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	74, // 38: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	75, // 39: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	76, // 38: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	77, // 39: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
 	9,  // 40: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
 	9,  // 41: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
 	7,  // 42: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
@@ -6289,34 +6416,36 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	9,  // 50: loadnode.v1.TableScanResponse.schema:type_name -> loadnode.v1.TableSpec
 	42, // 51: loadnode.v1.TableScanResponse.rows:type_name -> loadnode.v1.Row
 	7,  // 52: loadnode.v1.TableScanResponse.error:type_name -> loadnode.v1.Error
-	22, // 53: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
-	21, // 54: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
-	9,  // 55: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
-	7,  // 56: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
-	56, // 57: loadnode.v1.ExecResponse.tables:type_name -> loadnode.v1.TableInfo
-	67, // 58: loadnode.v1.ExecResponse.result:type_name -> loadnode.v1.ResultSet
-	16, // 59: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
-	69, // 60: loadnode.v1.JobRecord.rebase:type_name -> loadnode.v1.SourceRebase
-	49, // 61: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
-	50, // 62: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
-	7,  // 63: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
-	54, // 64: loadnode.v1.ClusterStatusResponse.members:type_name -> loadnode.v1.ClusterMember
-	7,  // 65: loadnode.v1.ClusterStatusResponse.error:type_name -> loadnode.v1.Error
-	9,  // 66: loadnode.v1.TableInfo.spec:type_name -> loadnode.v1.TableSpec
-	56, // 67: loadnode.v1.ListTablesResponse.tables:type_name -> loadnode.v1.TableInfo
-	7,  // 68: loadnode.v1.ListTablesResponse.error:type_name -> loadnode.v1.Error
-	56, // 69: loadnode.v1.DescribeTableResponse.table:type_name -> loadnode.v1.TableInfo
-	7,  // 70: loadnode.v1.DescribeTableResponse.error:type_name -> loadnode.v1.Error
-	7,  // 71: loadnode.v1.DropTableResponse.error:type_name -> loadnode.v1.Error
-	7,  // 72: loadnode.v1.BackupResponse.error:type_name -> loadnode.v1.Error
-	68, // 73: loadnode.v1.ResultSet.rows:type_name -> loadnode.v1.ResultRow
-	76, // 74: loadnode.v1.SourceRebase.positions:type_name -> loadnode.v1.SourceRebase.PositionsEntry
-	77, // 75: loadnode.v1.SourceRebase.checkpoints:type_name -> loadnode.v1.SourceRebase.CheckpointsEntry
-	76, // [76:76] is the sub-list for method output_type
-	76, // [76:76] is the sub-list for method input_type
-	76, // [76:76] is the sub-list for extension type_name
-	76, // [76:76] is the sub-list for extension extendee
-	0,  // [0:76] is the sub-list for field type_name
+	69, // 53: loadnode.v1.TableQueryResponse.result:type_name -> loadnode.v1.ResultSet
+	7,  // 54: loadnode.v1.TableQueryResponse.error:type_name -> loadnode.v1.Error
+	22, // 55: loadnode.v1.ExecResponse.job:type_name -> loadnode.v1.JobInfo
+	21, // 56: loadnode.v1.ExecResponse.jobs:type_name -> loadnode.v1.JobSummary
+	9,  // 57: loadnode.v1.ExecResponse.table:type_name -> loadnode.v1.TableSpec
+	7,  // 58: loadnode.v1.ExecResponse.error:type_name -> loadnode.v1.Error
+	58, // 59: loadnode.v1.ExecResponse.tables:type_name -> loadnode.v1.TableInfo
+	69, // 60: loadnode.v1.ExecResponse.result:type_name -> loadnode.v1.ResultSet
+	16, // 61: loadnode.v1.JobRecord.spec:type_name -> loadnode.v1.JobSpec
+	71, // 62: loadnode.v1.JobRecord.rebase:type_name -> loadnode.v1.SourceRebase
+	51, // 63: loadnode.v1.TableInsertRequest.rows:type_name -> loadnode.v1.InsertRow
+	52, // 64: loadnode.v1.InsertRow.cells:type_name -> loadnode.v1.InsertCell
+	7,  // 65: loadnode.v1.TableInsertResponse.error:type_name -> loadnode.v1.Error
+	56, // 66: loadnode.v1.ClusterStatusResponse.members:type_name -> loadnode.v1.ClusterMember
+	7,  // 67: loadnode.v1.ClusterStatusResponse.error:type_name -> loadnode.v1.Error
+	9,  // 68: loadnode.v1.TableInfo.spec:type_name -> loadnode.v1.TableSpec
+	58, // 69: loadnode.v1.ListTablesResponse.tables:type_name -> loadnode.v1.TableInfo
+	7,  // 70: loadnode.v1.ListTablesResponse.error:type_name -> loadnode.v1.Error
+	58, // 71: loadnode.v1.DescribeTableResponse.table:type_name -> loadnode.v1.TableInfo
+	7,  // 72: loadnode.v1.DescribeTableResponse.error:type_name -> loadnode.v1.Error
+	7,  // 73: loadnode.v1.DropTableResponse.error:type_name -> loadnode.v1.Error
+	7,  // 74: loadnode.v1.BackupResponse.error:type_name -> loadnode.v1.Error
+	70, // 75: loadnode.v1.ResultSet.rows:type_name -> loadnode.v1.ResultRow
+	78, // 76: loadnode.v1.SourceRebase.positions:type_name -> loadnode.v1.SourceRebase.PositionsEntry
+	79, // 77: loadnode.v1.SourceRebase.checkpoints:type_name -> loadnode.v1.SourceRebase.CheckpointsEntry
+	78, // [78:78] is the sub-list for method output_type
+	78, // [78:78] is the sub-list for method input_type
+	78, // [78:78] is the sub-list for extension type_name
+	78, // [78:78] is the sub-list for extension extendee
+	0,  // [0:78] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }
@@ -6344,7 +6473,7 @@ func file_api_loadnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_loadnode_proto_rawDesc), len(file_api_loadnode_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   71,
+			NumMessages:   73,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -605,6 +605,25 @@ func (c *Client) ScanPage(ctx context.Context, table string, after []byte, limit
 	return resp.GetSchema(), resp.GetRows(), resp.GetNext(), nil
 }
 
+// QueryTable asks the node to answer a SELECT over table in the table's
+// database (a PostgreSQL table's query runs in PostgreSQL, read-only).
+// fallback, when not empty, says why the node did not answer it (the
+// table is not in PostgreSQL, a part of the query has no PostgreSQL
+// equivalent): the caller runs the query over the scan (ScanPage).
+func (c *Client) QueryTable(ctx context.Context, table, statement string) (result *api.ResultSet, fallback string, err error) {
+	resp, err := call[*api.TableQueryResponse](ctx, c, "query", &api.TableQueryRequest{Table: table, Statement: statement})
+	if err != nil {
+		return nil, "", err
+	}
+	if err := fromAPI(resp.GetError()); err != nil {
+		return nil, "", err
+	}
+	if resp.GetFallback() != "" {
+		return nil, resp.GetFallback(), nil
+	}
+	return resp.GetResult(), "", nil
+}
+
 // Scan returns a table's schema and its first limit rows in storage order;
 // limit <= 0 means every row. Large scans are read page by page; each page
 // is one request with its own timeout.

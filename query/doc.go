@@ -36,6 +36,10 @@
 // Results are wire values (api.Value) with typed columns; Render and
 // Result.Text render them as Doris's MySQL protocol does.
 //
+// Postgres translates a query into PostgreSQL's SQL over a table stored
+// there (the node runs it), when every part has an equivalent that gives
+// Run's answer; else it is ErrNoPushdown naming the part (postgres.go).
+//
 // Concurrency: Parse is a pure function; a Query is immutable and may be
 // run by several goroutines; one Run uses its goroutine only, and reads
 // through the Source (a reader never blocks a job's commits: the scan is a

@@ -3,7 +3,8 @@
 // query), sends the typed requests it means (CreateTable, Create with the
 // stored table, Alter with an update mask, ...) and shapes the answer as
 // Doris does (SHOW ROUTINE LOAD's result sets, a SELECT's rows). The node
-// never parses SQL, and package client links no SQL grammar: a Go program
+// parses no statement but a SELECT it is asked to answer (TableQueryRequest,
+// package query), and package client links no SQL grammar: a Go program
 // that only wants CreateJob imports client alone.
 //
 // Exec takes any Client (the methods of *client.Client it uses), so a test
@@ -12,8 +13,11 @@
 // *client.Error with INVALID_ARGUMENT and the clause at fault in Field.
 //
 // Concurrency: Exec keeps no state; it is as safe for concurrent use as
-// the Client it is given. A SELECT reads its table a page at a time
-// (ScanPage), so a read never blocks a job's commits.
+// the Client it is given. A SELECT over a table is offered to the node
+// first (a Client with QueryTable): a PostgreSQL table's query runs in
+// PostgreSQL, read-only; else, or when the node answers with a fallback,
+// the query reads its table a page at a time (ScanPage). A read never
+// blocks a job's commits.
 package exec
 
 import (

@@ -11,9 +11,20 @@ import (
 	"github.com/loadnode/loadnode/query"
 )
 
-// SELECT: the query runs here, over the client's paged scan (package
-// query), a page of rows at a time; the node only answers scan pages, so a
-// read never blocks a job's commits.
+// SELECT: a query over a table is first offered to the node
+// (QueryTable): a PostgreSQL table's query runs in PostgreSQL, read-only.
+// When the node answers with a fallback (the table is in the embedded
+// store, or a part of the query has no PostgreSQL equivalent), the query
+// runs here, over the client's paged scan (package query), a page of rows
+// at a time; a read never blocks a job's commits.
+
+// querier is a Client that can ask the node to answer a query
+// (*client.Client); a Client without it always runs the scan path.
+type querier interface {
+	QueryTable(ctx context.Context, table, statement string) (*api.ResultSet, string, error)
+}
+
+var _ querier = (*client.Client)(nil)
 
 // scanSource reads a table through the client's scan pages (query.Source).
 type scanSource struct{ c Client }
@@ -40,6 +51,20 @@ const scanPage = 1000
 // session's. A query outside the subset is a *client.Error naming the clause.
 func execSelect(ctx context.Context, c Client, statement string) (*api.ExecResponse, error) {
 	q, err := query.Parse(statement)
+	if err == nil && q.Table != "" {
+		if qc, ok := c.(querier); ok {
+			rs, fallback, qerr := qc.QueryTable(ctx, q.Table, statement)
+			var ce *client.Error
+			switch {
+			case qerr == nil && fallback == "":
+				return &api.ExecResponse{Result: rs, Message: fmt.Sprintf("%d rows in set", len(rs.GetRows()))}, nil
+			case errors.As(qerr, &ce) && ce.Code == api.ErrorCode_UNKNOWN_MESSAGE:
+				// A node without TableQueryRequest: the scan answers.
+			case qerr != nil:
+				return nil, qerr
+			}
+		}
+	}
 	if err == nil {
 		var res *query.Result
 		if res, err = query.Run(ctx, scanSource{c}, q, query.WithLocation(time.Local)); err == nil {

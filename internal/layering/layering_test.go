@@ -37,7 +37,7 @@ var layers = map[string][]string{
 	"supervisor":           {"internal/backoff"},
 	"cluster":              {"api", "metastore/etcdmeta"},
 	"metastore/etcdmeta":   {"api", "metastore"},
-	"actors":               {"api", "internal/backoff", "metastore", "sink", "sources", "supervisor", "table"},
+	"actors":               {"api", "internal/backoff", "metastore", "query", "sink", "sources", "supervisor", "table"},
 	"persistence":          {"api", "metastore", "sink", "table"},
 	"sink/postgres":        {"api", "sink", "table"},
 	"sources/kafka":        {"api", "sources"},

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
@@ -439,3 +440,81 @@ func (s *Sink) RaiseFence(job, fence uint64) error {
 	}
 	return nil
 }
+
+// Select runs one read-only query over the table name: build is given the
+// table's quoted name, its storage-order key column (quoted) and the
+// names of the columns it stores, and returns the statement and its result
+// columns (each decoded as a column of that type is scanned). The query
+// runs in a READ ONLY transaction with the sink's timeout as its statement
+// and lock timeout, so it never holds up a commit for long and never
+// waits on one (a reader takes no lock a commit waits for). It reads at
+// most maxRows+1 rows (one more than maxRows tells the caller the result
+// is over its bound). An error of PostgreSQL's class 22 (a data exception:
+// a value out of range, ...) has a method DataException() bool returning
+// true: the caller may answer the query another way, to give that error
+// as it words it.
+func (s *Sink) Select(ctx context.Context, name string, build func(tableSQL, keySQL string, stored []string) (string, []*api.Column, error), maxRows int) ([][]table.Value, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	ti, err := s.table(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	var stored []string
+	for _, c := range ti.schema.StoredColumns() {
+		stored = append(stored, c.GetName())
+	}
+	q, cols, err := build(ti.ident.Sanitize(), pgx.Identifier{keyColumn}.Sanitize(), stored)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]table.Value
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		ms := max(s.opts.Timeout.Milliseconds(), 1)
+		for _, set := range []string{"statement_timeout", "lock_timeout"} {
+			if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL %s = %d`, set, ms)); err != nil {
+				return err
+			}
+		}
+		rows, err := tx.Query(ctx, q)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		cells := make([]cell, len(cols))
+		dest := make([]any, len(cols))
+		for i, c := range cols {
+			dest[i] = cells[i].target(c.GetType())
+		}
+		for rows.Next() {
+			if len(out) > maxRows {
+				break
+			}
+			if err := rows.Scan(dest...); err != nil {
+				return err
+			}
+			row := make([]table.Value, len(cols))
+			for i, c := range cols {
+				if row[i], err = cells[i].value(c); err != nil {
+					return err
+				}
+			}
+			out = append(out, row)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		err = fmt.Errorf("postgres: select from %s: %w", ti.ident.Sanitize(), err)
+		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && strings.HasPrefix(pe.Code, "22") {
+			return nil, dataException{err}
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// dataException is a query's error of PostgreSQL's class 22.
+type dataException struct{ error }
+
+func (e dataException) DataException() bool { return true }
+func (e dataException) Unwrap() error       { return e.error }
