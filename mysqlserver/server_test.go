@@ -26,12 +26,20 @@ type fakeExec struct {
 	sent []string
 	// block, when not nil, holds every Exec until it is closed.
 	block chan struct{}
+	// started, when not nil, receives a value as each Exec begins.
+	started chan struct{}
 }
 
 func (f *fakeExec) Exec(ctx context.Context, st string) (*api.ExecResponse, error) {
 	f.mu.Lock()
 	f.sent = append(f.sent, st)
 	f.mu.Unlock()
+	if f.started != nil {
+		select {
+		case f.started <- struct{}{}:
+		default:
+		}
+	}
 	if f.block != nil {
 		select {
 		case <-f.block:
@@ -298,16 +306,19 @@ func TestTooManyConnections(t *testing.T) {
 	}
 	held[0].Close()
 	// The slot frees once the server has seen the close.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.After(5 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		err := open(t, s, "root", "", "").Ping()
 		if err == nil {
 			break
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-deadline:
 			t.Fatalf("after a close, a connection is still refused: %v", err)
+		case <-tick.C:
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -413,7 +424,7 @@ func TestSlowClient(t *testing.T) {
 }
 
 func TestCloseCancelsStatements(t *testing.T) {
-	fe := &fakeExec{block: make(chan struct{})}
+	fe := &fakeExec{block: make(chan struct{}), started: make(chan struct{}, 1)}
 	s, err := Listen("127.0.0.1:0", Config{Exec: fe})
 	if err != nil {
 		t.Fatal(err)
@@ -422,14 +433,10 @@ func TestCloseCancelsStatements(t *testing.T) {
 	db := open(t, s, "root", "", "")
 	done := make(chan error, 1)
 	go func() { _, err := db.Exec("PAUSE ROUTINE LOAD FOR x"); done <- err }()
-	for {
-		fe.mu.Lock()
-		n := len(fe.sent)
-		fe.mu.Unlock()
-		if n > 0 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
+	select { // the statement reached Exec, which holds it
+	case <-fe.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the statement never reached Exec")
 	}
 	closed := make(chan struct{})
 	go func() { s.Close(); close(closed) }()

@@ -343,17 +343,7 @@ func TestHTTPAPI(t *testing.T) {
 	at.want("GET", "/v1/nope", "", "", 404, "NOT_FOUND")
 
 	// The rows arrive; read them two at a time.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		m := at.want("GET", "/v1/tables/orders", "", "", 200, "")
-		if m["rows"] == "5" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the rows never arrived: %v", m)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitTableRows(t, at, "orders", "5")
 	var vals []string
 	for cursor, pages := "", 0; ; pages++ {
 		m := at.want("GET", "/v1/tables/orders/rows?limit=2&cursor="+cursor, "", "", 200, "")
@@ -391,17 +381,7 @@ func TestHTTPAPI(t *testing.T) {
 	at.want("POST", "/v1/jobs/orders/offsets", "application/json", `{}`, 400, "INVALID_ARGUMENT")
 	at.want("POST", "/v1/jobs/orders/offsets", "application/json", `{"partitions": {"0": 3, "1": "OFFSET_BEGINNING"}}`, 200, "")
 	at.want("POST", "/v1/jobs/orders/resume", "application/json", "", 200, "")
-	deadline = time.Now().Add(30 * time.Second)
-	for {
-		m := at.want("GET", "/v1/tables/orders", "", "", 200, "")
-		if m["rows"] == "7" { // 5, then offsets 3 and 4 again: new rows
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the rows after the reset never arrived: %v", m)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitTableRows(t, at, "orders", "7") // 5, then offsets 3 and 4 again: new rows
 
 	// SQL: a Doris statement's result set; a bad one.
 	if m := at.want("POST", "/v1/sql", "application/json", `{"statement": "SHOW ROUTINE LOAD FOR orders"}`, 200, ""); len(m["rows"].([]any)) != 1 || len(m["columns"].([]any)) < 10 {
@@ -459,4 +439,23 @@ func TestHTTPAPIWithoutToken(t *testing.T) {
 		}
 	}
 	at.want("DELETE", "/v1/tables/t", "", "", 200, "")
+}
+
+// waitTableRows waits until GET /v1/tables/{table} counts rows rows.
+func waitTableRows(t *testing.T, at *apiTester, table, rows string) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		m := at.want("GET", "/v1/tables/"+table, "", "", 200, "")
+		if m["rows"] == rows {
+			return
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("table %s never held %s rows: %v", table, rows, m)
+		case <-tick.C:
+		}
+	}
 }
