@@ -139,33 +139,9 @@ func describe(spec *api.TableSpec) (*mysql.Result, error) {
 		if a := c.GetAggregation(); a != api.Aggregation_AGG_NONE {
 			extra = a.String()
 		}
-		rows = append(rows, []any{c.GetName(), dorisType(c), null, key, def, extra})
+		rows = append(rows, []any{c.GetName(), table.DorisTypeName(c), null, key, def, extra})
 	}
 	return resultSet([]string{"Field", "Type", "Null", "Key", "Default", "Extra"}, rows)
-}
-
-// dorisType is a column's type as Doris's DESC names it (the same names
-// as `loadnode sql "DESC t"`, cmd/loadnode's dorisType).
-func dorisType(c *api.Column) string {
-	switch c.GetType() {
-	case api.ColumnType_INT64:
-		return "BIGINT"
-	case api.ColumnType_INT32:
-		return "INT"
-	case api.ColumnType_INT16:
-		return "SMALLINT"
-	case api.ColumnType_INT8:
-		return "TINYINT"
-	case api.ColumnType_INT128:
-		return "LARGEINT"
-	case api.ColumnType_FLOAT64:
-		return "DOUBLE"
-	case api.ColumnType_FLOAT32:
-		return "FLOAT"
-	case api.ColumnType_BOOL:
-		return "BOOLEAN"
-	}
-	return strings.ToUpper(table.TypeString(c))
 }
 
 // toMyError is an Exec error as a MySQL error: the client's stable code

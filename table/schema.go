@@ -429,3 +429,28 @@ func TypeString(c *api.Column) string {
 
 // SpecField names the spec field at fault ("table.columns[1].type").
 func (e *FieldError) SpecField() string { return e.Field }
+
+// DorisTypeName is the type of c as Doris's DESC and SHOW CREATE TABLE
+// name it (BIGINT for int64, DOUBLE for float64, ...; the others as
+// TypeString writes them, in upper case).
+func DorisTypeName(c *api.Column) string {
+	switch c.GetType() {
+	case api.ColumnType_INT64:
+		return "BIGINT"
+	case api.ColumnType_INT32:
+		return "INT"
+	case api.ColumnType_INT16:
+		return "SMALLINT"
+	case api.ColumnType_INT8:
+		return "TINYINT"
+	case api.ColumnType_INT128:
+		return "LARGEINT"
+	case api.ColumnType_FLOAT64:
+		return "DOUBLE"
+	case api.ColumnType_FLOAT32:
+		return "FLOAT"
+	case api.ColumnType_BOOL:
+		return "BOOLEAN"
+	}
+	return strings.ToUpper(TypeString(c))
+}

@@ -71,31 +71,7 @@ func printTableDescribe(w io.Writer, t *api.TableInfo) error {
 		case c.GetDefaultCurrentTimestamp():
 			def = "CURRENT_TIMESTAMP"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", cell(c.GetName()), dorisType(c), null, def)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", cell(c.GetName()), table.DorisTypeName(c), null, def)
 	}
 	return tw.Flush()
-}
-
-// dorisType is a column's type as Doris's DESC names it: BIGINT,
-// DECIMAL(10,2), VARCHAR(64); TIMESTAMP (loadnode's instant type) as it is.
-func dorisType(c *api.Column) string {
-	switch c.GetType() {
-	case api.ColumnType_INT64:
-		return "BIGINT"
-	case api.ColumnType_INT32:
-		return "INT"
-	case api.ColumnType_INT16:
-		return "SMALLINT"
-	case api.ColumnType_INT8:
-		return "TINYINT"
-	case api.ColumnType_INT128:
-		return "LARGEINT"
-	case api.ColumnType_FLOAT64:
-		return "DOUBLE"
-	case api.ColumnType_FLOAT32:
-		return "FLOAT"
-	case api.ColumnType_BOOL:
-		return "BOOLEAN"
-	}
-	return strings.ToUpper(table.TypeString(c))
 }
