@@ -1346,6 +1346,11 @@ type JobSpec struct {
 	// use (from_unixtime, unix_timestamp, datetimes with an offset); empty
 	// means UTC.
 	Timezone string `protobuf:"bytes,15,opt,name=timezone,proto3" json:"timezone,omitempty"`
+	// lc_time_names: Doris's (MySQL's) lc_time_names, the language of
+	// DAYNAME and MONTHNAME in columns_mapping, where and delete_on: a locale
+	// MySQL lists, in any case ("zh_CN", "fr_FR"); empty means en_US.
+	// DATE_FORMAT's names stay English, as Doris's.
+	LcTimeNames string `protobuf:"bytes,227,opt,name=lc_time_names,json=lcTimeNames,proto3" json:"lc_time_names,omitempty"`
 	// columns_mapping is Doris's COLUMNS (...), one entry per item as
 	// written: a field name ("k1", "tmp") or "column = expression"
 	// ("v2 = tmp * 100"). Empty: the record's fields are the table's columns
@@ -1573,6 +1578,13 @@ func (x *JobSpec) GetMaxFilterRatio() float64 {
 func (x *JobSpec) GetTimezone() string {
 	if x != nil {
 		return x.Timezone
+	}
+	return ""
+}
+
+func (x *JobSpec) GetLcTimeNames() string {
+	if x != nil {
+		return x.LcTimeNames
 	}
 	return ""
 }
@@ -5812,7 +5824,7 @@ const file_api_loadnode_proto_rawDesc = "" +
 	" \x01(\tR\x0fdefaultPosition\x1a<\n" +
 	"\x0ePositionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x9d\x0e\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc2\x0e\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
 	"\x05table\x18\x02 \x01(\v2\x16.loadnode.v1.TableSpecR\x05table\x12\x16\n" +
@@ -5830,7 +5842,8 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\vstrict_mode\x18\r \x01(\bH\x00R\n" +
 	"strictMode\x88\x01\x01\x12-\n" +
 	"\x10max_filter_ratio\x18\x0e \x01(\x01H\x01R\x0emaxFilterRatio\x88\x01\x01\x12\x1a\n" +
-	"\btimezone\x18\x0f \x01(\tR\btimezone\x12'\n" +
+	"\btimezone\x18\x0f \x01(\tR\btimezone\x12#\n" +
+	"\rlc_time_names\x18\xe3\x01 \x01(\tR\vlcTimeNames\x12'\n" +
 	"\x0fcolumns_mapping\x18\x10 \x03(\tR\x0ecolumnsMapping\x12\x14\n" +
 	"\x05where\x18\x11 \x01(\tR\x05where\x12\x1b\n" +
 	"\tjson_root\x18\x12 \x01(\tR\bjsonRoot\x12-\n" +

@@ -18,7 +18,7 @@ import (
 // refuses any other field by name.
 var Alterable = []string{
 	"desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size",
-	"max_error_number", "strict_mode", "max_filter_ratio", "timezone", "json_root", "strip_outer_array", "empty_field_as_null", "enclose", "escape",
+	"max_error_number", "strict_mode", "max_filter_ratio", "timezone", "lc_time_names", "json_root", "strip_outer_array", "empty_field_as_null", "enclose", "escape",
 	"kafka.properties", "kafka.default_offset", "kafka.brokers", "kafka.topic",
 	// Only together with a change of kafka.topic: the new topic's
 	// partitions and their start offsets.
@@ -141,6 +141,8 @@ func applyMask(cur, patch *api.JobSpec, mask []string) (*api.JobSpec, error) {
 			next.MaxFilterRatio = patch.MaxFilterRatio
 		case "timezone":
 			next.Timezone = patch.GetTimezone()
+		case "lc_time_names":
+			next.LcTimeNames = patch.GetLcTimeNames()
 		case "json_root":
 			next.JsonRoot = patch.GetJsonRoot()
 		case "strip_outer_array":
@@ -263,6 +265,7 @@ func wholeSpec(cur, in *api.JobSpec) (*api.JobSpec, error) {
 	probe.DesiredConcurrentNumber, probe.MaxBatchIntervalMs = cur.GetDesiredConcurrentNumber(), cur.GetMaxBatchIntervalMs()
 	probe.MaxBatchRows, probe.MaxBatchSize, probe.MaxErrorNumber = cur.GetMaxBatchRows(), cur.GetMaxBatchSize(), cur.GetMaxErrorNumber()
 	probe.StrictMode, probe.MaxFilterRatio, probe.Timezone = cur.StrictMode, cur.MaxFilterRatio, cur.GetTimezone()
+	probe.LcTimeNames = cur.GetLcTimeNames()
 	probe.JsonRoot, probe.EmptyFieldAsNull, probe.StripOuterArray = cur.GetJsonRoot(), cur.GetEmptyFieldAsNull(), cur.GetStripOuterArray()
 	probe.Enclose, probe.Escape = cur.Enclose, cur.GetEscape()
 	probe.ColumnSeparator, probe.ColumnsMapping, probe.Where = cur.GetColumnSeparator(), cur.GetColumnsMapping(), cur.GetWhere()
@@ -328,6 +331,9 @@ func describeChanges(old, next *api.JobSpec) []string {
 	}
 	if next.GetTimezone() != old.GetTimezone() {
 		changed = append(changed, fmt.Sprintf("timezone %q->%q", old.GetTimezone(), next.GetTimezone()))
+	}
+	if next.GetLcTimeNames() != old.GetLcTimeNames() {
+		changed = append(changed, fmt.Sprintf("lc_time_names %q->%q", old.GetLcTimeNames(), next.GetLcTimeNames()))
 	}
 	if next.GetMaxBatchRows() != old.GetMaxBatchRows() {
 		changed = append(changed, fmt.Sprintf("max_batch_rows %d->%d", old.GetMaxBatchRows(), next.GetMaxBatchRows()))

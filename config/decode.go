@@ -261,7 +261,7 @@ func offsetText(n *yaml.Node) string {
 }
 
 var (
-	jobKeys   = []string{"name", "table", "tables", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "schema_registry", "merge_type", "delete_on", "sequence_column", "partial_columns", "partial_update_new_key_behavior", "unique_key_update_mode", "fill_missing_columns", "strip_outer_array", "trim_double_quotes", "skip_lines", "num_as_string", "target_partitions", "error_topic", "error_topic_brokers", "error_topic_properties", "kafka", "kinesis"}
+	jobKeys   = []string{"name", "table", "tables", "format", "column_separator", "jsonpaths", "desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size", "max_error_number", "strict_mode", "max_filter_ratio", "timezone", "lc_time_names", "columns_mapping", "where", "json_root", "empty_field_as_null", "enclose", "escape", "schema_registry", "merge_type", "delete_on", "sequence_column", "partial_columns", "partial_update_new_key_behavior", "unique_key_update_mode", "fill_missing_columns", "strip_outer_array", "trim_double_quotes", "skip_lines", "num_as_string", "target_partitions", "error_topic", "error_topic_brokers", "error_topic_properties", "kafka", "kinesis"}
 	tableKeys = []string{"name", "columns", "model", "database", "keys", "sequence_column", "sequence_type", "skip_bitmap_column"}
 	colKeys   = []string{"name", "type", "not_null", "default", "default_current_timestamp", "default_current_timestamp_precision", "text_in_job_zone", "aggregation"}
 	kafkaKeys = []string{"brokers", "topic", "partitions", "offsets", "default_offset", "properties", "commit_group"}
@@ -343,6 +343,8 @@ func (d *decoder) jobSpec(root *yaml.Node) (*api.JobSpec, error) {
 			}
 		case "timezone":
 			s.Timezone, err = str(v, key)
+		case "lc_time_names":
+			s.LcTimeNames, err = str(v, key)
 		case "columns_mapping":
 			if v.Kind != yaml.SequenceNode {
 				return errAt(v, key, "must be a list of field names and \"column = expression\" items")

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/table"
 )
 
 // ordersSpec is testdata/orders.yaml as a wire spec.
@@ -547,5 +548,31 @@ func TestParseIntervalSize(t *testing.T) {
 		} else if err != nil || got != tt.want {
 			t.Errorf("%s(%q) = %d, %v; want %d", tt.fn, tt.in, got, err, tt.want)
 		}
+	}
+}
+
+// TestLCTimeNamesProperty checks the job property lc_time_names: decoded,
+// kept through a round trip, its case as written, an unknown locale
+// refused by its name.
+func TestLCTimeNamesProperty(t *testing.T) {
+	s, err := ParseJobSpec([]byte(`name: j
+table: {name: t, columns: [{name: a, type: string}]}
+lc_time_names: ZH_cn
+columns_mapping: [d, "a = dayname(d)"]
+kafka: {brokers: "h:1", topic: t}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.GetLcTimeNames() != "ZH_cn" {
+		t.Errorf("lc_time_names = %q", s.GetLcTimeNames())
+	}
+	assertRoundTrip(t, s)
+	if f := table.FormatOf(s); f.LCTimeNames != "ZH_cn" {
+		t.Errorf("FormatOf: lc_time_names %q", f.LCTimeNames)
+	}
+	_, err = ParseJobSpec([]byte("name: j\ntable: {name: t, columns: [{name: a, type: int}]}\nlc_time_names: xx_XX\nkafka: {brokers: \"h:1\", topic: t}\n"))
+	if err == nil || !strings.Contains(err.Error(), "lc_time_names") || !strings.Contains(err.Error(), "xx_XX") {
+		t.Errorf("lc_time_names xx_XX: %v, want an error naming the field and the value", err)
 	}
 }

@@ -113,6 +113,9 @@ func MarshalJobSpec(s *api.JobSpec) ([]byte, error) {
 	if s.Timezone != "" {
 		add(root, "timezone", strNode(s.Timezone))
 	}
+	if s.LcTimeNames != "" {
+		add(root, "lc_time_names", strNode(s.LcTimeNames))
+	}
 	if len(s.ColumnsMapping) > 0 {
 		add(root, "columns_mapping", strList(s.ColumnsMapping))
 	}

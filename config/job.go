@@ -229,6 +229,9 @@ func ValidateJobSpec(s *api.JobSpec) error {
 	if _, err := LoadTimezone(s.Timezone); err != nil {
 		return fieldErr("timezone", "%v", err)
 	}
+	if _, err := table.LCTimeNames(s.LcTimeNames); err != nil {
+		return fieldErr("lc_time_names", "%v", err)
+	}
 	switch {
 	case s.Kafka != nil && s.Kinesis != nil:
 		return fieldErr("kinesis", "a job has exactly one source: kafka or kinesis, not both")

@@ -260,6 +260,9 @@
 //	                    not committed, and the job pauses naming the limit
 //	"timezone"          timezone (IANA name, +hh:mm or +h:mm); default UTC, not the Doris
 //	                    node's zone (loadnode has no session zone)
+//	"lc_time_names"     lc_time_names (a locale MySQL lists, any case); default en_US: the
+//	                    language of DAYNAME and MONTHNAME in COLUMNS, WHERE and DELETE ON
+//	                    (a Doris session variable; Doris's routine load has no such property)
 //
 // # Multi-table loads
 //
@@ -283,7 +286,7 @@
 //
 // PROPERTIES may change desired_concurrent_number, max_batch_interval,
 // max_batch_rows, max_batch_size, max_error_number, strict_mode,
-// max_filter_ratio, timezone, json_root, empty_field_as_null, enclose,
+// max_filter_ratio, timezone, lc_time_names, json_root, empty_field_as_null, enclose,
 // escape and jsonpaths (and carry fuzzy_parse, which changes nothing);
 // "format", partial_columns, partial_update_new_key_behavior and
 // fill_missing_columns cannot be altered. The load properties COLUMNS TERMINATED BY, COLUMNS (...), WHERE,

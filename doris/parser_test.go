@@ -1341,3 +1341,17 @@ PARTITION BY LIST(id, city) (
 		t.Errorf("a multi-table load with PARTITION: %v", err)
 	}
 }
+
+// TestLCTimeNamesProperty checks the routine load property lc_time_names:
+// kept as written, an unknown locale refused by its name.
+func TestLCTimeNamesProperty(t *testing.T) {
+	st := mustParse(t, `CREATE ROUTINE LOAD j ON t COLUMNS(d, a = dayname(d)) PROPERTIES ("lc_time_names" = "fr_FR")
+	FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`)
+	if got := st.CreateRoutineLoad.GetLcTimeNames(); got != "fr_FR" {
+		t.Errorf("lc_time_names = %q, want fr_FR", got)
+	}
+	_, err := Parse(`CREATE ROUTINE LOAD j ON t PROPERTIES ("lc_time_names" = "fr_XX") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`)
+	if err == nil || !strings.Contains(err.Error(), "fr_XX") {
+		t.Errorf("lc_time_names fr_XX: %v, want an error naming it", err)
+	}
+}

@@ -57,6 +57,7 @@ const (
 	fieldStrict      = "strict_mode"
 	fieldRatio       = "max_filter_ratio"
 	fieldTimezone    = "timezone"
+	fieldTimeNames   = "lc_time_names"
 	fieldJSONRoot    = "json_root"
 	fieldStrip       = "strip_outer_array"
 	fieldEmptyNull   = "empty_field_as_null"
@@ -85,13 +86,13 @@ const (
 )
 
 var changeOrder = []string{
-	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldStrict, fieldRatio, fieldTimezone, fieldJSONPaths, fieldJSONRoot, fieldStrip, fieldEmptyNull, fieldEnclose, fieldEscape,
+	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldStrict, fieldRatio, fieldTimezone, fieldTimeNames, fieldJSONPaths, fieldJSONRoot, fieldStrip, fieldEmptyNull, fieldEnclose, fieldEscape,
 	fieldColumnSep, fieldColumns, fieldWhere, fieldDeleteOn, fieldSequence, fieldUpdateMode,
 	fieldBrokers, fieldTopic, fieldPartitions, fieldOffsets, fieldDefaultOffset, fieldKafkaProps,
 }
 
 // jobPropertiesHelp lists the job PROPERTIES that map onto the spec.
-const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, format, jsonpaths, json_root, strip_outer_array, num_as_string, empty_field_as_null, enclose, escape, trim_double_quotes, skip_lines, fill_missing_columns, partial_columns, partial_update_new_key_behavior, unique_key_update_mode, fuzzy_parse, and loadnode's own loadnode.error_topic, loadnode.error_topic_brokers"
+const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_interval, max_batch_rows, max_batch_size, max_error_number, max_filter_ratio, strict_mode, timezone, lc_time_names, format, jsonpaths, json_root, strip_outer_array, num_as_string, empty_field_as_null, enclose, escape, trim_double_quotes, skip_lines, fill_missing_columns, partial_columns, partial_update_new_key_behavior, unique_key_update_mode, fuzzy_parse, and loadnode's own loadnode.error_topic, loadnode.error_topic_brokers"
 
 // loadClauses are the load_properties of CREATE ROUTINE LOAD that loadnode
 // refuses, keyed by their first word, with the reason.
@@ -456,6 +457,7 @@ type jobProps struct {
 	strict      bool
 	ratio       float64
 	timezone    string
+	timeNames   string
 	jsonRoot    string
 	emptyNull   bool
 	enclose     string
@@ -538,6 +540,9 @@ func (j *jobProps) apply(s *api.JobSpec) {
 	}
 	if j.given[fieldTimezone] {
 		s.Timezone = j.timezone
+	}
+	if j.given[fieldTimeNames] {
+		s.LcTimeNames = j.timeNames
 	}
 	if j.given[fieldJSONRoot] {
 		s.JsonRoot = j.jsonRoot
@@ -685,6 +690,11 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 			return bad("%v", err)
 		}
 		j.timezone = v
+	case fieldTimeNames:
+		if _, err := table.LCTimeNames(v); err != nil {
+			return bad("%v", err)
+		}
+		j.timeNames = v
 	case "format":
 		if alter {
 			return p.errf(pr.keyTok, clause, "cannot be altered")

@@ -503,6 +503,9 @@ func CreateStatement(spec *api.JobSpec) string {
 	if tz := spec.GetTimezone(); tz != "" {
 		add("timezone", tz)
 	}
+	if n := spec.GetLcTimeNames(); n != "" {
+		add("lc_time_names", n)
+	}
 	if len(spec.GetJsonpaths()) > 0 {
 		add("jsonpaths", jsonText(spec.GetJsonpaths()))
 	}

@@ -82,10 +82,11 @@ func EvalConst(src string, loc *time.Location, opts ...EvalOption) (Const, error
 	if err != nil {
 		return Const{}, err
 	}
-	if err := set.check(n); err != nil {
+	names, err := lookupTimeNames(set.lcTimeNames)
+	if err != nil {
 		return Const{}, err
 	}
-	env := &evalEnv{loc: loc}
+	env := &evalEnv{loc: loc, names: names}
 	v := n.eval(env)
 	if env.over != nil {
 		return Const{}, env.over

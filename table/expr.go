@@ -209,6 +209,9 @@ type node interface {
 type evalEnv struct {
 	vals []ev
 	loc  *time.Location
+	// names are the days' and months' names of the session's
+	// lc_time_names (DAYNAME, MONTHNAME); nil is en_US.
+	names *timeNames
 	// limit is the most bytes a text value may have (Format.MaxValueBytes);
 	// 0 means DefaultMaxValueBytes.
 	limit int

@@ -16,8 +16,9 @@ import (
 // Day numbers, weekdays and weeks are Doris's (MySQL's) arithmetic
 // (datefmt.go: calcDaynr, calcWeekday, calcWeek), so that week 0, week 53
 // and the year a week belongs to fall where Doris puts them. Names of days
-// and months are English: a load has no lc_time_names (Doris's default,
-// en_US). A TIME value is eTime: signed microseconds, at most
+// and months are those of the session's lc_time_names (lctime.go; a
+// load's is its job's, en_US by default); DATE_FORMAT's %W %a %M %b stay
+// English under any, as Doris's. A TIME value is eTime: signed microseconds, at most
 // 838:59:59 either way, as Doris's TIME.
 func datePartFunctions() map[string]fnSpec {
 	// onDate computes an integer from a date's year, month, day and day
@@ -112,19 +113,19 @@ func datePartFunctions() map[string]fnSpec {
 			w, wy := calcWeek(dnr, y, m, d, weekMode(mode)|weekYear)
 			return wy*100 + w
 		}),
-		"DAYNAME": {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev {
+		"DAYNAME": {min: 1, max: 1, fn: func(env *evalEnv, a []ev) ev {
 			y, m, d, ok := ymdOf(a[0])
 			if !ok {
 				return evNull
 			}
-			return evStr(dayNames[calcWeekday(calcDaynr(y, m, d), false)])
+			return evStr(env.names.dayName(calcWeekday(calcDaynr(y, m, d), false)))
 		}},
-		"MONTHNAME": {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev {
+		"MONTHNAME": {min: 1, max: 1, fn: func(env *evalEnv, a []ev) ev {
 			_, m, _, ok := ymdOf(a[0])
 			if !ok {
 				return evNull
 			}
-			return evStr(monthNames[m])
+			return evStr(env.names.monthName(m))
 		}},
 		"LAST_DAY": {min: 1, max: 1, fn: func(_ *evalEnv, a []ev) ev {
 			y, m, _, ok := ymdOf(a[0])
@@ -736,44 +737,4 @@ func (p *exprParser) extract() (node, error) {
 		return nil, err
 	}
 	return &callNode{name: name, args: []node{x}}, p.expectOp(")")
-}
-
-// EvalOption sets a session setting EvalConst evaluates in.
-type EvalOption func(*evalSettings)
-
-// evalSettings are the session settings a SELECT may have and a load has
-// not: an expression that depends on one set otherwise than a load has it
-// is refused by name (check).
-type evalSettings struct {
-	lcTimeNames string // "" or default: en_US
-}
-
-// WithLCTimeNames sets Doris's lc_time_names, the language of DAYNAME
-// and MONTHNAME. A load has none (its names are en_US's): an expression
-// calling either under a locale that is not English is refused by name.
-func WithLCTimeNames(locale string) EvalOption {
-	return func(s *evalSettings) { s.lcTimeNames = locale }
-}
-
-// check refuses an expression whose value would depend on a setting a
-// load cannot have.
-func (s evalSettings) check(n node) error {
-	l := strings.ToLower(s.lcTimeNames)
-	if l == "" || l == "default" || strings.HasPrefix(l, "en_") {
-		return nil
-	}
-	stack := []node{n}
-	for len(stack) > 0 {
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if c, ok := x.(*callNode); ok && (c.name == "DAYNAME" || c.name == "MONTHNAME") {
-			return &FormError{Func: c.name, Msg: fmt.Sprintf("%s under lc_time_names %s: loadnode names days and months in English (en_US), the only names a load has", c.name, s.lcTimeNames)}
-		}
-		for _, k := range children(x) {
-			if k != nil {
-				stack = append(stack, k)
-			}
-		}
-	}
-	return nil
 }

@@ -184,26 +184,6 @@ func TestDatePartsRefused(t *testing.T) {
 	}
 }
 
-// TestDayNamesLocale checks that DAYNAME and MONTHNAME are English, and
-// that under a locale a load cannot have they are refused by name.
-func TestDayNamesLocale(t *testing.T) {
-	for _, locale := range []string{"", "default", "en_US", "En_Au"} {
-		got, err := EvalConst(`CONCAT(DAYNAME('2023-10-01'), ' ', MONTHNAME('2023-07-13'))`, nil, WithLCTimeNames(locale))
-		if err != nil || got.Text != "Sunday July" {
-			t.Errorf("lc_time_names %q: %+v, %v; want Sunday July", locale, got, err)
-		}
-	}
-	for _, src := range []string{`DAYNAME('2023-10-01')`, `IFNULL(NULL, MONTHNAME('2023-07-13'))`} {
-		_, err := EvalConst(src, nil, WithLCTimeNames("fr_FR"))
-		if name, ok := IsRefusedForm(err); !ok || !strings.Contains(err.Error(), "fr_FR") || name == "" {
-			t.Errorf("%s under fr_FR: %v, want a refusal naming the function and the locale", src, err)
-		}
-	}
-	if _, err := EvalConst(`YEAR('2023-10-01')`, nil, WithLCTimeNames("fr_FR")); err != nil {
-		t.Errorf("YEAR under fr_FR: %v", err)
-	}
-}
-
 // TestCastDatetimeScale checks that CAST AS DATETIME(p) rounds to p
 // fractional digits, DATETIME being DATETIME(0), as Doris casts.
 func TestCastDatetimeScale(t *testing.T) {

@@ -336,7 +336,7 @@ func (p *Parser) apply(src, out []Value) error {
 		}
 		m.env.vals[len(s.cols)+len(m.slots)+len(m.derived)+k] = p.metaEv(r)
 	}
-	envSlots := evalEnv{vals: m.env.vals[len(s.cols):], loc: m.loc, limit: m.env.limit}
+	envSlots := evalEnv{vals: m.env.vals[len(s.cols):], loc: m.loc, limit: m.env.limit, names: m.env.names}
 	// The expressions in the order written: each may read the values
 	// before it (see derived).
 	for k, d := range m.derived {

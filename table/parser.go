@@ -54,6 +54,9 @@ type Format struct {
 	EmptyFieldAsNull bool
 	// Location is the zone of conversions that need one; nil is UTC.
 	Location *time.Location
+	// LCTimeNames is the job's lc_time_names (LCTimeNames), the language
+	// of DAYNAME and MONTHNAME in its expressions; "" is en_US.
+	LCTimeNames string
 	// Enclose, csv only, encloses a field holding separators; 0 means '"'
 	// (RFC 4180: csv.go) unless NoEnclose, when quotes are literal (Doris's
 	// default; kind hive_text's too). Given, fields split and unescape as
@@ -335,12 +338,17 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 	if s.hidden {
 		seq = strings.Trim(strings.TrimSpace(f.Sequence), "`")
 	}
+	names, err := lookupTimeNames(f.LCTimeNames)
+	if err != nil {
+		return nil, fieldErr("lc_time_names", "%s", err)
+	}
 	m, err := compileMapping(s, f.Columns, f.Where, deleteOn, seq, loc)
 	if err != nil {
 		return nil, err
 	}
 	if m != nil {
 		m.env.limit = p.maxValue
+		m.env.names = names
 		p.m = m
 		p.types, p.meta, p.names = nil, nil, nil
 		for _, sl := range m.slots {
@@ -947,6 +955,7 @@ func FormatOf(spec *api.JobSpec) Format {
 		JSONRoot:         spec.GetJsonRoot(),
 		EmptyFieldAsNull: spec.GetEmptyFieldAsNull(),
 		Location:         loc,
+		LCTimeNames:      spec.GetLcTimeNames(),
 		NoEnclose:        spec.Enclose != nil && spec.GetEnclose() == "",
 		Enclose:          firstByte(spec.GetEnclose()),
 		Escape:           firstByte(spec.GetEscape()),
