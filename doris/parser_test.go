@@ -1359,7 +1359,7 @@ PARTITION BY LIST(id, city) (
 // statement for it, which reads back.
 func TestParseTemporaryPartitions(t *testing.T) {
 	for sql, want := range map[string]*api.TablePartition{
-		"ALTER TABLE test_temporary_partitions ADD TEMPORARY PARTITION test": {Name: "test"},
+		"ALTER TABLE test_temporary_partitions ADD TEMPORARY PARTITION test":                                                                                                {Name: "test"},
 		`ALTER TABLE db.tbl1 ADD TEMPORARY PARTITION tp1 VALUES LESS THAN("2020-02-01") ("in_memory" = "true", "replication_num" = "1") DISTRIBUTED BY HASH(k1) BUCKETS 5;`: {Name: "tp1", Upper: &api.PartitionBound{Values: []*api.PartitionBoundValue{{Text: "2020-02-01"}}}},
 		`ALTER TABLE tbl2 ADD TEMPORARY PARTITION tp1 VALUES [("2020-01-01"), ("2020-02-01"))`: {Name: "tp1",
 			Lower: &api.PartitionBound{Values: []*api.PartitionBoundValue{{Text: "2020-01-01"}}}, Upper: &api.PartitionBound{Values: []*api.PartitionBoundValue{{Text: "2020-02-01"}}}},

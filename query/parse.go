@@ -23,9 +23,9 @@ type Query struct {
 	// table's own rows.
 	TemporaryPartition string
 	Items              []Item
-	Where     string // "" when none
-	GroupBy   []Key
-	OrderBy   []OrderKey
+	Where              string // "" when none
+	GroupBy            []Key
+	OrderBy            []OrderKey
 	// Limit is the most rows returned, -1 when there is no LIMIT; Offset
 	// the rows skipped first.
 	Limit, Offset int64
