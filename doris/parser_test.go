@@ -1097,7 +1097,8 @@ func mustParse(t *testing.T, sql string) *Statement {
 func setFields(st *Statement) int {
 	n := 0
 	for _, set := range []bool{st.CreateTable != nil, st.CreateRoutineLoad != nil, st.Pause != nil,
-		st.Resume != nil, st.Stop != nil, st.Alter != nil, st.Show != nil} {
+		st.Resume != nil, st.Stop != nil, st.Alter != nil, st.Show != nil, st.AlterTable != nil,
+		st.Truncate != nil, st.Insert != nil, st.ShowTables, st.Describe != nil, st.DropTable != nil} {
 		if set {
 			n++
 		}
