@@ -35,7 +35,7 @@
 //	SHOW ROUTINE LOAD TASK [FROM db] WHERE JobName = "name"
 //	SHOW [ALL] CREATE ROUTINE LOAD FOR [db.]name
 //	TRUNCATE TABLE [db.]name                (every row goes; jobs keep their progress)
-//	INSERT INTO [db.]table [(cols)] VALUES (v, ...) [, (v, ...)]
+//	INSERT INTO [db.]table [TEMPORARY PARTITION (tp)] [(cols)] VALUES (v, ...) [, (v, ...)]
 //	                                        (strings, numbers, TRUE, FALSE, NULL; one
 //	                                        atomic write, merged into a UNIQUE or
 //	                                        AGGREGATE table; INSERT ... SELECT refused)

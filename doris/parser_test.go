@@ -1390,6 +1390,17 @@ func TestParseTemporaryPartitions(t *testing.T) {
 	if back := mustParse(t, cs); back.CreateRoutineLoad.GetTable().GetName() != "t#tp1" {
 		t.Errorf("CreateStatement reads back as table %q", back.CreateRoutineLoad.GetTable().GetName())
 	}
+	if got := mustParse(t, "INSERT INTO t TEMPORARY PARTITION (tp1) (a) VALUES (1)").Insert; got.GetTable() != "t#tp1" || len(got.GetColumns()) != 1 {
+		t.Errorf("INSERT INTO ... TEMPORARY PARTITION: %v", got)
+	}
+	for sql, want := range map[string]string{
+		"INSERT INTO t TEMPORARY PARTITION (tp1, tp2) VALUES (1)": "more than one temporary partition",
+		"INSERT INTO t PARTITION (p1) VALUES (1)":                 "INSERT INTO ... PARTITION: not supported by loadnode",
+	} {
+		if _, err := Parse(sql); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", sql, err, want)
+		}
+	}
 	if got := mustParse(t, `CREATE ROUTINE LOAD j ON t TEMPORARY PARTITION tp1 FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`).CreateRoutineLoad.GetTable().GetName(); got != "t#tp1" {
 		t.Errorf("TEMPORARY PARTITION tp1 (no parentheses): table %q", got)
 	}

@@ -350,8 +350,15 @@ func TestDorisTemporaryPartitions(t *testing.T) {
 		t.Errorf("SHOW CREATE ROUTINE LOAD: %s", stmt)
 	}
 	// A LESS THAN temporary partition above tp1 starts at tp1's upper
-	// bound (Doris).
+	// bound (Doris); INSERT INTO ... TEMPORARY PARTITION writes it.
 	d.exec(`ALTER TABLE r ADD TEMPORARY PARTITION tp2 VALUES LESS THAN ("30")`)
+	if _, err := exec.Exec(d.ctx, d.c, `INSERT INTO r TEMPORARY PARTITION (tp2) VALUES (14, 'below')`); err == nil || !strings.Contains(err.Error(), "no partition for this tuple") {
+		t.Errorf("INSERT below tp2's range = %v; want no partition for this tuple", err)
+	}
+	d.exec(`INSERT INTO r TEMPORARY PARTITION (tp2) VALUES (15, 'tp2')`)
+	if got := d.selectRows("SELECT * FROM r TEMPORARY PARTITION tp2"); !slices.Equal(got, []string{"15,tp2"}) {
+		t.Errorf("SELECT ... TEMPORARY PARTITION tp2 = %q", got)
+	}
 	var names []string
 	for _, ti := range d.exec("SHOW TABLES").GetTables() {
 		names = append(names, ti.GetSpec().GetName())
