@@ -57,6 +57,10 @@ func (m *manager) storedTable(spec *api.JobSpec) *api.JobResponse {
 	if err != nil {
 		return &api.JobResponse{Error: storeErr(err)}
 	}
+	if stored == nil && table.IsTemporaryPartition(name) {
+		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "table.name",
+			Message: fmt.Sprintf("%s does not exist: add it first (ALTER TABLE ... ADD TEMPORARY PARTITION)", table.DisplayName(name))}}
+	}
 	if stored == nil {
 		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "table.name",
 			Message: fmt.Sprintf("table %s does not exist: create it first", api.Quote(name))}}
@@ -143,6 +147,9 @@ func (m *manager) createFor(ctx actor.Context, req *api.CreateJobRequest) *api.J
 	switch {
 	case err != nil:
 		return &api.JobResponse{Error: storeErr(err)}
+	case existing == nil && table.IsTemporaryPartition(spec.GetTable().GetName()):
+		return &api.JobResponse{Error: &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "table.name",
+			Message: fmt.Sprintf("%s does not exist: add it first (ALTER TABLE ... ADD TEMPORARY PARTITION)", table.DisplayName(spec.GetTable().GetName()))}}
 	case existing == nil:
 		newTable = spec.GetTable()
 	default:
@@ -180,6 +187,9 @@ func (m *manager) createTable(req *api.CreateTableRequest) *api.CreateTableRespo
 		e := invalidErr("table", err)
 		return &api.CreateTableResponse{Error: e}
 	}
+	if table.IsTemporaryPartition(spec.GetName()) {
+		return m.addTemporaryPartition(req)
+	}
 	sk, err := m.deps.Sinks(spec)
 	if err != nil {
 		return &api.CreateTableResponse{Error: invalidErr("table", err)}
@@ -191,6 +201,34 @@ func (m *manager) createTable(req *api.CreateTableRequest) *api.CreateTableRespo
 		return nil // createTableIn, outside the mailbox
 	}
 	return catalogCreate(m.deps.Meta, req)
+}
+
+// addTemporaryPartition adds a temporary partition to its table (Doris
+// ALTER TABLE t ADD TEMPORARY PARTITION tp): req's spec is its catalog
+// table (table.TemporaryPartitionSpec), checked against the table and its
+// other temporary partitions as Doris checks it. It runs in the manager,
+// as dropTable does, so that the table cannot go meanwhile. Only the
+// embedded store's tables have temporary partitions.
+func (m *manager) addTemporaryPartition(req *api.CreateTableRequest) *api.CreateTableResponse {
+	spec := req.GetSpec()
+	name, part, _ := table.SplitTemporaryPartition(spec.GetName())
+	parent, err := m.deps.Meta.Table(name)
+	if err != nil {
+		return &api.CreateTableResponse{Error: tableErr(name, err)}
+	}
+	if db := parent.GetDatabase(); db != "" {
+		return &api.CreateTableResponse{Error: &api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "temporary_partition",
+			Message: fmt.Sprintf("TEMPORARY PARTITION %s: table %s is in database %s; temporary partitions are not supported by loadnode for a database's tables (only the embedded store's)", part, name, db)}}
+	}
+	others, err := m.temporaryPartitions(name)
+	if err != nil {
+		return &api.CreateTableResponse{Error: storeErr(err)}
+	}
+	resolved, err := table.ResolveTemporaryPartition(parent, spec, others)
+	if err != nil {
+		return &api.CreateTableResponse{Error: invalidErr("temporary_partition", err)}
+	}
+	return catalogCreate(m.deps.Meta, &api.CreateTableRequest{Spec: resolved})
 }
 
 // createTableIn makes a table in its database server, then in the catalog,

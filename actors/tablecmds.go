@@ -11,6 +11,7 @@ import (
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/metastore"
 	"github.com/loadnode/loadnode/sink"
+	"github.com/loadnode/loadnode/table"
 )
 
 // Table management: list, describe, drop. The manager knows which jobs
@@ -55,6 +56,9 @@ func (m *manager) listTables() *api.ListTablesResponse {
 	}
 	resp := &api.ListTablesResponse{}
 	for _, spec := range specs {
+		if table.IsTemporaryPartition(spec.GetName()) {
+			continue // a temporary partition of its table, not a table
+		}
 		ti := &api.TableInfo{Spec: spec, Rows: -1, Sink: "embedded"}
 		ti.Jobs, _ = m.tableJobs(spec.GetName())
 		if sk, err := m.deps.Sinks(spec); err == nil {
@@ -97,12 +101,30 @@ func (m *manager) describeTable(ctx actor.Context, req *api.DescribeTableRequest
 	})
 }
 
+// temporaryPartitions are the catalog tables of the temporary partitions
+// of table name (table.TemporaryPartitionTable).
+func (m *manager) temporaryPartitions(name string) ([]*api.TableSpec, error) {
+	specs, err := m.deps.Meta.Tables()
+	if err != nil {
+		return nil, err
+	}
+	var out []*api.TableSpec
+	for _, spec := range specs {
+		if t, _, ok := table.SplitTemporaryPartition(spec.GetName()); ok && t == name {
+			out = append(out, spec)
+		}
+	}
+	return out, nil
+}
+
 // dropTable drops a table: refused while a job that is not final loads
 // into it (or a create for it is queued), naming the job. It runs in the
 // manager, so that no create can slip in between the check and the drop:
 // first the sink drops the rows (and a database's table), then the
 // catalog forgets it. Final jobs of the table stay (they can be shown and
-// deleted).
+// deleted). A table's temporary partitions go with it, first (Doris DROP
+// TABLE); a temporary partition's table alone is Doris's ALTER TABLE
+// DROP TEMPORARY PARTITION.
 func (m *manager) dropTable(req *api.DropTableRequest) *api.DropTableResponse {
 	name := req.GetTable()
 	spec, err := m.deps.Meta.Table(name)
@@ -112,27 +134,53 @@ func (m *manager) dropTable(req *api.DropTableRequest) *api.DropTableResponse {
 	if err != nil {
 		return &api.DropTableResponse{Error: tableErr(name, err)}
 	}
-	if _, pending := m.newTables[name]; pending {
-		return &api.DropTableResponse{Error: precondition("table %s is being created by a job create in flight", api.Quote(name))}
-	}
-	if _, loading := m.tableJobs(name); loading != "" {
-		return &api.DropTableResponse{Error: &api.Error{Code: api.ErrorCode_FAILED_PRECONDITION, Field: "table",
-			Message: fmt.Sprintf("table %s is loaded by job %s: stop (or delete) the job first", api.Quote(name), api.Quote(loading))}}
-	}
-	sk, err := m.deps.Sinks(spec)
+	temps, err := m.temporaryPartitions(name)
 	if err != nil {
 		return &api.DropTableResponse{Error: storeErr(err)}
 	}
+	for _, ts := range append([]*api.TableSpec{spec}, temps...) {
+		if e := m.dropCheck(ts.GetName()); e != nil {
+			return &api.DropTableResponse{Error: e}
+		}
+	}
+	for _, ts := range append(temps, spec) {
+		if e := m.dropOne(ts); e != nil {
+			return &api.DropTableResponse{Error: e}
+		}
+	}
+	return &api.DropTableResponse{Dropped: true}
+}
+
+// dropCheck refuses to drop catalog table name while a create for it is
+// queued or a job that is not final loads into it.
+func (m *manager) dropCheck(name string) *api.Error {
+	if _, pending := m.newTables[name]; pending {
+		return precondition("%s is being created by a job create in flight", table.DisplayName(name))
+	}
+	if _, loading := m.tableJobs(name); loading != "" {
+		return &api.Error{Code: api.ErrorCode_FAILED_PRECONDITION, Field: "table",
+			Message: fmt.Sprintf("%s is loaded by job %s: stop (or delete) the job first", table.DisplayName(name), api.Quote(loading))}
+	}
+	return nil
+}
+
+// dropOne drops the rows of catalog table spec, then the catalog's entry.
+func (m *manager) dropOne(spec *api.TableSpec) *api.Error {
+	name := spec.GetName()
+	sk, err := m.deps.Sinks(spec)
+	if err != nil {
+		return storeErr(err)
+	}
 	if d, ok := sk.(sink.Dropper); ok {
 		if err := d.DropTable(name); err != nil {
-			return &api.DropTableResponse{Error: storeErr(err)}
+			return storeErr(err)
 		}
 	} else if spec.GetDatabase() != "" {
-		return &api.DropTableResponse{Error: precondition("the database of table %s cannot drop tables", api.Quote(name))}
+		return precondition("the database of table %s cannot drop tables", api.Quote(name))
 	}
 	if err := m.deps.Meta.DropTable(name); err != nil {
-		return &api.DropTableResponse{Error: tableErr(name, err)}
+		return tableErr(name, err)
 	}
 	m.log().Info("table dropped", "table", name)
-	return &api.DropTableResponse{Dropped: true}
+	return nil
 }

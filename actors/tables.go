@@ -56,10 +56,31 @@ func (m *manager) tableCount(ctx actor.Context, req *api.TableCountRequest) {
 	})
 }
 
-// tableTruncate empties a table through its sink, if the sink can.
+// tableTruncate empties a table through its sink, if the sink can. The
+// table's temporary partitions go first, in the manager (as dropTable):
+// Doris's TRUNCATE TABLE deletes them.
 func (m *manager) tableTruncate(ctx actor.Context, req *api.TableTruncateRequest) {
 	if ctx.Sender() == nil {
 		return
+	}
+	if !table.IsTemporaryPartition(req.GetTable()) {
+		temps, err := m.temporaryPartitions(req.GetTable())
+		if err != nil {
+			ctx.Respond(&api.TableTruncateResponse{Error: storeErr(err)})
+			return
+		}
+		for _, ts := range temps {
+			if e := m.dropCheck(ts.GetName()); e != nil {
+				ctx.Respond(&api.TableTruncateResponse{Error: e})
+				return
+			}
+		}
+		for _, ts := range temps {
+			if e := m.dropOne(ts); e != nil {
+				ctx.Respond(&api.TableTruncateResponse{Error: e})
+				return
+			}
+		}
 	}
 	meta, sinks := m.deps.Meta, m.deps.Sinks
 	runTo(m.life, ctx.Sender(), "table truncate", func(context.Context) *api.TableTruncateResponse {

@@ -267,7 +267,16 @@ func validateTable(t *api.TableSpec) *FieldError {
 	if t == nil {
 		return fieldErr("table", "required")
 	}
-	if err := validateName("table.name", t.Name, tableNamePattern); err != nil {
+	if name, part, ok := table.SplitTemporaryPartition(t.Name); ok {
+		// A temporary partition's rows, a table of their own in the
+		// catalog (table.TemporaryPartitionTable).
+		if err := validateName("table.name", name, tableNamePattern); err != nil {
+			return err
+		}
+		if err := validateName("table.name", part, tableNamePattern); err != nil {
+			return err
+		}
+	} else if err := validateName("table.name", t.Name, tableNamePattern); err != nil {
 		return err
 	}
 	if t.Database != "" && !isIdentifier(t.Database) {

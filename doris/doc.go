@@ -22,7 +22,7 @@
 //	                                        allowed, as in Doris)
 //	CREATE ROUTINE LOAD [db.]name ON [db.]table [WITH APPEND|MERGE|DELETE]
 //	    [COLUMNS TERMINATED BY 'sep'] [,] [COLUMNS (c1, tmp, c3 = expr, ...)] [,] [WHERE expr]
-//	    [,] [DELETE ON expr] [,] [ORDER BY col]
+//	    [,] [DELETE ON expr] [,] [ORDER BY col] [,] [PARTITION (p, ...) | TEMPORARY PARTITION (tp)]
 //	    [PROPERTIES (...)] FROM KAFKA (...) [COMMENT '...']
 //	CREATE ROUTINE LOAD [db.]name [COLUMNS TERMINATED BY 'sep'] [PROPERTIES (...)]
 //	    FROM KAFKA (...)                    (no ON: a multi-table load, see below)
@@ -35,17 +35,26 @@
 //	SHOW ROUTINE LOAD TASK [FROM db] WHERE JobName = "name"
 //	SHOW [ALL] CREATE ROUTINE LOAD FOR [db.]name
 //	TRUNCATE TABLE [db.]name                (every row goes; jobs keep their progress)
-//	INSERT INTO [db.]table [(cols)] VALUES (v, ...) [, (v, ...)]
+//	INSERT INTO [db.]table [TEMPORARY PARTITION (tp)] [(cols)] VALUES (v, ...) [, (v, ...)]
 //	                                        (strings, numbers, TRUE, FALSE, NULL; one
 //	                                        atomic write, merged into a UNIQUE or
 //	                                        AGGREGATE table; INSERT ... SELECT refused)
 //	SHOW TABLES                             (every table: database, jobs; no FROM/LIKE)
 //	DESC | DESCRIBE [db.]name               (columns, database, jobs, row count)
-//	DROP TABLE [IF EXISTS] [db.]name        (refused while a job that is not deleted loads into it)
+//	DROP TABLE [IF EXISTS] [db.]name        (refused while a job that is not deleted loads into it
+//	                                        or into one of its temporary partitions, which go with it)
+//	ALTER TABLE [db.]name ADD TEMPORARY PARTITION tp [VALUES LESS THAN (...) | VALUES [(...), (...))
+//	    | VALUES IN (...)] [(properties)] [DISTRIBUTED BY ...]
+//	                                        (no VALUES without PARTITION BY; Doris's rules: no name
+//	                                        of a partition or temporary partition, no overlap with
+//	                                        another temporary partition; embedded-store tables only)
+//	ALTER TABLE [db.]name DROP TEMPORARY PARTITION [IF EXISTS] tp
 //	SELECT items FROM [db.]table [WHERE expr] [GROUP BY ...] [ORDER BY ...] [LIMIT n [OFFSET m]]
 //	                                        (not parsed here: exec.Exec hands it to package
 //	                                        query, which runs it over the table's paged scan;
-//	                                        count/sum/min/max/avg; JOIN, HAVING, subqueries refused)
+//	                                        count/sum/min/max/avg; JOIN, HAVING, subqueries refused;
+//	                                        FROM t TEMPORARY PARTITION (tp) reads that temporary
+//	                                        partition's rows only)
 //
 // Keywords are case-insensitive, identifiers may be `backquoted`, strings are
 // single- or double-quoted with MySQL escapes (\n \t \\ \' \" ...; other
@@ -446,8 +455,9 @@
 //	               storage_policy, ...),
 //	               DISTRIBUTED BY RANDOM on a UNIQUE table or an AGGREGATE table
 //	               with a REPLACE or REPLACE_IF_NOT_NULL column (as Doris)
-//	ROUTINE LOAD   COLUMNS, WHERE, PARTITION or a merge type without ON, PRECEDING FILTER,
-//	               TEMPORARY PARTITION, ROWS TERMINATED BY, COLUMNS TERMINATED BY with
+//	ROUTINE LOAD   COLUMNS, WHERE, PARTITION, TEMPORARY PARTITION or a merge type without ON,
+//	               PARTITION with TEMPORARY PARTITION, more than one temporary partition,
+//	               PRECEDING FILTER, ROWS TERMINATED BY, COLUMNS TERMINATED BY with
 //	               avro or protobuf, formats other than csv, csv_with_names(_and_types),
 //	               hive_text, json, avro and protobuf, kafka_offsets without
 //	               kafka_partitions, "FILE:" property values (Doris CREATE FILE), every
@@ -463,7 +473,11 @@
 //	ALTER          "format", kafka_partitions without kafka_offsets (unless with a
 //	               new kafka_topic), a new kafka_topic of a job that is not PAUSED,
 //	               load properties or jsonpaths of a job that is not PAUSED,
-//	               PRECEDING FILTER, PARTITION, property.group.id
+//	               PRECEDING FILTER, PARTITION, TEMPORARY PARTITION, property.group.id
+//	ALTER TABLE    everything but ADD / DROP TEMPORARY PARTITION: REPLACE PARTITION ... WITH
+//	               TEMPORARY PARTITION (no atomic replace), ADD IF NOT EXISTS, columns,
+//	               properties, ...; temporary partitions of a PostgreSQL table
+//	SELECT         FROM t TEMPORARY PARTITION with more than one partition
 //	SHOW           LIKE, WHERE, ORDER BY, LIMIT on SHOW ROUTINE LOAD; ALL or any condition
 //	               but JobName = "name" on SHOW ROUTINE LOAD TASK
 //	STOP           STOP ALL

@@ -4,9 +4,11 @@ import (
 	"strings"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/table"
 )
 
-// insert parses the rest of INSERT INTO [db.]table [(cols)] VALUES (v, ...)
+// insert parses the rest of INSERT INTO [db.]table [TEMPORARY PARTITION
+// (tp)] [(cols)] VALUES (v, ...)
 // [, (v, ...)]: each value a string, a number (with an optional sign),
 // TRUE, FALSE or NULL, kept as text for the node to parse as its column's
 // type.
@@ -20,6 +22,35 @@ func (p *parser) insert() (*Statement, *Error) {
 		return nil, err
 	}
 	req := &api.TableInsertRequest{Table: name}
+	switch t := p.peek(); {
+	case t.is("TEMPORARY"):
+		// INSERT INTO t TEMPORARY PARTITION (tp): the rows go to the
+		// temporary partition's catalog table (table.TemporaryPartitionTable),
+		// which refuses a row outside its values.
+		p.next()
+		if n := p.peek(); !n.is("PARTITION") && !n.is("PARTITIONS") {
+			return nil, p.errf(n, "INSERT INTO ... TEMPORARY PARTITION", "expected PARTITION, found %s", n.describe())
+		}
+		p.next()
+		var parts []token
+		if p.peek().isSym("(") {
+			if parts, err = p.identList("INSERT INTO ... TEMPORARY PARTITION", "a partition name"); err != nil {
+				return nil, err
+			}
+		} else {
+			n, err := p.ident("INSERT INTO ... TEMPORARY PARTITION", "a partition name")
+			if err != nil {
+				return nil, err
+			}
+			parts = []token{n}
+		}
+		if len(parts) > 1 {
+			return nil, p.errf(parts[1], "INSERT INTO ... TEMPORARY PARTITION", "an INSERT into more than one temporary partition is not supported by loadnode")
+		}
+		req.Table = table.TemporaryPartitionTable(name, parts[0].text)
+	case t.is("PARTITION") || t.is("PARTITIONS"):
+		return nil, p.errf(t, "INSERT INTO ... PARTITION", "not supported by loadnode: an INSERT writes each row to the partition its values fall in")
+	}
 	if p.peek().isSym("(") {
 		cols, err := p.identList("INSERT INTO "+name, "a column name")
 		if err != nil {

@@ -46,6 +46,8 @@ type Statement struct {
 	Pause, Resume, Stop *JobRef
 	// Alter is ALTER ROUTINE LOAD.
 	Alter *Alter
+	// AlterTable is ALTER TABLE ADD or DROP TEMPORARY PARTITION.
+	AlterTable *AlterTable
 	// Show is SHOW [ALL] ROUTINE LOAD [FOR name], SHOW ROUTINE LOAD TASK
 	// and SHOW CREATE ROUTINE LOAD.
 	Show *Show
@@ -327,7 +329,7 @@ func (p *parser) properties(clause string) ([]property, *Error) {
 
 // statementsHelp lists what Parse understands, for the error about any other
 // statement.
-const statementsHelp = "loadnode understands CREATE TABLE, TRUNCATE TABLE, DROP TABLE, SHOW TABLES, DESC, INSERT INTO ... VALUES, CREATE ROUTINE LOAD, ALTER ROUTINE LOAD, PAUSE, RESUME and STOP ROUTINE LOAD, SHOW [ALL] ROUTINE LOAD, SHOW ROUTINE LOAD TASK and SHOW CREATE ROUTINE LOAD"
+const statementsHelp = "loadnode understands CREATE TABLE, TRUNCATE TABLE, DROP TABLE, SHOW TABLES, DESC, INSERT INTO ... VALUES, ALTER TABLE ADD and DROP TEMPORARY PARTITION, CREATE ROUTINE LOAD, ALTER ROUTINE LOAD, PAUSE, RESUME and STOP ROUTINE LOAD, SHOW [ALL] ROUTINE LOAD, SHOW ROUTINE LOAD TASK and SHOW CREATE ROUTINE LOAD"
 
 func (p *parser) statement() (*Statement, *Error) {
 	t := p.next()
@@ -353,6 +355,10 @@ func (p *parser) statement() (*Statement, *Error) {
 			return nil, p.errf(n, what, "statement not supported; %s", statementsHelp)
 		}
 	case t.is("ALTER"):
+		if p.peek().is("TABLE") {
+			p.next()
+			return p.alterTable()
+		}
 		if n := p.peek(); !n.is("ROUTINE") {
 			return nil, p.errf(n, "ALTER "+strings.ToUpper(n.text), "statement not supported; %s", statementsHelp)
 		}

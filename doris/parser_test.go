@@ -869,10 +869,22 @@ func TestParseErrors(t *testing.T) {
    PROPERTIES ("strict_mode" = "true")
    FROM KAFKA ("kafka_broker_list" = "broker1:9092", "kafka_topic" = "my_topic");`,
 			"PRECEDING FILTER", 3, 4, "filtering"},
-		{"TEMPORARY PARTITION", `CREATE ROUTINE LOAD demo.kafka_job05 ON routine_test05
-        TEMPORARY PARTITION(tp1)
+		{"TEMPORARY PARTITION of two", `CREATE ROUTINE LOAD demo.kafka_job05 ON routine_test05
+        TEMPORARY PARTITION(tp1, tp2)
         FROM KAFKA ("kafka_broker_list" = "10.16.10.6:9092", "kafka_topic" = "routineLoad05");`,
-			"TEMPORARY PARTITION", 2, 9, "temporary partitions"},
+			"TEMPORARY PARTITION", 2, 34, "more than one temporary partition"},
+		{"TEMPORARY PARTITION and PARTITION", `CREATE ROUTINE LOAD j ON t PARTITION (p1), TEMPORARY PARTITION (tp1) FROM KAFKA ()`,
+			"TEMPORARY PARTITION", 1, 44, "not both"},
+		{"TEMPORARY PARTITION without ON", `CREATE ROUTINE LOAD j TEMPORARY PARTITION (tp1) FROM KAFKA ()`,
+			"TEMPORARY PARTITION", 1, 23, "multi-table"},
+		{"ALTER ROUTINE LOAD TEMPORARY PARTITION", `ALTER ROUTINE LOAD FOR j TEMPORARY PARTITION (tp1)`,
+			"TEMPORARY PARTITION", 1, 26, "cannot be altered"},
+		{"REPLACE PARTITION", `ALTER TABLE t REPLACE PARTITION (p1) WITH TEMPORARY PARTITION (tp1)`,
+			"ALTER TABLE REPLACE PARTITION", 1, 15, "not supported by loadnode"},
+		{"ALTER TABLE ADD COLUMN", `ALTER TABLE t ADD COLUMN c INT`,
+			"ALTER TABLE ADD", 1, 15, "not supported by loadnode"},
+		{"ADD TEMPORARY PARTITION VALUES", `ALTER TABLE t ADD TEMPORARY PARTITION tp VALUES ABOVE (1)`,
+			"ADD TEMPORARY PARTITION tp VALUES", 1, 49, "expected LESS THAN"},
 		{"PARTITION given twice", `CREATE ROUTINE LOAD j ON t PARTITION(p1), PARTITION(p2) FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`,
 			"PARTITION", 1, 43, "given twice"},
 		{"strip_outer_array not a bool", `CREATE ROUTINE LOAD j ON t PROPERTIES ("strip_outer_array" = "yes") FROM KAFKA ()`, `PROPERTIES "strip_outer_array"`, 1, 62, "true or false"},
@@ -946,7 +958,6 @@ func TestParseErrors(t *testing.T) {
 		{"alter trim_double_quotes", `ALTER ROUTINE LOAD FOR j PROPERTIES ("trim_double_quotes" = "true")`, `PROPERTIES "trim_double_quotes"`, 1, 38, "cannot be altered"},
 		{"bad load_to_single_tablet", `CREATE ROUTINE LOAD j ON t PROPERTIES ("load_to_single_tablet" = "yes") FROM KAFKA ()`, `PROPERTIES "load_to_single_tablet"`, 1, 66, "true or false"},
 		{"bad skip_lines", `CREATE ROUTINE LOAD j ON t PROPERTIES ("skip_lines" = "-1") FROM KAFKA ()`, `PROPERTIES "skip_lines"`, 1, 55, "integer >= 0"},
-		{"alter table", `ALTER TABLE t ADD COLUMN c INT`, "ALTER TABLE", 1, 7, "statement not supported"},
 
 		// job commands
 		{"stop all", `STOP ALL ROUTINE LOAD`, "STOP ALL", 1, 6, "not supported"},
@@ -1086,7 +1097,8 @@ func mustParse(t *testing.T, sql string) *Statement {
 func setFields(st *Statement) int {
 	n := 0
 	for _, set := range []bool{st.CreateTable != nil, st.CreateRoutineLoad != nil, st.Pause != nil,
-		st.Resume != nil, st.Stop != nil, st.Alter != nil, st.Show != nil} {
+		st.Resume != nil, st.Stop != nil, st.Alter != nil, st.Show != nil, st.AlterTable != nil,
+		st.Truncate != nil, st.Insert != nil, st.ShowTables, st.Describe != nil, st.DropTable != nil} {
 		if set {
 			n++
 		}
@@ -1353,5 +1365,57 @@ func TestLCTimeNamesProperty(t *testing.T) {
 	_, err := Parse(`CREATE ROUTINE LOAD j ON t PROPERTIES ("lc_time_names" = "fr_XX") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`)
 	if err == nil || !strings.Contains(err.Error(), "fr_XX") {
 		t.Errorf("lc_time_names fr_XX: %v, want an error naming it", err)
+	}
+}
+
+// TestParseTemporaryPartitions: ALTER TABLE ADD and DROP TEMPORARY
+// PARTITION, a routine load's TEMPORARY PARTITION (tp), which loads the
+// temporary partition's catalog table, and SHOW CREATE ROUTINE LOAD's
+// statement for it, which reads back.
+func TestParseTemporaryPartitions(t *testing.T) {
+	for sql, want := range map[string]*api.TablePartition{
+		"ALTER TABLE test_temporary_partitions ADD TEMPORARY PARTITION test":                                                                                                {Name: "test"},
+		`ALTER TABLE db.tbl1 ADD TEMPORARY PARTITION tp1 VALUES LESS THAN("2020-02-01") ("in_memory" = "true", "replication_num" = "1") DISTRIBUTED BY HASH(k1) BUCKETS 5;`: {Name: "tp1", Upper: &api.PartitionBound{Values: []*api.PartitionBoundValue{{Text: "2020-02-01"}}}},
+		`ALTER TABLE tbl2 ADD TEMPORARY PARTITION tp1 VALUES [("2020-01-01"), ("2020-02-01"))`: {Name: "tp1",
+			Lower: &api.PartitionBound{Values: []*api.PartitionBoundValue{{Text: "2020-01-01"}}}, Upper: &api.PartitionBound{Values: []*api.PartitionBoundValue{{Text: "2020-02-01"}}}},
+		`ALTER TABLE tbl4 ADD TEMPORARY PARTITION tp1 VALUES IN ((1, "Beijing"), (1, "Shanghai"))`: {Name: "tp1", In: []*api.PartitionBound{
+			{Values: []*api.PartitionBoundValue{{Text: "1"}, {Text: "Beijing"}}}, {Values: []*api.PartitionBoundValue{{Text: "1"}, {Text: "Shanghai"}}}}},
+		`ALTER TABLE t ADD TEMPORARY PARTITION tp VALUES LESS THAN MAXVALUE`: {Name: "tp", Upper: &api.PartitionBound{Values: []*api.PartitionBoundValue{{Max: true}}}},
+	} {
+		st := mustParse(t, sql)
+		if at := st.AlterTable; at == nil || !proto.Equal(at.AddTemporary, want) {
+			t.Errorf("%s: %+v, want %v", sql, st.AlterTable, want)
+		}
+	}
+	st := mustParse(t, "ALTER TABLE db.t DROP TEMPORARY PARTITION IF EXISTS tp1")
+	if at := st.AlterTable; at == nil || at.Table != "t" || at.DB != "db" || at.DropTemporary != "tp1" || !st.IfExists || at.TemporaryTable("tp1") != "t#tp1" {
+		t.Errorf("DROP TEMPORARY PARTITION: %+v", st.AlterTable)
+	}
+	st = mustParse(t, `CREATE ROUTINE LOAD j ON t TEMPORARY PARTITION (tp1) PROPERTIES ("format" = "json") FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`)
+	if name := st.CreateRoutineLoad.GetTable().GetName(); name != "t#tp1" {
+		t.Errorf("the job's table = %q, want t#tp1", name)
+	}
+	spec := proto.Clone(st.CreateRoutineLoad).(*api.JobSpec)
+	config.ApplyDefaults(spec)
+	cs := CreateStatement(spec)
+	if !strings.Contains(cs, " ON `t`") || !strings.Contains(cs, "TEMPORARY PARTITION (`tp1`)") {
+		t.Errorf("CreateStatement:\n%s", cs)
+	}
+	if back := mustParse(t, cs); back.CreateRoutineLoad.GetTable().GetName() != "t#tp1" {
+		t.Errorf("CreateStatement reads back as table %q", back.CreateRoutineLoad.GetTable().GetName())
+	}
+	if got := mustParse(t, "INSERT INTO t TEMPORARY PARTITION (tp1) (a) VALUES (1)").Insert; got.GetTable() != "t#tp1" || len(got.GetColumns()) != 1 {
+		t.Errorf("INSERT INTO ... TEMPORARY PARTITION: %v", got)
+	}
+	for sql, want := range map[string]string{
+		"INSERT INTO t TEMPORARY PARTITION (tp1, tp2) VALUES (1)": "more than one temporary partition",
+		"INSERT INTO t PARTITION (p1) VALUES (1)":                 "INSERT INTO ... PARTITION: not supported by loadnode",
+	} {
+		if _, err := Parse(sql); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", sql, err, want)
+		}
+	}
+	if got := mustParse(t, `CREATE ROUTINE LOAD j ON t TEMPORARY PARTITION tp1 FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "x")`).CreateRoutineLoad.GetTable().GetName(); got != "t#tp1" {
+		t.Errorf("TEMPORARY PARTITION tp1 (no parentheses): table %q", got)
 	}
 }

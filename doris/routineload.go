@@ -98,7 +98,6 @@ const jobPropertiesHelp = "supported: desired_concurrent_number, max_batch_inter
 // refuses, keyed by their first word, with the reason.
 var refusedLoadClauses = map[string]string{
 	"PRECEDING": "filtering rows not supported by loadnode",
-	"TEMPORARY": "temporary partitions not supported by loadnode",
 	"ROWS":      "records are Kafka messages; there is no row separator",
 }
 
@@ -144,6 +143,19 @@ func (p *parser) createRoutineLoad(create token) (*Statement, *Error) {
 		return nil, err
 	}
 	hasSep, sepTok := lc.given[fieldColumnSep], lc.sepTok
+	if lc.temporary != nil {
+		// The job's table is the temporary partition's rows, a table of
+		// their own in the catalog (table.TemporaryPartitionTable).
+		switch {
+		case multi:
+			return nil, p.errf(lc.tempTok, "TEMPORARY PARTITION", "a multi-table load (no ON) takes no TEMPORARY PARTITION")
+		case len(spec.GetTargetPartitions()) > 0:
+			return nil, p.errf(lc.tempTok, "TEMPORARY PARTITION", "a load names PARTITION or TEMPORARY PARTITION, not both")
+		case len(lc.temporary) > 1:
+			return nil, p.errf(lc.temporary[1], "TEMPORARY PARTITION", "a load into more than one temporary partition is not supported by loadnode; load each with its own job")
+		}
+		spec.Table.Name = table.TemporaryPartitionTable(spec.Table.Name, lc.temporary[0].text)
+	}
 
 	jp := &jobProps{}
 	if p.accept("PROPERTIES") {
@@ -220,13 +232,17 @@ type loadClauses struct {
 	given   map[string]bool // spec field names: column_separator, columns_mapping, where, delete_on, sequence_column
 	sepTok  token           // the string of COLUMNS TERMINATED BY
 	partTok token           // the PARTITION of a PARTITION clause
+	// temporary are the partitions of a TEMPORARY PARTITION (tp, ...)
+	// clause (tempTok its TEMPORARY), which the caller applies.
+	temporary []token
+	tempTok   token
 }
 
 // loadProperties parses the load_property clauses of CREATE or ALTER
 // ROUTINE LOAD, separated by commas, in any order, into spec: COLUMNS
 // TERMINATED BY, COLUMNS (...), WHERE, DELETE ON, ORDER BY, PARTITION
-// (the caller refuses it in ALTER); PRECEDING FILTER, TEMPORARY PARTITION
-// and ROWS TERMINATED BY are refused by name. It stops at PROPERTIES, FROM or anything that is not a word.
+// and TEMPORARY PARTITION (the caller applies them, and refuses them in
+// ALTER); PRECEDING FILTER and ROWS TERMINATED BY are refused by name. It stops at PROPERTIES, FROM or anything that is not a word.
 func (p *parser) loadProperties(clause string, spec *api.JobSpec) (*loadClauses, *Error) {
 	lc := &loadClauses{given: map[string]bool{}}
 	for {
@@ -279,6 +295,34 @@ func (p *parser) loadProperties(clause string, spec *api.JobSpec) (*loadClauses,
 			p.acceptSym(",")
 			continue
 		}
+		if word == "TEMPORARY" {
+			// TEMPORARY PARTITION (tp1, tp2) or TEMPORARY PARTITION tp1:
+			// the job loads into those temporary partitions only.
+			if lc.temporary != nil {
+				return nil, p.errf(t, "TEMPORARY PARTITION", "given twice")
+			}
+			lc.tempTok = t
+			p.next()
+			if n := p.peek(); !n.is("PARTITION") && !n.is("PARTITIONS") {
+				return nil, p.errf(n, "TEMPORARY PARTITION", "expected PARTITION, found %s", n.describe())
+			}
+			p.next()
+			if p.peek().isSym("(") {
+				list, err := p.identList("TEMPORARY PARTITION", "a partition name")
+				if err != nil {
+					return nil, err
+				}
+				lc.temporary = list
+			} else {
+				n, err := p.ident("TEMPORARY PARTITION", "a partition name")
+				if err != nil {
+					return nil, err
+				}
+				lc.temporary = []token{n}
+			}
+			p.acceptSym(",")
+			continue
+		}
 		if word == "PARTITION" || word == "PARTITIONS" {
 			// PARTITION (p1, p2) or PARTITION p1: the partitions of the
 			// table the job loads into (table.Format.TargetPartitions
@@ -315,8 +359,6 @@ func (p *parser) loadProperties(clause string, spec *api.JobSpec) (*loadClauses,
 				what = "PRECEDING FILTER"
 			case "ROWS":
 				what = "ROWS TERMINATED BY"
-			case "TEMPORARY":
-				what = "TEMPORARY PARTITION"
 			}
 			return nil, p.errf(t, what, "%s", reason)
 		}
@@ -1079,6 +1121,9 @@ func (p *parser) alterRoutineLoad() (*Statement, *Error) {
 	}
 	if len(load.GetTargetPartitions()) > 0 {
 		return nil, p.errf(lc.partTok, "PARTITION", "the partitions a job loads are set at CREATE ROUTINE LOAD and cannot be altered")
+	}
+	if lc.temporary != nil {
+		return nil, p.errf(lc.tempTok, "TEMPORARY PARTITION", "the temporary partition a job loads is set at CREATE ROUTINE LOAD and cannot be altered")
 	}
 	jp := &jobProps{}
 	if p.accept("PROPERTIES") {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/config"
+	"github.com/loadnode/loadnode/table"
 )
 
 // The answers of SHOW ROUTINE LOAD, SHOW ROUTINE LOAD TASK and SHOW CREATE
@@ -89,6 +90,9 @@ func RoutineLoadRow(info *api.JobInfo, loc *time.Location) []string {
 		}
 	}
 	tableName, multi := spec.GetTable().GetName(), "false"
+	if t, _, ok := table.SplitTemporaryPartition(tableName); ok {
+		tableName = t // Doris's TableName: the table whose temporary partition it loads
+	}
 	if ts := spec.GetTables(); len(ts) > 0 {
 		names := make([]string, len(ts))
 		for i, t := range ts {
@@ -443,7 +447,11 @@ func CreateStatement(spec *api.JobSpec) string {
 	fmt.Fprintf(&b, "CREATE ROUTINE LOAD %s", qualified(spec.GetTable().GetDatabase(), spec.GetName()))
 	if len(spec.GetTables()) == 0 {
 		// A multi-table load has no ON: it loads its database's tables.
-		fmt.Fprintf(&b, " ON %s", ident(spec.GetTable().GetName()))
+		on := spec.GetTable().GetName()
+		if t, _, ok := table.SplitTemporaryPartition(on); ok {
+			on = t
+		}
+		fmt.Fprintf(&b, " ON %s", ident(on))
 	}
 	if mt := spec.GetMergeType(); mt != api.MergeType_APPEND {
 		fmt.Fprintf(&b, " WITH %s", mt)
@@ -478,6 +486,9 @@ func CreateStatement(spec *api.JobSpec) string {
 			names[i] = ident(n)
 		}
 		clauses = append(clauses, "PARTITION ("+strings.Join(names, ", ")+")")
+	}
+	if _, tp, ok := table.SplitTemporaryPartition(spec.GetTable().GetName()); ok && len(spec.GetTables()) == 0 {
+		clauses = append(clauses, "TEMPORARY PARTITION ("+ident(tp)+")")
 	}
 	for i, c := range clauses {
 		if i > 0 {

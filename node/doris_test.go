@@ -290,3 +290,112 @@ func TestDorisLoadToSingleTablet(t *testing.T) {
 		t.Errorf("into a HASH table: %v; want Doris's refusal", err)
 	}
 }
+
+// selectRows runs a SELECT and returns its rows, cells joined by ",".
+func (d *dorisNode) selectRows(q string) []string {
+	d.t.Helper()
+	var out []string
+	for _, r := range d.exec(q).GetResult().GetRows() {
+		out = append(out, strings.Join(r.GetValues(), ","))
+	}
+	return out
+}
+
+// TestDorisTemporaryPartitions: Doris's temporary partitions of a RANGE
+// partitioned table and of one without PARTITION BY (the corpus case
+// test_stream_load__temporary_partitions): ADD TEMPORARY PARTITION, a
+// routine load's TEMPORARY PARTITION (tp) loading only it (a row outside
+// its range is an error row, as in Doris), a plain SELECT of the table
+// that does not see its rows, SELECT ... TEMPORARY PARTITION (tp) that
+// sees only them, Doris's rules (no partition's name, no overlap), SHOW
+// TABLES without them, DROP TEMPORARY PARTITION, and DROP TABLE taking
+// them along.
+func TestDorisTemporaryPartitions(t *testing.T) {
+	d := startDorisNode(t)
+	d.exec(`CREATE TABLE r (id INT, v STRING) DUPLICATE KEY(id) PARTITION BY RANGE(id) (PARTITION p1 VALUES LESS THAN ("10"), PARTITION p2 VALUES LESS THAN ("20"))`)
+	d.exec(`INSERT INTO r VALUES (1, 'formal')`)
+	d.exec(`ALTER TABLE r ADD TEMPORARY PARTITION tp1 VALUES LESS THAN ("15") ("replication_num" = "1")`)
+	for q, want := range map[string]string{
+		`ALTER TABLE r ADD TEMPORARY PARTITION p1 VALUES LESS THAN ("30")`:                                                            "Duplicate partition name p1",
+		`ALTER TABLE r ADD TEMPORARY PARTITION tp2 VALUES [("12"), ("30"))`:                                                           "overlaps",
+		`ALTER TABLE r ADD TEMPORARY PARTITION tp2`:                                                                                   "needs VALUES LESS THAN",
+		`ALTER TABLE r ADD TEMPORARY PARTITION tp2 VALUES IN ("1")`:                                                                   "VALUES LESS THAN",
+		`ALTER TABLE nosuch ADD TEMPORARY PARTITION tp2`:                                                                              "nosuch",
+		`CREATE ROUTINE LOAD jx ON r TEMPORARY PARTITION (nosuch) FROM KAFKA ("kafka_broker_list" = "b:1", "kafka_topic" = "events")`: "temporary partition nosuch of table r does not exist",
+		`SELECT * FROM r TEMPORARY PARTITION (nosuch)`:                                                                                "table r has no temporary partition nosuch",
+		`ALTER TABLE r REPLACE PARTITION (p1) WITH TEMPORARY PARTITION (tp1)`:                                                         "not supported by loadnode",
+	} {
+		if _, err := exec.Exec(d.ctx, d.c, q); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s = %v; want an error with %q", q, err, want)
+		}
+	}
+	d.send("3,tmp", "14,tmp", "15,out")
+	d.exec(fmt.Sprintf(`CREATE ROUTINE LOAD j ON r COLUMNS TERMINATED BY ",", TEMPORARY PARTITION (tp1)
+		PROPERTIES ("max_batch_interval" = "1", "max_error_number" = "5") FROM KAFKA ("kafka_broker_list" = "%s", "kafka_topic" = "events", "property.kafka_default_offsets" = "OFFSET_BEGINNING")`,
+		strings.Join(d.kc.ListenAddrs(), ",")))
+	info := d.waitJob("j", "2 rows loaded, 1 error row", func(i *api.JobInfo) bool {
+		return i.GetStats().GetLoadedRows() == 2 && i.GetStats().GetErrorRows() == 1
+	})
+	if rows := info.GetErrorRows(); len(rows) != 1 || !strings.Contains(rows[0].GetReason(), "no partition for this tuple") {
+		t.Errorf("error rows = %v; want 15 refused: no partition for this tuple", rows)
+	}
+	if got := d.selectRows("SELECT * FROM r ORDER BY id"); !slices.Equal(got, []string{"1,formal"}) {
+		t.Errorf("plain SELECT = %q; want the formal partitions' row only", got)
+	}
+	if got := d.selectRows("SELECT * FROM r TEMPORARY PARTITION(tp1) ORDER BY id"); !slices.Equal(got, []string{"3,tmp", "14,tmp"}) {
+		t.Errorf("SELECT ... TEMPORARY PARTITION(tp1) = %q", got)
+	}
+	res := d.exec("SHOW CREATE ROUTINE LOAD FOR j")
+	if stmt := fmt.Sprint(res.GetResult()); !strings.Contains(stmt, "TEMPORARY PARTITION (`tp1`)") {
+		t.Errorf("SHOW CREATE ROUTINE LOAD: %s", stmt)
+	}
+	// A LESS THAN temporary partition above tp1 starts at tp1's upper
+	// bound (Doris); INSERT INTO ... TEMPORARY PARTITION writes it.
+	d.exec(`ALTER TABLE r ADD TEMPORARY PARTITION tp2 VALUES LESS THAN ("30")`)
+	if _, err := exec.Exec(d.ctx, d.c, `INSERT INTO r TEMPORARY PARTITION (tp2) VALUES (14, 'below')`); err == nil || !strings.Contains(err.Error(), "no partition for this tuple") {
+		t.Errorf("INSERT below tp2's range = %v; want no partition for this tuple", err)
+	}
+	d.exec(`INSERT INTO r TEMPORARY PARTITION (tp2) VALUES (15, 'tp2')`)
+	if got := d.selectRows("SELECT * FROM r TEMPORARY PARTITION tp2"); !slices.Equal(got, []string{"15,tp2"}) {
+		t.Errorf("SELECT ... TEMPORARY PARTITION tp2 = %q", got)
+	}
+	var names []string
+	for _, ti := range d.exec("SHOW TABLES").GetTables() {
+		names = append(names, ti.GetSpec().GetName())
+	}
+	if !slices.Equal(names, []string{"r"}) {
+		t.Errorf("SHOW TABLES = %q; want [r]", names)
+	}
+	// A job loads tp1: neither it nor the table can be dropped.
+	if _, err := exec.Exec(d.ctx, d.c, "DROP TABLE r"); err == nil || !strings.Contains(err.Error(), "temporary partition tp1 of table r is loaded by job") {
+		t.Errorf("DROP TABLE while a job loads a temporary partition = %v", err)
+	}
+	d.exec("STOP ROUTINE LOAD FOR j")
+	d.waitJob("j", "STOPPED", state(api.JobState_STOPPED))
+	d.exec("ALTER TABLE r DROP TEMPORARY PARTITION tp1")
+	if _, err := exec.Exec(d.ctx, d.c, "SELECT * FROM r TEMPORARY PARTITION (tp1)"); err == nil {
+		t.Error("SELECT of a dropped temporary partition: no error")
+	}
+	d.exec("ALTER TABLE r DROP TEMPORARY PARTITION IF EXISTS tp1")
+	d.exec("DROP TABLE r")
+	d.exec(`CREATE TABLE r (id INT, v STRING) DUPLICATE KEY(id) PARTITION BY RANGE(id) (PARTITION p1 VALUES LESS THAN ("10"))`)
+	if _, err := exec.Exec(d.ctx, d.c, "SELECT * FROM r TEMPORARY PARTITION (tp2)"); err == nil {
+		t.Error("DROP TABLE left temporary partition tp2 behind")
+	}
+
+	// A table without PARTITION BY (the corpus case): a temporary
+	// partition with no values takes every row.
+	d.exec("CREATE TABLE u (k1 INT, k2 FLOAT) DUPLICATE KEY(k1) DISTRIBUTED BY HASH(k1) BUCKETS 3")
+	d.exec("ALTER TABLE u ADD TEMPORARY PARTITION test")
+	if _, err := exec.Exec(d.ctx, d.c, "ALTER TABLE u ADD TEMPORARY PARTITION u"); err == nil || !strings.Contains(err.Error(), "Duplicate partition name u") {
+		t.Errorf("a temporary partition named as the table = %v", err)
+	}
+	if _, err := exec.Exec(d.ctx, d.c, `ALTER TABLE u ADD TEMPORARY PARTITION t2 VALUES LESS THAN ("1")`); err == nil || !strings.Contains(err.Error(), "no PARTITION BY") {
+		t.Errorf("VALUES on a table without PARTITION BY = %v", err)
+	}
+	d.exec("INSERT INTO u VALUES (7, 1.5)")
+	d.exec("TRUNCATE TABLE u") // Doris: TRUNCATE deletes the temporary partitions
+	if _, err := exec.Exec(d.ctx, d.c, "SELECT * FROM u TEMPORARY PARTITION (test)"); err == nil {
+		t.Error("TRUNCATE TABLE left temporary partition test behind")
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/loadnode/loadnode/table"
 )
 
 // MaxQueryBytes bounds a statement's text (64 KiB).
@@ -16,10 +18,14 @@ type Query struct {
 	// DB and Table are FROM's [db.]table; Table is "" for a SELECT
 	// without FROM (constants only).
 	DB, Table string
-	Items     []Item
-	Where     string // "" when none
-	GroupBy   []Key
-	OrderBy   []OrderKey
+	// TemporaryPartition is FROM's TEMPORARY PARTITION (tp): the query
+	// reads that temporary partition of Table only (Source), "" for the
+	// table's own rows.
+	TemporaryPartition string
+	Items              []Item
+	Where              string // "" when none
+	GroupBy            []Key
+	OrderBy            []OrderKey
 	// Limit is the most rows returned, -1 when there is no LIMIT; Offset
 	// the rows skipped first.
 	Limit, Offset int64
@@ -352,6 +358,16 @@ func (q *Query) parseFrom(ts []token) error {
 		q.DB, q.Table = q.Table, rest[1].text
 		rest = rest[2:]
 	}
+	if len(rest) > 0 && rest[0].is("TEMPORARY") {
+		parts, after, err := temporaryPartitions(rest)
+		if err != nil {
+			return err
+		}
+		if len(parts) > 1 {
+			return errorf("FROM", "FROM ... TEMPORARY PARTITION names %d partitions: reading more than one temporary partition is not supported by loadnode", len(parts))
+		}
+		q.TemporaryPartition, rest = parts[0], after
+	}
 	if len(rest) > 0 && rest[0].is("AS") {
 		rest = rest[1:]
 		if len(rest) == 0 || !name(rest[0]) {
@@ -376,6 +392,46 @@ func (q *Query) parseFrom(ts []token) error {
 	return nil
 }
 
+// temporaryPartitions reads TEMPORARY PARTITION[S] (tp, ...) or
+// TEMPORARY PARTITION tp at the start of ts, and returns the names and
+// the tokens after it.
+func temporaryPartitions(ts []token) ([]string, []token, error) {
+	name := func(t token) bool { return t.kind == 'i' || t.kind == 'q' }
+	if len(ts) < 2 || !ts[1].is("PARTITION") && !ts[1].is("PARTITIONS") {
+		return nil, nil, errorf("FROM", "FROM ... TEMPORARY: expected PARTITION")
+	}
+	ts = ts[2:]
+	if len(ts) > 0 && name(ts[0]) {
+		return []string{ts[0].text}, ts[1:], nil
+	}
+	if len(ts) == 0 || !ts[0].op("(") {
+		return nil, nil, errorf("FROM", "FROM ... TEMPORARY PARTITION: expected a partition name or (name, ...)")
+	}
+	var names []string
+	for i := 1; i < len(ts); i += 2 {
+		if !name(ts[i]) {
+			return nil, nil, errorf("FROM", "FROM ... TEMPORARY PARTITION (...): expected a partition name, found %q", ts[i].text)
+		}
+		names = append(names, ts[i].text)
+		switch {
+		case i+1 < len(ts) && ts[i+1].op(")"):
+			return names, ts[i+2:], nil
+		case i+1 >= len(ts) || !ts[i+1].op(","):
+			return nil, nil, errorf("FROM", "FROM ... TEMPORARY PARTITION (...): expected , or )")
+		}
+	}
+	return nil, nil, errorf("FROM", "FROM ... TEMPORARY PARTITION (...): expected a partition name")
+}
+
+// Source is the catalog table q reads: Table, or its temporary
+// partition's (table.TemporaryPartitionTable).
+func (q *Query) Source() string {
+	if q.TemporaryPartition != "" {
+		return table.TemporaryPartitionTable(q.Table, q.TemporaryPartition)
+	}
+	return q.Table
+}
+
 // notAlias are the words after FROM's table that are no alias.
 var notAlias = map[string]bool{"PARTITION": true, "PARTITIONS": true, "TEMPORARY": true, "TABLET": true, "TABLESAMPLE": true,
 	"LEFT": true, "RIGHT": true, "INNER": true, "CROSS": true, "FULL": true, "NATURAL": true, "OUTER": true}
@@ -385,6 +441,11 @@ func fromAlias(ts []token) string {
 	rest := ts[1:]
 	if len(rest) >= 2 && rest[0].op(".") {
 		rest = rest[2:]
+	}
+	if len(rest) > 0 && rest[0].is("TEMPORARY") {
+		if _, after, err := temporaryPartitions(rest); err == nil {
+			rest = after
+		}
 	}
 	if len(rest) > 0 && rest[0].is("AS") {
 		rest = rest[1:]

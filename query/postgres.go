@@ -58,6 +58,9 @@ func Postgres(q *Query, spec *api.TableSpec, tableSQL, keySQL string, maxRows in
 	if q.Table == "" {
 		return nil, noPush("a SELECT without FROM")
 	}
+	if q.TemporaryPartition != "" {
+		return nil, noPush("FROM ... TEMPORARY PARTITION (a table in PostgreSQL has none)")
+	}
 	if q.DB != "" && !strings.EqualFold(spec.GetDatabase(), q.DB) {
 		return nil, errorf("FROM", "table %s is not in database %s", q.Table, q.DB)
 	}

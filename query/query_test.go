@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -400,4 +401,55 @@ func TestParse(t *testing.T) {
 	if q.GroupBy[0].Pos != 1 || strings.TrimSpace(q.GroupBy[1].Expr) != "upper(name)" {
 		t.Errorf("GROUP BY: %+v", q.GroupBy)
 	}
+}
+
+// TestTemporaryPartition: FROM t TEMPORARY PARTITION (tp) reads the
+// temporary partition's rows only (its catalog table), with or without
+// parentheses and before an alias; a plain FROM t reads t's; more than
+// one temporary partition is refused by name.
+func TestTemporaryPartition(t *testing.T) {
+	temp := orders()
+	temp.schema.Name = "orders#tp"
+	temp.rows = temp.rows[:1]
+	src := twoSources{orders(), temp}
+	for sql, want := range map[string]string{
+		"SELECT id FROM orders TEMPORARY PARTITION(tp) ORDER BY id":  "id\n1",
+		"SELECT o.id FROM orders TEMPORARY PARTITION tp o":           "id\n1",
+		"SELECT count(*) FROM orders TEMPORARY PARTITIONS (tp) AS o": "count(*)\n1",
+		"SELECT count(*) FROM orders":                                "count(*)\n5",
+	} {
+		got, err := run(t, src, sql)
+		if err != nil || got != want {
+			t.Errorf("%s = %q, %v; want %q", sql, got, err, want)
+		}
+	}
+	for sql, want := range map[string]string{
+		"SELECT id FROM orders TEMPORARY PARTITION (tp, tq)": "more than one temporary partition is not supported",
+		"SELECT id FROM orders TEMPORARY (tp)":               "expected PARTITION",
+		"SELECT id FROM orders TEMPORARY PARTITION (tp tq)":  "expected , or )",
+		"SELECT id FROM orders TEMPORARY PARTITION (nosuch)": "no table orders#nosuch",
+	} {
+		if _, err := run(t, src, sql); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", sql, err, want)
+		}
+	}
+	q, err := Parse("SELECT id FROM orders TEMPORARY PARTITION (tp)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Postgres(q, orders().schema, `"orders"`, "", 10); !errors.Is(err, ErrNoPushdown) {
+		t.Errorf("Postgres of a TEMPORARY PARTITION query: %v, want ErrNoPushdown", err)
+	}
+}
+
+// twoSources pages whichever of its tables a query names.
+type twoSources []*memSource
+
+func (s twoSources) Page(ctx context.Context, table string, cursor []byte) (*api.TableSpec, []*api.Row, []byte, error) {
+	for _, m := range s {
+		if strings.EqualFold(table, m.schema.GetName()) {
+			return m.Page(ctx, table, cursor)
+		}
+	}
+	return nil, nil, nil, fmt.Errorf("no table %s", table)
 }

@@ -59,7 +59,7 @@ func Run(ctx context.Context, src Source, q *Query, opts ...Option) (*Result, er
 	if q.Table == "" {
 		return constants(q, cfg)
 	}
-	schema, rows, next, err := src.Page(ctx, q.Table, nil)
+	schema, rows, next, err := src.Page(ctx, q.Source(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func Run(ctx context.Context, src Source, q *Query, opts ...Option) (*Result, er
 			return nil, err
 		}
 		cursor = next
-		if _, rows, next, err = src.Page(ctx, q.Table, cursor); err != nil {
+		if _, rows, next, err = src.Page(ctx, q.Source(), cursor); err != nil {
 			return nil, err
 		}
 	}

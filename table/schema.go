@@ -72,7 +72,7 @@ func NewSchema(spec *api.TableSpec) (*Schema, error) {
 	if spec == nil {
 		return nil, fieldErr("table", "missing")
 	}
-	if err := checkName(spec.GetName()); err != nil {
+	if err := checkTableName(spec.GetName()); err != nil {
 		return nil, fieldErr("table.name", "%s", err)
 	}
 	if _, known := api.TableModel_name[int32(spec.GetModel())]; !known {

@@ -171,6 +171,8 @@ func Exec(ctx context.Context, c Client, statement string) (*api.ExecResponse, e
 			return &api.ExecResponse{Message: "table " + st.DropTable.Name + " does not exist"}, nil
 		}
 		return &api.ExecResponse{Message: "table " + st.DropTable.Name + " dropped"}, nil
+	case st.AlterTable != nil:
+		return execAlterTable(ctx, c, st)
 	case st.Alter != nil:
 		info, err := c.Alter(ctx, st.Alter.Request)
 		if err != nil {
@@ -241,4 +243,49 @@ func databaseName(db string) string {
 func singleTabletErr(table string) error {
 	return &client.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: `PROPERTIES "load_to_single_tablet"`,
 		Message: fmt.Sprintf("if load_to_single_tablet set to true, the olap table must be with random distribution (table %s is not DISTRIBUTED BY RANDOM)", table)}
+}
+
+// execAlterTable runs ALTER TABLE ADD or DROP TEMPORARY PARTITION: the
+// temporary partition is a table of its own in the catalog
+// (doris.AlterTable), made from the table's spec (CreateTable, which the
+// node checks against the table and its other temporary partitions) or
+// dropped (DropTable).
+func execAlterTable(ctx context.Context, c Client, st *doris.Statement) (*api.ExecResponse, error) {
+	at := st.AlterTable
+	if p := at.AddTemporary; p != nil {
+		ti, err := c.DescribeTable(ctx, at.Table)
+		if err != nil {
+			return nil, err
+		}
+		if st.DB != "" && ti.GetSpec().GetDatabase() != st.DB {
+			return nil, &client.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "ALTER TABLE",
+				Message: fmt.Sprintf("table %s is not in %s", at.Table, databaseName(st.DB))}
+		}
+		spec, err := at.TemporarySpec(ti.GetSpec())
+		if err != nil {
+			return nil, &client.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "ADD TEMPORARY PARTITION", Message: err.Error()}
+		}
+		if _, err := c.CreateTable(ctx, spec, false); err != nil {
+			var ce *client.Error
+			if errors.As(err, &ce) && ce.Field == "temporary_partition" {
+				return nil, &client.Error{Code: ce.Code, Field: "ADD TEMPORARY PARTITION", Message: ce.Message}
+			}
+			return nil, err
+		}
+		return &api.ExecResponse{Message: fmt.Sprintf("temporary partition %s added to table %s", p.GetName(), at.Table)}, nil
+	}
+	name := at.TemporaryTable(at.DropTemporary)
+	dropped, err := c.DropTable(ctx, name, st.IfExists)
+	var ce *client.Error
+	if errors.As(err, &ce) && ce.Code == api.ErrorCode_NOT_FOUND {
+		return nil, &client.Error{Code: ce.Code, Field: "DROP TEMPORARY PARTITION",
+			Message: fmt.Sprintf("table %s has no temporary partition %s", at.Table, at.DropTemporary)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !dropped {
+		return &api.ExecResponse{Message: fmt.Sprintf("table %s has no temporary partition %s", at.Table, at.DropTemporary)}, nil
+	}
+	return &api.ExecResponse{Message: fmt.Sprintf("temporary partition %s dropped from table %s", at.DropTemporary, at.Table)}, nil
 }

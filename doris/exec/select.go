@@ -51,7 +51,7 @@ const scanPage = 1000
 // session's. A query outside the subset is a *client.Error naming the clause.
 func execSelect(ctx context.Context, c Client, statement string) (*api.ExecResponse, error) {
 	q, err := query.Parse(statement)
-	if err == nil && q.Table != "" {
+	if err == nil && q.Table != "" && q.TemporaryPartition == "" {
 		if qc, ok := c.(querier); ok {
 			rs, fallback, qerr := qc.QueryTable(ctx, q.Table, statement)
 			var ce *client.Error
@@ -72,6 +72,10 @@ func execSelect(ctx context.Context, c Client, statement string) (*api.ExecRespo
 		}
 	}
 	var ce *client.Error
+	if errors.As(err, &ce) && ce.Code == api.ErrorCode_NOT_FOUND && q.TemporaryPartition != "" {
+		// The temporary partition's catalog table is not there.
+		return nil, &client.Error{Code: ce.Code, Field: "FROM", Message: fmt.Sprintf("table %s has no temporary partition %s", q.Table, q.TemporaryPartition)}
+	}
 	if errors.As(err, &ce) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return nil, err
 	}

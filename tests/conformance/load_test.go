@@ -341,6 +341,9 @@ func runLoadCase(t *caseT, w *loadWorld, c *loadCase, i int) {
 		exec(rename(s))
 	}
 	steps := noteSteps(c.Note)
+	if steps.alterTable != "" {
+		exec(rename(steps.alterTable))
+	}
 	if steps.insert != "" {
 		exec(rename(steps.insert))
 	}
@@ -448,19 +451,24 @@ func runLoadCase(t *caseT, w *loadWorld, c *loadCase, i int) {
 }
 
 // caseSteps are the statements a case's note says the suite runs around
-// its job: insert, an INSERT INTO ... VALUES before the job; alter, the
-// PROPERTIES of an ALTER ROUTINE LOAD run (PAUSE, ALTER, RESUME) after
-// the job is created and before its records are produced.
-type caseSteps struct{ insert, alter string }
+// its job: alterTable, an ALTER TABLE run after CREATE TABLE (ADD
+// TEMPORARY PARTITION); insert, an INSERT INTO ... VALUES before the job;
+// alter, the PROPERTIES of an ALTER ROUTINE LOAD run (PAUSE, ALTER,
+// RESUME) after the job is created and before its records are produced.
+type caseSteps struct{ alterTable, insert, alter string }
 
 var (
-	noteInsertRE = regexp.MustCompile(`(?:Before the job|\bbefore the load): (INSERT INTO [^;]*?\))\.(?:\s|$)`)
-	noteAlterRE  = regexp.MustCompile(`ALTER ROUTINE LOAD (?:FOR <job>|\.\.\.) PROPERTIES \((.*?)\);`)
+	noteAlterTableRE = regexp.MustCompile(`After CREATE TABLE the suite runs: (ALTER TABLE [^;]*);`)
+	noteInsertRE     = regexp.MustCompile(`(?:Before the job|\bbefore the load): (INSERT INTO [^;]*?\))\.(?:\s|$)`)
+	noteAlterRE      = regexp.MustCompile(`ALTER ROUTINE LOAD (?:FOR <job>|\.\.\.) PROPERTIES \((.*?)\);`)
 )
 
 // noteSteps reads caseSteps from a case's note.
 func noteSteps(note string) caseSteps {
 	var st caseSteps
+	if m := noteAlterTableRE.FindStringSubmatch(note); m != nil {
+		st.alterTable = m[1]
+	}
 	if m := noteInsertRE.FindStringSubmatch(note); m != nil {
 		st.insert = m[1]
 	}

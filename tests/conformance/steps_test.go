@@ -16,6 +16,10 @@ func TestNoteSteps(t *testing.T) {
 	if st := noteSteps(`PAUSE; ALTER ROUTINE LOAD ... PROPERTIES ("unique_key_update_mode" = "UPSERT"); RESUME;`); st.alter != `"unique_key_update_mode" = "UPSERT"` || st.insert != "" {
 		t.Errorf("steps = %+v", st)
 	}
+	// test_stream_load__temporary_partitions
+	if st := noteSteps("needs temporary partitions. After CREATE TABLE the suite runs: ALTER TABLE test_temporary_partitions ADD TEMPORARY PARTITION test; the load writes into that temporary partition and the query reads it."); st.alterTable != "ALTER TABLE test_temporary_partitions ADD TEMPORARY PARTITION test" {
+		t.Errorf("alterTable = %q", st.alterTable)
+	}
 	if st := noteSteps("needs ENCRYPTKEY. Before the job the suite runs: CREATE ENCRYPTKEY k AS \"x\";"); st != (caseSteps{}) {
 		t.Errorf("steps of a note without them = %+v", st)
 	}
