@@ -49,6 +49,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		}
 		defer func() { _ = k.stop(10 * time.Second) }()
 		brokers = []string{addr}
+		o.brokerPID = k.pid()
 		res.Settings.Broker = "loadnode kfake child process at " + addr
 		logf("kfake broker at %s (pid %d)", addr, k.pid())
 	} else {

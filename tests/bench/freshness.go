@@ -1,11 +1,15 @@
 package bench
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -171,8 +175,7 @@ func freshnessCell(ctx context.Context, o Options, brokers []string, format stri
 	}
 	defer lc.Close()
 
-	p := &freshProducer{cl: cl, topic: topic, format: format, parts: parts, size: o.RecordBytes,
-		byPart: make([][]produced, parts)}
+	p := newFreshProducer(cl, topic, format, parts, o.RecordBytes)
 	// One record per partition first: the job commits them before the
 	// paced records start, so that its tasks are reading.
 	if err := p.produceN(ctx, parts); err != nil {
@@ -185,6 +188,9 @@ func freshnessCell(ctx context.Context, o Options, brokers []string, format stri
 	spec := o.jobSpec(name, name+"_t", format, topic, brokers)
 	spec.MaxBatchIntervalMs = iv.Milliseconds()
 	spec.Table.Columns = append(spec.Table.Columns, &api.Column{Name: "produced_at", Type: api.ColumnType_INT64})
+	if len(spec.Jsonpaths) > 0 {
+		spec.Jsonpaths = append(spec.Jsonpaths, "$.produced_at")
+	}
 	if _, err := lc.CreateJob(ctx, spec); err != nil {
 		return c, fmt.Errorf("bench: create %s: %w", name, err)
 	}
@@ -207,7 +213,9 @@ func freshnessCell(ctx context.Context, o Options, brokers []string, format stri
 	}()
 	start := time.Now()
 	measureFrom := start.Add(freshnessWarmup)
+	cpu := startCPU(o.brokerPID)
 	perr := p.pace(ctx, rate, start, measureFrom.Add(dur))
+	c.BenchCores, c.BrokerCores = cpu.cores()
 	if perr == nil {
 		perr = cl.Flush(ctx)
 	}
@@ -227,6 +235,12 @@ func freshnessCell(ctx context.Context, o Options, brokers []string, format stri
 	}
 	if got, want := info.GetStats().GetLoadedRows(), sum(ends); got != want || info.GetStats().GetErrorRows() != 0 {
 		return c, fmt.Errorf("bench: job %s loaded %d rows (%d error rows) of %d records", name, got, info.GetStats().GetErrorRows(), want)
+	}
+	c.Batches = info.GetStats().GetCommittedBatches()
+	if sec, cnt, err := commitTimes(ctx, n.AdminAddr(), name); err != nil {
+		return c, err
+	} else if cnt > 0 {
+		c.Commits, c.CommitMeanMs = int64(cnt), sec*1e3/cnt
 	}
 	lat := p.latencies(obs.marks, measureFrom.UnixNano())
 	if len(lat) == 0 {
@@ -298,16 +312,29 @@ func watchCommitted(ctx context.Context, lc *client.Client, name string, ends ma
 // freshProducer produces the freshness records and keeps each one's offset
 // and produce time.
 type freshProducer struct {
-	cl     *kgo.Client
-	topic  string
-	format string
-	parts  int
-	size   int
-	buf    []byte
+	cl    *kgo.Client
+	topic string
+	parts int
+	// bodies are records made beforehand (formatting one costs about as
+	// much as producing it) without their produce time, which
+	// appendProducedAt adds.
+	bodies [][]byte
+	json   bool
 	next   int // records produced so far
 	mu     sync.Mutex
 	byPart [][]produced // acknowledged records, per partition
 	err    error
+}
+
+// freshBodies is the number of distinct records a producer cycles through.
+const freshBodies = 4096
+
+func newFreshProducer(cl *kgo.Client, topic, format string, parts, size int) *freshProducer {
+	p := &freshProducer{cl: cl, topic: topic, parts: parts, json: format == "json", byPart: make([][]produced, parts)}
+	for i := range freshBodies {
+		p.bodies = append(p.bodies, appendRecord(nil, format, i, max(size-32, 120)))
+	}
+	return p
 }
 
 // pace produces rate records/s from start until end: every freshnessTick
@@ -340,9 +367,10 @@ func (p *freshProducer) produceN(ctx context.Context, n int) error {
 	for range n {
 		at := time.Now()
 		part := int32(p.next % p.parts)
-		p.buf = appendFreshRecord(p.buf[:0], p.format, p.next, p.size, at.UnixNano())
+		body := p.bodies[p.next%len(p.bodies)]
 		p.next++
-		rec := &kgo.Record{Topic: p.topic, Partition: part, Value: append([]byte(nil), p.buf...), Timestamp: at}
+		value := appendProducedAt(make([]byte, 0, len(body)+32), body, p.json, at.UnixNano())
+		rec := &kgo.Record{Topic: p.topic, Partition: part, Value: value, Timestamp: at}
 		p.cl.Produce(ctx, rec, func(r *kgo.Record, err error) {
 			p.mu.Lock()
 			defer p.mu.Unlock()
@@ -399,14 +427,16 @@ func (p *freshProducer) latencies(marks map[int32][]seen, fromNs int64) []time.D
 	return out
 }
 
-// appendFreshRecord is record i of format (json or csv) with a last column
-// produced_at, its produce time in Unix ns.
-func appendFreshRecord(dst []byte, format string, i, size int, atNs int64) []byte {
-	dst = appendRecord(dst, format, i, max(size-32, 120))
-	if format == "json" {
-		return fmt.Appendf(dst[:len(dst)-1], `,"produced_at":%d}`, atNs)
+// appendProducedAt appends record body (json or csv, from appendRecord)
+// with a last column produced_at, its produce time in Unix ns.
+func appendProducedAt(dst, body []byte, json bool, atNs int64) []byte {
+	if json {
+		dst = append(dst, body[:len(body)-1]...)
+		dst = append(dst, `,"produced_at":`...)
+		return append(strconv.AppendInt(dst, atNs, 10), '}')
 	}
-	return fmt.Appendf(dst, ",%d", atNs)
+	dst = append(append(dst, body...), ',')
+	return strconv.AppendInt(dst, atNs, 10)
 }
 
 // Freshness is the freshness scenario's result.
@@ -440,7 +470,20 @@ type FreshnessCell struct {
 	// Polls is the number of shows; Resolution* the time from a show's
 	// request to the next show's reply, the most a commit's time is
 	// overstated by.
-	Polls           int     `json:"polls"`
+	Polls int `json:"polls"`
+	// BenchCores is the CPU of the bench process (node, producer and
+	// poller) over the producing, in cores; BrokerCores the kfake child's
+	// (0 with --brokers). Next to the machine's CPUs they show whether the
+	// rate saturates the machine.
+	BenchCores float64 `json:"bench_cores"`
+	// Batches are the job's committed batches, Commits its synced group
+	// commits (a group holds the batches that waited for the one before),
+	// CommitMeanMs their mean time (the node's
+	// loadnode_batch_commit_seconds); warm-up included.
+	Batches         int64   `json:"batches"`
+	Commits         int64   `json:"commits"`
+	CommitMeanMs    float64 `json:"commit_mean_ms"`
+	BrokerCores     float64 `json:"broker_cores,omitempty"`
 	ResolutionP50Ms float64 `json:"resolution_p50_ms"`
 	ResolutionP99Ms float64 `json:"resolution_p99_ms"`
 	ResolutionMaxMs float64 `json:"resolution_max_ms"`
@@ -470,21 +513,25 @@ func writeFreshnessText(w io.Writer, f *Freshness) error {
 	fmt.Fprintf(w, "freshness (%s, %d partitions): produce-to-committed latency at a steady rate; max %.0f records/s from %s\n",
 		f.Format, f.Partitions, f.MaxRecordsPerSec, f.MaxFrom)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "records/s\tmax_batch_interval\tseconds\trecords\tp50 ms\tp99 ms\tmax ms\tshows\tresolution p50 ms\tp99 ms\tmax ms\t")
+	fmt.Fprintln(tw, "records/s\tmax_batch_interval\tseconds\trecords\tp50 ms\tp99 ms\tmax ms\tshows\tresolution p50 ms\tp99 ms\tmax ms\tbench cores\tbroker cores\tbatches\tcommits\tcommit ms\t")
 	for _, c := range f.Cells {
 		iv := time.Duration(c.IntervalMs) * time.Millisecond
 		if c.Error != "" {
-			fmt.Fprintf(tw, "%d\t%v\tfailed\t\t\t\t\t\t\t\t\t\n", c.RatePerSec, iv)
+			fmt.Fprintf(tw, "%d\t%v\tfailed\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", c.RatePerSec, iv)
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%v\t%.1f\t%d\t%.1f\t%.1f\t%.1f\t%d\t%.2f\t%.2f\t%.2f\t\n", c.RatePerSec, iv, c.Seconds, c.Records,
-			c.P50Ms, c.P99Ms, c.MaxMs, c.Polls, c.ResolutionP50Ms, c.ResolutionP99Ms, c.ResolutionMaxMs)
+		fmt.Fprintf(tw, "%d\t%v\t%.1f\t%d\t%.1f\t%.1f\t%.1f\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%d\t%d\t%.1f\t\n", c.RatePerSec, iv, c.Seconds, c.Records,
+			c.P50Ms, c.P99Ms, c.MaxMs, c.Polls, c.ResolutionP50Ms, c.ResolutionP99Ms, c.ResolutionMaxMs, c.BenchCores, numOrDash(c.BrokerCores, "%.2f"),
+			c.Batches, c.Commits, c.CommitMeanMs)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "  a record's latency = the reply time of the first `job show` (polled every %v) whose committed offset is past it - its produced_at;\n", freshnessPoll)
-	fmt.Fprintf(w, "  resolution = a show's request to the next show's reply, the most a commit's time is overstated; the first %v of each cell is a warm-up, not measured.\n\n", freshnessWarmup)
+	fmt.Fprintf(w, "  resolution = a show's request to the next show's reply, the most a commit's time is overstated; the first %v of each cell is a warm-up, not measured;\n", freshnessWarmup)
+	fmt.Fprintln(w, "  bench cores = CPU of this process (node, producer, poller) while producing, broker cores = the kfake child's, next to the machine's CPUs;")
+	fmt.Fprintln(w, "  batches = the job's committed batches, commits = its synced group commits and commit ms their mean (warm-up included).")
+	fmt.Fprintln(w)
 	return nil
 }
 
@@ -497,4 +544,61 @@ func e2eRate(r *Results, format string, parts int) float64 {
 		}
 	}
 	return 0
+}
+
+// cpuMeter measures this process's CPU and the broker child's.
+type cpuMeter struct {
+	t0             time.Time
+	self0, broker0 time.Duration
+	brokerPID      int
+}
+
+func startCPU(brokerPID int) cpuMeter {
+	m := cpuMeter{t0: time.Now(), self0: selfCPU(), brokerPID: brokerPID}
+	if brokerPID > 0 {
+		m.broker0, _ = procCPU(brokerPID)
+	}
+	return m
+}
+
+// cores are the CPU seconds per second since start of this process and of
+// the broker.
+func (m cpuMeter) cores() (self, broker float64) {
+	el := time.Since(m.t0).Seconds()
+	self = (selfCPU() - m.self0).Seconds() / el
+	if m.brokerPID > 0 {
+		if b, err := procCPU(m.brokerPID); err == nil {
+			broker = (b - m.broker0).Seconds() / el
+		}
+	}
+	return self, broker
+}
+
+// commitTimes reads job's loadnode_batch_commit_seconds sum and count from
+// the node's /metrics at addr.
+func commitTimes(ctx context.Context, addr, job string) (sec, n float64, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, 0, fmt.Errorf("bench: metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	sumP := fmt.Sprintf("loadnode_batch_commit_seconds_sum{job=%q} ", job)
+	countP := fmt.Sprintf("loadnode_batch_commit_seconds_count{job=%q} ", job)
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), sumP); ok {
+			sec, err = strconv.ParseFloat(strings.TrimSpace(v), 64)
+		} else if v, ok := strings.CutPrefix(sc.Text(), countP); ok {
+			n, err = strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("bench: metrics: %w", err)
+		}
+	}
+	return sec, n, sc.Err()
 }

@@ -73,12 +73,12 @@ func TestFreshnessLatencies(t *testing.T) {
 	}
 }
 
-// TestAppendFreshRecord checks that the produce time is the last column of
+// TestAppendProducedAt checks that the produce time is the last column of
 // both formats.
-func TestAppendFreshRecord(t *testing.T) {
+func TestAppendProducedAt(t *testing.T) {
 	const ns = 1764979200123456789
 	var m map[string]any
-	d := json.NewDecoder(bytes.NewReader(appendFreshRecord(nil, "json", 7, 200, ns)))
+	d := json.NewDecoder(bytes.NewReader(appendProducedAt(nil, appendRecord(nil, "json", 7, 200), true, ns)))
 	d.UseNumber()
 	if err := d.Decode(&m); err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func TestAppendFreshRecord(t *testing.T) {
 	if m["produced_at"] != json.Number(strconv.Itoa(ns)) || m["id"] != json.Number("7") {
 		t.Errorf("json record %v", m)
 	}
-	f := strings.Split(string(appendFreshRecord(nil, "csv", 7, 200, ns)), ",")
+	f := strings.Split(string(appendProducedAt(nil, appendRecord(nil, "csv", 7, 200), false, ns)), ",")
 	if len(f) != len(benchColumns())+1 || f[len(f)-1] != strconv.Itoa(ns) {
 		t.Errorf("csv record %q", f)
 	}

@@ -72,6 +72,9 @@ type Options struct {
 	Formats []string
 	// registryURL is the schema registry of avro jobs, set by Run.
 	registryURL string
+	// brokerPID is the kfake child's process id (0 with Brokers), set by
+	// Run: the freshness scenario reports its CPU.
+	brokerPID int
 	// Partitions are the partition counts of the end-to-end scenario.
 	// Default 1, 8, 64.
 	Partitions []int
