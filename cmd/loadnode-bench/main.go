@@ -55,7 +55,7 @@ const usage = "loadnode-bench [--quick] [--json] [--binary FILE] [--brokers HOST
 // parse reads the command line (without the program name).
 func parse(args []string, stderr io.Writer) (benchCmd, error) {
 	var c benchCmd
-	var brokers, scenarios, formats, partitions, scaleJobs string
+	var brokers, scenarios, formats, partitions, scaleJobs, freshIntervals string
 	fs := flag.NewFlagSet("loadnode-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -84,6 +84,7 @@ func parse(args []string, stderr io.Writer) (benchCmd, error) {
 	fs.DurationVar(&c.opts.ClusterLease, "cluster-lease", 0, "the cluster scenario members' lease TTL (default 3s)")
 	fs.DurationVar(&c.opts.ClusterTimeout, "cluster-timeout", 0, "bound of the cluster scenario (default 15m; quick 3m)")
 	fs.DurationVar(&c.opts.FreshnessDuration, "freshness-duration", 0, "measured window of each freshness cell, at least two of its max_batch_interval (default 10s; quick 2s)")
+	fs.StringVar(&freshIntervals, "freshness-intervals", "", "max_batch_interval `LIST` of the freshness scenario (default 10s,100ms: the spec default and the least allowed)")
 	fs.DurationVar(&c.opts.Timeout, "timeout", 0, "bound of the whole run (default 1h; quick 3m)")
 	fs.StringVar(&c.out, "out", "", "write the results to `FILE` instead of stdout")
 	fs.StringVar(&c.chart, "chart", "", "write an SVG chart of records/s to `FILE`")
@@ -106,6 +107,13 @@ func parse(args []string, stderr io.Writer) (benchCmd, error) {
 	}
 	if c.opts.ScaleJobs, err = intList(scaleJobs); err != nil {
 		return c, fmt.Errorf("%w: --scale-jobs: %v", errUsage, err)
+	}
+	for _, f := range splitList(freshIntervals) {
+		d, err := time.ParseDuration(f)
+		if err != nil {
+			return c, fmt.Errorf("%w: --freshness-intervals: %v", errUsage, err)
+		}
+		c.opts.FreshnessIntervals = append(c.opts.FreshnessIntervals, d)
 	}
 	if c.opts.Records < 0 || c.opts.Runs < 0 || c.opts.Creates < 0 || c.opts.Tasks < 0 {
 		return c, fmt.Errorf("%w: counts must be >= 0", errUsage)
