@@ -59,6 +59,9 @@ const (
 	DefaultKafkaOffset             = OffsetEnd
 )
 
+// MinMaxBatchInterval is the least max_batch_interval a spec may ask.
+const MinMaxBatchInterval = minMaxBatchInterval
+
 // Job spec limits (inclusive).
 const (
 	minDesiredConcurrentNumber = 1

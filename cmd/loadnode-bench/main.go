@@ -47,14 +47,15 @@ const usage = "loadnode-bench [--quick] [--json] [--binary FILE] [--brokers HOST
 	"loadnode end to end (json, csv and avro through a schema registry; 1, 8 and\n64 partitions), the Pebble store\n" +
 	"ceiling, job create latency next to a bare synced Pebble commit, and the\n" +
 	"scale of idle jobs, and a 3-member cluster (etcd, PostgreSQL) that loses a\n" +
-	"member to SIGKILL. The broker is a `loadnode kfake` child process unless\n" +
+	"member to SIGKILL, and the freshness of records produced at a steady rate\n" +
+	"(produce-to-committed latency). The broker is a `loadnode kfake` child process unless\n" +
 	"--brokers is given. Progress goes to stderr. `loadnode bench ARGS` runs this\n" +
 	"command with --binary set to itself. See BENCHMARKS.md.\n\nFlags:\n"
 
 // parse reads the command line (without the program name).
 func parse(args []string, stderr io.Writer) (benchCmd, error) {
 	var c benchCmd
-	var brokers, scenarios, formats, partitions, scaleJobs string
+	var brokers, scenarios, formats, partitions, scaleJobs, freshIntervals string
 	fs := flag.NewFlagSet("loadnode-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -68,7 +69,7 @@ func parse(args []string, stderr io.Writer) (benchCmd, error) {
 	fs.IntVar(&c.opts.Records, "records", 0, "records per topic `N` (default 1000000; quick 200000)")
 	fs.IntVar(&c.opts.RecordBytes, "record-bytes", 0, "approximate record size in `bytes` (default 200)")
 	fs.IntVar(&c.opts.Runs, "runs", 0, "measured runs `N` per scenario after a warm-up; the median is reported (default 3)")
-	fs.StringVar(&scenarios, "scenarios", "", "comma-separated `LIST` of "+strings.Join(bench.AllScenarios, ",")+" (default all but cluster)")
+	fs.StringVar(&scenarios, "scenarios", "", "comma-separated `LIST` of "+strings.Join(bench.AllScenarios, ",")+" (default all but cluster and freshness)")
 	fs.StringVar(&formats, "formats", "", "end-to-end formats `LIST`: json, csv, avro (default all)")
 	fs.StringVar(&partitions, "partitions", "", "end-to-end partition counts `LIST` (default 1,8,64)")
 	fs.IntVar(&c.opts.Tasks, "tasks", 0, "the jobs' desired_concurrent_number (0: spec default)")
@@ -82,6 +83,8 @@ func parse(args []string, stderr io.Writer) (benchCmd, error) {
 	fs.IntVar(&c.opts.ClusterJobs, "cluster-jobs", 0, "jobs `N` of the cluster scenario (default 3000; quick 300)")
 	fs.DurationVar(&c.opts.ClusterLease, "cluster-lease", 0, "the cluster scenario members' lease TTL (default 3s)")
 	fs.DurationVar(&c.opts.ClusterTimeout, "cluster-timeout", 0, "bound of the cluster scenario (default 15m; quick 3m)")
+	fs.DurationVar(&c.opts.FreshnessDuration, "freshness-duration", 0, "measured window of each freshness cell, at least two of its max_batch_interval (default 10s; quick 2s)")
+	fs.StringVar(&freshIntervals, "freshness-intervals", "", "max_batch_interval `LIST` of the freshness scenario (default 10s,100ms: the spec default and the least allowed)")
 	fs.DurationVar(&c.opts.Timeout, "timeout", 0, "bound of the whole run (default 1h; quick 3m)")
 	fs.StringVar(&c.out, "out", "", "write the results to `FILE` instead of stdout")
 	fs.StringVar(&c.chart, "chart", "", "write an SVG chart of records/s to `FILE`")
@@ -104,6 +107,13 @@ func parse(args []string, stderr io.Writer) (benchCmd, error) {
 	}
 	if c.opts.ScaleJobs, err = intList(scaleJobs); err != nil {
 		return c, fmt.Errorf("%w: --scale-jobs: %v", errUsage, err)
+	}
+	for _, f := range splitList(freshIntervals) {
+		d, err := time.ParseDuration(f)
+		if err != nil {
+			return c, fmt.Errorf("%w: --freshness-intervals: %v", errUsage, err)
+		}
+		c.opts.FreshnessIntervals = append(c.opts.FreshnessIntervals, d)
 	}
 	if c.opts.Records < 0 || c.opts.Runs < 0 || c.opts.Creates < 0 || c.opts.Tasks < 0 {
 		return c, fmt.Errorf("%w: counts must be >= 0", errUsage)

@@ -49,6 +49,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		}
 		defer func() { _ = k.stop(10 * time.Second) }()
 		brokers = []string{addr}
+		o.brokerPID = k.pid()
 		res.Settings.Broker = "loadnode kfake child process at " + addr
 		logf("kfake broker at %s (pid %d)", addr, k.pid())
 	} else {
@@ -214,6 +215,14 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 			}
 		}
 	}
+	// Freshness: latency at a steady rate (freshness.go).
+	if o.has(ScenarioFreshness) && ctx.Err() == nil {
+		f, err := runFreshness(ctx, o, brokers, e2eRate(res, o.freshnessFormat(), o.freshnessPartitions()), logf)
+		if err != nil {
+			fail(err)
+		}
+		res.Freshness = f
+	}
 	// 6: cluster: 3 members, a member SIGKILLed (cluster.go).
 	if o.has(ScenarioCluster) && ctx.Err() == nil {
 		c, err := runCluster(ctx, o, brokers, logf)
@@ -365,7 +374,7 @@ func targets(r *Results) []Target {
 			Target{Name: fmt.Sprintf("restart until a paged list gave every job's status (%d jobs)", s.Jobs), Want: "<= 5", Measured: s.RestartAllListedSeconds, Unit: "s",
 				Met: s.Created == s.Jobs && s.Listed == s.Created && s.RestartAllListedSeconds <= 5, Note: note})
 	}
-	return out
+	return append(out, freshnessTargets(r.Freshness)...)
 }
 
 func jobCounts(ss []*Scale) []int {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/loadnode/loadnode/config"
 )
 
 // Scenario names, as accepted by Options.Scenarios.
@@ -22,6 +24,9 @@ const (
 	// ScenarioPostgres: loadnode end to end into PostgreSQL next to that
 	// server's ceiling (COPY plus a progress update per transaction).
 	ScenarioPostgres = "postgres"
+	// ScenarioFreshness: produce-to-committed latency at a steady rate
+	// (freshness.go).
+	ScenarioFreshness = "freshness"
 )
 
 // Rows of the postgres scenario.
@@ -32,11 +37,13 @@ const (
 
 // AllScenarios are the scenarios Options.Scenarios accepts, in the order
 // they run.
-var AllScenarios = []string{ScenarioCeiling, ScenarioKcat, ScenarioE2E, ScenarioStore, ScenarioPostgres, ScenarioCreate, ScenarioScale, ScenarioCluster}
+var AllScenarios = []string{ScenarioCeiling, ScenarioKcat, ScenarioE2E, ScenarioStore, ScenarioPostgres, ScenarioCreate, ScenarioScale, ScenarioFreshness, ScenarioCluster}
 
 // DefaultScenarios run when Options.Scenarios is empty: all but the
-// cluster scenario, which needs etcd and takes minutes (ask for it).
-var DefaultScenarios = slices.DeleteFunc(slices.Clone(AllScenarios), func(s string) bool { return s == ScenarioCluster })
+// cluster scenario, which needs etcd and takes minutes, and the freshness
+// scenario, which takes a minute or more of steady producing (ask for
+// them).
+var DefaultScenarios = slices.DeleteFunc(slices.Clone(AllScenarios), func(s string) bool { return s == ScenarioCluster || s == ScenarioFreshness })
 
 // Options configures Run. Zero fields take the defaults of Defaults (or
 // QuickDefaults when Quick is set).
@@ -65,6 +72,9 @@ type Options struct {
 	Formats []string
 	// registryURL is the schema registry of avro jobs, set by Run.
 	registryURL string
+	// brokerPID is the kfake child's process id (0 with Brokers), set by
+	// Run: the freshness scenario reports its CPU.
+	brokerPID int
 	// Partitions are the partition counts of the end-to-end scenario.
 	// Default 1, 8, 64.
 	Partitions []int
@@ -105,6 +115,13 @@ type Options struct {
 	ClusterLease time.Duration
 	// ClusterTimeout bounds the cluster scenario. Default 15m; quick 3m.
 	ClusterTimeout time.Duration
+	// FreshnessDuration is the measured window of each freshness cell (at
+	// least two of its max_batch_interval). Default 10s; quick 2s.
+	FreshnessDuration time.Duration
+	// FreshnessIntervals are the max_batch_interval settings of the
+	// freshness scenario. Default the spec default (10s) and the least
+	// allowed (100ms).
+	FreshnessIntervals []time.Duration
 	// Timeout bounds the whole run. Default 1h; quick 3m.
 	Timeout time.Duration
 	// Log receives progress lines; nil discards them.
@@ -163,6 +180,12 @@ func (o Options) withDefaults() Options {
 		if o.ScaleSettle == 0 {
 			o.ScaleSettle = 10 * time.Second
 		}
+		if o.FreshnessDuration == 0 {
+			o.FreshnessDuration = 2 * time.Second
+		}
+	}
+	if o.FreshnessDuration == 0 {
+		o.FreshnessDuration = 10 * time.Second
 	}
 	if o.Records == 0 {
 		o.Records = 1000000
@@ -226,6 +249,14 @@ func (o Options) Validate() error {
 	for _, n := range o.ScaleJobs {
 		if n < 1 {
 			errs = append(errs, fmt.Errorf("bench: scale jobs must be >= 1, got %d", n))
+		}
+	}
+	if o.FreshnessDuration < 0 || o.FreshnessDuration > 10*time.Minute {
+		errs = append(errs, fmt.Errorf("bench: freshness duration must be within 0..10m, got %v", o.FreshnessDuration))
+	}
+	for _, iv := range o.FreshnessIntervals {
+		if iv < config.MinMaxBatchInterval || iv > 10*time.Minute {
+			errs = append(errs, fmt.Errorf("bench: freshness interval must be within %v..10m, got %v", config.MinMaxBatchInterval, iv))
 		}
 	}
 	if o.BatchInterval < 100*time.Millisecond {

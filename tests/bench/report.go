@@ -105,6 +105,11 @@ func WriteText(w io.Writer, r *Results) error {
 		writeClusterText(&b, r.Cluster)
 		fmt.Fprintln(w, b.String())
 	}
+	if r.Freshness != nil {
+		if err := writeFreshnessText(w, r.Freshness); err != nil {
+			return err
+		}
+	}
 	if len(r.Targets) > 0 {
 		fmt.Fprintln(w, "targets (issue 5):")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

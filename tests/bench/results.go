@@ -13,6 +13,7 @@ type Results struct {
 	Create     *Create       `json:"create,omitempty"`
 	Scale      []*Scale      `json:"scale,omitempty"`
 	Cluster    *Cluster      `json:"cluster,omitempty"`
+	Freshness  *Freshness    `json:"freshness,omitempty"`
 	Targets    []Target      `json:"targets"`
 	Errors     []string      `json:"errors,omitempty"`
 }

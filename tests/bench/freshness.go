@@ -1,0 +1,612 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/client"
+	"github.com/loadnode/loadnode/config"
+)
+
+// The freshness scenario: records produced at a steady rate, each carrying
+// its produce time, and the time until the batch holding each is committed.
+//
+// A record's latency is the time the job's committed offset of its
+// partition was first seen past it (`job show`, polled every
+// freshnessPoll) minus its produce time (the produced_at column, also the
+// Kafka record timestamp). A commit is dated to the reply of the first
+// show that sees it, so a latency is late by at most the time from the
+// previous show's request to that reply: the observation's resolution,
+// printed next to the figures.
+
+const (
+	// freshnessPoll is the period of the `job show` polls. A show is
+	// answered by the job actor, between its commits, and reads the job's
+	// journal: 2 ms keeps the resolution within a few ms at half the
+	// actor time of 1 ms.
+	freshnessPoll = 2 * time.Millisecond
+	// freshnessTick is the producer's pacing period: each tick produces the
+	// records due by then at the cell's rate.
+	freshnessTick = time.Millisecond
+	// freshnessLowRate is the scenario's low rate, records/s.
+	freshnessLowRate = 1000
+	// freshnessWarmup is produced before the measured window and not
+	// measured (the tasks' first fetches).
+	freshnessWarmup = time.Second
+	// freshnessMaxRecords bounds the records of one cell (the produce
+	// times are kept in memory).
+	freshnessMaxRecords = 50_000_000
+	// freshnessTargetSlack is the target's slack over max_batch_interval.
+	freshnessTargetSlack = 50 * time.Millisecond
+)
+
+// freshnessIntervals are the max_batch_interval settings measured when
+// Options.FreshnessIntervals is empty: the spec default and the least a
+// spec allows.
+func freshnessIntervals() []time.Duration {
+	return []time.Duration{config.DefaultMaxBatchInterval, config.MinMaxBatchInterval}
+}
+
+// freshnessFormat is the format of the freshness topic: the first of o's
+// formats that is json or csv.
+func (o Options) freshnessFormat() string {
+	for _, f := range o.Formats {
+		if f == "json" || f == "csv" {
+			return f
+		}
+	}
+	return "json"
+}
+
+// freshnessPartitions is the partition count of the freshness topic: 8 when
+// o measures it, else o's first.
+func (o Options) freshnessPartitions() int {
+	if slices.Contains(o.Partitions, 8) || len(o.Partitions) == 0 {
+		return 8
+	}
+	return o.Partitions[0]
+}
+
+// cellDuration is the measured window of a cell with max_batch_interval
+// iv: at least two intervals, so that several batches fall in it.
+func (o Options) cellDuration(iv time.Duration) time.Duration {
+	return max(o.FreshnessDuration, 2*iv)
+}
+
+// runFreshness runs the freshness scenario. maxRate is the e2e records/s of
+// the same format and partitions measured earlier in this run, or 0: then
+// it is measured here first.
+func runFreshness(ctx context.Context, o Options, brokers []string, maxRate float64, logf func(string, ...any)) (*Freshness, error) {
+	format, parts := o.freshnessFormat(), o.freshnessPartitions()
+	f := &Freshness{Format: format, Partitions: parts, PollMs: ms(freshnessPoll), MaxFrom: "the e2e scenario of this run"}
+	if maxRate <= 0 {
+		f.MaxFrom = "an e2e run of this scenario (one after a warm-up)"
+		topic := topicName(format, parts, o.Records, o.RecordBytes)
+		ends, err := prepareTopic(ctx, brokers, topic, format, parts, o.Records, o.RecordBytes)
+		if err != nil {
+			return f, err
+		}
+		ss, err := repeat(1, func(run int) (sample, error) { return e2eRun(ctx, o, brokers, topic, format, ends, run) })
+		if err != nil {
+			return f, err
+		}
+		maxRate = float64(ss[0].records) / ss[0].elapsed.Seconds()
+	}
+	f.MaxRecordsPerSec = maxRate
+	half := int(maxRate / 2)
+	rates := []int{half, freshnessLowRate}
+	logf("freshness: %s p%d, max %.0f records/s (%s): rates %d and %d records/s", format, parts, maxRate, f.MaxFrom, half, freshnessLowRate)
+	intervals := o.FreshnessIntervals
+	if len(intervals) == 0 {
+		intervals = freshnessIntervals()
+	}
+	for _, rate := range rates {
+		for _, iv := range intervals {
+			if ctx.Err() != nil {
+				return f, ctx.Err()
+			}
+			c, err := freshnessCell(ctx, o, brokers, format, parts, rate, iv)
+			f.Cells = append(f.Cells, c)
+			if err != nil {
+				c.Error = err.Error()
+				return f, err
+			}
+			logf("freshness: %d records/s, max_batch_interval %v: p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d records (show resolution p99 %.2f ms)",
+				rate, iv, c.P50Ms, c.P99Ms, c.MaxMs, c.Records, c.ResolutionP99Ms)
+		}
+	}
+	return f, nil
+}
+
+// produced is a record's offset and produce time (Unix ns).
+type produced struct {
+	offset, at int64
+}
+
+// seen is a committed offset of a partition and when a show first saw it.
+type seen struct {
+	offset int64
+	at     time.Time
+}
+
+// freshnessCell measures one rate and max_batch_interval on a new topic and
+// a new node.
+func freshnessCell(ctx context.Context, o Options, brokers []string, format string, parts, rate int, iv time.Duration) (*FreshnessCell, error) {
+	dur := o.cellDuration(iv)
+	c := &FreshnessCell{RatePerSec: rate, IntervalMs: iv.Milliseconds(), Seconds: dur.Seconds()}
+	if rate < 1 {
+		return c, fmt.Errorf("bench: freshness: rate %d records/s (the measured maximum is too low)", rate)
+	}
+	if total := float64(rate) * (dur + freshnessWarmup).Seconds(); total > freshnessMaxRecords {
+		return c, fmt.Errorf("bench: freshness: %d records/s for %v is %.0f records; at most %d", rate, dur, total, freshnessMaxRecords)
+	}
+	topic := fmt.Sprintf("loadnode_bench_fresh_%s_p%d_r%d_i%d_%d", format, parts, rate, iv.Milliseconds(), time.Now().UnixNano())
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProducerLinger(0), kgo.MaxBufferedRecords(1<<17))
+	if err != nil {
+		return c, fmt.Errorf("bench: freshness producer: %w", err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, int32(parts), 1, nil, topic); err != nil {
+		return c, fmt.Errorf("bench: create topic %s: %w", topic, err)
+	}
+	defer func() { _, _ = adm.DeleteTopic(context.WithoutCancel(ctx), topic) }()
+
+	n, cleanup, err := startNode(ctx, o, "fresh")
+	if err != nil {
+		return c, err
+	}
+	defer cleanup()
+	lc, err := client.Dial(ctx, n.Addr())
+	if err != nil {
+		return c, fmt.Errorf("bench: dial: %w", err)
+	}
+	defer lc.Close()
+
+	p := newFreshProducer(cl, topic, format, parts, o.RecordBytes, rate*int((dur+freshnessWarmup)/time.Second+1))
+	// One record per partition first: the job commits them before the
+	// paced records start, so that its tasks are reading.
+	if err := p.produceN(ctx, parts); err != nil {
+		return c, err
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return c, fmt.Errorf("bench: freshness produce: %w", err)
+	}
+	name := fmt.Sprintf("fresh_%s_r%d_i%d", format, rate, iv.Milliseconds())
+	spec := o.jobSpec(name, name+"_t", format, topic, brokers)
+	spec.MaxBatchIntervalMs = iv.Milliseconds()
+	spec.Table.Columns = append(spec.Table.Columns, &api.Column{Name: "produced_at", Type: api.ColumnType_INT64})
+	if len(spec.Jsonpaths) > 0 {
+		spec.Jsonpaths = append(spec.Jsonpaths, "$.produced_at")
+	}
+	if _, err := lc.CreateJob(ctx, spec); err != nil {
+		return c, fmt.Errorf("bench: create %s: %w", name, err)
+	}
+	if _, _, err := watchCommitted(ctx, lc, name, p.ends(), 30*time.Second+2*iv, nil); err != nil {
+		return c, err
+	}
+
+	// The poller runs until the last record is committed; the producer
+	// meanwhile produces at rate for the warm-up and the measured window.
+	type observed struct {
+		marks map[int32][]seen
+		gaps  []time.Duration
+		err   error
+	}
+	stopPoll := make(chan map[int32]int64, 1)
+	pollDone := make(chan observed, 1)
+	go func() {
+		marks, gaps, err := watchCommitted(ctx, lc, name, nil, 30*time.Second+3*iv, stopPoll)
+		pollDone <- observed{marks, gaps, err}
+	}()
+	start := time.Now()
+	measureFrom := start.Add(freshnessWarmup)
+	cpu := startCPU(o.brokerPID)
+	perr := p.pace(ctx, rate, start, measureFrom.Add(dur))
+	c.BenchCores, c.BrokerCores = cpu.cores()
+	if perr == nil {
+		perr = cl.Flush(ctx)
+	}
+	if perr != nil {
+		perr = fmt.Errorf("bench: freshness produce: %w", perr)
+	}
+	ends := p.ends()
+	stopPoll <- ends
+	obs := <-pollDone
+	if err := errors.Join(perr, obs.err); err != nil {
+		return c, err
+	}
+	// Exactly once: the loaded-rows statistic is committed with the rows.
+	info, err := lc.ShowJob(ctx, name)
+	if err != nil {
+		return c, fmt.Errorf("bench: show %s: %w", name, err)
+	}
+	if got, want := info.GetStats().GetLoadedRows(), sum(ends); got != want || info.GetStats().GetErrorRows() != 0 {
+		return c, fmt.Errorf("bench: job %s loaded %d rows (%d error rows) of %d records", name, got, info.GetStats().GetErrorRows(), want)
+	}
+	c.Batches = info.GetStats().GetCommittedBatches()
+	if sec, cnt, err := commitTimes(ctx, n.AdminAddr(), name); err != nil {
+		return c, err
+	} else if cnt > 0 {
+		c.Commits, c.CommitMeanMs = int64(cnt), sec*1e3/cnt
+	}
+	lat := p.latencies(obs.marks, measureFrom.UnixNano())
+	if len(lat) == 0 {
+		return c, fmt.Errorf("bench: freshness: no record measured")
+	}
+	slices.Sort(lat)
+	slices.Sort(obs.gaps)
+	c.Records = int64(len(lat))
+	c.ProducedPerSec = float64(len(lat)) / dur.Seconds()
+	c.P50Ms, c.P99Ms, c.MaxMs = ms(percentile(lat, 50)), ms(percentile(lat, 99)), ms(lat[len(lat)-1])
+	c.Polls = len(obs.gaps)
+	c.ResolutionP50Ms, c.ResolutionP99Ms, c.ResolutionMaxMs = ms(percentile(obs.gaps, 50)), ms(percentile(obs.gaps, 99)), ms(obs.gaps[len(obs.gaps)-1])
+	return c, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// watchCommitted polls job name's committed offsets every freshnessPoll and
+// returns, per partition, each committed offset with the reply time of the
+// first show that saw it, and every poll's resolution (from the previous
+// show's request to this show's reply). It returns once every partition of
+// ends is committed to its end; with ends nil, it first waits for ends on
+// stop. The wait is bounded by within from the time ends is known.
+func watchCommitted(ctx context.Context, lc *client.Client, name string, ends map[int32]int64, within time.Duration, stop <-chan map[int32]int64) (map[int32][]seen, []time.Duration, error) {
+	var late <-chan time.Time
+	if ends != nil {
+		late = time.After(within)
+	}
+	marks := map[int32][]seen{}
+	var gaps []time.Duration
+	tick := time.NewTicker(freshnessPoll)
+	defer tick.Stop()
+	var prevSent time.Time
+	for {
+		sent := time.Now()
+		info, err := lc.ShowJob(ctx, name)
+		got := time.Now()
+		if err != nil {
+			return nil, nil, fmt.Errorf("bench: show %s: %w", name, err)
+		}
+		if !prevSent.IsZero() {
+			gaps = append(gaps, got.Sub(prevSent))
+		}
+		prevSent = sent
+		for _, pi := range info.GetPartitions() {
+			p, off := pi.GetPartition(), pi.GetCommittedOffset()
+			if ms := marks[p]; len(ms) == 0 || ms[len(ms)-1].offset < off {
+				marks[p] = append(ms, seen{offset: off, at: got})
+			}
+		}
+		if ends != nil && caughtUp(info, ends) {
+			return marks, gaps, nil
+		}
+		if st := info.GetSummary().GetState(); st == api.JobState_PAUSED || st == api.JobState_CANCELLED {
+			return nil, nil, fmt.Errorf("bench: job %s is %s: %s %s", name, st, info.GetSummary().GetReason(), info.GetSummary().GetReasonMessage())
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("bench: job %s: not committed to the end: %w", name, ctx.Err())
+		case <-late:
+			return nil, nil, fmt.Errorf("bench: job %s: not committed to the end within %v", name, within)
+		case e := <-stop:
+			ends, stop, late = e, nil, time.After(within)
+		case <-tick.C:
+		}
+	}
+}
+
+// freshProducer produces the freshness records and keeps each one's offset
+// and produce time.
+type freshProducer struct {
+	cl    *kgo.Client
+	topic string
+	parts int
+	// bodies are records made beforehand (formatting one costs about as
+	// much as producing it) without their produce time, which
+	// appendProducedAt adds.
+	bodies [][]byte
+	json   bool
+	next   int // records produced so far
+	mu     sync.Mutex
+	byPart [][]produced // acknowledged records, per partition
+	err    error
+}
+
+// freshBodies is the number of distinct records a producer cycles through.
+const freshBodies = 4096
+
+// newFreshProducer is a producer of about records records (their produce
+// times are allocated once, not grown while producing).
+func newFreshProducer(cl *kgo.Client, topic, format string, parts, size, records int) *freshProducer {
+	p := &freshProducer{cl: cl, topic: topic, parts: parts, json: format == "json", byPart: make([][]produced, parts)}
+	for i := range p.byPart {
+		p.byPart[i] = make([]produced, 0, records/parts+2)
+	}
+	for i := range freshBodies {
+		p.bodies = append(p.bodies, appendRecord(nil, format, i, max(size-32, 120)))
+	}
+	return p
+}
+
+// pace produces rate records/s from start until end: every freshnessTick
+// the records due by then (not a burst per second).
+func (p *freshProducer) pace(ctx context.Context, rate int, start, end time.Time) error {
+	tick := time.NewTicker(freshnessTick)
+	defer tick.Stop()
+	sent := 0
+	for {
+		now := time.Now()
+		if !now.Before(end) {
+			return p.failed()
+		}
+		due := int(float64(rate) * now.Sub(start).Seconds())
+		if err := p.produceN(ctx, due-sent); err != nil {
+			return err
+		}
+		sent = max(sent, due)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// produceN produces n records (n <= 0: none), each stamped with its own
+// produce time.
+func (p *freshProducer) produceN(ctx context.Context, n int) error {
+	for range n {
+		at := time.Now()
+		part := int32(p.next % p.parts)
+		body := p.bodies[p.next%len(p.bodies)]
+		p.next++
+		value := appendProducedAt(make([]byte, 0, len(body)+32), body, p.json, at.UnixNano())
+		rec := &kgo.Record{Topic: p.topic, Partition: part, Value: value, Timestamp: at}
+		p.cl.Produce(ctx, rec, func(r *kgo.Record, err error) {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if err != nil {
+				p.err = errors.Join(p.err, err)
+				return
+			}
+			p.byPart[r.Partition] = append(p.byPart[r.Partition], produced{offset: r.Offset, at: r.Timestamp.UnixNano()})
+		})
+	}
+	return p.failed()
+}
+
+func (p *freshProducer) failed() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// ends are the end offsets of the acknowledged records, per partition.
+func (p *freshProducer) ends() map[int32]int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[int32]int64, p.parts)
+	for i, rs := range p.byPart {
+		for _, r := range rs {
+			out[int32(i)] = max(out[int32(i)], r.offset+1)
+		}
+	}
+	return out
+}
+
+// latencies are the produce-to-committed latencies of the records produced
+// at or after fromNs: for each, the first time its partition's committed
+// offset was seen past it minus its produce time.
+func (p *freshProducer) latencies(marks map[int32][]seen, fromNs int64) []time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []time.Duration
+	for i, rs := range p.byPart {
+		slices.SortFunc(rs, func(a, b produced) int { return int(a.offset - b.offset) })
+		ms := marks[int32(i)]
+		k := 0
+		for _, r := range rs {
+			for k < len(ms) && ms[k].offset <= r.offset {
+				k++
+			}
+			if r.at < fromNs || k == len(ms) {
+				continue
+			}
+			out = append(out, time.Duration(ms[k].at.UnixNano()-r.at))
+		}
+	}
+	return out
+}
+
+// appendProducedAt appends record body (json or csv, from appendRecord)
+// with a last column produced_at, its produce time in Unix ns.
+func appendProducedAt(dst, body []byte, json bool, atNs int64) []byte {
+	if json {
+		dst = append(dst, body[:len(body)-1]...)
+		dst = append(dst, `,"produced_at":`...)
+		return append(strconv.AppendInt(dst, atNs, 10), '}')
+	}
+	dst = append(append(dst, body...), ',')
+	return strconv.AppendInt(dst, atNs, 10)
+}
+
+// Freshness is the freshness scenario's result.
+type Freshness struct {
+	Format     string `json:"format"`
+	Partitions int    `json:"partitions"`
+	// MaxRecordsPerSec is the end-to-end rate of the same format and
+	// partitions in this run; the high rate is half of it. MaxFrom says
+	// which run measured it.
+	MaxRecordsPerSec float64 `json:"max_records_per_sec"`
+	MaxFrom          string  `json:"max_from"`
+	// PollMs is the period of the `job show` polls that see commits.
+	PollMs float64          `json:"poll_ms"`
+	Cells  []*FreshnessCell `json:"cells"`
+}
+
+// FreshnessCell is one rate and max_batch_interval.
+type FreshnessCell struct {
+	RatePerSec int   `json:"rate_per_sec"`
+	IntervalMs int64 `json:"max_batch_interval_ms"`
+	// Seconds is the measured window (after a warm-up of
+	// freshnessWarmup); Records the records produced in it, at
+	// ProducedPerSec.
+	Seconds        float64 `json:"seconds"`
+	Records        int64   `json:"records"`
+	ProducedPerSec float64 `json:"produced_per_sec"`
+	// P50Ms, P99Ms and MaxMs are the produce-to-committed latencies.
+	P50Ms float64 `json:"p50_ms"`
+	P99Ms float64 `json:"p99_ms"`
+	MaxMs float64 `json:"max_ms"`
+	// Polls is the number of shows; Resolution* the time from a show's
+	// request to the next show's reply, the most a commit's time is
+	// overstated by.
+	Polls int `json:"polls"`
+	// BenchCores is the CPU of the bench process (node, producer and
+	// poller) over the producing, in cores; BrokerCores the kfake child's
+	// (0 with --brokers). Next to the machine's CPUs they show whether the
+	// rate saturates the machine.
+	BenchCores float64 `json:"bench_cores"`
+	// Batches are the job's committed batches, Commits its synced group
+	// commits (a group holds the batches that waited for the one before),
+	// CommitMeanMs their mean time (the node's
+	// loadnode_batch_commit_seconds); warm-up included.
+	Batches         int64   `json:"batches"`
+	Commits         int64   `json:"commits"`
+	CommitMeanMs    float64 `json:"commit_mean_ms"`
+	BrokerCores     float64 `json:"broker_cores,omitempty"`
+	ResolutionP50Ms float64 `json:"resolution_p50_ms"`
+	ResolutionP99Ms float64 `json:"resolution_p99_ms"`
+	ResolutionMaxMs float64 `json:"resolution_max_ms"`
+	Error           string  `json:"error,omitempty"`
+}
+
+// freshnessTargets are issue 29's freshness targets: p99 at most
+// max_batch_interval + 50 ms, every cell.
+func freshnessTargets(f *Freshness) []Target {
+	if f == nil {
+		return nil
+	}
+	var out []Target
+	for _, c := range f.Cells {
+		if c.Error != "" {
+			continue
+		}
+		want := float64(c.IntervalMs) + ms(freshnessTargetSlack)
+		out = append(out, Target{Name: fmt.Sprintf("freshness p99, %d records/s, max_batch_interval %v", c.RatePerSec, time.Duration(c.IntervalMs)*time.Millisecond),
+			Want: fmt.Sprintf("<= %.0f (interval + 50 ms)", want), Measured: c.P99Ms, Unit: "ms", Met: c.P99Ms <= want})
+	}
+	return out
+}
+
+// writeFreshnessText writes the freshness table.
+func writeFreshnessText(w io.Writer, f *Freshness) error {
+	fmt.Fprintf(w, "freshness (%s, %d partitions): produce-to-committed latency at a steady rate; max %.0f records/s from %s\n",
+		f.Format, f.Partitions, f.MaxRecordsPerSec, f.MaxFrom)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "records/s\tmax_batch_interval\tseconds\trecords\tp50 ms\tp99 ms\tmax ms\tshows\tresolution p50 ms\tp99 ms\tmax ms\tbench cores\tbroker cores\tbatches\tcommits\tcommit ms\t")
+	for _, c := range f.Cells {
+		iv := time.Duration(c.IntervalMs) * time.Millisecond
+		if c.Error != "" {
+			fmt.Fprintf(tw, "%d\t%v\tfailed\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", c.RatePerSec, iv)
+			continue
+		}
+		fmt.Fprintf(tw, "%d\t%v\t%.1f\t%d\t%.1f\t%.1f\t%.1f\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%d\t%d\t%.1f\t\n", c.RatePerSec, iv, c.Seconds, c.Records,
+			c.P50Ms, c.P99Ms, c.MaxMs, c.Polls, c.ResolutionP50Ms, c.ResolutionP99Ms, c.ResolutionMaxMs, c.BenchCores, numOrDash(c.BrokerCores, "%.2f"),
+			c.Batches, c.Commits, c.CommitMeanMs)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "  a record's latency = the reply time of the first `job show` (polled every %v) whose committed offset is past it - its produced_at;\n", freshnessPoll)
+	fmt.Fprintf(w, "  resolution = a show's request to the next show's reply, the most a commit's time is overstated; the first %v of each cell is a warm-up, not measured;\n", freshnessWarmup)
+	fmt.Fprintln(w, "  bench cores = CPU of this process (node, producer, poller) while producing, broker cores = the kfake child's, next to the machine's CPUs;")
+	fmt.Fprintln(w, "  batches = the job's committed batches, commits = its synced group commits and commit ms their mean (warm-up included).")
+	fmt.Fprintln(w)
+	return nil
+}
+
+// e2eRate is the records/s of the e2e row of format and partitions in r,
+// or 0.
+func e2eRate(r *Results, format string, parts int) float64 {
+	for _, t := range r.Throughput {
+		if t.Scenario == ScenarioE2E && t.Format == format && t.Partitions == parts && t.Error == "" {
+			return t.RecordsPerSec
+		}
+	}
+	return 0
+}
+
+// cpuMeter measures this process's CPU and the broker child's.
+type cpuMeter struct {
+	t0             time.Time
+	self0, broker0 time.Duration
+	brokerPID      int
+}
+
+func startCPU(brokerPID int) cpuMeter {
+	m := cpuMeter{t0: time.Now(), self0: selfCPU(), brokerPID: brokerPID}
+	if brokerPID > 0 {
+		m.broker0, _ = procCPU(brokerPID)
+	}
+	return m
+}
+
+// cores are the CPU seconds per second since start of this process and of
+// the broker.
+func (m cpuMeter) cores() (self, broker float64) {
+	el := time.Since(m.t0).Seconds()
+	self = (selfCPU() - m.self0).Seconds() / el
+	if m.brokerPID > 0 {
+		if b, err := procCPU(m.brokerPID); err == nil {
+			broker = (b - m.broker0).Seconds() / el
+		}
+	}
+	return self, broker
+}
+
+// commitTimes reads job's loadnode_batch_commit_seconds sum and count from
+// the node's /metrics at addr.
+func commitTimes(ctx context.Context, addr, job string) (sec, n float64, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, 0, fmt.Errorf("bench: metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	sumP := fmt.Sprintf("loadnode_batch_commit_seconds_sum{job=%q} ", job)
+	countP := fmt.Sprintf("loadnode_batch_commit_seconds_count{job=%q} ", job)
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), sumP); ok {
+			sec, err = strconv.ParseFloat(strings.TrimSpace(v), 64)
+		} else if v, ok := strings.CutPrefix(sc.Text(), countP); ok {
+			n, err = strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("bench: metrics: %w", err)
+		}
+	}
+	return sec, n, sc.Err()
+}
