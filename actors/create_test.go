@@ -3,6 +3,7 @@ package actors
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,4 +129,90 @@ func TestCreatedJobStartsFromItsWrite(t *testing.T) {
 		return n >= 1, fmt.Sprintf("%d loads after the crash, want the restarted actor to reload", n)
 	})
 	h.waitState(pid, api.JobState_RUNNING)
+}
+
+// syncCountFS counts the syncs of every file opened for writing.
+type syncCountFS struct {
+	vfs.FS
+	syncs atomic.Int64
+}
+
+func (fs *syncCountFS) wrap(f vfs.File, err error) (vfs.File, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &syncCountFile{File: f, fs: fs}, nil
+}
+
+func (fs *syncCountFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	return fs.wrap(fs.FS.Create(name, c))
+}
+
+func (fs *syncCountFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
+	return fs.wrap(fs.FS.OpenReadWrite(name, c, opts...))
+}
+
+func (fs *syncCountFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	return fs.wrap(fs.FS.ReuseForWrite(oldname, newname, c))
+}
+
+type syncCountFile struct {
+	vfs.File
+	fs *syncCountFS
+}
+
+func (f *syncCountFile) Sync() error { f.fs.syncs.Add(1); return f.File.Sync() }
+
+func (f *syncCountFile) SyncData() error { f.fs.syncs.Add(1); return f.File.SyncData() }
+
+func (f *syncCountFile) SyncTo(length int64) (bool, error) {
+	f.fs.syncs.Add(1)
+	return f.File.SyncTo(length)
+}
+
+// TestCreateBurstSyncs: n concurrent creates are made durable in fewer
+// synced writes than n, counted at the filesystem: exactly one per
+// CreateJobs call on the single-node path (no other write of a create
+// syncs). The jobs are never admitted (the scheduler drops their
+// JobReady), so that no first schedule syncs meanwhile.
+func TestCreateBurstSyncs(t *testing.T) {
+	const n = 16
+	fs := &syncCountFS{FS: vfs.NewMem()}
+	cm := &countingMeta{open: make(chan struct{})}
+	open := func(*api.JobSpec) (Source, error) { return adapt(&quietSource{parts: []int32{0}}), nil }
+	noAdmission := func(next actor.ReceiverFunc) actor.ReceiverFunc {
+		return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
+			if _, ok := env.Message.(*JobReady); !ok {
+				next(c, env)
+			}
+		}
+	}
+	h := newHarnessOpts(t, fs, open, Settings{}, harnessOpts{
+		meta:  func(s metastore.Store) metastore.Store { cm.Store = s; return cm },
+		slots: noAdmission,
+	})
+	before := fs.syncs.Load()
+	futures := make([]*actor.Future, n)
+	for i := range futures {
+		futures[i] = h.system.Root.RequestFuture(h.mgr, &api.CreateJobRequest{Spec: testSpec(fmt.Sprintf("sync%02d", i))}, 10*time.Second)
+	}
+	h.ask(h.mgr, &api.ListJobsRequest{}) // every create is queued
+	close(cm.open)
+	for i, f := range futures {
+		res, err := f.Result()
+		if err != nil {
+			t.Fatalf("create sync%02d: %v", i, err)
+		}
+		if r := res.(*api.JobResponse); r.Error != nil {
+			t.Fatalf("create sync%02d: %v", i, r.Error)
+		}
+	}
+	syncs, calls := fs.syncs.Load()-before, cm.counts()
+	t.Logf("%d creates: %d syncs, jobs per CreateJobs call %v", n, syncs, calls)
+	if syncs >= n {
+		t.Fatalf("%d creates took %d syncs: not grouped", n, syncs)
+	}
+	if syncs != int64(len(calls)) {
+		t.Fatalf("%d creates took %d syncs in %d CreateJobs calls (%v): want one sync per call", n, syncs, len(calls), calls)
+	}
 }
