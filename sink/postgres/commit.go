@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/sink"
@@ -165,26 +166,54 @@ func keyedTable(ti *tableInfo, u *table.Update) (*table.Schema, error) {
 
 // commitTx is one attempt of Commit: one transaction. With upsert, a
 // DUPLICATE table's rows replace those stored under the same keys.
+//
+// A commit is three round trips on one connection of the pool: BEGIN
+// goes in one pipeline with the job's lock and the checks (checkJob), the
+// rows are copied (writeTable), and COMMIT goes in one pipeline with the
+// progress, statistics, fence and error rows (writeProgress). Each
+// pipeline's statements run in order and stop at the first error, so a
+// COMMIT after a failed write never runs. A connection left in a
+// transaction (a check refused the commit, a write failed) is rolled
+// back, or closed when that fails, before it goes back to the pool.
 func (s *Sink) commitTx(ctx context.Context, c *sink.Commit, writes []*tableWrite, upsert bool) error {
-	tx, err := s.pool.Begin(ctx)
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	errSeq, err := s.checkJob(ctx, tx, c, writes)
+	defer func() {
+		if conn.Conn().PgConn().TxStatus() != 'I' {
+			if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+				_ = conn.Conn().Close(ctx)
+			}
+		}
+		conn.Release()
+	}()
+	errSeq, err := s.checkJob(ctx, conn, c, writes)
 	if err != nil {
 		return err
 	}
 	for _, w := range writes {
-		if err := s.writeTable(ctx, tx, w, upsert); err != nil {
+		if err := s.writeTable(ctx, conn, w, upsert); err != nil {
 			return tableChanged(err, w.ti.ident.Sanitize())
 		}
 	}
-	if err := s.writeProgress(ctx, tx, c, errSeq); err != nil {
-		return err
-	}
-	return tx.Commit(ctx)
+	return s.writeProgress(ctx, conn, c, errSeq)
 }
+
+// querier runs a commit's statements: a pgx.Tx, or the pooled connection
+// whose transaction commitTx began (*pgxpool.Conn).
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	Conn() *pgx.Conn
+}
+
+var (
+	_ querier = pgx.Tx(nil)
+	_ querier = (*pgxpool.Conn)(nil)
+)
 
 // tableChanged wraps err with sink.ErrTableChanged, naming the table, when
 // PostgreSQL says the table or a column is not what loadnode prepared:
@@ -202,31 +231,26 @@ func tableChanged(err error, table string) error {
 	return err
 }
 
-// checkJob locks the job's row in loadnode.jobs (every writer of the job
-// waits here for the one before it) and refuses the commit unless the
-// owner's claim is still this incarnation's (incarnation.go), every range
-// starts at its stored position, the fence is not older than the stored
-// one, the statistics base is the stored one, and no table it writes was
-// altered since it was prepared (checkShape). It returns the sequence
+// checkJob begins the commit's transaction and locks the job's row in
+// loadnode.jobs (every writer of the job waits here for the one before
+// it), in one round trip with the reads its checks need, and refuses the
+// commit unless the owner's claim is still this incarnation's
+// (incarnation.go), every range starts at its stored position, the fence
+// is not older than the stored one, the statistics base is the stored
+// one, and no table it writes was altered since it was prepared
+// (checkShape). It returns the sequence
 // number of the job's newest error row.
-func (s *Sink) checkJob(ctx context.Context, tx pgx.Tx, c *sink.Commit, writes []*tableWrite) (int64, error) {
+func (s *Sink) checkJob(ctx context.Context, tx querier, c *sink.Commit, writes []*tableWrite) (int64, error) {
 	job := int64(c.JobID)
 	parts := partitions(c)
-	var fence, batches, errSeq int64
-	err := tx.QueryRow(ctx, `SELECT fence, committed_batches, error_seq FROM loadnode.jobs WHERE owner = $2 AND job = $1 FOR UPDATE`, job, s.opts.Owner).
-		Scan(&fence, &batches, &errSeq)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, fmt.Errorf("postgres: commit job %d partition %d: no stored progress, commit from %d: %w",
-			c.JobID, c.Ranges[0].Partition, c.Ranges[0].From, sink.ErrStaleCommit)
-	}
-	if err != nil {
-		return 0, err
-	}
-	// The stored progress, now that the job's row is locked the owner's
-	// claim, and the shape of every table the commit writes, in one
-	// round trip.
+	// BEGIN, the job's row locked, then (read after the lock: each
+	// statement of a READ COMMITTED transaction sees what committed
+	// before it started) the stored progress, the owner's claim and the
+	// shape of every table the commit writes.
 	stored := make(map[int32]int64, len(parts))
 	pb := &pgx.Batch{}
+	pb.Queue(`BEGIN`)
+	pb.Queue(`SELECT fence, committed_batches, error_seq FROM loadnode.jobs WHERE owner = $2 AND job = $1 FOR UPDATE`, job, s.opts.Owner)
 	pb.Queue(`SELECT partition, position FROM loadnode.progress WHERE owner = $3 AND job = $1 AND partition = ANY($2)`, job, parts, s.opts.Owner)
 	claimed := s.opts.Incarnation != ""
 	if claimed {
@@ -236,6 +260,21 @@ func (s *Sink) checkJob(ctx context.Context, tx pgx.Tx, c *sink.Commit, writes [
 		pb.Queue(shapeQuery, w.ti.ident.Sanitize())
 	}
 	br := tx.SendBatch(ctx, pb)
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return 0, err
+	}
+	var fence, batches, errSeq int64
+	err := br.QueryRow().Scan(&fence, &batches, &errSeq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		br.Close()
+		return 0, fmt.Errorf("postgres: commit job %d partition %d: no stored progress, commit from %d: %w",
+			c.JobID, c.Ranges[0].Partition, c.Ranges[0].From, sink.ErrStaleCommit)
+	}
+	if err != nil {
+		br.Close()
+		return 0, err
+	}
 	prow, err := br.Query()
 	if err != nil {
 		br.Close()
@@ -315,7 +354,7 @@ func partitions(c *sink.Commit) []int32 {
 // into copies and statements; the copies are staged (COPY into a
 // temporary table, or, for a DUPLICATE table's first attempt, into the
 // table itself), then the statements apply them, in order.
-func (s *Sink) writeTable(ctx context.Context, tx pgx.Tx, w *tableWrite, upsert bool) error {
+func (s *Sink) writeTable(ctx context.Context, tx querier, w *tableWrite, upsert bool) error {
 	mw, err := s.model(ctx, tx, w, upsert)
 	if err != nil {
 		return err
@@ -351,9 +390,9 @@ func (s *Sink) writeTable(ctx context.Context, tx pgx.Tx, w *tableWrite, upsert 
 
 // writeProgress moves the progress of exactly c's partitions, the
 // statistics, the fence and the error rows (the newest MaxErrorRowsKept),
-// in one round trip. errSeq is the stored sequence number of the job's
-// newest error row.
-func (s *Sink) writeProgress(ctx context.Context, tx pgx.Tx, c *sink.Commit, errSeq int64) error {
+// and commits, in one round trip. errSeq is the stored sequence number of
+// the job's newest error row.
+func (s *Sink) writeProgress(ctx context.Context, tx querier, c *sink.Commit, errSeq int64) error {
 	job := int64(c.JobID)
 	b := &pgx.Batch{}
 	positions := make([]int64, len(c.Ranges))
@@ -402,7 +441,23 @@ func (s *Sink) writeProgress(ctx context.Context, tx pgx.Tx, c *sink.Commit, err
 			SELECT $7, $1, * FROM unnest($2::bigint[], $3::integer[], $4::bigint[], $5::text[], $6::bytea[])`,
 			job, seqs, ps, offs, reasons, raws, s.opts.Owner)
 	}
-	return tx.SendBatch(ctx, b).Close()
+	b.Queue(`COMMIT`)
+	br := tx.SendBatch(ctx, b)
+	var tag pgconn.CommandTag
+	var err error
+	for range b.Len() {
+		if tag, err = br.Exec(); err != nil {
+			break
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && tag.String() != "COMMIT" {
+		// PostgreSQL answers COMMIT of a failed transaction with ROLLBACK.
+		err = pgx.ErrTxCommitRollback
+	}
+	return err
 }
 
 // cleanText makes s storable as PostgreSQL text.

@@ -100,7 +100,7 @@ func (s *Sink) incarnation() int64 {
 // answer, read in tx after the write locked its job's row.
 // REQUIRES: tx has locked the row of the job it writes (a write that is
 // not a job's, DropTable and InsertRows, reads the claim alone).
-func (s *Sink) checkClaim(ctx context.Context, tx pgx.Tx, got claim, err error) error {
+func (s *Sink) checkClaim(ctx context.Context, tx querier, got claim, err error) error {
 	if s.opts.Incarnation == "" {
 		return nil
 	}

@@ -93,7 +93,7 @@ func (m *modelWrite) exec(sql string, args ...any) {
 // above). With upsert, a DUPLICATE table's rows replace those stored
 // under the same keys. A keyed table's rows are folded and merged here,
 // in tx: they read what they merge with.
-func (s *Sink) model(ctx context.Context, tx pgx.Tx, w *tableWrite, upsert bool) (*modelWrite, error) {
+func (s *Sink) model(ctx context.Context, tx querier, w *tableWrite, upsert bool) (*modelWrite, error) {
 	if w.keyed == nil {
 		return duplicateRows(w.ti, w.rows, upsert), nil
 	}
@@ -148,7 +148,7 @@ func duplicateRows(ti *tableInfo, rows *copyData, upsert bool) *modelWrite {
 // ON CONFLICT DO UPDATE with each value column's arithmetic
 // (aggregateSQL).
 // REQUIRES: the table's merge lock is held (model).
-func (s *Sink) mergeRows(ctx context.Context, tx pgx.Tx, ti *tableInfo, sc *table.Schema, kvs []sink.KV, u *table.Update) (*modelWrite, error) {
+func (s *Sink) mergeRows(ctx context.Context, tx querier, ti *tableInfo, sc *table.Schema, kvs []sink.KV, u *table.Update) (*modelWrite, error) {
 	name := ti.ident.Sanitize()
 	index := make(map[string]int, len(kvs))
 	var keys [][]byte
@@ -259,7 +259,7 @@ func (s *Sink) mergeRows(ctx context.Context, tx pgx.Tx, ti *tableInfo, sc *tabl
 }
 
 // tombstones returns the tombstone of each key that has one (by index).
-func (s *Sink) tombstones(ctx context.Context, tx pgx.Tx, ti *tableInfo, sc *table.Schema, keys [][]byte, index map[string]int) ([]*table.RowState, error) {
+func (s *Sink) tombstones(ctx context.Context, tx querier, ti *tableInfo, sc *table.Schema, keys [][]byte, index map[string]int) ([]*table.RowState, error) {
 	out := make([]*table.RowState, len(keys))
 	rows, err := tx.Query(ctx, `SELECT key, row FROM loadnode.tombstones WHERE schema_name = $1 AND table_name = $2 AND key = ANY($3)`,
 		s.opts.Schema, ti.schema.Name(), keys)
@@ -456,7 +456,7 @@ func sumSQL(c *api.Column, a, b string) string {
 // table.Schema.Merge: the path of partial updates and of the value
 // columns SQL cannot merge exactly as loadnode does (sqlMergeable).
 // REQUIRES: the table's merge lock is held (model).
-func (s *Sink) mergeRowsRead(ctx context.Context, tx pgx.Tx, ti *tableInfo, sc *table.Schema, kvs []sink.KV, u *table.Update) (*modelWrite, error) {
+func (s *Sink) mergeRowsRead(ctx context.Context, tx querier, ti *tableInfo, sc *table.Schema, kvs []sink.KV, u *table.Update) (*modelWrite, error) {
 	name := ti.ident.Sanitize()
 	index := make(map[string]int, len(kvs))
 	var keys [][]byte
@@ -520,7 +520,7 @@ func (s *Sink) mergeRowsRead(ctx context.Context, tx pgx.Tx, ti *tableInfo, sc *
 
 // readStates fills states[index[key]] with the stored row, else the
 // tombstone, of each key.
-func (s *Sink) readStates(ctx context.Context, tx pgx.Tx, ti *tableInfo, sc *table.Schema, keys [][]byte, index map[string]int, states []*table.RowState) error {
+func (s *Sink) readStates(ctx context.Context, tx querier, ti *tableInfo, sc *table.Schema, keys [][]byte, index map[string]int, states []*table.RowState) error {
 	quoted := make([]string, len(ti.cols))
 	for i, c := range ti.cols {
 		quoted[i] = pgx.Identifier{c}.Sanitize()

@@ -363,7 +363,7 @@ type pgColumn struct {
 	dtPrec    *int32
 }
 
-func columnsOf(ctx context.Context, tx pgx.Tx, schema, name string) (map[string]pgColumn, error) {
+func columnsOf(ctx context.Context, tx querier, schema, name string) (map[string]pgColumn, error) {
 	rows, err := tx.Query(ctx, `
 		SELECT c.column_name, c.data_type, c.character_maximum_length, c.is_nullable = 'YES', c.column_default IS NOT NULL,
 			EXISTS (SELECT 1 FROM information_schema.table_constraints tc
@@ -553,7 +553,7 @@ func readShape(rows pgx.Rows, err error) (columnShape, error) {
 // check, it holds the spec's rows; changed, it is checked as PrepareTable
 // checks it, and a table that no longer holds them is a *ChangedError.
 // A missing table is left to the write, which names it.
-func checkShape(ctx context.Context, tx pgx.Tx, ti *tableInfo, now columnShape) error {
+func checkShape(ctx context.Context, tx querier, ti *tableInfo, now columnShape) error {
 	if len(now) == 0 || maps.Equal(now, ti.shape.get()) {
 		return nil
 	}
