@@ -59,10 +59,15 @@ type Cluster struct {
 	AllCommittedSeconds float64 `json:"all_committed_seconds"`
 	// RSSMB is each member's resident memory before the kill; RSSAfterMB
 	// the survivors' after the move.
-	RSSMB      map[string]float64 `json:"rss_mb"`
-	RSSAfterMB map[string]float64 `json:"rss_after_mb"`
-	Killed     string             `json:"killed"`
-	Moved      int                `json:"moved"`
+	// RSSIdleMB is each member's resident memory before the creates.
+	// RSSPerJobKB is the members' RSS growth from before the creates to
+	// before the kill over the jobs they owned (KiB per job, all members).
+	RSSIdleMB   map[string]float64 `json:"rss_idle_mb"`
+	RSSPerJobKB float64            `json:"rss_per_job_kb"`
+	RSSMB       map[string]float64 `json:"rss_mb"`
+	RSSAfterMB  map[string]float64 `json:"rss_after_mb"`
+	Killed      string             `json:"killed"`
+	Moved       int                `json:"moved"`
 	// MoveCommittedSeconds: from the SIGKILL until every moved job had
 	// committed again on a survivor; MoveTargetSeconds is lease + 10 s.
 	MoveCommittedSeconds float64 `json:"move_committed_seconds"`
@@ -90,7 +95,7 @@ type clusterMember struct {
 func runCluster(ctx context.Context, o Options, brokers []string, logf func(string, ...any)) (*Cluster, error) {
 	const members = 3
 	res := &Cluster{Members: members, Jobs: o.ClusterJobs, LeaseSeconds: o.ClusterLease.Seconds(), CreateClients: 24,
-		RSSMB: map[string]float64{}, RSSAfterMB: map[string]float64{}}
+		RSSMB: map[string]float64{}, RSSIdleMB: map[string]float64{}, RSSAfterMB: map[string]float64{}}
 	res.MoveTargetSeconds = res.LeaseSeconds + 10
 	ctx, cancel := context.WithTimeout(ctx, o.ClusterTimeout)
 	defer cancel()
@@ -162,6 +167,32 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 			return nil, fmt.Errorf("bench: cluster: dial %s: %w", name, err)
 		}
 	}
+
+	for _, m := range ms {
+		if rss, err := procRSS(m.p.PID()); err == nil {
+			res.RSSIdleMB[m.name] = float64(rss) / (1 << 20)
+		}
+	}
+	var profiles sync.WaitGroup
+	defer profiles.Wait()
+	profile := func(what, path string, except *clusterMember) {
+		if o.ClusterProfile == "" {
+			return
+		}
+		for _, m := range ms {
+			if m != except {
+				profiles.Go(func() {
+					dumpURL(ctx, "http://"+m.p.AdminAddr()+"/debug/pprof/"+path, filepath.Join(o.ClusterProfile, m.name+"."+what))
+				})
+			}
+		}
+	}
+	if o.ClusterProfile != "" {
+		if err := os.MkdirAll(o.ClusterProfile, 0o755); err != nil {
+			return nil, fmt.Errorf("bench: cluster: %w", err)
+		}
+	}
+	profile("create.cpu.pprof", "profile?seconds=10", nil)
 
 	// 1. Create, round-robin over the members.
 	t0 := time.Now()
@@ -292,6 +323,8 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 	}
 	res.AllCommittedSeconds = time.Since(t1).Seconds()
 	logf("cluster: every job committed its first %d records %.1fs after the creates", first, res.AllCommittedSeconds)
+	profile("heap.pprof", "heap?gc=1", nil)
+	profile("goroutines.txt", "goroutine?debug=1", nil)
 	for _, m := range ms {
 		if rss, err := procRSS(m.p.PID()); err == nil {
 			res.RSSMB[m.name] = float64(rss) / (1 << 20)
@@ -307,6 +340,13 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 	for _, j := range list {
 		owner[j.GetId()] = j.GetOwner()
 		perMember[j.GetOwner()]++
+	}
+	var grew float64
+	for _, m := range ms {
+		grew += res.RSSMB[m.name] - res.RSSIdleMB[m.name]
+	}
+	if len(list) > 0 {
+		res.RSSPerJobKB = grew * 1024 / float64(len(list))
 	}
 	victim := ms[len(ms)-1]
 	for _, m := range ms {
@@ -331,6 +371,7 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 		return res, fmt.Errorf("bench: cluster: kill %s: %w", victim.name, err)
 	}
 	logf("cluster: SIGKILLed %s, which owned %d jobs (per member %v)", victim.name, len(moved), perMember)
+	profile("move.cpu.pprof", "profile?seconds=20", victim)
 	debug := os.Getenv("LOADNODE_BENCH_CLUSTER_DEBUG")
 	if debug != "" {
 		// A goroutine dump of each survivor 4 s into the move, and every
@@ -401,6 +442,7 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 			res.RSSAfterMB[m.name] = float64(rss) / (1 << 20)
 		}
 	}
+	profile("after.heap.pprof", "heap?gc=1", victim)
 
 	// 4. Exactly once: every job loads every record once.
 	err = waitRows("every job loaded every record", all, func(_ uint64, r jobRow) bool { return r.loaded >= res.Records })
@@ -485,12 +527,13 @@ func writeClusterText(b *strings.Builder, c *Cluster) {
 	}
 	fmt.Fprintf(b, "| SIGKILL until every moved job committed on a survivor | %.1f s (target lease + 10 s = %.0f s: %s) |\n", c.MoveCommittedSeconds, c.MoveTargetSeconds, met)
 	fmt.Fprintf(b, "| baseline: SIGKILL until the survivors' own jobs loaded the records produced after it | %.1f s |\n", c.BaselineSeconds)
+	fmt.Fprintf(b, "| RSS per job (members' growth from before the creates to before the kill, over the jobs) | %.0f KiB |\n", c.RSSPerJobKB)
 	for _, name := range slices.Sorted(maps.Keys(c.RSSMB)) {
 		after := "-"
 		if v, ok := c.RSSAfterMB[name]; ok {
 			after = fmt.Sprintf("%.0f MiB", v)
 		}
-		fmt.Fprintf(b, "| RSS %s before -> after the move | %.0f MiB -> %s |\n", name, c.RSSMB[name], after)
+		fmt.Fprintf(b, "| RSS %s idle, before -> after the move | %.0f MiB, %.0f MiB -> %s |\n", name, c.RSSIdleMB[name], c.RSSMB[name], after)
 	}
 	fmt.Fprintf(b, "| exactly once (loaded_rows = %d records, for every job; table row count) | %v |\n", c.Records, c.ExactlyOnce)
 	fmt.Fprintf(b, "| etcd keys, db size at the end | %d, %.1f MiB |\n", c.EtcdKeys, c.EtcdDBMB)

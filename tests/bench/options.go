@@ -105,6 +105,11 @@ type Options struct {
 	ClusterLease time.Duration
 	// ClusterTimeout bounds the cluster scenario. Default 15m; quick 3m.
 	ClusterTimeout time.Duration
+	// ClusterProfile, when set, is a directory where the cluster scenario
+	// writes its members' profiles (from their /debug/pprof): CPU during
+	// the creates and during the move, heap and goroutines after the
+	// first commits and after the move.
+	ClusterProfile string
 	// Timeout bounds the whole run. Default 1h; quick 3m.
 	Timeout time.Duration
 	// Log receives progress lines; nil discards them.
