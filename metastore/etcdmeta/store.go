@@ -52,6 +52,14 @@ const (
 	appendChunk = 60
 	// loadPage records (and heads) per read of LoadAllJobs.
 	loadPage = 1000
+	// idBlock ids are reserved per counter update at least, so that
+	// members creating at once do not contend on the counter for every
+	// create batch; the ids a process reserved and did not use (it
+	// stopped) are skipped, never reused.
+	idBlock = 128
+	// lastIDWidth is the width of meta/last_job_id's value, zero-padded,
+	// so that etcd's byte-wise compare of two values is numeric.
+	lastIDWidth = 20
 	// casRetries bounds the re-read loops of a compare that keeps failing
 	// under contention.
 	casRetries = 1000
@@ -67,6 +75,16 @@ type Store struct {
 	// would only retry against each other); other members are fenced by
 	// the transactions' compares.
 	createMu sync.Mutex
+	// ids is the rest of the block of ids this process reserved last
+	// (AllocJobIDs): ids next..end-1 are its own. REQUIRES: createMu.
+	ids struct{ next, end uint64 }
+	// seen is what createChunk learnt of keys other writers rarely
+	// change, so that a create need not read them first; a compare that
+	// fails on stale knowledge reads again. REQUIRES: createMu.
+	seen struct {
+		lastPadded bool
+		tables     map[string]seenTable
+	}
 }
 
 var _ metastore.Store = (*Store)(nil)
@@ -83,7 +101,9 @@ func New(c *clientv3.Client, opts Options) (*Store, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Store{c: c, opts: opts, keys: Keys{Prefix: opts.Prefix}}, nil
+	st := &Store{c: c, opts: opts, keys: Keys{Prefix: opts.Prefix}}
+	st.seen.tables = map[string]seenTable{}
+	return st, nil
 }
 
 // Client is the store's etcd client.
@@ -131,14 +151,33 @@ func (s *Store) LastJobID() (uint64, error) {
 }
 
 // AllocJobIDs reserves n consecutive job ids, unique across every member
-// of the cluster, and returns the first. They are above every id written
-// (LastJobID) and never handed out again, whether or not they are used.
+// of the cluster, and returns the first. They come from a block of at
+// least idBlock ids this process reserved (one counter update per block),
+// above every id written when the block was reserved (LastJobID), and are
+// never handed out again, whether or not they are used.
 func (s *Store) AllocJobIDs(n int) (uint64, error) {
 	if n <= 0 {
 		return 0, fmt.Errorf("etcdmeta: allocate %d job ids", n)
 	}
 	s.createMu.Lock()
 	defer s.createMu.Unlock()
+	if s.ids.end-s.ids.next >= uint64(n) {
+		first := s.ids.next
+		s.ids.next += uint64(n)
+		return first, nil
+	}
+	want := max(n, idBlock)
+	first, err := s.reserveIDs(want)
+	if err != nil {
+		return 0, err
+	}
+	s.ids.next, s.ids.end = first+uint64(n), first+uint64(want)
+	return first, nil
+}
+
+// reserveIDs moves the cluster's id counter past n ids and returns the
+// first. REQUIRES: s.createMu is held.
+func (s *Store) reserveIDs(n int) (uint64, error) {
 	for range casRetries {
 		ctx, cancel := s.ctx()
 		r, err := s.c.Txn(ctx).Then(clientv3.OpGet(s.keys.NextJobID()), clientv3.OpGet(s.keys.LastJobID())).Commit()
@@ -236,45 +275,54 @@ type createItem struct {
 
 // createChunk writes one transaction of creates, re-reading and
 // re-checking on a failed compare until each job is written or refused.
+// The first attempt writes without reading when what the checks need is
+// known from this process's earlier creates (the tables' revisions,
+// meta/last_job_id padded): the write's compares (names and records
+// absent, tables unchanged) hold exactly when a read would have found
+// nothing in the way, and a failed compare reads and checks as before.
 // REQUIRES: s.createMu is held.
 func (s *Store) createChunk(items []createItem) []error {
 	errs := make([]error, len(items))
-	pending := slices.Collect(func(yield func(int) bool) {
-		for i := range items {
-			if !yield(i) {
-				return
-			}
-		}
-	})
-	for range casRetries {
+	pending := make([]int, len(items))
+	for i := range items {
+		pending[i] = i
+	}
+	for attempt := range casRetries {
 		if len(pending) == 0 {
 			return errs
 		}
 		ctx, cancel := s.ctx()
-		// Read what the checks need, at one revision.
-		reads := []clientv3.Op{clientv3.OpGet(s.keys.LastJobID())}
-		for _, i := range pending {
-			it := items[i]
-			reads = append(reads, clientv3.OpGet(s.keys.Name(it.rec.GetName())), clientv3.OpGet(s.keys.Record(it.rec.GetId()), clientv3.WithCountOnly()))
-			if it.table != nil {
-				reads = append(reads, clientv3.OpGet(s.keys.Table(it.table.GetName())))
-			} else {
-				reads = append(reads, clientv3.OpGet(s.keys.LastJobID(), clientv3.WithCountOnly())) // placeholder, keeps 3 per job
-			}
-		}
-		r, err := s.c.Txn(ctx).Then(reads...).Commit()
-		if err != nil {
-			cancel()
+		var r *clientv3.TxnResponse
+		if attempt > 0 || !s.knowsChecks(items, pending) {
+			// Read what the checks need, at one revision.
+			reads := []clientv3.Op{clientv3.OpGet(s.keys.LastJobID())}
 			for _, i := range pending {
-				errs[i] = unavailable(fmt.Sprintf("create job %q", items[i].rec.GetName()), err)
+				it := items[i]
+				reads = append(reads, clientv3.OpGet(s.keys.Name(it.rec.GetName())), clientv3.OpGet(s.keys.Record(it.rec.GetId()), clientv3.WithCountOnly()))
+				if it.table != nil {
+					reads = append(reads, clientv3.OpGet(s.keys.Table(it.table.GetName())))
+				} else {
+					reads = append(reads, clientv3.OpGet(s.keys.LastJobID(), clientv3.WithCountOnly())) // placeholder, keeps 3 per job
+				}
 			}
-			return errs
+			var err error
+			if r, err = s.c.Txn(ctx).Then(reads...).Commit(); err != nil {
+				cancel()
+				for _, i := range pending {
+					errs[i] = unavailable(fmt.Sprintf("create job %q", items[i].rec.GetName()), err)
+				}
+				return errs
+			}
 		}
-		last, lastRev := uint64(0), int64(0)
-		if kvs := r.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
-			last, _ = parseUint(kvs[0].Value)
-			lastRev = kvs[0].ModRevision
+		last, lastRev, padded := uint64(0), int64(0), s.seen.lastPadded
+		if r != nil {
+			padded = false
+			if kvs := r.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
+				last, _ = parseUint(kvs[0].Value)
+				lastRev, padded = kvs[0].ModRevision, len(kvs[0].Value) == lastIDWidth
+			}
 		}
+		written := uint64(0)
 		var cmps []clientv3.Cmp
 		var puts []clientv3.Op
 		var writing []int
@@ -282,29 +330,40 @@ func (s *Store) createChunk(items []createItem) []error {
 		for k, i := range pending {
 			it := items[i]
 			name := it.rec.GetName()
-			nameR := r.Responses[1+3*k].GetResponseRange()
-			recR := r.Responses[2+3*k].GetResponseRange()
-			if len(nameR.Kvs) == 1 {
-				errs[i] = fmt.Errorf("etcdmeta: create job %q: name used by job %s: %w", name, nameR.Kvs[0].Value, metastore.ErrNameTaken)
-				continue
-			}
-			if recR.Count > 0 {
-				errs[i] = fmt.Errorf("etcdmeta: create job %q: id %d is already used", name, it.rec.GetId())
-				continue
+			if r != nil {
+				nameR := r.Responses[1+3*k].GetResponseRange()
+				recR := r.Responses[2+3*k].GetResponseRange()
+				if len(nameR.Kvs) == 1 {
+					errs[i] = fmt.Errorf("etcdmeta: create job %q: name used by job %s: %w", name, nameR.Kvs[0].Value, metastore.ErrNameTaken)
+					continue
+				}
+				if recR.Count > 0 {
+					errs[i] = fmt.Errorf("etcdmeta: create job %q: id %d is already used", name, it.rec.GetId())
+					continue
+				}
 			}
 			if it.table != nil && !tableDone[it.table.GetName()] {
 				tkey := s.keys.Table(it.table.GetName())
-				if kvs := r.Responses[3+3*k].GetResponseRange().Kvs; len(kvs) == 1 {
-					cur := &api.TableSpec{}
-					if err := proto.Unmarshal(kvs[0].Value, cur); err != nil {
+				var cur seenTable // rev 0: absent
+				if r != nil {
+					if kvs := r.Responses[3+3*k].GetResponseRange().Kvs; len(kvs) == 1 {
+						cur = seenTable{rev: kvs[0].ModRevision, val: kvs[0].Value}
+					}
+				} else {
+					cur = s.seen.tables[it.table.GetName()]
+				}
+				if cur.rev != 0 {
+					spec := &api.TableSpec{}
+					if err := proto.Unmarshal(cur.val, spec); err != nil {
 						errs[i] = fmt.Errorf("etcdmeta: create job %q: corrupt table %q: %w", name, it.table.GetName(), err)
 						continue
 					}
-					if !proto.Equal(cur, it.table) {
+					if !proto.Equal(spec, it.table) {
 						errs[i] = fmt.Errorf("etcdmeta: create job %q: table %q: %w", name, it.table.GetName(), metastore.ErrTableExists)
 						continue
 					}
-					cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(tkey), "=", kvs[0].ModRevision))
+					cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(tkey), "=", cur.rev))
+					s.seen.tables[it.table.GetName()] = cur
 				} else {
 					cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(tkey), "=", 0))
 					puts = append(puts, clientv3.OpPut(tkey, string(it.tblB)))
@@ -320,15 +379,26 @@ func (s *Store) createChunk(items []createItem) []error {
 				clientv3.OpPut(s.keys.Record(id), string(it.recB)),
 				clientv3.OpPut(s.keys.Head(id), string(it.firstB)),
 				clientv3.OpPut(s.keys.LogEntry(id, 1), string(it.firstB)))
-			last = max(last, id)
+			written = max(written, id)
 			writing = append(writing, i)
 		}
 		if len(writing) == 0 {
 			cancel()
 			return errs
 		}
-		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(s.keys.LastJobID()), "=", lastRev))
-		puts = append(puts, clientv3.OpPut(s.keys.LastJobID(), strconv.FormatUint(last, 10)))
+		lkey := s.keys.LastJobID()
+		if padded {
+			// Raised only if below, in a nested transaction: members
+			// creating at once do not fail each other's compares.
+			v := fmt.Sprintf("%0*d", lastIDWidth, written)
+			puts = append(puts, clientv3.OpTxn([]clientv3.Cmp{clientv3.Compare(clientv3.Value(lkey), "<", v)},
+				[]clientv3.Op{clientv3.OpPut(lkey, v)}, nil))
+		} else {
+			// Absent, or written unpadded by an older version: this
+			// write pads it.
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(lkey), "=", lastRev))
+			puts = append(puts, clientv3.OpPut(lkey, fmt.Sprintf("%0*d", lastIDWidth, max(last, written))))
+		}
 		w, err := s.c.Txn(ctx).If(cmps...).Then(puts...).Commit()
 		cancel()
 		if err != nil {
@@ -338,15 +408,46 @@ func (s *Store) createChunk(items []createItem) []error {
 			return errs
 		}
 		if w.Succeeded {
+			s.seen.lastPadded = true
+			for _, i := range writing {
+				if t := items[i].table; t != nil && items[i].tblB != nil {
+					if _, had := s.seen.tables[t.GetName()]; !had {
+						s.seen.tables[t.GetName()] = seenTable{rev: w.Header.Revision, val: items[i].tblB}
+					}
+				}
+			}
 			return errs
 		}
-		// Someone wrote meanwhile: check again the ones we meant to write.
+		// Someone wrote meanwhile (or what this process knew is stale):
+		// check again the ones we meant to write.
 		pending = writing
 	}
 	for _, i := range pending {
 		errs[i] = fmt.Errorf("etcdmeta: create job %q: contended beyond retries", items[i].rec.GetName())
 	}
 	return errs
+}
+
+// knowsChecks reports whether createChunk can write pending without
+// reading first: meta/last_job_id was seen padded and every table the
+// items name was seen (its revision). REQUIRES: s.createMu is held.
+func (s *Store) knowsChecks(items []createItem, pending []int) bool {
+	if !s.seen.lastPadded {
+		return false
+	}
+	for _, i := range pending {
+		if t := items[i].table; t != nil && s.seen.tables[t.GetName()].rev == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// seenTable is a table key's value and revision as this process last
+// read or wrote it.
+type seenTable struct {
+	rev int64
+	val []byte
 }
 
 type preparedBytes struct{ rec, first, table []byte }
