@@ -54,6 +54,10 @@ type Cluster struct {
 	CreateClients int     `json:"create_clients"`
 	CreateSeconds float64 `json:"create_seconds"`
 	CreatesPerSec float64 `json:"creates_per_sec"`
+	// EtcdTxnPerSec is the same run's etcd baseline: transactions of a
+	// create's 4 puts (~1 KB) per second from CreateClients clients, each
+	// waiting for its last (etcdTxnRate).
+	EtcdTxnPerSec float64 `json:"etcd_txn_per_sec"`
 	// AllCommittedSeconds: from the end of the creates until every job
 	// had committed its first batch.
 	AllCommittedSeconds float64 `json:"all_committed_seconds"`
@@ -64,10 +68,14 @@ type Cluster struct {
 	// before the kill over the jobs they owned (KiB per job, all members).
 	RSSIdleMB   map[string]float64 `json:"rss_idle_mb"`
 	RSSPerJobKB float64            `json:"rss_per_job_kb"`
-	RSSMB       map[string]float64 `json:"rss_mb"`
-	RSSAfterMB  map[string]float64 `json:"rss_after_mb"`
-	Killed      string             `json:"killed"`
-	Moved       int                `json:"moved"`
+	// RSSPeakMB is each member's peak RSS (VmHWM) before the kill, and
+	// RSSPeakPerJobKB the members' peak growth over the jobs.
+	RSSPeakMB       []float64          `json:"rss_peak_mb"`
+	RSSPeakPerJobKB float64            `json:"rss_peak_per_job_kb"`
+	RSSMB           map[string]float64 `json:"rss_mb"`
+	RSSAfterMB      map[string]float64 `json:"rss_after_mb"`
+	Killed          string             `json:"killed"`
+	Moved           int                `json:"moved"`
 	// MoveCommittedSeconds: from the SIGKILL until every moved job had
 	// committed again on a survivor; MoveTargetSeconds is lease + 10 s.
 	MoveCommittedSeconds float64 `json:"move_committed_seconds"`
@@ -128,6 +136,10 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 		return nil, err
 	}
 	logf("cluster: etcd at %s, postgres on port %d, %d members, %d jobs, lease %v", etcd.Endpoint(), pg.srv.Port(), members, o.ClusterJobs, o.ClusterLease)
+	if res.EtcdTxnPerSec, err = etcdTxnRate(ctx, etcd.Endpoints(), res.CreateClients, min(o.ClusterJobs, 2000)); err != nil {
+		return nil, err
+	}
+	logf("cluster: etcd baseline: %.0f create-shaped transactions/s (%d clients, one at a time each)", res.EtcdTxnPerSec, res.CreateClients)
 
 	var ms []*clusterMember
 	defer func() {
@@ -347,6 +359,16 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 	}
 	if len(list) > 0 {
 		res.RSSPerJobKB = grew * 1024 / float64(len(list))
+		// The peak (VmHWM) is while the jobs start, read and commit their
+		// first batch: the jobs are active then, not caught up.
+		var peak float64
+		for _, m := range ms {
+			if hwm, err := procHWM(m.p.PID()); err == nil {
+				res.RSSPeakMB = append(res.RSSPeakMB, float64(hwm)/(1<<20))
+				peak += float64(hwm)/(1<<20) - res.RSSIdleMB[m.name]
+			}
+		}
+		res.RSSPeakPerJobKB = peak * 1024 / float64(len(list))
 	}
 	victim := ms[len(ms)-1]
 	for _, m := range ms {
@@ -479,6 +501,81 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 	return res, errors.Join(err, rerr)
 }
 
+// etcdTxnRate is the etcd baseline of the creates: n transactions, each
+// of 4 puts shaped like a create's (a ~1 KB record, a name, a head and a
+// journal entry of ~100 B), from clients goroutines over 3 clients (one
+// per member), each committing one at a time; it deletes its keys after.
+func etcdTxnRate(ctx context.Context, endpoints []string, clients, n int) (float64, error) {
+	var cls []*clientv3.Client
+	defer func() {
+		for _, c := range cls {
+			c.Close()
+		}
+	}()
+	for range 3 {
+		c, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+		if err != nil {
+			return 0, fmt.Errorf("bench: cluster: etcd baseline: %w", err)
+		}
+		cls = append(cls, c)
+	}
+	rec, small := strings.Repeat("r", 1000), strings.Repeat("h", 100)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, clients)
+	t0 := time.Now()
+	for w := range clients {
+		wg.Go(func() {
+			c := cls[w%len(cls)]
+			for {
+				i := next.Add(1)
+				if i > int64(n) {
+					return
+				}
+				k := fmt.Sprintf("/bench-baseline/%020d", i)
+				tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				_, err := c.Txn(tctx).If(clientv3.Compare(clientv3.CreateRevision(k+"/rec"), "=", 0)).Then(
+					clientv3.OpPut(k+"/name", "1"), clientv3.OpPut(k+"/rec", rec),
+					clientv3.OpPut(k+"/head", small), clientv3.OpPut(k+"/log", small)).Commit()
+				cancel()
+				if err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	rate := float64(n) / time.Since(t0).Seconds()
+	if err := errors.Join(errs...); err != nil {
+		return 0, fmt.Errorf("bench: cluster: etcd baseline: %w", err)
+	}
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := cls[0].Delete(dctx, "/bench-baseline/", clientv3.WithPrefix()); err != nil {
+		return 0, fmt.Errorf("bench: cluster: etcd baseline: %w", err)
+	}
+	return rate, nil
+}
+
+// procHWM is the peak resident memory of process pid (VmHWM), in bytes.
+func procHWM(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			if _, err := fmt.Sscan(rest, &kb); err != nil {
+				return 0, fmt.Errorf("bench: /proc/%d/status: VmHWM: %w", pid, err)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("bench: /proc/%d/status: no VmHWM", pid)
+}
+
 // dumpURL writes what url answers to file (a debugging aid).
 func dumpURL(ctx context.Context, url, file string) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -519,6 +616,7 @@ func writeClusterText(b *strings.Builder, c *Cluster) {
 	fmt.Fprintf(b, "\nCluster: %d members on one etcd, %d jobs into one PostgreSQL table, lease %.0fs\n\n", c.Members, c.Jobs, c.LeaseSeconds)
 	fmt.Fprintf(b, "| measure | value |\n|---|---|\n")
 	fmt.Fprintf(b, "| created (%d clients, round-robin over members) | %d in %.1f s (%.0f/s) |\n", c.CreateClients, c.Created, c.CreateSeconds, c.CreatesPerSec)
+	fmt.Fprintf(b, "| baseline: etcd transactions of a create's 4 puts, %d clients one at a time each | %.0f/s (creates/s over it: %.2f) |\n", c.CreateClients, c.EtcdTxnPerSec, c.CreatesPerSec/max(c.EtcdTxnPerSec, 1))
 	fmt.Fprintf(b, "| every job's first commit, after the creates | %.1f s |\n", c.AllCommittedSeconds)
 	fmt.Fprintf(b, "| SIGKILLed member, its jobs | %s, %d |\n", c.Killed, c.Moved)
 	met := "met"
@@ -528,6 +626,7 @@ func writeClusterText(b *strings.Builder, c *Cluster) {
 	fmt.Fprintf(b, "| SIGKILL until every moved job committed on a survivor | %.1f s (target lease + 10 s = %.0f s: %s) |\n", c.MoveCommittedSeconds, c.MoveTargetSeconds, met)
 	fmt.Fprintf(b, "| baseline: SIGKILL until the survivors' own jobs loaded the records produced after it | %.1f s |\n", c.BaselineSeconds)
 	fmt.Fprintf(b, "| RSS per job (members' growth from before the creates to before the kill, over the jobs) | %.0f KiB |\n", c.RSSPerJobKB)
+	fmt.Fprintf(b, "| peak RSS per job (members' VmHWM before the kill, while jobs started and loaded, over the jobs) | %.0f KiB (peaks %.0f MiB) |\n", c.RSSPeakPerJobKB, c.RSSPeakMB)
 	for _, name := range slices.Sorted(maps.Keys(c.RSSMB)) {
 		after := "-"
 		if v, ok := c.RSSAfterMB[name]; ok {
