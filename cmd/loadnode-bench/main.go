@@ -82,6 +82,7 @@ func parse(args []string, stderr io.Writer) (benchCmd, error) {
 	fs.IntVar(&c.opts.ClusterJobs, "cluster-jobs", 0, "jobs `N` of the cluster scenario (default 3000; quick 300)")
 	fs.DurationVar(&c.opts.ClusterLease, "cluster-lease", 0, "the cluster scenario members' lease TTL (default 3s)")
 	fs.DurationVar(&c.opts.ClusterTimeout, "cluster-timeout", 0, "bound of the cluster scenario (default 15m; quick 3m)")
+	fs.IntVar(&c.opts.ClusterCreateClients, "cluster-create-clients", 0, "creates `N` in flight in the cluster scenario (default 24)")
 	fs.StringVar(&c.opts.ClusterProfile, "cluster-profile", "", "write the cluster members' CPU (creates, move), heap and goroutine profiles to `DIR`")
 	fs.DurationVar(&c.opts.Timeout, "timeout", 0, "bound of the whole run (default 1h; quick 3m)")
 	fs.StringVar(&c.out, "out", "", "write the results to `FILE` instead of stdout")

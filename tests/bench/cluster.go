@@ -58,6 +58,10 @@ type Cluster struct {
 	// create's 4 puts (~1 KB) per second from CreateClients clients, each
 	// waiting for its last (etcdTxnRate).
 	EtcdTxnPerSec float64 `json:"etcd_txn_per_sec"`
+	// BrokerReadsPerSec is the same run's broker baseline of a job's task
+	// start: a new consumer client reading the topic to its end, then
+	// closed, 64 at once (a node's default task slots) (freshReadRate).
+	BrokerReadsPerSec float64 `json:"broker_reads_per_sec"`
 	// AllCommittedSeconds: from the end of the creates until every job
 	// had committed its first batch.
 	AllCommittedSeconds float64 `json:"all_committed_seconds"`
@@ -70,12 +74,16 @@ type Cluster struct {
 	RSSPerJobKB float64            `json:"rss_per_job_kb"`
 	// RSSPeakMB is each member's peak RSS (VmHWM) before the kill, and
 	// RSSPeakPerJobKB the members' peak growth over the jobs.
-	RSSPeakMB       []float64          `json:"rss_peak_mb"`
-	RSSPeakPerJobKB float64            `json:"rss_peak_per_job_kb"`
-	RSSMB           map[string]float64 `json:"rss_mb"`
-	RSSAfterMB      map[string]float64 `json:"rss_after_mb"`
-	Killed          string             `json:"killed"`
-	Moved           int                `json:"moved"`
+	RSSPeakMB       []float64 `json:"rss_peak_mb"`
+	RSSPeakPerJobKB float64   `json:"rss_peak_per_job_kb"`
+	// RSSActivePerJobKB: the survivors' peak RSS growth (VmHWM over their
+	// RSS before the creates) after the move, over every job (all of
+	// which they then hold, and all of which ran a task since the kill).
+	RSSActivePerJobKB float64            `json:"rss_active_per_job_kb"`
+	RSSMB             map[string]float64 `json:"rss_mb"`
+	RSSAfterMB        map[string]float64 `json:"rss_after_mb"`
+	Killed            string             `json:"killed"`
+	Moved             int                `json:"moved"`
 	// MoveCommittedSeconds: from the SIGKILL until every moved job had
 	// committed again on a survivor; MoveTargetSeconds is lease + 10 s.
 	MoveCommittedSeconds float64 `json:"move_committed_seconds"`
@@ -102,7 +110,11 @@ type clusterMember struct {
 // runCluster runs the cluster scenario.
 func runCluster(ctx context.Context, o Options, brokers []string, logf func(string, ...any)) (*Cluster, error) {
 	const members = 3
-	res := &Cluster{Members: members, Jobs: o.ClusterJobs, LeaseSeconds: o.ClusterLease.Seconds(), CreateClients: 24,
+	clients := o.ClusterCreateClients
+	if clients <= 0 {
+		clients = 24
+	}
+	res := &Cluster{Members: members, Jobs: o.ClusterJobs, LeaseSeconds: o.ClusterLease.Seconds(), CreateClients: clients,
 		RSSMB: map[string]float64{}, RSSIdleMB: map[string]float64{}, RSSAfterMB: map[string]float64{}}
 	res.MoveTargetSeconds = res.LeaseSeconds + 10
 	ctx, cancel := context.WithTimeout(ctx, o.ClusterTimeout)
@@ -140,6 +152,10 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 		return nil, err
 	}
 	logf("cluster: etcd baseline: %.0f create-shaped transactions/s (%d clients, one at a time each)", res.EtcdTxnPerSec, res.CreateClients)
+	if res.BrokerReadsPerSec, err = freshReadRate(ctx, brokers, clusterTopic, first, 64, min(o.ClusterJobs, 1000)); err != nil {
+		return nil, err
+	}
+	logf("cluster: broker baseline: %.0f reads/s of the topic's %d records, each by a new consumer client (64 at once)", res.BrokerReadsPerSec, first)
 
 	var ms []*clusterMember
 	defer func() {
@@ -456,6 +472,10 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 	mu.Lock()
 	logf("cluster: baseline: the survivors' own %d jobs loaded the new records %.1fs after the SIGKILL", len(stayed), res.BaselineSeconds)
 	mu.Unlock()
+	// Every job the survivors hold has just run a task (the move, and the
+	// records produced after the kill): their peak over the jobs is the
+	// memory of an active job.
+	var peakAfter float64
 	for _, m := range ms {
 		if m == victim {
 			continue
@@ -463,6 +483,12 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 		if rss, err := procRSS(m.p.PID()); err == nil {
 			res.RSSAfterMB[m.name] = float64(rss) / (1 << 20)
 		}
+		if hwm, err := procHWM(m.p.PID()); err == nil {
+			peakAfter += float64(hwm)/(1<<20) - res.RSSIdleMB[m.name]
+		}
+	}
+	if len(all) > 0 {
+		res.RSSActivePerJobKB = peakAfter * 1024 / float64(len(all))
 	}
 	profile("after.heap.pprof", "heap?gc=1", victim)
 
@@ -576,6 +602,46 @@ func procHWM(pid int) (int64, error) {
 	return 0, fmt.Errorf("bench: /proc/%d/status: no VmHWM", pid)
 }
 
+// freshReadRate is the broker baseline of task starts: n reads, each by
+// a new franz-go consumer client of partition 0 of topic from offset 0
+// until it has the topic's records, then closed, conc at once.
+func freshReadRate(ctx context.Context, brokers []string, topic string, records, conc, n int) (float64, error) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, conc)
+	t0 := time.Now()
+	for w := range conc {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) {
+				cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DisableClientMetrics(),
+					kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().At(0)}}),
+					kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				got := 0
+				rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				for got < records && rctx.Err() == nil {
+					f := cl.PollFetches(rctx)
+					got += f.NumRecords()
+				}
+				cancel()
+				cl.Close()
+				if got < records {
+					errs[w] = fmt.Errorf("read %d of %d records", got, records)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, fmt.Errorf("bench: cluster: broker baseline: %w", err)
+	}
+	return float64(n) / time.Since(t0).Seconds(), nil
+}
+
 // dumpURL writes what url answers to file (a debugging aid).
 func dumpURL(ctx context.Context, url, file string) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -617,6 +683,7 @@ func writeClusterText(b *strings.Builder, c *Cluster) {
 	fmt.Fprintf(b, "| measure | value |\n|---|---|\n")
 	fmt.Fprintf(b, "| created (%d clients, round-robin over members) | %d in %.1f s (%.0f/s) |\n", c.CreateClients, c.Created, c.CreateSeconds, c.CreatesPerSec)
 	fmt.Fprintf(b, "| baseline: etcd transactions of a create's 4 puts, %d clients one at a time each | %.0f/s (creates/s over it: %.2f) |\n", c.CreateClients, c.EtcdTxnPerSec, c.CreatesPerSec/max(c.EtcdTxnPerSec, 1))
+	fmt.Fprintf(b, "| baseline: broker reads of the topic by a new consumer client each (a task start), 64 at once | %.0f/s (%d moved jobs: %.1f s) |\n", c.BrokerReadsPerSec, c.Moved, float64(c.Moved)/max(c.BrokerReadsPerSec, 1))
 	fmt.Fprintf(b, "| every job's first commit, after the creates | %.1f s |\n", c.AllCommittedSeconds)
 	fmt.Fprintf(b, "| SIGKILLed member, its jobs | %s, %d |\n", c.Killed, c.Moved)
 	met := "met"
@@ -627,6 +694,7 @@ func writeClusterText(b *strings.Builder, c *Cluster) {
 	fmt.Fprintf(b, "| baseline: SIGKILL until the survivors' own jobs loaded the records produced after it | %.1f s |\n", c.BaselineSeconds)
 	fmt.Fprintf(b, "| RSS per job (members' growth from before the creates to before the kill, over the jobs) | %.0f KiB |\n", c.RSSPerJobKB)
 	fmt.Fprintf(b, "| peak RSS per job (members' VmHWM before the kill, while jobs started and loaded, over the jobs) | %.0f KiB (peaks %.0f MiB) |\n", c.RSSPeakPerJobKB, c.RSSPeakMB)
+	fmt.Fprintf(b, "| RSS per active job (survivors' VmHWM after the move, every job having run a task since the kill, over the jobs) | %.0f KiB (target 150 KiB) |\n", c.RSSActivePerJobKB)
 	for _, name := range slices.Sorted(maps.Keys(c.RSSMB)) {
 		after := "-"
 		if v, ok := c.RSSAfterMB[name]; ok {
