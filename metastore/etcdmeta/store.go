@@ -60,6 +60,15 @@ const (
 	// lastIDWidth is the width of meta/last_job_id's value, zero-padded,
 	// so that etcd's byte-wise compare of two values is numeric.
 	lastIDWidth = 20
+	// tableFresh is how long Table answers from what it read last
+	// (every create in the mailbox asks for its table: a round trip to
+	// etcd each was most of a create's time in a cluster). A table
+	// another member dropped or made meanwhile shows that late; a
+	// create's own write still checks a table it makes (createChunk).
+	tableFresh = time.Second
+	// maxCachedTables bounds Table's cache; it starts again empty when
+	// full.
+	maxCachedTables = 4096
 	// casRetries bounds the re-read loops of a compare that keeps failing
 	// under contention.
 	casRetries = 1000
@@ -78,6 +87,11 @@ type Store struct {
 	// ids is the rest of the block of ids this process reserved last
 	// (AllocJobIDs): ids next..end-1 are its own. REQUIRES: createMu.
 	ids struct{ next, end uint64 }
+	// tables is Table's cache.
+	tables struct {
+		sync.Mutex
+		m map[string]cachedTable
+	}
 	// seen is what createChunk learnt of keys other writers rarely
 	// change, so that a create need not read them first; a compare that
 	// fails on stale knowledge reads again. REQUIRES: createMu.
@@ -103,6 +117,7 @@ func New(c *clientv3.Client, opts Options) (*Store, error) {
 	}
 	st := &Store{c: c, opts: opts, keys: Keys{Prefix: opts.Prefix}}
 	st.seen.tables = map[string]seenTable{}
+	st.tables.m = map[string]cachedTable{}
 	return st, nil
 }
 
@@ -475,6 +490,12 @@ func prepare(j metastore.NewJob) (preparedBytes, error) {
 
 // Table returns a table's schema, or an error wrapping ErrNotFound.
 func (s *Store) Table(name string) (*api.TableSpec, error) {
+	s.tables.Lock()
+	c, ok := s.tables.m[name]
+	s.tables.Unlock()
+	if ok && time.Since(c.at) < tableFresh {
+		return proto.CloneOf(c.spec), nil
+	}
 	ctx, cancel := s.ctx()
 	defer cancel()
 	r, err := s.c.Get(ctx, s.keys.Table(name))
@@ -482,17 +503,38 @@ func (s *Store) Table(name string) (*api.TableSpec, error) {
 		return nil, unavailable(fmt.Sprintf("table %q", name), err)
 	}
 	if len(r.Kvs) == 0 {
+		s.forgetTable(name)
 		return nil, fmt.Errorf("etcdmeta: table %q: %w", name, metastore.ErrNotFound)
 	}
 	t := &api.TableSpec{}
 	if err := proto.Unmarshal(r.Kvs[0].Value, t); err != nil {
 		return nil, fmt.Errorf("etcdmeta: table %q: corrupt: %w", name, err)
 	}
+	s.tables.Lock()
+	if len(s.tables.m) >= maxCachedTables {
+		clear(s.tables.m)
+	}
+	s.tables.m[name] = cachedTable{spec: proto.CloneOf(t), at: time.Now()}
+	s.tables.Unlock()
 	return t, nil
+}
+
+// forgetTable drops name from Table's cache (this process changed it).
+func (s *Store) forgetTable(name string) {
+	s.tables.Lock()
+	delete(s.tables.m, name)
+	s.tables.Unlock()
+}
+
+// cachedTable is a table Table read, and when.
+type cachedTable struct {
+	spec *api.TableSpec
+	at   time.Time
 }
 
 // CreateTable adds a table if absent; an identical one is not an error.
 func (s *Store) CreateTable(spec *api.TableSpec) (bool, error) {
+	defer s.forgetTable(spec.GetName())
 	if err := validateTableName(spec.GetName()); err != nil {
 		return false, fmt.Errorf("etcdmeta: create table: %w", err)
 	}
@@ -912,6 +954,7 @@ func (s *Store) Tables() ([]*api.TableSpec, error) {
 // DropTable removes a table from the catalog (the rows of a cluster's
 // tables live in their database: the caller drops them there).
 func (s *Store) DropTable(name string) error {
+	defer s.forgetTable(name)
 	ctx, cancel := s.ctx()
 	defer cancel()
 	r, err := s.c.Delete(ctx, s.keys.Table(name))

@@ -204,3 +204,42 @@ func TestCreateWithoutReadChecks(t *testing.T) {
 		t.Errorf("create with a table changed behind the store's back = %v, want ErrTableExists", errs[0])
 	}
 }
+
+// TestTableCacheFollowsOwnWrites: Table answers from what it read last,
+// but a table this store drops or makes shows at once.
+func TestTableCacheFollowsOwnWrites(t *testing.T) {
+	srv := etcdtest.Start(t)
+	c := newClient(t, srv)
+	t.Cleanup(func() { c.Close() })
+	s, err := New(c, Options{Prefix: "/cache/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := newJob(1, "a")
+	if errs := s.CreateJobs([]metastore.NewJob{j}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	name := j.NewTable.GetName()
+	if got, err := s.Table(name); err != nil || !proto.Equal(got, j.NewTable) {
+		t.Fatalf("Table = %v, %v; want the created table", got, err)
+	}
+	got, _ := s.Table(name) // from the cache: a copy, not the cached value
+	got.Columns = nil
+	if again, err := s.Table(name); err != nil || !proto.Equal(again, j.NewTable) {
+		t.Fatalf("Table after the caller changed its answer = %v, %v", again, err)
+	}
+	if err := s.DropTable(name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Table(name); !errors.Is(err, metastore.ErrNotFound) {
+		t.Errorf("Table after DropTable = %v, want ErrNotFound", err)
+	}
+	other := proto.CloneOf(j.NewTable)
+	other.Columns = append(other.Columns, &api.Column{Name: "m", Type: api.ColumnType_STRING})
+	if _, err := s.CreateTable(other); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Table(name); err != nil || !proto.Equal(got, other) {
+		t.Errorf("Table after CreateTable = %v, %v; want the new schema", got, err)
+	}
+}
