@@ -80,9 +80,9 @@ type Store struct {
 	c    *clientv3.Client
 	opts Options
 	keys Keys
-	// createMu serializes this process's creates and id allocations (they
-	// would only retry against each other); other members are fenced by
-	// the transactions' compares.
+	// createMu serializes this process's id allocations (they would only
+	// retry against each other); other members are fenced by the
+	// counter's compare.
 	createMu sync.Mutex
 	// ids is the rest of the block of ids this process reserved last
 	// (AllocJobIDs): ids next..end-1 are its own. REQUIRES: createMu.
@@ -94,8 +94,9 @@ type Store struct {
 	}
 	// seen is what createChunk learnt of keys other writers rarely
 	// change, so that a create need not read them first; a compare that
-	// fails on stale knowledge reads again. REQUIRES: createMu.
+	// fails on stale knowledge reads again.
 	seen struct {
+		sync.Mutex
 		lastPadded bool
 		tables     map[string]seenTable
 	}
@@ -246,8 +247,8 @@ func (s *Store) CreateJobs(jobs []metastore.NewJob) []error {
 		}
 		ok = append(ok, prepared{i: i, rec: j.Record, recB: p.rec, firstB: p.first, tblB: p.table, table: j.NewTable})
 	}
-	s.createMu.Lock()
-	defer s.createMu.Unlock()
+	// Creates of one process run concurrently (a member keeps a few
+	// create writes in flight): the transactions' compares order them.
 	// Within one call: the first of a name, and of a table, wins.
 	names := map[string]bool{}
 	tables := map[string]*api.TableSpec{}
@@ -295,7 +296,6 @@ type createItem struct {
 // meta/last_job_id padded): the write's compares (names and records
 // absent, tables unchanged) hold exactly when a read would have found
 // nothing in the way, and a failed compare reads and checks as before.
-// REQUIRES: s.createMu is held.
 func (s *Store) createChunk(items []createItem) []error {
 	errs := make([]error, len(items))
 	pending := make([]int, len(items))
@@ -329,7 +329,9 @@ func (s *Store) createChunk(items []createItem) []error {
 				return errs
 			}
 		}
+		s.seen.Lock()
 		last, lastRev, padded := uint64(0), int64(0), s.seen.lastPadded
+		s.seen.Unlock()
 		if r != nil {
 			padded = false
 			if kvs := r.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
@@ -365,7 +367,9 @@ func (s *Store) createChunk(items []createItem) []error {
 						cur = seenTable{rev: kvs[0].ModRevision, val: kvs[0].Value}
 					}
 				} else {
+					s.seen.Lock()
 					cur = s.seen.tables[it.table.GetName()]
+					s.seen.Unlock()
 				}
 				if cur.rev != 0 {
 					spec := &api.TableSpec{}
@@ -378,7 +382,9 @@ func (s *Store) createChunk(items []createItem) []error {
 						continue
 					}
 					cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(tkey), "=", cur.rev))
+					s.seen.Lock()
 					s.seen.tables[it.table.GetName()] = cur
+					s.seen.Unlock()
 				} else {
 					cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(tkey), "=", 0))
 					puts = append(puts, clientv3.OpPut(tkey, string(it.tblB)))
@@ -423,6 +429,7 @@ func (s *Store) createChunk(items []createItem) []error {
 			return errs
 		}
 		if w.Succeeded {
+			s.seen.Lock()
 			s.seen.lastPadded = true
 			for _, i := range writing {
 				if t := items[i].table; t != nil && items[i].tblB != nil {
@@ -431,6 +438,7 @@ func (s *Store) createChunk(items []createItem) []error {
 					}
 				}
 			}
+			s.seen.Unlock()
 			return errs
 		}
 		// Someone wrote meanwhile (or what this process knew is stale):
@@ -445,8 +453,10 @@ func (s *Store) createChunk(items []createItem) []error {
 
 // knowsChecks reports whether createChunk can write pending without
 // reading first: meta/last_job_id was seen padded and every table the
-// items name was seen (its revision). REQUIRES: s.createMu is held.
+// items name was seen (its revision).
 func (s *Store) knowsChecks(items []createItem, pending []int) bool {
+	s.seen.Lock()
+	defer s.seen.Unlock()
 	if !s.seen.lastPadded {
 		return false
 	}
