@@ -22,13 +22,27 @@ import (
 // create whose write fails spawns nothing and answers the error.
 
 // createQueue is the manager's creates in flight: names reserved and
-// tables being made by queued or writing creates; queue waits while a
-// grouped write is in flight.
+// tables being made by queued or writing creates; queue waits while
+// the grouped writes in flight are as many as createWrites allows.
 type createQueue struct {
 	reserved  map[string]bool
 	newTables map[string]*api.TableSpec
 	queue     []*pendingCreate
-	writing   bool
+	writing   int
+}
+
+// clusterCreateWrites is how many grouped create writes a cluster member
+// keeps in flight: each is an etcd round trip (a single node's is a local
+// synced commit, one at a time), so a member with one in flight left
+// etcd mostly idle.
+const clusterCreateWrites = 4
+
+// createWrites is how many grouped create writes may be in flight.
+func (m *manager) createWrites() int {
+	if m.clustered() {
+		return clusterCreateWrites
+	}
+	return 1
 }
 
 func invalid(field, msg string) *api.JobResponse {
@@ -280,16 +294,16 @@ type createsWritten struct {
 }
 
 // flushCreates writes the queued creates in one durable write, in a
-// goroutine, unless a write is already in flight: creates that arrive
+// goroutine, unless createWrites writes are in flight: creates that arrive
 // meanwhile wait and go together in the next batch, so a burst of creates
 // shares its fsyncs (group commit).
 func (m *manager) flushCreates(ctx actor.Context) {
-	if m.writing || len(m.queue) == 0 {
+	if m.writing >= m.createWrites() || len(m.queue) == 0 {
 		return
 	}
 	batch := m.queue
 	m.queue = nil
-	m.writing = true
+	m.writing++
 	jobs := make([]metastore.NewJob, len(batch))
 	for i, pc := range batch {
 		jobs[i] = pc.job
@@ -335,7 +349,7 @@ func (m *manager) flushCreates(ctx actor.Context) {
 // onCreatesWritten spawns the jobs whose snapshots are now durable and
 // answers every waiting client.
 func (m *manager) onCreatesWritten(ctx actor.Context, msg *createsWritten) {
-	m.writing = false
+	m.writing = max(m.writing-1, 0) // a restarted manager started from 0
 	for i, pc := range msg.batch {
 		rec := pc.job.Record
 		name := rec.GetName()

@@ -243,7 +243,7 @@ func (m *manager) recover(ctx actor.Context) {
 	}
 	m.preparing, m.takeQueue, m.changed = map[uint64]uint64{}, nil, nil
 	m.order, m.orderDirty = nil, false
-	m.reserved, m.newTables, m.queue, m.writing = map[string]bool{}, map[string]*api.TableSpec{}, nil, false
+	m.reserved, m.newTables, m.queue, m.writing = map[string]bool{}, map[string]*api.TableSpec{}, nil, 0
 	m.recovered = RecoveryDone{}
 	last, err := m.deps.Meta.LastJobID()
 	if err != nil {

@@ -85,6 +85,8 @@ func parse(args []string, stderr io.Writer) (benchCmd, error) {
 	fs.DurationVar(&c.opts.ClusterTimeout, "cluster-timeout", 0, "bound of the cluster scenario (default 15m; quick 3m)")
 	fs.DurationVar(&c.opts.FreshnessDuration, "freshness-duration", 0, "measured window of each freshness cell, at least two of its max_batch_interval (default 10s; quick 2s)")
 	fs.StringVar(&freshIntervals, "freshness-intervals", "", "max_batch_interval `LIST` of the freshness scenario (default 10s,100ms: the spec default and the least allowed)")
+	fs.IntVar(&c.opts.ClusterCreateClients, "cluster-create-clients", 0, "creates `N` in flight in the cluster scenario (default 24)")
+	fs.StringVar(&c.opts.ClusterProfile, "cluster-profile", "", "write the cluster members' CPU (creates, move), heap and goroutine profiles to `DIR`")
 	fs.DurationVar(&c.opts.Timeout, "timeout", 0, "bound of the whole run (default 1h; quick 3m)")
 	fs.StringVar(&c.out, "out", "", "write the results to `FILE` instead of stdout")
 	fs.StringVar(&c.chart, "chart", "", "write an SVG chart of records/s to `FILE`")

@@ -51,8 +51,9 @@
 //
 //	key (Keys method)                  value                           written by
 //	---------------------------------  ------------------------------  ----------------------------------
-//	<p>meta/last_job_id (LastJobID)    decimal uint64                  CreateJobs (max of ids written)
-//	<p>meta/next_job_id (NextJobID)    decimal uint64                  AllocJobIDs (next id to hand out)
+//	<p>meta/last_job_id (LastJobID)    20-digit decimal uint64         CreateJobs (max of ids written; raised
+//	                                                                   in a nested txn, never compared by rev)
+//	<p>meta/next_job_id (NextJobID)    decimal uint64                  AllocJobIDs (next block of >= 128 ids)
 //	<p>name/<job name> (Name)          decimal job id                  CreateJobs (name index)
 //	<p>rec/<id20> (Record)             proto api.JobRecord             CreateJobs, AlterJob
 //	<p>head/<id20> (Head)              proto api.Transition            every journal write (the newest)

@@ -52,6 +52,23 @@ const (
 	appendChunk = 60
 	// loadPage records (and heads) per read of LoadAllJobs.
 	loadPage = 1000
+	// idBlock ids are reserved per counter update at least, so that
+	// members creating at once do not contend on the counter for every
+	// create batch; the ids a process reserved and did not use (it
+	// stopped) are skipped, never reused.
+	idBlock = 128
+	// lastIDWidth is the width of meta/last_job_id's value, zero-padded,
+	// so that etcd's byte-wise compare of two values is numeric.
+	lastIDWidth = 20
+	// tableFresh is how long Table answers from what it read last
+	// (every create in the mailbox asks for its table: a round trip to
+	// etcd each was most of a create's time in a cluster). A table
+	// another member dropped or made meanwhile shows that late; a
+	// create's own write still checks a table it makes (createChunk).
+	tableFresh = time.Second
+	// maxCachedTables bounds Table's cache; it starts again empty when
+	// full.
+	maxCachedTables = 4096
 	// casRetries bounds the re-read loops of a compare that keeps failing
 	// under contention.
 	casRetries = 1000
@@ -63,10 +80,26 @@ type Store struct {
 	c    *clientv3.Client
 	opts Options
 	keys Keys
-	// createMu serializes this process's creates and id allocations (they
-	// would only retry against each other); other members are fenced by
-	// the transactions' compares.
+	// createMu serializes this process's id allocations (they would only
+	// retry against each other); other members are fenced by the
+	// counter's compare.
 	createMu sync.Mutex
+	// ids is the rest of the block of ids this process reserved last
+	// (AllocJobIDs): ids next..end-1 are its own. REQUIRES: createMu.
+	ids struct{ next, end uint64 }
+	// tables is Table's cache.
+	tables struct {
+		sync.Mutex
+		m map[string]cachedTable
+	}
+	// seen is what createChunk learnt of keys other writers rarely
+	// change, so that a create need not read them first; a compare that
+	// fails on stale knowledge reads again.
+	seen struct {
+		sync.Mutex
+		lastPadded bool
+		tables     map[string]seenTable
+	}
 }
 
 var _ metastore.Store = (*Store)(nil)
@@ -83,7 +116,10 @@ func New(c *clientv3.Client, opts Options) (*Store, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Store{c: c, opts: opts, keys: Keys{Prefix: opts.Prefix}}, nil
+	st := &Store{c: c, opts: opts, keys: Keys{Prefix: opts.Prefix}}
+	st.seen.tables = map[string]seenTable{}
+	st.tables.m = map[string]cachedTable{}
+	return st, nil
 }
 
 // Client is the store's etcd client.
@@ -131,14 +167,33 @@ func (s *Store) LastJobID() (uint64, error) {
 }
 
 // AllocJobIDs reserves n consecutive job ids, unique across every member
-// of the cluster, and returns the first. They are above every id written
-// (LastJobID) and never handed out again, whether or not they are used.
+// of the cluster, and returns the first. They come from a block of at
+// least idBlock ids this process reserved (one counter update per block),
+// above every id written when the block was reserved (LastJobID), and are
+// never handed out again, whether or not they are used.
 func (s *Store) AllocJobIDs(n int) (uint64, error) {
 	if n <= 0 {
 		return 0, fmt.Errorf("etcdmeta: allocate %d job ids", n)
 	}
 	s.createMu.Lock()
 	defer s.createMu.Unlock()
+	if s.ids.end-s.ids.next >= uint64(n) {
+		first := s.ids.next
+		s.ids.next += uint64(n)
+		return first, nil
+	}
+	want := max(n, idBlock)
+	first, err := s.reserveIDs(want)
+	if err != nil {
+		return 0, err
+	}
+	s.ids.next, s.ids.end = first+uint64(n), first+uint64(want)
+	return first, nil
+}
+
+// reserveIDs moves the cluster's id counter past n ids and returns the
+// first. REQUIRES: s.createMu is held.
+func (s *Store) reserveIDs(n int) (uint64, error) {
 	for range casRetries {
 		ctx, cancel := s.ctx()
 		r, err := s.c.Txn(ctx).Then(clientv3.OpGet(s.keys.NextJobID()), clientv3.OpGet(s.keys.LastJobID())).Commit()
@@ -192,8 +247,8 @@ func (s *Store) CreateJobs(jobs []metastore.NewJob) []error {
 		}
 		ok = append(ok, prepared{i: i, rec: j.Record, recB: p.rec, firstB: p.first, tblB: p.table, table: j.NewTable})
 	}
-	s.createMu.Lock()
-	defer s.createMu.Unlock()
+	// Creates of one process run concurrently (a member keeps a few
+	// create writes in flight): the transactions' compares order them.
 	// Within one call: the first of a name, and of a table, wins.
 	names := map[string]bool{}
 	tables := map[string]*api.TableSpec{}
@@ -236,45 +291,55 @@ type createItem struct {
 
 // createChunk writes one transaction of creates, re-reading and
 // re-checking on a failed compare until each job is written or refused.
-// REQUIRES: s.createMu is held.
+// The first attempt writes without reading when what the checks need is
+// known from this process's earlier creates (the tables' revisions,
+// meta/last_job_id padded): the write's compares (names and records
+// absent, tables unchanged) hold exactly when a read would have found
+// nothing in the way, and a failed compare reads and checks as before.
 func (s *Store) createChunk(items []createItem) []error {
 	errs := make([]error, len(items))
-	pending := slices.Collect(func(yield func(int) bool) {
-		for i := range items {
-			if !yield(i) {
-				return
-			}
-		}
-	})
-	for range casRetries {
+	pending := make([]int, len(items))
+	for i := range items {
+		pending[i] = i
+	}
+	for attempt := range casRetries {
 		if len(pending) == 0 {
 			return errs
 		}
 		ctx, cancel := s.ctx()
-		// Read what the checks need, at one revision.
-		reads := []clientv3.Op{clientv3.OpGet(s.keys.LastJobID())}
-		for _, i := range pending {
-			it := items[i]
-			reads = append(reads, clientv3.OpGet(s.keys.Name(it.rec.GetName())), clientv3.OpGet(s.keys.Record(it.rec.GetId()), clientv3.WithCountOnly()))
-			if it.table != nil {
-				reads = append(reads, clientv3.OpGet(s.keys.Table(it.table.GetName())))
-			} else {
-				reads = append(reads, clientv3.OpGet(s.keys.LastJobID(), clientv3.WithCountOnly())) // placeholder, keeps 3 per job
-			}
-		}
-		r, err := s.c.Txn(ctx).Then(reads...).Commit()
-		if err != nil {
-			cancel()
+		var r *clientv3.TxnResponse
+		if attempt > 0 || !s.knowsChecks(items, pending) {
+			// Read what the checks need, at one revision.
+			reads := []clientv3.Op{clientv3.OpGet(s.keys.LastJobID())}
 			for _, i := range pending {
-				errs[i] = unavailable(fmt.Sprintf("create job %q", items[i].rec.GetName()), err)
+				it := items[i]
+				reads = append(reads, clientv3.OpGet(s.keys.Name(it.rec.GetName())), clientv3.OpGet(s.keys.Record(it.rec.GetId()), clientv3.WithCountOnly()))
+				if it.table != nil {
+					reads = append(reads, clientv3.OpGet(s.keys.Table(it.table.GetName())))
+				} else {
+					reads = append(reads, clientv3.OpGet(s.keys.LastJobID(), clientv3.WithCountOnly())) // placeholder, keeps 3 per job
+				}
 			}
-			return errs
+			var err error
+			if r, err = s.c.Txn(ctx).Then(reads...).Commit(); err != nil {
+				cancel()
+				for _, i := range pending {
+					errs[i] = unavailable(fmt.Sprintf("create job %q", items[i].rec.GetName()), err)
+				}
+				return errs
+			}
 		}
-		last, lastRev := uint64(0), int64(0)
-		if kvs := r.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
-			last, _ = parseUint(kvs[0].Value)
-			lastRev = kvs[0].ModRevision
+		s.seen.Lock()
+		last, lastRev, padded := uint64(0), int64(0), s.seen.lastPadded
+		s.seen.Unlock()
+		if r != nil {
+			padded = false
+			if kvs := r.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
+				last, _ = parseUint(kvs[0].Value)
+				lastRev, padded = kvs[0].ModRevision, len(kvs[0].Value) == lastIDWidth
+			}
 		}
+		written := uint64(0)
 		var cmps []clientv3.Cmp
 		var puts []clientv3.Op
 		var writing []int
@@ -282,29 +347,44 @@ func (s *Store) createChunk(items []createItem) []error {
 		for k, i := range pending {
 			it := items[i]
 			name := it.rec.GetName()
-			nameR := r.Responses[1+3*k].GetResponseRange()
-			recR := r.Responses[2+3*k].GetResponseRange()
-			if len(nameR.Kvs) == 1 {
-				errs[i] = fmt.Errorf("etcdmeta: create job %q: name used by job %s: %w", name, nameR.Kvs[0].Value, metastore.ErrNameTaken)
-				continue
-			}
-			if recR.Count > 0 {
-				errs[i] = fmt.Errorf("etcdmeta: create job %q: id %d is already used", name, it.rec.GetId())
-				continue
+			if r != nil {
+				nameR := r.Responses[1+3*k].GetResponseRange()
+				recR := r.Responses[2+3*k].GetResponseRange()
+				if len(nameR.Kvs) == 1 {
+					errs[i] = fmt.Errorf("etcdmeta: create job %q: name used by job %s: %w", name, nameR.Kvs[0].Value, metastore.ErrNameTaken)
+					continue
+				}
+				if recR.Count > 0 {
+					errs[i] = fmt.Errorf("etcdmeta: create job %q: id %d is already used", name, it.rec.GetId())
+					continue
+				}
 			}
 			if it.table != nil && !tableDone[it.table.GetName()] {
 				tkey := s.keys.Table(it.table.GetName())
-				if kvs := r.Responses[3+3*k].GetResponseRange().Kvs; len(kvs) == 1 {
-					cur := &api.TableSpec{}
-					if err := proto.Unmarshal(kvs[0].Value, cur); err != nil {
+				var cur seenTable // rev 0: absent
+				if r != nil {
+					if kvs := r.Responses[3+3*k].GetResponseRange().Kvs; len(kvs) == 1 {
+						cur = seenTable{rev: kvs[0].ModRevision, val: kvs[0].Value}
+					}
+				} else {
+					s.seen.Lock()
+					cur = s.seen.tables[it.table.GetName()]
+					s.seen.Unlock()
+				}
+				if cur.rev != 0 {
+					spec := &api.TableSpec{}
+					if err := proto.Unmarshal(cur.val, spec); err != nil {
 						errs[i] = fmt.Errorf("etcdmeta: create job %q: corrupt table %q: %w", name, it.table.GetName(), err)
 						continue
 					}
-					if !proto.Equal(cur, it.table) {
+					if !proto.Equal(spec, it.table) {
 						errs[i] = fmt.Errorf("etcdmeta: create job %q: table %q: %w", name, it.table.GetName(), metastore.ErrTableExists)
 						continue
 					}
-					cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(tkey), "=", kvs[0].ModRevision))
+					cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(tkey), "=", cur.rev))
+					s.seen.Lock()
+					s.seen.tables[it.table.GetName()] = cur
+					s.seen.Unlock()
 				} else {
 					cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(tkey), "=", 0))
 					puts = append(puts, clientv3.OpPut(tkey, string(it.tblB)))
@@ -320,15 +400,26 @@ func (s *Store) createChunk(items []createItem) []error {
 				clientv3.OpPut(s.keys.Record(id), string(it.recB)),
 				clientv3.OpPut(s.keys.Head(id), string(it.firstB)),
 				clientv3.OpPut(s.keys.LogEntry(id, 1), string(it.firstB)))
-			last = max(last, id)
+			written = max(written, id)
 			writing = append(writing, i)
 		}
 		if len(writing) == 0 {
 			cancel()
 			return errs
 		}
-		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(s.keys.LastJobID()), "=", lastRev))
-		puts = append(puts, clientv3.OpPut(s.keys.LastJobID(), strconv.FormatUint(last, 10)))
+		lkey := s.keys.LastJobID()
+		if padded {
+			// Raised only if below, in a nested transaction: members
+			// creating at once do not fail each other's compares.
+			v := fmt.Sprintf("%0*d", lastIDWidth, written)
+			puts = append(puts, clientv3.OpTxn([]clientv3.Cmp{clientv3.Compare(clientv3.Value(lkey), "<", v)},
+				[]clientv3.Op{clientv3.OpPut(lkey, v)}, nil))
+		} else {
+			// Absent, or written unpadded by an older version: this
+			// write pads it.
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(lkey), "=", lastRev))
+			puts = append(puts, clientv3.OpPut(lkey, fmt.Sprintf("%0*d", lastIDWidth, max(last, written))))
+		}
 		w, err := s.c.Txn(ctx).If(cmps...).Then(puts...).Commit()
 		cancel()
 		if err != nil {
@@ -338,15 +429,50 @@ func (s *Store) createChunk(items []createItem) []error {
 			return errs
 		}
 		if w.Succeeded {
+			s.seen.Lock()
+			s.seen.lastPadded = true
+			for _, i := range writing {
+				if t := items[i].table; t != nil && items[i].tblB != nil {
+					if _, had := s.seen.tables[t.GetName()]; !had {
+						s.seen.tables[t.GetName()] = seenTable{rev: w.Header.Revision, val: items[i].tblB}
+					}
+				}
+			}
+			s.seen.Unlock()
 			return errs
 		}
-		// Someone wrote meanwhile: check again the ones we meant to write.
+		// Someone wrote meanwhile (or what this process knew is stale):
+		// check again the ones we meant to write.
 		pending = writing
 	}
 	for _, i := range pending {
 		errs[i] = fmt.Errorf("etcdmeta: create job %q: contended beyond retries", items[i].rec.GetName())
 	}
 	return errs
+}
+
+// knowsChecks reports whether createChunk can write pending without
+// reading first: meta/last_job_id was seen padded and every table the
+// items name was seen (its revision).
+func (s *Store) knowsChecks(items []createItem, pending []int) bool {
+	s.seen.Lock()
+	defer s.seen.Unlock()
+	if !s.seen.lastPadded {
+		return false
+	}
+	for _, i := range pending {
+		if t := items[i].table; t != nil && s.seen.tables[t.GetName()].rev == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// seenTable is a table key's value and revision as this process last
+// read or wrote it.
+type seenTable struct {
+	rev int64
+	val []byte
 }
 
 type preparedBytes struct{ rec, first, table []byte }
@@ -374,6 +500,12 @@ func prepare(j metastore.NewJob) (preparedBytes, error) {
 
 // Table returns a table's schema, or an error wrapping ErrNotFound.
 func (s *Store) Table(name string) (*api.TableSpec, error) {
+	s.tables.Lock()
+	c, ok := s.tables.m[name]
+	s.tables.Unlock()
+	if ok && time.Since(c.at) < tableFresh {
+		return proto.CloneOf(c.spec), nil
+	}
 	ctx, cancel := s.ctx()
 	defer cancel()
 	r, err := s.c.Get(ctx, s.keys.Table(name))
@@ -381,17 +513,38 @@ func (s *Store) Table(name string) (*api.TableSpec, error) {
 		return nil, unavailable(fmt.Sprintf("table %q", name), err)
 	}
 	if len(r.Kvs) == 0 {
+		s.forgetTable(name)
 		return nil, fmt.Errorf("etcdmeta: table %q: %w", name, metastore.ErrNotFound)
 	}
 	t := &api.TableSpec{}
 	if err := proto.Unmarshal(r.Kvs[0].Value, t); err != nil {
 		return nil, fmt.Errorf("etcdmeta: table %q: corrupt: %w", name, err)
 	}
+	s.tables.Lock()
+	if len(s.tables.m) >= maxCachedTables {
+		clear(s.tables.m)
+	}
+	s.tables.m[name] = cachedTable{spec: proto.CloneOf(t), at: time.Now()}
+	s.tables.Unlock()
 	return t, nil
+}
+
+// forgetTable drops name from Table's cache (this process changed it).
+func (s *Store) forgetTable(name string) {
+	s.tables.Lock()
+	delete(s.tables.m, name)
+	s.tables.Unlock()
+}
+
+// cachedTable is a table Table read, and when.
+type cachedTable struct {
+	spec *api.TableSpec
+	at   time.Time
 }
 
 // CreateTable adds a table if absent; an identical one is not an error.
 func (s *Store) CreateTable(spec *api.TableSpec) (bool, error) {
+	defer s.forgetTable(spec.GetName())
 	if err := validateTableName(spec.GetName()); err != nil {
 		return false, fmt.Errorf("etcdmeta: create table: %w", err)
 	}
@@ -811,6 +964,7 @@ func (s *Store) Tables() ([]*api.TableSpec, error) {
 // DropTable removes a table from the catalog (the rows of a cluster's
 // tables live in their database: the caller drops them there).
 func (s *Store) DropTable(name string) error {
+	defer s.forgetTable(name)
 	ctx, cancel := s.ctx()
 	defer cancel()
 	r, err := s.c.Delete(ctx, s.keys.Table(name))

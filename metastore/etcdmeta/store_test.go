@@ -9,6 +9,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/internal/etcdtest"
@@ -137,5 +138,108 @@ func newJob(id uint64, name string) metastore.NewJob {
 		Record:   &api.JobRecord{Id: id, Name: name, Spec: &api.JobSpec{Name: name, Table: tbl}},
 		First:    &api.Transition{Seq: 1, To: api.JobState_NEED_SCHEDULE, Reason: api.Reason_CREATED},
 		NewTable: tbl,
+	}
+}
+
+// TestCreateWithoutReadChecks: a store that writes its creates without
+// reading first (it knows the tables and meta/last_job_id) still refuses
+// a name another member took, a table another member made with another
+// schema, and keeps meta/last_job_id the greatest id written, whether it
+// was written padded or (an older version) not.
+func TestCreateWithoutReadChecks(t *testing.T) {
+	srv := etcdtest.Start(t)
+	var a, b *Store
+	for _, s := range []**Store{&a, &b} {
+		c := newClient(t, srv)
+		t.Cleanup(func() { c.Close() })
+		var err error
+		if *s, err = New(c, Options{Prefix: "/opt/"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An older version's unpadded value.
+	ctx := t.Context()
+	if _, err := a.c.Put(ctx, a.keys.LastJobID(), "7"); err != nil {
+		t.Fatal(err)
+	}
+	shared := newJob(10, "x")
+	if errs := a.CreateJobs([]metastore.NewJob{shared}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	if id, err := b.LastJobID(); err != nil || id != 10 {
+		t.Fatalf("LastJobID after the first create = %d, %v; want 10", id, err)
+	}
+	// a now writes without reading; b takes a name a is about to use.
+	if errs := b.CreateJobs([]metastore.NewJob{newJob(30, "taken")}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	j := newJob(20, "taken")
+	j.NewTable = nil
+	if errs := a.CreateJobs([]metastore.NewJob{j}); !errors.Is(errs[0], metastore.ErrNameTaken) {
+		t.Errorf("create of a name another member took = %v, want ErrNameTaken", errs[0])
+	}
+	// A lower id written after a higher one leaves the greatest.
+	j = newJob(25, "lower")
+	j.Record.Spec.Table, j.NewTable = shared.NewTable, shared.NewTable
+	if errs := a.CreateJobs([]metastore.NewJob{j}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	if id, err := a.LastJobID(); err != nil || id != 30 {
+		t.Errorf("LastJobID = %d, %v; want 30 (the greatest written)", id, err)
+	}
+	// The table a knows is replaced behind its back: its compare fails and
+	// the read finds the other schema.
+	other := newJob(0, "x")
+	other.NewTable.Columns = append(other.NewTable.Columns, &api.Column{Name: "m", Type: api.ColumnType_STRING})
+	tb, err := proto.Marshal(other.NewTable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.c.Put(ctx, b.keys.Table(other.NewTable.GetName()), string(tb)); err != nil {
+		t.Fatal(err)
+	}
+	j = newJob(40, "schema")
+	j.Record.Spec.Table, j.NewTable = shared.NewTable, shared.NewTable
+	if errs := a.CreateJobs([]metastore.NewJob{j}); !errors.Is(errs[0], metastore.ErrTableExists) {
+		t.Errorf("create with a table changed behind the store's back = %v, want ErrTableExists", errs[0])
+	}
+}
+
+// TestTableCacheFollowsOwnWrites: Table answers from what it read last,
+// but a table this store drops or makes shows at once.
+func TestTableCacheFollowsOwnWrites(t *testing.T) {
+	srv := etcdtest.Start(t)
+	c := newClient(t, srv)
+	t.Cleanup(func() { c.Close() })
+	s, err := New(c, Options{Prefix: "/cache/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := newJob(1, "a")
+	if errs := s.CreateJobs([]metastore.NewJob{j}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	name := j.NewTable.GetName()
+	if got, err := s.Table(name); err != nil || !proto.Equal(got, j.NewTable) {
+		t.Fatalf("Table = %v, %v; want the created table", got, err)
+	}
+	got, _ := s.Table(name) // from the cache: a copy, not the cached value
+	got.Columns = nil
+	if again, err := s.Table(name); err != nil || !proto.Equal(again, j.NewTable) {
+		t.Fatalf("Table after the caller changed its answer = %v, %v", again, err)
+	}
+	if err := s.DropTable(name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Table(name); !errors.Is(err, metastore.ErrNotFound) {
+		t.Errorf("Table after DropTable = %v, want ErrNotFound", err)
+	}
+	other := proto.CloneOf(j.NewTable)
+	other.Columns = append(other.Columns, &api.Column{Name: "m", Type: api.ColumnType_STRING})
+	if _, err := s.CreateTable(other); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Table(name); err != nil || !proto.Equal(got, other) {
+		t.Errorf("Table after CreateTable = %v, %v; want the new schema", got, err)
 	}
 }

@@ -54,15 +54,36 @@ type Cluster struct {
 	CreateClients int     `json:"create_clients"`
 	CreateSeconds float64 `json:"create_seconds"`
 	CreatesPerSec float64 `json:"creates_per_sec"`
+	// EtcdTxnPerSec is the same run's etcd baseline: transactions of a
+	// create's 4 puts (~1 KB) per second from CreateClients clients, each
+	// waiting for its last (etcdTxnRate).
+	EtcdTxnPerSec float64 `json:"etcd_txn_per_sec"`
+	// BrokerReadsPerSec is the same run's broker baseline of a job's task
+	// start: a new consumer client reading the topic to its end, then
+	// closed, 64 at once (a node's default task slots) (freshReadRate).
+	BrokerReadsPerSec float64 `json:"broker_reads_per_sec"`
 	// AllCommittedSeconds: from the end of the creates until every job
 	// had committed its first batch.
 	AllCommittedSeconds float64 `json:"all_committed_seconds"`
 	// RSSMB is each member's resident memory before the kill; RSSAfterMB
 	// the survivors' after the move.
-	RSSMB      map[string]float64 `json:"rss_mb"`
-	RSSAfterMB map[string]float64 `json:"rss_after_mb"`
-	Killed     string             `json:"killed"`
-	Moved      int                `json:"moved"`
+	// RSSIdleMB is each member's resident memory before the creates.
+	// RSSPerJobKB is the members' RSS growth from before the creates to
+	// before the kill over the jobs they owned (KiB per job, all members).
+	RSSIdleMB   map[string]float64 `json:"rss_idle_mb"`
+	RSSPerJobKB float64            `json:"rss_per_job_kb"`
+	// RSSPeakMB is each member's peak RSS (VmHWM) before the kill, and
+	// RSSPeakPerJobKB the members' peak growth over the jobs.
+	RSSPeakMB       []float64 `json:"rss_peak_mb"`
+	RSSPeakPerJobKB float64   `json:"rss_peak_per_job_kb"`
+	// RSSActivePerJobKB: the survivors' peak RSS growth (VmHWM over their
+	// RSS before the creates) after the move, over every job (all of
+	// which they then hold, and all of which ran a task since the kill).
+	RSSActivePerJobKB float64            `json:"rss_active_per_job_kb"`
+	RSSMB             map[string]float64 `json:"rss_mb"`
+	RSSAfterMB        map[string]float64 `json:"rss_after_mb"`
+	Killed            string             `json:"killed"`
+	Moved             int                `json:"moved"`
 	// MoveCommittedSeconds: from the SIGKILL until every moved job had
 	// committed again on a survivor; MoveTargetSeconds is lease + 10 s.
 	MoveCommittedSeconds float64 `json:"move_committed_seconds"`
@@ -89,8 +110,12 @@ type clusterMember struct {
 // runCluster runs the cluster scenario.
 func runCluster(ctx context.Context, o Options, brokers []string, logf func(string, ...any)) (*Cluster, error) {
 	const members = 3
-	res := &Cluster{Members: members, Jobs: o.ClusterJobs, LeaseSeconds: o.ClusterLease.Seconds(), CreateClients: 24,
-		RSSMB: map[string]float64{}, RSSAfterMB: map[string]float64{}}
+	clients := o.ClusterCreateClients
+	if clients <= 0 {
+		clients = 24
+	}
+	res := &Cluster{Members: members, Jobs: o.ClusterJobs, LeaseSeconds: o.ClusterLease.Seconds(), CreateClients: clients,
+		RSSMB: map[string]float64{}, RSSIdleMB: map[string]float64{}, RSSAfterMB: map[string]float64{}}
 	res.MoveTargetSeconds = res.LeaseSeconds + 10
 	ctx, cancel := context.WithTimeout(ctx, o.ClusterTimeout)
 	defer cancel()
@@ -123,6 +148,14 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 		return nil, err
 	}
 	logf("cluster: etcd at %s, postgres on port %d, %d members, %d jobs, lease %v", etcd.Endpoint(), pg.srv.Port(), members, o.ClusterJobs, o.ClusterLease)
+	if res.EtcdTxnPerSec, err = etcdTxnRate(ctx, etcd.Endpoints(), res.CreateClients, min(o.ClusterJobs, 2000)); err != nil {
+		return nil, err
+	}
+	logf("cluster: etcd baseline: %.0f create-shaped transactions/s (%d clients, one at a time each)", res.EtcdTxnPerSec, res.CreateClients)
+	if res.BrokerReadsPerSec, err = freshReadRate(ctx, brokers, clusterTopic, first, 64, min(o.ClusterJobs, 1000)); err != nil {
+		return nil, err
+	}
+	logf("cluster: broker baseline: %.0f reads/s of the topic's %d records, each by a new consumer client (64 at once)", res.BrokerReadsPerSec, first)
 
 	var ms []*clusterMember
 	defer func() {
@@ -162,6 +195,32 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 			return nil, fmt.Errorf("bench: cluster: dial %s: %w", name, err)
 		}
 	}
+
+	for _, m := range ms {
+		if rss, err := procRSS(m.p.PID()); err == nil {
+			res.RSSIdleMB[m.name] = float64(rss) / (1 << 20)
+		}
+	}
+	var profiles sync.WaitGroup
+	defer profiles.Wait()
+	profile := func(what, path string, except *clusterMember) {
+		if o.ClusterProfile == "" {
+			return
+		}
+		for _, m := range ms {
+			if m != except {
+				profiles.Go(func() {
+					dumpURL(ctx, "http://"+m.p.AdminAddr()+"/debug/pprof/"+path, filepath.Join(o.ClusterProfile, m.name+"."+what))
+				})
+			}
+		}
+	}
+	if o.ClusterProfile != "" {
+		if err := os.MkdirAll(o.ClusterProfile, 0o755); err != nil {
+			return nil, fmt.Errorf("bench: cluster: %w", err)
+		}
+	}
+	profile("create.cpu.pprof", "profile?seconds=10", nil)
 
 	// 1. Create, round-robin over the members.
 	t0 := time.Now()
@@ -292,6 +351,8 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 	}
 	res.AllCommittedSeconds = time.Since(t1).Seconds()
 	logf("cluster: every job committed its first %d records %.1fs after the creates", first, res.AllCommittedSeconds)
+	profile("heap.pprof", "heap?gc=1", nil)
+	profile("goroutines.txt", "goroutine?debug=1", nil)
 	for _, m := range ms {
 		if rss, err := procRSS(m.p.PID()); err == nil {
 			res.RSSMB[m.name] = float64(rss) / (1 << 20)
@@ -307,6 +368,23 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 	for _, j := range list {
 		owner[j.GetId()] = j.GetOwner()
 		perMember[j.GetOwner()]++
+	}
+	var grew float64
+	for _, m := range ms {
+		grew += res.RSSMB[m.name] - res.RSSIdleMB[m.name]
+	}
+	if len(list) > 0 {
+		res.RSSPerJobKB = grew * 1024 / float64(len(list))
+		// The peak (VmHWM) is while the jobs start, read and commit their
+		// first batch: the jobs are active then, not caught up.
+		var peak float64
+		for _, m := range ms {
+			if hwm, err := procHWM(m.p.PID()); err == nil {
+				res.RSSPeakMB = append(res.RSSPeakMB, float64(hwm)/(1<<20))
+				peak += float64(hwm)/(1<<20) - res.RSSIdleMB[m.name]
+			}
+		}
+		res.RSSPeakPerJobKB = peak * 1024 / float64(len(list))
 	}
 	victim := ms[len(ms)-1]
 	for _, m := range ms {
@@ -331,6 +409,7 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 		return res, fmt.Errorf("bench: cluster: kill %s: %w", victim.name, err)
 	}
 	logf("cluster: SIGKILLed %s, which owned %d jobs (per member %v)", victim.name, len(moved), perMember)
+	profile("move.cpu.pprof", "profile?seconds=20", victim)
 	debug := os.Getenv("LOADNODE_BENCH_CLUSTER_DEBUG")
 	if debug != "" {
 		// A goroutine dump of each survivor 4 s into the move, and every
@@ -393,6 +472,10 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 	mu.Lock()
 	logf("cluster: baseline: the survivors' own %d jobs loaded the new records %.1fs after the SIGKILL", len(stayed), res.BaselineSeconds)
 	mu.Unlock()
+	// Every job the survivors hold has just run a task (the move, and the
+	// records produced after the kill): their peak over the jobs is the
+	// memory of an active job.
+	var peakAfter float64
 	for _, m := range ms {
 		if m == victim {
 			continue
@@ -400,7 +483,14 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 		if rss, err := procRSS(m.p.PID()); err == nil {
 			res.RSSAfterMB[m.name] = float64(rss) / (1 << 20)
 		}
+		if hwm, err := procHWM(m.p.PID()); err == nil {
+			peakAfter += float64(hwm)/(1<<20) - res.RSSIdleMB[m.name]
+		}
 	}
+	if len(all) > 0 {
+		res.RSSActivePerJobKB = peakAfter * 1024 / float64(len(all))
+	}
+	profile("after.heap.pprof", "heap?gc=1", victim)
 
 	// 4. Exactly once: every job loads every record once.
 	err = waitRows("every job loaded every record", all, func(_ uint64, r jobRow) bool { return r.loaded >= res.Records })
@@ -435,6 +525,121 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 		ec.Close()
 	}
 	return res, errors.Join(err, rerr)
+}
+
+// etcdTxnRate is the etcd baseline of the creates: n transactions, each
+// of 4 puts shaped like a create's (a ~1 KB record, a name, a head and a
+// journal entry of ~100 B), from clients goroutines over 3 clients (one
+// per member), each committing one at a time; it deletes its keys after.
+func etcdTxnRate(ctx context.Context, endpoints []string, clients, n int) (float64, error) {
+	var cls []*clientv3.Client
+	defer func() {
+		for _, c := range cls {
+			c.Close()
+		}
+	}()
+	for range 3 {
+		c, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+		if err != nil {
+			return 0, fmt.Errorf("bench: cluster: etcd baseline: %w", err)
+		}
+		cls = append(cls, c)
+	}
+	rec, small := strings.Repeat("r", 1000), strings.Repeat("h", 100)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, clients)
+	t0 := time.Now()
+	for w := range clients {
+		wg.Go(func() {
+			c := cls[w%len(cls)]
+			for {
+				i := next.Add(1)
+				if i > int64(n) {
+					return
+				}
+				k := fmt.Sprintf("/bench-baseline/%020d", i)
+				tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				_, err := c.Txn(tctx).If(clientv3.Compare(clientv3.CreateRevision(k+"/rec"), "=", 0)).Then(
+					clientv3.OpPut(k+"/name", "1"), clientv3.OpPut(k+"/rec", rec),
+					clientv3.OpPut(k+"/head", small), clientv3.OpPut(k+"/log", small)).Commit()
+				cancel()
+				if err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	rate := float64(n) / time.Since(t0).Seconds()
+	if err := errors.Join(errs...); err != nil {
+		return 0, fmt.Errorf("bench: cluster: etcd baseline: %w", err)
+	}
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := cls[0].Delete(dctx, "/bench-baseline/", clientv3.WithPrefix()); err != nil {
+		return 0, fmt.Errorf("bench: cluster: etcd baseline: %w", err)
+	}
+	return rate, nil
+}
+
+// procHWM is the peak resident memory of process pid (VmHWM), in bytes.
+func procHWM(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			if _, err := fmt.Sscan(rest, &kb); err != nil {
+				return 0, fmt.Errorf("bench: /proc/%d/status: VmHWM: %w", pid, err)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("bench: /proc/%d/status: no VmHWM", pid)
+}
+
+// freshReadRate is the broker baseline of task starts: n reads, each by
+// a new franz-go consumer client of partition 0 of topic from offset 0
+// until it has the topic's records, then closed, conc at once.
+func freshReadRate(ctx context.Context, brokers []string, topic string, records, conc, n int) (float64, error) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, conc)
+	t0 := time.Now()
+	for w := range conc {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) {
+				cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DisableClientMetrics(),
+					kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().At(0)}}),
+					kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				got := 0
+				rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				for got < records && rctx.Err() == nil {
+					f := cl.PollFetches(rctx)
+					got += f.NumRecords()
+				}
+				cancel()
+				cl.Close()
+				if got < records {
+					errs[w] = fmt.Errorf("read %d of %d records", got, records)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, fmt.Errorf("bench: cluster: broker baseline: %w", err)
+	}
+	return float64(n) / time.Since(t0).Seconds(), nil
 }
 
 // dumpURL writes what url answers to file (a debugging aid).
@@ -477,6 +682,8 @@ func writeClusterText(b *strings.Builder, c *Cluster) {
 	fmt.Fprintf(b, "\nCluster: %d members on one etcd, %d jobs into one PostgreSQL table, lease %.0fs\n\n", c.Members, c.Jobs, c.LeaseSeconds)
 	fmt.Fprintf(b, "| measure | value |\n|---|---|\n")
 	fmt.Fprintf(b, "| created (%d clients, round-robin over members) | %d in %.1f s (%.0f/s) |\n", c.CreateClients, c.Created, c.CreateSeconds, c.CreatesPerSec)
+	fmt.Fprintf(b, "| baseline: etcd transactions of a create's 4 puts, %d clients one at a time each | %.0f/s (creates/s over it: %.2f) |\n", c.CreateClients, c.EtcdTxnPerSec, c.CreatesPerSec/max(c.EtcdTxnPerSec, 1))
+	fmt.Fprintf(b, "| baseline: broker reads of the topic by a new consumer client each (a task start), 64 at once | %.0f/s (%d moved jobs: %.1f s) |\n", c.BrokerReadsPerSec, c.Moved, float64(c.Moved)/max(c.BrokerReadsPerSec, 1))
 	fmt.Fprintf(b, "| every job's first commit, after the creates | %.1f s |\n", c.AllCommittedSeconds)
 	fmt.Fprintf(b, "| SIGKILLed member, its jobs | %s, %d |\n", c.Killed, c.Moved)
 	met := "met"
@@ -485,12 +692,15 @@ func writeClusterText(b *strings.Builder, c *Cluster) {
 	}
 	fmt.Fprintf(b, "| SIGKILL until every moved job committed on a survivor | %.1f s (target lease + 10 s = %.0f s: %s) |\n", c.MoveCommittedSeconds, c.MoveTargetSeconds, met)
 	fmt.Fprintf(b, "| baseline: SIGKILL until the survivors' own jobs loaded the records produced after it | %.1f s |\n", c.BaselineSeconds)
+	fmt.Fprintf(b, "| RSS per job (members' growth from before the creates to before the kill, over the jobs) | %.0f KiB |\n", c.RSSPerJobKB)
+	fmt.Fprintf(b, "| peak RSS per job (members' VmHWM before the kill, while jobs started and loaded, over the jobs) | %.0f KiB (peaks %.0f MiB) |\n", c.RSSPeakPerJobKB, c.RSSPeakMB)
+	fmt.Fprintf(b, "| RSS per active job (survivors' VmHWM after the move, every job having run a task since the kill, over the jobs) | %.0f KiB (target 150 KiB) |\n", c.RSSActivePerJobKB)
 	for _, name := range slices.Sorted(maps.Keys(c.RSSMB)) {
 		after := "-"
 		if v, ok := c.RSSAfterMB[name]; ok {
 			after = fmt.Sprintf("%.0f MiB", v)
 		}
-		fmt.Fprintf(b, "| RSS %s before -> after the move | %.0f MiB -> %s |\n", name, c.RSSMB[name], after)
+		fmt.Fprintf(b, "| RSS %s idle, before -> after the move | %.0f MiB, %.0f MiB -> %s |\n", name, c.RSSIdleMB[name], c.RSSMB[name], after)
 	}
 	fmt.Fprintf(b, "| exactly once (loaded_rows = %d records, for every job; table row count) | %v |\n", c.Records, c.ExactlyOnce)
 	fmt.Fprintf(b, "| etcd keys, db size at the end | %d, %.1f MiB |\n", c.EtcdKeys, c.EtcdDBMB)

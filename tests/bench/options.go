@@ -122,6 +122,14 @@ type Options struct {
 	// freshness scenario. Default the spec default (10s) and the least
 	// allowed (100ms).
 	FreshnessIntervals []time.Duration
+	// ClusterCreateClients is how many creates the cluster scenario keeps
+	// in flight (round-robin over the members). Default 24.
+	ClusterCreateClients int
+	// ClusterProfile, when set, is a directory where the cluster scenario
+	// writes its members' profiles (from their /debug/pprof): CPU during
+	// the creates and during the move, heap and goroutines after the
+	// first commits and after the move.
+	ClusterProfile string
 	// Timeout bounds the whole run. Default 1h; quick 3m.
 	Timeout time.Duration
 	// Log receives progress lines; nil discards them.
@@ -261,6 +269,9 @@ func (o Options) Validate() error {
 	}
 	if o.BatchInterval < 100*time.Millisecond {
 		errs = append(errs, errors.New("bench: batch interval must be >= 100ms"))
+	}
+	if o.ClusterCreateClients < 0 || o.ClusterCreateClients > 1024 {
+		errs = append(errs, fmt.Errorf("bench: cluster create clients must be 0 (default 24) to 1024, got %d", o.ClusterCreateClients))
 	}
 	needBinary := len(o.Brokers) == 0 || slices.Contains(o.Scenarios, ScenarioScale) || slices.Contains(o.Scenarios, ScenarioCluster)
 	if needBinary && o.Binary == "" {
