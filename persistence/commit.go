@@ -1,14 +1,16 @@
 package persistence
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/loadnode/loadnode/sink"
+	"math/bits"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/sink"
 	"github.com/loadnode/loadnode/table"
 	"google.golang.org/protobuf/proto"
 )
@@ -107,14 +109,7 @@ func (s *Store) CommitBatch(c *Commit) (err error) {
 		s.afterCommitCheck()
 	}
 
-	size := 0
-	for _, kv := range c.Rows {
-		size += len(kv.Key) + len(kv.Value) + len(c.Table) + 16
-	}
-	b := s.db.NewBatchWithSize(size + 64*len(c.Ranges) + 256)
-	// Batch.Set copies key and value, so one key buffer serves every row.
-	prefix := tableRowPrefix(c.Table)
-	key := make([]byte, 0, len(prefix)+64)
+	b := s.db.NewBatchWithSize(commitBatchSize(c), pebble.WithMaxRetainedSizeBytes(maxRetainedBatchBytes))
 	if keyed != nil {
 		defer s.models.lock(c.Table)()
 		if err := s.mergeRows(b, c, keyed); err != nil {
@@ -122,17 +117,10 @@ func (s *Store) CommitBatch(c *Commit) (err error) {
 			return fmt.Errorf("persistence: commit job %d: %w", c.JobID, err)
 		}
 	} else {
-		for _, kv := range c.Rows {
-			key = append(append(key[:0], prefix...), kv.Key...)
-			_ = b.Set(key, kv.Value, nil)
-		}
+		setRows(b, tableRowPrefix(c.Table), c.Rows)
 	}
 	for _, m := range c.More {
-		prefix := tableRowPrefix(m.Table)
-		for _, kv := range m.Rows {
-			key = append(append(key[:0], prefix...), kv.Key...)
-			_ = b.Set(key, kv.Value, nil)
-		}
+		setRows(b, tableRowPrefix(m.Table), m.Rows)
 	}
 	for _, r := range c.Ranges {
 		_ = b.Set(progressKey(c.JobID, r.Partition), encodeInt64(r.To), nil)
@@ -156,6 +144,49 @@ func (s *Store) CommitBatch(c *Commit) (err error) {
 		}
 	}
 	return s.commit(b, fmt.Sprintf("commit job %d", c.JobID))
+}
+
+// maxRetainedBatchBytes bounds the buffer a closed commit batch hands back
+// to Pebble's batch pool (Pebble's default keeps none over 1 MiB). A batch
+// of max_batch_rows rows is a few MiB: with the default every commit
+// allocated, and first touched, a fresh buffer of that size. A larger batch
+// (max_batch_size allows hundreds of MiB) is still left to the GC.
+const maxRetainedBatchBytes = 16 << 20
+
+// commitBatchSize is the batch size CommitBatch needs for c's rows (each
+// row: its table's row prefix, the key and value, and Pebble's record
+// header of a kind byte and two varint lengths), with room for the
+// progress, statistics and error-row records.
+func commitBatchSize(c *Commit) int {
+	size := 256 + 64*len(c.Ranges)
+	rows := func(table string, kvs []KV) {
+		per := len(tableRowPrefix(table)) + 1 + 2*binary.MaxVarintLen32
+		for _, kv := range kvs {
+			size += per + len(kv.Key) + len(kv.Value)
+		}
+	}
+	rows(c.Table, c.Rows)
+	for _, m := range c.More {
+		rows(m.Table, m.Rows)
+	}
+	for _, r := range c.ErrorRows {
+		size += 64 + proto.Size(r)
+	}
+	// Rounded up to a power of two, so that the pooled buffer of one
+	// commit is big enough for the next of about the same size.
+	return 1 << bits.Len(uint(size-1))
+}
+
+// setRows adds each row to b under prefix, writing the key and value
+// straight into the batch (Batch.SetDeferred): no key is assembled
+// elsewhere first and copied.
+func setRows(b *pebble.Batch, prefix []byte, rows []KV) {
+	for _, kv := range rows {
+		op := b.SetDeferred(len(prefix)+len(kv.Key), len(kv.Value))
+		copy(op.Key[copy(op.Key, prefix):], kv.Key)
+		copy(op.Value, kv.Value)
+		_ = op.Finish()
+	}
 }
 
 func validateCommit(c *Commit) error {

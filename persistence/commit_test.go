@@ -1,6 +1,7 @@
 package persistence
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/sink"
 )
 
 // rowKey mimics a DUPLICATE-model row key: (job, partition, offset).
@@ -584,5 +586,48 @@ func TestCommitStatsFence(t *testing.T) {
 	stale.Stats = &api.JobStats{LoadedRows: 5, CommittedBatches: 2}
 	if err := s.CommitBatch(stale); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// setRows writes prefix+key and the value of every row into the batch,
+// and commitBatchSize covers the rows of the table and of More, so that
+// the batch never grows while CommitBatch fills it.
+func TestSetRowsAndBatchSize(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), Options{})
+	for _, n := range []int{0, 1, 7, 1000} {
+		c := &Commit{JobID: 1, Table: "t1", Ranges: []Range{{Partition: 0, From: 0, To: int64(n)}},
+			More: []sink.TableRows{{Table: "a_longer_table_name", Rows: rangeRows(2, Range{Partition: 3, From: 0, To: int64(n)})}}}
+		c.Rows = rangeRows(1, c.Ranges[0])
+		size := commitBatchSize(c)
+		b := s.db.NewBatchWithSize(size)
+		setRows(b, tableRowPrefix(c.Table), c.Rows)
+		setRows(b, tableRowPrefix(c.More[0].Table), c.More[0].Rows)
+		if got := len(b.Repr()); got > size {
+			t.Errorf("%d rows: batch of %d bytes, commitBatchSize %d", n, got, size)
+		}
+		var want []KV
+		for _, kv := range c.Rows {
+			want = append(want, KV{Key: append(tableRowPrefix(c.Table), kv.Key...), Value: kv.Value})
+		}
+		for _, kv := range c.More[0].Rows {
+			want = append(want, KV{Key: append(tableRowPrefix(c.More[0].Table), kv.Key...), Value: kv.Value})
+		}
+		r := b.Reader()
+		for i := 0; ; i++ {
+			kind, k, v, ok, err := r.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				if i != len(want) {
+					t.Errorf("%d rows: %d records in the batch, want %d", n, i, len(want))
+				}
+				break
+			}
+			if i >= len(want) || kind != pebble.InternalKeyKindSet || !bytes.Equal(k, want[i].Key) || !bytes.Equal(v, want[i].Value) {
+				t.Fatalf("%d rows: record %d is %v %q=%q", n, i, kind, k, v)
+			}
+		}
+		_ = b.Close()
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"google.golang.org/protobuf/proto"
 
@@ -213,6 +214,16 @@ func Open(opts Options) (s *Store, err error) {
 		L0CompactionThreshold:       8,
 		L0StopWritesThreshold:       32,
 		CompactionConcurrencyRange:  func() (int, int) { return 1, 2 },
+	}
+	// MinLZ (its fastest setting) instead of Pebble's default Snappy, on
+	// every level: Snappy's encoder was the largest single item of the
+	// flushes (about 6% of an end-to-end load's CPU); MinLZ compresses the
+	// rows as well for less CPU. (No compression on L0 cost more than it
+	// saved: three times the bytes to write and checksum.) Pebble reads
+	// each block with the codec it was written with, so a store written
+	// with Snappy reads as before.
+	for i := range popts.Levels {
+		popts.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.MinLZCompression }
 	}
 	if opts.tune != nil {
 		opts.tune(popts)

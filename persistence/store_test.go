@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -12,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"github.com/loadnode/loadnode/api"
@@ -831,4 +834,61 @@ func TestJournalHeadFollowsAlterAndDelete(t *testing.T) {
 	if err := s.AppendTransition(1, &api.Transition{Seq: 5}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("append to a deleted job: %v", err)
 	}
+}
+
+// Tables are written with MinLZ; a store whose tables were written with
+// Snappy (before the change) reads them back and keeps working.
+func TestCompressionMinLZReadsSnappy(t *testing.T) {
+	mem := vfs.NewMem()
+	snappy := func(o *pebble.Options) {
+		for i := range o.Levels {
+			o.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.SnappyCompression }
+		}
+	}
+	s := openStore(t, mem, Options{tune: snappy})
+	rec := mustCreate(t, s, 1, "j")
+	if err := s.InitProgress(rec.Id, map[int32]int64{0: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CommitBatch(commitOf(rec, nil, nil, Range{Partition: 0, From: 0, To: 500})); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if m := s.db.Metrics(); m.Table.CompressedCountSnappy == 0 {
+		t.Fatalf("no Snappy table written: %s", m)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openStore(t, mem, Options{})
+	if err := s.CommitBatch(commitOf(rec, nil, nil, Range{Partition: 0, From: 500, To: 1000})); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if m := s.db.Metrics(); m.Table.CompressedCountMinLZ == 0 {
+		t.Fatalf("no MinLZ table written: %s", m)
+	}
+	want := rangeRows(rec.Id, Range{Partition: 0, From: 0, To: 1000})
+	check := func(when string) {
+		t.Helper()
+		got := scanAll(t, s, rec.Spec.Table.Name)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d rows, want %d", when, len(got), len(want))
+		}
+		for i := range want {
+			if !bytes.Equal(got[i].Key, want[i].Key) || !bytes.Equal(got[i].Value, want[i].Value) {
+				t.Fatalf("%s: row %d is %q=%q, want %q=%q", when, i, got[i].Key, got[i].Value, want[i].Key, want[i].Value)
+			}
+		}
+	}
+	check("after the reopen")
+	if err := s.db.Compact(context.Background(), []byte{0}, []byte{0xff}, false); err != nil {
+		t.Fatal(err)
+	}
+	check("after a compaction of both")
 }
