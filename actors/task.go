@@ -467,14 +467,16 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, home *t
 				c.unselected++
 				continue
 			}
-			var unavailable *table.UnavailableError
-			if errors.As(perr, &unavailable) {
-				// The schema registry did not answer: nothing of this batch
-				// is committed (no error row per record); the job retries
-				// from its durable progress with back-off.
-				return batchCollected{err: perr}
-			}
 			if perr != nil {
+				// (Inside the branch: errors.As's target escapes, and a row
+				// without an error is not worth an allocation.)
+				var unavailable *table.UnavailableError
+				if errors.As(perr, &unavailable) {
+					// The schema registry did not answer: nothing of this
+					// batch is committed (no error row per record); the job
+					// retries from its durable progress with back-off.
+					return batchCollected{err: perr}
+				}
 				raw := r.Value
 				switch {
 				case parser.Strips():
