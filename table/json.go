@@ -36,10 +36,11 @@ const (
 // a JSON null is NULL. A syntax error wins over a column error found before
 // it.
 func (p *Parser) parseJSON() error {
-	for i := range p.dst {
-		p.dst[i] = p.defaultOf(&p.meta[i])
-	}
+	// The walk marks the fields it meets (present); the others take their
+	// defaults after it, so that a field is written once (fillDefaults).
+	defer p.fillDefaults()
 	raw := p.raw
+	clear(p.present)
 	i := skipWS(raw, 0)
 	if i == len(raw) {
 		return &ParseError{Reason: "json: empty record"}
@@ -51,7 +52,6 @@ func (p *Parser) parseJSON() error {
 		return &ParseError{Reason: "json: record is " + jsonKind(raw[i]) + ", not an object"}
 	}
 	p.found = false
-	clear(p.present)
 	end, err := p.value(i, p.root, 0)
 	if err != nil {
 		return err
@@ -68,6 +68,16 @@ func (p *Parser) parseJSON() error {
 		return &ParseError{Reason: "json: no key of the record matches a column or jsonpath (There is no column matching jsonpaths in the json file)"}
 	}
 	return nil
+}
+
+// fillDefaults gives each field the walk did not meet its default (the
+// load time, its DEFAULT, or NULL), as a missing key loads.
+func (p *Parser) fillDefaults() {
+	for i, met := range p.present {
+		if !met {
+			p.dst[i] = p.defaultOf(&p.meta[i])
+		}
+	}
 }
 
 func jsonKind(c byte) string {
@@ -110,10 +120,8 @@ func (p *Parser) value(i int, n *jnode, depth int) (int, error) {
 	raw := p.raw
 	if n != nil && len(n.cols) > 0 {
 		p.found = true
-		if p.flex {
-			for _, col := range n.cols {
-				p.present[col] = true
-			}
+		for _, col := range n.cols {
+			p.present[col] = true
 		}
 	}
 	if i >= len(raw) {

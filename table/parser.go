@@ -204,9 +204,9 @@ type Parser struct {
 	split      *jnode
 	rootText   string
 
-	// flex: Format.Flexible; present marks, per field, that the record
-	// being parsed has a value for it (json.go), named the table columns
-	// the last row names (Named).
+	// present marks, per field, that the json record being parsed has a
+	// value for it (json.go); flex: Format.Flexible, named the table
+	// columns the last row names (Named).
 	flex    bool
 	present []bool
 	named   []bool
@@ -441,6 +441,9 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 	default:
 		return nil, fieldErr("format", "unknown format %q (want csv, csv_with_names, csv_with_names_and_types, hive_text, json, avro or protobuf)", f.Kind)
 	}
+	if p.json {
+		p.present = make([]bool, len(p.names))
+	}
 	if f.Flexible {
 		switch {
 		case s.spec.GetModel() != api.TableModel_UNIQUE || !s.spec.GetSkipBitmapColumn():
@@ -455,7 +458,6 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 			return nil, fieldErr("unique_key_update_mode", "UPDATE_FLEXIBLE_COLUMNS into a table with a sequence column (%s) is not supported by loadnode", s.Name())
 		}
 		p.flex = true
-		p.present = make([]bool, len(p.names))
 		p.named = make([]bool, len(s.cols))
 	}
 	return p, nil
@@ -632,12 +634,12 @@ func (p *Parser) setText(col int, b []byte, off int) {
 		v.Int = n
 		return
 	}
-	if e := convertInto(v, t, p.meta[col], b); e != numOK {
+	if e := convertInto(v, t, &p.meta[col], b); e != numOK {
 		if e != numLength || p.strict {
 			if ip, ok := intPart(b); ok && e == numSyntax && !p.strict && (isInt(t) || t == api.ColumnType_INT128) {
 				// Doris, strict_mode false: a decimal text loads its integer
 				// part into an integer column ("3.12" is 3).
-				if convertInto(v, t, p.meta[col], ip) == numOK {
+				if convertInto(v, t, &p.meta[col], ip) == numOK {
 					return
 				}
 			}
