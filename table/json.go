@@ -240,19 +240,35 @@ func (p *Parser) object(i int, n *jnode, depth int) (int, error) {
 		if i >= len(raw) || raw[i] != '"' {
 			return 0, p.syntax(i, "want a string key")
 		}
-		kend, esc, err := p.scanString(i)
-		if err != nil {
-			return 0, err
-		}
 		var kid *jnode
-		if n != nil {
-			key := raw[i+1 : kend-1]
-			if esc {
-				p.buf = unescape(p.buf[:0], key)
-				key = p.buf
+		kend, idx := 0, -1
+		if n != nil && hint < len(n.names) && n.plain[hint] {
+			// The schema's fast path: records usually spell the keys in
+			// column order and without escapes. The key expected next,
+			// then its closing quote, is the key scanString and lookup
+			// would find.
+			name := n.names[hint]
+			if e := i + 1 + len(name); e < len(raw) && raw[e] == '"' && string(raw[i+1:e]) == name {
+				kend, kid, idx = e+1, n.kids[hint], hint
 			}
-			var idx int
-			if kid, idx = n.lookup(key, hint); idx >= 0 {
+		}
+		if idx < 0 {
+			var esc bool
+			var err error
+			if kend, esc, err = p.scanString(i); err != nil {
+				return 0, err
+			}
+			if n != nil {
+				key := raw[i+1 : kend-1]
+				if esc {
+					p.buf = unescape(p.buf[:0], key)
+					key = p.buf
+				}
+				kid, idx = n.lookup(key, hint)
+			}
+		}
+		if n != nil {
+			if idx >= 0 {
 				hint = idx + 1
 				dup := false
 				if idx < 64 {
@@ -274,6 +290,7 @@ func (p *Parser) object(i int, n *jnode, depth int) (int, error) {
 		if i >= len(raw) || raw[i] != ':' {
 			return 0, p.syntax(i, "want ':' after an object key")
 		}
+		var err error
 		if i, err = p.value(skipWS(raw, i+1), kid, depth); err != nil {
 			return 0, err
 		}

@@ -757,6 +757,10 @@ type jnode struct {
 	cols  []int
 	names []string // object keys, in first-seen order
 	kids  []*jnode // kids[i] follows names[i]
+	// plain[i]: names[i] has no byte a JSON string must escape (a quote,
+	// a backslash, a control character), so a record spells it as is
+	// (object's fast path).
+	plain []bool
 	index map[string]int
 	elems map[int]*jnode // array elements
 }
@@ -772,7 +776,18 @@ func (n *jnode) key(name string) *jnode {
 	n.index[name] = len(n.names)
 	n.names = append(n.names, name)
 	n.kids = append(n.kids, k)
+	n.plain = append(n.plain, plainKey(name))
 	return k
+}
+
+// plainKey reports whether a JSON string holding name needs no escape.
+func plainKey(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if strStop[name[i]] {
+			return false
+		}
+	}
+	return true
 }
 
 func (n *jnode) elem(i int) *jnode {
