@@ -518,7 +518,7 @@ func (p *Parser) setJSONNumber(col, i, j int, integral bool) {
 		return
 	}
 	v := &p.dst[col]
-	*v = Value{}
+	v.reset()
 	t := p.types[col]
 	switch {
 	case t == api.ColumnType_TIMESTAMP && !p.meta[col].jobZone:

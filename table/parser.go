@@ -623,7 +623,7 @@ func (p *Parser) setErrName(name, format string, args ...any) {
 // copied.
 func (p *Parser) setText(col int, b []byte, off int) {
 	v := &p.dst[col]
-	*v = Value{}
+	v.reset()
 	t := p.types[col]
 	if t == api.ColumnType_TIMESTAMP && p.meta[col].jobZone {
 		n, e := zonedTimestamp(b, p.loc)
