@@ -467,14 +467,16 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, home *t
 				c.unselected++
 				continue
 			}
-			var unavailable *table.UnavailableError
-			if errors.As(perr, &unavailable) {
-				// The schema registry did not answer: nothing of this batch
-				// is committed (no error row per record); the job retries
-				// from its durable progress with back-off.
-				return batchCollected{err: perr}
-			}
 			if perr != nil {
+				// (Inside the branch: errors.As's target escapes, and a row
+				// without an error is not worth an allocation.)
+				var unavailable *table.UnavailableError
+				if errors.As(perr, &unavailable) {
+					// The schema registry did not answer: nothing of this
+					// batch is committed (no error row per record); the job
+					// retries from its durable progress with back-off.
+					return batchCollected{err: perr}
+				}
 				raw := r.Value
 				switch {
 				case parser.Strips():
@@ -499,7 +501,7 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, home *t
 				}
 				c.more[schema.Name()] = append(c.more[schema.Name()], kv)
 			} else {
-				c.rows = append(c.rows, kv)
+				c.rows = appendKV(c.rows, kv)
 				if enc != nil && enc.Add(key, pos, vals) != nil {
 					enc = nil // the commit encodes the rows itself (and says why)
 				}
@@ -589,6 +591,22 @@ func appendRow(arena []byte, schema *table.Schema, keyPos, pos table.Pos, vals [
 	start = len(arena)
 	arena = table.AppendValue(arena, schema, pos, vals)
 	return arena, sink.KV{Key: key, Value: arena[start:len(arena):len(arena)]}
+}
+
+// appendKV appends kv to rows field by field into the next slot, which is
+// zero (rows only grow): appending the whole struct takes a bulk write
+// barrier per row while the GC marks.
+func appendKV(rows []sink.KV, kv sink.KV) []sink.KV {
+	if len(rows) == cap(rows) {
+		rows = slices.Grow(rows, 1)
+	}
+	rows = rows[:len(rows)+1]
+	out := &rows[len(rows)-1]
+	out.Key, out.Value, out.Delete = kv.Key, kv.Value, kv.Delete
+	if kv.Named != nil {
+		out.Named = kv.Named
+	}
+	return rows
 }
 
 // addErrorRow adds an error row for record r (raw: the record, or the

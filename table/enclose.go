@@ -172,7 +172,7 @@ func (p *Parser) encloseLineEnd(raw []byte, i int) int {
 		switch {
 		case raw[i] == '\n':
 			return i
-		case bytes.HasPrefix(raw[i:], p.sep):
+		case p.sepAt(raw, i):
 			i += len(p.sep)
 			fieldStart = true
 		default:

@@ -36,10 +36,11 @@ const (
 // a JSON null is NULL. A syntax error wins over a column error found before
 // it.
 func (p *Parser) parseJSON() error {
-	for i := range p.dst {
-		p.dst[i] = p.defaultOf(&p.meta[i])
-	}
+	// The walk marks the fields it meets (present); the others take their
+	// defaults after it, so that a field is written once (fillDefaults).
+	defer p.fillDefaults()
 	raw := p.raw
+	clear(p.present)
 	i := skipWS(raw, 0)
 	if i == len(raw) {
 		return &ParseError{Reason: "json: empty record"}
@@ -51,7 +52,6 @@ func (p *Parser) parseJSON() error {
 		return &ParseError{Reason: "json: record is " + jsonKind(raw[i]) + ", not an object"}
 	}
 	p.found = false
-	clear(p.present)
 	end, err := p.value(i, p.root, 0)
 	if err != nil {
 		return err
@@ -68,6 +68,16 @@ func (p *Parser) parseJSON() error {
 		return &ParseError{Reason: "json: no key of the record matches a column or jsonpath (There is no column matching jsonpaths in the json file)"}
 	}
 	return nil
+}
+
+// fillDefaults gives each field the walk did not meet its default (the
+// load time, its DEFAULT, or NULL), as a missing key loads.
+func (p *Parser) fillDefaults() {
+	for i, met := range p.present {
+		if !met {
+			p.dst[i] = p.defaultOf(&p.meta[i])
+		}
+	}
 }
 
 func jsonKind(c byte) string {
@@ -110,10 +120,8 @@ func (p *Parser) value(i int, n *jnode, depth int) (int, error) {
 	raw := p.raw
 	if n != nil && len(n.cols) > 0 {
 		p.found = true
-		if p.flex {
-			for _, col := range n.cols {
-				p.present[col] = true
-			}
+		for _, col := range n.cols {
+			p.present[col] = true
 		}
 	}
 	if i >= len(raw) {
@@ -232,19 +240,35 @@ func (p *Parser) object(i int, n *jnode, depth int) (int, error) {
 		if i >= len(raw) || raw[i] != '"' {
 			return 0, p.syntax(i, "want a string key")
 		}
-		kend, esc, err := p.scanString(i)
-		if err != nil {
-			return 0, err
-		}
 		var kid *jnode
-		if n != nil {
-			key := raw[i+1 : kend-1]
-			if esc {
-				p.buf = unescape(p.buf[:0], key)
-				key = p.buf
+		kend, idx := 0, -1
+		if n != nil && hint < len(n.names) && n.plain[hint] {
+			// The schema's fast path: records usually spell the keys in
+			// column order and without escapes. The key expected next,
+			// then its closing quote, is the key scanString and lookup
+			// would find.
+			name := n.names[hint]
+			if e := i + 1 + len(name); e < len(raw) && raw[e] == '"' && string(raw[i+1:e]) == name {
+				kend, kid, idx = e+1, n.kids[hint], hint
 			}
-			var idx int
-			if kid, idx = n.lookup(key, hint); idx >= 0 {
+		}
+		if idx < 0 {
+			var esc bool
+			var err error
+			if kend, esc, err = p.scanString(i); err != nil {
+				return 0, err
+			}
+			if n != nil {
+				key := raw[i+1 : kend-1]
+				if esc {
+					p.buf = unescape(p.buf[:0], key)
+					key = p.buf
+				}
+				kid, idx = n.lookup(key, hint)
+			}
+		}
+		if n != nil {
+			if idx >= 0 {
 				hint = idx + 1
 				dup := false
 				if idx < 64 {
@@ -266,6 +290,7 @@ func (p *Parser) object(i int, n *jnode, depth int) (int, error) {
 		if i >= len(raw) || raw[i] != ':' {
 			return 0, p.syntax(i, "want ':' after an object key")
 		}
+		var err error
 		if i, err = p.value(skipWS(raw, i+1), kid, depth); err != nil {
 			return 0, err
 		}
@@ -493,7 +518,7 @@ func (p *Parser) setJSONNumber(col, i, j int, integral bool) {
 		return
 	}
 	v := &p.dst[col]
-	*v = Value{}
+	v.reset()
 	t := p.types[col]
 	switch {
 	case t == api.ColumnType_TIMESTAMP && !p.meta[col].jobZone:

@@ -207,9 +207,9 @@ type Parser struct {
 	split      *jnode
 	rootText   string
 
-	// flex: Format.Flexible; present marks, per field, that the record
-	// being parsed has a value for it (json.go), named the table columns
-	// the last row names (Named).
+	// present marks, per field, that the json record being parsed has a
+	// value for it (json.go); flex: Format.Flexible, named the table
+	// columns the last row names (Named).
 	flex    bool
 	present []bool
 	named   []bool
@@ -449,6 +449,9 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 	default:
 		return nil, fieldErr("format", "unknown format %q (want csv, csv_with_names, csv_with_names_and_types, hive_text, json, avro or protobuf)", f.Kind)
 	}
+	if p.json {
+		p.present = make([]bool, len(p.names))
+	}
 	if f.Flexible {
 		switch {
 		case s.spec.GetModel() != api.TableModel_UNIQUE || !s.spec.GetSkipBitmapColumn():
@@ -463,7 +466,6 @@ func NewParser(s *Schema, f Format) (*Parser, error) {
 			return nil, fieldErr("unique_key_update_mode", "UPDATE_FLEXIBLE_COLUMNS into a table with a sequence column (%s) is not supported by loadnode", s.Name())
 		}
 		p.flex = true
-		p.present = make([]bool, len(p.names))
 		p.named = make([]bool, len(s.cols))
 	}
 	return p, nil
@@ -629,7 +631,7 @@ func (p *Parser) setErrName(name, format string, args ...any) {
 // copied.
 func (p *Parser) setText(col int, b []byte, off int) {
 	v := &p.dst[col]
-	*v = Value{}
+	v.reset()
 	t := p.types[col]
 	if t == api.ColumnType_TIMESTAMP && p.meta[col].jobZone {
 		n, e := zonedTimestamp(b, p.loc)
@@ -640,12 +642,12 @@ func (p *Parser) setText(col int, b []byte, off int) {
 		v.Int = n
 		return
 	}
-	if e := convertInto(v, t, p.meta[col], b); e != numOK {
+	if e := convertInto(v, t, &p.meta[col], b); e != numOK {
 		if e != numLength || p.strict {
 			if ip, ok := intPart(b); ok && e == numSyntax && !p.strict && (isInt(t) || t == api.ColumnType_INT128) {
 				// Doris, strict_mode false: a decimal text loads its integer
 				// part into an integer column ("3.12" is 3).
-				if convertInto(v, t, p.meta[col], ip) == numOK {
+				if convertInto(v, t, &p.meta[col], ip) == numOK {
 					return
 				}
 			}
@@ -763,6 +765,10 @@ type jnode struct {
 	cols  []int
 	names []string // object keys, in first-seen order
 	kids  []*jnode // kids[i] follows names[i]
+	// plain[i]: names[i] has no byte a JSON string must escape (a quote,
+	// a backslash, a control character), so a record spells it as is
+	// (object's fast path).
+	plain []bool
 	index map[string]int
 	elems map[int]*jnode // array elements
 }
@@ -778,7 +784,18 @@ func (n *jnode) key(name string) *jnode {
 	n.index[name] = len(n.names)
 	n.names = append(n.names, name)
 	n.kids = append(n.kids, k)
+	n.plain = append(n.plain, plainKey(name))
 	return k
+}
+
+// plainKey reports whether a JSON string holding name needs no escape.
+func plainKey(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if strStop[name[i]] {
+			return false
+		}
+	}
+	return true
 }
 
 func (n *jnode) elem(i int) *jnode {

@@ -483,7 +483,7 @@ const (
 // returns a reason.
 func convertText(t api.ColumnType, m colMeta, b []byte) (Value, string) {
 	var v Value
-	e := convertInto(&v, t, m, b)
+	e := convertInto(&v, t, &m, b)
 	if e == numOK {
 		if isText(t) && t != api.ColumnType_JSON {
 			v.Str = string(b)
@@ -495,7 +495,7 @@ func convertText(t api.ColumnType, m colMeta, b []byte) (Value, string) {
 
 // convertInto converts b into v, except that it leaves v.Str unset for
 // STRING, CHAR and VARCHAR (the caller slices its own copy of b).
-func convertInto(v *Value, t api.ColumnType, m colMeta, b []byte) numError {
+func convertInto(v *Value, t api.ColumnType, m *colMeta, b []byte) numError {
 	switch t {
 	case api.ColumnType_INT8, api.ColumnType_INT16, api.ColumnType_INT32, api.ColumnType_INT64:
 		n, e := parseInt(b)

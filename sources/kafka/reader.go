@@ -286,14 +286,18 @@ func (r *reader) drain(b *sources.Batch, lim sources.Limits) bool {
 		if full() || lim.MaxBytes > 0 && len(b.Records) > 0 && b.Bytes+size > lim.MaxBytes {
 			return true
 		}
-		b.Records = append(b.Records, sources.Record{
-			Partition: rec.Partition,
-			Offset:    rec.Offset,
-			Key:       rec.Key,
-			Value:     rec.Value,
-			Timestamp: rec.Timestamp,
-			Headers:   headersOf(rec.Headers),
-		})
+		// Field by field into the next (zero) slot: appending a whole
+		// Record takes a bulk write barrier per record while the GC marks.
+		if len(b.Records) == cap(b.Records) {
+			b.Records = slices.Grow(b.Records, 1)
+		}
+		b.Records = b.Records[:len(b.Records)+1]
+		out := &b.Records[len(b.Records)-1]
+		out.Partition, out.Offset = rec.Partition, rec.Offset
+		out.Key, out.Value, out.Timestamp = rec.Key, rec.Value, rec.Timestamp
+		if len(rec.Headers) > 0 {
+			out.Headers = headersOf(rec.Headers)
+		}
 		b.Bytes += size
 		r.next[rec.Partition] = rec.Offset + 1
 		r.pop()
