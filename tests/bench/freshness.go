@@ -126,16 +126,17 @@ func runFreshness(ctx context.Context, o Options, brokers []string, maxRate floa
 				c.Error = err.Error()
 				return f, err
 			}
-			logf("freshness: %d records/s, max_batch_interval %v: p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d records (observer resolution p99 %.2f ms)",
-				rate, iv, c.P50Ms, c.P99Ms, c.MaxMs, c.Records, c.ResolutionP99Ms)
+			logf("freshness: %d records/s, max_batch_interval %v: p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d records at %.0f/s (observer resolution p99 %.2f ms; produce to ack p50 %.1f ms, p99 %.1f ms; ack to commit p99 %.1f ms)",
+				rate, iv, c.P50Ms, c.P99Ms, c.MaxMs, c.Records, c.ProducedPerSec, c.ResolutionP99Ms, c.AckP50Ms, c.AckP99Ms, c.SinceAckP99Ms)
 		}
 	}
 	return f, nil
 }
 
-// produced is a record's offset and produce time (Unix ns).
+// produced is a record's offset, produce time and the time the broker
+// acknowledged it (Unix ns).
 type produced struct {
-	offset, at int64
+	offset, at, acked int64
 }
 
 // seen is a committed offset of a partition and the time of the first
@@ -247,11 +248,14 @@ func freshnessCell(ctx context.Context, o Options, brokers []string, format stri
 	} else if cnt > 0 {
 		c.Commits, c.CommitMeanMs = int64(cnt), sec*1e3/cnt
 	}
-	lat := p.latencies(obs.marks, measureFrom.UnixNano())
+	lat, acks, sinceAck := p.latencies(obs.marks, measureFrom.UnixNano())
 	if len(lat) == 0 {
 		return c, fmt.Errorf("bench: freshness: no record measured")
 	}
 	slices.Sort(lat)
+	slices.Sort(acks)
+	slices.Sort(sinceAck)
+	c.AckP50Ms, c.AckP99Ms, c.SinceAckP99Ms = ms(percentile(acks, 50)), ms(percentile(acks, 99)), ms(percentile(sinceAck, 99))
 	slices.Sort(obs.gaps)
 	c.Records = int64(len(lat))
 	c.ProducedPerSec = float64(len(lat)) / dur.Seconds()
@@ -412,7 +416,7 @@ func (p *freshProducer) produceN(ctx context.Context, n int) error {
 				p.err = errors.Join(p.err, err)
 				return
 			}
-			p.byPart[r.Partition] = append(p.byPart[r.Partition], produced{offset: r.Offset, at: r.Timestamp.UnixNano()})
+			p.byPart[r.Partition] = append(p.byPart[r.Partition], produced{offset: r.Offset, at: r.Timestamp.UnixNano(), acked: time.Now().UnixNano()})
 		})
 	}
 	return p.failed()
@@ -439,11 +443,13 @@ func (p *freshProducer) ends() map[int32]int64 {
 
 // latencies are the produce-to-committed latencies of the records produced
 // at or after fromNs: for each, the first time its partition's committed
-// offset was seen past it minus its produce time.
-func (p *freshProducer) latencies(marks map[int32][]seen, fromNs int64) []time.Duration {
+// offset was seen past it minus its produce time; acks are the same
+// records' times from produce to the broker's acknowledgement, and
+// sinceAck from that acknowledgement to the commit (the part of a latency
+// after the record reached the broker).
+func (p *freshProducer) latencies(marks map[int32][]seen, fromNs int64) (out, acks, sinceAck []time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []time.Duration
 	for i, rs := range p.byPart {
 		slices.SortFunc(rs, func(a, b produced) int { return int(a.offset - b.offset) })
 		ms := marks[int32(i)]
@@ -456,9 +462,11 @@ func (p *freshProducer) latencies(marks map[int32][]seen, fromNs int64) []time.D
 				continue
 			}
 			out = append(out, time.Duration(ms[k].at.UnixNano()-r.at))
+			acks = append(acks, time.Duration(r.acked-r.at))
+			sinceAck = append(sinceAck, time.Duration(ms[k].at.UnixNano()-r.acked))
 		}
 	}
-	return out
+	return out, acks, sinceAck
 }
 
 // appendProducedAt appends record body (json or csv, from appendRecord)
@@ -502,6 +510,13 @@ type FreshnessCell struct {
 	P50Ms float64 `json:"p50_ms"`
 	P99Ms float64 `json:"p99_ms"`
 	MaxMs float64 `json:"max_ms"`
+	// AckP50Ms and AckP99Ms are the records' times from produce to the
+	// broker's acknowledgement (the producer's part: large when this
+	// machine cannot produce the rate while it loads), SinceAckP99Ms the
+	// p99 of the time from that acknowledgement to the commit.
+	AckP50Ms      float64 `json:"ack_p50_ms"`
+	AckP99Ms      float64 `json:"ack_p99_ms"`
+	SinceAckP99Ms float64 `json:"since_ack_p99_ms"`
 	// Polls is the number of long polls; Resolution* the watcher's blind
 	// window after each (watchCommitted), the most a commit's time is
 	// overstated by.
@@ -548,15 +563,15 @@ func writeFreshnessText(w io.Writer, f *Freshness) error {
 	fmt.Fprintf(w, "freshness (%s, %d partitions): produce-to-committed latency at a steady rate; max %.0f records/s from %s\n",
 		f.Format, f.Partitions, f.MaxRecordsPerSec, f.MaxFrom)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "records/s\tmax_batch_interval\tseconds\trecords\tp50 ms\tp99 ms\tmax ms\tpolls\tresolution p50 ms\tp99 ms\tmax ms\tbench cores\tbroker cores\tbatches\tcommits\tcommit ms\t")
+	fmt.Fprintln(tw, "records/s\tmax_batch_interval\tseconds\trecords\tp50 ms\tp99 ms\tmax ms\tack p50 ms\tack p99 ms\tack-commit p99 ms\tpolls\tresolution p50 ms\tp99 ms\tmax ms\tbench cores\tbroker cores\tbatches\tcommits\tcommit ms\t")
 	for _, c := range f.Cells {
 		iv := time.Duration(c.IntervalMs) * time.Millisecond
 		if c.Error != "" {
-			fmt.Fprintf(tw, "%d\t%v\tfailed\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", c.RatePerSec, iv)
+			fmt.Fprintf(tw, "%d\t%v\tfailed\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", c.RatePerSec, iv)
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%v\t%.1f\t%d\t%.1f\t%.1f\t%.1f\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%d\t%d\t%.1f\t\n", c.RatePerSec, iv, c.Seconds, c.Records,
-			c.P50Ms, c.P99Ms, c.MaxMs, c.Polls, c.ResolutionP50Ms, c.ResolutionP99Ms, c.ResolutionMaxMs, c.BenchCores, numOrDash(c.BrokerCores, "%.2f"),
+		fmt.Fprintf(tw, "%d\t%v\t%.1f\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%d\t%d\t%.1f\t\n", c.RatePerSec, iv, c.Seconds, c.Records,
+			c.P50Ms, c.P99Ms, c.MaxMs, c.AckP50Ms, c.AckP99Ms, c.SinceAckP99Ms, c.Polls, c.ResolutionP50Ms, c.ResolutionP99Ms, c.ResolutionMaxMs, c.BenchCores, numOrDash(c.BrokerCores, "%.2f"),
 			c.Batches, c.Commits, c.CommitMeanMs)
 	}
 	if err := tw.Flush(); err != nil {
@@ -564,6 +579,7 @@ func writeFreshnessText(w io.Writer, f *Freshness) error {
 	}
 	fmt.Fprintln(w, "  a record's latency = the node's time of the first commit seen (long polls of the job's committed positions) with its offset committed - its produced_at;")
 	fmt.Fprintf(w, "  resolution = the watcher's blind window after each answer, the most a commit's time is overstated; the first %v of each cell is a warm-up, not measured;\n", freshnessWarmup)
+	fmt.Fprintln(w, "  ack = produce to the broker's acknowledgement (the producer's part of a latency; large when the machine cannot produce the rate while loading), ack-commit = from it to the commit;")
 	fmt.Fprintln(w, "  bench cores = CPU of this process (node, producer, poller) while producing, broker cores = the kfake child's, next to the machine's CPUs;")
 	fmt.Fprintln(w, "  batches = the job's committed batches, commits = its synced group commits and commit ms their mean (warm-up included).")
 	fmt.Fprintln(w)
