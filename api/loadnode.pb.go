@@ -5876,10 +5876,11 @@ type JobCommitted struct {
 	LoadedRows       int64 `protobuf:"varint,6,opt,name=loaded_rows,json=loadedRows,proto3" json:"loaded_rows,omitempty"`
 	ErrorRows        int64 `protobuf:"varint,7,opt,name=error_rows,json=errorRows,proto3" json:"error_rows,omitempty"`
 	CommittedBatches int64 `protobuf:"varint,8,opt,name=committed_batches,json=committedBatches,proto3" json:"committed_batches,omitempty"`
-	// last_commit_unix_ns is when the node learned the last commit was
-	// durable (its synced commit returned); 0 before the first commit seen
-	// by this incarnation of the job, which then sets it from the stored
-	// statistics' last commit (millisecond precision).
+	// last_commit_unix_ns is when the job published its last commit, just
+	// after its synced commit returned (Unix ns). For a commit this node's
+	// process did not publish (made before a restart or a takeover), the
+	// stored statistics' last commit time (millisecond precision); 0 before
+	// the job's first commit.
 	LastCommitUnixNs int64 `protobuf:"varint,9,opt,name=last_commit_unix_ns,json=lastCommitUnixNs,proto3" json:"last_commit_unix_ns,omitempty"`
 	// stored: answered from the job's sink (a job without a live actor on
 	// this node), not from a live actor's publication.
