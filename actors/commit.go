@@ -125,7 +125,7 @@ type groupCommitted struct {
 // flight: commits (queued), the group's result, and read-only requests.
 func commitSafe(msg any) bool {
 	switch msg.(type) {
-	case *commitBatch, *groupCommitted, *sinkReadDone, *api.ShowJobRequest, *InspectJob,
+	case *commitBatch, *groupCommitted, *sinkReadDone, *api.ShowJobRequest, *api.JobCommittedRequest, *InspectJob,
 		*watermarkTick, *watermarksRefreshed,
 		*actor.Stopping, *actor.Stopped, *actor.Restarting, *actor.Started:
 		return true

@@ -122,7 +122,8 @@ type SourceFactory func(spec *api.JobSpec) (Source, error)
 type SinkFactory func(table *api.TableSpec) (sink.Sink, error)
 
 // Deps is what every actor of a node shares. It is immutable once the
-// manager is spawned, except for the generation counter, which is atomic.
+// manager is spawned, except for the generation counter, which is atomic,
+// and the board of committed positions (committed.go).
 type Deps struct {
 	// Meta holds job snapshots, the journal and the table catalog.
 	Meta metastore.Store
@@ -146,6 +147,9 @@ type Deps struct {
 	Cluster Cluster
 
 	gen atomic.Uint64
+	// committed holds the live jobs' published committed positions
+	// (committed.go); safe for concurrent use.
+	committed committedBoard
 }
 
 // check reports what is missing from d; it fills only the optional parts

@@ -255,6 +255,8 @@ func (j *job) handle(ctx actor.Context) {
 		ctx.Respond(j.userStop(ctx))
 	case *api.ShowJobRequest:
 		j.show(ctx)
+	case *api.JobCommittedRequest:
+		j.onCommittedRequest(ctx, msg)
 	case *api.AlterJobRequest:
 		j.userAlter(ctx, msg)
 	case *alterResolved:

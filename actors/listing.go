@@ -72,6 +72,7 @@ func (j *job) rowsPerSecond() float64 {
 // report sends the job's listing status to the manager if it moved since
 // the last report (notify always sends it, with the summary).
 func (j *job) report(ctx actor.Context) {
+	j.publishCommitted()
 	st := j.status()
 	if j.reported != nil && *j.reported == *st {
 		return
@@ -318,6 +319,7 @@ func (m *manager) register(e *entry) {
 
 // unregister drops e from the registry.
 func (m *manager) unregister(e *entry) {
+	m.deps.committed.drop(e.rec.GetId())
 	if m.byName[e.rec.GetName()] == e {
 		delete(m.byName, e.rec.GetName())
 	}

@@ -140,6 +140,8 @@ func (m *manager) Receive(ctx actor.Context) {
 		m.route(ctx, msg.GetName())
 	case *api.ShowJobRequest:
 		m.route(ctx, msg.GetName())
+	case *api.JobCommittedRequest:
+		m.committed(ctx, msg)
 	case *api.AlterJobRequest:
 		m.route(ctx, msg.GetName())
 	case *api.DeleteJobRequest:
@@ -491,6 +493,7 @@ func (m *manager) onJobTerminated(ctx actor.Context, who *actor.PID) {
 		return
 	}
 	delete(m.byPID, who.Id)
+	m.deps.committed.drop(e.rec.GetId())
 	if m.admitting[e.rec.GetId()] {
 		delete(m.admitting, e.rec.GetId())
 		m.releaseAdmissions(ctx)

@@ -126,6 +126,7 @@ func (j *job) applyTransition(ctx actor.Context, t *api.Transition) {
 }
 
 func (j *job) notify(ctx actor.Context) {
+	j.publishCommitted()
 	if p := ctx.Parent(); p != nil {
 		j.reported = j.status()
 		ctx.Send(p, &jobStateChanged{summary: j.summary(), status: j.reported})

@@ -5742,6 +5742,306 @@ func (x *SourceRebase) GetTimeUnixMs() int64 {
 	return 0
 }
 
+// JobCommittedRequest asks for a job's committed positions: a light read,
+// answered from what the job's actor published after its last commit (no
+// store or sink read, no trip through the job actor's mailbox), so that
+// it can be polled often without slowing the job. With wait_ms > 0 it is
+// a long poll: the answer comes once the job's committed_batches is above
+// after_batches (or its state changed), or after wait_ms, whichever is
+// first; wait_ms is at most api.MaxCommittedWaitMs.
+type JobCommittedRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	AfterBatches  int64                  `protobuf:"varint,2,opt,name=after_batches,json=afterBatches,proto3" json:"after_batches,omitempty"`
+	WaitMs        int64                  `protobuf:"varint,3,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobCommittedRequest) Reset() {
+	*x = JobCommittedRequest{}
+	mi := &file_api_loadnode_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobCommittedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobCommittedRequest) ProtoMessage() {}
+
+func (x *JobCommittedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobCommittedRequest.ProtoReflect.Descriptor instead.
+func (*JobCommittedRequest) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *JobCommittedRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *JobCommittedRequest) GetAfterBatches() int64 {
+	if x != nil {
+		return x.AfterBatches
+	}
+	return 0
+}
+
+func (x *JobCommittedRequest) GetWaitMs() int64 {
+	if x != nil {
+		return x.WaitMs
+	}
+	return 0
+}
+
+// JobCommittedResponse carries a job's committed positions, or an error.
+type JobCommittedResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Error         *Error                 `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	Committed     *JobCommitted          `protobuf:"bytes,2,opt,name=committed,proto3" json:"committed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobCommittedResponse) Reset() {
+	*x = JobCommittedResponse{}
+	mi := &file_api_loadnode_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobCommittedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobCommittedResponse) ProtoMessage() {}
+
+func (x *JobCommittedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobCommittedResponse.ProtoReflect.Descriptor instead.
+func (*JobCommittedResponse) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *JobCommittedResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *JobCommittedResponse) GetCommitted() *JobCommitted {
+	if x != nil {
+		return x.Committed
+	}
+	return nil
+}
+
+// JobCommitted is a job's committed positions as of its last commit.
+type JobCommitted struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Id     uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name   string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	State  JobState               `protobuf:"varint,3,opt,name=state,proto3,enum=loadnode.v1.JobState" json:"state,omitempty"`
+	Reason Reason                 `protobuf:"varint,4,opt,name=reason,proto3,enum=loadnode.v1.Reason" json:"reason,omitempty"`
+	// positions are the partitions' (Kinesis: the shards' indexes, as
+	// JobInfo.partitions) next offsets to read, by partition.
+	Positions []*CommittedPosition `protobuf:"bytes,5,rep,name=positions,proto3" json:"positions,omitempty"`
+	// The job's statistics as committed with those positions.
+	LoadedRows       int64 `protobuf:"varint,6,opt,name=loaded_rows,json=loadedRows,proto3" json:"loaded_rows,omitempty"`
+	ErrorRows        int64 `protobuf:"varint,7,opt,name=error_rows,json=errorRows,proto3" json:"error_rows,omitempty"`
+	CommittedBatches int64 `protobuf:"varint,8,opt,name=committed_batches,json=committedBatches,proto3" json:"committed_batches,omitempty"`
+	// last_commit_unix_ns is when the job published its last commit, just
+	// after its synced commit returned (Unix ns). For a commit this node's
+	// process did not publish (made before a restart or a takeover), the
+	// stored statistics' last commit time (millisecond precision); 0 before
+	// the job's first commit.
+	LastCommitUnixNs int64 `protobuf:"varint,9,opt,name=last_commit_unix_ns,json=lastCommitUnixNs,proto3" json:"last_commit_unix_ns,omitempty"`
+	// stored: answered from the job's sink (a job without a live actor on
+	// this node), not from a live actor's publication.
+	Stored        bool `protobuf:"varint,10,opt,name=stored,proto3" json:"stored,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobCommitted) Reset() {
+	*x = JobCommitted{}
+	mi := &file_api_loadnode_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobCommitted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobCommitted) ProtoMessage() {}
+
+func (x *JobCommitted) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobCommitted.ProtoReflect.Descriptor instead.
+func (*JobCommitted) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *JobCommitted) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *JobCommitted) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *JobCommitted) GetState() JobState {
+	if x != nil {
+		return x.State
+	}
+	return JobState_JOB_STATE_UNSPECIFIED
+}
+
+func (x *JobCommitted) GetReason() Reason {
+	if x != nil {
+		return x.Reason
+	}
+	return Reason_REASON_UNSPECIFIED
+}
+
+func (x *JobCommitted) GetPositions() []*CommittedPosition {
+	if x != nil {
+		return x.Positions
+	}
+	return nil
+}
+
+func (x *JobCommitted) GetLoadedRows() int64 {
+	if x != nil {
+		return x.LoadedRows
+	}
+	return 0
+}
+
+func (x *JobCommitted) GetErrorRows() int64 {
+	if x != nil {
+		return x.ErrorRows
+	}
+	return 0
+}
+
+func (x *JobCommitted) GetCommittedBatches() int64 {
+	if x != nil {
+		return x.CommittedBatches
+	}
+	return 0
+}
+
+func (x *JobCommitted) GetLastCommitUnixNs() int64 {
+	if x != nil {
+		return x.LastCommitUnixNs
+	}
+	return 0
+}
+
+func (x *JobCommitted) GetStored() bool {
+	if x != nil {
+		return x.Stored
+	}
+	return false
+}
+
+// CommittedPosition is one partition's committed offset.
+type CommittedPosition struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Partition       int32                  `protobuf:"varint,1,opt,name=partition,proto3" json:"partition,omitempty"`
+	CommittedOffset int64                  `protobuf:"varint,2,opt,name=committed_offset,json=committedOffset,proto3" json:"committed_offset,omitempty"` // next offset to read
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *CommittedPosition) Reset() {
+	*x = CommittedPosition{}
+	mi := &file_api_loadnode_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommittedPosition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommittedPosition) ProtoMessage() {}
+
+func (x *CommittedPosition) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommittedPosition.ProtoReflect.Descriptor instead.
+func (*CommittedPosition) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *CommittedPosition) GetPartition() int32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+func (x *CommittedPosition) GetCommittedOffset() int64 {
+	if x != nil {
+		return x.CommittedOffset
+	}
+	return 0
+}
+
 var File_api_loadnode_proto protoreflect.FileDescriptor
 
 const file_api_loadnode_proto_rawDesc = "" +
@@ -6193,7 +6493,31 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a>\n" +
 	"\x10CheckpointsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01*\xbf\x01\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"g\n" +
+	"\x13JobCommittedRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12#\n" +
+	"\rafter_batches\x18\x02 \x01(\x03R\fafterBatches\x12\x17\n" +
+	"\await_ms\x18\x03 \x01(\x03R\x06waitMs\"y\n" +
+	"\x14JobCommittedResponse\x12(\n" +
+	"\x05error\x18\x01 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\x127\n" +
+	"\tcommitted\x18\x02 \x01(\v2\x19.loadnode.v1.JobCommittedR\tcommitted\"\xfe\x02\n" +
+	"\fJobCommitted\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12+\n" +
+	"\x05state\x18\x03 \x01(\x0e2\x15.loadnode.v1.JobStateR\x05state\x12+\n" +
+	"\x06reason\x18\x04 \x01(\x0e2\x13.loadnode.v1.ReasonR\x06reason\x12<\n" +
+	"\tpositions\x18\x05 \x03(\v2\x1e.loadnode.v1.CommittedPositionR\tpositions\x12\x1f\n" +
+	"\vloaded_rows\x18\x06 \x01(\x03R\n" +
+	"loadedRows\x12\x1d\n" +
+	"\n" +
+	"error_rows\x18\a \x01(\x03R\terrorRows\x12+\n" +
+	"\x11committed_batches\x18\b \x01(\x03R\x10committedBatches\x12-\n" +
+	"\x13last_commit_unix_ns\x18\t \x01(\x03R\x10lastCommitUnixNs\x12\x16\n" +
+	"\x06stored\x18\n" +
+	" \x01(\bR\x06stored\"\\\n" +
+	"\x11CommittedPosition\x12\x1c\n" +
+	"\tpartition\x18\x01 \x01(\x05R\tpartition\x12)\n" +
+	"\x10committed_offset\x18\x02 \x01(\x03R\x0fcommittedOffset*\xbf\x01\n" +
 	"\tErrorCode\x12\x06\n" +
 	"\x02OK\x10\x00\x12\x14\n" +
 	"\x10INVALID_ARGUMENT\x10\x01\x12\r\n" +
@@ -6292,7 +6616,7 @@ func file_api_loadnode_proto_rawDescGZIP() []byte {
 }
 
 var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
+var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 77)
 var file_api_loadnode_proto_goTypes = []any{
 	(ErrorCode)(0),                // 0: loadnode.v1.ErrorCode
 	(ColumnType)(0),               // 1: loadnode.v1.ColumnType
@@ -6366,14 +6690,18 @@ var file_api_loadnode_proto_goTypes = []any{
 	(*ResultSet)(nil),             // 69: loadnode.v1.ResultSet
 	(*ResultRow)(nil),             // 70: loadnode.v1.ResultRow
 	(*SourceRebase)(nil),          // 71: loadnode.v1.SourceRebase
-	nil,                           // 72: loadnode.v1.KafkaSpec.OffsetsEntry
-	nil,                           // 73: loadnode.v1.KafkaSpec.PropertiesEntry
-	nil,                           // 74: loadnode.v1.KinesisSpec.PositionsEntry
-	nil,                           // 75: loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
-	nil,                           // 76: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	nil,                           // 77: loadnode.v1.AlterJobRequest.ResetPositionsEntry
-	nil,                           // 78: loadnode.v1.SourceRebase.PositionsEntry
-	nil,                           // 79: loadnode.v1.SourceRebase.CheckpointsEntry
+	(*JobCommittedRequest)(nil),   // 72: loadnode.v1.JobCommittedRequest
+	(*JobCommittedResponse)(nil),  // 73: loadnode.v1.JobCommittedResponse
+	(*JobCommitted)(nil),          // 74: loadnode.v1.JobCommitted
+	(*CommittedPosition)(nil),     // 75: loadnode.v1.CommittedPosition
+	nil,                           // 76: loadnode.v1.KafkaSpec.OffsetsEntry
+	nil,                           // 77: loadnode.v1.KafkaSpec.PropertiesEntry
+	nil,                           // 78: loadnode.v1.KinesisSpec.PositionsEntry
+	nil,                           // 79: loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
+	nil,                           // 80: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	nil,                           // 81: loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	nil,                           // 82: loadnode.v1.SourceRebase.PositionsEntry
+	nil,                           // 83: loadnode.v1.SourceRebase.CheckpointsEntry
 }
 var file_api_loadnode_proto_depIdxs = []int32{
 	0,  // 0: loadnode.v1.Error.code:type_name -> loadnode.v1.ErrorCode
@@ -6388,15 +6716,15 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	12, // 9: loadnode.v1.TablePartition.upper:type_name -> loadnode.v1.PartitionBound
 	12, // 10: loadnode.v1.TablePartition.in:type_name -> loadnode.v1.PartitionBound
 	13, // 11: loadnode.v1.PartitionBound.values:type_name -> loadnode.v1.PartitionBoundValue
-	72, // 12: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	73, // 13: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
-	74, // 14: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
+	76, // 12: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	77, // 13: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	78, // 14: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
 	9,  // 15: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
 	14, // 16: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
 	15, // 17: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
 	6,  // 18: loadnode.v1.JobSpec.merge_type:type_name -> loadnode.v1.MergeType
 	54, // 19: loadnode.v1.JobSpec.schema_registry:type_name -> loadnode.v1.SchemaRegistrySpec
-	75, // 20: loadnode.v1.JobSpec.error_topic_properties:type_name -> loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
+	79, // 20: loadnode.v1.JobSpec.error_topic_properties:type_name -> loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
 	9,  // 21: loadnode.v1.JobSpec.tables:type_name -> loadnode.v1.TableSpec
 	3,  // 22: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
 	3,  // 23: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
@@ -6414,8 +6742,8 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	68, // 35: loadnode.v1.JobInfo.tasks:type_name -> loadnode.v1.TaskInfo
 	16, // 36: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
 	16, // 37: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	76, // 38: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	77, // 39: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	80, // 38: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	81, // 39: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
 	9,  // 40: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
 	9,  // 41: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
 	7,  // 42: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
@@ -6452,13 +6780,18 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	7,  // 73: loadnode.v1.DropTableResponse.error:type_name -> loadnode.v1.Error
 	7,  // 74: loadnode.v1.BackupResponse.error:type_name -> loadnode.v1.Error
 	70, // 75: loadnode.v1.ResultSet.rows:type_name -> loadnode.v1.ResultRow
-	78, // 76: loadnode.v1.SourceRebase.positions:type_name -> loadnode.v1.SourceRebase.PositionsEntry
-	79, // 77: loadnode.v1.SourceRebase.checkpoints:type_name -> loadnode.v1.SourceRebase.CheckpointsEntry
-	78, // [78:78] is the sub-list for method output_type
-	78, // [78:78] is the sub-list for method input_type
-	78, // [78:78] is the sub-list for extension type_name
-	78, // [78:78] is the sub-list for extension extendee
-	0,  // [0:78] is the sub-list for field type_name
+	82, // 76: loadnode.v1.SourceRebase.positions:type_name -> loadnode.v1.SourceRebase.PositionsEntry
+	83, // 77: loadnode.v1.SourceRebase.checkpoints:type_name -> loadnode.v1.SourceRebase.CheckpointsEntry
+	7,  // 78: loadnode.v1.JobCommittedResponse.error:type_name -> loadnode.v1.Error
+	74, // 79: loadnode.v1.JobCommittedResponse.committed:type_name -> loadnode.v1.JobCommitted
+	3,  // 80: loadnode.v1.JobCommitted.state:type_name -> loadnode.v1.JobState
+	4,  // 81: loadnode.v1.JobCommitted.reason:type_name -> loadnode.v1.Reason
+	75, // 82: loadnode.v1.JobCommitted.positions:type_name -> loadnode.v1.CommittedPosition
+	83, // [83:83] is the sub-list for method output_type
+	83, // [83:83] is the sub-list for method input_type
+	83, // [83:83] is the sub-list for extension type_name
+	83, // [83:83] is the sub-list for extension extendee
+	0,  // [0:83] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }
@@ -6486,7 +6819,7 @@ func file_api_loadnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_loadnode_proto_rawDesc), len(file_api_loadnode_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   73,
+			NumMessages:   77,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

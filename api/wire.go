@@ -40,3 +40,8 @@ func ValidListSort(key string) error {
 	}
 	return fmt.Errorf("sort %q must be one of %s", key, strings.Join(ListSortKeys, ", "))
 }
+
+// MaxCommittedWaitMs bounds JobCommittedRequest.wait_ms, the long poll of a
+// job's committed positions: well within a client's default time-out and
+// a cluster member's forward of a request to the job's owner.
+const MaxCommittedWaitMs = 5000

@@ -84,6 +84,10 @@ var apiRoutes = []apiRoute{
 			{"q", "string", "case-insensitive substring filter"}, {"offset", "integer", "nextOffset of the previous page"}},
 		status: http.StatusOK, result: "JobList", handle: (*httpAPI).listJobs},
 	{method: "GET", path: "/v1/jobs/{name}", summary: "Show a job (what `job show` prints).", status: http.StatusOK, result: "JobInfo", handle: (*httpAPI).showJob},
+	{method: "GET", path: "/v1/jobs/{name}/committed", summary: "A job's committed positions, loaded rows and last commit time: a light read from memory, cheap to poll; with wait_ms a long poll.",
+		query: []apiParam{{"after_batches", "integer", "with wait_ms: answer once the job has more committed batches than this (or its state changed)"},
+			{"wait_ms", "integer", "the long poll's bound, at most api.MaxCommittedWaitMs (default 0: at once)"}},
+		status: http.StatusOK, result: "JobCommitted", handle: (*httpAPI).jobCommitted},
 	{method: "PATCH", path: "/v1/jobs/{name}", summary: "Alter a job: a partial spec naming the fields to change (as `job alter`).",
 		body: "JobPatch", yaml: true, status: http.StatusOK, result: "JobInfo", handle: (*httpAPI).alterJob},
 	{method: "POST", path: "/v1/jobs/{name}/pause", summary: "Pause a job.", status: http.StatusOK, result: "JobInfo", handle: (*httpAPI).pauseJob},
@@ -351,6 +355,26 @@ func (h *httpAPI) listJobs(r *http.Request) (any, error) {
 
 func (h *httpAPI) showJob(r *http.Request) (any, error) {
 	return h.c.ShowJob(r.Context(), r.PathValue("name"))
+}
+
+func (h *httpAPI) jobCommitted(r *http.Request) (any, error) {
+	q := r.URL.Query()
+	var after, wait int64
+	for _, p := range []struct {
+		name string
+		v    *int64
+		min  int64
+		max  int64
+	}{{"after_batches", &after, -1, math.MaxInt64}, {"wait_ms", &wait, 0, api.MaxCommittedWaitMs}} {
+		if s := q.Get(p.name); s != "" {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || n < p.min || n > p.max {
+				return nil, &apiError{code: api.ErrorCode_INVALID_ARGUMENT, field: p.name, msg: fmt.Sprintf("%s %s must be an integer within %d and %d", p.name, api.Quote(s), p.min, p.max)}
+			}
+			*p.v = n
+		}
+	}
+	return h.c.WaitCommitted(r.Context(), r.PathValue("name"), after, time.Duration(wait)*time.Millisecond)
 }
 
 func (h *httpAPI) alterJob(r *http.Request) (any, error) {

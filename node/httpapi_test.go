@@ -339,11 +339,28 @@ func TestHTTPAPI(t *testing.T) {
 	at.want("GET", "/v1/jobs?sort=nonsense", "", "", 400, "INVALID_ARGUMENT")
 	at.want("GET", "/v1/jobs/nope", "", "", 404, "NOT_FOUND")
 	at.want("GET", "/v1/jobs/orders", "", "", 200, "")
+	at.want("GET", "/v1/jobs/orders/committed?after_batches=-1&wait_ms=1000", "", "", 200, "")
+	at.want("GET", "/v1/jobs/orders/committed?wait_ms=100000", "", "", 400, "INVALID_ARGUMENT")
+	at.want("GET", "/v1/jobs/nope/committed", "", "", 404, "NOT_FOUND")
 	at.want("GET", "/v1/openapi.json", "", "", 200, "")
 	at.want("GET", "/v1/nope", "", "", 404, "NOT_FOUND")
 
 	// The rows arrive; read them two at a time.
 	waitTableRows(t, at, "orders", "5")
+	// The light read sees the commit (published just after it: long
+	// polls, each past the batches the last one saw).
+	for after, polls := "-1", 0; ; polls++ {
+		m := at.want("GET", "/v1/jobs/orders/committed?wait_ms=1000&after_batches="+after, "", "", 200, "")
+		if m["loadedRows"] == "5" && len(m["positions"].([]any)) == 2 {
+			break
+		}
+		if polls > 20 {
+			t.Fatalf("committed after 5 rows: %v", m)
+		}
+		if b, ok := m["committedBatches"].(string); ok {
+			after = b
+		}
+	}
 	var vals []string
 	for cursor, pages := "", 0; ; pages++ {
 		m := at.want("GET", "/v1/tables/orders/rows?limit=2&cursor="+cursor, "", "", 200, "")

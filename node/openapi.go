@@ -119,6 +119,9 @@ func openAPISchemas() map[string]any {
 			"description": "the spec fields to change, by their spec names (config.Alterable); kafka's by kafka.<key>"},
 		"JobSummary": summary,
 		"JobInfo":    obj(map[string]any{"summary": summary, "spec": typ("object"), "stats": typ("object"), "health": typ("string"), "history": arrayOf(typ("object"))}, "summary"),
+		"JobCommitted": obj(map[string]any{"id": protoInt64, "name": typ("string"), "state": typ("string"), "reason": typ("string"),
+			"positions":  arrayOf(obj(map[string]any{"partition": typ("integer"), "committedOffset": protoInt64})),
+			"loadedRows": protoInt64, "errorRows": protoInt64, "committedBatches": protoInt64, "lastCommitUnixNs": protoInt64, "stored": typ("boolean")}, "name"),
 		"JobList": obj(map[string]any{"jobs": arrayOf(summary), "total": protoInt64, "matched": protoInt64,
 			"nextAfterId": protoInt64, "nextOffset": typ("integer")}, "jobs", "total", "matched"),
 		"OffsetsReset": obj(map[string]any{

@@ -25,20 +25,21 @@ import (
 // The freshness scenario: records produced at a steady rate, each carrying
 // its produce time, and the time until the batch holding each is committed.
 //
-// A record's latency is the time the job's committed offset of its
-// partition was first seen past it (`job show`, polled every
-// freshnessPoll) minus its produce time (the produced_at column, also the
-// Kafka record timestamp). A commit is dated to the reply of the first
-// show that sees it, so a latency is late by at most the time from the
-// previous show's request to that reply: the observation's resolution,
+// A record's latency is the commit time of the first commit seen with its
+// partition's committed offset past it minus its produce time (the
+// produced_at column, also the Kafka record timestamp). Commits are
+// watched with the node's light read of a job's committed positions
+// (client.WaitCommitted), a long poll the node answers from what the job
+// published after its commit, off the job's mailbox; each answer carries
+// the commit's time on the node's clock (the node runs in this process).
+// A commit published while the watcher is between two long polls is seen
+// with the next answer, dated to the newest commit by then: a latency is
+// late by at most that blind window, the observation's resolution,
 // printed next to the figures.
 
 const (
-	// freshnessPoll is the period of the `job show` polls. A show is
-	// answered by the job actor, between its commits, and reads the job's
-	// journal: 2 ms keeps the resolution within a few ms at half the
-	// actor time of 1 ms.
-	freshnessPoll = 2 * time.Millisecond
+	// freshnessWait bounds one long poll of the committed positions.
+	freshnessWait = time.Second
 	// freshnessTick is the producer's pacing period: each tick produces the
 	// records due by then at the cell's rate.
 	freshnessTick = time.Millisecond
@@ -92,7 +93,7 @@ func (o Options) cellDuration(iv time.Duration) time.Duration {
 // it is measured here first.
 func runFreshness(ctx context.Context, o Options, brokers []string, maxRate float64, logf func(string, ...any)) (*Freshness, error) {
 	format, parts := o.freshnessFormat(), o.freshnessPartitions()
-	f := &Freshness{Format: format, Partitions: parts, PollMs: ms(freshnessPoll), MaxFrom: "the e2e scenario of this run"}
+	f := &Freshness{Format: format, Partitions: parts, WaitMs: ms(freshnessWait), MaxFrom: "the e2e scenario of this run"}
 	if maxRate <= 0 {
 		f.MaxFrom = "an e2e run of this scenario (one after a warm-up)"
 		topic := topicName(format, parts, o.Records, o.RecordBytes)
@@ -125,19 +126,21 @@ func runFreshness(ctx context.Context, o Options, brokers []string, maxRate floa
 				c.Error = err.Error()
 				return f, err
 			}
-			logf("freshness: %d records/s, max_batch_interval %v: p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d records (show resolution p99 %.2f ms)",
-				rate, iv, c.P50Ms, c.P99Ms, c.MaxMs, c.Records, c.ResolutionP99Ms)
+			logf("freshness: %d records/s, max_batch_interval %v: p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d records at %.0f/s (observer resolution p99 %.2f ms; produce to ack p50 %.1f ms, p99 %.1f ms; ack to commit p99 %.1f ms)",
+				rate, iv, c.P50Ms, c.P99Ms, c.MaxMs, c.Records, c.ProducedPerSec, c.ResolutionP99Ms, c.AckP50Ms, c.AckP99Ms, c.SinceAckP99Ms)
 		}
 	}
 	return f, nil
 }
 
-// produced is a record's offset and produce time (Unix ns).
+// produced is a record's offset, produce time and the time the broker
+// acknowledged it (Unix ns).
 type produced struct {
-	offset, at int64
+	offset, at, acked int64
 }
 
-// seen is a committed offset of a partition and when a show first saw it.
+// seen is a committed offset of a partition and the time of the first
+// commit seen with it.
 type seen struct {
 	offset int64
 	at     time.Time
@@ -245,11 +248,14 @@ func freshnessCell(ctx context.Context, o Options, brokers []string, format stri
 	} else if cnt > 0 {
 		c.Commits, c.CommitMeanMs = int64(cnt), sec*1e3/cnt
 	}
-	lat := p.latencies(obs.marks, measureFrom.UnixNano())
+	lat, acks, sinceAck := p.latencies(obs.marks, measureFrom.UnixNano())
 	if len(lat) == 0 {
 		return c, fmt.Errorf("bench: freshness: no record measured")
 	}
 	slices.Sort(lat)
+	slices.Sort(acks)
+	slices.Sort(sinceAck)
+	c.AckP50Ms, c.AckP99Ms, c.SinceAckP99Ms = ms(percentile(acks, 50)), ms(percentile(acks, 99)), ms(percentile(sinceAck, 99))
 	slices.Sort(obs.gaps)
 	c.Records = int64(len(lat))
 	c.ProducedPerSec = float64(len(lat)) / dur.Seconds()
@@ -261,12 +267,15 @@ func freshnessCell(ctx context.Context, o Options, brokers []string, format stri
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
-// watchCommitted polls job name's committed offsets every freshnessPoll and
-// returns, per partition, each committed offset with the reply time of the
-// first show that saw it, and every poll's resolution (from the previous
-// show's request to this show's reply). It returns once every partition of
-// ends is committed to its end; with ends nil, it first waits for ends on
-// stop. The wait is bounded by within from the time ends is known.
+// watchCommitted watches job name's commits with long polls of its
+// committed positions and returns, per partition, each committed offset
+// with the time of the first commit seen with it, and every answer's
+// resolution: the watcher's blind window after it, from the answer's
+// commit (or its request, if later) to the next request, plus the answer's
+// delivery again for the next request's way to the node. It returns once
+// every partition of ends is committed to its end; with ends nil, it
+// first waits for ends on stop. The wait is bounded by within from the
+// time ends is known.
 func watchCommitted(ctx context.Context, lc *client.Client, name string, ends map[int32]int64, within time.Duration, stop <-chan map[int32]int64) (map[int32][]seen, []time.Duration, error) {
 	var late <-chan time.Time
 	if ends != nil {
@@ -274,31 +283,37 @@ func watchCommitted(ctx context.Context, lc *client.Client, name string, ends ma
 	}
 	marks := map[int32][]seen{}
 	var gaps []time.Duration
-	tick := time.NewTicker(freshnessPoll)
-	defer tick.Stop()
-	var prevSent time.Time
+	var prevFrom time.Time         // the previous answer's commit or request, the later
+	var prevDelivery time.Duration // the previous answer's way back
+	after := int64(-1)
 	for {
 		sent := time.Now()
-		info, err := lc.ShowJob(ctx, name)
+		if !prevFrom.IsZero() {
+			gaps = append(gaps, sent.Sub(prevFrom)+prevDelivery)
+		}
+		c, err := lc.WaitCommitted(ctx, name, after, freshnessWait)
 		got := time.Now()
 		if err != nil {
-			return nil, nil, fmt.Errorf("bench: show %s: %w", name, err)
+			return nil, nil, fmt.Errorf("bench: committed %s: %w", name, err)
 		}
-		if !prevSent.IsZero() {
-			gaps = append(gaps, got.Sub(prevSent))
+		at := time.Unix(0, c.GetLastCommitUnixNs())
+		prevFrom = sent
+		if at.After(sent) {
+			prevFrom = at
 		}
-		prevSent = sent
-		for _, pi := range info.GetPartitions() {
+		prevDelivery = got.Sub(prevFrom)
+		after = c.GetCommittedBatches()
+		for _, pi := range c.GetPositions() {
 			p, off := pi.GetPartition(), pi.GetCommittedOffset()
 			if ms := marks[p]; len(ms) == 0 || ms[len(ms)-1].offset < off {
-				marks[p] = append(ms, seen{offset: off, at: got})
+				marks[p] = append(ms, seen{offset: off, at: at})
 			}
 		}
-		if ends != nil && caughtUp(info, ends) {
+		if ends != nil && committedTo(c, ends) {
 			return marks, gaps, nil
 		}
-		if st := info.GetSummary().GetState(); st == api.JobState_PAUSED || st == api.JobState_CANCELLED {
-			return nil, nil, fmt.Errorf("bench: job %s is %s: %s %s", name, st, info.GetSummary().GetReason(), info.GetSummary().GetReasonMessage())
+		if st := c.GetState(); st == api.JobState_PAUSED || st == api.JobState_CANCELLED {
+			return nil, nil, fmt.Errorf("bench: job %s is %s (%s)", name, st, c.GetReason())
 		}
 		select {
 		case <-ctx.Done():
@@ -307,9 +322,24 @@ func watchCommitted(ctx context.Context, lc *client.Client, name string, ends ma
 			return nil, nil, fmt.Errorf("bench: job %s: not committed to the end within %v", name, within)
 		case e := <-stop:
 			ends, stop, late = e, nil, time.After(within)
-		case <-tick.C:
+		default:
 		}
 	}
+}
+
+// committedTo reports whether every partition of ends is committed to its
+// end in c.
+func committedTo(c *api.JobCommitted, ends map[int32]int64) bool {
+	at := make(map[int32]int64, len(c.GetPositions()))
+	for _, p := range c.GetPositions() {
+		at[p.GetPartition()] = p.GetCommittedOffset()
+	}
+	for p, end := range ends {
+		if at[p] < end {
+			return false
+		}
+	}
+	return true
 }
 
 // freshProducer produces the freshness records and keeps each one's offset
@@ -386,7 +416,7 @@ func (p *freshProducer) produceN(ctx context.Context, n int) error {
 				p.err = errors.Join(p.err, err)
 				return
 			}
-			p.byPart[r.Partition] = append(p.byPart[r.Partition], produced{offset: r.Offset, at: r.Timestamp.UnixNano()})
+			p.byPart[r.Partition] = append(p.byPart[r.Partition], produced{offset: r.Offset, at: r.Timestamp.UnixNano(), acked: time.Now().UnixNano()})
 		})
 	}
 	return p.failed()
@@ -413,11 +443,13 @@ func (p *freshProducer) ends() map[int32]int64 {
 
 // latencies are the produce-to-committed latencies of the records produced
 // at or after fromNs: for each, the first time its partition's committed
-// offset was seen past it minus its produce time.
-func (p *freshProducer) latencies(marks map[int32][]seen, fromNs int64) []time.Duration {
+// offset was seen past it minus its produce time; acks are the same
+// records' times from produce to the broker's acknowledgement, and
+// sinceAck from that acknowledgement to the commit (the part of a latency
+// after the record reached the broker).
+func (p *freshProducer) latencies(marks map[int32][]seen, fromNs int64) (out, acks, sinceAck []time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []time.Duration
 	for i, rs := range p.byPart {
 		slices.SortFunc(rs, func(a, b produced) int { return int(a.offset - b.offset) })
 		ms := marks[int32(i)]
@@ -430,9 +462,11 @@ func (p *freshProducer) latencies(marks map[int32][]seen, fromNs int64) []time.D
 				continue
 			}
 			out = append(out, time.Duration(ms[k].at.UnixNano()-r.at))
+			acks = append(acks, time.Duration(r.acked-r.at))
+			sinceAck = append(sinceAck, time.Duration(ms[k].at.UnixNano()-r.acked))
 		}
 	}
-	return out
+	return out, acks, sinceAck
 }
 
 // appendProducedAt appends record body (json or csv, from appendRecord)
@@ -456,8 +490,9 @@ type Freshness struct {
 	// which run measured it.
 	MaxRecordsPerSec float64 `json:"max_records_per_sec"`
 	MaxFrom          string  `json:"max_from"`
-	// PollMs is the period of the `job show` polls that see commits.
-	PollMs float64          `json:"poll_ms"`
+	// WaitMs bounds each long poll of the job's committed positions that
+	// sees its commits (client.WaitCommitted).
+	WaitMs float64          `json:"wait_ms"`
 	Cells  []*FreshnessCell `json:"cells"`
 }
 
@@ -475,8 +510,15 @@ type FreshnessCell struct {
 	P50Ms float64 `json:"p50_ms"`
 	P99Ms float64 `json:"p99_ms"`
 	MaxMs float64 `json:"max_ms"`
-	// Polls is the number of shows; Resolution* the time from a show's
-	// request to the next show's reply, the most a commit's time is
+	// AckP50Ms and AckP99Ms are the records' times from produce to the
+	// broker's acknowledgement (the producer's part: large when this
+	// machine cannot produce the rate while it loads), SinceAckP99Ms the
+	// p99 of the time from that acknowledgement to the commit.
+	AckP50Ms      float64 `json:"ack_p50_ms"`
+	AckP99Ms      float64 `json:"ack_p99_ms"`
+	SinceAckP99Ms float64 `json:"since_ack_p99_ms"`
+	// Polls is the number of long polls; Resolution* the watcher's blind
+	// window after each (watchCommitted), the most a commit's time is
 	// overstated by.
 	Polls int `json:"polls"`
 	// BenchCores is the CPU of the bench process (node, producer and
@@ -521,22 +563,23 @@ func writeFreshnessText(w io.Writer, f *Freshness) error {
 	fmt.Fprintf(w, "freshness (%s, %d partitions): produce-to-committed latency at a steady rate; max %.0f records/s from %s\n",
 		f.Format, f.Partitions, f.MaxRecordsPerSec, f.MaxFrom)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "records/s\tmax_batch_interval\tseconds\trecords\tp50 ms\tp99 ms\tmax ms\tshows\tresolution p50 ms\tp99 ms\tmax ms\tbench cores\tbroker cores\tbatches\tcommits\tcommit ms\t")
+	fmt.Fprintln(tw, "records/s\tmax_batch_interval\tseconds\trecords\tp50 ms\tp99 ms\tmax ms\tack p50 ms\tack p99 ms\tack-commit p99 ms\tpolls\tresolution p50 ms\tp99 ms\tmax ms\tbench cores\tbroker cores\tbatches\tcommits\tcommit ms\t")
 	for _, c := range f.Cells {
 		iv := time.Duration(c.IntervalMs) * time.Millisecond
 		if c.Error != "" {
-			fmt.Fprintf(tw, "%d\t%v\tfailed\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", c.RatePerSec, iv)
+			fmt.Fprintf(tw, "%d\t%v\tfailed\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", c.RatePerSec, iv)
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%v\t%.1f\t%d\t%.1f\t%.1f\t%.1f\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%d\t%d\t%.1f\t\n", c.RatePerSec, iv, c.Seconds, c.Records,
-			c.P50Ms, c.P99Ms, c.MaxMs, c.Polls, c.ResolutionP50Ms, c.ResolutionP99Ms, c.ResolutionMaxMs, c.BenchCores, numOrDash(c.BrokerCores, "%.2f"),
+		fmt.Fprintf(tw, "%d\t%v\t%.1f\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%d\t%d\t%.1f\t\n", c.RatePerSec, iv, c.Seconds, c.Records,
+			c.P50Ms, c.P99Ms, c.MaxMs, c.AckP50Ms, c.AckP99Ms, c.SinceAckP99Ms, c.Polls, c.ResolutionP50Ms, c.ResolutionP99Ms, c.ResolutionMaxMs, c.BenchCores, numOrDash(c.BrokerCores, "%.2f"),
 			c.Batches, c.Commits, c.CommitMeanMs)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "  a record's latency = the reply time of the first `job show` (polled every %v) whose committed offset is past it - its produced_at;\n", freshnessPoll)
-	fmt.Fprintf(w, "  resolution = a show's request to the next show's reply, the most a commit's time is overstated; the first %v of each cell is a warm-up, not measured;\n", freshnessWarmup)
+	fmt.Fprintln(w, "  a record's latency = the node's time of the first commit seen (long polls of the job's committed positions) with its offset committed - its produced_at;")
+	fmt.Fprintf(w, "  resolution = the watcher's blind window after each answer, the most a commit's time is overstated; the first %v of each cell is a warm-up, not measured;\n", freshnessWarmup)
+	fmt.Fprintln(w, "  ack = produce to the broker's acknowledgement (the producer's part of a latency; large when the machine cannot produce the rate while loading), ack-commit = from it to the commit;")
 	fmt.Fprintln(w, "  bench cores = CPU of this process (node, producer, poller) while producing, broker cores = the kfake child's, next to the machine's CPUs;")
 	fmt.Fprintln(w, "  batches = the job's committed batches, commits = its synced group commits and commit ms their mean (warm-up included).")
 	fmt.Fprintln(w)

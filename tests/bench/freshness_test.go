@@ -58,18 +58,24 @@ func TestFreshnessLatencies(t *testing.T) {
 	t0 := time.Unix(100, 0)
 	at := func(ms int) int64 { return t0.Add(time.Duration(ms) * time.Millisecond).UnixNano() }
 	p := &freshProducer{parts: 2, byPart: [][]produced{
-		{{0, at(0)}, {2, at(20)}, {1, at(10)}, {3, at(30)}}, // out of order: sorted by offset
-		{{0, at(5)}, {1, at(15)}},
+		{{0, at(0), at(1)}, {2, at(20), at(22)}, {1, at(10), at(11)}, {3, at(30), at(33)}}, // out of order: sorted by offset
+		{{0, at(5), at(5)}, {1, at(15), at(30)}},
 	}}
 	marks := map[int32][]seen{
 		0: {{1, t0.Add(50 * time.Millisecond)}, {3, t0.Add(100 * time.Millisecond)}, {4, t0.Add(200 * time.Millisecond)}},
 		1: {{2, t0.Add(40 * time.Millisecond)}},
 	}
-	got := p.latencies(marks, at(10))
+	got, acks, sinceAck := p.latencies(marks, at(10))
 	slices.Sort(got)
 	want := []time.Duration{25 * time.Millisecond, 80 * time.Millisecond, 90 * time.Millisecond, 170 * time.Millisecond}
 	if !slices.Equal(got, want) {
 		t.Fatalf("latencies %v, want %v", got, want)
+	}
+	// In partition order, then offset order: offsets 1, 2, 3 of 0, then 1 of 1.
+	wantAcks := []time.Duration{time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 15 * time.Millisecond}
+	wantSince := []time.Duration{89 * time.Millisecond, 78 * time.Millisecond, 167 * time.Millisecond, 10 * time.Millisecond}
+	if !slices.Equal(acks, wantAcks) || !slices.Equal(sinceAck, wantSince) {
+		t.Fatalf("produce to ack %v, want %v; ack to commit %v, want %v", acks, wantAcks, sinceAck, wantSince)
 	}
 }
 
