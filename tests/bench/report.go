@@ -111,7 +111,7 @@ func WriteText(w io.Writer, r *Results) error {
 		}
 	}
 	if len(r.Targets) > 0 {
-		fmt.Fprintln(w, "targets (issue 5):")
+		fmt.Fprintln(w, "targets:")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, t := range r.Targets {
 			met := "MISSED"
