@@ -389,8 +389,12 @@ func (m *manager) onCreatesWritten(ctx actor.Context, msg *createsWritten) {
 			m.ensureActor(ctx, e)
 		} else {
 			// The actor starts from what was just written (one record in
-			// memory, not two) and asks for admission at once.
-			m.spawnFrom(ctx, e, &metastore.JobState{Record: rec, Last: pc.job.First}, false)
+			// memory, not two) and asks for admission at once. A new id
+			// has no progress in the metadata store: a job whose sink is
+			// that store (journaledStarts) starts from none without
+			// reading it back; any other sink is read (loadPositions).
+			fresh := &api.SinkProgress{Positions: map[int32]int64{}, Checkpoints: map[int32][]byte{}, Stats: &api.JobStats{}}
+			m.spawnFrom(ctx, e, &metastore.JobState{Record: rec, Last: pc.job.First, SinkProgress: fresh}, false)
 		}
 		m.jobLog(rec).Info("job created")
 		m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: api.RedactSpec(rec.GetSpec()), CreatedUnixMs: rec.GetCreatedUnixMs()}})
