@@ -106,7 +106,12 @@ func (s *Store) commitSharedSync(b *pebble.Batch, what string) error {
 		select {
 		case <-changed:
 		case <-timer.C:
-			// Nothing synced meanwhile: sync the WAL, b's record included.
+			// Nothing synced meanwhile: sync the WAL, b's record included,
+			// unless the store failed meanwhile (no call reaches Pebble
+			// after that: persistence/doc.go).
+			if err := s.Failed(); err != nil {
+				return err
+			}
 			ticket := s.syncs.enter()
 			if err := s.db.LogData(nil, pebble.Sync); err != nil {
 				return fmt.Errorf("persistence: %s: sync: %w", what, err)
