@@ -131,7 +131,14 @@ func (m *manager) createFor(ctx actor.Context, req *api.CreateJobRequest) *api.J
 	if req.GetSpec() == nil {
 		return invalid("spec", "spec: required")
 	}
-	spec := proto.Clone(req.GetSpec()).(*api.JobSpec)
+	// The manager applies the defaults to the spec and keeps it as the
+	// job's record. A request from another actor system was decoded for
+	// the manager alone: its spec is taken as it is. A local sender (the
+	// HTTP API's client.Local, tests) may use its spec again: it is copied.
+	spec := req.GetSpec()
+	if !fromOtherSystem(ctx) {
+		spec = proto.Clone(spec).(*api.JobSpec)
+	}
 	if len(spec.GetTables()) > 0 {
 		if resp := m.storedTables(spec); resp != nil {
 			return resp
@@ -187,6 +194,13 @@ func (m *manager) createFor(ctx actor.Context, req *api.CreateJobRequest) *api.J
 	m.queue = append(m.queue, &pendingCreate{sender: ctx.Sender(), job: metastore.NewJob{Record: rec, First: first, NewTable: newTable}})
 	m.flushCreates(ctx)
 	return nil
+}
+
+// fromOtherSystem reports whether the message in ctx came from another
+// actor system (through protoactor remote, decoded for this receiver).
+func fromOtherSystem(ctx actor.Context) bool {
+	s := ctx.Sender()
+	return s != nil && s.GetAddress() != ctx.ActorSystem().Address()
 }
 
 // createTable adds a table to the catalog (CREATE TABLE).
