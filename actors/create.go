@@ -131,7 +131,14 @@ func (m *manager) createFor(ctx actor.Context, req *api.CreateJobRequest) *api.J
 	if req.GetSpec() == nil {
 		return invalid("spec", "spec: required")
 	}
-	spec := proto.Clone(req.GetSpec()).(*api.JobSpec)
+	// The manager applies the defaults to the spec and keeps it as the
+	// job's record. A request from another actor system was decoded for
+	// the manager alone: its spec is taken as it is. A local sender (the
+	// HTTP API's client.Local, tests) may use its spec again: it is copied.
+	spec := req.GetSpec()
+	if !fromOtherSystem(ctx) {
+		spec = proto.Clone(spec).(*api.JobSpec)
+	}
 	if len(spec.GetTables()) > 0 {
 		if resp := m.storedTables(spec); resp != nil {
 			return resp
@@ -187,6 +194,13 @@ func (m *manager) createFor(ctx actor.Context, req *api.CreateJobRequest) *api.J
 	m.queue = append(m.queue, &pendingCreate{sender: ctx.Sender(), job: metastore.NewJob{Record: rec, First: first, NewTable: newTable}})
 	m.flushCreates(ctx)
 	return nil
+}
+
+// fromOtherSystem reports whether the message in ctx came from another
+// actor system (through protoactor remote, decoded for this receiver).
+func fromOtherSystem(ctx actor.Context) bool {
+	s := ctx.Sender()
+	return s != nil && s.GetAddress() != ctx.ActorSystem().Address()
 }
 
 // createTable adds a table to the catalog (CREATE TABLE).
@@ -389,8 +403,12 @@ func (m *manager) onCreatesWritten(ctx actor.Context, msg *createsWritten) {
 			m.ensureActor(ctx, e)
 		} else {
 			// The actor starts from what was just written (one record in
-			// memory, not two) and asks for admission at once.
-			m.spawnFrom(ctx, e, &metastore.JobState{Record: rec, Last: pc.job.First}, false)
+			// memory, not two) and asks for admission at once. A new id
+			// has no progress in the metadata store: a job whose sink is
+			// that store (journaledStarts) starts from none without
+			// reading it back; any other sink is read (loadPositions).
+			fresh := &api.SinkProgress{Positions: map[int32]int64{}, Checkpoints: map[int32][]byte{}, Stats: &api.JobStats{}}
+			m.spawnFrom(ctx, e, &metastore.JobState{Record: rec, Last: pc.job.First, SinkProgress: fresh}, false)
 		}
 		m.jobLog(rec).Info("job created")
 		m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: api.RedactSpec(rec.GetSpec()), CreatedUnixMs: rec.GetCreatedUnixMs()}})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
 	"github.com/loadnode/loadnode/metastore"
@@ -214,5 +215,28 @@ func TestCreateBurstSyncs(t *testing.T) {
 	}
 	if syncs != int64(len(calls)) {
 		t.Fatalf("%d creates took %d syncs in %d CreateJobs calls (%v): want one sync per call", n, syncs, len(calls), calls)
+	}
+}
+
+// TestLocalCreateSpecUntouched: a create sent from the manager's own actor
+// system leaves the sender's spec as it was (the manager applies the
+// defaults to a copy); only a request decoded from another system is taken
+// as it is.
+func TestLocalCreateSpecUntouched(t *testing.T) {
+	open := func(*api.JobSpec) (Source, error) { return adapt(&quietSource{parts: []int32{0}}), nil }
+	h := newHarnessOpts(t, vfs.NewMem(), open, Settings{}, harnessOpts{})
+	spec := testSpec("untouched")
+	before := proto.Clone(spec)
+	resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: spec}).(*api.JobResponse)
+	if resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	if !proto.Equal(spec, before) {
+		t.Fatalf("the manager changed a local sender's spec: %v, was %v", spec, before)
+	}
+	// The answer (not encoded between local actors) carries the job's
+	// record spec: it must be the manager's copy, not the sender's.
+	if resp.Job.Spec == spec {
+		t.Fatal("the job's record holds the local sender's spec, not a copy")
 	}
 }

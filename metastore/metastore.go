@@ -38,7 +38,9 @@ type JobState struct {
 	// SinkProgress is the job's sink progress, set only by LoadAllJobs of
 	// a metadata store that is also the embedded sink (the node's Pebble
 	// store), which reads it in the same scan: a job respawned from it
-	// need not read it again. nil otherwise: read it from the sink.
+	// need not read it again. The manager sets it empty for a job it has
+	// just created: a new id has no progress in that store. A job uses it
+	// only when its sink is that store; nil: read it from the sink.
 	SinkProgress *api.SinkProgress
 }
 

@@ -5,7 +5,11 @@
 // # Durability
 //
 // Every write is one Pebble batch committed with pebble.Sync; no write method
-// returns before that commit. CommitBatch puts a batch's rows, the new
+// returns before that commit. InitStarts alone shares its fsync: its batch
+// is committed without one and the call returns once a later synced commit
+// (or its own sync, after at most shareSyncWait) has made it durable
+// (syncshare.go), so a job's first schedule rides on the next create's
+// write instead of making that create wait behind a second fsync. CommitBatch puts a batch's rows, the new
 // progress of exactly the partitions it covers, the job statistics and its
 // error rows in one batch, so they become durable (or not) together.
 //

@@ -170,7 +170,17 @@ func (s *Store) CreateJobs(jobs []NewJob) (errs []error) {
 		return errs
 	}
 	_ = b.Set([]byte(lastJobIDKey), encodeUint64(last), nil)
-	err = s.commit(b, fmt.Sprintf("create %d job(s)", written))
+	if err = s.commit(b, fmt.Sprintf("create %d job(s)", written)); err != nil {
+		return errs
+	}
+	// Each new journal's head is seq 1: the first schedule's InitStarts
+	// and the first AppendTransition need not read the record and the
+	// journal back.
+	for _, p := range ok {
+		if errs[p.i] == nil {
+			s.setHead(p.rec.GetId(), 1)
+		}
+	}
 	return errs
 }
 
@@ -465,7 +475,9 @@ func (s *Store) InitProgress(id uint64, positions map[int32]int64) error {
 // partition's initial checkpoint (a partition in checkpoints must be in
 // positions), written in the same synced batch. A non-nil t is journaled
 // in that batch too, checked as AppendTransition checks it (a job's first
-// schedule: RUNNING with its initial positions, one fsync).
+// schedule: RUNNING with its initial positions, one fsync). It returns
+// once the batch is durable; the fsync is shared with the next synced
+// commit of the store when one comes soon enough (commitSharedSync).
 func (s *Store) InitStarts(id uint64, positions map[int32]int64, checkpoints map[int32][]byte, t *api.Transition) (err error) {
 	if err := s.enter(); err != nil {
 		return err
@@ -474,8 +486,12 @@ func (s *Store) InitStarts(id uint64, positions map[int32]int64, checkpoints map
 	unlock := s.jobs.lock(id)
 	defer unlock()
 	defer s.recoverFatal(&err)
-	if _, err := s.record(id); err != nil {
-		return fmt.Errorf("persistence: init progress of job %d: %w", id, err)
+	if _, known := s.head(id); !known {
+		// A cached journal head is a job this Store created or read and
+		// has not deleted (DeleteJob forgets it, under this lock).
+		if _, err := s.record(id); err != nil {
+			return fmt.Errorf("persistence: init progress of job %d: %w", id, err)
+		}
 	}
 	for p := range checkpoints {
 		if _, ok := positions[p]; !ok {
@@ -515,7 +531,10 @@ func (s *Store) InitStarts(id uint64, positions map[int32]int64, checkpoints map
 	if t != nil {
 		_ = b.Set(journalKey(id, t.GetSeq()), tv, nil)
 	}
-	if err := s.commit(b, fmt.Sprintf("init progress of job %d", id)); err != nil {
+	// The initial positions share the next synced commit's fsync (a
+	// create's group write, usually): InitStarts returns only once they are
+	// durable, as after a synced commit of their own (syncshare.go).
+	if err := s.commitSharedSync(b, fmt.Sprintf("init progress of job %d", id)); err != nil {
 		return err
 	}
 	if t != nil {

@@ -162,6 +162,15 @@ type Store struct {
 		m map[uint64]uint64
 	}
 
+	// syncs tracks synced commits for the writes that share one
+	// (commitSharedSync).
+	syncs syncTickets
+	// shareWait is shareSyncWait; tests lengthen it.
+	shareWait time.Duration
+	// afterSharedApply, if set (tests only), runs in commitSharedSync
+	// after the batch is applied and its mark taken, before it waits.
+	afterSharedApply func()
+
 	// afterCommitCheck, if set (tests only), runs in CommitBatch between the
 	// progress check and the commit.
 	afterCommitCheck func()
@@ -190,6 +199,7 @@ func Open(opts Options) (s *Store, err error) {
 	}
 	s.jobs.m = make(map[uint64]*jobLock)
 	s.heads.m = make(map[uint64]uint64)
+	s.shareWait = shareSyncWait
 
 	defer s.recoverFatal(&err)
 	// A restart reads every job's snapshot, journal head and progress: with
@@ -504,9 +514,11 @@ func panickedIn(stack []byte, pkg string) bool {
 // REQUIRES: the caller has deferred s.recoverFatal.
 func (s *Store) commit(b *pebble.Batch, what string) error {
 	defer func() { _ = b.Close() }()
+	ticket := s.syncs.enter()
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("persistence: %s: commit: %w", what, err)
 	}
+	s.syncs.finished(ticket)
 	return nil
 }
 
