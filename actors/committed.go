@@ -197,7 +197,7 @@ func answerCommitted(l *lifetime, to *actor.PID, c *committedCell, req *api.JobC
 	go func() {
 		t := time.NewTimer(time.Duration(req.GetWaitMs()) * time.Millisecond)
 		defer t.Stop()
-		s := first
+		var s *api.JobCommitted
 	wait:
 		for {
 			ch := c.next() // before the load: a publication in between closes it

@@ -77,29 +77,37 @@ func e2eRunDB(ctx context.Context, o Options, brokers []string, topic, format st
 	if _, err := c.CreateJob(ctx, spec); err != nil {
 		return sample{}, fmt.Errorf("bench: create %s: %w", name, err)
 	}
-	var info *api.JobInfo
-	wait := time.NewTimer(pollFirst)
-	defer wait.Stop()
+	// The end is watched with the light read's long poll (one answer per
+	// committed batch, from what the job published; no journal or sink
+	// read), so watching costs the measured process almost nothing.
+	var after int64
 	for {
-		info, err = c.ShowJob(ctx, name)
+		jc, err := c.WaitCommitted(ctx, name, after, committedWait)
 		if err != nil {
-			return sample{}, fmt.Errorf("bench: show %s: %w", name, err)
+			return sample{}, fmt.Errorf("bench: committed %s: %w", name, err)
 		}
-		if caughtUp(info, ends) {
+		if committedUp(jc, ends) {
 			break
 		}
-		if st := info.GetSummary().GetState(); st == api.JobState_PAUSED || st == api.JobState_CANCELLED {
-			return sample{}, fmt.Errorf("bench: job %s is %s: %s %s", name, st, info.GetSummary().GetReason(), info.GetSummary().GetReasonMessage())
+		if st := jc.GetState(); st == api.JobState_PAUSED || st == api.JobState_CANCELLED {
+			return sample{}, fmt.Errorf("bench: job %s is %s: %s", name, st, jc.GetReason())
 		}
-		select {
-		case <-ctx.Done():
-			return sample{}, fmt.Errorf("bench: job %s: loaded %d of %d: %w", name, info.GetStats().GetLoadedRows(), want, ctx.Err())
-		case <-wait.C:
+		if ctx.Err() != nil {
+			return sample{}, fmt.Errorf("bench: job %s: loaded %d of %d: %w", name, jc.GetLoadedRows(), want, ctx.Err())
 		}
-		wait.Reset(pollInterval(info.GetStats().GetLoadedRows(), want, m.elapsed()))
+		after = jc.GetCommittedBatches()
+	}
+	s := m.stop(want, 0)
+	// The job's statistics, once, after the measured window.
+	info, err := c.ShowJob(ctx, name)
+	if err != nil {
+		return sample{}, fmt.Errorf("bench: show %s: %w", name, err)
+	}
+	if !caughtUp(info, ends) {
+		return sample{}, fmt.Errorf("bench: job %s: committed positions seen caught up, but job show says otherwise", name)
 	}
 	bytes = info.GetStats().GetReceivedBytes()
-	s := m.stop(want, bytes)
+	s.bytes = bytes
 	s.batches = info.GetStats().GetCommittedBatches()
 	// Exactly once: the loaded-rows statistic is committed with the rows.
 	if got := info.GetStats().GetLoadedRows(); got != want || info.GetStats().GetErrorRows() != 0 {
@@ -116,28 +124,8 @@ func e2eRunDB(ctx context.Context, o Options, brokers []string, topic, format st
 	return s, nil
 }
 
-// The end of a load is polled with ShowJob, which costs the node (the
-// job actor answers it, reading its journal and error rows: a PostgreSQL
-// query for a job loading there) and, at a fixed 5 ms, took a fifth of the
-// node's CPU in a PostgreSQL load. pollInterval polls sparsely while much
-// is left and every pollFinal near the end, so the end is still seen
-// within pollFinal.
-const (
-	pollFirst = 20 * time.Millisecond
-	pollFinal = 5 * time.Millisecond
-	pollMax   = 100 * time.Millisecond
-)
-
-// pollInterval is the wait before the next look at a load that has loaded
-// of want rows after elapsed: a quarter of the time the rest should take
-// at the rate so far, within [pollFinal, pollMax].
-func pollInterval(loaded, want int64, elapsed time.Duration) time.Duration {
-	if loaded <= 0 || elapsed <= 0 {
-		return pollFirst
-	}
-	rest := time.Duration(float64(elapsed) * float64(max(want-loaded, 0)) / float64(loaded))
-	return min(max(rest/4, pollFinal), pollMax)
-}
+// committedWait bounds one long poll of the job's committed positions.
+const committedWait = time.Second
 
 // commitSeconds reads job's loadnode_batch_commit_seconds_sum from the
 // node's /metrics at addr.
@@ -163,6 +151,23 @@ func commitSeconds(ctx context.Context, addr, job string) (float64, error) {
 		return 0, fmt.Errorf("bench: metrics: %w", err)
 	}
 	return 0, fmt.Errorf("bench: metrics: no %s", strings.TrimSpace(prefix))
+}
+
+// committedUp reports whether the light read jc has every partition of
+// ends committed to its end.
+func committedUp(jc *api.JobCommitted, ends map[int32]int64) bool {
+	seen := 0
+	for _, p := range jc.GetPositions() {
+		end, ok := ends[p.GetPartition()]
+		if !ok {
+			continue
+		}
+		if p.GetCommittedOffset() != end {
+			return false
+		}
+		seen++
+	}
+	return seen == len(ends)
 }
 
 // caughtUp reports whether every partition of ends is committed to its end.

@@ -40,9 +40,6 @@ func startMeter() meter {
 	return meter{t0: time.Now(), cpu0: selfCPU(), mallocs: ms.Mallocs}
 }
 
-// elapsed is the wall time since the meter started.
-func (m meter) elapsed() time.Duration { return time.Since(m.t0) }
-
 func (m meter) stop(records, bytes int64) sample {
 	el := time.Since(m.t0)
 	cpu := selfCPU() - m.cpu0

@@ -56,23 +56,3 @@ func TestPostgresScenario(t *testing.T) {
 		t.Errorf("no postgres target in %+v", res.Targets)
 	}
 }
-
-// TestPollInterval: the end of a load is polled sparsely while much is
-// left and every pollFinal near the end.
-func TestPollInterval(t *testing.T) {
-	for _, tc := range []struct {
-		loaded, want int64
-		elapsed      time.Duration
-		interval     time.Duration
-	}{
-		{0, 1000, 0, pollFirst},                                    // nothing yet
-		{100, 1000, time.Second, pollMax},                          // 9 s left
-		{500, 1000, 200 * time.Millisecond, 50 * time.Millisecond}, // 200 ms left
-		{990, 1000, time.Second, pollFinal},                        // 10 ms left
-		{1000, 1000, time.Second, pollFinal},                       // done
-	} {
-		if got := pollInterval(tc.loaded, tc.want, tc.elapsed); got != tc.interval {
-			t.Errorf("pollInterval(%d, %d, %v) = %v, want %v", tc.loaded, tc.want, tc.elapsed, got, tc.interval)
-		}
-	}
-}
