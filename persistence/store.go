@@ -514,11 +514,20 @@ func panickedIn(stack []byte, pkg string) bool {
 // REQUIRES: the caller has deferred s.recoverFatal.
 func (s *Store) commit(b *pebble.Batch, what string) error {
 	defer func() { _ = b.Close() }()
-	ticket := s.syncs.enter()
+	// Pebble commits an empty batch without writing or syncing the WAL, so
+	// only a batch with records counts as a synced commit that covers the
+	// writes before it (commitSharedSync).
+	counted := !b.Empty()
+	var ticket uint64
+	if counted {
+		ticket = s.syncs.enter()
+	}
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("persistence: %s: commit: %w", what, err)
 	}
-	s.syncs.finished(ticket)
+	if counted {
+		s.syncs.finished(ticket)
+	}
 	return nil
 }
 

@@ -116,3 +116,28 @@ func TestSyncTickets(t *testing.T) {
 		t.Fatal("a commit that entered after the mark did not cover the write")
 	}
 }
+
+// TestEmptyCommitCoversNothing: Pebble commits an empty batch without
+// touching the WAL, so an empty "synced" commit must take no ticket (it
+// would end a shared-sync wait it did not make durable); a batch with a
+// record does.
+func TestEmptyCommitCoversNothing(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), Options{})
+	mark := s.syncs.after()
+	if err := s.commit(s.db.NewBatch(), "empty"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := s.syncs.covered(mark); ok || s.syncs.after() != mark {
+		t.Fatal("an empty commit was counted as a synced commit")
+	}
+	b := s.db.NewBatch()
+	if err := b.LogData([]byte("x"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.commit(b, "one record"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := s.syncs.covered(mark); !ok {
+		t.Fatal("a synced commit with a record did not cover the writes before it")
+	}
+}
