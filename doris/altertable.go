@@ -140,47 +140,13 @@ func (p *parser) temporaryValues(clause, name string) (*api.TablePartition, *Err
 		}
 	case v.isSym("["):
 		p.next()
-		if pd.Lower, err = p.partitionTuple(clause, true); err != nil {
-			return nil, err
-		}
-		if err := p.expectSym(clause, ","); err != nil {
-			return nil, err
-		}
-		if pd.Upper, err = p.partitionTuple(clause, true); err != nil {
-			return nil, err
-		}
-		if err := p.expectSym(clause, ")"); err != nil {
+		if pd.Lower, pd.Upper, err = p.partitionBetween(clause); err != nil {
 			return nil, err
 		}
 	case v.is("IN"):
 		p.next()
-		if err := p.expectSym(clause, "("); err != nil {
+		if pd.In, err = p.partitionIn(v, clause); err != nil {
 			return nil, err
-		}
-		for {
-			var b *api.PartitionBound
-			if p.peek().isSym("(") {
-				if b, err = p.partitionTuple(clause, false); err != nil {
-					return nil, err
-				}
-			} else {
-				val, err := p.partitionValue(clause, false)
-				if err != nil {
-					return nil, err
-				}
-				b = &api.PartitionBound{Values: []*api.PartitionBoundValue{val}}
-			}
-			pd.In = append(pd.In, b)
-			if len(pd.In) > table.MaxTablePartitions {
-				return nil, p.errf(v, clause, "more than %d values", table.MaxTablePartitions)
-			}
-			if p.acceptSym(",") {
-				continue
-			}
-			if err := p.expectSym(clause, ")"); err != nil {
-				return nil, err
-			}
-			break
 		}
 	default:
 		return nil, p.errf(v, clause+" VALUES", "expected LESS THAN, [ or IN, found %s", v.describe())

@@ -2,8 +2,11 @@ package doris
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/loadnode/loadnode/table"
 )
 
 // TestExprDepth (probe 2026-12-02, D6): a COLUMNS or WHERE expression
@@ -30,5 +33,20 @@ func TestExprDepth(t *testing.T) {
 	at := strings.Repeat("(", 3000) + "k1" + strings.Repeat(")", 3000)
 	if _, err := Parse("CREATE ROUTINE LOAD j ON t COLUMNS(k1, v = " + at + "), WHERE " + at + from); err != nil {
 		t.Fatalf("at the limit: %.300v", err)
+	}
+}
+
+// TestPartitionInBounded: a partition's IN list, in CREATE TABLE and in
+// ALTER TABLE ADD TEMPORARY PARTITION, holds at most
+// table.MaxTablePartitions values.
+func TestPartitionInBounded(t *testing.T) {
+	vals := strings.TrimSuffix(strings.Repeat("1,", table.MaxTablePartitions+1), ",")
+	for _, sql := range []string{
+		"CREATE TABLE t (k INT) DUPLICATE KEY(k) PARTITION BY LIST(k) (PARTITION p VALUES IN (" + vals + ")) DISTRIBUTED BY HASH(k) BUCKETS 1",
+		"ALTER TABLE t ADD TEMPORARY PARTITION tp VALUES IN (" + vals + ")",
+	} {
+		if _, err := Parse(sql); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d values", table.MaxTablePartitions)) {
+			t.Errorf("%.60s...: %v, want more than %d values", sql, err, table.MaxTablePartitions)
+		}
 	}
 }

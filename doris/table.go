@@ -806,16 +806,7 @@ func (p *parser) partitionBy(what string, spec *api.TableSpec) (*api.TablePartit
 			if out.List {
 				return nil, p.errf(v, clause+" VALUES [...)", "a LIST partition takes VALUES IN (...)")
 			}
-			if pd.Lower, err = p.partitionTuple(clause, true); err != nil {
-				return nil, err
-			}
-			if err := p.expectSym(clause, ","); err != nil {
-				return nil, err
-			}
-			if pd.Upper, err = p.partitionTuple(clause, true); err != nil {
-				return nil, err
-			}
-			if err := p.expectSym(clause, ")"); err != nil {
+			if pd.Lower, pd.Upper, err = p.partitionBetween(clause); err != nil {
 				return nil, err
 			}
 		case v.is("IN"):
@@ -823,30 +814,8 @@ func (p *parser) partitionBy(what string, spec *api.TableSpec) (*api.TablePartit
 			if !out.List {
 				return nil, p.errf(v, clause+" VALUES IN", "a RANGE partition takes VALUES LESS THAN (...) or VALUES [(...), (...))")
 			}
-			if err := p.expectSym(clause, "("); err != nil {
+			if pd.In, err = p.partitionIn(v, clause); err != nil {
 				return nil, err
-			}
-			for {
-				var b *api.PartitionBound
-				if p.peek().isSym("(") {
-					if b, err = p.partitionTuple(clause, false); err != nil {
-						return nil, err
-					}
-				} else {
-					val, err := p.partitionValue(clause, false)
-					if err != nil {
-						return nil, err
-					}
-					b = &api.PartitionBound{Values: []*api.PartitionBoundValue{val}}
-				}
-				pd.In = append(pd.In, b)
-				if p.acceptSym(",") {
-					continue
-				}
-				if err := p.expectSym(clause, ")"); err != nil {
-					return nil, err
-				}
-				break
 			}
 		default:
 			return nil, p.errf(v, clause+" VALUES", "expected LESS THAN, [ or IN, found %s", v.describe())
@@ -873,6 +842,59 @@ func (p *parser) partitionBy(what string, spec *api.TableSpec) (*api.TablePartit
 
 // partitionTuple parses ("v1", "v2", ...); MAXVALUE is a value of a
 // RANGE bound (rng).
+// partitionBetween reads a range partition's [(v, ...), (v, ...)) after
+// its "[": the lower and the upper bound.
+func (p *parser) partitionBetween(clause string) (lower, upper *api.PartitionBound, err *Error) {
+	if lower, err = p.partitionTuple(clause, true); err != nil {
+		return nil, nil, err
+	}
+	if err := p.expectSym(clause, ","); err != nil {
+		return nil, nil, err
+	}
+	if upper, err = p.partitionTuple(clause, true); err != nil {
+		return nil, nil, err
+	}
+	if err := p.expectSym(clause, ")"); err != nil {
+		return nil, nil, err
+	}
+	return lower, upper, nil
+}
+
+// partitionIn reads a list partition's values after IN (at): (v, ...) or
+// ((v, ...), ...), at most table.MaxTablePartitions of them.
+func (p *parser) partitionIn(at token, clause string) ([]*api.PartitionBound, *Error) {
+	if err := p.expectSym(clause, "("); err != nil {
+		return nil, err
+	}
+	var in []*api.PartitionBound
+	for {
+		var b *api.PartitionBound
+		if p.peek().isSym("(") {
+			var err *Error
+			if b, err = p.partitionTuple(clause, false); err != nil {
+				return nil, err
+			}
+		} else {
+			val, err := p.partitionValue(clause, false)
+			if err != nil {
+				return nil, err
+			}
+			b = &api.PartitionBound{Values: []*api.PartitionBoundValue{val}}
+		}
+		in = append(in, b)
+		if len(in) > table.MaxTablePartitions {
+			return nil, p.errf(at, clause, "more than %d values", table.MaxTablePartitions)
+		}
+		if p.acceptSym(",") {
+			continue
+		}
+		if err := p.expectSym(clause, ")"); err != nil {
+			return nil, err
+		}
+		return in, nil
+	}
+}
+
 func (p *parser) partitionTuple(clause string, rng bool) (*api.PartitionBound, *Error) {
 	if err := p.expectSym(clause, "("); err != nil {
 		return nil, err

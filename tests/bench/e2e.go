@@ -156,32 +156,30 @@ func commitSeconds(ctx context.Context, addr, job string) (float64, error) {
 // committedUp reports whether the light read jc has every partition of
 // ends committed to its end.
 func committedUp(jc *api.JobCommitted, ends map[int32]int64) bool {
-	seen := 0
-	for _, p := range jc.GetPositions() {
-		end, ok := ends[p.GetPartition()]
-		if !ok {
-			continue
-		}
-		if p.GetCommittedOffset() != end {
-			return false
-		}
-		seen++
-	}
-	return seen == len(ends)
+	ps := jc.GetPositions()
+	return atEnds(len(ps), func(i int) (int32, int64) { return ps[i].GetPartition(), ps[i].GetCommittedOffset() }, ends)
 }
 
 // caughtUp reports whether every partition of ends is committed to its end.
 func caughtUp(info *api.JobInfo, ends map[int32]int64) bool {
-	if len(info.GetPartitions()) < len(ends) {
+	ps := info.GetPartitions()
+	return atEnds(len(ps), func(i int) (int32, int64) { return ps[i].GetPartition(), ps[i].GetCommittedOffset() }, ends)
+}
+
+// atEnds reports whether the n committed positions that at gives hold
+// every partition of ends at its end.
+func atEnds(n int, at func(i int) (partition int32, committed int64), ends map[int32]int64) bool {
+	if n < len(ends) {
 		return false
 	}
 	seen := 0
-	for _, p := range info.GetPartitions() {
-		end, ok := ends[p.GetPartition()]
+	for i := range n {
+		p, committed := at(i)
+		end, ok := ends[p]
 		if !ok {
 			continue
 		}
-		if p.GetCommittedOffset() != end {
+		if committed != end {
 			return false
 		}
 		seen++
