@@ -106,21 +106,7 @@ func queryTable(ctx context.Context, lookup func(string) (*api.TableSpec, error)
 			res.Rows[i][j] = wireValue(plan.Columns[j], &row[j])
 		}
 	}
-	rs := &api.ResultSet{}
-	for _, c := range res.Columns {
-		rs.Columns = append(rs.Columns, c.Name)
-	}
-	for _, row := range res.Text() {
-		r := &api.ResultRow{Values: make([]string, len(row))}
-		for j, cell := range row {
-			r.Values[j] = "NULL"
-			if cell != nil {
-				r.Values[j] = *cell
-			}
-		}
-		rs.Rows = append(rs.Rows, r)
-	}
-	return &api.TableQueryResponse{Result: rs}
+	return &api.TableQueryResponse{Result: res.ResultSet()}
 }
 
 // wireValue is a result cell as the scan puts it on the wire

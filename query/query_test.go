@@ -453,3 +453,21 @@ func (s twoSources) Page(ctx context.Context, table string, cursor []byte) (*api
 	}
 	return nil, nil, nil, fmt.Errorf("no table %s", table)
 }
+
+// TestResultSet: a result on the wire: column names, cells rendered as
+// Text renders them, NULL as "NULL".
+func TestResultSet(t *testing.T) {
+	res := &Result{
+		Columns: []Column{{Name: "k", Type: api.ColumnType_INT64}, {Name: "v", Type: api.ColumnType_STRING}},
+		Rows: [][]*api.Value{
+			{{Kind: &api.Value_Int64{Int64: 7}}, {Kind: &api.Value_Null{}}},
+		},
+	}
+	rs := res.ResultSet()
+	if got := strings.Join(rs.GetColumns(), ","); got != "k,v" {
+		t.Errorf("columns %q, want k,v", got)
+	}
+	if len(rs.GetRows()) != 1 || strings.Join(rs.GetRows()[0].GetValues(), ",") != "7,NULL" {
+		t.Errorf("rows %v, want [7 NULL]", rs.GetRows())
+	}
+}

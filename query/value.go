@@ -44,6 +44,26 @@ func (r *Result) Text() [][]*string {
 	return out
 }
 
+// ResultSet is the result as the wire's result set: the column names and
+// each row's cells as Text renders them, "NULL" for NULL.
+func (r *Result) ResultSet() *api.ResultSet {
+	rs := &api.ResultSet{}
+	for _, c := range r.Columns {
+		rs.Columns = append(rs.Columns, c.Name)
+	}
+	for _, row := range r.Text() {
+		out := &api.ResultRow{Values: make([]string, len(row))}
+		for j, cell := range row {
+			out.Values[j] = "NULL"
+			if cell != nil {
+				out.Values[j] = *cell
+			}
+		}
+		rs.Rows = append(rs.Rows, out)
+	}
+	return rs
+}
+
 // Render is a cell as Doris's MySQL protocol renders it in text: ok false
 // for NULL. Integers in decimal; BOOLEAN as 1 or 0; DECIMAL with its scale
 // (LARGEINT without); FLOAT and DOUBLE with the shortest digits that read

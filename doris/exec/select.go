@@ -68,7 +68,7 @@ func execSelect(ctx context.Context, c Client, statement string) (*api.ExecRespo
 	if err == nil {
 		var res *query.Result
 		if res, err = query.Run(ctx, scanSource{c}, q, query.WithLocation(time.Local)); err == nil {
-			return &api.ExecResponse{Result: resultSetOf(res), Message: fmt.Sprintf("%d rows in set", len(res.Rows))}, nil
+			return &api.ExecResponse{Result: res.ResultSet(), Message: fmt.Sprintf("%d rows in set", len(res.Rows))}, nil
 		}
 	}
 	var ce *client.Error
@@ -85,23 +85,4 @@ func execSelect(ctx context.Context, c Client, statement string) (*api.ExecRespo
 		field = qe.Clause
 	}
 	return nil, &client.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: field, Message: err.Error()}
-}
-
-// resultSetOf is a query's result as the wire's result set.
-func resultSetOf(res *query.Result) *api.ResultSet {
-	rs := &api.ResultSet{}
-	for _, col := range res.Columns {
-		rs.Columns = append(rs.Columns, col.Name)
-	}
-	for _, row := range res.Text() {
-		r := &api.ResultRow{Values: make([]string, len(row))}
-		for j, cell := range row {
-			r.Values[j] = "NULL"
-			if cell != nil {
-				r.Values[j] = *cell
-			}
-		}
-		rs.Rows = append(rs.Rows, r)
-	}
-	return rs
 }
