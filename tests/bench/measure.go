@@ -18,6 +18,7 @@ type sample struct {
 	elapsed time.Duration
 	cpu     time.Duration // CPU time of the measured process
 	mallocs uint64        // heap allocations in this process
+	faults  int64         // minor + major page faults of this process
 	records int64
 	bytes   int64
 	batches int64 // committed batches (end to end only)
@@ -31,21 +32,23 @@ type meter struct {
 	t0      time.Time
 	cpu0    time.Duration
 	mallocs uint64
+	faults  int64
 }
 
 func startMeter() meter {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return meter{t0: time.Now(), cpu0: selfCPU(), mallocs: ms.Mallocs}
+	return meter{t0: time.Now(), cpu0: selfCPU(), mallocs: ms.Mallocs, faults: selfFaults()}
 }
 
 func (m meter) stop(records, bytes int64) sample {
 	el := time.Since(m.t0)
 	cpu := selfCPU() - m.cpu0
+	faults := selfFaults() - m.faults
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return sample{elapsed: el, cpu: cpu, mallocs: ms.Mallocs - m.mallocs, records: records, bytes: bytes}
+	return sample{elapsed: el, cpu: cpu, mallocs: ms.Mallocs - m.mallocs, faults: faults, records: records, bytes: bytes}
 }
 
 // selfCPU is this process's user + system CPU time (getrusage).
@@ -55,6 +58,17 @@ func selfCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// selfFaults is this process's minor + major page faults (getrusage
+// ru_minflt + ru_majflt): memory touched for the first time, or again after
+// it went back to the kernel.
+func selfFaults() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Minflt + ru.Majflt
 }
 
 // clockTick is USER_HZ, the unit of /proc/PID/stat CPU times (100 on Linux).
@@ -143,7 +157,7 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 
 // summarize turns measured samples into the reported medians.
 func summarize(r *Throughput, ss []sample) {
-	var rate, mbs, cpu, allocs, secs, batch, commit []float64
+	var rate, mbs, cpu, allocs, faults, secs, batch, commit []float64
 	for _, s := range ss {
 		sec := s.elapsed.Seconds()
 		secs = append(secs, sec)
@@ -151,6 +165,7 @@ func summarize(r *Throughput, ss []sample) {
 		mbs = append(mbs, float64(s.bytes)/sec/1e6)
 		cpu = append(cpu, s.cpu.Seconds()/(float64(s.records)/1e6))
 		allocs = append(allocs, float64(s.mallocs)/float64(s.records))
+		faults = append(faults, float64(s.faults)/float64(s.records))
 		if s.batches > 0 {
 			batch = append(batch, float64(s.records)/float64(s.batches))
 		}
@@ -164,6 +179,7 @@ func summarize(r *Throughput, ss []sample) {
 	r.MBPerSec = median(mbs)
 	r.CPUSecPerMillion = median(cpu)
 	r.AllocsPerRecord = median(allocs)
+	r.FaultsPerRecord = median(faults)
 	r.AvgBatchRows = median(batch)
 	r.CommitRowsPerSec = median(commit)
 }

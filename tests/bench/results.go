@@ -67,6 +67,9 @@ type Throughput struct {
 	MBPerSec         float64 `json:"mb_per_sec"`
 	CPUSecPerMillion float64 `json:"cpu_sec_per_million"`
 	AllocsPerRecord  float64 `json:"allocs_per_record"`
+	// FaultsPerRecord (e2e and store rows) is the measuring process's
+	// minor + major page faults (getrusage) per record.
+	FaultsPerRecord float64 `json:"faults_per_record,omitempty"`
 	// AvgBatchRows is rows per committed batch (e2e, store).
 	AvgBatchRows float64 `json:"avg_batch_rows,omitempty"`
 	// E2EToCeilingRatio is set on every e2e row: its records/s over the
