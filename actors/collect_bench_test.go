@@ -63,7 +63,7 @@ func BenchmarkCollect(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				out := collect(context.Background(), cfg, fixedReader{batch}, parser, nil, map[int32]int64{0: 0})
+				out := collect(context.Background(), cfg, fixedReader{batch}, parser, nil, map[int32]int64{0: 0}, nil)
 				if out.err != nil || out.commit.loaded != n {
 					b.Fatalf("collect: %v, loaded %d", out.err, out.commit.loaded)
 				}

@@ -37,7 +37,7 @@ func TestErrorRowReasonBounded(t *testing.T) {
 		{Partition: 0, Offset: 1, Value: invalid},
 	}}
 	cfg := taskConfig{jobID: 1, schema: schema, format: f, settings: testSettings(Settings{})}
-	out := collect(context.Background(), cfg, fixedReader{batch}, parser, nil, map[int32]int64{0: 0})
+	out := collect(context.Background(), cfg, fixedReader{batch}, parser, nil, map[int32]int64{0: 0}, nil)
 	if out.err != nil {
 		t.Fatal(out.err)
 	}
@@ -134,7 +134,7 @@ func TestValueLimitIsErrorRow(t *testing.T) {
 		batch.Records = append(batch.Records, sources.Record{Partition: 0, Offset: int64(i), Value: []byte(r)})
 		batch.Bytes += int64(len(r))
 	}
-	out := collect(context.Background(), cfg, fixedReader{batch}, parser, nil, map[int32]int64{0: 0})
+	out := collect(context.Background(), cfg, fixedReader{batch}, parser, nil, map[int32]int64{0: 0}, nil)
 	if out.err != nil {
 		t.Fatal(out.err)
 	}

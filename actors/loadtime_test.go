@@ -34,7 +34,7 @@ func TestCollectLoadTime(t *testing.T) {
 	}
 	wall := func(tm time.Time) int64 { return tm.Add(10 * time.Hour).UnixMicro() } // the +10:00 wall clock
 	before := wall(time.Now())
-	out := collect(context.Background(), cfg, fixedReader{batch}, parser, nil, map[int32]int64{0: 0})
+	out := collect(context.Background(), cfg, fixedReader{batch}, parser, nil, map[int32]int64{0: 0}, nil)
 	after := wall(time.Now())
 	if out.err != nil {
 		t.Fatal(out.err)

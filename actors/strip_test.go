@@ -33,7 +33,7 @@ func TestCollectStripOuterArray(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := collect(context.Background(), cfg, fixedReader{batch}, parser, nil, map[int32]int64{0: 0})
+		out := collect(context.Background(), cfg, fixedReader{batch}, parser, nil, map[int32]int64{0: 0}, nil)
 		if out.err != nil {
 			t.Fatal(out.err)
 		}
@@ -90,7 +90,7 @@ func TestCollectCSVLines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := collect(context.Background(), cfg, fixedReader{batch}, parser, nil, map[int32]int64{0: 0})
+		out := collect(context.Background(), cfg, fixedReader{batch}, parser, nil, map[int32]int64{0: 0}, nil)
 		if out.err != nil {
 			t.Fatal(out.err)
 		}

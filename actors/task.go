@@ -91,6 +91,49 @@ type commitBatch struct {
 	records    int64
 	// behind is the source's MillisBehindLatest per partition, where known.
 	behind map[int32]int64
+	// bufs are the arena and row headers the rows (and more) live in; the
+	// task takes them back for its next batch once this one is durable.
+	bufs *batchBufs
+}
+
+// batchBufs are a batch's row arena (every row's key and value) and its
+// row headers. A batch of max_batch_rows rows takes a few MiB of each:
+// allocated afresh per batch, they were zeroed, or first touched (a page
+// fault each 4 KiB), on every batch. A task keeps one set, of the batch
+// it last had committed, for its next read.
+//
+// INVARIANT: a task reuses a batch's bufs only after the job answered the
+// batch's commit with success: the sink's Commit has returned, and nothing
+// of the job or the sink refers to the rows any more.
+type batchBufs struct {
+	arena []byte
+	rows  []sink.KV
+}
+
+// maxSpareArena bounds the arena a task keeps for its next batch; a batch
+// bigger than that (max_batch_size allows hundreds of MiB) leaves its
+// arena to the GC.
+const maxSpareArena = 32 << 20
+
+// take returns b's arena and row headers with room for at least arena
+// bytes and rows rows, empty (and the headers zeroed: appendKV relies on
+// it); a nil b, or one too small, gives fresh ones.
+func (b *batchBufs) take(arena, rows int) ([]byte, []sink.KV) {
+	var a []byte
+	var r []sink.KV
+	if b != nil && cap(b.arena) >= arena {
+		a = b.arena[:0]
+	} else {
+		a = make([]byte, 0, arena)
+	}
+	if b != nil && cap(b.rows) >= rows {
+		r = b.rows[:cap(b.rows)]
+		clear(r)
+		r = r[:0]
+	} else {
+		r = make([]sink.KV, 0, rows)
+	}
+	return a, r
 }
 
 // commitResult answers a commitBatch. err is nil when the batch is durable.
@@ -148,6 +191,11 @@ type task struct {
 	committing bool
 	// ready is a read batch waiting for the outstanding commit.
 	ready *commitBatch
+	// sent is the batch of the outstanding commit; spare the bufs of the
+	// last batch committed, for the next read (nil while a read has
+	// them, and after an empty read: an idle task keeps none).
+	sent  *commitBatch
+	spare *batchBufs
 	// napping: a requestSlot timer is pending (the last read was empty).
 	napping bool
 	// pendingErr is a read error to report once the records read before it
@@ -243,6 +291,10 @@ func (t *task) Receive(ctx actor.Context) {
 			return
 		}
 		t.idle, t.empties = 0, 0
+		// The batch is durable: its buffers serve the next read.
+		if t.sent != nil {
+			t.spare, t.sent = t.sent.bufs, nil
+		}
 		if c := t.ready; c != nil {
 			t.ready = nil
 			t.send(ctx, c)
@@ -375,19 +427,21 @@ func newParser(cfg taskConfig, s *table.Schema) (*table.Parser, error) {
 // owns the reader and parser until it sends batchCollected; it touches no
 // actor state.
 func (t *task) read(ctx actor.Context) {
-	reader, parser, cfg, rs := t.reader, t.parser, t.cfg, t.routes
+	reader, parser, cfg, rs, spare := t.reader, t.parser, t.cfg, t.routes, t.spare
+	t.spare = nil
 	start := make(map[int32]int64, len(t.pos))
 	for p, o := range t.pos {
 		start[p] = o.Offset
 	}
 	t.done = run(t.life, fmt.Sprintf("task %d read", cfg.index), func(ctx context.Context) *batchCollected {
-		out := collect(ctx, cfg, reader, parser, rs, start)
+		out := collect(ctx, cfg, reader, parser, rs, start, spare)
 		return &out
 	}, func(err error) *batchCollected { return &batchCollected{err: err} })
 }
 
-// collect reads one batch and turns it into a commit request.
-func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, home *table.Parser, rs *routes, start map[int32]int64) batchCollected {
+// collect reads one batch and turns it into a commit request, its rows in
+// spare's buffers when they are big enough (spare may be nil).
+func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, home *table.Parser, rs *routes, start map[int32]int64, spare *batchBufs) batchCollected {
 	b, readErr := reader.Read(ctx, cfg.limits)
 	if b == nil {
 		if readErr == nil {
@@ -405,8 +459,8 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, home *t
 	}
 	c.behind = b.BehindMs
 	vals := make([]table.Value, len(cfg.schema.Columns()))
-	c.rows = make([]sink.KV, 0, len(b.Records))
-	arena := make([]byte, 0, int(b.Bytes)+len(b.Records)*(table.KeyLen+16))
+	arena, rows := spare.take(int(b.Bytes)+len(b.Records)*(table.KeyLen+16), len(b.Records))
+	c.rows = rows
 	now := time.Now()
 	nowMs := now.UnixMilli()
 	// One load time per batch, as Doris takes one per load (DEFAULT
@@ -512,6 +566,9 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, home *t
 	if enc != nil {
 		enc.Seal()
 		c.encoded = enc
+	}
+	if cap(arena) <= maxSpareArena {
+		c.bufs = &batchBufs{arena: arena, rows: c.rows}
 	}
 	return batchCollected{commit: c, next: b.Next, err: readErr}
 }
@@ -645,7 +702,9 @@ func (t *task) onBatch(ctx actor.Context, msg *batchCollected) {
 	if len(msg.commit.ranges) == 0 {
 		// Nothing new. After a few empty reads the task goes dormant: it
 		// closes its reader and asks for a slot again only when the
-		// (shared, cached) high watermarks show records to read.
+		// (shared, cached) high watermarks show records to read. A task
+		// that has caught up keeps no buffers.
+		t.spare = nil
 		t.empties++
 		if t.empties >= dormantAfter && (t.fed || t.empties >= dormantUnfed) && t.reader != nil && !t.cfg.keepReader {
 			t.reader.Close()
@@ -675,7 +734,7 @@ func (t *task) onBatch(ctx actor.Context, msg *batchCollected) {
 // send asks the job to commit c and, unless the read failed, asks for a
 // slot to read the next batch meanwhile.
 func (t *task) send(ctx actor.Context, c *commitBatch) {
-	t.committing = true
+	t.committing, t.sent = true, c
 	ctx.Request(t.cfg.job, c)
 	if t.wantsRead() && !t.holding && !t.napping {
 		t.ask(ctx)
