@@ -77,7 +77,9 @@ func WriteText(w io.Writer, r *Results) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "  creates/s: %.0f with 1 client, %.0f with 16 concurrent clients (%.2fx)\n\n", c.CreatesPerSec1, c.CreatesPerSec16, c.ConcurrencyFactor)
+		fmt.Fprintf(w, "  creates/s: %.0f with 1 client, %.0f with 16 concurrent clients (%.2fx)\n", c.CreatesPerSec1, c.CreatesPerSec16, c.ConcurrencyFactor)
+		fmt.Fprintf(w, "  CPU ms per create (node and clients, in this process): %.3f with 1 client, %.3f with 16; the broker's: %.3f / %.3f\n\n",
+			c.CPUMsPerCreate1, c.CPUMsPerCreate16, c.BrokerCPUMsPerCreate1, c.BrokerCPUMsPerCreate16)
 	}
 	if len(r.Scale) > 0 {
 		fmt.Fprintln(w, "scale of idle jobs (`loadnode serve` child process, 16 concurrent creators):")
