@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -94,6 +95,7 @@ type createSample struct {
 	tput1, tput16           float64
 	cpu1, cpu16             float64
 	brokerCPU1, brokerCPU16 float64
+	allocs1, allocs16       float64 // heap allocations per create, this process
 }
 
 // createRun measures, on fresh in-process nodes, the latency of n sequential
@@ -106,9 +108,11 @@ func createRun(ctx context.Context, o Options, brokers []string, n, run int) (*c
 		return nil, err
 	}
 	var cpu cpuMeter
-	started := func() { cpu = startCPU(o.brokerPID) }
+	var m0 uint64
+	started := func() { cpu, m0 = startCPU(o.brokerPID), mallocs() }
 	seq, el, err := createJobs(ctx, node1.Addr(), brokers, fmt.Sprintf("seq%d", run), n, 1, started)
 	cs.cpu1, cs.brokerCPU1 = cpu.msPer(len(seq))
+	cs.allocs1 = float64(mallocs()-m0) / float64(max(len(seq), 1))
 	if err == nil {
 		cs.ping, err = pings(ctx, node1.Addr(), n)
 	}
@@ -123,6 +127,7 @@ func createRun(ctx context.Context, o Options, brokers []string, n, run int) (*c
 	}
 	conc, el, err := createJobs(ctx, node16.Addr(), brokers, fmt.Sprintf("conc%d", run), n, 16, started)
 	cs.cpu16, cs.brokerCPU16 = cpu.msPer(len(conc))
+	cs.allocs16 = float64(mallocs()-m0) / float64(max(len(conc), 1))
 	cleanup()
 	if err != nil {
 		return nil, err
@@ -131,6 +136,13 @@ func createRun(ctx context.Context, o Options, brokers []string, n, run int) (*c
 	slices.Sort(cs.seq)
 	slices.Sort(cs.ping)
 	return &cs, nil
+}
+
+// mallocs is this process's heap allocations so far.
+func mallocs() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Mallocs
 }
 
 // msPer is the CPU milliseconds of this process and of the broker since

@@ -124,6 +124,10 @@ type Create struct {
 	CPUMsPerCreate16       float64 `json:"cpu_ms_per_create_16_clients"`
 	BrokerCPUMsPerCreate1  float64 `json:"broker_cpu_ms_per_create_1_client,omitempty"`
 	BrokerCPUMsPerCreate16 float64 `json:"broker_cpu_ms_per_create_16_clients,omitempty"`
+	// AllocsPerCreate1 and AllocsPerCreate16 are the bench process's heap
+	// allocations per create (a figure the machine's load does not move).
+	AllocsPerCreate1  float64 `json:"allocs_per_create_1_client"`
+	AllocsPerCreate16 float64 `json:"allocs_per_create_16_clients"`
 }
 
 // Scale is the scale-of-jobs scenario for one job count.
