@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -360,10 +361,18 @@ func (m *manager) flushCreates(ctx actor.Context) {
 	})
 }
 
-// onCreatesWritten spawns the jobs whose snapshots are now durable and
-// answers every waiting client.
+// onCreatesWritten answers every waiting client, then spawns the jobs
+// whose snapshots are now durable: a client's answer does not wait for
+// the spawns (nor for the starts they begin) of its batch. The jobs are
+// registered before the answers and spawned in this same message, so a
+// request that follows an answer finds its job and the job's actor.
 func (m *manager) onCreatesWritten(ctx actor.Context, msg *createsWritten) {
 	m.writing = max(m.writing-1, 0) // a restarted manager started from 0
+	type made struct {
+		e  *entry
+		pc *pendingCreate
+	}
+	var spawn []made
 	for i, pc := range msg.batch {
 		rec := pc.job.Record
 		name := rec.GetName()
@@ -388,19 +397,28 @@ func (m *manager) onCreatesWritten(ctx actor.Context, msg *createsWritten) {
 		}
 		if e := m.byName[name]; e != nil && e.rec.GetId() == rec.GetId() {
 			// A restarted manager already respawned it from the store.
-			m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: api.RedactSpec(rec.GetSpec()), CreatedUnixMs: rec.GetCreatedUnixMs()}})
+			m.replyCreate(ctx, pc, createdResponse(e))
 			continue
 		}
 		// INVARIANT (durable before visible): the snapshot is synced; only
-		// now does the job actor exist.
+		// now is the job listed, answered and its actor spawned.
 		if h := m.deps.Hooks.AfterCreateSynced; h != nil {
 			h(rec.GetId())
 		}
 		e := &entry{rec: rec, summary: summaryOf(m.deps.Specs, rec, api.JobState_NEED_SCHEDULE, api.Reason_CREATED, "created")}
 		m.register(e)
+		m.replyCreate(ctx, pc, createdResponse(e))
+		spawn = append(spawn, made{e, pc})
+	}
+	// The creates that queued meanwhile go to their write before these
+	// jobs start: its fsync runs while they spawn (and covers their
+	// first schedules, syncshare.go).
+	m.flushCreates(ctx)
+	for _, s := range spawn {
+		rec := s.e.rec
 		if m.clustered() {
 			// The leader assigns it; its owner spawns it (OwnJob).
-			m.ensureActor(ctx, e)
+			m.ensureActor(ctx, s.e)
 		} else {
 			// The actor starts from what was just written (one record in
 			// memory, not two) and asks for admission at once. A new id
@@ -408,12 +426,17 @@ func (m *manager) onCreatesWritten(ctx actor.Context, msg *createsWritten) {
 			// that store (journaledStarts) starts from none without
 			// reading it back; any other sink is read (loadPositions).
 			fresh := &api.SinkProgress{Positions: map[int32]int64{}, Checkpoints: map[int32][]byte{}, Stats: &api.JobStats{}}
-			m.spawnFrom(ctx, e, &metastore.JobState{Record: rec, Last: pc.job.First, SinkProgress: fresh}, false)
+			m.spawnFrom(ctx, s.e, &metastore.JobState{Record: rec, Last: s.pc.job.First, SinkProgress: fresh}, false)
 		}
-		m.jobLog(rec).Info("job created")
-		m.replyCreate(ctx, pc, &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: api.RedactSpec(rec.GetSpec()), CreatedUnixMs: rec.GetCreatedUnixMs()}})
+		m.deps.Logger.LogAttrs(context.Background(), slog.LevelInfo, "job created", slog.Uint64("job", rec.GetId()), slog.String("name", rec.GetName()))
 	}
-	m.flushCreates(ctx)
+}
+
+// createdResponse is the answer to a create of e: its summary (a copy: the
+// answer may be encoded after the manager changed e), spec and time.
+func createdResponse(e *entry) *api.JobResponse {
+	rec := e.rec
+	return &api.JobResponse{Job: &api.JobInfo{Summary: proto.Clone(e.summary).(*api.JobSummary), Spec: api.RedactSpec(rec.GetSpec()), CreatedUnixMs: rec.GetCreatedUnixMs()}}
 }
 
 func (m *manager) replyCreate(ctx actor.Context, pc *pendingCreate, resp *api.JobResponse) {

@@ -99,6 +99,11 @@ type jobCore struct {
 	// epoch changes whenever the job leaves RUNNING or NEED_SCHEDULE, so
 	// that results of look-ups started before are recognised as stale.
 	epoch uint64
+	// logger is log's logger, built once for the name it carries.
+	logger struct {
+		name string
+		l    *slog.Logger
+	}
 }
 
 // jobTimers are the timers a job actor set and that have not fired
@@ -156,7 +161,10 @@ func jobProps(produce func(*stopLatch) actor.Actor) *actor.Props {
 
 // log is the job's logger: every line carries "job" (the id) and "name".
 func (j *job) log() *slog.Logger {
-	return jobLogger(j.deps.Logger, j.id, j.rec.GetName())
+	if name := j.rec.GetName(); j.logger.l == nil || j.logger.name != name {
+		j.logger.name, j.logger.l = name, jobLogger(j.deps.Logger, j.id, name)
+	}
+	return j.logger.l
 }
 
 // jobLogger returns l with a job's id and name under the constant keys

@@ -271,15 +271,19 @@ func repeat(runs int, f func(run int) (sample, error)) ([]sample, error) {
 
 func runCreate(ctx context.Context, o Options, brokers []string, logf func(string, ...any)) (*Create, error) {
 	// Warm-up: a smaller run, discarded.
-	if _, _, _, _, err := createRun(ctx, o, brokers, max(o.Creates/10, 16), 0); err != nil {
+	if _, err := createRun(ctx, o, brokers, max(o.Creates/10, 16), 0); err != nil {
 		return nil, err
 	}
-	var p50, p99, pb50, pb99, pg50, pg99, t1, t16 []float64
+	var p50, p99, pb50, pb99, pg50, pg99, t1, t16, c1, c16, b1, b16, a1, a16 []float64
 	for run := 1; run <= o.Runs; run++ {
-		seq, ping, tp1, tp16, err := createRun(ctx, o, brokers, o.Creates, run)
+		cs, err := createRun(ctx, o, brokers, o.Creates, run)
 		if err != nil {
 			return nil, err
 		}
+		seq, ping, tp1, tp16 := cs.seq, cs.ping, cs.tput1, cs.tput16
+		c1, c16 = append(c1, cs.cpu1), append(c16, cs.cpu16)
+		b1, b16 = append(b1, cs.brokerCPU1), append(b16, cs.brokerCPU16)
+		a1, a16 = append(a1, cs.allocs1), append(a16, cs.allocs16)
 		pb, err := pebbleCommits(o.Creates)
 		if err != nil {
 			return nil, err
@@ -293,13 +297,16 @@ func runCreate(ctx context.Context, o Options, brokers []string, logf func(strin
 		pg99 = append(pg99, ms(percentile(ping, 99)))
 		t1 = append(t1, tp1)
 		t16 = append(t16, tp16)
-		logf("create run %d: p50 %.2fms p99 %.2fms (pebble sync p99 %.2fms), %.0f/s with 1 client, %.0f/s with 16",
-			run, p50[len(p50)-1], p99[len(p99)-1], pb99[len(pb99)-1], tp1, tp16)
+		logf("create run %d: p50 %.2fms p99 %.2fms (pebble sync p99 %.2fms), %.0f/s with 1 client, %.0f/s with 16 (per create: CPU ms %.3f / %.3f, broker %.3f / %.3f, allocations %.0f / %.0f)",
+			run, p50[len(p50)-1], p99[len(p99)-1], pb99[len(pb99)-1], tp1, tp16, cs.cpu1, cs.cpu16, cs.brokerCPU1, cs.brokerCPU16, cs.allocs1, cs.allocs16)
 	}
 	c := &Create{Jobs: o.Creates, Runs: o.Runs, CreateP50Ms: median(p50), CreateP99Ms: median(p99),
 		PebbleSyncP50Ms: median(pb50), PebbleSyncP99Ms: median(pb99),
 		PingP50Ms: median(pg50), PingP99Ms: median(pg99),
-		CreatesPerSec1: median(t1), CreatesPerSec16: median(t16)}
+		CreatesPerSec1: median(t1), CreatesPerSec16: median(t16),
+		CPUMsPerCreate1: median(c1), CPUMsPerCreate16: median(c16),
+		BrokerCPUMsPerCreate1: median(b1), BrokerCPUMsPerCreate16: median(b16),
+		AllocsPerCreate1: median(a1), AllocsPerCreate16: median(a16)}
 	if c.PebbleSyncP99Ms > 0 {
 		c.P99Ratio = c.CreateP99Ms / c.PebbleSyncP99Ms
 	}

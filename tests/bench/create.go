@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -30,8 +31,9 @@ func idleSpec(name string, brokers []string) *api.JobSpec {
 // createJobs creates jobs named prefix_0 .. prefix_<jobs-1> through clients
 // concurrent clients (each its own client.Client) against addr, and returns
 // the latency of each create and the wall time of all. It stops early when
-// ctx is done and returns what it created.
-func createJobs(ctx context.Context, addr string, brokers []string, prefix string, jobs, clients int) ([]time.Duration, time.Duration, error) {
+// ctx is done and returns what it created. started, if not nil, is called
+// once the clients are connected, as the first create is sent.
+func createJobs(ctx context.Context, addr string, brokers []string, prefix string, jobs, clients int, started func()) ([]time.Duration, time.Duration, error) {
 	cls := make([]*client.Client, clients)
 	for i := range cls {
 		c, err := client.Dial(ctx, addr, client.WithTimeout(time.Minute))
@@ -46,6 +48,9 @@ func createJobs(ctx context.Context, addr string, brokers []string, prefix strin
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
+	if started != nil {
+		started()
+	}
 	t0 := time.Now()
 	for w := range clients {
 		wg.Go(func() {
@@ -81,36 +86,74 @@ func createJobs(ctx context.Context, addr string, brokers []string, prefix strin
 	return out, el, firstErr
 }
 
+// createSample is one createRun: the sorted latencies of sequential
+// creates and pings, the creates/s with 1 and 16 clients, and the CPU
+// milliseconds per create of this process (node and clients) and of the
+// broker child with 1 and 16 clients.
+type createSample struct {
+	seq, ping               []time.Duration
+	tput1, tput16           float64
+	cpu1, cpu16             float64
+	brokerCPU1, brokerCPU16 float64
+	allocs1, allocs16       float64 // heap allocations per create, this process
+}
+
 // createRun measures, on fresh in-process nodes, the latency of n sequential
 // creates from one client, and the throughput of n creates from one and from
 // 16 concurrent clients.
-func createRun(ctx context.Context, o Options, brokers []string, n, run int) (seq, ping []time.Duration, tput1, tput16 float64, err error) {
+func createRun(ctx context.Context, o Options, brokers []string, n, run int) (*createSample, error) {
+	var cs createSample
 	node1, cleanup, err := startNode(ctx, o, "create1")
 	if err != nil {
-		return nil, nil, 0, 0, err
+		return nil, err
 	}
-	seq, el, err := createJobs(ctx, node1.Addr(), brokers, fmt.Sprintf("seq%d", run), n, 1)
+	var cpu cpuMeter
+	var m0 uint64
+	started := func() { cpu, m0 = startCPU(o.brokerPID), mallocs() }
+	seq, el, err := createJobs(ctx, node1.Addr(), brokers, fmt.Sprintf("seq%d", run), n, 1, started)
+	cs.cpu1, cs.brokerCPU1 = cpu.msPer(len(seq))
+	cs.allocs1 = float64(mallocs()-m0) / float64(max(len(seq), 1))
 	if err == nil {
-		ping, err = pings(ctx, node1.Addr(), n)
+		cs.ping, err = pings(ctx, node1.Addr(), n)
 	}
 	cleanup()
 	if err != nil {
-		return nil, nil, 0, 0, err
+		return nil, err
 	}
-	tput1 = float64(len(seq)) / el.Seconds()
+	cs.seq, cs.tput1 = seq, float64(len(seq))/el.Seconds()
 	node16, cleanup, err := startNode(ctx, o, "create16")
 	if err != nil {
-		return nil, nil, 0, 0, err
+		return nil, err
 	}
-	conc, el, err := createJobs(ctx, node16.Addr(), brokers, fmt.Sprintf("conc%d", run), n, 16)
+	conc, el, err := createJobs(ctx, node16.Addr(), brokers, fmt.Sprintf("conc%d", run), n, 16, started)
+	cs.cpu16, cs.brokerCPU16 = cpu.msPer(len(conc))
+	cs.allocs16 = float64(mallocs()-m0) / float64(max(len(conc), 1))
 	cleanup()
 	if err != nil {
-		return nil, nil, 0, 0, err
+		return nil, err
 	}
-	tput16 = float64(len(conc)) / el.Seconds()
-	slices.Sort(seq)
-	slices.Sort(ping)
-	return seq, ping, tput1, tput16, nil
+	cs.tput16 = float64(len(conc)) / el.Seconds()
+	slices.Sort(cs.seq)
+	slices.Sort(cs.ping)
+	return &cs, nil
+}
+
+// mallocs is this process's heap allocations so far.
+func mallocs() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Mallocs
+}
+
+// msPer is the CPU milliseconds of this process and of the broker since
+// start, per one of n operations.
+func (m cpuMeter) msPer(n int) (self, broker float64) {
+	if n == 0 {
+		return 0, 0
+	}
+	el := time.Since(m.t0).Seconds()
+	s, b := m.cores()
+	return s * el * 1e3 / float64(n), b * el * 1e3 / float64(n)
 }
 
 // pings measures n client round trips to the node's manager (a Ping, no

@@ -78,7 +78,9 @@ func WriteText(w io.Writer, r *Results) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "  creates/s: %.0f with 1 client, %.0f with 16 concurrent clients (%.2fx)\n\n", c.CreatesPerSec1, c.CreatesPerSec16, c.ConcurrencyFactor)
+		fmt.Fprintf(w, "  creates/s: %.0f with 1 client, %.0f with 16 concurrent clients (%.2fx)\n", c.CreatesPerSec1, c.CreatesPerSec16, c.ConcurrencyFactor)
+		fmt.Fprintf(w, "  per create, with 1 / 16 clients: CPU %.3f / %.3f ms (node and clients, in this process), the broker's %.3f / %.3f ms; %.0f / %.0f heap allocations\n\n",
+			c.CPUMsPerCreate1, c.CPUMsPerCreate16, c.BrokerCPUMsPerCreate1, c.BrokerCPUMsPerCreate16, c.AllocsPerCreate1, c.AllocsPerCreate16)
 	}
 	if len(r.Scale) > 0 {
 		fmt.Fprintln(w, "scale of idle jobs (`loadnode serve` child process, 16 concurrent creators):")

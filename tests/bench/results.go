@@ -119,6 +119,18 @@ type Create struct {
 	CreatesPerSec1    float64 `json:"creates_per_sec_1_client"`
 	CreatesPerSec16   float64 `json:"creates_per_sec_16_clients"`
 	ConcurrencyFactor float64 `json:"concurrency_16_to_1_ratio"`
+	// CPUMsPerCreate1 and CPUMsPerCreate16 are the bench process's CPU
+	// (the node and its clients) per create with 1 and 16 clients; the
+	// Broker ones the broker child's (its partition and offset look-ups
+	// for the new jobs).
+	CPUMsPerCreate1        float64 `json:"cpu_ms_per_create_1_client"`
+	CPUMsPerCreate16       float64 `json:"cpu_ms_per_create_16_clients"`
+	BrokerCPUMsPerCreate1  float64 `json:"broker_cpu_ms_per_create_1_client,omitempty"`
+	BrokerCPUMsPerCreate16 float64 `json:"broker_cpu_ms_per_create_16_clients,omitempty"`
+	// AllocsPerCreate1 and AllocsPerCreate16 are the bench process's heap
+	// allocations per create (a figure the machine's load does not move).
+	AllocsPerCreate1  float64 `json:"allocs_per_create_1_client"`
+	AllocsPerCreate16 float64 `json:"allocs_per_create_16_clients"`
 }
 
 // Scale is the scale-of-jobs scenario for one job count.

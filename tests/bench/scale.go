@@ -99,7 +99,7 @@ func scaleRun(ctx context.Context, o Options, brokers []string, jobs int) (*Scal
 
 	// 1. Create, bounded.
 	cctx, cancel := context.WithTimeout(ctx, o.ScaleTimeout)
-	lat, el, cerr := createJobs(cctx, addr, brokers, "idle", jobs, 16)
+	lat, el, cerr := createJobs(cctx, addr, brokers, "idle", jobs, 16, nil)
 	cancel()
 	res.Created = len(lat)
 	res.CreateSeconds = el.Seconds()
