@@ -882,6 +882,43 @@ func (s *Store) appendChunk(ts []metastore.JobTransition, rec *api.JobRecord) er
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
+	var recCmp []clientv3.Cmp
+	var recPut []clientv3.Op
+	if rec != nil {
+		recCmp = []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(s.keys.Record(rec.GetId())), ">", 0)}
+		recPut = []clientv3.Op{clientv3.OpPut(s.keys.Record(rec.GetId()), string(recB))}
+	}
+	// First without reading the heads: a journal is entries 1..n with no
+	// gap (CreateJobs writes 1, each append the next, nothing trims it;
+	// DeleteJob removes it whole) and its head is entry n, so entry seq-1
+	// present and entry seq absent hold exactly when the head's seq is
+	// seq-1, as checkNext wants. A failed compare reads the heads and
+	// checks them, as below, to say what is wrong (or to write if a
+	// writer moved the head meanwhile to where t follows).
+	if fast := len(ts) > 0; fast {
+		cmps := slices.Clone(recCmp)
+		puts := slices.Clone(recPut)
+		for i, jt := range ts {
+			seq := jt.T.GetSeq()
+			if seq < 2 {
+				fast = false
+				break
+			}
+			cmps = append(cmps,
+				clientv3.Compare(clientv3.CreateRevision(s.keys.LogEntry(jt.JobID, seq-1)), ">", 0),
+				clientv3.Compare(clientv3.CreateRevision(s.keys.LogEntry(jt.JobID, seq)), "=", 0))
+			puts = append(puts, clientv3.OpPut(s.keys.Head(jt.JobID), string(vals[i])), clientv3.OpPut(s.keys.LogEntry(jt.JobID, seq), string(vals[i])))
+		}
+		if fast {
+			w, err := s.c.Txn(ctx).If(cmps...).Then(puts...).Commit()
+			if err != nil {
+				return unavailable("write (ambiguous: it may have been written)", err)
+			}
+			if w.Succeeded {
+				return nil
+			}
+		}
+	}
 	heads, revs, err := s.heads(ctx, ids)
 	if err != nil {
 		return unavailable("read heads", err)
@@ -895,10 +932,7 @@ func (s *Store) appendChunk(ts []metastore.JobTransition, rec *api.JobRecord) er
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(s.keys.Head(jt.JobID)), "=", revs[i]))
 		puts = append(puts, clientv3.OpPut(s.keys.Head(jt.JobID), string(vals[i])), clientv3.OpPut(s.keys.LogEntry(jt.JobID, jt.T.GetSeq()), string(vals[i])))
 	}
-	if rec != nil {
-		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(s.keys.Record(rec.GetId())), ">", 0))
-		puts = append(puts, clientv3.OpPut(s.keys.Record(rec.GetId()), string(recB)))
-	}
+	cmps, puts = append(cmps, recCmp...), append(puts, recPut...)
 	w, err := s.c.Txn(ctx).If(cmps...).Then(puts...).Commit()
 	if err != nil {
 		return unavailable("write (ambiguous: it may have been written)", err)
