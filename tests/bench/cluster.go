@@ -157,6 +157,11 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 	}
 	logf("cluster: broker baseline: %.0f reads/s of the topic's %d records, each by a new consumer client (64 at once)", res.BrokerReadsPerSec, first)
 
+	if o.ClusterProfile != "" {
+		if err := os.MkdirAll(o.ClusterProfile, 0o755); err != nil {
+			return nil, fmt.Errorf("bench: cluster: %w", err)
+		}
+	}
 	var ms []*clusterMember
 	defer func() {
 		for _, m := range ms {
@@ -179,9 +184,19 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 		if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 			return nil, err
 		}
+		var mlog io.Writer
+		if o.ClusterProfile != "" {
+			// The member's log beside its profiles.
+			f, err := os.Create(filepath.Join(o.ClusterProfile, name+".log"))
+			if err != nil {
+				return nil, fmt.Errorf("bench: cluster: %w", err)
+			}
+			defer f.Close()
+			mlog = f
+		}
 		lctx, lcancel := context.WithTimeout(ctx, time.Minute)
 		p, err := testnode.Launch(lctx, testnode.Options{Binary: o.Binary, DataDir: filepath.Join(dir, "data"), HTTP: true,
-			Args: []string{"--config", cfg}, ReadyTimeout: time.Minute})
+			Args: []string{"--config", cfg}, ReadyTimeout: time.Minute, Log: mlog})
 		lcancel()
 		if err != nil {
 			if p != nil {
@@ -221,6 +236,17 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 		}
 	}
 	profile("create.cpu.pprof", "profile?seconds=10", nil)
+	if o.ClusterProfile != "" {
+		// What the members wait on while they create (debug=1: stacks
+		// counted), 5 s into the creates.
+		profiles.Go(func() {
+			select {
+			case <-ctx.Done():
+			case <-time.After(5 * time.Second):
+				profile("create.goroutines.txt", "goroutine?debug=1", nil)
+			}
+		})
+	}
 
 	// 1. Create, round-robin over the members.
 	t0 := time.Now()
