@@ -85,8 +85,14 @@ type Store struct {
 	// counter's compare.
 	createMu sync.Mutex
 	// ids is the rest of the block of ids this process reserved last
-	// (AllocJobIDs): ids next..end-1 are its own. REQUIRES: createMu.
-	ids struct{ next, end uint64 }
+	// (AllocJobIDs): ids next..end-1 are its own; spare, when not nil,
+	// brings the next block (reserved in the background once the
+	// current one is half used, so that creates do not wait for it).
+	// REQUIRES: createMu.
+	ids struct {
+		next, end uint64
+		spare     chan reservedIDs
+	}
 	// tables is Table's cache.
 	tables struct {
 		sync.Mutex
@@ -168,31 +174,56 @@ func (s *Store) LastJobID() (uint64, error) {
 
 // AllocJobIDs reserves n consecutive job ids, unique across every member
 // of the cluster, and returns the first. They come from a block of at
-// least idBlock ids this process reserved (one counter update per block),
-// above every id written when the block was reserved (LastJobID), and are
-// never handed out again, whether or not they are used.
+// least idBlock ids this process reserved (one counter update per block;
+// the next block is reserved in the background once half of one is
+// used), above every id written when the block was reserved (LastJobID),
+// and are never handed out again, whether or not they are used.
 func (s *Store) AllocJobIDs(n int) (uint64, error) {
 	if n <= 0 {
 		return 0, fmt.Errorf("etcdmeta: allocate %d job ids", n)
 	}
 	s.createMu.Lock()
 	defer s.createMu.Unlock()
-	if s.ids.end-s.ids.next >= uint64(n) {
-		first := s.ids.next
-		s.ids.next += uint64(n)
-		return first, nil
+	if s.ids.end-s.ids.next < uint64(n) && s.ids.spare != nil {
+		// The rest of the current block is dropped (never handed out).
+		r := <-s.ids.spare
+		s.ids.spare = nil
+		if r.err == nil {
+			s.ids.next, s.ids.end = r.first, r.first+idBlock
+		}
 	}
-	want := max(n, idBlock)
-	first, err := s.reserveIDs(want)
-	if err != nil {
-		return 0, err
+	if s.ids.end-s.ids.next < uint64(n) {
+		want := max(n, idBlock)
+		first, err := s.reserveIDs(want)
+		if err != nil {
+			return 0, err
+		}
+		s.ids.next, s.ids.end = first, first+uint64(want)
 	}
-	s.ids.next, s.ids.end = first+uint64(n), first+uint64(want)
+	first := s.ids.next
+	s.ids.next += uint64(n)
+	if s.ids.spare == nil && s.ids.end-s.ids.next < idBlock/2 {
+		spare := make(chan reservedIDs, 1)
+		s.ids.spare = spare
+		go func() {
+			first, err := s.reserveIDs(idBlock)
+			spare <- reservedIDs{first: first, err: err}
+		}()
+	}
 	return first, nil
 }
 
+// reservedIDs is a block of idBlock ids reserved in the background (or
+// why it could not be).
+type reservedIDs struct {
+	first uint64
+	err   error
+}
+
 // reserveIDs moves the cluster's id counter past n ids and returns the
-// first. REQUIRES: s.createMu is held.
+// first. One runs at a time in a process: AllocJobIDs, holding createMu,
+// starts one in the background only when none is in flight, and waits
+// for that one before it reserves itself.
 func (s *Store) reserveIDs(n int) (uint64, error) {
 	for range casRetries {
 		ctx, cancel := s.ctx()
