@@ -45,7 +45,7 @@ type ownership struct {
 	// flush.
 	preparing map[uint64]uint64
 	takeQueue []OwnJob
-	changed   []uint64
+	changed   map[uint64]*JobChanged
 }
 
 // Cluster is the node's cluster membership, as the actors use it.
@@ -76,18 +76,52 @@ type OwnJobs struct{ Jobs []OwnJob }
 // the last flush, in bulk.
 type flushChanged struct{}
 
-// onJobChanged queues a reload; the first of a burst schedules the flush
-// behind the burst's other messages already in the mailbox.
-func (m *manager) onJobChanged(ctx actor.Context, id uint64) {
+// onJobChanged merges a change into the job's pending one; the first of
+// a burst schedules the flush behind the burst's other messages already
+// in the mailbox. Each of Record and Head comes from one watch, in
+// revision order: a later value replaces an earlier one.
+func (m *manager) onJobChanged(ctx actor.Context, msg *JobChanged) {
 	if len(m.changed) == 0 {
 		ctx.Send(ctx.Self(), &flushChanged{})
 	}
-	m.changed = append(m.changed, id)
+	p := m.changed[msg.ID]
+	if p == nil {
+		p = &JobChanged{ID: msg.ID}
+		m.changed[msg.ID] = p
+	}
+	p.Deleted = p.Deleted || msg.Deleted
+	if msg.Record != nil {
+		p.Record = msg.Record
+	}
+	if msg.Head != nil {
+		p.Head = msg.Head
+	}
 }
 
+// flushChanged applies the pending changes: a job's new head with its
+// record (from the change, else the registry's) is applied as it is; a
+// deletion, a record without its head (an alter whose head the other
+// watch has not given yet) or a job the registry does not have yet is
+// read back from the store, in bulk.
 func (m *manager) flushChanged(ctx actor.Context) {
-	ids := slices.Compact(slices.Sorted(slices.Values(m.changed)))
-	m.changed = nil
+	var ids []uint64
+	direct := &jobsLoaded{}
+	for _, id := range slices.Sorted(maps.Keys(m.changed)) {
+		p := m.changed[id]
+		rec := p.Record
+		if e := m.byID[id]; rec == nil && e != nil {
+			rec = e.rec
+		}
+		if p.Deleted || p.Head == nil || rec == nil || rec.GetId() != id {
+			ids = append(ids, id)
+			continue
+		}
+		direct.states = append(direct.states, &metastore.JobState{Record: rec, Last: p.Head})
+	}
+	clear(m.changed)
+	if len(direct.states) > 0 {
+		m.onJobsLoaded(ctx, direct)
+	}
 	if len(ids) > 0 {
 		m.loadJobs(ctx, ids)
 	}
@@ -101,8 +135,15 @@ type ReleaseJob struct{ ID uint64 }
 type ReleaseAllJobs struct{}
 
 // JobChanged tells the manager that a job's record or journal head changed
-// in the metadata store (possibly by another member).
-type JobChanged struct{ ID uint64 }
+// in the metadata store (possibly by another member). Record and Head,
+// when set, are the values the change wrote (the member's watch carries
+// them); a change with neither, or Deleted, is read back from the store.
+type JobChanged struct {
+	ID      uint64
+	Record  *api.JobRecord
+	Head    *api.Transition
+	Deleted bool
+}
 
 // JobsResync asks the manager to re-read every job from the metadata
 // store (the member's watch restarted and may have missed changes).

@@ -201,7 +201,7 @@ func (m *manager) Receive(ctx actor.Context) {
 	case *ReleaseAllJobs:
 		m.onReleaseAll(ctx)
 	case *JobChanged:
-		m.onJobChanged(ctx, msg.ID)
+		m.onJobChanged(ctx, msg)
 	case *flushChanged:
 		m.flushChanged(ctx)
 	case *JobsResync:
@@ -243,7 +243,7 @@ func (m *manager) recover(ctx actor.Context) {
 	if m.owned == nil {
 		m.owned = map[uint64]uint64{}
 	}
-	m.preparing, m.takeQueue, m.changed = map[uint64]uint64{}, nil, nil
+	m.preparing, m.takeQueue, m.changed = map[uint64]uint64{}, nil, map[uint64]*JobChanged{}
 	m.order, m.orderDirty = nil, false
 	m.reserved, m.newTables, m.queue, m.writing = map[string]bool{}, map[string]*api.TableSpec{}, nil, 0
 	m.recovered = RecoveryDone{}

@@ -117,8 +117,8 @@ func (r *recorder) ReleaseAll() {
 	clear(r.owned)
 	r.lost++
 }
-func (r *recorder) Changed(uint64) {}
-func (r *recorder) Resync()        {}
+func (r *recorder) Changed(JobChange) {}
+func (r *recorder) Resync()           {}
 func (r *recorder) snapshot() map[uint64]uint64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()

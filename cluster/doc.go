@@ -46,7 +46,10 @@
 // Every leader write is a transaction guarded by the leader's own election
 // key (its CreateRevision), so a deposed leader's late write is refused.
 // The leader recomputes on any change of members, jobs or assignments
-// (debounced) and every Lease/2.
+// (debounced) and every Lease/2, from a view it reads once and then keeps
+// current from its watches' events (a change costs the leader that
+// change, not a read of every head and assignment); what it writes goes
+// into the view at once, and an older event cannot undo it.
 //
 // # Epochs and the fence
 //

@@ -31,9 +31,10 @@ type Handler interface {
 	Release(id uint64)
 	// ReleaseAll: the member's session ended; it owns nothing.
 	ReleaseAll()
-	// Changed: job id's record or journal head changed in etcd (created,
-	// altered, transitioned or deleted, by any member).
-	Changed(id uint64)
+	// Changed: a job's record or journal head changed in etcd (created,
+	// altered, transitioned or deleted, by any member); c carries the
+	// value the change wrote, so that most changes need no read back.
+	Changed(c JobChange)
 	// Resync: the job watch (re)started; changes may have been missed.
 	Resync()
 }
@@ -68,6 +69,16 @@ type Config struct {
 	// holds only Verifier(Credential, Prefix); a member whose token gives
 	// another verifier than the live members' is refused at start.
 	Credential string
+}
+
+// JobChange is one change of a job's record or journal head, as the
+// member's watch saw it: Record or Head is the value written (the other
+// nil: the change did not write it, or the watch gave it apart), Deleted
+// that the key was deleted.
+type JobChange struct {
+	ID           uint64
+	Record, Head []byte
+	Deleted      bool
 }
 
 // Assignment is a job this member owns and the epoch it owns it at.
@@ -440,8 +451,12 @@ func (m *Member) watchJobs(ctx context.Context, h Handler) error {
 		h.Resync()
 		rev := r.Header.Revision + 1
 		wctx, wcancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-		rch := m.cfg.Client.Watch(wctx, recs, clientv3.WithPrefix(), clientv3.WithRev(rev), clientv3.WithKeysOnly())
-		hch := m.cfg.Client.Watch(wctx, heads, clientv3.WithPrefix(), clientv3.WithRev(rev), clientv3.WithKeysOnly())
+		// With values: the handler takes a change from the event instead
+		// of reading the job back (every member sees every change, and a
+		// read each made etcd's reads outnumber the creates' writes).
+		rch := m.cfg.Client.Watch(wctx, recs, clientv3.WithPrefix(), clientv3.WithRev(rev))
+		hch := m.cfg.Client.Watch(wctx, heads, clientv3.WithPrefix(), clientv3.WithRev(rev))
+		pair := newPairer()
 		for open := true; open; {
 			var resp clientv3.WatchResponse
 			var ok bool
@@ -456,11 +471,16 @@ func (m *Member) watchJobs(ctx context.Context, h Handler) error {
 				open = false
 				break
 			}
-			seen := map[uint64]bool{}
 			for _, ev := range resp.Events {
-				if id, ok := etcdmeta.ParseID(string(ev.Kv.Key), prefix); ok && !seen[id] {
-					seen[id] = true
-					h.Changed(id)
+				id, ok := etcdmeta.ParseID(string(ev.Kv.Key), prefix)
+				if !ok {
+					continue
+				}
+				del := ev.Type == clientv3.EventTypeDelete
+				if prefix == recs {
+					pair.record(id, ev.Kv.Value, ev.Kv.ModRevision, del, h.Changed)
+				} else {
+					pair.head(id, ev.Kv.Value, ev.Kv.ModRevision, del, ev.Kv.Version == 1, h.Changed)
 				}
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/actors"
 	"github.com/loadnode/loadnode/api"
@@ -132,7 +133,24 @@ func (h toManager) Own(jobs []cluster.Assignment) {
 }
 func (h toManager) Release(id uint64) { h.root.Send(h.manager, &actors.ReleaseJob{ID: id}) }
 func (h toManager) ReleaseAll()       { h.root.Send(h.manager, &actors.ReleaseAllJobs{}) }
-func (h toManager) Changed(id uint64) { h.root.Send(h.manager, &actors.JobChanged{ID: id}) }
-func (h toManager) Resync()           { h.root.Send(h.manager, &actors.JobsResync{}) }
+
+// Changed hands the manager the values the change wrote, decoded; a value
+// that does not decode is left out (the manager reads the job back, and
+// that read reports it).
+func (h toManager) Changed(c cluster.JobChange) {
+	msg := &actors.JobChanged{ID: c.ID, Deleted: c.Deleted}
+	if c.Record != nil {
+		if rec := (&api.JobRecord{}); proto.Unmarshal(c.Record, rec) == nil {
+			msg.Record = rec
+		}
+	}
+	if c.Head != nil {
+		if t := (&api.Transition{}); proto.Unmarshal(c.Head, t) == nil {
+			msg.Head = t
+		}
+	}
+	h.root.Send(h.manager, msg)
+}
+func (h toManager) Resync() { h.root.Send(h.manager, &actors.JobsResync{}) }
 
 var _ actors.BulkLoader = (*etcdmeta.Store)(nil)

@@ -124,6 +124,16 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// PID is the etcd process's id (0 when it is not running).
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.cmd == nil || s.mu.cmd.Process == nil {
+		return 0
+	}
+	return s.mu.cmd.Process.Pid
+}
+
 // Endpoint is the client address, host:port.
 func (s *Server) Endpoint() string { return fmt.Sprintf("127.0.0.1:%d", s.clientPort) }
 

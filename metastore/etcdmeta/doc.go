@@ -18,15 +18,19 @@
 //     concurrent creates of one name exactly one wins and the others get
 //     metastore.ErrNameTaken. A table that exists is compared with
 //     proto.Equal: identical is fine, different is ErrTableExists.
-//   - AppendTransition(s), AlterJob: the job's head key (its newest
-//     transition) must have the ModRevision it had when the call checked
-//     that the new entry's seq follows it, so a second writer fails
-//     instead of forking the journal; the entry, the head (and for an
-//     alter the record) are written in that one transaction.
+//   - AppendTransition(s), AlterJob: first without a read, the journal
+//     entry seq-1 must exist and entry seq must not (a journal is 1..n
+//     with no gap and its head is entry n, so this holds exactly when
+//     the seq follows the head); if that compare fails, the head is read
+//     and checked, and the job's head key must keep the ModRevision it
+//     had then. Either way a second writer fails instead of forking the
+//     journal; the entry, the head (and for an alter the record) are
+//     written in that one transaction.
 //   - DeleteJob: record, head, journal and (if it still names this job)
 //     the name key go in one transaction.
-//   - AllocJobIDs: a compare-and-swap on the counter key; ids are unique
-//     cluster-wide and never reused.
+//   - AllocJobIDs: a compare-and-swap on the counter key per block of
+//     ids (the next block reserved in the background once half of one is
+//     used); ids are unique cluster-wide and never reused.
 //
 // etcd bounds one transaction (--max-txn-ops, default 128; request size
 // 1.5 MiB by default). CreateJobs writes its jobs in transactions of at

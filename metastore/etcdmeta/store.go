@@ -85,8 +85,14 @@ type Store struct {
 	// counter's compare.
 	createMu sync.Mutex
 	// ids is the rest of the block of ids this process reserved last
-	// (AllocJobIDs): ids next..end-1 are its own. REQUIRES: createMu.
-	ids struct{ next, end uint64 }
+	// (AllocJobIDs): ids next..end-1 are its own; spare, when not nil,
+	// brings the next block (reserved in the background once the
+	// current one is half used, so that creates do not wait for it).
+	// REQUIRES: createMu.
+	ids struct {
+		next, end uint64
+		spare     chan reservedIDs
+	}
 	// tables is Table's cache.
 	tables struct {
 		sync.Mutex
@@ -168,31 +174,56 @@ func (s *Store) LastJobID() (uint64, error) {
 
 // AllocJobIDs reserves n consecutive job ids, unique across every member
 // of the cluster, and returns the first. They come from a block of at
-// least idBlock ids this process reserved (one counter update per block),
-// above every id written when the block was reserved (LastJobID), and are
-// never handed out again, whether or not they are used.
+// least idBlock ids this process reserved (one counter update per block;
+// the next block is reserved in the background once half of one is
+// used), above every id written when the block was reserved (LastJobID),
+// and are never handed out again, whether or not they are used.
 func (s *Store) AllocJobIDs(n int) (uint64, error) {
 	if n <= 0 {
 		return 0, fmt.Errorf("etcdmeta: allocate %d job ids", n)
 	}
 	s.createMu.Lock()
 	defer s.createMu.Unlock()
-	if s.ids.end-s.ids.next >= uint64(n) {
-		first := s.ids.next
-		s.ids.next += uint64(n)
-		return first, nil
+	if s.ids.end-s.ids.next < uint64(n) && s.ids.spare != nil {
+		// The rest of the current block is dropped (never handed out).
+		r := <-s.ids.spare
+		s.ids.spare = nil
+		if r.err == nil {
+			s.ids.next, s.ids.end = r.first, r.first+idBlock
+		}
 	}
-	want := max(n, idBlock)
-	first, err := s.reserveIDs(want)
-	if err != nil {
-		return 0, err
+	if s.ids.end-s.ids.next < uint64(n) {
+		want := max(n, idBlock)
+		first, err := s.reserveIDs(want)
+		if err != nil {
+			return 0, err
+		}
+		s.ids.next, s.ids.end = first, first+uint64(want)
 	}
-	s.ids.next, s.ids.end = first+uint64(n), first+uint64(want)
+	first := s.ids.next
+	s.ids.next += uint64(n)
+	if s.ids.spare == nil && s.ids.end-s.ids.next < idBlock/2 {
+		spare := make(chan reservedIDs, 1)
+		s.ids.spare = spare
+		go func() {
+			first, err := s.reserveIDs(idBlock)
+			spare <- reservedIDs{first: first, err: err}
+		}()
+	}
 	return first, nil
 }
 
+// reservedIDs is a block of idBlock ids reserved in the background (or
+// why it could not be).
+type reservedIDs struct {
+	first uint64
+	err   error
+}
+
 // reserveIDs moves the cluster's id counter past n ids and returns the
-// first. REQUIRES: s.createMu is held.
+// first. One runs at a time in a process: AllocJobIDs, holding createMu,
+// starts one in the background only when none is in flight, and waits
+// for that one before it reserves itself.
 func (s *Store) reserveIDs(n int) (uint64, error) {
 	for range casRetries {
 		ctx, cancel := s.ctx()
@@ -882,6 +913,43 @@ func (s *Store) appendChunk(ts []metastore.JobTransition, rec *api.JobRecord) er
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
+	var recCmp []clientv3.Cmp
+	var recPut []clientv3.Op
+	if rec != nil {
+		recCmp = []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(s.keys.Record(rec.GetId())), ">", 0)}
+		recPut = []clientv3.Op{clientv3.OpPut(s.keys.Record(rec.GetId()), string(recB))}
+	}
+	// First without reading the heads: a journal is entries 1..n with no
+	// gap (CreateJobs writes 1, each append the next, nothing trims it;
+	// DeleteJob removes it whole) and its head is entry n, so entry seq-1
+	// present and entry seq absent hold exactly when the head's seq is
+	// seq-1, as checkNext wants. A failed compare reads the heads and
+	// checks them, as below, to say what is wrong (or to write if a
+	// writer moved the head meanwhile to where t follows).
+	if fast := len(ts) > 0; fast {
+		cmps := slices.Clone(recCmp)
+		puts := slices.Clone(recPut)
+		for i, jt := range ts {
+			seq := jt.T.GetSeq()
+			if seq < 2 {
+				fast = false
+				break
+			}
+			cmps = append(cmps,
+				clientv3.Compare(clientv3.CreateRevision(s.keys.LogEntry(jt.JobID, seq-1)), ">", 0),
+				clientv3.Compare(clientv3.CreateRevision(s.keys.LogEntry(jt.JobID, seq)), "=", 0))
+			puts = append(puts, clientv3.OpPut(s.keys.Head(jt.JobID), string(vals[i])), clientv3.OpPut(s.keys.LogEntry(jt.JobID, seq), string(vals[i])))
+		}
+		if fast {
+			w, err := s.c.Txn(ctx).If(cmps...).Then(puts...).Commit()
+			if err != nil {
+				return unavailable("write (ambiguous: it may have been written)", err)
+			}
+			if w.Succeeded {
+				return nil
+			}
+		}
+	}
 	heads, revs, err := s.heads(ctx, ids)
 	if err != nil {
 		return unavailable("read heads", err)
@@ -895,10 +963,7 @@ func (s *Store) appendChunk(ts []metastore.JobTransition, rec *api.JobRecord) er
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(s.keys.Head(jt.JobID)), "=", revs[i]))
 		puts = append(puts, clientv3.OpPut(s.keys.Head(jt.JobID), string(vals[i])), clientv3.OpPut(s.keys.LogEntry(jt.JobID, jt.T.GetSeq()), string(vals[i])))
 	}
-	if rec != nil {
-		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(s.keys.Record(rec.GetId())), ">", 0))
-		puts = append(puts, clientv3.OpPut(s.keys.Record(rec.GetId()), string(recB)))
-	}
+	cmps, puts = append(cmps, recCmp...), append(puts, recPut...)
 	w, err := s.c.Txn(ctx).If(cmps...).Then(puts...).Commit()
 	if err != nil {
 		return unavailable("write (ambiguous: it may have been written)", err)

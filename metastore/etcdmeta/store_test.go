@@ -243,3 +243,64 @@ func TestTableCacheFollowsOwnWrites(t *testing.T) {
 		t.Errorf("Table after CreateTable = %v, %v; want the new schema", got, err)
 	}
 }
+
+// TestAppendWithoutRead: an append that writes without reading the head
+// first (its compares on the journal's entries) still refuses a seq that
+// does not follow the head, another writer's append of the same seq, and
+// a job deleted meanwhile; each refused append writes nothing.
+func TestAppendWithoutRead(t *testing.T) {
+	srv := etcdtest.Start(t)
+	var a, b *Store
+	for _, s := range []**Store{&a, &b} {
+		c := newClient(t, srv)
+		t.Cleanup(func() { c.Close() })
+		var err error
+		if *s, err = New(c, Options{Prefix: "/app/"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if errs := a.CreateJobs([]metastore.NewJob{newJob(1, "j")}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	tr := func(seq uint64, to api.JobState) *api.Transition {
+		return &api.Transition{Seq: seq, To: to, Reason: api.Reason_CREATED}
+	}
+	if err := a.AppendTransition(1, tr(2, api.JobState_RUNNING)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		what string
+		s    *Store
+		seq  uint64
+	}{{"the same seq by another writer", b, 2}, {"a gap", a, 4}, {"seq 1", a, 1}} {
+		if err := c.s.AppendTransition(1, tr(c.seq, api.JobState_PAUSED)); err == nil {
+			t.Errorf("append of %s: no error", c.what)
+		}
+	}
+	if err := b.AppendTransition(1, tr(3, api.JobState_PAUSED)); err != nil {
+		t.Fatalf("append of the next seq by the other store: %v", err)
+	}
+	st, err := a.LoadJob(1)
+	if err != nil || st.Last.GetSeq() != 3 || st.Last.GetTo() != api.JobState_PAUSED {
+		t.Fatalf("state = %v, %v; want head seq 3 PAUSED", st, err)
+	}
+	if j, err := a.Journal(1); err != nil || len(j) != 3 {
+		t.Fatalf("journal = %d entries, %v; want 3", len(j), err)
+	}
+	if err := a.DeleteJob(1, "j"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AppendTransition(1, tr(4, api.JobState_RUNNING)); !errors.Is(err, metastore.ErrNotFound) {
+		t.Errorf("append to a deleted job = %v, want ErrNotFound", err)
+	}
+	rec := newJob(1, "j").Record
+	if err := b.AlterJob(rec, tr(4, api.JobState_RUNNING)); err == nil {
+		t.Error("alter of a deleted job: no error")
+	}
+	if r, err := a.c.Get(t.Context(), a.keys.Prefix, clientv3.WithPrefix(), clientv3.WithCountOnly()); err != nil {
+		t.Fatal(err)
+	} else if n := r.Count; n > 2 {
+		// The table and meta/last_job_id stay.
+		t.Errorf("%d keys after the delete and refused appends, want <= 2", n)
+	}
+}

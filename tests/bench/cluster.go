@@ -58,6 +58,8 @@ type Cluster struct {
 	// create's 4 puts (~1 KB) per second from CreateClients clients, each
 	// waiting for its last (etcdTxnRate).
 	EtcdTxnPerSec float64 `json:"etcd_txn_per_sec"`
+	// CreateCPU is where the machine's CPU went during the creates.
+	CreateCPU *CreateCPU `json:"create_cpu,omitempty"`
 	// BrokerReadsPerSec is the same run's broker baseline of a job's task
 	// start: a new consumer client reading the topic to its end, then
 	// closed, 64 at once (a node's default task slots) (freshReadRate).
@@ -157,6 +159,11 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 	}
 	logf("cluster: broker baseline: %.0f reads/s of the topic's %d records, each by a new consumer client (64 at once)", res.BrokerReadsPerSec, first)
 
+	if o.ClusterProfile != "" {
+		if err := os.MkdirAll(o.ClusterProfile, 0o755); err != nil {
+			return nil, fmt.Errorf("bench: cluster: %w", err)
+		}
+	}
 	var ms []*clusterMember
 	defer func() {
 		for _, m := range ms {
@@ -179,9 +186,19 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 		if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 			return nil, err
 		}
+		var mlog io.Writer
+		if o.ClusterProfile != "" {
+			// The member's log beside its profiles.
+			f, err := os.Create(filepath.Join(o.ClusterProfile, name+".log"))
+			if err != nil {
+				return nil, fmt.Errorf("bench: cluster: %w", err)
+			}
+			defer f.Close()
+			mlog = f
+		}
 		lctx, lcancel := context.WithTimeout(ctx, time.Minute)
 		p, err := testnode.Launch(lctx, testnode.Options{Binary: o.Binary, DataDir: filepath.Join(dir, "data"), HTTP: true,
-			Args: []string{"--config", cfg}, ReadyTimeout: time.Minute})
+			Args: []string{"--config", cfg}, ReadyTimeout: time.Minute, Log: mlog})
 		lcancel()
 		if err != nil {
 			if p != nil {
@@ -221,8 +238,24 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 		}
 	}
 	profile("create.cpu.pprof", "profile?seconds=10", nil)
+	if o.ClusterProfile != "" {
+		// What the members wait on while they create (debug=1: stacks
+		// counted), 5 s into the creates.
+		profiles.Go(func() {
+			select {
+			case <-ctx.Done():
+			case <-time.After(5 * time.Second):
+				profile("create.goroutines.txt", "goroutine?debug=1", nil)
+			}
+		})
+	}
 
 	// 1. Create, round-robin over the members.
+	var pids []int
+	for _, m := range ms {
+		pids = append(pids, m.p.PID())
+	}
+	cpu := startCPUWindow(pids, etcd.PID())
 	t0 := time.Now()
 	var created atomic.Int64
 	var firstErr error
@@ -261,6 +294,10 @@ func runCluster(ctx context.Context, o Options, brokers []string, logf func(stri
 	res.Created = int(created.Load())
 	res.CreateSeconds = time.Since(t0).Seconds()
 	res.CreatesPerSec = float64(res.Created) / res.CreateSeconds
+	res.CreateCPU = cpu.end()
+	if u := res.CreateCPU; u != nil {
+		logf("cluster: CPU during the creates: machine %.2f of %d cores busy (members %.2f, etcd %.2f, this bench %.2f)", u.Busy, u.Cores, u.Members, u.Etcd, u.Bench)
+	}
 	logf("cluster: created %d jobs in %.1fs (%.0f/s)", res.Created, res.CreateSeconds, res.CreatesPerSec)
 	if firstErr != nil {
 		return res, firstErr
@@ -683,6 +720,10 @@ func writeClusterText(b *strings.Builder, c *Cluster) {
 	fmt.Fprintf(b, "| measure | value |\n|---|---|\n")
 	fmt.Fprintf(b, "| created (%d clients, round-robin over members) | %d in %.1f s (%.0f/s) |\n", c.CreateClients, c.Created, c.CreateSeconds, c.CreatesPerSec)
 	fmt.Fprintf(b, "| baseline: etcd transactions of a create's 4 puts, %d clients one at a time each | %.0f/s (creates/s over it: %.2f) |\n", c.CreateClients, c.EtcdTxnPerSec, c.CreatesPerSec/max(c.EtcdTxnPerSec, 1))
+	if u := c.CreateCPU; u != nil {
+		fmt.Fprintf(b, "| baseline: CPU during the creates, cores of %d (whole machine busy; members, etcd, this bench; the rest is the broker, PostgreSQL and other processes) | %.2f busy; %.2f, %.2f, %.2f; rest %.2f |\n",
+			u.Cores, u.Busy, u.Members, u.Etcd, u.Bench, max(u.Busy-u.Members-u.Etcd-u.Bench, 0))
+	}
 	fmt.Fprintf(b, "| baseline: broker reads of the topic by a new consumer client each (a task start), 64 at once | %.0f/s (%d moved jobs: %.1f s) |\n", c.BrokerReadsPerSec, c.Moved, float64(c.Moved)/max(c.BrokerReadsPerSec, 1))
 	fmt.Fprintf(b, "| every job's first commit, after the creates | %.1f s |\n", c.AllCommittedSeconds)
 	fmt.Fprintf(b, "| SIGKILLed member, its jobs | %s, %d |\n", c.Killed, c.Moved)
