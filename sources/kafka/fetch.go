@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -99,6 +100,13 @@ type route struct {
 	}
 }
 
+// laneFetchMaxWait is how long a broker holds a lane's fetch without data
+// (fetch.max.wait.ms when unset). franz-go adds a partition, or resumes a
+// paused one, in the next fetch to its broker once the one in flight is
+// answered: this bounds how late a new or resumed reader's first records
+// come on an idle lane, for 2 fetch requests a second per broker.
+const laneFetchMaxWait = 500 * time.Millisecond
+
 // maxRouteErrs bounds the fetch errors queued for a reader that does not
 // read: the first ones decide (a reader's error is sticky).
 const maxRouteErrs = 64
@@ -166,6 +174,9 @@ func (f *fetcher) newLane() (*lane, error) {
 	logger := c.logger.With("client", "fetch")
 	opts := c.cfg.opts(c.brokers)
 	opts = append(opts, c.cfg.consumerOpts()...)
+	if c.cfg.fetchMaxWait <= 0 {
+		opts = append(opts, kgo.FetchMaxWait(laneFetchMaxWait))
+	}
 	opts = append(opts,
 		kgo.WithLogger(kgoLogger{logger}),
 		kgo.WithHooks(h),
