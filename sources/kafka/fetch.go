@@ -44,7 +44,7 @@ type fetcher struct {
 	c *Cluster
 	// bound, when > 0, replaces every route's queue bound (tests).
 	bound int64
-	mu struct {
+	mu    struct {
 		sync.Mutex
 		lanes []*lane
 	}
