@@ -9,29 +9,36 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/loadnode/loadnode/sources"
 )
 
-// A Cluster's readers share its fetcher: one consuming franz-go client (a
-// lane) fetches the partitions of every reader of the node on that cluster,
-// and one dispatcher goroutine per lane routes each fetched partition's
-// records to the reader that owns it. A job start then costs an added
-// partition set, not a client (its goroutines, metadata requests and a
-// connection per broker).
+// A Cluster's readers on a node share one consuming franz-go client (its
+// lane) and one dispatcher goroutine, which polls the client and routes
+// each fetched partition's records to the readers of that partition. A job
+// start then costs added partitions, not a client (its goroutines,
+// metadata requests and a connection per broker).
 //
-// franz-go consumes a partition once per client, so a reader of a
-// partition another reader of the node already reads (two jobs loading one
-// topic into two tables) goes to another lane: lanes are opened as needed
-// and each closes with its last reader.
+// franz-go consumes a partition once per client, so the lane fetches each
+// partition as one stream, however many readers read it (jobs loading one
+// topic into several tables): the stream starts at the lowest position a
+// reader needs, and each reader takes the stream's records at or after
+// its own position. A reader below the stream's position rewinds the
+// stream (the others skip what they already have).
 //
-// INVARIANT: partitions are added to and removed from a lane's client only
-// by its dispatcher, between two polls, and its routes change at the same
-// moment. A poll therefore never returns records of a removed reader's
-// cursor to a new reader of the same partition (a rewind): removal stops
-// franz-go's session and drops what it buffered, and the next poll starts
-// after it. Guarded by TestFetchRewindOnSharedLane.
+// INVARIANT: a reader receives, from its start offset on, exactly the
+// records the partition's stream delivers after a point at or below its
+// position, so none is skipped or repeated: the stream's position is the
+// offset after the last record it delivered (or where it was set), a
+// reader joins it only at or above that position and otherwise sets it
+// back to the reader's position, and streams are added, set and removed
+// only by the dispatcher between two polls, together with the readers, so
+// that a poll never hands a closed reader's fetched records to a new
+// reader (franz-go drops what it buffered when a partition is set or
+// removed). Guarded by TestFetchRewindOnSharedLane and
+// TestFetchSamePartitionTwoReaders.
 
 // tp names one partition of one topic.
 type tp struct {
@@ -39,27 +46,24 @@ type tp struct {
 	partition int32
 }
 
-// fetcher is the set of lanes of one Cluster. Safe for concurrent use.
+// fetcher holds the lane of one Cluster. Safe for concurrent use.
 type fetcher struct {
 	c *Cluster
 	// bound, when > 0, replaces every route's queue bound (tests).
 	bound int64
 	mu    struct {
 		sync.Mutex
-		lanes []*lane
+		lane *lane // nil while no reader is open
 	}
 }
 
 // lane is one consuming client and its dispatcher.
 type lane struct {
-	f      *fetcher
-	cl     *kgo.Client
-	health *health
-	logger *slog.Logger
-	// owned are the partitions the lane's readers read, and readers how
-	// many readers it has. REQUIRES: fetcher.mu is held.
-	owned   map[tp]bool
-	readers int
+	f       *fetcher
+	cl      *kgo.Client
+	health  *health
+	logger  *slog.Logger
+	readers int           // REQUIRES: fetcher.mu is held
 	done    chan struct{} // closed when the dispatcher has exited
 
 	mu struct {
@@ -68,16 +72,41 @@ type lane struct {
 		retired bool               // no reader left: the dispatcher closes the client and exits
 		wake    context.CancelFunc // ends the dispatcher's current poll
 	}
-	// routes is the reader of each partition; only the dispatcher uses it.
-	routes map[tp]*route
+	// streams are the partitions the client consumes; only the
+	// dispatcher uses them.
+	streams map[tp]*stream
 }
 
-// laneOp adds or removes a route; applied is closed once the dispatcher
+// stream is one partition the lane's client consumes and its readers.
+type stream struct {
+	// pos is the offset after the last record the stream delivered, or
+	// where it was added or set: the client's next record is the log's
+	// first at or after it.
+	pos    int64
+	subs   map[*route]*sub
+	paused bool // no reader takes its records: franz-go does not fetch it
+}
+
+// sub is one reader's place on a stream.
+type sub struct {
+	next   int64 // offset after the last record queued for the reader
+	failed bool  // out of range: nothing more is queued
+}
+
+type opKind int8
+
+const (
+	opAdd opKind = iota
+	opRemove
+	opResume // a detached route's reader took its queue down
+)
+
+// laneOp changes the lane's routes; applied is closed once the dispatcher
 // has applied it.
 type laneOp struct {
+	kind    opKind
 	r       *route
-	add     bool
-	offsets map[int32]kgo.Offset // where an add starts
+	offsets map[int32]int64 // where an add starts
 	applied chan struct{}
 }
 
@@ -88,15 +117,18 @@ type route struct {
 	lane   *lane
 	topic  string
 	parts  []int32
-	bound  int64         // queued bytes above which the partitions are paused
+	bound  int64         // queued bytes above which nothing more is queued until Read takes it
 	signal chan struct{} // cap 1: something was queued
-	mu     struct {
+	// detached is set by the dispatcher when the queue passed bound, and
+	// cleared by it on the opResume that take asks for. Dispatcher only.
+	detached bool
+	mu       struct {
 		sync.Mutex
-		recs   []*kgo.Record
-		bytes  int64
-		errs   []kgo.FetchError
-		hw     map[int32]int64
-		paused bool
+		recs    []*kgo.Record
+		bytes   int64
+		errs    []kgo.FetchError
+		hw      map[int32]int64
+		waiting bool // detached: take asks for an opResume once down to half the bound
 	}
 }
 
@@ -111,45 +143,30 @@ const laneFetchMaxWait = 500 * time.Millisecond
 // read: the first ones decide (a reader's error is sticky).
 const maxRouteErrs = 64
 
-// minRouteBound is the least queue a route holds before it pauses.
+// minRouteBound is the least queue a route holds before it detaches.
 const minRouteBound = 1 << 20
 
 func newFetcher(c *Cluster) *fetcher { return &fetcher{c: c} }
 
 // open registers a reader of topic's partitions at their offsets on the
-// first lane that does not read any of them, opening a lane if none.
+// lane, opening it if no reader is open.
 func (f *fetcher) open(topic string, start map[int32]int64) (*route, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var l *lane
-	for _, cand := range f.mu.lanes {
-		free := true
-		for p := range start {
-			if cand.owned[tp{topic, p}] {
-				free = false
-				break
-			}
-		}
-		if free {
-			l = cand
-			break
-		}
-	}
+	l := f.mu.lane
 	if l == nil {
 		var err error
 		if l, err = f.newLane(); err != nil {
 			return nil, err
 		}
-		f.mu.lanes = append(f.mu.lanes, l)
+		f.mu.lane = l
 	}
 	r := &route{lane: l, topic: topic, signal: make(chan struct{}, 1)}
 	r.mu.hw = make(map[int32]int64, len(start))
-	offsets := make(map[int32]kgo.Offset, len(start))
-	for p, o := range start {
+	for p := range start {
 		r.parts = append(r.parts, p)
-		offsets[p] = kgo.NewOffset().At(o)
-		l.owned[tp{topic, p}] = true
 	}
+	slices.Sort(r.parts)
 	part := int64(f.c.cfg.partMaxBytes)
 	if part <= 0 {
 		part = 1 << 20 // franz-go's default max.partition.fetch.bytes
@@ -162,7 +179,7 @@ func (f *fetcher) open(topic string, start map[int32]int64) (*route, error) {
 		r.bound = f.bound
 	}
 	l.readers++
-	l.enqueue(laneOp{r: r, add: true, offsets: offsets, applied: make(chan struct{})})
+	l.enqueue(laneOp{kind: opAdd, r: r, offsets: start})
 	return r, nil
 }
 
@@ -188,31 +205,23 @@ func (f *fetcher) newLane() (*lane, error) {
 	if err != nil {
 		return nil, &sources.ConfigError{Field: "kafka.brokers", Err: fmt.Errorf("kafka: new reader: %w", err)}
 	}
-	l := &lane{f: f, cl: cl, health: h, logger: logger, owned: map[tp]bool{},
-		done: make(chan struct{}), routes: map[tp]*route{}}
+	l := &lane{f: f, cl: cl, health: h, logger: logger, done: make(chan struct{}), streams: map[tp]*stream{}}
 	go l.dispatch()
 	return l, nil
 }
 
-// close unregisters r and waits until its lane's dispatcher removed its
-// partitions (or, for the lane's last reader, closed the client and
-// exited).
+// close unregisters r and waits until the dispatcher removed it (or, for
+// the lane's last reader, closed the client and exited).
 func (f *fetcher) close(r *route) {
 	l := r.lane
 	f.mu.Lock()
-	op := laneOp{r: r, applied: make(chan struct{})}
+	op := laneOp{kind: opRemove, r: r, applied: make(chan struct{})}
 	l.enqueue(op)
-	for _, p := range r.parts {
-		delete(l.owned, tp{r.topic, p})
-	}
 	l.readers--
 	wait := op.applied
 	if l.readers == 0 {
-		for i, cand := range f.mu.lanes {
-			if cand == l {
-				f.mu.lanes = append(f.mu.lanes[:i], f.mu.lanes[i+1:]...)
-				break
-			}
+		if f.mu.lane == l {
+			f.mu.lane = nil
 		}
 		l.mu.Lock()
 		l.mu.retired = true
@@ -256,7 +265,9 @@ func (l *lane) dispatch() {
 			cancel()
 			l.cl.Close()
 			for _, op := range ops {
-				close(op.applied)
+				if op.applied != nil {
+					close(op.applied)
+				}
 			}
 			return
 		}
@@ -267,70 +278,189 @@ func (l *lane) dispatch() {
 	}
 }
 
-// apply applies route changes in their order, adding consecutive adds
-// and removing consecutive removes with one call each (a removal stops
-// the client's fetch session and drops what it buffered).
-func (l *lane) apply(ops []laneOp) {
-	adds := map[string]map[int32]kgo.Offset{}
-	removes := map[string][]int32{}
-	flush := func() {
-		if len(adds) > 0 {
-			l.cl.AddConsumePartitions(adds)
-			adds = map[string]map[int32]kgo.Offset{}
-		}
-		if len(removes) > 0 {
-			l.cl.RemoveConsumePartitions(removes)
-			l.cl.ResumeFetchPartitions(removes)
-			removes = map[string][]int32{}
-		}
+// changes gathers what one round of the dispatcher does to the client, so
+// that many route changes cost one call each: adds, then removes, then
+// sets (a removal or a set stops the client's fetch session and drops
+// what it buffered, fetched again from the positions it had taken).
+type changes struct {
+	adds    map[string]map[int32]kgo.Offset
+	removes map[string][]int32
+	sets    map[tp]int64
+	pause   map[string][]int32
+	resume  map[string][]int32
+}
+
+func (ch *changes) add(t tp, at int64) {
+	if ch.adds == nil {
+		ch.adds = map[string]map[int32]kgo.Offset{}
 	}
+	if ch.adds[t.topic] == nil {
+		ch.adds[t.topic] = map[int32]kgo.Offset{}
+	}
+	ch.adds[t.topic][t.partition] = kgo.NewOffset().At(at)
+}
+
+func addTo(m *map[string][]int32, t tp) {
+	if *m == nil {
+		*m = map[string][]int32{}
+	}
+	(*m)[t.topic] = append((*m)[t.topic], t.partition)
+}
+
+// flush applies ch to the client.
+func (l *lane) flush(ch *changes) {
+	if len(ch.adds) > 0 {
+		l.cl.AddConsumePartitions(ch.adds)
+	}
+	if len(ch.removes) > 0 {
+		l.cl.RemoveConsumePartitions(ch.removes)
+		l.cl.ResumeFetchPartitions(ch.removes)
+	}
+	if len(ch.sets) > 0 {
+		// A partition added a moment ago may not be assigned yet: adding
+		// it again at the set offset covers that, SetOffsets the
+		// assigned one (both under the client's consumer lock).
+		adds := map[string]map[int32]kgo.Offset{}
+		sets := map[string]map[int32]kgo.EpochOffset{}
+		for t, at := range ch.sets {
+			if adds[t.topic] == nil {
+				adds[t.topic] = map[int32]kgo.Offset{}
+				sets[t.topic] = map[int32]kgo.EpochOffset{}
+			}
+			adds[t.topic][t.partition] = kgo.NewOffset().At(at)
+			sets[t.topic][t.partition] = kgo.EpochOffset{Epoch: -1, Offset: at}
+		}
+		l.cl.AddConsumePartitions(adds)
+		l.cl.SetOffsets(sets)
+	}
+	if len(ch.pause) > 0 {
+		l.cl.PauseFetchPartitions(ch.pause)
+	}
+	if len(ch.resume) > 0 {
+		l.cl.ResumeFetchPartitions(ch.resume)
+	}
+	*ch = changes{}
+}
+
+// apply applies route changes in their order.
+func (l *lane) apply(ops []laneOp) {
+	var ch changes
 	for _, op := range ops {
 		r := op.r
-		if op.add {
-			if len(removes) > 0 {
-				flush()
+		switch op.kind {
+		case opAdd:
+			if len(ch.removes) > 0 {
+				l.flush(&ch) // a partition removed, then added again
 			}
-			for p, o := range op.offsets {
-				l.routes[tp{r.topic, p}] = r
-				if adds[r.topic] == nil {
-					adds[r.topic] = map[int32]kgo.Offset{}
+			r.detached = false
+			for _, p := range r.parts {
+				t, at := tp{r.topic, p}, op.offsets[p]
+				s := l.streams[t]
+				if s == nil {
+					s = &stream{pos: at, subs: map[*route]*sub{}}
+					l.streams[t] = s
+					ch.add(t, at)
 				}
-				adds[r.topic][p] = o
+				s.subs[r] = &sub{next: at}
+				l.join(&ch, t, s, at)
 			}
-			continue
-		}
-		if len(adds) > 0 {
-			flush()
-		}
-		for _, p := range r.parts {
-			if l.routes[tp{r.topic, p}] == r {
-				delete(l.routes, tp{r.topic, p})
-				removes[r.topic] = append(removes[r.topic], p)
+		case opRemove:
+			for _, p := range r.parts {
+				t := tp{r.topic, p}
+				s := l.streams[t]
+				if s == nil {
+					continue
+				}
+				delete(s.subs, r)
+				if len(s.subs) == 0 {
+					delete(l.streams, t)
+					delete(ch.sets, t)
+					if ch.adds[t.topic] != nil {
+						// added and removed in one round
+						l.flush(&ch)
+					}
+					addTo(&ch.removes, t)
+				} else {
+					l.pauseIfIdle(&ch, t, s)
+				}
+			}
+		case opResume:
+			if !r.detached {
+				break
+			}
+			r.detached = false
+			for _, p := range r.parts {
+				t := tp{r.topic, p}
+				if s := l.streams[t]; s != nil {
+					if u := s.subs[r]; u != nil && !u.failed {
+						l.join(&ch, t, s, u.next)
+					}
+				}
 			}
 		}
 	}
-	flush()
+	l.flush(&ch)
 	for _, op := range ops {
-		close(op.applied)
+		if op.applied != nil {
+			close(op.applied)
+		}
 	}
 }
 
-// route hands each partition of fs to its reader.
+// join makes s deliver from at for a reader (re)joining it: a stream past
+// at is set back to at; a paused one resumes.
+func (l *lane) join(ch *changes, t tp, s *stream, at int64) {
+	if at < s.pos {
+		s.pos = at
+		if _, ok := ch.adds[t.topic][t.partition]; ok {
+			ch.add(t, at) // added in this round: start it lower
+			return
+		}
+		if ch.sets == nil {
+			ch.sets = map[tp]int64{}
+		}
+		ch.sets[t] = at
+	}
+	if s.paused {
+		s.paused = false
+		addTo(&ch.resume, t)
+	}
+}
+
+// pauseIfIdle pauses s when none of its readers takes its records.
+func (l *lane) pauseIfIdle(ch *changes, t tp, s *stream) {
+	if s.paused {
+		return
+	}
+	for r, u := range s.subs {
+		if !r.detached && !u.failed {
+			return
+		}
+	}
+	s.paused = true
+	addTo(&ch.pause, t)
+}
+
+// route hands each partition of fs to its readers, then detaches the
+// readers whose queue passed its bound.
 func (l *lane) route(fs kgo.Fetches) {
-	var touched []*route
+	touched := map[*route]bool{}
+	var ch changes
 	fs.EachPartition(func(p kgo.FetchTopicPartition) {
 		if p.Topic == "" { // an injected error of the whole client
 			if errors.Is(p.Err, kgo.ErrClientClosed) {
-				for _, r := range l.routes {
-					if r.push(p.Partition, nil, p.Err, -1) {
-						touched = append(touched, r)
+				for _, s := range l.streams {
+					for r := range s.subs {
+						r.push(p.Partition, nil, p.Err, -1)
+						touched[r] = true
 					}
 				}
 			}
 			return
 		}
-		r := l.routes[tp{p.Topic, p.Partition}]
-		if r == nil {
+		t := tp{p.Topic, p.Partition}
+		s := l.streams[t]
+		if s == nil {
 			if p.Err != nil && !errors.Is(p.Err, context.Canceled) {
 				l.logger.Debug("kafka: fetch error of a partition no reader reads", "topic", p.Topic, "partition", p.Partition, "err", p.Err)
 			}
@@ -340,21 +470,88 @@ func (l *lane) route(fs kgo.Fetches) {
 		if p.Err == nil {
 			hw = p.HighWatermark
 		}
-		if r.push(p.Partition, p.Records, p.Err, hw) {
-			touched = append(touched, r)
+		for r, u := range s.subs {
+			if u.failed || r.detached {
+				if hw >= 0 {
+					r.push(p.Partition, nil, nil, hw)
+				}
+				continue
+			}
+			from := len(p.Records)
+			for i, rec := range p.Records {
+				if rec.Offset >= u.next {
+					from = i
+					break
+				}
+			}
+			recs := p.Records[from:]
+			if len(recs) > 0 {
+				u.next = recs[len(recs)-1].Offset + 1
+			}
+			var err error
+			if p.Err != nil && !errors.Is(p.Err, kerr.OffsetOutOfRange) {
+				err = p.Err
+			}
+			if r.push(p.Partition, recs, err, hw) {
+				touched[r] = true
+			}
+		}
+		if n := len(p.Records); n > 0 {
+			s.pos = p.Records[n-1].Offset + 1
+		}
+		if errors.Is(p.Err, kerr.OffsetOutOfRange) {
+			l.outOfRange(&ch, t, s, p.Err, touched)
 		}
 	})
-	for _, r := range touched {
+	for r := range touched {
 		select {
 		case r.signal <- struct{}{}:
 		default:
 		}
+		if !r.detached && r.full() {
+			r.detached = true
+			for _, p := range r.parts {
+				t := tp{r.topic, p}
+				if s := l.streams[t]; s != nil {
+					l.pauseIfIdle(&ch, t, s)
+				}
+			}
+		}
 	}
+	l.flush(&ch)
+}
+
+// outOfRange hands the stream's OffsetOutOfRange to the readers at its
+// position (they read nothing more of it) and sets the stream to the
+// lowest position of the others, if any.
+func (l *lane) outOfRange(ch *changes, t tp, s *stream, err error, touched map[*route]bool) {
+	lowest := int64(-1)
+	for r, u := range s.subs {
+		if u.failed || r.detached {
+			continue
+		}
+		if u.next <= s.pos {
+			u.failed = true
+			r.push(t.partition, nil, err, -1)
+			touched[r] = true
+			continue
+		}
+		if lowest < 0 || u.next < lowest {
+			lowest = u.next
+		}
+	}
+	if lowest >= 0 {
+		s.pos = lowest
+		if ch.sets == nil {
+			ch.sets = map[tp]int64{}
+		}
+		ch.sets[t] = lowest
+	}
+	l.pauseIfIdle(ch, t, s)
 }
 
 // push queues one fetched partition's records and error for r (hw < 0: no
-// high watermark), pausing r's partitions when its queue passes its bound.
-// It reports whether anything was queued.
+// high watermark). It reports whether anything was queued.
 func (r *route) push(p int32, recs []*kgo.Record, err error, hw int64) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -375,17 +572,26 @@ func (r *route) push(p int32, recs []*kgo.Record, err error, hw int64) bool {
 		}
 		queued = true
 	}
-	if !r.mu.paused && r.mu.bytes > r.bound {
-		r.mu.paused = true
-		r.lane.cl.PauseFetchPartitions(map[string][]int32{r.topic: r.parts})
-	}
 	return queued
+}
+
+// full reports whether r's queue passed its bound, and if so has the next
+// take that brings it down to half ask for an opResume.
+func (r *route) full() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mu.bytes <= r.bound {
+		return false
+	}
+	r.mu.waiting = true
+	return true
 }
 
 // take returns at most n of the records queued for r (all if n <= 0)
 // and, once none is left, the queued errors (which follow the records of
-// their partition); it resumes r's partitions once its queue is down to
-// half its bound, and merges the known high watermarks into hw.
+// their partition); it asks the dispatcher to queue again once a detached
+// route's queue is down to half its bound, and merges the known high
+// watermarks into hw.
 func (r *route) take(n int, hw map[int32]int64) ([]*kgo.Record, []kgo.FetchError) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -414,9 +620,9 @@ func (r *route) take(n int, hw map[int32]int64) ([]*kgo.Record, []kgo.FetchError
 		default:
 		}
 	}
-	if r.mu.paused && r.mu.bytes <= r.bound/2 {
-		r.mu.paused = false
-		r.lane.cl.ResumeFetchPartitions(map[string][]int32{r.topic: r.parts})
+	if r.mu.waiting && r.mu.bytes <= r.bound/2 {
+		r.mu.waiting = false
+		r.lane.enqueue(laneOp{kind: opResume, r: r})
 	}
 	return recs, errs
 }
