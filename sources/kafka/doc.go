@@ -78,18 +78,25 @@
 // (a lane): a job start adds its partitions to it instead of opening a
 // client (its goroutines, metadata requests and a connection per broker).
 // The lane's client fetches in the background and reports connection
-// health through hooks (every reader of the lane sees the lane's health);
-// its dispatcher goroutine polls it and queues each partition's records
-// and errors on the route of the reader that owns the partition, which
-// Read takes from. Partitions join and leave the client only on the
-// dispatcher between two polls, so that a reader reopened at an earlier or
-// later offset (a rewind) starts exactly there. A reader whose queue
-// passes its bound (max.partition.fetch.bytes per partition, at least
-// 1 MiB, at most fetch.max.bytes) has its partitions paused until Read
-// takes it down to half. franz-go consumes a partition once per client,
-// so a reader of a partition another reader on the node reads (two jobs
-// on one topic) opens a second lane; a lane closes with its last reader.
-// Closing a reader stops the lane's fetch session, which drops what the
-// client buffered for the other readers (fetched again, never lost: the
-// client's positions move only when a poll takes records).
+// health through hooks (every reader sees the lane's health); its
+// dispatcher goroutine polls it and queues each partition's records and
+// errors on the routes of the readers of that partition, which Read takes
+// from. franz-go consumes a partition once per client, so a partition is
+// one stream however many readers read it (jobs loading one topic into
+// several tables): a reader at or ahead of the stream's position takes
+// the stream's records from its own position on, a reader behind it sets
+// the stream back (the others skip what they already have). Partitions
+// join, are set back and leave the client only on the dispatcher between
+// two polls, so that a reader reopened at an earlier or later offset (a
+// rewind) starts exactly there. A reader whose queue passes its bound
+// (max.partition.fetch.bytes per partition, at least 1 MiB, at most
+// fetch.max.bytes) is queued nothing more until Read takes it down to
+// half (a partition none of whose readers takes is paused), then rejoins
+// the stream where it left. An OffsetOutOfRange goes to the readers at
+// the stream's position only; a reader ahead of another reader of its
+// partition sees one beyond the end only once it is the lowest. The lane
+// closes with its last reader. Setting a stream back or closing a reader
+// stops the client's fetch session, which drops what it buffered for the
+// other readers (fetched again, never lost: the client's positions move
+// only when a poll takes records).
 package kafka

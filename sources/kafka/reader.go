@@ -31,7 +31,7 @@ const boundsTimeout = 10 * time.Second
 // never a silent jump.
 //
 // The lane's client fetches in the background between Read calls and its
-// dispatcher queues this reader's records on its route (paused past a
+// dispatcher queues this reader's records on its route (nothing more past a
 // bound); Read only takes from that queue.
 type reader struct {
 	cluster *Cluster
