@@ -70,9 +70,9 @@ type reader struct {
 var _ sources.Reader = (*reader)(nil)
 
 // NewReader opens a reader of topic's partitions in start, each from its
-// given next offset (>= 0). The reader keeps its connections across Read
-// calls; Close it when the task is done with it. It does not dial: a bad
-// position or an unreachable cluster shows on Read.
+// given next offset (>= 0), on the node's shared consuming client of c
+// (fetch.go); Close it when the task is done with it. It does not dial: a
+// bad position or an unreachable cluster shows on Read.
 func (c *Cluster) NewReader(topic string, start map[int32]int64) (sources.Reader, error) {
 	if topic == "" {
 		return nil, &sources.ConfigError{Field: "kafka.topic", Err: errors.New("kafka: empty topic")}
@@ -80,12 +80,10 @@ func (c *Cluster) NewReader(topic string, start map[int32]int64) (sources.Reader
 	if len(start) == 0 {
 		return nil, errors.New("kafka: new reader: no partitions")
 	}
-	offsets := make(map[int32]kgo.Offset, len(start))
 	for p, o := range start {
 		if p < 0 || o < 0 {
 			return nil, fmt.Errorf("kafka: new reader: partition %d: bad start offset %d", p, o)
 		}
-		offsets[p] = kgo.NewOffset().At(o)
 	}
 	rt, err := c.fetch.open(topic, start)
 	if err != nil {
@@ -134,8 +132,7 @@ func (r *reader) Read(ctx context.Context, lim sources.Limits) (*sources.Batch, 
 			if polled {
 				break
 			}
-			// MaxWait <= 0: take what the client has buffered, without
-			// waiting (a nil context is franz-go's "do not block").
+			// MaxWait <= 0: take what is queued, without waiting.
 			polled = true
 			r.absorb(ctx, need)
 			continue
