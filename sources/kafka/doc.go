@@ -84,8 +84,10 @@
 // from. franz-go consumes a partition once per client, so a partition is
 // one stream however many readers read it (jobs loading one topic into
 // several tables): a reader at or ahead of the stream's position takes
-// the stream's records from its own position on, a reader behind it sets
-// the stream back (the others skip what they already have). Partitions
+// the stream's records from its own position on, a reader behind it takes
+// the stream's recent records (the last 256 KiB it delivered) if they
+// reach back to its position, else sets the stream back (the others skip
+// what they already have). Partitions
 // join, are set back and leave the client only on the dispatcher between
 // two polls, so that a reader reopened at an earlier or later offset (a
 // rewind) starts exactly there. A reader whose queue passes its bound

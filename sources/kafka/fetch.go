@@ -51,7 +51,9 @@ type fetcher struct {
 	c *Cluster
 	// bound, when > 0, replaces every route's queue bound (tests).
 	bound int64
-	mu    struct {
+	// recent, when not 0, replaces maxRecentBytes; < 0: none (tests).
+	recent int64
+	mu     struct {
 		sync.Mutex
 		lane *lane // nil while no reader is open
 	}
@@ -85,6 +87,48 @@ type stream struct {
 	pos    int64
 	subs   map[*route]*sub
 	paused bool // no reader takes its records: franz-go does not fetch it
+	// recent are the last records the stream delivered, every record of
+	// the log in [recentFrom, pos): a reader joining in that range takes
+	// them from here instead of setting the stream back (a failover's
+	// moved jobs joining the survivors' jobs of one partition). At most
+	// maxRecentBytes of keys and values.
+	recent      []*kgo.Record
+	recentFrom  int64
+	recentBytes int64
+	recentMax   int64
+}
+
+// maxRecentBytes bounds a stream's recent records.
+const maxRecentBytes = 256 << 10
+
+// setPos sets the stream's position, forgetting its recent records.
+func (s *stream) setPos(at int64) {
+	s.pos, s.recentFrom = at, at
+	clear(s.recent)
+	s.recent, s.recentBytes = s.recent[:0], 0
+}
+
+// delivered records recs (in offset order) as delivered by the stream.
+func (s *stream) delivered(recs []*kgo.Record) {
+	if len(recs) == 0 {
+		return
+	}
+	s.pos = recs[len(recs)-1].Offset + 1
+	for _, rec := range recs {
+		s.recent = append(s.recent, rec)
+		s.recentBytes += int64(len(rec.Key) + len(rec.Value))
+	}
+	drop := 0
+	for drop < len(s.recent) && s.recentBytes > s.recentMax {
+		rec := s.recent[drop]
+		s.recentBytes -= int64(len(rec.Key) + len(rec.Value))
+		s.recentFrom = rec.Offset + 1
+		drop++
+	}
+	if drop > 0 {
+		clear(s.recent[:drop])
+		s.recent = append(s.recent[:0], s.recent[drop:]...)
+	}
 }
 
 // sub is one reader's place on a stream.
@@ -357,12 +401,16 @@ func (l *lane) apply(ops []laneOp) {
 				t, at := tp{r.topic, p}, op.offsets[p]
 				s := l.streams[t]
 				if s == nil {
-					s = &stream{pos: at, subs: map[*route]*sub{}}
+					s = &stream{pos: at, recentFrom: at, recentMax: maxRecentBytes, subs: map[*route]*sub{}}
+					if rm := l.f.recent; rm != 0 {
+						s.recentMax = max(rm, 0)
+					}
 					l.streams[t] = s
 					ch.add(t, at)
 				}
-				s.subs[r] = &sub{next: at}
-				l.join(&ch, t, s, at)
+				u := &sub{next: at}
+				s.subs[r] = u
+				l.join(&ch, t, s, r, u)
 			}
 		case opRemove:
 			for _, p := range r.parts {
@@ -393,7 +441,7 @@ func (l *lane) apply(ops []laneOp) {
 				t := tp{r.topic, p}
 				if s := l.streams[t]; s != nil {
 					if u := s.subs[r]; u != nil && !u.failed {
-						l.join(&ch, t, s, u.next)
+						l.join(&ch, t, s, r, u)
 					}
 				}
 			}
@@ -407,11 +455,28 @@ func (l *lane) apply(ops []laneOp) {
 	}
 }
 
-// join makes s deliver from at for a reader (re)joining it: a stream past
-// at is set back to at; a paused one resumes.
-func (l *lane) join(ch *changes, t tp, s *stream, at int64) {
-	if at < s.pos {
-		s.pos = at
+// join makes s deliver from u.next for reader r (re)joining it: from its
+// recent records if they cover u.next, else a stream past u.next is set
+// back to it; a paused one resumes.
+func (l *lane) join(ch *changes, t tp, s *stream, r *route, u *sub) {
+	if at := u.next; at < s.pos && at >= s.recentFrom {
+		from := len(s.recent)
+		for i, rec := range s.recent {
+			if rec.Offset >= at {
+				from = i
+				break
+			}
+		}
+		if r.push(t.partition, s.recent[from:], nil, -1) {
+			select {
+			case r.signal <- struct{}{}:
+			default:
+			}
+		}
+		u.next = s.pos
+	}
+	if at := u.next; at < s.pos {
+		s.setPos(at)
 		if _, ok := ch.adds[t.topic][t.partition]; ok {
 			ch.add(t, at) // added in this round: start it lower
 			return
@@ -496,9 +561,7 @@ func (l *lane) route(fs kgo.Fetches) {
 				touched[r] = true
 			}
 		}
-		if n := len(p.Records); n > 0 {
-			s.pos = p.Records[n-1].Offset + 1
-		}
+		s.delivered(p.Records)
 		if errors.Is(p.Err, kerr.OffsetOutOfRange) {
 			l.outOfRange(&ch, t, s, p.Err, touched)
 		}
@@ -541,7 +604,7 @@ func (l *lane) outOfRange(ch *changes, t tp, s *stream, err error, touched map[*
 		}
 	}
 	if lowest >= 0 {
-		s.pos = lowest
+		s.setPos(lowest)
 		if ch.sets == nil {
 			ch.sets = map[tp]int64{}
 		}

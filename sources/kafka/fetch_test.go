@@ -268,16 +268,25 @@ func TestFetchPauseBound(t *testing.T) {
 
 // TestFetchSamePartitionTwoReaders: readers of one partition on one lane
 // (jobs loading one topic into several tables) at different positions: one
-// ahead of the stream skips what it has, one behind sets the stream back
-// (the others skip what they already have), one that is not read stops
+// ahead of the stream skips what it has, one behind takes the stream's
+// recent records or, without them, sets the stream back (the others skip
+// what they already have), one that is not read stops
 // being queued for past its bound while the others read on, and each
 // reads exactly its records, in order, from its own offset.
 func TestFetchSamePartitionTwoReaders(t *testing.T) {
+	t.Run("recent", func(t *testing.T) { testSamePartition(t, 0) })
+	t.Run("set back", func(t *testing.T) { testSamePartition(t, -1) })
+}
+
+// testSamePartition runs TestFetchSamePartitionTwoReaders with the
+// fetcher's recent override.
+func testSamePartition(t *testing.T, recent int64) {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(uint64(seed), 0))
 	e := newEnvWith(t, 1, map[string]string{"max.partition.fetch.bytes": "2048"})
 	e.cluster.fetch.bound = 2048
+	e.cluster.fetch.recent = recent
 	const n = 1200
 	for chunk := 0; chunk < n; chunk += 100 {
 		e.produce(t, 0, values("s", chunk, 100)...)
