@@ -28,6 +28,8 @@ type Cluster struct {
 	logger  *slog.Logger
 	cl      *kgo.Client
 	adm     *kadm.Client
+	// fetch holds the consuming clients the cluster's readers share.
+	fetch *fetcher
 }
 
 // NewCluster validates spec's brokers and properties and opens an admin
@@ -57,11 +59,13 @@ func NewCluster(spec *api.KafkaSpec, logger *slog.Logger) (*Cluster, error) {
 	}
 	c.cl = cl
 	c.adm = kadm.NewClient(cl)
+	c.fetch = newFetcher(c)
 	return c, nil
 }
 
-// Close closes the admin client. Readers opened from c own their clients and
-// are closed separately.
+// Close closes the admin client. Readers opened from c share consuming
+// clients that close with their last reader, so they are closed
+// separately.
 func (c *Cluster) Close() { c.cl.Close() }
 
 // Partitions returns topic's partition ids, sorted, from fresh metadata (not

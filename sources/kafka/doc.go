@@ -1,7 +1,8 @@
 // Package kafka is the Kafka source of loadnode, on franz-go: a Cluster
 // handle (admin client for metadata, offsets and watermarks) shared per
 // (brokers, properties), and Readers that consume a fixed set of partitions
-// directly from exact offsets.
+// directly from exact offsets through consuming clients the Cluster's
+// readers share (fetch.go).
 //
 // Clusters opens a node's Kafka jobs: each gets a JobSource, its handle on
 // the Cluster its spec's brokers and properties name (one key: brokers in
@@ -38,7 +39,7 @@
 //	fetch.max.bytes                         bytes per fetch response (default 50 MiB)
 //	max.partition.fetch.bytes               bytes per partition per fetch (default 1 MiB)
 //	fetch.min.bytes                         bytes a broker waits for before answering (default 1)
-//	fetch.max.wait.ms                       how long a broker holds a fetch (default 5000 ms)
+//	fetch.max.wait.ms                       how long a broker holds a fetch without data (default 500 ms: a new or resumed reader joins a shared client's next fetch)
 //	request.timeout.ms                      client-side response timeout overhead (default 10000 ms)
 //	metadata.max.age.ms                     metadata refresh interval (default 300000 ms)
 //	connections.max.idle.ms                 idle connection reaping (default 30000 ms)
@@ -69,8 +70,35 @@
 //
 // A Cluster, Clusters and a JobSource are safe for concurrent use; a
 // watched topic's poller runs on its own goroutine until its last watcher
-// stops or its Cluster closes. A Reader is used by one goroutine at
-// a time; it owns a franz-go client whose goroutines fetch in the background
-// (at most one buffered fetch per broker) and report connection health
-// through hooks; they never touch the caller's state.
+// stops or its Cluster closes. A Reader is used by one goroutine at a time.
+//
+// # Shared fetching
+//
+// The readers of one Cluster on a node share one consuming franz-go client
+// (a lane): a job start adds its partitions to it instead of opening a
+// client (its goroutines, metadata requests and a connection per broker).
+// The lane's client fetches in the background and reports connection
+// health through hooks (every reader sees the lane's health); its
+// dispatcher goroutine polls it and queues each partition's records and
+// errors on the routes of the readers of that partition, which Read takes
+// from. franz-go consumes a partition once per client, so a partition is
+// one stream however many readers read it (jobs loading one topic into
+// several tables): a reader at or ahead of the stream's position takes
+// the stream's records from its own position on, a reader behind it takes
+// the stream's recent records (the last 256 KiB it delivered) if they
+// reach back to its position, else sets the stream back (the others skip
+// what they already have). Partitions
+// join, are set back and leave the client only on the dispatcher between
+// two polls, so that a reader reopened at an earlier or later offset (a
+// rewind) starts exactly there. A reader whose queue passes its bound
+// (max.partition.fetch.bytes per partition, at least 1 MiB, at most
+// fetch.max.bytes) is queued nothing more until Read takes it down to
+// half (a partition none of whose readers takes is paused), then rejoins
+// the stream where it left. An OffsetOutOfRange goes to the readers at
+// the stream's position only; a reader ahead of another reader of its
+// partition sees one beyond the end only once it is the lowest. The lane
+// closes with its last reader. Setting a stream back or closing a reader
+// stops the client's fetch session, which drops what it buffered for the
+// other readers (fetched again, never lost: the client's positions move
+// only when a poll takes records).
 package kafka

@@ -23,18 +23,20 @@ const minRecordsCap = 64
 // boundsTimeout bounds the listing that fills an OutOfRangeError.
 const boundsTimeout = 10 * time.Second
 
-// reader reads a fixed set of partitions of one topic with its own franz-go
-// consumer client: direct partition consumption (no group, nothing committed
-// to Kafka), read_committed, control records kept so that positions move
-// past transaction markers, and no offset reset: an OffsetOutOfRange is an
-// error, never a silent jump.
+// reader reads a fixed set of partitions of one topic through its
+// Cluster's shared consuming clients (fetch.go): direct partition
+// consumption (no group, nothing committed to Kafka), read_committed,
+// control records kept so that positions move past transaction markers,
+// and no offset reset: an OffsetOutOfRange is an error of this reader,
+// never a silent jump.
 //
-// The client fetches in the background between Read calls (one buffered
-// fetch per broker at most); Read only takes from what it buffered.
+// The lane's client fetches in the background between Read calls and its
+// dispatcher queues this reader's records on its route (nothing more past a
+// bound); Read only takes from that queue.
 type reader struct {
 	cluster *Cluster
 	topic   string
-	cl      *kgo.Client
+	route   *route
 	health  *health
 	logger  *slog.Logger
 
@@ -68,9 +70,9 @@ type reader struct {
 var _ sources.Reader = (*reader)(nil)
 
 // NewReader opens a reader of topic's partitions in start, each from its
-// given next offset (>= 0). The reader keeps its connections across Read
-// calls; Close it when the task is done with it. It does not dial: a bad
-// position or an unreachable cluster shows on Read.
+// given next offset (>= 0), on the node's shared consuming client of c
+// (fetch.go); Close it when the task is done with it. It does not dial: a
+// bad position or an unreachable cluster shows on Read.
 func (c *Cluster) NewReader(topic string, start map[int32]int64) (sources.Reader, error) {
 	if topic == "" {
 		return nil, &sources.ConfigError{Field: "kafka.topic", Err: errors.New("kafka: empty topic")}
@@ -78,34 +80,21 @@ func (c *Cluster) NewReader(topic string, start map[int32]int64) (sources.Reader
 	if len(start) == 0 {
 		return nil, errors.New("kafka: new reader: no partitions")
 	}
-	offsets := make(map[int32]kgo.Offset, len(start))
 	for p, o := range start {
 		if p < 0 || o < 0 {
 			return nil, fmt.Errorf("kafka: new reader: partition %d: bad start offset %d", p, o)
 		}
-		offsets[p] = kgo.NewOffset().At(o)
 	}
-	h := &health{}
-	logger := c.logger.With("topic", topic)
-	opts := c.cfg.opts(c.brokers)
-	opts = append(opts, c.cfg.consumerOpts()...)
-	opts = append(opts,
-		kgo.WithLogger(kgoLogger{logger}),
-		kgo.WithHooks(h),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
-		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.KeepControlRecords(),
-	)
-	cl, err := kgo.NewClient(opts...)
+	rt, err := c.fetch.open(topic, start)
 	if err != nil {
-		return nil, &sources.ConfigError{Field: "kafka.brokers", Err: fmt.Errorf("kafka: new reader: %w", err)}
+		return nil, err
 	}
+	logger := c.logger.With("topic", topic)
 	return &reader{
 		cluster: c,
 		topic:   topic,
-		cl:      cl,
-		health:  h,
+		route:   rt,
+		health:  rt.lane.health,
 		logger:  logger,
 		next:    maps.Clone(start),
 		fetched: maps.Clone(start),
@@ -135,7 +124,7 @@ func (r *reader) Read(ctx context.Context, lim sources.Limits) (*sources.Batch, 
 		if r.drain(b, lim) || r.err != nil || ctx.Err() != nil {
 			break
 		}
-		need := 0 // all buffered
+		need := 0 // all queued
 		if lim.MaxRows > 0 {
 			need = lim.MaxRows - len(b.Records)
 		}
@@ -143,11 +132,9 @@ func (r *reader) Read(ctx context.Context, lim sources.Limits) (*sources.Batch, 
 			if polled {
 				break
 			}
-			// MaxWait <= 0: take what the client has buffered, without
-			// waiting (a nil context is franz-go's "do not block").
+			// MaxWait <= 0: take what is queued, without waiting.
 			polled = true
-			//lint:ignore SA1012 a nil context is franz-go's documented non-blocking poll
-			r.absorb(ctx, r.cl.PollRecords(nil, need))
+			r.absorb(ctx, need)
 			continue
 		}
 		// The early end: nothing more to wait for.
@@ -157,9 +144,8 @@ func (r *reader) Read(ctx context.Context, lim sources.Limits) (*sources.Batch, 
 				r.listHW(ctx, deadline)
 			}
 			if r.caughtUp() {
-				// Take what the client buffered meanwhile, without waiting.
-				//lint:ignore SA1012 a nil context is franz-go's documented non-blocking poll
-				r.absorb(ctx, r.cl.PollRecords(nil, need))
+				// Take what was queued meanwhile, without waiting.
+				r.absorb(ctx, need)
 				if r.head == len(r.pending) && r.caughtUp() {
 					break
 				}
@@ -173,10 +159,8 @@ func (r *reader) Read(ctx context.Context, lim sources.Limits) (*sources.Batch, 
 			// when the fill no longer has to be meaningful.
 			until = half
 		}
-		pctx, cancel := context.WithDeadline(ctx, until)
-		fs := r.cl.PollRecords(pctx, need)
-		cancel()
-		r.absorb(ctx, fs)
+		r.wait(ctx, until)
+		r.absorb(ctx, need)
 	}
 	if r.err != nil {
 		return r.finish(b), r.err
@@ -313,11 +297,29 @@ func (r *reader) pop() {
 	}
 }
 
-// absorb takes a poll's records into pending and turns its errors into the
-// sticky r.err, or logs and drops them when they are transient.
-func (r *reader) absorb(ctx context.Context, fs kgo.Fetches) {
+// wait blocks until the dispatcher queued something for r, until or ctx
+// is done.
+func (r *reader) wait(ctx context.Context, until time.Time) {
+	d := time.Until(until)
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-r.route.signal:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// absorb takes what the dispatcher queued into pending and turns its
+// errors into the sticky r.err, or logs and drops them when they are
+// transient.
+func (r *reader) absorb(ctx context.Context, need int) {
+	recs, errs := r.route.take(need, r.hw)
 	var oor []int32
-	for _, fe := range fs.Errors() {
+	for _, fe := range errs {
 		err := fe.Err
 		switch {
 		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -338,24 +340,13 @@ func (r *reader) absorb(ctx context.Context, fs kgo.Fetches) {
 			r.setErr(fmt.Errorf("kafka: fetch %s[%d]: %w", fe.Topic, fe.Partition, err))
 		}
 	}
-	fs.EachPartition(func(p kgo.FetchTopicPartition) {
-		if _, ok := r.fetched[p.Partition]; p.Topic != r.topic || !ok || p.Err != nil {
-			return
-		}
-		if hw, ok := r.hw[p.Partition]; !ok || p.HighWatermark > hw {
-			r.hw[p.Partition] = p.HighWatermark
-		}
-	})
-	fs.EachRecord(func(rec *kgo.Record) {
-		if rec.Topic != r.topic {
-			return
-		}
-		if _, ok := r.fetched[rec.Partition]; !ok {
-			return
+	for _, rec := range recs {
+		if _, ok := r.fetched[rec.Partition]; !ok || rec.Offset < r.fetched[rec.Partition] {
+			continue
 		}
 		r.pending = append(r.pending, rec)
 		r.fetched[rec.Partition] = rec.Offset + 1
-	})
+	}
 	if len(oor) > 0 && r.err == nil {
 		slices.Sort(oor)
 		p := oor[0]
@@ -387,7 +378,7 @@ func (r *reader) Close() {
 		return
 	}
 	r.closed = true
-	r.cl.Close()
+	r.cluster.fetch.close(r.route)
 	r.pending, r.head = nil, 0
 }
 

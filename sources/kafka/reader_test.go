@@ -275,14 +275,17 @@ func TestOutOfRangeMidStream(t *testing.T) {
 		vals[i] = fmt.Sprint(i)
 	}
 	e.produce(t, 0, vals...)
+	// A queue bound of one byte: the reader's partition is paused while
+	// anything is queued for it, so nothing is fetched past 100 until the
+	// reader took the first 100.
+	e.cluster.fetch.bound = 1
 	r, err := e.cluster.NewReader(e.topic, map[int32]int64{0: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	pos := map[int32]int64{0: 0}
-	// take 10: franz-go keeps the rest of the fetch buffered and does not
-	// fetch again until it is drained
+	// take 10: the other 90 stay queued and the partition paused
 	readUntil(t, r, sources.Limits{MaxRows: 10, MaxWait: time.Second}, pos, map[int32]int64{0: 10}, true, nil)
 	e.produce(t, 0, vals...) // 100..199
 	deleteRecords(t, e, 0, 150)
