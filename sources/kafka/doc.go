@@ -74,9 +74,13 @@
 //
 // # Shared fetching
 //
-// The readers of one Cluster on a node share one consuming franz-go client
-// (a lane): a job start adds its partitions to it instead of opening a
-// client (its goroutines, metadata requests and a connection per broker).
+// The readers of one Cluster on a node share a few consuming franz-go
+// clients (lanes, at most 4): a job start adds its partitions to one
+// instead of opening a client (its goroutines, metadata requests and a
+// connection per broker). A reader goes to the lane of its lowest
+// partition mod 4, so that a job's tasks (dealt partitions round-robin)
+// fetch concurrently on lanes of their own, and readers of one partition
+// (many single-partition jobs) share one. Everything below is per lane.
 // The lane's client fetches in the background and reports connection
 // health through hooks (every reader sees the lane's health); its
 // dispatcher goroutine polls it and queues each partition's records and

@@ -3,6 +3,7 @@ package kafka
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -31,10 +32,13 @@ func laneOf(t *testing.T, r sources.Reader) *lane {
 func lanes(c *Cluster) int {
 	c.fetch.mu.Lock()
 	defer c.fetch.mu.Unlock()
-	if c.fetch.mu.lane == nil {
-		return 0
+	n := 0
+	for _, l := range c.fetch.mu.lanes {
+		if l != nil {
+			n++
+		}
 	}
-	return 1
+	return n
 }
 
 // checkValues checks that recs of partition p are the values prefix-from
@@ -54,6 +58,7 @@ func checkValues(t *testing.T, recs []sources.Record, prefix string, from int) {
 // closes the client and the dispatcher.
 func TestFetchSharesOneClient(t *testing.T) {
 	e := newEnv(t, 3)
+	e.cluster.fetch.nLanes = 1 // every reader on one lane
 	for p := range int32(3) {
 		e.produce(t, p, values(fmt.Sprint(p), 0, 300)...)
 	}
@@ -128,6 +133,7 @@ func TestFetchRewindOnSharedLane(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(uint64(seed), 0))
 	e := newEnv(t, 2)
+	e.cluster.fetch.nLanes = 1 // every reader on one lane
 	const n = 500
 	for chunk := 0; chunk < n; chunk += 100 {
 		e.produce(t, 0, values("r", chunk, 100)...)
@@ -165,6 +171,7 @@ func TestFetchRewindOnSharedLane(t *testing.T) {
 // on, before and after it, unaffected.
 func TestFetchOutOfRangeIsolated(t *testing.T) {
 	e := newEnv(t, 2)
+	e.cluster.fetch.nLanes = 1 // every reader on one lane
 	e.produce(t, 0, values("a", 0, 50)...)
 	e.produce(t, 1, values("b", 0, 5)...)
 	good, err := e.cluster.NewReader(e.topic, map[int32]int64{0: 0})
@@ -220,6 +227,7 @@ func TestFetchOutOfRangeIsolated(t *testing.T) {
 func TestFetchPauseBound(t *testing.T) {
 	const partBytes = 2048
 	e := newEnvWith(t, 2, map[string]string{"max.partition.fetch.bytes": fmt.Sprint(partBytes)})
+	e.cluster.fetch.nLanes = 1 // every reader on one lane
 	const bound = 1024
 	e.cluster.fetch.bound = bound
 	const n = 2000 // ~20 B per record: ~20 fetches of 2 KiB
@@ -285,6 +293,7 @@ func testSamePartition(t *testing.T, recent int64) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(uint64(seed), 0))
 	e := newEnvWith(t, 1, map[string]string{"max.partition.fetch.bytes": "2048"})
+	e.cluster.fetch.nLanes = 1 // every reader on one lane
 	e.cluster.fetch.bound = 2048
 	e.cluster.fetch.recent = recent
 	const n = 1200
@@ -359,4 +368,57 @@ func testSamePartition(t *testing.T, recent int64) {
 		}
 		checkValues(t, j.got, "s", j.from)
 	}
+}
+
+// TestFetchLanesByLowestPartition: a job's tasks (partitions dealt
+// round-robin) fetch on lanes of their own, each reading exactly its
+// records; readers of one partition (many small jobs) share one lane.
+func TestFetchLanesByLowestPartition(t *testing.T) {
+	e := newEnv(t, 8)
+	for p := range int32(8) {
+		e.produce(t, p, values(fmt.Sprint(p), 0, 40)...)
+	}
+	tasks := []map[int32]int64{{0: 0, 3: 0, 6: 0}, {1: 0, 4: 0, 7: 0}, {2: 0, 5: 0}}
+	var rs []sources.Reader
+	for _, start := range tasks {
+		r, err := e.cluster.NewReader(e.topic, start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		rs = append(rs, r)
+	}
+	if a, b, c := laneOf(t, rs[0]), laneOf(t, rs[1]), laneOf(t, rs[2]); a == b || b == c || a == c {
+		t.Fatal("a job's tasks share a lane")
+	}
+	small, err := e.cluster.NewReader(e.topic, map[int32]int64{0: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Close()
+	if laneOf(t, small) != laneOf(t, rs[0]) {
+		t.Fatal("readers of partition 0 on different lanes")
+	}
+	if n := lanes(e.cluster); n != 3 {
+		t.Fatalf("%d lanes, want 3", n)
+	}
+	lim := sources.Limits{MaxRows: 1000, MaxWait: time.Second}
+	for i, r := range rs {
+		pos := maps.Clone(tasks[i])
+		want := map[int32]int64{}
+		for p := range pos {
+			want[p] = 40
+		}
+		recs := readUntil(t, r, lim, pos, want, true, nil)
+		byPart := map[int32][]sources.Record{}
+		for _, rec := range recs {
+			byPart[rec.Partition] = append(byPart[rec.Partition], rec)
+		}
+		for p := range tasks[i] {
+			checkValues(t, byPart[p], fmt.Sprint(p), 0)
+		}
+	}
+	pos := map[int32]int64{0: 10}
+	recs := readUntil(t, small, lim, pos, map[int32]int64{0: 40}, true, nil)
+	checkValues(t, recs, "0", 10)
 }
