@@ -37,6 +37,10 @@ type committedBoard struct {
 // committedCell is one job's publication.
 type committedCell struct {
 	snap atomic.Pointer[api.JobCommitted] // nil before the first publication
+	// hist is the job's last commits (at most api.MaxCommittedHistory),
+	// oldest first; stored before the snapshot that follows them, never
+	// changed once stored (a commit makes a new slice).
+	hist atomic.Pointer[[]*api.CommitMark]
 	mu   struct {
 		sync.Mutex
 		changed chan struct{} // closed at the next publication; nil while no one waits
@@ -78,6 +82,37 @@ func (c *committedCell) publish(s *api.JobCommitted) {
 	}
 }
 
+// remember adds m to c's commits (REQUIRES: in the job actor, before the
+// publication that follows m). m and its positions are never changed
+// after: they are shared with that publication.
+func (c *committedCell) remember(m *api.CommitMark) {
+	var old []*api.CommitMark
+	if h := c.hist.Load(); h != nil {
+		old = *h
+	}
+	if len(old) >= api.MaxCommittedHistory {
+		old = old[len(old)-api.MaxCommittedHistory+1:]
+	}
+	h := append(append(make([]*api.CommitMark, 0, len(old)+1), old...), m)
+	c.hist.Store(&h)
+}
+
+// answer is the answer to req from publication s of c: a copy of s, with
+// the commits after req.after_batches up to s when req asks for history.
+func (c *committedCell) answer(s *api.JobCommitted, req *api.JobCommittedRequest) *api.JobCommittedResponse {
+	a := proto.Clone(s).(*api.JobCommitted)
+	if req.GetHistory() {
+		if h := c.hist.Load(); h != nil {
+			for _, m := range *h {
+				if m.GetCommittedBatches() > req.GetAfterBatches() && m.GetCommittedBatches() <= s.GetCommittedBatches() {
+					a.Commits = append(a.Commits, proto.Clone(m).(*api.CommitMark))
+				}
+			}
+		}
+	}
+	return &api.JobCommittedResponse{Committed: a}
+}
+
 // next is a channel closed at the next publication.
 func (c *committedCell) next() <-chan struct{} {
 	c.mu.Lock()
@@ -109,6 +144,7 @@ func (j *job) publishCommitted() {
 		s.LastCommitUnixNs = prev.GetLastCommitUnixNs()
 	case prev != nil && prev.GetCommittedBatches() < s.CommittedBatches:
 		s.LastCommitUnixNs = j.deps.Now().UnixNano()
+		c.remember(&api.CommitMark{CommittedBatches: s.CommittedBatches, CommitUnixNs: s.LastCommitUnixNs, Positions: s.Positions})
 	default: // this node's first look at the job: the stored statistics
 		s.LastCommitUnixNs = j.stats.GetLastCommitUnixMs() * int64(time.Millisecond)
 	}
@@ -191,7 +227,7 @@ func answerCommitted(l *lifetime, to *actor.PID, c *committedCell, req *api.JobC
 		return s.GetCommittedBatches() > req.GetAfterBatches() || s.GetState() != first.GetState()
 	}
 	if req.GetWaitMs() <= 0 || moved(first) {
-		l.system.Root.Send(to, &api.JobCommittedResponse{Committed: proto.Clone(first).(*api.JobCommitted)})
+		l.system.Root.Send(to, c.answer(first, req))
 		return
 	}
 	go func() {
@@ -212,7 +248,7 @@ func answerCommitted(l *lifetime, to *actor.PID, c *committedCell, req *api.JobC
 				return
 			}
 		}
-		l.system.Root.Send(to, &api.JobCommittedResponse{Committed: proto.Clone(s).(*api.JobCommitted)})
+		l.system.Root.Send(to, c.answer(s, req))
 	}()
 }
 

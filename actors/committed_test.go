@@ -125,3 +125,71 @@ func TestCommittedLightRead(t *testing.T) {
 		t.Errorf("stopped job's committed = %v, want STOPPED with 30 rows in 3 batches at offset 30", c)
 	}
 }
+
+// TestCommittedHistory: a request with history gets every commit after
+// its after_batches that the node published, each with its own positions
+// and a time not before the one of the commit before it, however late it
+// asks; without history the answer has none; the board keeps at most
+// api.MaxCommittedHistory commits.
+func TestCommittedHistory(t *testing.T) {
+	src := &countSource{quietSource: quietSource{parts: []int32{0}}, n: 50, reads: make(chan int64, 1024)}
+	open := func(*api.JobSpec) (Source, error) { return adapt(src), nil }
+	h := newHarnessOpts(t, vfs.NewMem(), open, Settings{}, harnessOpts{})
+	spec := testSpec("hist")
+	spec.MaxBatchRows, spec.MaxBatchIntervalMs = 10, 100
+	if resp := h.ask(h.mgr, &api.CreateJobRequest{Spec: spec}).(*api.JobResponse); resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	var c *api.JobCommitted
+	poll(t, 10*time.Second, func() (bool, string) {
+		c = askCommitted(t, h, &api.JobCommittedRequest{Name: "hist"})
+		return c.GetLoadedRows() == 50, fmt.Sprintf("%d rows committed", c.GetLoadedRows())
+	})
+	if len(c.GetCommits()) != 0 {
+		t.Fatalf("an answer without history has commits %v", c.GetCommits())
+	}
+	// Asked once, after every commit: each one is there, in order.
+	c = askCommitted(t, h, &api.JobCommittedRequest{Name: "hist", AfterBatches: 0, History: true})
+	ms := c.GetCommits()
+	if len(ms) == 0 || ms[len(ms)-1].GetCommittedBatches() != c.GetCommittedBatches() {
+		t.Fatalf("commits %v, want them up to batch %d", ms, c.GetCommittedBatches())
+	}
+	var batches, prevNs, prevOff int64
+	for _, m := range ms {
+		ps := m.GetPositions()
+		if m.GetCommittedBatches() <= batches || m.GetCommitUnixNs() < prevNs || len(ps) != 1 || ps[0].GetCommittedOffset() <= prevOff {
+			t.Fatalf("commit %v after batch %d at %d, offset %d: not a next commit", m, batches, prevNs, prevOff)
+		}
+		batches, prevNs, prevOff = m.GetCommittedBatches(), m.GetCommitUnixNs(), ps[0].GetCommittedOffset()
+	}
+	if prevOff != 50 || batches != 5 {
+		t.Fatalf("last commit at batch %d offset %d, want 5 and 50", batches, prevOff)
+	}
+	// after_batches cuts the older ones (a group commit may cover two
+	// batches: compare with the full list).
+	var want []int64
+	for _, m := range ms {
+		if m.GetCommittedBatches() > 3 {
+			want = append(want, m.GetCommittedBatches())
+		}
+	}
+	c = askCommitted(t, h, &api.JobCommittedRequest{Name: "hist", AfterBatches: 3, History: true})
+	var got []int64
+	for _, m := range c.GetCommits() {
+		got = append(got, m.GetCommittedBatches())
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(got) == 0 {
+		t.Fatalf("commits after batch 3 = %v, want %v", got, want)
+	}
+
+	// The board keeps the last api.MaxCommittedHistory commits.
+	var cell committedCell
+	for i := range api.MaxCommittedHistory + 10 {
+		cell.remember(&api.CommitMark{CommittedBatches: int64(i + 1)})
+	}
+	cell.snap.Store(&api.JobCommitted{CommittedBatches: api.MaxCommittedHistory + 10})
+	a := cell.answer(cell.snap.Load(), &api.JobCommittedRequest{History: true}).GetCommitted().GetCommits()
+	if len(a) != api.MaxCommittedHistory || a[0].GetCommittedBatches() != 11 {
+		t.Fatalf("kept %d commits from batch %d, want %d from 11", len(a), a[0].GetCommittedBatches(), api.MaxCommittedHistory)
+	}
+}

@@ -5750,10 +5750,16 @@ func (x *SourceRebase) GetTimeUnixMs() int64 {
 // after_batches (or its state changed), or after wait_ms, whichever is
 // first; wait_ms is at most api.MaxCommittedWaitMs.
 type JobCommittedRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	AfterBatches  int64                  `protobuf:"varint,2,opt,name=after_batches,json=afterBatches,proto3" json:"after_batches,omitempty"`
-	WaitMs        int64                  `protobuf:"varint,3,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Name         string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	AfterBatches int64                  `protobuf:"varint,2,opt,name=after_batches,json=afterBatches,proto3" json:"after_batches,omitempty"`
+	WaitMs       int64                  `protobuf:"varint,3,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	// history: the answer's commits carry each commit after after_batches
+	// that this node's process published (at most the last
+	// MaxCommittedHistory), oldest first, each with its own time and
+	// positions, so that a watcher dates every commit exactly, however
+	// late it asked.
+	History       bool `protobuf:"varint,4,opt,name=history,proto3" json:"history,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5807,6 +5813,13 @@ func (x *JobCommittedRequest) GetWaitMs() int64 {
 		return x.WaitMs
 	}
 	return 0
+}
+
+func (x *JobCommittedRequest) GetHistory() bool {
+	if x != nil {
+		return x.History
+	}
+	return false
 }
 
 // JobCommittedResponse carries a job's committed positions, or an error.
@@ -5884,7 +5897,13 @@ type JobCommitted struct {
 	LastCommitUnixNs int64 `protobuf:"varint,9,opt,name=last_commit_unix_ns,json=lastCommitUnixNs,proto3" json:"last_commit_unix_ns,omitempty"`
 	// stored: answered from the job's sink (a job without a live actor on
 	// this node), not from a live actor's publication.
-	Stored        bool `protobuf:"varint,10,opt,name=stored,proto3" json:"stored,omitempty"`
+	Stored bool `protobuf:"varint,10,opt,name=stored,proto3" json:"stored,omitempty"`
+	// commits, when the request asked for history: the job's commits after
+	// the request's after_batches, up to this answer's, that this node's
+	// process published (at most the last MaxCommittedHistory), oldest
+	// first. A commit older than those, or made before a restart or a
+	// takeover, is not in it.
+	Commits       []*CommitMark `protobuf:"bytes,11,rep,name=commits,proto3" json:"commits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5989,6 +6008,78 @@ func (x *JobCommitted) GetStored() bool {
 	return false
 }
 
+func (x *JobCommitted) GetCommits() []*CommitMark {
+	if x != nil {
+		return x.Commits
+	}
+	return nil
+}
+
+// CommitMark is one commit of a job as its actor published it.
+type CommitMark struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// committed_batches is the job's count of committed batches after it.
+	CommittedBatches int64 `protobuf:"varint,1,opt,name=committed_batches,json=committedBatches,proto3" json:"committed_batches,omitempty"`
+	// commit_unix_ns is when the job published it, just after its synced
+	// commit returned (Unix ns).
+	CommitUnixNs int64 `protobuf:"varint,2,opt,name=commit_unix_ns,json=commitUnixNs,proto3" json:"commit_unix_ns,omitempty"`
+	// positions are the partitions' next offsets to read after it.
+	Positions     []*CommittedPosition `protobuf:"bytes,3,rep,name=positions,proto3" json:"positions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommitMark) Reset() {
+	*x = CommitMark{}
+	mi := &file_api_loadnode_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommitMark) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommitMark) ProtoMessage() {}
+
+func (x *CommitMark) ProtoReflect() protoreflect.Message {
+	mi := &file_api_loadnode_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommitMark.ProtoReflect.Descriptor instead.
+func (*CommitMark) Descriptor() ([]byte, []int) {
+	return file_api_loadnode_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *CommitMark) GetCommittedBatches() int64 {
+	if x != nil {
+		return x.CommittedBatches
+	}
+	return 0
+}
+
+func (x *CommitMark) GetCommitUnixNs() int64 {
+	if x != nil {
+		return x.CommitUnixNs
+	}
+	return 0
+}
+
+func (x *CommitMark) GetPositions() []*CommittedPosition {
+	if x != nil {
+		return x.Positions
+	}
+	return nil
+}
+
 // CommittedPosition is one partition's committed offset.
 type CommittedPosition struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
@@ -6000,7 +6091,7 @@ type CommittedPosition struct {
 
 func (x *CommittedPosition) Reset() {
 	*x = CommittedPosition{}
-	mi := &file_api_loadnode_proto_msgTypes[68]
+	mi := &file_api_loadnode_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6012,7 +6103,7 @@ func (x *CommittedPosition) String() string {
 func (*CommittedPosition) ProtoMessage() {}
 
 func (x *CommittedPosition) ProtoReflect() protoreflect.Message {
-	mi := &file_api_loadnode_proto_msgTypes[68]
+	mi := &file_api_loadnode_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6025,7 +6116,7 @@ func (x *CommittedPosition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommittedPosition.ProtoReflect.Descriptor instead.
 func (*CommittedPosition) Descriptor() ([]byte, []int) {
-	return file_api_loadnode_proto_rawDescGZIP(), []int{68}
+	return file_api_loadnode_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *CommittedPosition) GetPartition() int32 {
@@ -6493,14 +6584,15 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a>\n" +
 	"\x10CheckpointsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"g\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"\x81\x01\n" +
 	"\x13JobCommittedRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12#\n" +
 	"\rafter_batches\x18\x02 \x01(\x03R\fafterBatches\x12\x17\n" +
-	"\await_ms\x18\x03 \x01(\x03R\x06waitMs\"y\n" +
+	"\await_ms\x18\x03 \x01(\x03R\x06waitMs\x12\x18\n" +
+	"\ahistory\x18\x04 \x01(\bR\ahistory\"y\n" +
 	"\x14JobCommittedResponse\x12(\n" +
 	"\x05error\x18\x01 \x01(\v2\x12.loadnode.v1.ErrorR\x05error\x127\n" +
-	"\tcommitted\x18\x02 \x01(\v2\x19.loadnode.v1.JobCommittedR\tcommitted\"\xfe\x02\n" +
+	"\tcommitted\x18\x02 \x01(\v2\x19.loadnode.v1.JobCommittedR\tcommitted\"\xb1\x03\n" +
 	"\fJobCommitted\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12+\n" +
@@ -6514,7 +6606,13 @@ const file_api_loadnode_proto_rawDesc = "" +
 	"\x11committed_batches\x18\b \x01(\x03R\x10committedBatches\x12-\n" +
 	"\x13last_commit_unix_ns\x18\t \x01(\x03R\x10lastCommitUnixNs\x12\x16\n" +
 	"\x06stored\x18\n" +
-	" \x01(\bR\x06stored\"\\\n" +
+	" \x01(\bR\x06stored\x121\n" +
+	"\acommits\x18\v \x03(\v2\x17.loadnode.v1.CommitMarkR\acommits\"\x9d\x01\n" +
+	"\n" +
+	"CommitMark\x12+\n" +
+	"\x11committed_batches\x18\x01 \x01(\x03R\x10committedBatches\x12$\n" +
+	"\x0ecommit_unix_ns\x18\x02 \x01(\x03R\fcommitUnixNs\x12<\n" +
+	"\tpositions\x18\x03 \x03(\v2\x1e.loadnode.v1.CommittedPositionR\tpositions\"\\\n" +
 	"\x11CommittedPosition\x12\x1c\n" +
 	"\tpartition\x18\x01 \x01(\x05R\tpartition\x12)\n" +
 	"\x10committed_offset\x18\x02 \x01(\x03R\x0fcommittedOffset*\xbf\x01\n" +
@@ -6616,7 +6714,7 @@ func file_api_loadnode_proto_rawDescGZIP() []byte {
 }
 
 var file_api_loadnode_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 77)
+var file_api_loadnode_proto_msgTypes = make([]protoimpl.MessageInfo, 78)
 var file_api_loadnode_proto_goTypes = []any{
 	(ErrorCode)(0),                // 0: loadnode.v1.ErrorCode
 	(ColumnType)(0),               // 1: loadnode.v1.ColumnType
@@ -6693,15 +6791,16 @@ var file_api_loadnode_proto_goTypes = []any{
 	(*JobCommittedRequest)(nil),   // 72: loadnode.v1.JobCommittedRequest
 	(*JobCommittedResponse)(nil),  // 73: loadnode.v1.JobCommittedResponse
 	(*JobCommitted)(nil),          // 74: loadnode.v1.JobCommitted
-	(*CommittedPosition)(nil),     // 75: loadnode.v1.CommittedPosition
-	nil,                           // 76: loadnode.v1.KafkaSpec.OffsetsEntry
-	nil,                           // 77: loadnode.v1.KafkaSpec.PropertiesEntry
-	nil,                           // 78: loadnode.v1.KinesisSpec.PositionsEntry
-	nil,                           // 79: loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
-	nil,                           // 80: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	nil,                           // 81: loadnode.v1.AlterJobRequest.ResetPositionsEntry
-	nil,                           // 82: loadnode.v1.SourceRebase.PositionsEntry
-	nil,                           // 83: loadnode.v1.SourceRebase.CheckpointsEntry
+	(*CommitMark)(nil),            // 75: loadnode.v1.CommitMark
+	(*CommittedPosition)(nil),     // 76: loadnode.v1.CommittedPosition
+	nil,                           // 77: loadnode.v1.KafkaSpec.OffsetsEntry
+	nil,                           // 78: loadnode.v1.KafkaSpec.PropertiesEntry
+	nil,                           // 79: loadnode.v1.KinesisSpec.PositionsEntry
+	nil,                           // 80: loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
+	nil,                           // 81: loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	nil,                           // 82: loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	nil,                           // 83: loadnode.v1.SourceRebase.PositionsEntry
+	nil,                           // 84: loadnode.v1.SourceRebase.CheckpointsEntry
 }
 var file_api_loadnode_proto_depIdxs = []int32{
 	0,  // 0: loadnode.v1.Error.code:type_name -> loadnode.v1.ErrorCode
@@ -6716,15 +6815,15 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	12, // 9: loadnode.v1.TablePartition.upper:type_name -> loadnode.v1.PartitionBound
 	12, // 10: loadnode.v1.TablePartition.in:type_name -> loadnode.v1.PartitionBound
 	13, // 11: loadnode.v1.PartitionBound.values:type_name -> loadnode.v1.PartitionBoundValue
-	76, // 12: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
-	77, // 13: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
-	78, // 14: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
+	77, // 12: loadnode.v1.KafkaSpec.offsets:type_name -> loadnode.v1.KafkaSpec.OffsetsEntry
+	78, // 13: loadnode.v1.KafkaSpec.properties:type_name -> loadnode.v1.KafkaSpec.PropertiesEntry
+	79, // 14: loadnode.v1.KinesisSpec.positions:type_name -> loadnode.v1.KinesisSpec.PositionsEntry
 	9,  // 15: loadnode.v1.JobSpec.table:type_name -> loadnode.v1.TableSpec
 	14, // 16: loadnode.v1.JobSpec.kafka:type_name -> loadnode.v1.KafkaSpec
 	15, // 17: loadnode.v1.JobSpec.kinesis:type_name -> loadnode.v1.KinesisSpec
 	6,  // 18: loadnode.v1.JobSpec.merge_type:type_name -> loadnode.v1.MergeType
 	54, // 19: loadnode.v1.JobSpec.schema_registry:type_name -> loadnode.v1.SchemaRegistrySpec
-	79, // 20: loadnode.v1.JobSpec.error_topic_properties:type_name -> loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
+	80, // 20: loadnode.v1.JobSpec.error_topic_properties:type_name -> loadnode.v1.JobSpec.ErrorTopicPropertiesEntry
 	9,  // 21: loadnode.v1.JobSpec.tables:type_name -> loadnode.v1.TableSpec
 	3,  // 22: loadnode.v1.Transition.from:type_name -> loadnode.v1.JobState
 	3,  // 23: loadnode.v1.Transition.to:type_name -> loadnode.v1.JobState
@@ -6742,8 +6841,8 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	68, // 35: loadnode.v1.JobInfo.tasks:type_name -> loadnode.v1.TaskInfo
 	16, // 36: loadnode.v1.CreateJobRequest.spec:type_name -> loadnode.v1.JobSpec
 	16, // 37: loadnode.v1.AlterJobRequest.spec:type_name -> loadnode.v1.JobSpec
-	80, // 38: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
-	81, // 39: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
+	81, // 38: loadnode.v1.AlterJobRequest.reset_offsets:type_name -> loadnode.v1.AlterJobRequest.ResetOffsetsEntry
+	82, // 39: loadnode.v1.AlterJobRequest.reset_positions:type_name -> loadnode.v1.AlterJobRequest.ResetPositionsEntry
 	9,  // 40: loadnode.v1.CreateTableRequest.spec:type_name -> loadnode.v1.TableSpec
 	9,  // 41: loadnode.v1.CreateTableResponse.table:type_name -> loadnode.v1.TableSpec
 	7,  // 42: loadnode.v1.CreateTableResponse.error:type_name -> loadnode.v1.Error
@@ -6780,18 +6879,20 @@ var file_api_loadnode_proto_depIdxs = []int32{
 	7,  // 73: loadnode.v1.DropTableResponse.error:type_name -> loadnode.v1.Error
 	7,  // 74: loadnode.v1.BackupResponse.error:type_name -> loadnode.v1.Error
 	70, // 75: loadnode.v1.ResultSet.rows:type_name -> loadnode.v1.ResultRow
-	82, // 76: loadnode.v1.SourceRebase.positions:type_name -> loadnode.v1.SourceRebase.PositionsEntry
-	83, // 77: loadnode.v1.SourceRebase.checkpoints:type_name -> loadnode.v1.SourceRebase.CheckpointsEntry
+	83, // 76: loadnode.v1.SourceRebase.positions:type_name -> loadnode.v1.SourceRebase.PositionsEntry
+	84, // 77: loadnode.v1.SourceRebase.checkpoints:type_name -> loadnode.v1.SourceRebase.CheckpointsEntry
 	7,  // 78: loadnode.v1.JobCommittedResponse.error:type_name -> loadnode.v1.Error
 	74, // 79: loadnode.v1.JobCommittedResponse.committed:type_name -> loadnode.v1.JobCommitted
 	3,  // 80: loadnode.v1.JobCommitted.state:type_name -> loadnode.v1.JobState
 	4,  // 81: loadnode.v1.JobCommitted.reason:type_name -> loadnode.v1.Reason
-	75, // 82: loadnode.v1.JobCommitted.positions:type_name -> loadnode.v1.CommittedPosition
-	83, // [83:83] is the sub-list for method output_type
-	83, // [83:83] is the sub-list for method input_type
-	83, // [83:83] is the sub-list for extension type_name
-	83, // [83:83] is the sub-list for extension extendee
-	0,  // [0:83] is the sub-list for field type_name
+	76, // 82: loadnode.v1.JobCommitted.positions:type_name -> loadnode.v1.CommittedPosition
+	75, // 83: loadnode.v1.JobCommitted.commits:type_name -> loadnode.v1.CommitMark
+	76, // 84: loadnode.v1.CommitMark.positions:type_name -> loadnode.v1.CommittedPosition
+	85, // [85:85] is the sub-list for method output_type
+	85, // [85:85] is the sub-list for method input_type
+	85, // [85:85] is the sub-list for extension type_name
+	85, // [85:85] is the sub-list for extension extendee
+	0,  // [0:85] is the sub-list for field type_name
 }
 
 func init() { file_api_loadnode_proto_init() }
@@ -6819,7 +6920,7 @@ func file_api_loadnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_loadnode_proto_rawDesc), len(file_api_loadnode_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   77,
+			NumMessages:   78,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

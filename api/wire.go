@@ -45,3 +45,8 @@ func ValidListSort(key string) error {
 // job's committed positions: well within a client's default time-out and
 // a cluster member's forward of a request to the job's owner.
 const MaxCommittedWaitMs = 5000
+
+// MaxCommittedHistory bounds the commits a node keeps per job for
+// JobCommittedRequest.history (the answer's commits): a watcher that
+// asks again within that many commits misses none.
+const MaxCommittedHistory = 64

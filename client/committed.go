@@ -28,6 +28,18 @@ func (c *Client) WaitCommitted(ctx context.Context, name string, afterBatches in
 	return c.committed(ctx, &api.JobCommittedRequest{Name: name, AfterBatches: afterBatches, WaitMs: wait.Milliseconds()})
 }
 
+// WaitCommits is WaitCommitted with the job's commits since afterBatches
+// in the answer's Commits, oldest first, each with its own time and
+// positions (those this node's process published, at most the last
+// api.MaxCommittedHistory): a watcher dates every commit exactly, however
+// long it took to ask again.
+func (c *Client) WaitCommits(ctx context.Context, name string, afterBatches int64, wait time.Duration) (*api.JobCommitted, error) {
+	if wait < 0 || wait > api.MaxCommittedWaitMs*time.Millisecond {
+		return nil, errorf("wait commits: wait %v must be within 0 and %v", wait, api.MaxCommittedWaitMs*time.Millisecond)
+	}
+	return c.committed(ctx, &api.JobCommittedRequest{Name: name, AfterBatches: afterBatches, WaitMs: wait.Milliseconds(), History: true})
+}
+
 func (c *Client) committed(ctx context.Context, req *api.JobCommittedRequest) (*api.JobCommitted, error) {
 	resp, err := call[*api.JobCommittedResponse](ctx, c, "job committed", req)
 	if err != nil {

@@ -86,7 +86,8 @@ var apiRoutes = []apiRoute{
 	{method: "GET", path: "/v1/jobs/{name}", summary: "Show a job (what `job show` prints).", status: http.StatusOK, result: "JobInfo", handle: (*httpAPI).showJob},
 	{method: "GET", path: "/v1/jobs/{name}/committed", summary: "A job's committed positions, loaded rows and last commit time: a light read from memory, cheap to poll; with wait_ms a long poll.",
 		query: []apiParam{{"after_batches", "integer", "with wait_ms: answer once the job has more committed batches than this (or its state changed)"},
-			{"wait_ms", "integer", "the long poll's bound, at most api.MaxCommittedWaitMs (default 0: at once)"}},
+			{"wait_ms", "integer", "the long poll's bound, at most api.MaxCommittedWaitMs (default 0: at once)"},
+			{"history", "boolean", "true: commits lists each commit after after_batches this node published (at most api.MaxCommittedHistory), with its own time and positions"}},
 		status: http.StatusOK, result: "JobCommitted", handle: (*httpAPI).jobCommitted},
 	{method: "PATCH", path: "/v1/jobs/{name}", summary: "Alter a job: a partial spec naming the fields to change (as `job alter`).",
 		body: "JobPatch", yaml: true, status: http.StatusOK, result: "JobInfo", handle: (*httpAPI).alterJob},
@@ -373,6 +374,13 @@ func (h *httpAPI) jobCommitted(r *http.Request) (any, error) {
 			}
 			*p.v = n
 		}
+	}
+	switch hist := q.Get("history"); hist {
+	case "", "false", "0":
+	case "true", "1":
+		return h.c.WaitCommits(r.Context(), r.PathValue("name"), after, time.Duration(wait)*time.Millisecond)
+	default:
+		return nil, &apiError{code: api.ErrorCode_INVALID_ARGUMENT, field: "history", msg: fmt.Sprintf("history %s must be true or false", api.Quote(hist))}
 	}
 	return h.c.WaitCommitted(r.Context(), r.PathValue("name"), after, time.Duration(wait)*time.Millisecond)
 }

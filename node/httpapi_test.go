@@ -361,6 +361,12 @@ func TestHTTPAPI(t *testing.T) {
 			after = b
 		}
 	}
+	// With history, every commit the node published, with its positions.
+	m := at.want("GET", "/v1/jobs/orders/committed?history=true", "", "", 200, "")
+	if cs, ok := m["commits"].([]any); !ok || len(cs) == 0 || cs[len(cs)-1].(map[string]any)["committedBatches"] != m["committedBatches"] {
+		t.Fatalf("committed with history: %v, want its commits up to the last", m)
+	}
+	at.want("GET", "/v1/jobs/orders/committed?history=maybe", "", "", 400, "INVALID_ARGUMENT")
 	var vals []string
 	for cursor, pages := "", 0; ; pages++ {
 		m := at.want("GET", "/v1/tables/orders/rows?limit=2&cursor="+cursor, "", "", 200, "")

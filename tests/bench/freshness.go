@@ -29,13 +29,16 @@ import (
 // partition's committed offset past it minus its produce time (the
 // produced_at column, also the Kafka record timestamp). Commits are
 // watched with the node's light read of a job's committed positions
-// (client.WaitCommitted), a long poll the node answers from what the job
+// (client.WaitCommits), a long poll the node answers from what the job
 // published after its commit, off the job's mailbox; each answer carries
-// the commit's time on the node's clock (the node runs in this process).
-// A commit published while the watcher is between two long polls is seen
-// with the next answer, dated to the newest commit by then: a latency is
-// late by at most that blind window, the observation's resolution,
-// printed next to the figures.
+// every commit since the watcher's last answer (the node keeps the last
+// api.MaxCommittedHistory), each with its own time on the node's clock
+// (the node runs in this process) and its positions, so a commit made
+// while the watcher is between two long polls is dated exactly. Only if
+// an answer's history is full could older commits be dated late, to the
+// oldest one kept; the answers with a full history are counted and
+// printed ("full"), as is the watcher's blind window between polls
+// ("resolution", which no longer shows in the latencies).
 
 const (
 	// freshnessWait bounds one long poll of the committed positions.
@@ -200,7 +203,7 @@ func freshnessCell(ctx context.Context, o Options, brokers []string, format stri
 	if _, err := lc.CreateJob(ctx, spec); err != nil {
 		return c, fmt.Errorf("bench: create %s: %w", name, err)
 	}
-	if _, _, err := watchCommitted(ctx, lc, name, p.ends(), 30*time.Second+2*iv, nil); err != nil {
+	if _, _, _, err := watchCommitted(ctx, lc, name, p.ends(), 30*time.Second+2*iv, nil); err != nil {
 		return c, err
 	}
 
@@ -209,13 +212,14 @@ func freshnessCell(ctx context.Context, o Options, brokers []string, format stri
 	type observed struct {
 		marks map[int32][]seen
 		gaps  []time.Duration
+		full  int
 		err   error
 	}
 	stopPoll := make(chan map[int32]int64, 1)
 	pollDone := make(chan observed, 1)
 	go func() {
-		marks, gaps, err := watchCommitted(ctx, lc, name, nil, 30*time.Second+3*iv, stopPoll)
-		pollDone <- observed{marks, gaps, err}
+		marks, gaps, full, err := watchCommitted(ctx, lc, name, nil, 30*time.Second+3*iv, stopPoll)
+		pollDone <- observed{marks, gaps, full, err}
 	}()
 	start := time.Now()
 	measureFrom := start.Add(freshnessWarmup)
@@ -260,7 +264,7 @@ func freshnessCell(ctx context.Context, o Options, brokers []string, format stri
 	c.Records = int64(len(lat))
 	c.ProducedPerSec = float64(len(lat)) / dur.Seconds()
 	c.P50Ms, c.P99Ms, c.MaxMs = ms(percentile(lat, 50)), ms(percentile(lat, 99)), ms(lat[len(lat)-1])
-	c.Polls = len(obs.gaps)
+	c.Polls, c.HistoryFull = len(obs.gaps), obs.full
 	c.ResolutionP50Ms, c.ResolutionP99Ms, c.ResolutionMaxMs = ms(percentile(obs.gaps, 50)), ms(percentile(obs.gaps, 99)), ms(obs.gaps[len(obs.gaps)-1])
 	return c, nil
 }
@@ -268,21 +272,24 @@ func freshnessCell(ctx context.Context, o Options, brokers []string, format stri
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // watchCommitted watches job name's commits with long polls of its
-// committed positions and returns, per partition, each committed offset
-// with the time of the first commit seen with it, and every answer's
-// resolution: the watcher's blind window after it, from the answer's
-// commit (or its request, if later) to the next request, plus the answer's
-// delivery again for the next request's way to the node. It returns once
+// committed positions and their history and returns, per partition, each
+// committed offset with the time of the first commit with it (the
+// commit's own time), every answer's resolution: the watcher's blind
+// window after it, from the answer's commit (or its request, if later) to
+// the next request, plus the answer's delivery again for the next
+// request's way to the node, and how many answers had a full history
+// (commits older than it could be dated late). It returns once
 // every partition of ends is committed to its end; with ends nil, it
 // first waits for ends on stop. The wait is bounded by within from the
 // time ends is known.
-func watchCommitted(ctx context.Context, lc *client.Client, name string, ends map[int32]int64, within time.Duration, stop <-chan map[int32]int64) (map[int32][]seen, []time.Duration, error) {
+func watchCommitted(ctx context.Context, lc *client.Client, name string, ends map[int32]int64, within time.Duration, stop <-chan map[int32]int64) (map[int32][]seen, []time.Duration, int, error) {
 	var late <-chan time.Time
 	if ends != nil {
 		late = time.After(within)
 	}
 	marks := map[int32][]seen{}
 	var gaps []time.Duration
+	full := 0
 	var prevFrom time.Time         // the previous answer's commit or request, the later
 	var prevDelivery time.Duration // the previous answer's way back
 	after := int64(-1)
@@ -291,10 +298,10 @@ func watchCommitted(ctx context.Context, lc *client.Client, name string, ends ma
 		if !prevFrom.IsZero() {
 			gaps = append(gaps, sent.Sub(prevFrom)+prevDelivery)
 		}
-		c, err := lc.WaitCommitted(ctx, name, after, freshnessWait)
+		c, err := lc.WaitCommits(ctx, name, after, freshnessWait)
 		got := time.Now()
 		if err != nil {
-			return nil, nil, fmt.Errorf("bench: committed %s: %w", name, err)
+			return nil, nil, 0, fmt.Errorf("bench: committed %s: %w", name, err)
 		}
 		at := time.Unix(0, c.GetLastCommitUnixNs())
 		prevFrom = sent
@@ -303,23 +310,32 @@ func watchCommitted(ctx context.Context, lc *client.Client, name string, ends ma
 		}
 		prevDelivery = got.Sub(prevFrom)
 		after = c.GetCommittedBatches()
-		for _, pi := range c.GetPositions() {
-			p, off := pi.GetPartition(), pi.GetCommittedOffset()
-			if ms := marks[p]; len(ms) == 0 || ms[len(ms)-1].offset < off {
-				marks[p] = append(ms, seen{offset: off, at: at})
+		note := func(ps []*api.CommittedPosition, at time.Time) {
+			for _, pi := range ps {
+				p, off := pi.GetPartition(), pi.GetCommittedOffset()
+				if ms := marks[p]; len(ms) == 0 || ms[len(ms)-1].offset < off {
+					marks[p] = append(ms, seen{offset: off, at: at})
+				}
 			}
 		}
+		if len(c.GetCommits()) >= api.MaxCommittedHistory {
+			full++
+		}
+		for _, m := range c.GetCommits() { // oldest first, each at its own time
+			note(m.GetPositions(), time.Unix(0, m.GetCommitUnixNs()))
+		}
+		note(c.GetPositions(), at)
 		if ends != nil && committedTo(c, ends) {
-			return marks, gaps, nil
+			return marks, gaps, full, nil
 		}
 		if st := c.GetState(); st == api.JobState_PAUSED || st == api.JobState_CANCELLED {
-			return nil, nil, fmt.Errorf("bench: job %s is %s (%s)", name, st, c.GetReason())
+			return nil, nil, 0, fmt.Errorf("bench: job %s is %s (%s)", name, st, c.GetReason())
 		}
 		select {
 		case <-ctx.Done():
-			return nil, nil, fmt.Errorf("bench: job %s: not committed to the end: %w", name, ctx.Err())
+			return nil, nil, 0, fmt.Errorf("bench: job %s: not committed to the end: %w", name, ctx.Err())
 		case <-late:
-			return nil, nil, fmt.Errorf("bench: job %s: not committed to the end within %v", name, within)
+			return nil, nil, 0, fmt.Errorf("bench: job %s: not committed to the end within %v", name, within)
 		case e := <-stop:
 			ends, stop, late = e, nil, time.After(within)
 		default:
@@ -518,9 +534,12 @@ type FreshnessCell struct {
 	AckP99Ms      float64 `json:"ack_p99_ms"`
 	SinceAckP99Ms float64 `json:"since_ack_p99_ms"`
 	// Polls is the number of long polls; Resolution* the watcher's blind
-	// window after each (watchCommitted), the most a commit's time is
-	// overstated by.
-	Polls int `json:"polls"`
+	// window after each (watchCommitted): the commits made in it are dated
+	// by their own times from the answer's history, unless the answer's
+	// history was full (HistoryFull answers), when older commits could be
+	// dated late by up to that window.
+	Polls       int `json:"polls"`
+	HistoryFull int `json:"history_full"`
 	// BenchCores is the CPU of the bench process (node, producer and
 	// poller) over the producing, in cores; BrokerCores the kfake child's
 	// (0 with --brokers). Next to the machine's CPUs they show whether the
@@ -563,22 +582,22 @@ func writeFreshnessText(w io.Writer, f *Freshness) error {
 	fmt.Fprintf(w, "freshness (%s, %d partitions): produce-to-committed latency at a steady rate; max %.0f records/s from %s\n",
 		f.Format, f.Partitions, f.MaxRecordsPerSec, f.MaxFrom)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "records/s\tmax_batch_interval\tseconds\trecords\tp50 ms\tp99 ms\tmax ms\tack p50 ms\tack p99 ms\tack-commit p99 ms\tpolls\tresolution p50 ms\tp99 ms\tmax ms\tbench cores\tbroker cores\tbatches\tcommits\tcommit ms\t")
+	fmt.Fprintln(tw, "records/s\tmax_batch_interval\tseconds\trecords\tp50 ms\tp99 ms\tmax ms\tack p50 ms\tack p99 ms\tack-commit p99 ms\tpolls\tfull\tresolution p50 ms\tp99 ms\tmax ms\tbench cores\tbroker cores\tbatches\tcommits\tcommit ms\t")
 	for _, c := range f.Cells {
 		iv := time.Duration(c.IntervalMs) * time.Millisecond
 		if c.Error != "" {
-			fmt.Fprintf(tw, "%d\t%v\tfailed\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", c.RatePerSec, iv)
+			fmt.Fprintf(tw, "%d\t%v\tfailed\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", c.RatePerSec, iv)
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%v\t%.1f\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%d\t%d\t%.1f\t\n", c.RatePerSec, iv, c.Seconds, c.Records,
-			c.P50Ms, c.P99Ms, c.MaxMs, c.AckP50Ms, c.AckP99Ms, c.SinceAckP99Ms, c.Polls, c.ResolutionP50Ms, c.ResolutionP99Ms, c.ResolutionMaxMs, c.BenchCores, numOrDash(c.BrokerCores, "%.2f"),
+		fmt.Fprintf(tw, "%d\t%v\t%.1f\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%d\t%d\t%.1f\t\n", c.RatePerSec, iv, c.Seconds, c.Records,
+			c.P50Ms, c.P99Ms, c.MaxMs, c.AckP50Ms, c.AckP99Ms, c.SinceAckP99Ms, c.Polls, c.HistoryFull, c.ResolutionP50Ms, c.ResolutionP99Ms, c.ResolutionMaxMs, c.BenchCores, numOrDash(c.BrokerCores, "%.2f"),
 			c.Batches, c.Commits, c.CommitMeanMs)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "  a record's latency = the node's time of the first commit seen (long polls of the job's committed positions) with its offset committed - its produced_at;")
-	fmt.Fprintf(w, "  resolution = the watcher's blind window after each answer, the most a commit's time is overstated; the first %v of each cell is a warm-up, not measured;\n", freshnessWarmup)
+	fmt.Fprintln(w, "  a record's latency = the node's time of the first commit with its offset committed - its produced_at; each commit dated by its own time (long polls of the job's committed positions with their history);")
+	fmt.Fprintf(w, "  full = answers whose history was full (older commits could be dated late by up to the resolution, the watcher's blind window after each answer); the first %v of each cell is a warm-up, not measured;\n", freshnessWarmup)
 	fmt.Fprintln(w, "  ack = produce to the broker's acknowledgement (the producer's part of a latency; large when the machine cannot produce the rate while loading), ack-commit = from it to the commit;")
 	fmt.Fprintln(w, "  bench cores = CPU of this process (node, producer, poller) while producing, broker cores = the kfake child's, next to the machine's CPUs;")
 	fmt.Fprintln(w, "  batches = the job's committed batches, commits = its synced group commits and commit ms their mean (warm-up included).")
