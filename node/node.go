@@ -240,7 +240,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Meta:    meta,
 		Sinks:   dbs.sink,
 		Sources: n.sources.open,
-		Specs:   specRules{},
+		Specs:   specRules{maps: newMappingCache()},
 		// Jobs naming the same schema registry share its client and cache.
 		Decoders: registry.NewRegistries().Decoder,
 		Logger:   logger,

@@ -12,18 +12,19 @@ import (
 
 // specRules is the node's actors.Specs: config's defaults, validation and
 // alter rules, the table package's schema and format checks, and each
-// source family's checks of its own section.
-type specRules struct{}
+// source family's checks of its own section. maps, if not nil, skips
+// checking a mapping it has seen pass.
+type specRules struct{ maps *mappingCache }
 
 var _ actors.Specs = specRules{}
 
 // Prepare applies the defaults and validates spec.
-func (specRules) Prepare(spec *api.JobSpec) error {
+func (r specRules) Prepare(spec *api.JobSpec) error {
 	config.ApplyDefaults(spec)
 	if err := config.ValidateJobSpec(spec); err != nil {
 		return err
 	}
-	if err := checkMapping(spec); err != nil {
+	if err := r.maps.check(spec); err != nil {
 		return err
 	}
 	return checkSource(spec)
@@ -52,7 +53,7 @@ func checkMapping(spec *api.JobSpec) error {
 }
 
 // Alter applies config's alter rules, then the source's own checks.
-func (specRules) Alter(cur *api.JobSpec, req *api.AlterJobRequest) (*api.JobSpec, []string, bool, error) {
+func (r specRules) Alter(cur *api.JobSpec, req *api.AlterJobRequest) (*api.JobSpec, []string, bool, error) {
 	next, changes, reopen, err := config.Alter(cur, req)
 	if err != nil {
 		return nil, nil, false, err
@@ -60,7 +61,7 @@ func (specRules) Alter(cur *api.JobSpec, req *api.AlterJobRequest) (*api.JobSpec
 	if len(config.PausedOnly(cur, next)) > 0 {
 		// A new mapping (COLUMNS, WHERE, ...) compiles against the table
 		// now, not when the job resumes.
-		if err := checkMapping(next); err != nil {
+		if err := r.maps.check(next); err != nil {
 			return nil, nil, false, err
 		}
 	}

@@ -179,6 +179,7 @@ func (s *Store) CreateJobs(jobs []NewJob) (errs []error) {
 	for _, p := range ok {
 		if errs[p.i] == nil {
 			s.setHead(p.rec.GetId(), 1)
+			s.markUnstarted(p.rec.GetId())
 		}
 	}
 	return errs
@@ -511,7 +512,13 @@ func (s *Store) InitStarts(id uint64, positions map[int32]int64, checkpoints map
 		}
 	}
 	parts := slices.Sorted(maps.Keys(positions))
+	// A job this Store created and nothing has started yet has no
+	// progress (Store.heads.unstarted): no need to read each key.
+	unstarted := s.takeUnstarted(id)
 	for _, p := range parts {
+		if unstarted {
+			break
+		}
 		v, ok, err := s.get(progressKey(id, p))
 		if err != nil {
 			return fmt.Errorf("persistence: init progress of job %d: %w", id, err)

@@ -146,6 +146,7 @@ func (s *Store) AlterJobStarts(rec *api.JobRecord, reset map[int32]int64, checkp
 	}
 	unlock := s.jobs.lock(id)
 	defer unlock()
+	_ = s.takeUnstarted(id) // it writes progress (Store.heads.unstarted)
 	defer s.recoverFatal(&err)
 	old, err := s.record(id)
 	if err != nil {

@@ -137,6 +137,7 @@ func (k *Sink) ResetStarts(job uint64, positions map[int32]int64, checkpoints ma
 	defer s.leave()
 	unlock := s.jobs.lock(job)
 	defer unlock()
+	_ = s.takeUnstarted(job) // it writes progress (Store.heads.unstarted)
 	defer s.recoverFatal(&err)
 	for p := range checkpoints {
 		if _, ok := positions[p]; !ok {
@@ -171,6 +172,7 @@ func (k *Sink) RebaseStarts(job, fence uint64, positions map[int32]int64, checkp
 	}
 	unlock := s.jobs.lock(job)
 	defer unlock()
+	_ = s.takeUnstarted(job) // it writes progress (Store.heads.unstarted)
 	defer s.recoverFatal(&err)
 	stored, _, err := s.getUint64(jobKey(job, jobFenceSuffix))
 	if err != nil {

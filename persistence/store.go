@@ -160,6 +160,18 @@ type Store struct {
 	heads struct {
 		sync.Mutex
 		m map[uint64]uint64
+		// unstarted holds the jobs this Store created (CreateJobs) that
+		// no write of progress has touched since: InitStarts need not
+		// read their progress keys to find them absent.
+		// INVARIANT: an id here has no progress key. CreateJobs adds an
+		// id only after committing its record, having checked under
+		// createMu that no record held it; ids are never reused (the
+		// manager allocates above LastJobID, CreateJobs raises it, and
+		// DeleteJob range-deletes a job's keys, progress included); only
+		// InitStarts, AlterJob's reset, ResetStarts and RebaseStarts
+		// write progress where there was none (CommitBatch needs stored
+		// progress), and each removes the id first, under the job's lock.
+		unstarted map[uint64]struct{}
 	}
 
 	// syncs tracks synced commits for the writes that share one
@@ -199,6 +211,7 @@ func Open(opts Options) (s *Store, err error) {
 	}
 	s.jobs.m = make(map[uint64]*jobLock)
 	s.heads.m = make(map[uint64]uint64)
+	s.heads.unstarted = make(map[uint64]struct{})
 	s.shareWait = shareSyncWait
 
 	defer s.recoverFatal(&err)
@@ -659,9 +672,30 @@ func (s *Store) setHead(id, seq uint64) {
 	defer s.heads.Unlock()
 	if seq == 0 {
 		delete(s.heads.m, id)
+		delete(s.heads.unstarted, id)
 		return
 	}
 	s.heads.m[id] = seq
+}
+
+// markUnstarted records that job id, just created by this Store, has no
+// progress.
+func (s *Store) markUnstarted(id uint64) {
+	s.heads.Lock()
+	defer s.heads.Unlock()
+	s.heads.unstarted[id] = struct{}{}
+}
+
+// takeUnstarted reports whether job id is known to have no progress and
+// forgets it: the caller is about to write its progress (or fail, when a
+// later call reads the keys, which is always correct).
+// REQUIRES: the job's lock is held.
+func (s *Store) takeUnstarted(id uint64) bool {
+	s.heads.Lock()
+	defer s.heads.Unlock()
+	_, ok := s.heads.unstarted[id]
+	delete(s.heads.unstarted, id)
+	return ok
 }
 
 // seedHead records job id's journal head as read from the store, unless a

@@ -30,6 +30,8 @@ type Cluster struct {
 	adm     *kadm.Client
 	// fetch holds the consuming clients the cluster's readers share.
 	fetch *fetcher
+	// lists coalesces concurrent offset listings of one topic.
+	lists offsetLists
 }
 
 // NewCluster validates spec's brokers and properties and opens an admin
@@ -134,7 +136,7 @@ func (c *Cluster) ResolveOffsets(ctx context.Context, topic string, want map[int
 	for _, a := range asks {
 		if a.kind == offsetTime && byTime[a.n] == nil {
 			ms := a.n
-			listed, err := c.list(ctx, topic, "time", func(ctx context.Context, topics ...string) (kadm.ListedOffsets, error) {
+			listed, err := c.list(ctx, topic, fmt.Sprintf("time %d", ms), func(ctx context.Context, topics ...string) (kadm.ListedOffsets, error) {
 				return c.adm.ListOffsetsAfterMilli(ctx, ms, topics...)
 			})
 			if err != nil {
@@ -203,13 +205,14 @@ func (c *Cluster) ResolveOffsets(ctx context.Context, topic string, want map[int
 
 // Watermarks returns the high watermark (end offset) of each partition of
 // topic. Partitions whose offsets could not be listed (leader moving) are
-// absent; an unknown topic is a *sources.ConfigError.
+// absent; an unknown topic is a *sources.ConfigError. The map may be shared
+// with concurrent callers (Cluster.list): do not modify it.
 func (c *Cluster) Watermarks(ctx context.Context, topic string) (map[int32]int64, error) {
 	return c.list(ctx, topic, "end", c.adm.ListEndOffsets)
 }
 
 // Bounds returns the log start and the high watermark of each partition of
-// topic, as Watermarks does.
+// topic, as Watermarks does (the maps may be shared: do not modify them).
 func (c *Cluster) Bounds(ctx context.Context, topic string) (start, end map[int32]int64, err error) {
 	if start, err = c.list(ctx, topic, "start", c.adm.ListStartOffsets); err != nil {
 		return nil, nil, err
@@ -221,8 +224,19 @@ func (c *Cluster) Bounds(ctx context.Context, topic string) (start, end map[int3
 }
 
 // list runs one kadm listing for topic and keeps the partitions without
-// error.
+// error. Concurrent listings of one topic and kind share one request
+// sent after each of them began (offsetLists); the map returned is shared:
+// callers must not modify it.
 func (c *Cluster) list(ctx context.Context, topic, what string,
+	fn func(context.Context, ...string) (kadm.ListedOffsets, error),
+) (map[int32]int64, error) {
+	return c.lists.do(ctx, listKey{topic, what}, func(ctx context.Context) (map[int32]int64, error) {
+		return c.listOnce(ctx, topic, what, fn)
+	})
+}
+
+// listOnce is list's one request.
+func (c *Cluster) listOnce(ctx context.Context, topic, what string,
 	fn func(context.Context, ...string) (kadm.ListedOffsets, error),
 ) (map[int32]int64, error) {
 	op := fmt.Sprintf("list %s offsets of %s", what, topic)

@@ -9,7 +9,9 @@
 // any order, properties by name), shared with the other jobs of that
 // cluster together with a watermark cache, a partition-list cache and one
 // poller per watched topic (jobs.go, topics.go); the Cluster closes with its
-// last job. A JobSource is one job's source as the actors see it (their
+// last job. Offset listings of one topic (the start offsets of jobs starting
+// together, watermarks) running at once share one request, sent after each
+// of them asked (offsetlists.go). A JobSource is one job's source as the actors see it (their
 // Source and Watcher): which partitions the job reads and where they start
 // (kafka.partitions, offsets, default_offset; Choose), a user's offset
 // reset, and watermarks; it does not import the actors.
