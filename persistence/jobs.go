@@ -514,18 +514,16 @@ func (s *Store) InitStarts(id uint64, positions map[int32]int64, checkpoints map
 	parts := slices.Sorted(maps.Keys(positions))
 	// A job this Store created and nothing has started yet has no
 	// progress (Store.heads.unstarted): no need to read each key.
-	unstarted := s.takeUnstarted(id)
-	for _, p := range parts {
-		if unstarted {
-			break
-		}
-		v, ok, err := s.get(progressKey(id, p))
-		if err != nil {
-			return fmt.Errorf("persistence: init progress of job %d: %w", id, err)
-		}
-		if ok {
-			cur, _ := decodeInt64(v)
-			return fmt.Errorf("persistence: init progress of job %d: partition %d is at %d: %w", id, p, cur, ErrProgressExists)
+	if !s.takeUnstarted(id) {
+		for _, p := range parts {
+			v, ok, err := s.get(progressKey(id, p))
+			if err != nil {
+				return fmt.Errorf("persistence: init progress of job %d: %w", id, err)
+			}
+			if ok {
+				cur, _ := decodeInt64(v)
+				return fmt.Errorf("persistence: init progress of job %d: partition %d is at %d: %w", id, p, cur, ErrProgressExists)
+			}
 		}
 	}
 	b := s.db.NewBatch()
