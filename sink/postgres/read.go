@@ -28,6 +28,13 @@ func lockJob(ctx context.Context, tx pgx.Tx, owner string, job int64) error {
 
 // InitStarts inserts the partitions' first positions, or nothing if one
 // has progress.
+//
+// It is two round trips on one connection of the pool: BEGIN, the job's
+// row made and locked, the owner's claim and the partitions' stored
+// progress in one pipeline (read after the lock, as a commit reads them);
+// then the positions and COMMIT in another. A connection left in the
+// transaction (a check refused, a statement failed) is rolled back, or
+// closed when that fails, before it goes back to the pool.
 func (s *Sink) InitStarts(job uint64, positions map[int32]int64, checkpoints map[int32][]byte) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
@@ -35,25 +42,85 @@ func (s *Sink) InitStarts(job uint64, positions map[int32]int64, checkpoints map
 		return err
 	}
 	parts := slices.Sorted(maps.Keys(positions))
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := lockJob(ctx, tx, s.opts.Owner, int64(job)); err != nil {
-			return err
-		}
-		if err := s.checkClaimTx(ctx, tx); err != nil {
-			return err
-		}
-		var have []int32
-		if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(partition ORDER BY partition), '{}') FROM loadnode.progress
-			WHERE owner = $3 AND job = $1 AND partition = ANY($2)`, int64(job), parts, s.opts.Owner).Scan(&have); err != nil {
-			return err
-		}
-		if len(have) > 0 {
-			return fmt.Errorf("postgres: init starts of job %d: partitions %v: %w", job, have, sink.ErrProgressExists)
-		}
-		return upsertProgress(ctx, tx, s.opts.Owner, int64(job), parts, positions, checkpoints)
-	})
+	err := s.initStartsTx(ctx, int64(job), parts, positions, checkpoints)
 	if err != nil && !errors.Is(err, sink.ErrProgressExists) && !errors.Is(err, sink.ErrSuperseded) {
 		return fmt.Errorf("postgres: init starts of job %d: %w", job, unavailable(err))
+	}
+	return err
+}
+
+func (s *Sink) initStartsTx(ctx context.Context, job int64, parts []int32, positions map[int32]int64, checkpoints map[int32][]byte) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if conn.Conn().PgConn().TxStatus() != 'I' {
+			if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+				_ = conn.Conn().Close(ctx)
+			}
+		}
+		conn.Release()
+	}()
+	owner := s.opts.Owner
+	pb := &pgx.Batch{}
+	pb.Queue(`BEGIN`)
+	pb.Queue(`INSERT INTO loadnode.jobs (owner, job) VALUES ($2, $1) ON CONFLICT (owner, job) DO NOTHING`, job, owner)
+	pb.Queue(`SELECT 1 FROM loadnode.jobs WHERE owner = $2 AND job = $1 FOR UPDATE`, job, owner)
+	claimed := s.opts.Incarnation != ""
+	if claimed {
+		pb.Queue(ownerQuery, owner)
+	}
+	pb.Queue(`SELECT coalesce(array_agg(partition ORDER BY partition), '{}') FROM loadnode.progress
+		WHERE owner = $3 AND job = $1 AND partition = ANY($2)`, job, parts, owner)
+	br := conn.SendBatch(ctx, pb)
+	for range 3 {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return err
+		}
+	}
+	var got claim
+	var claimErr error
+	if claimed {
+		claimErr = br.QueryRow().Scan(&got.incarnation, &got.holder, &got.at)
+	}
+	var have []int32
+	if err := br.QueryRow().Scan(&have); err != nil {
+		br.Close()
+		return err
+	}
+	if err := br.Close(); err != nil {
+		return err
+	}
+	if err := s.checkClaim(ctx, conn, got, claimErr); err != nil {
+		return err
+	}
+	if len(have) > 0 {
+		return fmt.Errorf("postgres: init starts of job %d: partitions %v: %w", job, have, sink.ErrProgressExists)
+	}
+	b := &pgx.Batch{}
+	queueProgress(b, owner, job, parts, positions, checkpoints)
+	b.Queue(`COMMIT`)
+	return execBatch(ctx, conn, b)
+}
+
+// execBatch runs b's statements in one round trip; the last one is COMMIT,
+// which PostgreSQL answers with ROLLBACK in a failed transaction.
+func execBatch(ctx context.Context, tx querier, b *pgx.Batch) error {
+	br := tx.SendBatch(ctx, b)
+	var tag pgconn.CommandTag
+	var err error
+	for range b.Len() {
+		if tag, err = br.Exec(); err != nil {
+			break
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && tag.String() != "COMMIT" {
+		err = pgx.ErrTxCommitRollback
 	}
 	return err
 }
@@ -61,8 +128,18 @@ func (s *Sink) InitStarts(job uint64, positions map[int32]int64, checkpoints map
 // upsertProgress writes the partitions' positions; a partition without a
 // checkpoint in checkpoints keeps its stored one.
 func upsertProgress(ctx context.Context, tx pgx.Tx, owner string, job int64, parts []int32, positions map[int32]int64, checkpoints map[int32][]byte) error {
-	if len(parts) == 0 {
+	b := &pgx.Batch{}
+	queueProgress(b, owner, job, parts, positions, checkpoints)
+	if b.Len() == 0 {
 		return nil
+	}
+	return tx.SendBatch(ctx, b).Close()
+}
+
+// queueProgress queues upsertProgress's statements in b.
+func queueProgress(b *pgx.Batch, owner string, job int64, parts []int32, positions map[int32]int64, checkpoints map[int32][]byte) {
+	if len(parts) == 0 {
+		return
 	}
 	pos := make([]int64, len(parts))
 	var ckParts []int32
@@ -73,18 +150,15 @@ func upsertProgress(ctx context.Context, tx pgx.Tx, owner string, job int64, par
 			ckParts, cks = append(ckParts, p), append(cks, ck)
 		}
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO loadnode.progress (owner, job, partition, position)
+	b.Queue(`INSERT INTO loadnode.progress (owner, job, partition, position)
 		SELECT $4, $1, * FROM unnest($2::integer[], $3::bigint[])
-		ON CONFLICT (owner, job, partition) DO UPDATE SET position = EXCLUDED.position`, job, parts, pos, owner); err != nil {
-		return err
-	}
+		ON CONFLICT (owner, job, partition) DO UPDATE SET position = EXCLUDED.position`, job, parts, pos, owner)
 	if len(ckParts) == 0 {
-		return nil
+		return
 	}
-	_, err := tx.Exec(ctx, `UPDATE loadnode.progress p SET checkpoint = u.checkpoint
+	b.Queue(`UPDATE loadnode.progress p SET checkpoint = u.checkpoint
 		FROM unnest($2::integer[], $3::bytea[]) AS u(partition, checkpoint)
 		WHERE p.owner = $4 AND p.job = $1 AND p.partition = u.partition`, job, ckParts, cks, owner)
-	return err
 }
 
 // ResetStarts overwrites the partitions' progress (backwards too).
