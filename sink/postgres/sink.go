@@ -43,6 +43,8 @@ type Sink struct {
 		// no-op until a commit finds the table changed or it is dropped.
 		prepared map[string][]byte
 	}
+	// starts groups concurrent InitStarts calls (initstarts.go).
+	starts startsGroup
 }
 
 var (
