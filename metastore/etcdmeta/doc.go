@@ -25,7 +25,11 @@
 //     and checked, and the job's head key must keep the ModRevision it
 //     had then. Either way a second writer fails instead of forking the
 //     journal; the entry, the head (and for an alter the record) are
-//     written in that one transaction.
+//     written in that one transaction. AppendTransition calls of
+//     different jobs that overlap in time go in one transaction
+//     (appendgroup.go: no timer, the calls that queue while one is in
+//     flight go together in the next); a group a check refuses is written
+//     again one entry at a time, so each call gets its own answer.
 //   - DeleteJob: record, head, journal and (if it still names this job)
 //     the name key go in one transaction.
 //   - AllocJobIDs: a compare-and-swap on the counter key per block of

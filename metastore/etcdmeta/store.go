@@ -106,6 +106,8 @@ type Store struct {
 		lastPadded bool
 		tables     map[string]seenTable
 	}
+	// appends groups concurrent AppendTransition calls (appendgroup.go).
+	appends appendGroup
 }
 
 var _ metastore.Store = (*Store)(nil)
@@ -832,12 +834,13 @@ func checkNext(id uint64, head, t *api.Transition) error {
 	return nil
 }
 
-// AppendTransition journals t; t.Seq must follow the newest.
+// AppendTransition journals t; t.Seq must follow the newest. Calls for
+// different jobs that overlap share one transaction (appendGroup).
 func (s *Store) AppendTransition(id uint64, t *api.Transition) error {
 	if t == nil {
 		return fmt.Errorf("etcdmeta: append transition to job %d: nil transition", id)
 	}
-	if err := s.appendChunk([]metastore.JobTransition{{JobID: id, T: t}}, nil); err != nil {
+	if err := s.appendGrouped(id, t); err != nil {
 		return fmt.Errorf("etcdmeta: append transition to job %d: %w", id, err)
 	}
 	return nil

@@ -59,7 +59,9 @@
 // commit.go holds a commit in the order it runs (check the job, stage
 // then apply each table by its model, write progress, COMMIT); models.go
 // each table model's SQL; types.go how each column type is held; copy.go
-// the binary COPY stream.
+// the binary COPY stream; initstarts.go the first positions, of the jobs
+// that start together in one transaction (each job's row locked in job
+// order, as a commit locks its one row).
 //
 // # Encoding ahead
 //

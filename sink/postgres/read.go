@@ -26,34 +26,22 @@ func lockJob(ctx context.Context, tx pgx.Tx, owner string, job int64) error {
 	return err
 }
 
-// InitStarts inserts the partitions' first positions, or nothing if one
-// has progress.
-func (s *Sink) InitStarts(job uint64, positions map[int32]int64, checkpoints map[int32][]byte) error {
-	ctx, cancel := s.ctx()
-	defer cancel()
-	if err := s.bootstrap(ctx); err != nil {
-		return err
+// execBatch runs b's statements in one round trip; the last one is COMMIT,
+// which PostgreSQL answers with ROLLBACK in a failed transaction.
+func execBatch(ctx context.Context, tx querier, b *pgx.Batch) error {
+	br := tx.SendBatch(ctx, b)
+	var tag pgconn.CommandTag
+	var err error
+	for range b.Len() {
+		if tag, err = br.Exec(); err != nil {
+			break
+		}
 	}
-	parts := slices.Sorted(maps.Keys(positions))
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := lockJob(ctx, tx, s.opts.Owner, int64(job)); err != nil {
-			return err
-		}
-		if err := s.checkClaimTx(ctx, tx); err != nil {
-			return err
-		}
-		var have []int32
-		if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(partition ORDER BY partition), '{}') FROM loadnode.progress
-			WHERE owner = $3 AND job = $1 AND partition = ANY($2)`, int64(job), parts, s.opts.Owner).Scan(&have); err != nil {
-			return err
-		}
-		if len(have) > 0 {
-			return fmt.Errorf("postgres: init starts of job %d: partitions %v: %w", job, have, sink.ErrProgressExists)
-		}
-		return upsertProgress(ctx, tx, s.opts.Owner, int64(job), parts, positions, checkpoints)
-	})
-	if err != nil && !errors.Is(err, sink.ErrProgressExists) && !errors.Is(err, sink.ErrSuperseded) {
-		return fmt.Errorf("postgres: init starts of job %d: %w", job, unavailable(err))
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && tag.String() != "COMMIT" {
+		err = pgx.ErrTxCommitRollback
 	}
 	return err
 }
@@ -61,8 +49,18 @@ func (s *Sink) InitStarts(job uint64, positions map[int32]int64, checkpoints map
 // upsertProgress writes the partitions' positions; a partition without a
 // checkpoint in checkpoints keeps its stored one.
 func upsertProgress(ctx context.Context, tx pgx.Tx, owner string, job int64, parts []int32, positions map[int32]int64, checkpoints map[int32][]byte) error {
-	if len(parts) == 0 {
+	b := &pgx.Batch{}
+	queueProgress(b, owner, job, parts, positions, checkpoints)
+	if b.Len() == 0 {
 		return nil
+	}
+	return tx.SendBatch(ctx, b).Close()
+}
+
+// queueProgress queues upsertProgress's statements in b.
+func queueProgress(b *pgx.Batch, owner string, job int64, parts []int32, positions map[int32]int64, checkpoints map[int32][]byte) {
+	if len(parts) == 0 {
+		return
 	}
 	pos := make([]int64, len(parts))
 	var ckParts []int32
@@ -73,18 +71,15 @@ func upsertProgress(ctx context.Context, tx pgx.Tx, owner string, job int64, par
 			ckParts, cks = append(ckParts, p), append(cks, ck)
 		}
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO loadnode.progress (owner, job, partition, position)
+	b.Queue(`INSERT INTO loadnode.progress (owner, job, partition, position)
 		SELECT $4, $1, * FROM unnest($2::integer[], $3::bigint[])
-		ON CONFLICT (owner, job, partition) DO UPDATE SET position = EXCLUDED.position`, job, parts, pos, owner); err != nil {
-		return err
-	}
+		ON CONFLICT (owner, job, partition) DO UPDATE SET position = EXCLUDED.position`, job, parts, pos, owner)
 	if len(ckParts) == 0 {
-		return nil
+		return
 	}
-	_, err := tx.Exec(ctx, `UPDATE loadnode.progress p SET checkpoint = u.checkpoint
+	b.Queue(`UPDATE loadnode.progress p SET checkpoint = u.checkpoint
 		FROM unnest($2::integer[], $3::bytea[]) AS u(partition, checkpoint)
 		WHERE p.owner = $4 AND p.job = $1 AND p.partition = u.partition`, job, ckParts, cks, owner)
-	return err
 }
 
 // ResetStarts overwrites the partitions' progress (backwards too).

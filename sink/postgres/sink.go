@@ -42,7 +42,11 @@ type Sink struct {
 		// (every job's first tasks, every job a member takes over) is a
 		// no-op until a commit finds the table changed or it is dropped.
 		prepared map[string][]byte
+		// preparing holds, by table name, the PrepareTable in flight.
+		preparing map[string]*preparation
 	}
+	// starts groups concurrent InitStarts calls (initstarts.go).
+	starts startsGroup
 }
 
 var (
@@ -77,6 +81,7 @@ func Open(o Options) (*Sink, error) {
 	s := &Sink{pool: pool, opts: o}
 	s.mu.tables = make(map[string]*tableInfo)
 	s.mu.prepared = make(map[string][]byte)
+	s.mu.preparing = make(map[string]*preparation)
 	s.mu.maxIdent = stockMaxIdentBytes
 	return s, nil
 }

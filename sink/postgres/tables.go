@@ -131,6 +131,50 @@ func (s *Sink) CreateTable(spec *api.TableSpec) error {
 // its columns can hold the spec's rows, and records the spec in
 // loadnode.tables.
 func (s *Sink) PrepareTable(spec *api.TableSpec) error {
+	b, err := (proto.MarshalOptions{Deterministic: true}).Marshal(spec)
+	if err != nil || spec == nil {
+		return s.prepareTable(spec)
+	}
+	// Every job's first tasks prepare its table: the spec prepared last
+	// (the same bytes: NewSchema keeps a copy of spec) passed every check
+	// of prepareTable, so it needs no schema built or bootstrap checked
+	// again. The jobs that start together (a burst of creates) wait for
+	// one preparation of their spec instead of queueing each its own on
+	// the table's advisory lock.
+	name := spec.GetName()
+	s.mu.Lock()
+	if bytes.Equal(s.mu.prepared[name], b) {
+		s.mu.Unlock()
+		return nil
+	}
+	if f := s.mu.preparing[name]; f != nil && bytes.Equal(f.spec, b) {
+		s.mu.Unlock()
+		<-f.done
+		return f.err
+	}
+	f := &preparation{spec: b, done: make(chan struct{})}
+	s.mu.preparing[name] = f
+	s.mu.Unlock()
+	f.err = s.prepareTable(spec)
+	close(f.done)
+	s.mu.Lock()
+	if s.mu.preparing[name] == f {
+		delete(s.mu.preparing, name)
+	}
+	s.mu.Unlock()
+	return f.err
+}
+
+// preparation is a PrepareTable in flight, which the calls for the same
+// spec (bytes) wait for and share the answer of.
+type preparation struct {
+	spec []byte
+	done chan struct{} // closed once err is set
+	err  error
+}
+
+// prepareTable is PrepareTable's work.
+func (s *Sink) prepareTable(spec *api.TableSpec) error {
 	sc, err := table.NewSchema(spec)
 	if err != nil {
 		return fmt.Errorf("postgres: prepare table: %w", err)

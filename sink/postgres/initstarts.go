@@ -1,0 +1,252 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/loadnode/loadnode/sink"
+)
+
+// maxStartsGroup bounds the jobs of one InitStarts transaction.
+const maxStartsGroup = 256
+
+// startsGroup gathers concurrent InitStarts calls of different jobs into
+// one transaction: the jobs that start together (a burst of creates, the
+// jobs a member takes over) each write their first positions, and one
+// transaction (one WAL flush, two round trips) for n jobs costs
+// PostgreSQL and this process much less than n.
+//
+// No timer waits for company: a call that finds no transaction in flight
+// runs at once (alone, or with whoever queued meanwhile); calls that
+// arrive while one is in flight queue and go together in the next.
+type startsGroup struct {
+	mu sync.Mutex
+	// busy: a writer is draining pending. REQUIRES: mu.
+	busy bool
+	// pending are the calls not yet taken by a writer, in arrival order.
+	// REQUIRES: mu.
+	pending []*startsCall
+}
+
+// startsCall is one InitStarts waiting for its answer.
+type startsCall struct {
+	job         int64
+	parts       []int32 // sorted
+	positions   map[int32]int64
+	checkpoints map[int32][]byte
+	done        chan error // buffered (1): the writer never blocks on it
+}
+
+// InitStarts inserts the partitions' first positions, or nothing if one
+// has progress. Calls of different jobs that overlap share one
+// transaction (startsGroup): each job's row is made and locked, and each
+// job whose partitions have no progress gets its positions; a job with
+// progress gets an error wrapping sink.ErrProgressExists and writes
+// nothing.
+func (s *Sink) InitStarts(job uint64, positions map[int32]int64, checkpoints map[int32][]byte) error {
+	c := &startsCall{job: int64(job), parts: slices.Sorted(maps.Keys(positions)), positions: positions,
+		checkpoints: checkpoints, done: make(chan error, 1)}
+	g := &s.starts
+	g.mu.Lock()
+	g.pending = append(g.pending, c)
+	lead := !g.busy
+	g.busy = true
+	g.mu.Unlock()
+	if lead {
+		s.writeStarts()
+	}
+	err := <-c.done
+	if err != nil && !errors.Is(err, sink.ErrProgressExists) && !errors.Is(err, sink.ErrSuperseded) {
+		return fmt.Errorf("postgres: init starts of job %d: %w", job, unavailable(err))
+	}
+	return err
+}
+
+// writeStarts runs one group of pending calls, then hands the rest, if
+// any, to a new goroutine, so that its own caller (whose call is in the
+// group) returns after one transaction however busy the sink is.
+func (s *Sink) writeStarts() {
+	g := &s.starts
+	g.mu.Lock()
+	batch := takeStarts(&g.pending, maxStartsGroup)
+	g.mu.Unlock()
+	errs := s.initStartsGroup(batch)
+	for i, c := range batch {
+		c.done <- errs[i]
+	}
+	g.mu.Lock()
+	more := len(g.pending) > 0
+	g.busy = more
+	g.mu.Unlock()
+	if more {
+		go s.writeStarts()
+	}
+}
+
+// takeStarts removes from *pending up to max calls of distinct jobs,
+// oldest first; a job's later call stays for a later group.
+func takeStarts(pending *[]*startsCall, max int) []*startsCall {
+	var batch, rest []*startsCall
+	seen := make(map[int64]bool, min(len(*pending), max))
+	for _, c := range *pending {
+		if len(batch) < max && !seen[c.job] {
+			seen[c.job] = true
+			batch = append(batch, c)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	*pending = rest
+	return batch
+}
+
+// initStartsGroup writes the calls' starts in one transaction and returns
+// each call's answer.
+func (s *Sink) initStartsGroup(batch []*startsCall) []error {
+	errs := make([]error, len(batch))
+	all := func(err error) []error {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if err := s.bootstrap(ctx); err != nil {
+		return all(err)
+	}
+	refused, err := s.initStartsTx(ctx, batch)
+	if err != nil {
+		return all(err)
+	}
+	for i, c := range batch {
+		if have := refused[c.job]; len(have) > 0 {
+			errs[i] = fmt.Errorf("postgres: init starts of job %d: partitions %v: %w", c.job, have, sink.ErrProgressExists)
+		}
+	}
+	return errs
+}
+
+// initStartsTx is initStartsGroup's transaction, two round trips on one
+// connection of the pool: BEGIN, the jobs' rows made and locked (in job
+// order: every other writer locks one job's row), the owner's claim and
+// the stored progress of the jobs in one pipeline (read after the locks,
+// as a commit reads them); then the positions of every job with none
+// stored and COMMIT in another. It returns, by job, the partitions that
+// have progress (those jobs write nothing). A connection left in the
+// transaction (a check refused, a statement failed) is rolled back, or
+// closed when that fails, before it goes back to the pool.
+func (s *Sink) initStartsTx(ctx context.Context, batch []*startsCall) (map[int64][]int32, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if conn.Conn().PgConn().TxStatus() != 'I' {
+			if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+				_ = conn.Conn().Close(ctx)
+			}
+		}
+		conn.Release()
+	}()
+	owner := s.opts.Owner
+	jobs := make([]int64, len(batch))
+	for i, c := range batch {
+		jobs[i] = c.job
+	}
+	slices.Sort(jobs)
+	pb := &pgx.Batch{}
+	pb.Queue(`BEGIN`)
+	pb.Queue(`INSERT INTO loadnode.jobs (owner, job) SELECT $2, unnest($1::bigint[]) ON CONFLICT (owner, job) DO NOTHING`, jobs, owner)
+	pb.Queue(`SELECT job FROM loadnode.jobs WHERE owner = $2 AND job = ANY($1) ORDER BY job FOR UPDATE`, jobs, owner)
+	claimed := s.opts.Incarnation != ""
+	if claimed {
+		pb.Queue(ownerQuery, owner)
+	}
+	pb.Queue(`SELECT job, partition FROM loadnode.progress WHERE owner = $2 AND job = ANY($1) ORDER BY job, partition`, jobs, owner)
+	br := conn.SendBatch(ctx, pb)
+	for range 3 {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return nil, err
+		}
+	}
+	var got claim
+	var claimErr error
+	if claimed {
+		claimErr = br.QueryRow().Scan(&got.incarnation, &got.holder, &got.at)
+	}
+	stored := map[int64]map[int32]bool{}
+	rows, err := br.Query()
+	if err == nil {
+		for rows.Next() {
+			var job int64
+			var p int32
+			if err = rows.Scan(&job, &p); err != nil {
+				break
+			}
+			if stored[job] == nil {
+				stored[job] = map[int32]bool{}
+			}
+			stored[job][p] = true
+		}
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkClaim(ctx, conn, got, claimErr); err != nil {
+		return nil, err
+	}
+	refused := map[int64][]int32{}
+	var wJobs, ckJobs []int64
+	var wParts, ckParts []int32
+	var wPos []int64
+	var cks [][]byte
+	for _, c := range batch {
+		for _, p := range c.parts {
+			if stored[c.job][p] {
+				refused[c.job] = append(refused[c.job], p)
+			}
+		}
+		if len(refused[c.job]) > 0 {
+			continue
+		}
+		for _, p := range c.parts {
+			wJobs, wParts, wPos = append(wJobs, c.job), append(wParts, p), append(wPos, c.positions[p])
+			if ck, ok := c.checkpoints[p]; ok {
+				ckJobs, ckParts, cks = append(ckJobs, c.job), append(ckParts, p), append(cks, ck)
+			}
+		}
+	}
+	b := &pgx.Batch{}
+	if len(wJobs) > 0 {
+		b.Queue(`INSERT INTO loadnode.progress (owner, job, partition, position)
+			SELECT $4, * FROM unnest($1::bigint[], $2::integer[], $3::bigint[])
+			ON CONFLICT (owner, job, partition) DO UPDATE SET position = EXCLUDED.position`, wJobs, wParts, wPos, owner)
+	}
+	if len(ckJobs) > 0 {
+		b.Queue(`UPDATE loadnode.progress p SET checkpoint = u.checkpoint
+			FROM unnest($1::bigint[], $2::integer[], $3::bytea[]) AS u(job, partition, checkpoint)
+			WHERE p.owner = $4 AND p.job = u.job AND p.partition = u.partition`, ckJobs, ckParts, cks, owner)
+	}
+	if b.Len() == 0 && len(refused) == len(batch) {
+		// Every job has progress: nothing to write (the deferred
+		// ROLLBACK undoes the rows made for none).
+		return refused, nil
+	}
+	b.Queue(`COMMIT`)
+	return refused, execBatch(ctx, conn, b)
+}
