@@ -105,10 +105,14 @@ func (c *Cluster) NewReader(topic string, start map[int32]int64) (sources.Reader
 func (r *reader) Read(ctx context.Context, lim sources.Limits) (*sources.Batch, error) {
 	b := &sources.Batch{Topic: r.topic}
 	defer func() { r.lastLen = len(b.Records) }()
-	if hint := max(r.lastLen, len(r.pending)-r.head, minRecordsCap); lim.MaxRows > 0 {
-		b.Records = make([]sources.Record, 0, min(hint, lim.MaxRows))
-	} else {
-		b.Records = make([]sources.Record, 0, hint)
+	// An idle job's reads (nothing queued, the last read empty) allocate
+	// no record slots: 64 of them are 8 KiB, per read, per idle job.
+	if queued := len(r.pending) - r.head; r.lastLen > 0 || queued > 0 {
+		if hint := max(r.lastLen, queued, minRecordsCap); lim.MaxRows > 0 {
+			b.Records = make([]sources.Record, 0, min(hint, lim.MaxRows))
+		} else {
+			b.Records = make([]sources.Record, 0, hint)
+		}
 	}
 	if r.closed {
 		return r.finish(b), errors.New("kafka: read: reader closed")
