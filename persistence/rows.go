@@ -17,11 +17,12 @@ func (s *Store) CountRows(table string) (n int64, err error) {
 	}
 	defer s.recoverFatal(&err)
 	bp, rp := tableBlockPrefix(table), tableRowPrefix(table)
-	it, err := s.newIter(bp, prefixEnd(bp))
+	it, ri, err := s.rowIters(bp, rp)
 	if err != nil {
 		return 0, fmt.Errorf("persistence: count rows of %q: %w", table, err)
 	}
 	defer closeIter(it, &err)
+	defer closeIter(ri, &err)
 	for valid := it.First(); valid; valid = it.Next() {
 		v, err := it.ValueAndErr()
 		if err != nil {
@@ -36,11 +37,6 @@ func (s *Store) CountRows(table string) (n int64, err error) {
 	if err := it.Error(); err != nil {
 		return 0, fmt.Errorf("persistence: count rows of %q: %w", table, err)
 	}
-	ri, err := s.newIter(rp, prefixEnd(rp))
-	if err != nil {
-		return 0, fmt.Errorf("persistence: count rows of %q: %w", table, err)
-	}
-	defer closeIter(ri, &err)
 	for valid := ri.First(); valid; valid = ri.Next() {
 		n++
 	}

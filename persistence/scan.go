@@ -23,16 +23,12 @@ func (s *Store) ScanRowsAfter(table string, after []byte, limit int, fn func(key
 	}
 	defer s.recoverFatal(&err)
 	bp, rp := tableBlockPrefix(table), tableRowPrefix(table)
-	rows, err := s.newIter(rp, prefixEnd(rp))
-	if err != nil {
-		return fmt.Errorf("persistence: scan rows of %q: %w", table, err)
-	}
-	defer closeIter(rows, &err)
-	blocks, err := s.newIter(bp, prefixEnd(bp))
+	blocks, rows, err := s.rowIters(bp, rp)
 	if err != nil {
 		return fmt.Errorf("persistence: scan rows of %q: %w", table, err)
 	}
 	defer closeIter(blocks, &err)
+	defer closeIter(rows, &err)
 	start := append(append([]byte(nil), rp...), after...)
 	rowValid := rows.SeekGE(start)
 	if rowValid && len(after) > 0 && bytes.Equal(rows.Key(), start) {
@@ -65,6 +61,22 @@ func (s *Store) ScanRowsAfter(table string, after []byte, limit int, fn func(key
 		return fmt.Errorf("persistence: scan rows of %q: %w", table, err)
 	}
 	return nil
+}
+
+// rowIters returns iterators over a table's blocks (bp) and per-row keys
+// (rp) that read the same state of the store: a write that moves rows
+// from per-row keys into a block is seen by both or neither.
+func (s *Store) rowIters(bp, rp []byte) (blocks, rows *pebble.Iterator, err error) {
+	blocks, err = s.newIter(bp, prefixEnd(bp))
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err = blocks.Clone(pebble.CloneOptions{IterOptions: &pebble.IterOptions{LowerBound: rp, UpperBound: prefixEnd(rp)}})
+	if err != nil {
+		_ = blocks.Close()
+		return nil, nil, err
+	}
+	return blocks, rows, nil
 }
 
 // blockScan reads the rows of a table's blocks in key order: ok and
