@@ -374,6 +374,12 @@ func storedInRange(it *pebble.Iterator, bp, rp, lo, hi, scratch []byte) (old []K
 		if bytes.Compare(first, hi) > 0 {
 			break
 		}
+		if bytes.Compare(first, lo) < 0 && !bytes.Equal(streamOf(first), streamOf(lo)) {
+			// A block holds one stream's rows, and a stream's keys are
+			// one interval: another stream's block before lo ends
+			// before it (no need to read its value).
+			continue
+		}
 		v, err := it.ValueAndErr()
 		if err != nil {
 			return nil, nil, err
