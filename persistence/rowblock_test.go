@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/loadnode/loadnode/sink"
 )
 
 // rowsOf decodes a whole block, failing t on an error.
@@ -402,5 +403,48 @@ func BenchmarkScanRows(b *testing.B) {
 			}
 		}
 	})
-	_ = fmt.Sprint()
+}
+
+// TestRowBlocksMultiTableCommit: a commit's rows of its table and of More
+// (the same table again, another table), interleaved partitions, each
+// table read back in key order with each key once, over two commits.
+func TestRowBlocksMultiTableCommit(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), Options{})
+	rec := mustCreate(t, s, 1, "a")
+	other := testTable("other")
+	if _, err := s.CreateTable(other); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InitProgress(rec.Id, map[int32]int64{0: 0, 1: 0}); err != nil {
+		t.Fatal(err)
+	}
+	var wantOwn, wantOther []KV
+	for from := int64(0); from < 2000; from += 1000 {
+		r0, r1 := Range{Partition: 0, From: from, To: from + 1000}, Range{Partition: 1, From: from, To: from + 1000}
+		c := &Commit{JobID: rec.Id, Table: rec.Spec.Table.Name, Ranges: []Range{r0, r1}}
+		p0, p1 := rangeRows(rec.Id, r0), rangeRows(rec.Id, r1)
+		// Partition 0's rows interleaved with partition 1's first half;
+		// the second half in More, as a multi-table commit routes them.
+		for i := range 500 {
+			c.Rows = append(c.Rows, p0[i], p1[i])
+		}
+		c.Rows = append(c.Rows, p0[500:]...)
+		c.More = []sink.TableRows{{Table: other.GetName(), Rows: rangeRows(7, r0)}, {Table: rec.Spec.Table.Name, Rows: p1[500:]}}
+		if err := s.CommitBatch(c); err != nil {
+			t.Fatal(err)
+		}
+		wantOwn = append(wantOwn, p0...)
+		wantOther = append(wantOther, rangeRows(7, r0)...)
+	}
+	wantOwn = append(wantOwn, rangeRows(rec.Id, Range{Partition: 1, From: 0, To: 2000})...)
+	slices.SortFunc(wantOwn, func(a, b KV) int { return bytes.Compare(a.Key, b.Key) })
+	if got := scanAll(t, s, rec.Spec.Table.Name); !kvsEqual(got, wantOwn) {
+		t.Fatalf("own table: %d rows, want %d (first difference at %d)", len(got), len(wantOwn), firstDiff(got, wantOwn))
+	}
+	if got := scanAll(t, s, other.GetName()); !kvsEqual(got, wantOther) {
+		t.Fatalf("other table: %d rows, want %d", len(got), len(wantOther))
+	}
+	if n, err := s.CountRows(rec.Spec.Table.Name); err != nil || n != 4000 {
+		t.Fatalf("CountRows = %d, %v", n, err)
+	}
 }
