@@ -364,45 +364,58 @@ func TestRowBlockCorrupt(t *testing.T) {
 	}
 }
 
-// BenchmarkScanRows is what a scan costs over row blocks: a whole table,
-// and a page of 100 rows at a cursor (which decodes its block up to it).
+// BenchmarkScanRows is what a scan costs over row blocks, and over the
+// same rows one per key (a format-1 store): a whole table, and a page of
+// 100 rows at a cursor (which decodes its block up to the cursor).
 func BenchmarkScanRows(b *testing.B) {
-	s := openStore(b, vfs.NewMem(), Options{})
-	spec := testTable("rows")
-	if _, err := s.CreateTable(spec); err != nil {
-		b.Fatal(err)
-	}
 	const rows = 100_000
 	value := make([]byte, 200)
 	kvs := make([]KV, rows)
 	for i := range kvs {
 		kvs[i] = KV{Key: rowKey(1, 0, int64(i)), Value: value}
 	}
-	batch := s.db.NewBatch()
-	if err := s.writeRowBlocks(batch, spec.GetName(), kvs); err != nil {
-		b.Fatal(err)
-	}
-	if err := batch.Commit(pebble.Sync); err != nil {
-		b.Fatal(err)
-	}
-	b.Run("whole", func(b *testing.B) {
-		for b.Loop() {
-			n := 0
-			if err := s.ScanRowsAfter(spec.GetName(), nil, 0, func(k, v []byte) error { n++; return nil }); err != nil || n != rows {
-				b.Fatal(n, err)
-			}
+	for _, blocks := range []bool{true, false} {
+		s := openStore(b, vfs.NewMem(), Options{})
+		spec := testTable("rows")
+		if _, err := s.CreateTable(spec); err != nil {
+			b.Fatal(err)
 		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rows, "ns/row")
-	})
-	rng := rand.New(rand.NewPCG(1, 1))
-	b.Run("page100", func(b *testing.B) {
-		for b.Loop() {
-			after := rowKey(1, 0, rng.Int64N(rows-100))
-			if err := s.ScanRowsAfter(spec.GetName(), after, 100, func(k, v []byte) error { return nil }); err != nil {
+		batch := s.db.NewBatch()
+		if blocks {
+			if err := s.writeRowBlocks(batch, spec.GetName(), kvs); err != nil {
 				b.Fatal(err)
 			}
+		} else {
+			for _, kv := range kvs {
+				_ = batch.Set(append(tableRowPrefix(spec.GetName()), kv.Key...), kv.Value, nil)
+			}
 		}
-	})
+		if err := batch.Commit(pebble.Sync); err != nil {
+			b.Fatal(err)
+		}
+		layout := "blocks"
+		if !blocks {
+			layout = "per-row"
+		}
+		b.Run(layout+"/whole", func(b *testing.B) {
+			for b.Loop() {
+				n := 0
+				if err := s.ScanRowsAfter(spec.GetName(), nil, 0, func(k, v []byte) error { n++; return nil }); err != nil || n != rows {
+					b.Fatal(n, err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rows, "ns/row")
+		})
+		rng := rand.New(rand.NewPCG(1, 1))
+		b.Run(layout+"/page100", func(b *testing.B) {
+			for b.Loop() {
+				after := rowKey(1, 0, rng.Int64N(rows-100))
+				if err := s.ScanRowsAfter(spec.GetName(), after, 100, func(k, v []byte) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 // TestRowBlocksMultiTableCommit: a commit's rows of its table and of More
