@@ -116,11 +116,10 @@ func (s *Store) CommitBatch(c *Commit) (err error) {
 			_ = b.Close()
 			return fmt.Errorf("persistence: commit job %d: %w", c.JobID, err)
 		}
-	} else {
-		setRows(b, tableRowPrefix(c.Table), c.Rows)
 	}
-	for _, m := range c.More {
-		setRows(b, tableRowPrefix(m.Table), m.Rows)
+	if err := s.writeDuplicateRows(b, c, keyed == nil); err != nil {
+		_ = b.Close()
+		return fmt.Errorf("persistence: commit job %d: %w", c.JobID, err)
 	}
 	for _, r := range c.Ranges {
 		_ = b.Set(progressKey(c.JobID, r.Partition), encodeInt64(r.To), nil)
@@ -177,16 +176,39 @@ func commitBatchSize(c *Commit) int {
 	return 1 << bits.Len(uint(size-1))
 }
 
-// setRows adds each row to b under prefix, writing the key and value
-// straight into the batch (Batch.SetDeferred): no key is assembled
-// elsewhere first and copied.
-func setRows(b *pebble.Batch, prefix []byte, rows []KV) {
-	for _, kv := range rows {
-		op := b.SetDeferred(len(prefix)+len(kv.Key), len(kv.Value))
-		copy(op.Key[copy(op.Key, prefix):], kv.Key)
-		copy(op.Value, kv.Value)
-		_ = op.Finish()
+// writeDuplicateRows adds the rows of c's DUPLICATE tables to b as row
+// blocks (rowblock.go): c.Table's when own, then c.More's, the rows of one
+// table written together (a later row of a key wins).
+func (s *Store) writeDuplicateRows(b *pebble.Batch, c *Commit, own bool) error {
+	type tableRows struct {
+		name    string
+		sources [][]KV
 	}
+	var tables []tableRows
+	add := func(name string, rows []KV) {
+		if len(rows) == 0 {
+			return
+		}
+		for i := range tables {
+			if tables[i].name == name {
+				tables[i].sources = append(tables[i].sources, rows)
+				return
+			}
+		}
+		tables = append(tables, tableRows{name: name, sources: [][]KV{rows}})
+	}
+	if own {
+		add(c.Table, c.Rows)
+	}
+	for _, m := range c.More {
+		add(m.Table, m.Rows)
+	}
+	for _, t := range tables {
+		if err := s.writeRowBlocks(b, t.name, t.sources...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func validateCommit(c *Commit) error {

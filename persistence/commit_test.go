@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -589,43 +590,55 @@ func TestCommitStatsFence(t *testing.T) {
 	}
 }
 
-// setRows writes prefix+key and the value of every row into the batch,
-// and commitBatchSize covers the rows of the table and of More, so that
-// the batch never grows while CommitBatch fills it.
-func TestSetRowsAndBatchSize(t *testing.T) {
+// writeDuplicateRows writes the rows of the table and of More as row
+// blocks holding exactly those rows, and commitBatchSize covers them, so
+// that the batch never grows while CommitBatch fills it.
+func TestRowBlocksBatchSize(t *testing.T) {
 	s := openStore(t, vfs.NewMem(), Options{})
-	for _, n := range []int{0, 1, 7, 1000} {
+	for _, n := range []int{0, 1, 7, 1000, 20000} {
 		c := &Commit{JobID: 1, Table: "t1", Ranges: []Range{{Partition: 0, From: 0, To: int64(n)}},
 			More: []sink.TableRows{{Table: "a_longer_table_name", Rows: rangeRows(2, Range{Partition: 3, From: 0, To: int64(n)})}}}
 		c.Rows = rangeRows(1, c.Ranges[0])
 		size := commitBatchSize(c)
 		b := s.db.NewBatchWithSize(size)
-		setRows(b, tableRowPrefix(c.Table), c.Rows)
-		setRows(b, tableRowPrefix(c.More[0].Table), c.More[0].Rows)
+		if err := s.writeDuplicateRows(b, c, true); err != nil {
+			t.Fatal(err)
+		}
 		if got := len(b.Repr()); got > size {
 			t.Errorf("%d rows: batch of %d bytes, commitBatchSize %d", n, got, size)
 		}
-		var want []KV
-		for _, kv := range c.Rows {
-			want = append(want, KV{Key: append(tableRowPrefix(c.Table), kv.Key...), Value: kv.Value})
-		}
-		for _, kv := range c.More[0].Rows {
-			want = append(want, KV{Key: append(tableRowPrefix(c.More[0].Table), kv.Key...), Value: kv.Value})
-		}
+		want := map[string][]KV{c.Table: c.Rows, c.More[0].Table: c.More[0].Rows}
+		got := map[string][]KV{}
 		r := b.Reader()
-		for i := 0; ; i++ {
+		for {
 			kind, k, v, ok, err := r.Next()
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !ok {
-				if i != len(want) {
-					t.Errorf("%d rows: %d records in the batch, want %d", n, i, len(want))
-				}
 				break
 			}
-			if i >= len(want) || kind != pebble.InternalKeyKindSet || !bytes.Equal(k, want[i].Key) || !bytes.Equal(v, want[i].Value) {
-				t.Fatalf("%d rows: record %d is %v %q=%q", n, i, kind, k, v)
+			var name string
+			for tn := range want {
+				if bytes.HasPrefix(k, tableBlockPrefix(tn)) {
+					name = tn
+				}
+			}
+			if kind != pebble.InternalKeyKindSet || name == "" {
+				t.Fatalf("%d rows: record %v %q", n, kind, k)
+			}
+			rows, err := decodeRowBlock(k[len(tableBlockPrefix(name)):], v)
+			if err != nil {
+				t.Fatalf("%d rows: block %q: %v", n, k, err)
+			}
+			if len(v) > rowBlockTarget {
+				t.Errorf("%d rows: block of %d bytes", n, len(v))
+			}
+			got[name] = append(got[name], rows...)
+		}
+		for tn, w := range want {
+			if !slices.EqualFunc(got[tn], w, func(a, b KV) bool { return bytes.Equal(a.Key, b.Key) && bytes.Equal(a.Value, b.Value) }) {
+				t.Errorf("%d rows: table %s: blocks hold %d rows, want %d", n, tn, len(got[tn]), len(w))
 			}
 		}
 		_ = b.Close()

@@ -140,7 +140,10 @@
 //	j/<id8>/w                        uint64 first, uint64    CommitBatch (error-row window: seqs
 //	                                 next                    [first, next) are stored)
 //	t/<table name>\x00s              proto api.TableSpec     CreateJob (when it creates the table)
-//	t/<table name>\x00r/<row key>    row value bytes         CommitBatch
+//	t/<table name>\x00b/<row key>    row block: the rows     CommitBatch, InsertRows (DUPLICATE tables,
+//	                                 from <row key> on       format 2; rowblock.go)
+//	t/<table name>\x00r/<row key>    row value bytes         CommitBatch (UNIQUE, AGGREGATE; DUPLICATE
+//	                                                         in format 1), InsertRows (keyed tables)
 //	t/<table name>\x00d/<row key>    row value of a delete   CommitBatch (UNIQUE with a sequence column: tombstones)
 //
 // <id8> is the job id as 8 bytes, <seq8> a uint64 sequence number as 8
@@ -150,4 +153,11 @@
 // offset; for UNIQUE and AGGREGATE, from the key columns). The store
 // interprets them only for keyed tables, whose rows merge with the stored
 // ones (table.Schema.Merge) in the commit's synced batch (models.go).
+// A DUPLICATE table's rows are stored as row blocks, consecutive rows of
+// one stream under one key (at most 64 KiB and 4,096 rows a block; a
+// bigger row alone): Pebble's flushes and compactions work per key. The
+// rows a store of format 1 holds one per key stay; every reader merges the
+// two in key order, and no per-row key lies within a block's range
+// (rowblock.go, its INVARIANT). A scan decodes whole blocks: a page at a
+// cursor decodes its first block from the start.
 package persistence

@@ -177,9 +177,10 @@ func (s *Store) InsertRows(name string, rows []KV) (err error) {
 			return fmt.Errorf("persistence: insert into %q: %w", name, err)
 		}
 	} else {
-		prefix := tableRowPrefix(name)
-		for _, kv := range rows {
-			_ = b.Set(append(prefix[:len(prefix):len(prefix)], kv.Key...), kv.Value, nil)
+		defer s.models.lock(name)() // its rows may meet a stored block
+		if err := s.writeRowBlocks(b, name, rows); err != nil {
+			_ = b.Close()
+			return fmt.Errorf("persistence: insert into %q: %w", name, err)
 		}
 	}
 	return s.commit(b, fmt.Sprintf("insert into %q", name))

@@ -5,7 +5,8 @@ import (
 )
 
 // CountRows returns the number of rows stored in a table, or an error
-// wrapping ErrNotFound. It reads every row key: O(rows).
+// wrapping ErrNotFound. It reads every per-row key and every block's
+// header: O(rows) for rows stored one per key, O(blocks) for the others.
 func (s *Store) CountRows(table string) (n int64, err error) {
 	if err := s.enter(); err != nil {
 		return 0, err
@@ -15,16 +16,31 @@ func (s *Store) CountRows(table string) (n int64, err error) {
 		return 0, fmt.Errorf("persistence: count rows: %w", err)
 	}
 	defer s.recoverFatal(&err)
-	lower := tableRowPrefix(table)
-	it, err := s.newIter(lower, prefixEnd(lower))
+	bp, rp := tableBlockPrefix(table), tableRowPrefix(table)
+	it, ri, err := s.rowIters(bp, rp)
 	if err != nil {
 		return 0, fmt.Errorf("persistence: count rows of %q: %w", table, err)
 	}
 	defer closeIter(it, &err)
+	defer closeIter(ri, &err)
 	for valid := it.First(); valid; valid = it.Next() {
-		n++
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return 0, fmt.Errorf("persistence: count rows of %q: %w", table, err)
+		}
+		b, err := openRowBlock(v)
+		if err != nil {
+			return 0, fmt.Errorf("persistence: count rows of %q: block %x: %w", table, it.Key()[len(bp):], err)
+		}
+		n += int64(b.count)
 	}
 	if err := it.Error(); err != nil {
+		return 0, fmt.Errorf("persistence: count rows of %q: %w", table, err)
+	}
+	for valid := ri.First(); valid; valid = ri.Next() {
+		n++
+	}
+	if err := ri.Error(); err != nil {
 		return 0, fmt.Errorf("persistence: count rows of %q: %w", table, err)
 	}
 	return n, nil
@@ -53,6 +69,8 @@ func (s *Store) TruncateTable(table string) (err error) {
 	p := tableRowPrefix(table)
 	b := s.db.NewBatch()
 	_ = b.DeleteRange(p, prefixEnd(p), nil)
+	bp := tableBlockPrefix(table)
+	_ = b.DeleteRange(bp, prefixEnd(bp), nil)
 	tp := tableTombPrefix(table)
 	_ = b.DeleteRange(tp, prefixEnd(tp), nil)
 	return s.commit(b, fmt.Sprintf("truncate table %q", table))

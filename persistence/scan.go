@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/cockroachdb/pebble/v2"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
@@ -21,32 +22,142 @@ func (s *Store) ScanRowsAfter(table string, after []byte, limit int, fn func(key
 		return fmt.Errorf("persistence: scan rows: %w", err)
 	}
 	defer s.recoverFatal(&err)
-	lower := tableRowPrefix(table)
-	it, err := s.newIter(lower, prefixEnd(lower))
+	bp, rp := tableBlockPrefix(table), tableRowPrefix(table)
+	blocks, rows, err := s.rowIters(bp, rp)
 	if err != nil {
 		return fmt.Errorf("persistence: scan rows of %q: %w", table, err)
 	}
-	defer closeIter(it, &err)
-	start := append(append([]byte(nil), lower...), after...)
-	valid := it.SeekGE(start)
-	if valid && len(after) > 0 && bytes.Equal(it.Key(), start) {
-		valid = it.Next()
+	defer closeIter(blocks, &err)
+	defer closeIter(rows, &err)
+	start := append(append([]byte(nil), rp...), after...)
+	rowValid := rows.SeekGE(start)
+	if rowValid && len(after) > 0 && bytes.Equal(rows.Key(), start) {
+		rowValid = rows.Next()
 	}
-	for n := 0; valid && (limit <= 0 || n < limit); valid = it.Next() {
-		v, err := it.ValueAndErr()
-		if err != nil {
-			return fmt.Errorf("persistence: scan rows of %q: %w", table, err)
+	bs := blockScan{it: blocks, prefix: bp}
+	if err := bs.seekAfter(after); err != nil {
+		return fmt.Errorf("persistence: scan rows of %q: %w", table, err)
+	}
+	for n := 0; (rowValid || bs.ok) && (limit <= 0 || n < limit); n++ {
+		var key, value []byte
+		if bs.ok && (!rowValid || bytes.Compare(bs.key, rows.Key()[len(rp):]) < 0) {
+			key, value = append([]byte(nil), bs.key...), append([]byte(nil), bs.value...)
+			if err := bs.next(); err != nil {
+				return fmt.Errorf("persistence: scan rows of %q: %w", table, err)
+			}
+		} else {
+			v, err := rows.ValueAndErr()
+			if err != nil {
+				return fmt.Errorf("persistence: scan rows of %q: %w", table, err)
+			}
+			key, value = append([]byte(nil), rows.Key()[len(rp):]...), append([]byte(nil), v...)
+			rowValid = rows.Next()
 		}
-		key := append([]byte(nil), it.Key()[len(lower):]...)
-		if err := fn(key, append([]byte(nil), v...)); err != nil {
+		if err := fn(key, value); err != nil {
 			return err
 		}
-		n++
 	}
-	if err := it.Error(); err != nil {
+	if err := rows.Error(); err != nil {
 		return fmt.Errorf("persistence: scan rows of %q: %w", table, err)
 	}
 	return nil
+}
+
+// rowIters returns iterators over a table's blocks (bp) and per-row keys
+// (rp) that read the same state of the store: a write that moves rows
+// from per-row keys into a block is seen by both or neither.
+func (s *Store) rowIters(bp, rp []byte) (blocks, rows *pebble.Iterator, err error) {
+	blocks, err = s.newIter(bp, prefixEnd(bp))
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err = blocks.Clone(pebble.CloneOptions{IterOptions: &pebble.IterOptions{LowerBound: rp, UpperBound: prefixEnd(rp)}})
+	if err != nil {
+		_ = blocks.Close()
+		return nil, nil, err
+	}
+	return blocks, rows, nil
+}
+
+// blockScan reads the rows of a table's blocks in key order: ok and
+// key, value are the current row (aliasing the iterator's value).
+type blockScan struct {
+	it         *pebble.Iterator
+	prefix     []byte
+	block      rowBlock
+	blockKey   []byte // the current block's first row key
+	prevLast   []byte // the last row key of the block before
+	ok         bool
+	key, value []byte
+}
+
+// seekAfter positions the scan on the first row whose key follows after
+// (nil: the first row): in the block holding after, else the next one.
+func (bs *blockScan) seekAfter(after []byte) error {
+	var valid bool
+	if len(after) == 0 {
+		valid = bs.it.First()
+	} else {
+		seek := append(append(append([]byte(nil), bs.prefix...), after...), 0)
+		if valid = bs.it.SeekLT(seek); !valid {
+			if err := bs.it.Error(); err != nil {
+				return err
+			}
+			valid = bs.it.First()
+		}
+	}
+	if err := bs.open(valid); err != nil {
+		return err
+	}
+	for bs.ok && len(after) > 0 && bytes.Compare(bs.key, after) <= 0 {
+		if err := bs.next(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// open starts the block the iterator is on (none: !valid).
+func (bs *blockScan) open(valid bool) error {
+	bs.ok = false
+	if !valid {
+		return bs.it.Error()
+	}
+	k := bs.it.Key()
+	bs.blockKey = k[len(bs.prefix):]
+	v, err := bs.it.ValueAndErr()
+	if err != nil {
+		return err
+	}
+	if bs.block, err = openRowBlock(v); err != nil {
+		return fmt.Errorf("block %x: %w", bs.blockKey, err)
+	}
+	if bs.prevLast != nil && bytes.Compare(bs.blockKey, bs.prevLast) <= 0 {
+		return fmt.Errorf("block %x: %w: it starts at or before the end of the block before (%x)", bs.blockKey, errRowBlock, bs.prevLast)
+	}
+	key, value, ok, err := bs.block.next()
+	if err != nil {
+		return fmt.Errorf("block %x: %w", bs.blockKey, err)
+	}
+	if !ok || !bytes.Equal(key, bs.blockKey) {
+		return fmt.Errorf("block %x: %w: its first row key is %x", bs.blockKey, errRowBlock, key)
+	}
+	bs.key, bs.value, bs.ok = key, value, true
+	return nil
+}
+
+// next moves to the next row, in this block or the next.
+func (bs *blockScan) next() error {
+	key, value, ok, err := bs.block.next()
+	if err != nil {
+		return fmt.Errorf("block %x: %w", bs.blockKey, err)
+	}
+	if ok {
+		bs.key, bs.value = key, value
+		return nil
+	}
+	bs.prevLast = append(bs.prevLast[:0], bs.block.last...)
+	return bs.open(bs.it.Next())
 }
 
 // CreateTable stores a table's schema with pebble.Sync if the table does

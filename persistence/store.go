@@ -301,7 +301,9 @@ func (s *Store) FS() vfs.FS { return s.fs }
 // are mostly the WAL's 32 KiB blocks). A point read that misses the block
 // cache reads and decompresses 32 KiB instead of 4 KiB: BenchmarkPointGet
 // (a row and a job's state, cache cold) 229 against 191 µs; with the
-// cache warm it was no slower (41 against 74 µs).
+// cache warm it was no slower (41 against 74 µs). (Those reads were one
+// key's; a DUPLICATE row is in a row block now, read by a one-row scan
+// that decodes its block up to the row: see BenchmarkScanRows.)
 const tableBlockSize = 32 << 10
 
 // blockCacheBytes is the size of Pebble's block cache.

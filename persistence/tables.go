@@ -31,7 +31,8 @@ func (s *Store) Tables() (out []*api.TableSpec, err error) {
 			continue
 		}
 		name := string(rest[:i])
-		// A table's rows ("\x00r/...") sort before its schema ("\x00s"):
+		// A table's blocks and rows ("\x00b/...", "\x00r/...") sort
+		// before its schema ("\x00s"):
 		// from a row, seek to the schema.
 		if spec := tableSpecKey(name); bytes.Compare(k, spec) < 0 {
 			ok = it.SeekGE(spec)
@@ -89,6 +90,8 @@ func (s *Store) DropRows(name string) (err error) {
 	p := tableRowPrefix(name)
 	b := s.db.NewBatch()
 	_ = b.DeleteRange(p, prefixEnd(p), nil)
+	bp := tableBlockPrefix(name)
+	_ = b.DeleteRange(bp, prefixEnd(bp), nil)
 	return s.commit(b, fmt.Sprintf("drop the rows of table %q", name))
 }
 

@@ -18,8 +18,12 @@ import (
 //
 // Version 1 is the layout of every release before the key existed: a
 // store without the key is version 1, and gets the key on its first open.
+// Version 2 stores a DUPLICATE table's rows in row blocks (rowblock.go),
+// which a version-1 binary would not see; it reads a version-1 store as
+// it is (rows one per key are read beside the blocks) and records
+// version 2 on opening it, so that the older binary then refuses it.
 const (
-	FormatVersion    = 1
+	FormatVersion    = 2
 	MinFormatVersion = 1
 )
 
@@ -55,6 +59,16 @@ func (s *Store) checkFormatVersion() error {
 	case got < MinFormatVersion:
 		return fmt.Errorf("%w: the store in %s has format version %d, older than the oldest this binary reads (version %d; it writes %d): "+
 			"open it with an intermediate release first, see docs/backups.md, \"Upgrades\"", ErrFormatVersion, s.dir, got, MinFormatVersion, FormatVersion)
+	case got < FormatVersion:
+		// Readable as it is: record the version this binary writes
+		// before it writes anything.
+		b := s.db.NewBatch()
+		_ = b.Set([]byte(formatVersionKey), binary.BigEndian.AppendUint32(nil, FormatVersion), nil)
+		if err := s.commit(b, "record the format version"); err != nil {
+			return err
+		}
+		s.log.Info("persistence: store format upgraded", "from", got, "to", FormatVersion)
+		s.format = FormatVersion
 	default:
 		s.format = got
 	}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -140,7 +141,7 @@ func TestNewerStoreRefused(t *testing.T) {
 	if err == nil {
 		t.Fatalf("a node opened a store of format version 99:\n%s", out)
 	}
-	if !strings.Contains(string(out), "format version 99, newer than this binary's version 1") {
+	if !strings.Contains(string(out), fmt.Sprintf("format version 99, newer than this binary's version %d", persistence.FormatVersion)) {
 		t.Fatalf("refusal does not name both versions:\n%s", out)
 	}
 	// Left as it was: still version 99.
