@@ -442,22 +442,7 @@ func (s *Sink) writeProgress(ctx context.Context, tx querier, c *sink.Commit, er
 			job, seqs, ps, offs, reasons, raws, s.opts.Owner)
 	}
 	b.Queue(`COMMIT`)
-	br := tx.SendBatch(ctx, b)
-	var tag pgconn.CommandTag
-	var err error
-	for range b.Len() {
-		if tag, err = br.Exec(); err != nil {
-			break
-		}
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && tag.String() != "COMMIT" {
-		// PostgreSQL answers COMMIT of a failed transaction with ROLLBACK.
-		err = pgx.ErrTxCommitRollback
-	}
-	return err
+	return execBatch(ctx, tx, b)
 }
 
 // cleanText makes s storable as PostgreSQL text.
