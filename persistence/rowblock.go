@@ -40,8 +40,8 @@ import (
 // (a ResetStarts backwards within a key space, a row key written twice):
 // a group whose range meets a stored block or per-row key is merged with
 // them (the new rows win), the old keys deleted and the union written as
-// new blocks. Guarded by TestRowBlocksNeverOverlap and
-// TestRowBlockRewriteMerges.
+// new blocks. Guarded by TestRowBlockRewriteMerges and
+// TestRowBlocksMixedScan.
 
 const rowBlockV1 = 1
 
@@ -136,8 +136,8 @@ type rowBlock struct {
 	prev  []byte // the last row key read
 }
 
-// openRowBlock reads a block's header. first is the block's key suffix,
-// which must be its first row's key.
+// openRowBlock reads a block's header (the caller checks that the first
+// row's key is the block's key suffix).
 func openRowBlock(v []byte) (rowBlock, error) {
 	if len(v) == 0 || v[0] != rowBlockV1 {
 		if len(v) == 0 {

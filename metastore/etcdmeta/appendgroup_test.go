@@ -2,7 +2,6 @@ package etcdmeta
 
 import (
 	"errors"
-	"slices"
 	"sync"
 	"testing"
 
@@ -133,37 +132,7 @@ func TestAppendGroup(t *testing.T) {
 			t.Errorf("job %d: journal %d entries, %v; want %d", id, len(j), err, want)
 		}
 	}
-	g := &s.appends
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.busy || len(g.pending) > 0 {
-		t.Errorf("after the calls: busy %v, %d pending", g.busy, len(g.pending))
-	}
-}
-
-// TestTakeAppends: at most max calls, of distinct jobs, oldest first.
-func TestTakeAppends(t *testing.T) {
-	mk := func(ids ...uint64) []*appendCall {
-		var cs []*appendCall
-		for _, id := range ids {
-			cs = append(cs, &appendCall{jt: metastore.JobTransition{JobID: id}})
-		}
-		return cs
-	}
-	ids := func(cs []*appendCall) []uint64 {
-		var out []uint64
-		for _, c := range cs {
-			out = append(out, c.jt.JobID)
-		}
-		return out
-	}
-	pending := mk(1, 2, 1, 3, 4, 2, 5)
-	got := takeAppends(&pending, 4)
-	if g, r := ids(got), ids(pending); !slices.Equal(g, []uint64{1, 2, 3, 4}) || !slices.Equal(r, []uint64{1, 2, 5}) {
-		t.Errorf("took %v, left %v; want [1 2 3 4], [1 2 5]", g, r)
-	}
-	got = takeAppends(&pending, 4)
-	if g, r := ids(got), ids(pending); !slices.Equal(g, []uint64{1, 2, 5}) || len(r) != 0 {
-		t.Errorf("took %v, left %v; want [1 2 5], []", g, r)
+	if !s.appends.Idle() {
+		t.Error("after the calls: a group is still queued or being written")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/internal/jobgroup"
 	"github.com/loadnode/loadnode/metastore"
 )
 
@@ -107,7 +108,7 @@ type Store struct {
 		tables     map[string]seenTable
 	}
 	// appends groups concurrent AppendTransition calls (appendgroup.go).
-	appends appendGroup
+	appends jobgroup.Group[*appendCall]
 }
 
 var _ metastore.Store = (*Store)(nil)
@@ -835,7 +836,7 @@ func checkNext(id uint64, head, t *api.Transition) error {
 }
 
 // AppendTransition journals t; t.Seq must follow the newest. Calls for
-// different jobs that overlap share one transaction (appendGroup).
+// different jobs that overlap share one transaction (appendgroup.go).
 func (s *Store) AppendTransition(id uint64, t *api.Transition) error {
 	if t == nil {
 		return fmt.Errorf("etcdmeta: append transition to job %d: nil transition", id)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -16,23 +15,11 @@ import (
 // maxStartsGroup bounds the jobs of one InitStarts transaction.
 const maxStartsGroup = 256
 
-// startsGroup gathers concurrent InitStarts calls of different jobs into
-// one transaction: the jobs that start together (a burst of creates, the
-// jobs a member takes over) each write their first positions, and one
-// transaction (one WAL flush, two round trips) for n jobs costs
-// PostgreSQL and this process much less than n.
-//
-// No timer waits for company: a call that finds no transaction in flight
-// runs at once (alone, or with whoever queued meanwhile); calls that
-// arrive while one is in flight queue and go together in the next.
-type startsGroup struct {
-	mu sync.Mutex
-	// busy: a writer is draining pending. REQUIRES: mu.
-	busy bool
-	// pending are the calls not yet taken by a writer, in arrival order.
-	// REQUIRES: mu.
-	pending []*startsCall
-}
+// Concurrent InitStarts calls of different jobs share one transaction
+// through a jobgroup.Group: the jobs that start together (a burst of
+// creates, the jobs a member takes over) each write their first
+// positions, and one transaction (one WAL flush, two round trips) for n
+// jobs costs PostgreSQL and this process much less than n.
 
 // startsCall is one InitStarts waiting for its answer.
 type startsCall struct {
@@ -45,22 +32,14 @@ type startsCall struct {
 
 // InitStarts inserts the partitions' first positions, or nothing if one
 // has progress. Calls of different jobs that overlap share one
-// transaction (startsGroup): each job's row is made and locked, and each
+// transaction (jobgroup.Group): each job's row is made and locked, and each
 // job whose partitions have no progress gets its positions; a job with
 // progress gets an error wrapping sink.ErrProgressExists and writes
 // nothing.
 func (s *Sink) InitStarts(job uint64, positions map[int32]int64, checkpoints map[int32][]byte) error {
 	c := &startsCall{job: int64(job), parts: slices.Sorted(maps.Keys(positions)), positions: positions,
 		checkpoints: checkpoints, done: make(chan error, 1)}
-	g := &s.starts
-	g.mu.Lock()
-	g.pending = append(g.pending, c)
-	lead := !g.busy
-	g.busy = true
-	g.mu.Unlock()
-	if lead {
-		s.writeStarts()
-	}
+	s.starts.Add(job, c, maxStartsGroup, s.writeStarts)
 	err := <-c.done
 	if err != nil && !errors.Is(err, sink.ErrProgressExists) && !errors.Is(err, sink.ErrSuperseded) {
 		return fmt.Errorf("postgres: init starts of job %d: %w", job, unavailable(err))
@@ -68,42 +47,12 @@ func (s *Sink) InitStarts(job uint64, positions map[int32]int64, checkpoints map
 	return err
 }
 
-// writeStarts runs one group of pending calls, then hands the rest, if
-// any, to a new goroutine, so that its own caller (whose call is in the
-// group) returns after one transaction however busy the sink is.
-func (s *Sink) writeStarts() {
-	g := &s.starts
-	g.mu.Lock()
-	batch := takeStarts(&g.pending, maxStartsGroup)
-	g.mu.Unlock()
+// writeStarts writes a group of calls (jobgroup.Group) and answers each.
+func (s *Sink) writeStarts(batch []*startsCall) {
 	errs := s.initStartsGroup(batch)
 	for i, c := range batch {
 		c.done <- errs[i]
 	}
-	g.mu.Lock()
-	more := len(g.pending) > 0
-	g.busy = more
-	g.mu.Unlock()
-	if more {
-		go s.writeStarts()
-	}
-}
-
-// takeStarts removes from *pending up to max calls of distinct jobs,
-// oldest first; a job's later call stays for a later group.
-func takeStarts(pending *[]*startsCall, max int) []*startsCall {
-	var batch, rest []*startsCall
-	seen := make(map[int64]bool, min(len(*pending), max))
-	for _, c := range *pending {
-		if len(batch) < max && !seen[c.job] {
-			seen[c.job] = true
-			batch = append(batch, c)
-		} else {
-			rest = append(rest, c)
-		}
-	}
-	*pending = rest
-	return batch
 }
 
 // initStartsGroup writes the calls' starts in one transaction and returns

@@ -96,30 +96,7 @@ func TestInitStartsGroup(t *testing.T) {
 	if err := s.InitStarts(100, map[int32]int64{1: 0}, nil); !errors.Is(err, sink.ErrProgressExists) {
 		t.Errorf("job 100 again: %v, want ErrProgressExists", err)
 	}
-	g := &s.starts
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.busy || len(g.pending) > 0 {
-		t.Errorf("after the calls: busy %v, %d pending", g.busy, len(g.pending))
-	}
-}
-
-// TestTakeStarts: at most max calls, of distinct jobs, oldest first.
-func TestTakeStarts(t *testing.T) {
-	var pending []*startsCall
-	for _, j := range []int64{1, 2, 1, 3, 4, 2, 5} {
-		pending = append(pending, &startsCall{job: j})
-	}
-	jobs := func(cs []*startsCall) (out []int64) {
-		for _, c := range cs {
-			out = append(out, c.job)
-		}
-		return out
-	}
-	if got := jobs(takeStarts(&pending, 4)); !slices.Equal(got, []int64{1, 2, 3, 4}) || !slices.Equal(jobs(pending), []int64{1, 2, 5}) {
-		t.Errorf("took %v, left %v; want [1 2 3 4], [1 2 5]", got, jobs(pending))
-	}
-	if got := jobs(takeStarts(&pending, 4)); !slices.Equal(got, []int64{1, 2, 5}) || len(pending) != 0 {
-		t.Errorf("took %v, left %v; want [1 2 5], []", got, jobs(pending))
+	if !s.starts.Idle() {
+		t.Error("after the calls: a group is still queued or being written")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/loadnode/loadnode/internal/jobgroup"
 	"github.com/loadnode/loadnode/sink"
 	"github.com/loadnode/loadnode/table"
 )
@@ -46,7 +47,7 @@ type Sink struct {
 		preparing map[string]*preparation
 	}
 	// starts groups concurrent InitStarts calls (initstarts.go).
-	starts startsGroup
+	starts jobgroup.Group[*startsCall]
 }
 
 var (
