@@ -91,7 +91,7 @@ func run[T any](l *lifetime, where string, fn func(ctx context.Context) T, fail 
 // answer) instead of the actor; nil means the actor.
 func runTo[T any](l *lifetime, to *actor.PID, where string, fn func(ctx context.Context) T, fail func(err error) T) <-chan struct{} {
 	done := make(chan struct{})
-	go func() {
+	workers.Go(func() {
 		defer close(done)
 		var res T
 		func() {
@@ -107,7 +107,7 @@ func runTo[T any](l *lifetime, to *actor.PID, where string, fn func(ctx context.
 			return
 		}
 		l.send(res)
-	}()
+	})
 	return done
 }
 

@@ -151,7 +151,7 @@ func newOwnedJobProps(id uint64, deps *Deps, sch *actor.PID, st *ownedStart) *ac
 // incarnation produce makes shares one stopLatch.
 func jobProps(produce func(*stopLatch) actor.Actor) *actor.Props {
 	latch := &stopLatch{}
-	return actor.PropsFromProducer(func() actor.Actor { return produce(latch) }, actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, func(any) actor.Directive {
+	return actor.PropsFromProducer(func() actor.Actor { return produce(latch) }, actor.WithDispatcher(mailboxes), actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, func(any) actor.Directive {
 		// A failed task is stopped, never restarted in place: its positions
 		// may be stale. The job notices the Terminated and respawns a new
 		// generation from its own progress.

@@ -100,7 +100,7 @@ func NewManagerProps(deps *Deps, scheduler *actor.PID) (*actor.Props, error) {
 	strategy := supervisor.NewStrategy(deps.Settings.JobSupervision, nil, uint64(deps.Now().UnixNano()))
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &manager{deps: deps, scheduler: scheduler}
-	}, actor.WithSupervisor(strategy)), nil
+	}, actor.WithDispatcher(mailboxes), actor.WithSupervisor(strategy)), nil
 }
 
 func (m *manager) log() *slog.Logger { return m.deps.Logger }

@@ -73,7 +73,7 @@ func NewSchedulerProps(slots int, logger *slog.Logger) *actor.Props {
 			queued:  map[string]uint64{},
 			watched: map[string]struct{}{},
 		}
-	})
+	}, actor.WithDispatcher(mailboxes))
 }
 
 func (s *scheduler) Receive(ctx actor.Context) {

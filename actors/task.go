@@ -214,7 +214,7 @@ type task struct {
 func newTaskProps(cfg taskConfig) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &task{cfg: cfg, pos: maps.Clone(cfg.start)}
-	})
+	}, actor.WithDispatcher(mailboxes))
 }
 
 func (t *task) Receive(ctx actor.Context) {
