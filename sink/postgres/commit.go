@@ -50,13 +50,10 @@ func (s *Sink) Commit(c *sink.Commit) error {
 	if err != nil {
 		return fmt.Errorf("postgres: commit job %d: %w", c.JobID, err)
 	}
-	// DUPLICATE rows go in with a plain COPY; a key already stored (a
-	// replay after a reset) makes the COPY fail, and the commit is done
-	// again through a staging table that upserts.
-	err = s.commitTx(ctx, c, writes, false)
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == uniqueViolation && len(writes) > 0 {
-		err = s.commitTx(ctx, c, writes, true)
+	if groupable(c, writes) {
+		err = s.commitGrouped(c, writes)
+	} else {
+		err = s.commitAlone(ctx, c, writes)
 	}
 	if err != nil {
 		if errors.Is(err, sink.ErrSuperseded) {
@@ -71,6 +68,19 @@ func (s *Sink) Commit(c *sink.Commit) error {
 		return fmt.Errorf("postgres: commit job %d: %w", c.JobID, unavailable(err))
 	}
 	return nil
+}
+
+// commitAlone is c in a transaction of its own. DUPLICATE rows go in with
+// a plain COPY; a key already stored (a replay after a reset) makes the
+// COPY fail, and the commit is done again through a staging table that
+// upserts.
+func (s *Sink) commitAlone(ctx context.Context, c *sink.Commit, writes []*tableWrite) error {
+	err := s.commitTx(ctx, c, writes, false)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == uniqueViolation && len(writes) > 0 {
+		err = s.commitTx(ctx, c, writes, true)
+	}
+	return err
 }
 
 func validateCommit(c *sink.Commit) error {
@@ -241,17 +251,13 @@ func tableChanged(err error, table string) error {
 // (checkShape). It returns the sequence
 // number of the job's newest error row.
 func (s *Sink) checkJob(ctx context.Context, tx querier, c *sink.Commit, writes []*tableWrite) (int64, error) {
-	job := int64(c.JobID)
-	parts := partitions(c)
 	// BEGIN, the job's row locked, then (read after the lock: each
 	// statement of a READ COMMITTED transaction sees what committed
 	// before it started) the stored progress, the owner's claim and the
 	// shape of every table the commit writes.
-	stored := make(map[int32]int64, len(parts))
 	pb := &pgx.Batch{}
 	pb.Queue(`BEGIN`)
-	pb.Queue(`SELECT fence, committed_batches, error_seq FROM loadnode.jobs WHERE owner = $2 AND job = $1 FOR UPDATE`, job, s.opts.Owner)
-	pb.Queue(`SELECT partition, position FROM loadnode.progress WHERE owner = $3 AND job = $1 AND partition = ANY($2)`, job, parts, s.opts.Owner)
+	s.queueJobCheck(pb, c)
 	claimed := s.opts.Incarnation != ""
 	if claimed {
 		pb.Queue(ownerQuery, s.opts.Owner)
@@ -264,33 +270,8 @@ func (s *Sink) checkJob(ctx context.Context, tx querier, c *sink.Commit, writes 
 		br.Close()
 		return 0, err
 	}
-	var fence, batches, errSeq int64
-	err := br.QueryRow().Scan(&fence, &batches, &errSeq)
-	if errors.Is(err, pgx.ErrNoRows) {
-		br.Close()
-		return 0, fmt.Errorf("postgres: commit job %d partition %d: no stored progress, commit from %d: %w",
-			c.JobID, c.Ranges[0].Partition, c.Ranges[0].From, sink.ErrStaleCommit)
-	}
+	jc, err := readJobCheck(br, c)
 	if err != nil {
-		br.Close()
-		return 0, err
-	}
-	prow, err := br.Query()
-	if err != nil {
-		br.Close()
-		return 0, err
-	}
-	for prow.Next() {
-		var p int32
-		var pos int64
-		if err := prow.Scan(&p, &pos); err != nil {
-			prow.Close()
-			br.Close()
-			return 0, err
-		}
-		stored[p] = pos
-	}
-	if err := prow.Err(); err != nil {
 		br.Close()
 		return 0, err
 	}
@@ -312,23 +293,8 @@ func (s *Sink) checkJob(ctx context.Context, tx querier, c *sink.Commit, writes 
 	if err := s.checkClaim(ctx, tx, got, claimErr); err != nil {
 		return 0, err
 	}
-	for _, r := range c.Ranges {
-		at, ok := stored[r.Partition]
-		if !ok {
-			return 0, fmt.Errorf("postgres: commit job %d partition %d: no stored progress, commit from %d: %w",
-				c.JobID, r.Partition, r.From, sink.ErrStaleCommit)
-		}
-		if at != r.From {
-			return 0, fmt.Errorf("postgres: commit job %d partition %d: stored progress %d, commit from %d: %w",
-				c.JobID, r.Partition, at, r.From, sink.ErrStaleCommit)
-		}
-	}
-	if int64(c.Fence) < fence {
-		return 0, fmt.Errorf("postgres: commit job %d: fence %d is older than the stored %d: %w", c.JobID, c.Fence, fence, sink.ErrStaleCommit)
-	}
-	if c.Stats != nil && batches != c.StatsBase {
-		return 0, fmt.Errorf("postgres: commit job %d: stored statistics have %d committed batches, commit based on %d: %w",
-			c.JobID, batches, c.StatsBase, sink.ErrStaleCommit)
+	if err := verifyJob(c, jc); err != nil {
+		return 0, err
 	}
 	if shapeErr != nil {
 		return 0, shapeErr
@@ -338,7 +304,76 @@ func (s *Sink) checkJob(ctx context.Context, tx querier, c *sink.Commit, writes 
 			return 0, err
 		}
 	}
-	return errSeq, nil
+	return jc.errSeq, nil
+}
+
+// jobCheck is what a commit's checks read of its job, under the job's
+// row lock: the stored fence, committed batches, newest error row's
+// sequence number and the positions of the commit's partitions.
+type jobCheck struct {
+	fence, batches, errSeq int64
+	stored                 map[int32]int64
+}
+
+// queueJobCheck queues the lock of c's job's row and the reads of
+// jobCheck (read by readJobCheck).
+func (s *Sink) queueJobCheck(pb *pgx.Batch, c *sink.Commit) {
+	job := int64(c.JobID)
+	pb.Queue(`SELECT fence, committed_batches, error_seq FROM loadnode.jobs WHERE owner = $2 AND job = $1 FOR UPDATE`, job, s.opts.Owner)
+	pb.Queue(`SELECT partition, position FROM loadnode.progress WHERE owner = $3 AND job = $1 AND partition = ANY($2)`, job, partitions(c), s.opts.Owner)
+}
+
+// readJobCheck reads the results of queueJobCheck; a job without a row
+// is a stale commit.
+func readJobCheck(br pgx.BatchResults, c *sink.Commit) (jobCheck, error) {
+	jc := jobCheck{stored: make(map[int32]int64, len(c.Ranges))}
+	err := br.QueryRow().Scan(&jc.fence, &jc.batches, &jc.errSeq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return jc, fmt.Errorf("postgres: commit job %d partition %d: no stored progress, commit from %d: %w",
+			c.JobID, c.Ranges[0].Partition, c.Ranges[0].From, sink.ErrStaleCommit)
+	}
+	if err != nil {
+		return jc, err
+	}
+	prow, err := br.Query()
+	if err != nil {
+		return jc, err
+	}
+	for prow.Next() {
+		var p int32
+		var pos int64
+		if err := prow.Scan(&p, &pos); err != nil {
+			prow.Close()
+			return jc, err
+		}
+		jc.stored[p] = pos
+	}
+	return jc, prow.Err()
+}
+
+// verifyJob refuses c unless every range starts at its stored position,
+// the fence is not older than the stored one and the statistics base is
+// the stored one.
+func verifyJob(c *sink.Commit, jc jobCheck) error {
+	for _, r := range c.Ranges {
+		at, ok := jc.stored[r.Partition]
+		if !ok {
+			return fmt.Errorf("postgres: commit job %d partition %d: no stored progress, commit from %d: %w",
+				c.JobID, r.Partition, r.From, sink.ErrStaleCommit)
+		}
+		if at != r.From {
+			return fmt.Errorf("postgres: commit job %d partition %d: stored progress %d, commit from %d: %w",
+				c.JobID, r.Partition, at, r.From, sink.ErrStaleCommit)
+		}
+	}
+	if int64(c.Fence) < jc.fence {
+		return fmt.Errorf("postgres: commit job %d: fence %d is older than the stored %d: %w", c.JobID, c.Fence, jc.fence, sink.ErrStaleCommit)
+	}
+	if c.Stats != nil && jc.batches != c.StatsBase {
+		return fmt.Errorf("postgres: commit job %d: stored statistics have %d committed batches, commit based on %d: %w",
+			c.JobID, jc.batches, c.StatsBase, sink.ErrStaleCommit)
+	}
+	return nil
 }
 
 // partitions are the partitions of c's ranges, in order.
@@ -393,8 +428,17 @@ func (s *Sink) writeTable(ctx context.Context, tx querier, w *tableWrite, upsert
 // and commits, in one round trip. errSeq is the stored sequence number of
 // the job's newest error row.
 func (s *Sink) writeProgress(ctx context.Context, tx querier, c *sink.Commit, errSeq int64) error {
-	job := int64(c.JobID)
 	b := &pgx.Batch{}
+	if err := s.queueCommitProgress(b, c, errSeq); err != nil {
+		return err
+	}
+	b.Queue(`COMMIT`)
+	return execBatch(ctx, tx, b)
+}
+
+// queueCommitProgress queues writeProgress's statements but COMMIT.
+func (s *Sink) queueCommitProgress(b *pgx.Batch, c *sink.Commit, errSeq int64) error {
+	job := int64(c.JobID)
 	positions := make([]int64, len(c.Ranges))
 	cks := make([][]byte, len(c.Ranges))
 	for i, r := range c.Ranges {
@@ -441,8 +485,7 @@ func (s *Sink) writeProgress(ctx context.Context, tx querier, c *sink.Commit, er
 			SELECT $7, $1, * FROM unnest($2::bigint[], $3::integer[], $4::bigint[], $5::text[], $6::bytea[])`,
 			job, seqs, ps, offs, reasons, raws, s.opts.Owner)
 	}
-	b.Queue(`COMMIT`)
-	return execBatch(ctx, tx, b)
+	return nil
 }
 
 // cleanText makes s storable as PostgreSQL text.

@@ -29,6 +29,16 @@ func lockJob(ctx context.Context, tx pgx.Tx, owner string, job int64) error {
 // execBatch runs b's statements in one round trip; the last one is COMMIT,
 // which PostgreSQL answers with ROLLBACK in a failed transaction.
 func execBatch(ctx context.Context, tx querier, b *pgx.Batch) error {
+	tag, err := execAll(ctx, tx, b)
+	if err == nil && tag.String() != "COMMIT" {
+		err = pgx.ErrTxCommitRollback
+	}
+	return err
+}
+
+// execAll runs b's statements in one round trip, stopping at the first
+// error, and returns the last one's tag.
+func execAll(ctx context.Context, tx querier, b *pgx.Batch) (pgconn.CommandTag, error) {
 	br := tx.SendBatch(ctx, b)
 	var tag pgconn.CommandTag
 	var err error
@@ -40,10 +50,7 @@ func execBatch(ctx context.Context, tx querier, b *pgx.Batch) error {
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil && tag.String() != "COMMIT" {
-		err = pgx.ErrTxCommitRollback
-	}
-	return err
+	return tag, err
 }
 
 // upsertProgress writes the partitions' positions; a partition without a

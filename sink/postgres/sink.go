@@ -48,6 +48,8 @@ type Sink struct {
 	}
 	// starts groups concurrent InitStarts calls (initstarts.go).
 	starts jobgroup.Group[*startsCall]
+	// commits groups concurrent small commits (commitgroup.go).
+	commits jobgroup.Group[*commitCall]
 }
 
 var (
