@@ -109,6 +109,30 @@ func TestCommitGroup(t *testing.T) {
 		t.Errorf("jobs 1 and 2: %d and %d rows, want 3 and 2", n1, n2)
 	}
 
+	// Two tables: job 5 writes both (a multi-table commit), job 6 the
+	// first; one COPY per table carries both jobs' rows.
+	sp2 := spec("grouped_b", col("n", api.ColumnType_INT64))
+	if err := s.PrepareTable(sp2); err != nil {
+		t.Fatal(err)
+	}
+	for _, job := range []uint64{5, 6} {
+		if err := s.InitStarts(job, map[int32]int64{0: 0}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c5 := commit(5, 0, 6, rows(5, 0, 3))
+	c5.More = []sink.TableRows{{Table: "grouped_b", Rows: rows(5, 3, 3)}}
+	if errs := group(c5, commit(6, 0, 2, rows(6, 0, 2))); errs[0] != nil || errs[1] != nil {
+		t.Fatalf("jobs 5 and 6: %v, %v", errs[0], errs[1])
+	}
+	var inB int64
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM grouped_b WHERE n / 1000 = 5`).Scan(&inB); err != nil || inB != 3 {
+		t.Errorf("job 5: %d rows in grouped_b (%v), want 3", inB, err)
+	}
+	if n5, n6 := count(5), count(6); n5 != 3 || n6 != 2 {
+		t.Errorf("jobs 5 and 6: %d and %d rows in grouped, want 3 and 2", n5, n6)
+	}
+
 	// Many jobs at once through Commit: every one lands once.
 	const first, n = 100, 80
 	for job := uint64(first); job < first+n; job++ {

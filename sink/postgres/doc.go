@@ -56,6 +56,11 @@
 // that is not a refusal (the connection lost during COMMIT) the caller
 // reads Progress, which PostgreSQL answers from one snapshot.
 //
+// Small DUPLICATE commits of different jobs that arrive together share one
+// transaction (commitgroup.go): each job's checks and writes are exactly
+// those of its commit alone; a group that fails anywhere writes nothing
+// and its commits are done again one by one.
+//
 // commit.go holds a commit in the order it runs (check the job, stage
 // then apply each table by its model, write progress, COMMIT); models.go
 // each table model's SQL; types.go how each column type is held; copy.go
