@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/loadnode/loadnode/node"
 	"github.com/loadnode/loadnode/tests/bench"
 )
 
@@ -236,6 +237,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "loadnode-bench:", err)
 		os.Exit(2)
 	}
+	// The in-process node runs with the GC target a loadnode process has.
+	node.TuneRuntime(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := c.run(ctx, os.Stdout, os.Stderr); err != nil {

@@ -103,6 +103,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	default:
 		cfg.MySQL = *mysqlAddr
 	}
+	node.TuneRuntime(os.Getenv)
 	n, err := node.Start(ctx, node.Config{Node: cfg, Logger: logger})
 	if err != nil {
 		return fmt.Errorf("dev: %w", err)

@@ -211,6 +211,7 @@ func (c serveCmd) run(ctx context.Context, m *Main) error {
 			}
 		}
 	}()
+	node.TuneRuntime(m.Getenv)
 	hooks, err := node.CrashHooks(m.Getenv(node.CrashEnv))
 	if err != nil {
 		return err
