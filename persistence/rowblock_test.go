@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -71,6 +72,15 @@ func TestRowBlockCodec(t *testing.T) {
 				t.Fatalf("block of %d bytes, sized %d", len(v), size)
 			}
 			got = append(got, blockRows(t, run[0].Key, v)...)
+			// The compressed block, when it is one, holds the same rows.
+			if p, _, _, ok := packRowBlock(run, nil, nil); ok {
+				if p[0] != rowBlockV2 || len(p) >= size {
+					t.Fatalf("a packed block of %d bytes (format %d) from %d", len(p), p[0], size)
+				}
+				if again := blockRows(t, run[0].Key, p); !kvsEqual(again, run) {
+					t.Fatalf("a packed block of %d rows decodes to %d other rows", len(run), len(again))
+				}
+			}
 		})
 		if !kvsEqual(got, rows) {
 			t.Fatalf("%d rows of values up to %d bytes: blocks hold %d rows, not the same", c.n, c.maxValue, len(got))
@@ -84,6 +94,16 @@ func FuzzRowBlock(f *testing.F) {
 	f.Add(appendRowBlock(nil, []KV{{Key: []byte("a"), Value: []byte("1")}, {Key: []byte("b")}}), []byte("a"))
 	f.Add([]byte{rowBlockV1, 1, 1, 'a', 1, 'a', 0}, []byte("a"))
 	f.Add([]byte{rowBlockV1, 0xff, 0xff, 0xff, 0xff, 0x0f}, []byte{})
+	packed := func(rows ...KV) []byte {
+		p, _, _, ok := packRowBlock(rows, nil, nil)
+		if !ok {
+			panic("not packed")
+		}
+		return p
+	}
+	many := []KV{{Key: []byte("a"), Value: bytes.Repeat([]byte("xyz"), 100)}, {Key: []byte("b"), Value: bytes.Repeat([]byte("xyz"), 50)}}
+	f.Add(packed(many...), []byte("a"))
+	f.Add([]byte{rowBlockV2, 1, 1, 'a', 0xff, 0xff, 0xff, 0xff, 0x0f, 0}, []byte("a"))
 	f.Fuzz(func(t *testing.T, v, first []byte) {
 		rows, err := decodeRowBlock(first, v)
 		if err != nil {
@@ -92,9 +112,14 @@ func FuzzRowBlock(f *testing.F) {
 			}
 			return
 		}
-		// What decodes, encodes to a block of the same rows.
+		// What decodes, encodes to a block of the same rows, packed or not.
 		if again := blockRows(t, first, appendRowBlock(nil, rows)); !kvsEqual(again, rows) {
 			t.Fatalf("%x decodes to %d rows that encode to other rows", v, len(rows))
+		}
+		if p, _, _, ok := packRowBlock(rows, nil, nil); ok {
+			if again := blockRows(t, first, p); !kvsEqual(again, rows) {
+				t.Fatalf("%x decodes to %d rows that pack to other rows", v, len(rows))
+			}
 		}
 		// Random rows made from the input round-trip.
 		var made []KV
@@ -335,6 +360,9 @@ func TestRowBlockCorrupt(t *testing.T) {
 		appendRowBlock(nil, []KV{{Key: []byte("b"), Value: []byte("1")}}), // its first row is not its key
 		append(appendRowBlock(nil, []KV{{Key: []byte("a")}}), 0),          // a byte after the last row
 		{rowBlockV1, 2, 1, 'a', 1, 'a', 0, 1, 'a', 0},                     // keys out of order
+		corruptPacked(1), // compressed rows that do not decompress
+		corruptPacked(2), // an uncompressed length the rows do not have
+		corruptPacked(3), // an uncompressed length past the bound
 	} {
 		r := newRowStore(t)
 		r.write(t, true, KV{Key: []byte("0"), Value: []byte("ok")})
@@ -351,7 +379,7 @@ func TestRowBlockCorrupt(t *testing.T) {
 		}
 		named("ScanRowsAfter", r.s.ScanRowsAfter(r.name, nil, 0, func(k, v []byte) error { return nil }))
 		_, err := r.s.CountRows(r.name)
-		if len(bad) > 0 && bad[0] == rowBlockV1 && err == nil {
+		if len(bad) > 0 && (bad[0] == rowBlockV1 || bad[0] == rowBlockV2) && err == nil {
 			// CountRows reads the header only: a block whose header is
 			// sound counts; the scan finds the rest.
 		} else {
@@ -460,4 +488,63 @@ func TestRowBlocksMultiTableCommit(t *testing.T) {
 	if n, err := s.CountRows(rec.Spec.Table.Name); err != nil || n != 4000 {
 		t.Fatalf("CountRows = %d, %v", n, err)
 	}
+}
+
+// corruptPacked is a compressed block of key "a" broken one way: 1, its
+// compressed rows cut short; 2, its header's uncompressed length one
+// more than the rows'; 3, that length past maxRowBlockRaw.
+func corruptPacked(how int) []byte {
+	rows := []KV{{Key: []byte("a"), Value: bytes.Repeat([]byte("abc"), 200)}}
+	p, _, _, ok := packRowBlock(rows, nil, nil)
+	if !ok {
+		panic("not packed")
+	}
+	// Header: format, count 1, len 1, 'a', then the uncompressed length.
+	head := 4
+	raw, n := binary.Uvarint(p[head:])
+	body := p[head+n:]
+	out := append([]byte(nil), p[:head]...)
+	switch how {
+	case 1:
+		return append(binary.AppendUvarint(out, raw), body[:len(body)/2]...)
+	case 2:
+		return append(binary.AppendUvarint(out, raw+1), body...)
+	default:
+		return append(binary.AppendUvarint(out, maxRowBlockRaw+1), body...)
+	}
+}
+
+// TestRowBlocksPacked: a table's blocks of compressible rows are written
+// compressed, blocks of rows that do not compress are not, and both read
+// back as the rows written (scan and count).
+func TestRowBlocksPacked(t *testing.T) {
+	r := newRowStore(t)
+	rng := rand.New(rand.NewPCG(7, 1))
+	var rows []KV
+	for i := range 3000 {
+		v := bytes.Repeat([]byte{byte('a' + i%26)}, 100)
+		if i >= 1500 { // random bytes (and keys a small part): no eighth saved
+			v = make([]byte, 400)
+			for j := range v {
+				v[j] = byte(rng.Uint32())
+			}
+		}
+		rows = append(rows, KV{Key: fmt.Appendf(nil, "%012d%08d", 0, i), Value: v})
+	}
+	r.write(t, true, rows...)
+	formats := map[byte]int{}
+	it, err := r.s.newIter(tableBlockPrefix(r.name), prefixEnd(tableBlockPrefix(r.name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for valid := it.First(); valid; valid = it.Next() {
+		formats[it.Value()[0]]++
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if formats[rowBlockV1] == 0 || formats[rowBlockV2] == 0 {
+		t.Errorf("block formats %v: want both compressed and plain blocks", formats)
+	}
+	r.check(t)
 }

@@ -22,8 +22,11 @@ import (
 // which a version-1 binary would not see; it reads a version-1 store as
 // it is (rows one per key are read beside the blocks) and records
 // version 2 on opening it, so that the older binary then refuses it.
+// Version 3 may compress a row block's rows (rowBlockV2), which a
+// version-2 binary would refuse to decode; it reads versions 1 and 2 as
+// they are and records version 3 on opening them.
 const (
-	FormatVersion    = 2
+	FormatVersion    = 3
 	MinFormatVersion = 1
 )
 

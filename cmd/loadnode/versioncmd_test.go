@@ -13,7 +13,7 @@ func TestPrintVersion(t *testing.T) {
 	printVersion(&b, &debug.BuildInfo{GoVersion: "go1.26.8", Path: "github.com/loadnode/loadnode/cmd/loadnode",
 		Main:     debug.Module{Path: "github.com/loadnode/loadnode", Version: "v1.2.3"},
 		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.time", Value: "2026-12-01T00:00:00Z"}, {Key: "vcs.modified", Value: "true"}}})
-	want := "loadnode v1.2.3\nrevision: abc123 (modified)\nrevision time: 2026-12-01T00:00:00Z\ngo: go1.26.8\nstore format: 2 (opens 1..2)\npath: github.com/loadnode/loadnode/cmd/loadnode\n"
+	want := "loadnode v1.2.3\nrevision: abc123 (modified)\nrevision time: 2026-12-01T00:00:00Z\ngo: go1.26.8\nstore format: 3 (opens 1..3)\npath: github.com/loadnode/loadnode/cmd/loadnode\n"
 	if b.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
 	}
