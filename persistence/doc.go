@@ -141,7 +141,8 @@
 //	                                 next                    [first, next) are stored)
 //	t/<table name>\x00s              proto api.TableSpec     CreateJob (when it creates the table)
 //	t/<table name>\x00b/<row key>    row block: the rows     CommitBatch, InsertRows (DUPLICATE tables,
-//	                                 from <row key> on       format 2; rowblock.go)
+//	                                 from <row key> on       format 2, rows compressed from format 3;
+//	                                                         rowblock.go)
 //	t/<table name>\x00r/<row key>    row value bytes         CommitBatch (UNIQUE, AGGREGATE; DUPLICATE
 //	                                                         in format 1), InsertRows (keyed tables)
 //	t/<table name>\x00d/<row key>    row value of a delete   CommitBatch (UNIQUE with a sequence column: tombstones)
@@ -159,5 +160,8 @@
 // rows a store of format 1 holds one per key stay; every reader merges the
 // two in key order, and no per-row key lies within a block's range
 // (rowblock.go, its INVARIANT). A scan decodes whole blocks: a page at a
-// cursor decodes its first block from the start.
+// cursor decodes its first block from the start. A block's rows are
+// compressed once, as they are committed, when that saves an eighth of
+// them (format 3): Pebble had compressed them at every flush and
+// compaction.
 package persistence

@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -232,8 +234,15 @@ func produceNotes(t *testing.T, l *ledger.Ledger, b *testnode.Broker, topic stri
 	t.Helper()
 	recs := make([]*kgo.Record, n)
 	seqs := make([]int64, n)
+	// Random hex notes: the store compresses row blocks, and these must
+	// fill the disk as their size says (no repeats for MinLZ to find).
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(noteBytes)))
 	for i := range n {
-		note := fmt.Sprintf("%0*d", noteBytes, i)
+		raw := make([]byte, (noteBytes+1)/2)
+		for j := range raw {
+			raw[j] = byte(rng.Uint32())
+		}
+		note := hex.EncodeToString(raw)[:noteBytes]
 		recs[i] = &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, `{"id":%d,"note":%q}`, i, note)}
 		seqs[i] = int64(i)
 	}
