@@ -331,10 +331,19 @@ func (s *Store) writeRowBlocks(b *pebble.Batch, name string, sources ...[]KV) (e
 			}
 			rows = mergeRowRuns(old, rows)
 		}
+		// Rows that did not compress are not tried again in this group
+		// (one stream's rows of this commit): trying costs about 0.2 µs
+		// per 200-byte row that does not compress, 0.08 for one that does
+		// (BenchmarkPackRowBlock).
+		try := true
 		splitRowBlocks(rows, func(run []KV, size int) {
 			var block []byte
 			var ok bool
-			if block, raw, packed, ok = packRowBlock(run, raw, packed); ok {
+			if try {
+				block, raw, packed, ok = packRowBlock(run, raw, packed)
+				try = ok
+			}
+			if ok {
 				op := b.SetDeferred(len(bp)+len(run[0].Key), len(block))
 				copy(op.Key[copy(op.Key, bp):], run[0].Key)
 				copy(op.Value, block)

@@ -548,3 +548,32 @@ func TestRowBlocksPacked(t *testing.T) {
 	}
 	r.check(t)
 }
+
+// BenchmarkPackRowBlock: the cost of compressing a block's rows, and of
+// trying to when they do not compress (the block is then written plain).
+func BenchmarkPackRowBlock(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, kind := range []string{"text", "random"} {
+		var rows []KV
+		size := 0
+		for i := 0; size < rowBlockTarget-300; i++ {
+			v := fmt.Appendf(nil, `{"id":%d,"customer":"c%05d","amount":%d.%02d,"note":"`, i, i%99991, i%5000, i%100)
+			for len(v) < 200 {
+				if kind == "random" {
+					v = append(v, byte(rng.Uint32()))
+				} else {
+					v = append(v, byte('a'+(i*7+len(v))%26))
+				}
+			}
+			rows = append(rows, KV{Key: fmt.Appendf(nil, "%012d%08d", 0, i), Value: v})
+			size += rowEntrySize(&rows[len(rows)-1])
+		}
+		b.Run(kind, func(b *testing.B) {
+			var raw, packed []byte
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				_, raw, packed, _ = packRowBlock(rows, raw, packed)
+			}
+		})
+	}
+}
