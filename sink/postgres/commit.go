@@ -186,18 +186,11 @@ func keyedTable(ti *tableInfo, u *table.Update) (*table.Schema, error) {
 // transaction (a check refused the commit, a write failed) is rolled
 // back, or closed when that fails, before it goes back to the pool.
 func (s *Sink) commitTx(ctx context.Context, c *sink.Commit, writes []*tableWrite, upsert bool) error {
-	conn, err := s.pool.Acquire(ctx)
+	conn, release, err := s.acquireTx(ctx)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if conn.Conn().PgConn().TxStatus() != 'I' {
-			if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
-				_ = conn.Conn().Close(ctx)
-			}
-		}
-		conn.Release()
-	}()
+	defer release()
 	errSeq, err := s.checkJob(ctx, conn, c, writes)
 	if err != nil {
 		return err
@@ -275,36 +268,69 @@ func (s *Sink) checkJob(ctx context.Context, tx querier, c *sink.Commit, writes 
 		br.Close()
 		return 0, err
 	}
+	tis := make([]*tableInfo, len(writes))
+	for i, w := range writes {
+		tis[i] = w.ti
+	}
+	if err := s.readChecks(ctx, tx, br, claimed, tis, func() error { return verifyJob(c, jc) }); err != nil {
+		return 0, err
+	}
+	return jc.errSeq, nil
+}
+
+// readChecks reads the rest of a commit's first pipeline from br (the
+// owner's claim when claimed, then the shape of each table of tis), closes
+// it, and checks, in this order: the claim, verify (the jobs' own checks),
+// each table's shape.
+func (s *Sink) readChecks(ctx context.Context, tx querier, br pgx.BatchResults, claimed bool, tis []*tableInfo, verify func() error) error {
 	var got claim
 	var claimErr error
 	if claimed {
 		claimErr = br.QueryRow().Scan(&got.incarnation, &got.holder, &got.at)
 	}
-	shapes := make([]columnShape, len(writes))
+	shapes := make([]columnShape, len(tis))
 	var shapeErr error
-	for i := range writes {
+	for i := range tis {
 		if shapeErr == nil {
 			shapes[i], shapeErr = readShape(br.Query())
 		}
 	}
 	if err := br.Close(); err != nil && claimErr == nil && shapeErr == nil {
-		return 0, err
+		return err
 	}
 	if err := s.checkClaim(ctx, tx, got, claimErr); err != nil {
-		return 0, err
+		return err
 	}
-	if err := verifyJob(c, jc); err != nil {
-		return 0, err
+	if err := verify(); err != nil {
+		return err
 	}
 	if shapeErr != nil {
-		return 0, shapeErr
+		return shapeErr
 	}
-	for i, w := range writes {
-		if err := checkShape(ctx, tx, w.ti, shapes[i]); err != nil {
-			return 0, err
+	for i, ti := range tis {
+		if err := checkShape(ctx, tx, ti, shapes[i]); err != nil {
+			return err
 		}
 	}
-	return jc.errSeq, nil
+	return nil
+}
+
+// acquireTx takes a connection of the pool for a transaction; release
+// rolls back a transaction left open on it (a check refused, a statement
+// failed), or closes it when that fails, before it goes back to the pool.
+func (s *Sink) acquireTx(ctx context.Context) (*pgxpool.Conn, func(), error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return conn, func() {
+		if conn.Conn().PgConn().TxStatus() != 'I' {
+			if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+				_ = conn.Conn().Close(ctx)
+			}
+		}
+		conn.Release()
+	}, nil
 }
 
 // jobCheck is what a commit's checks read of its job, under the job's

@@ -107,18 +107,11 @@ func rolledBack(err error) bool {
 // was sent. A connection left in the transaction is rolled back, or closed
 // when that fails, before it goes back to the pool.
 func (s *Sink) commitGroupTx(ctx context.Context, calls []*commitCall) (sent bool, err error) {
-	conn, err := s.pool.Acquire(ctx)
+	conn, release, err := s.acquireTx(ctx)
 	if err != nil {
 		return false, err
 	}
-	defer func() {
-		if conn.Conn().PgConn().TxStatus() != 'I' {
-			if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
-				_ = conn.Conn().Close(ctx)
-			}
-		}
-		conn.Release()
-	}()
+	defer release()
 	order := slices.SortedFunc(slices.Values(calls), func(a, b *commitCall) int { return cmp.Compare(a.c.JobID, b.c.JobID) })
 	// The tables the group writes, each once, with every job's rows in
 	// job order. A table is one *tableInfo: commits that resolved a table
@@ -162,36 +155,20 @@ func (s *Sink) commitGroupTx(ctx context.Context, calls []*commitCall) (sent boo
 			return false, err
 		}
 	}
-	var got claim
-	var claimErr error
-	if claimed {
-		claimErr = br.QueryRow().Scan(&got.incarnation, &got.holder, &got.at)
-	}
-	shapes := make([]columnShape, len(tables))
-	var shapeErr error
-	for i := range tables {
-		if shapeErr == nil {
-			shapes[i], shapeErr = readShape(br.Query())
-		}
-	}
-	if err := br.Close(); err != nil && claimErr == nil && shapeErr == nil {
-		return false, err
-	}
-	if err := s.checkClaim(ctx, conn, got, claimErr); err != nil {
-		return false, err
-	}
-	for i, call := range order {
-		if err := verifyJob(call.c, checks[i]); err != nil {
-			return false, err
-		}
-	}
-	if shapeErr != nil {
-		return false, shapeErr
-	}
+	tis := make([]*tableInfo, len(tables))
 	for i, t := range tables {
-		if err := checkShape(ctx, conn, t.ti, shapes[i]); err != nil {
-			return false, err
+		tis[i] = t.ti
+	}
+	err = s.readChecks(ctx, conn, br, claimed, tis, func() error {
+		for i, call := range order {
+			if err := verifyJob(call.c, checks[i]); err != nil {
+				return err
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return false, err
 	}
 
 	for _, t := range tables {

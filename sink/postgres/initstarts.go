@@ -92,18 +92,11 @@ func (s *Sink) initStartsGroup(batch []*startsCall) []error {
 // transaction (a check refused, a statement failed) is rolled back, or
 // closed when that fails, before it goes back to the pool.
 func (s *Sink) initStartsTx(ctx context.Context, batch []*startsCall) (map[int64][]int32, error) {
-	conn, err := s.pool.Acquire(ctx)
+	conn, release, err := s.acquireTx(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if conn.Conn().PgConn().TxStatus() != 'I' {
-			if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
-				_ = conn.Conn().Close(ctx)
-			}
-		}
-		conn.Release()
-	}()
+	defer release()
 	owner := s.opts.Owner
 	jobs := make([]int64, len(batch))
 	for i, c := range batch {
