@@ -204,6 +204,14 @@ func (h *harness) ask(pid *actor.PID, msg any) any {
 	if err != nil {
 		h.t.Fatalf("ask %T: %v", msg, err)
 	}
+	if c, ok := msg.(*api.CreateJobRequest); ok && pid.Equal(h.mgr) {
+		// The manager answers a create, then spawns the job's actor in
+		// the same message (onCreatesWritten): a request through the
+		// manager finds the actor, one sent straight to the job's PID
+		// may come first. One more request through the manager is
+		// answered after the spawn.
+		h.ask(h.mgr, &api.ShowJobRequest{Name: c.GetSpec().GetName()})
+	}
 	return res
 }
 
