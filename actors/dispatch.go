@@ -54,13 +54,18 @@ func (p *goPool) Go(fn func()) {
 }
 
 // worker runs fn, then waits for more work while fewer than maxIdle
-// workers wait.
+// workers wait. The count never exceeds maxIdle, not even for a moment.
 func (p *goPool) worker(fn func()) {
 	for {
 		fn()
-		if p.idle.Add(1) > p.maxIdle {
-			p.idle.Add(-1)
-			return
+		for {
+			n := p.idle.Load()
+			if n >= p.maxIdle {
+				return
+			}
+			if p.idle.CompareAndSwap(n, n+1) {
+				break
+			}
 		}
 		fn = <-p.work
 		p.idle.Add(-1)

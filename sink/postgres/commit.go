@@ -251,16 +251,12 @@ func (s *Sink) checkJob(ctx context.Context, tx querier, c *sink.Commit, writes 
 	pb := &pgx.Batch{}
 	pb.Queue(`BEGIN`)
 	s.queueJobCheck(pb, c)
-	claimed := s.opts.Incarnation != ""
-	if claimed {
-		pb.Queue(ownerQuery, s.opts.Owner)
+	tis := make([]*tableInfo, len(writes))
+	for i, w := range writes {
+		tis[i] = w.ti
 	}
-	for _, w := range writes {
-		pb.Queue(shapeQuery, w.ti.ident.Sanitize())
-	}
-	br := tx.SendBatch(ctx, pb)
-	if _, err := br.Exec(); err != nil {
-		br.Close()
+	br, claimed, err := s.sendChecks(ctx, tx, pb, tis)
+	if err != nil {
 		return 0, err
 	}
 	jc, err := readJobCheck(br, c)
@@ -268,14 +264,31 @@ func (s *Sink) checkJob(ctx context.Context, tx querier, c *sink.Commit, writes 
 		br.Close()
 		return 0, err
 	}
-	tis := make([]*tableInfo, len(writes))
-	for i, w := range writes {
-		tis[i] = w.ti
-	}
 	if err := s.readChecks(ctx, tx, br, claimed, tis, func() error { return verifyJob(c, jc) }); err != nil {
 		return 0, err
 	}
 	return jc.errSeq, nil
+}
+
+// sendChecks completes a commit's first pipeline, pb (BEGIN and the jobs'
+// checks): it queues the owner's claim (claimed: with
+// Options.Incarnation) and the shape of each table of tis, sends it and
+// reads BEGIN's answer. The caller reads the jobs' checks, then
+// readChecks the rest.
+func (s *Sink) sendChecks(ctx context.Context, tx querier, pb *pgx.Batch, tis []*tableInfo) (br pgx.BatchResults, claimed bool, err error) {
+	claimed = s.opts.Incarnation != ""
+	if claimed {
+		pb.Queue(ownerQuery, s.opts.Owner)
+	}
+	for _, ti := range tis {
+		pb.Queue(shapeQuery, ti.ident.Sanitize())
+	}
+	br = tx.SendBatch(ctx, pb)
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return nil, false, err
+	}
+	return br, claimed, nil
 }
 
 // readChecks reads the rest of a commit's first pipeline from br (the

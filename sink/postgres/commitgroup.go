@@ -136,16 +136,12 @@ func (s *Sink) commitGroupTx(ctx context.Context, calls []*commitCall) (sent boo
 	for _, call := range order {
 		s.queueJobCheck(pb, call.c)
 	}
-	claimed := s.opts.Incarnation != ""
-	if claimed {
-		pb.Queue(ownerQuery, s.opts.Owner)
+	tis := make([]*tableInfo, len(tables))
+	for i, t := range tables {
+		tis[i] = t.ti
 	}
-	for _, t := range tables {
-		pb.Queue(shapeQuery, t.ti.ident.Sanitize())
-	}
-	br := conn.SendBatch(ctx, pb)
-	if _, err := br.Exec(); err != nil {
-		br.Close()
+	br, claimed, err := s.sendChecks(ctx, conn, pb, tis)
+	if err != nil {
 		return false, err
 	}
 	checks := make([]jobCheck, len(order))
@@ -154,10 +150,6 @@ func (s *Sink) commitGroupTx(ctx context.Context, calls []*commitCall) (sent boo
 			br.Close()
 			return false, err
 		}
-	}
-	tis := make([]*tableInfo, len(tables))
-	for i, t := range tables {
-		tis[i] = t.ti
 	}
 	err = s.readChecks(ctx, conn, br, claimed, tis, func() error {
 		for i, call := range order {
