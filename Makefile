@@ -47,6 +47,7 @@ fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME) ./table
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCSV$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME) ./table
 	$(GO) test -run '^$$' -fuzz '^FuzzConvert$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME) ./table
+	$(GO) test -run '^$$' -fuzz '^FuzzParseFloat$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME) ./table
 	$(GO) test -run '^$$' -fuzz '^FuzzExpr$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME) ./table
 	$(GO) test -run '^$$' -fuzz '^FuzzLineEnd$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME) ./table
 	$(GO) test -run '^$$' -fuzz '^FuzzJSONKeys$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME) ./table

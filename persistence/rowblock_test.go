@@ -577,3 +577,58 @@ func BenchmarkPackRowBlock(b *testing.B) {
 		})
 	}
 }
+
+// TestTableCompressionAdaptive: Pebble stores the tables of packed row
+// blocks without compressing them again (they would not shrink), and
+// compresses tables of rows that do shrink (tableCompression).
+func TestTableCompressionAdaptive(t *testing.T) {
+	r := newRowStore(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	var packedRows, plainRows []KV
+	for i := range 4000 {
+		// JSON whose names repeat and whose note is random hex: packing
+		// saves more than an eighth (the names), and a second MinLZ pass
+		// over the packed block would save next to nothing.
+		v := fmt.Appendf(nil, `{"id":%d,"customer":"c%05d","amount":%d.%02d,"paid":true,"note":"`, i, rng.IntN(99991), rng.IntN(5000), rng.IntN(100))
+		for len(v) < 160 {
+			v = append(v, "0123456789abcdef"[rng.IntN(16)])
+		}
+		v = append(v, `"}`...)
+		packedRows = append(packedRows, KV{Key: fmt.Appendf(nil, "%012d%08d", 0, i), Value: v})
+		plainRows = append(plainRows, KV{Key: fmt.Appendf(nil, "%012d%08d", 1, i), Value: v})
+	}
+	stats := func(what string) string {
+		t.Helper()
+		if err := r.s.db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		tables, err := r.s.db.SSTables(pebble.WithProperties())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var newest *pebble.SSTableInfo
+		for _, level := range tables {
+			for i := range level {
+				if newest == nil || level[i].FileNum > newest.FileNum {
+					newest = &level[i]
+				}
+			}
+		}
+		if newest == nil || newest.Properties == nil {
+			t.Fatalf("%s: no table after a flush", what)
+		}
+		return newest.Properties.CompressionStats
+	}
+	r.write(t, true, packedRows...) // row blocks, packed at commit
+	packed := stats("packed row blocks")
+	r.write(t, false, plainRows...) // one key per row (a store written before row blocks)
+	plain := stats("plain rows")
+	t.Logf("packed: %s; plain: %s", packed, plain)
+	if !strings.Contains(packed, "NoCompression") || strings.Contains(packed, "MinLZ") {
+		t.Errorf("table of packed row blocks: compression %q, want its data blocks stored as they are", packed)
+	}
+	if !strings.Contains(plain, "MinLZ") {
+		t.Errorf("table of plain rows: compression %q, want MinLZ", plain)
+	}
+	r.check(t)
+}

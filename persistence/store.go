@@ -188,6 +188,30 @@ type Store struct {
 	afterCommitCheck func()
 }
 
+// tableCompression is the store's table block compression: MinLZ
+// (fastest) where it pays, none where it does not. Pebble's adaptive
+// compressor tries MinLZ on one data block in ten and keeps a moving
+// average of what it saved; the other blocks are compressed only while
+// that average is at least AdaptiveReductionCutoffPercent. Blocks of packed
+// row blocks (already compressed at commit) gain nothing, so after a few
+// samples a flush or compaction of them copies them as they are; blocks of
+// keyed tables' rows and of metadata compress well and stay compressed.
+// Index and filter blocks (OtherBlocks, the adaptive compressor's
+// fallback) are not compressed: they are small and read often. A block
+// that compresses by less than MinReductionPercent is stored plain, as
+// with the MinLZ profile before. Pebble reads each block with the codec it
+// was written with: stores written with Snappy or MinLZ read as before.
+// The profile's name is only written to Pebble's OPTIONS file, which
+// Pebble does not check for compression when it opens a store.
+var tableCompression = &sstable.CompressionProfile{
+	Name:                           "loadnode-adaptive-minlz",
+	DataBlocks:                     sstable.MinLZCompression.DataBlocks,
+	ValueBlocks:                    sstable.MinLZCompression.ValueBlocks,
+	OtherBlocks:                    sstable.NoCompression.OtherBlocks,
+	MinReductionPercent:            12,
+	AdaptiveReductionCutoffPercent: 12,
+}
+
 // Open opens (creating if needed) the database in opts.Dir.
 func Open(opts Options) (s *Store, err error) {
 	if err := opts.Validate(); err != nil {
@@ -247,8 +271,12 @@ func Open(opts Options) (s *Store, err error) {
 	// with Snappy reads as before.
 	//
 	// Table blocks of tableBlockSize instead of Pebble's 4 KiB: see there.
+	//
+	// Data blocks go through Pebble's adaptive compressor (tableCompression):
+	// a DUPLICATE table's row blocks are MinLZ-packed already (rowblock.go),
+	// and MinLZ on them at each flush and compaction only cost CPU.
 	for i := range popts.Levels {
-		popts.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.MinLZCompression }
+		popts.Levels[i].Compression = func() *sstable.CompressionProfile { return tableCompression }
 		popts.Levels[i].BlockSize = tableBlockSize
 	}
 	if opts.tune != nil {

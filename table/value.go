@@ -115,6 +115,9 @@ func parseInt(b []byte) (int64, numError) {
 
 // parseFloat parses a finite float64.
 func parseFloat(b []byte) (float64, numError) {
+	if f, ok := parseSimpleFloat(b); ok {
+		return f, numOK
+	}
 	// string(b) does not escape, so short inputs convert on the stack.
 	f, err := strconv.ParseFloat(string(b), 64)
 	if err != nil {
@@ -127,6 +130,57 @@ func parseFloat(b []byte) (float64, numError) {
 		return 0, numSyntax
 	}
 	return f, numOK
+}
+
+// float64pow10 are the powers of ten a float64 holds exactly.
+var float64pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// parseSimpleFloat parses the common decimal -?d+(.d+)? of at most 15
+// significant digits and 22 decimals, and reports false for anything else
+// (signs but '-', exponents, longer numbers, malformed input:
+// strconv.ParseFloat decides those). Its result is strconv.ParseFloat's,
+// bit for bit: the digits as an integer below 10^15 and 10^k (k <= 22) are
+// exact float64s, and one IEEE division of exact operands rounds
+// correctly, as strconv's own exact path does. It skips strconv's general
+// scanner (a tenth of a json load's parse).
+func parseSimpleFloat(b []byte) (float64, bool) {
+	i, neg := 0, false
+	if len(b) > 0 && b[0] == '-' {
+		i, neg = 1, true
+	}
+	var mant uint64
+	digits, sig, frac, dot := 0, 0, 0, false
+	start := i
+	for ; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c >= '0' && c <= '9':
+			mant = mant*10 + uint64(c-'0')
+			digits++
+			if mant != 0 {
+				sig++
+			}
+			if dot {
+				frac++
+			}
+			if sig > 15 {
+				return 0, false
+			}
+		case c == '.' && !dot && i > start:
+			dot = true
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 || (dot && frac == 0) || frac >= len(float64pow10) {
+		return 0, false
+	}
+	f := float64(mant) / float64pow10[frac]
+	if neg {
+		f = -f
+	}
+	return f, true
 }
 
 // parseBool parses true/false/1/0, case-insensitively.
