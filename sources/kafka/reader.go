@@ -263,10 +263,24 @@ func (r *reader) drain(b *sources.Batch, lim sources.Limits) bool {
 		return lim.MaxRows > 0 && len(b.Records) >= lim.MaxRows ||
 			lim.MaxBytes > 0 && b.Bytes >= lim.MaxBytes
 	}
+	// Records come in runs of one partition: its next position is kept
+	// here and written to r.next when the partition changes and on return
+	// (not once per record).
+	var curP int32
+	var curNext int64
+	have := false
+	defer func() {
+		if have {
+			r.next[curP] = curNext
+		}
+	}()
 	for r.head < len(r.pending) {
 		rec := r.pending[r.head]
+		if have && rec.Partition != curP {
+			r.next[curP] = curNext
+		}
 		if rec.Attrs.IsControl() {
-			r.next[rec.Partition] = rec.Offset + 1
+			curP, curNext, have = rec.Partition, rec.Offset+1, true
 			r.pop()
 			continue
 		}
@@ -287,7 +301,7 @@ func (r *reader) drain(b *sources.Batch, lim sources.Limits) bool {
 			out.Headers = headersOf(rec.Headers)
 		}
 		b.Bytes += size
-		r.next[rec.Partition] = rec.Offset + 1
+		curP, curNext, have = rec.Partition, rec.Offset+1, true
 		r.pop()
 	}
 	return full()
@@ -344,12 +358,27 @@ func (r *reader) absorb(ctx context.Context, need int) {
 			r.setErr(fmt.Errorf("kafka: fetch %s[%d]: %w", fe.Topic, fe.Partition, err))
 		}
 	}
+	// One map read and write per run of a partition's records, not per
+	// record; a partition the reader does not read (!known) is skipped.
+	var curP int32
+	var curFetched int64
+	have, known := false, false
 	for _, rec := range recs {
-		if _, ok := r.fetched[rec.Partition]; !ok || rec.Offset < r.fetched[rec.Partition] {
+		if !have || rec.Partition != curP {
+			if have && known {
+				r.fetched[curP] = curFetched
+			}
+			curP, have = rec.Partition, true
+			curFetched, known = r.fetched[curP]
+		}
+		if !known || rec.Offset < curFetched {
 			continue
 		}
 		r.pending = append(r.pending, rec)
-		r.fetched[rec.Partition] = rec.Offset + 1
+		curFetched = rec.Offset + 1
+	}
+	if have && known {
+		r.fetched[curP] = curFetched
 	}
 	if len(oor) > 0 && r.err == nil {
 		slices.Sort(oor)
