@@ -24,7 +24,7 @@ const DefaultGCPercent = 200
 
 // LargeHeapGCPercent is the target once the live heap passed
 // largeHeapBytes: a node that big is one of many idle jobs (100,000 idle
-// jobs hold about 700 MiB), which allocate little, so collections are rare
+// jobs hold about 650 MiB: 1.3 GiB of RSS at 100), which allocate little, so collections are rare
 // at any target, and the extra heap of 200 would be memory alone: 16.8 KiB
 // of RSS per idle job at 100,000 jobs against 13.8 at 100 (the bench's
 // scale scenario; the target is 16).
@@ -62,6 +62,9 @@ func gcPercentFor(live uint64, cur int) int {
 // start no second follower.
 func TuneRuntime(getenv func(string) string) int {
 	if v := getenv("GOGC"); v != "" {
+		gcTuner.mu.Lock()
+		gcTuner.following = false
+		gcTuner.mu.Unlock()
 		if v == "off" {
 			return -1
 		}
@@ -72,7 +75,7 @@ func TuneRuntime(getenv func(string) string) int {
 		return 100
 	}
 	gcTuner.mu.Lock()
-	gcTuner.cur = DefaultGCPercent
+	gcTuner.cur, gcTuner.following = DefaultGCPercent, true
 	debug.SetGCPercent(DefaultGCPercent)
 	gcTuner.mu.Unlock()
 	gcTuner.once.Do(func() { armGCTick(gcTuner.afterGC) })
@@ -87,13 +90,19 @@ type heapTuner struct {
 	liveHeap func() uint64
 	mu       sync.Mutex
 	cur      int
+	// following: TuneRuntime set the target (no GOGC); a GOGC given
+	// later is left alone too.
+	following bool
 }
 
 // afterGC sets the target the live heap calls for, if it changed, and
-// returns it.
+// returns it; it changes nothing unless t is following.
 func (t *heapTuner) afterGC() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if !t.following {
+		return t.cur
+	}
 	if next := gcPercentFor(t.liveHeap(), t.cur); next != t.cur {
 		t.cur = next
 		debug.SetGCPercent(next)
@@ -112,14 +121,18 @@ func liveHeapBytes() uint64 {
 }
 
 // gcTick is an object nothing refers to: its finalizer runs after the
-// collection that found it unreachable.
+// collection that found it unreachable. It is 16 bytes: a smaller object
+// without pointers may share a block of the runtime's tiny allocator, and
+// its finalizer might never run.
 type gcTick struct{ _ [16]byte }
 
 // armGCTick calls fn after every garbage collection from now on, on the
 // runtime's finalizer goroutine (fn must be quick and must not block).
+// The next tick exists before fn runs, so a collection that fn's effects
+// start finds it.
 func armGCTick(fn func() int) {
 	runtime.SetFinalizer(&gcTick{}, func(*gcTick) {
-		fn()
 		armGCTick(fn)
+		fn()
 	})
 }

@@ -61,7 +61,7 @@ func TestHeapTunerFollowsLiveHeap(t *testing.T) {
 	old := debug.SetGCPercent(DefaultGCPercent)
 	defer debug.SetGCPercent(old)
 	var live uint64
-	tu := &heapTuner{cur: DefaultGCPercent, liveHeap: func() uint64 { return live }}
+	tu := &heapTuner{cur: DefaultGCPercent, following: true, liveHeap: func() uint64 { return live }}
 	for _, step := range []struct {
 		live uint64
 		want int
@@ -79,6 +79,14 @@ func TestHeapTunerFollowsLiveHeap(t *testing.T) {
 		if now := debug.SetGCPercent(step.want); now != step.want {
 			t.Errorf("live heap %d MiB: the process's GC percent is %d, want %d", step.live>>20, now, step.want)
 		}
+	}
+	// GOGC given (TuneRuntime stops following): the target is left alone.
+	tu.following = false
+	debug.SetGCPercent(50)
+	live = 700 << 20
+	tu.afterGC()
+	if now := debug.SetGCPercent(DefaultGCPercent); now != 50 {
+		t.Errorf("not following: the GC percent became %d, want the 50 set", now)
 	}
 }
 
