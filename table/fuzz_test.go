@@ -173,8 +173,10 @@ func checkBorrowed(t *testing.T, p *Parser, data []byte, row []Value, err error)
 // FuzzConvert: every type's conversion of any text either succeeds with a
 // value that round-trips through the stored form, or says why.
 func FuzzConvert(f *testing.F) {
-	for _, s := range []string{"12", "-1.25", "1e3", "2023-07-20:05:48:31", "20230720", "{\"a\": [1]}", "TRUE", "我能", "99999999999999999999999999999999999999.5", ""} {
+	for _, s := range []string{"12", "-1.25", "1e3", "2023-07-20:05:48:31", "20230720", "{\"a\": [1]}", "TRUE", "我能", "99999999999999999999999999999999999999.5", "", "2022-04-01T01:02:55.123+06:00", "20220801America/Argentina/Buenos_Aires"} {
 		f.Add(s, uint8(0))
+		f.Add(s, uint8(9))
+		f.Add(s, uint8(10))
 	}
 	types := []string{"tinyint", "smallint", "int", "bigint", "largeint", "float", "double", "decimal(38,10)", "decimal(9,1)",
 		"date", "datetime(3)", "char(4)", "varchar(10)", "string", "json", "boolean", "timestamp"}

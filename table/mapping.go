@@ -432,7 +432,7 @@ func (p *Parser) setComputed(col int, r ev) {
 	if t == api.ColumnType_TIMESTAMP && meta.jobZone {
 		v.Int, e = zonedTimestamp(b, p.loc)
 	} else {
-		e = convertInto(v, t, &meta, b)
+		e = convertInto(v, t, &meta, b, p.loc)
 	}
 	if e != numOK {
 		reason := p.s.colName(col) + " = ...: " + convReason(t, meta, b, e)

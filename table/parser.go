@@ -642,12 +642,12 @@ func (p *Parser) setText(col int, b []byte, off int) {
 		v.Int = n
 		return
 	}
-	if e := convertInto(v, t, &p.meta[col], b); e != numOK {
+	if e := convertInto(v, t, &p.meta[col], b, p.loc); e != numOK {
 		if e != numLength || p.strict {
 			if ip, ok := intPart(b); ok && e == numSyntax && !p.strict && (isInt(t) || t == api.ColumnType_INT128) {
 				// Doris, strict_mode false: a decimal text loads its integer
 				// part into an integer column ("3.12" is 3).
-				if convertInto(v, t, &p.meta[col], ip) == numOK {
+				if convertInto(v, t, &p.meta[col], ip, p.loc) == numOK {
 					return
 				}
 			}

@@ -259,8 +259,8 @@ const (
 //	20060102[150405]                 digits only
 //
 // It returns microseconds since 1970-01-01 00:00:00, with the fraction
-// rounded to prec digits (half up, as Doris). A zone is not accepted: a
-// wall clock has none.
+// rounded to prec digits (half up, as Doris). A zone is not accepted here:
+// zonedDatetime reads one.
 func parseDatetime(b []byte, prec int) (int64, numError) {
 	b = bytes.TrimSpace(b)
 	var y, mo, d, h, mi, s, frac int64
@@ -483,7 +483,7 @@ const (
 // returns a reason.
 func convertText(t api.ColumnType, m colMeta, b []byte) (Value, string) {
 	var v Value
-	e := convertInto(&v, t, &m, b)
+	e := convertInto(&v, t, &m, b, time.UTC)
 	if e == numOK {
 		if isText(t) && t != api.ColumnType_JSON {
 			v.Str = string(b)
@@ -494,8 +494,9 @@ func convertText(t api.ColumnType, m colMeta, b []byte) (Value, string) {
 }
 
 // convertInto converts b into v, except that it leaves v.Str unset for
-// STRING, CHAR and VARCHAR (the caller slices its own copy of b).
-func convertInto(v *Value, t api.ColumnType, m *colMeta, b []byte) numError {
+// STRING, CHAR and VARCHAR (the caller slices its own copy of b). A DATE
+// or DATETIME text with a zone is read as a wall clock of loc (zone.go).
+func convertInto(v *Value, t api.ColumnType, m *colMeta, b []byte, loc *time.Location) numError {
 	switch t {
 	case api.ColumnType_INT8, api.ColumnType_INT16, api.ColumnType_INT32, api.ColumnType_INT64:
 		n, e := parseInt(b)
@@ -544,12 +545,20 @@ func convertInto(v *Value, t api.ColumnType, m *colMeta, b []byte) numError {
 		v.Int = n
 	case api.ColumnType_DATE:
 		n, e := parseDate(b)
+		if e == numSyntax {
+			if n, e = zonedDatetime(b, 6, loc); e == numOK {
+				n = floorDiv(n, 86400*1e6)
+			}
+		}
 		if e != numOK {
 			return e
 		}
 		v.Int = n
 	case api.ColumnType_DATETIME:
 		n, e := parseDatetime(b, m.precision)
+		if e == numSyntax {
+			n, e = zonedDatetime(b, m.precision, loc)
+		}
 		if e != numOK {
 			return e
 		}

@@ -1,0 +1,124 @@
+package table
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadnode/loadnode/api"
+)
+
+// TestZonedDatetimeLoad: a DATE or DATETIME text ending in a zone loads as
+// the job zone's wall clock of that instant, as Doris loads it. The rows
+// are those of Doris's regression suite
+// datatype_p0/datetimev2/test_tz_streamload (a CSV stream load with
+// time_zone +02:00 into k1 DATETIMEV2(3), k2 DATEV2), with Doris's answers;
+// before zones were read, every row but the first loaded NULL.
+func TestZonedDatetimeLoad(t *testing.T) {
+	s, err := NewSchema(&api.TableSpec{Name: "t", Columns: []*api.Column{
+		{Name: "k1", Type: api.ColumnType_DATETIME, Precision: 3},
+		{Name: "k2", Type: api.ColumnType_DATE},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plus2, err := LoadTimezone("+02:00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewParser(s, Format{Kind: "csv", ColumnSeparator: ",", Location: plus2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ in, want string }{
+		{"2022-01-01 01:02:55,2022-01-01 01:02:55.123", "2022-01-01 01:02:55.000|2022-01-01"},
+		{"2022-02-01 01:02:55Z,2022-02-01 01:02:55.123Z", "2022-02-01 03:02:55.000|2022-02-01"},
+		{"2022-03-01 01:02:55Asia/Shanghai,2022-03-01 01:02:55.123UTC", "2022-02-28 19:02:55.000|2022-03-01"},
+		{"2022-04-01T01:02:55-06:00,2022-04-01T01:02:55.123+06:00", "2022-04-01 09:02:55.000|2022-03-31"},
+		{"2022-05-01 01:02:55+02:30,2022-05-01 01:02:55.123-02:30", "2022-05-01 00:32:55.000|2022-05-01"},
+		{"2022-06-01T01:02:55+04:30,2022-06-01 01:02:55.123-07:30", "2022-05-31 22:32:55.000|2022-06-01"},
+		{"20220701010255+07:00,20220701010255-05:00", "2022-06-30 20:02:55.000|2022-07-01"},
+		{"20220801+05:00,20220801America/Argentina/Buenos_Aires", "2022-07-31 21:00:00.000|2022-08-01"},
+		// Beyond the suite: a fraction kept across the move, a named zone's
+		// summer time, hours after UTC, lower case, CST (Doris: Shanghai).
+		{"2022-02-01 01:02:55.456z,2022-02-01", "2022-02-01 03:02:55.456|2022-02-01"},
+		{"2022-07-01 12:00:00America/New_York,2022-07-01", "2022-07-01 18:00:00.000|2022-07-01"},
+		{"2022-01-01 12:00:00UTC+8,2022-01-01 12:00:00GMT-05:00", "2022-01-01 06:00:00.000|2022-01-01"},
+		{"2022-01-01 12:00:00cst,2022-01-01 23:30:00-1:30", "2022-01-01 06:00:00.000|2022-01-02"},
+	} {
+		row, err := p.Parse([]byte(tt.in), nil)
+		if err != nil {
+			t.Errorf("%q: %v", tt.in, err)
+			continue
+		}
+		got := formatValue(s.Columns()[0], row[0]) + "|" + formatValue(s.Columns()[1], row[1])
+		if got != tt.want {
+			t.Errorf("%q: got %s, want %s", tt.in, got, tt.want)
+		}
+	}
+	// Text after a datetime that is no zone is not a datetime, as before:
+	// an error row in strict mode.
+	for _, in := range []string{
+		"2022-01-01 01:02:55 +08:00", // a space before the zone
+		"2022-01-01 01:02:55+15:00",  // past +14 hours
+		"2022-01-01 01:02:55-13:00",  // past -12 hours
+		"2022-01-01 01:02:55+0800",   // Doris wants the colon
+		"2022-01-01 01:02:55+08",     // and minutes after a bare sign
+		"2022-01-01 01:02:55Mars/Olympus_Mons",
+		"2022-01-01 01:02:55Asia/../Shanghai",
+		"2022-01-01 01:02:55UTC+8:0",
+		"2022-01-01 01:02:55" + strings.Repeat("A", maxZoneName+1),
+		"2022-13-01 01:02:55Z", // the datetime itself is checked as before
+		"9999-12-31 23:00:00-05:00",
+	} {
+		if row, err := p.Parse([]byte(in+",2022-01-01"), nil); err == nil {
+			t.Errorf("%q loaded %s, want an error", in, formatValue(s.Columns()[0], row[0]))
+		}
+	}
+}
+
+// TestZonedDatetimeWithoutJob: without a job (an INSERT, a default) the
+// zone is moved to UTC, loadnode's session zone.
+func TestZonedDatetimeWithoutJob(t *testing.T) {
+	col := &api.Column{Name: "d", Type: api.ColumnType_DATETIME}
+	v, reason := convertText(api.ColumnType_DATETIME, colMeta{}, []byte("2022-02-01 01:02:55+08:00"))
+	if reason != "" {
+		t.Fatal(reason)
+	}
+	if got := formatValue(col, v); got != "2022-01-31 17:02:55" {
+		t.Errorf("got %s, want 2022-01-31 17:02:55", got)
+	}
+	if _, reason := convertText(api.ColumnType_DATE, colMeta{}, []byte("2022-02-01 01:02:55Nowhere")); reason == "" {
+		t.Error("an unknown zone converted")
+	}
+}
+
+// TestLookupZoneCache: a zone name is looked up once; junk names past the
+// cache's bound are still answered and do not keep real zones out.
+func TestLookupZoneCache(t *testing.T) {
+	a, ok := lookupZone("Europe/Paris")
+	b, ok2 := lookupZone("Europe/Paris")
+	if !ok || !ok2 || a != b {
+		t.Fatalf("Europe/Paris: %v %v, same location %v", ok, ok2, a == b)
+	}
+	if _, ok := lookupZone("Europe/Nowhere"); ok {
+		t.Fatal("Europe/Nowhere resolved")
+	}
+	if _, ok := lookupZone("Europe/Nowhere"); ok {
+		t.Fatal("Europe/Nowhere resolved from the cache")
+	}
+	for i := range maxUnknownZones + 10 {
+		if _, ok := lookupZone(fmt.Sprintf("Nowhere/Z%d", i)); ok {
+			t.Fatal("a junk zone resolved")
+		}
+	}
+	c, ok := lookupZone("Europe/Berlin")
+	d, ok2 := lookupZone("Europe/Berlin")
+	if !ok || !ok2 || c != d {
+		t.Fatalf("Europe/Berlin after junk: %v %v, same location %v", ok, ok2, c == d)
+	}
+	if loc, ok := offsetZone("-00:00", false); !ok || loc != time.UTC {
+		t.Fatalf("-00:00: %v %v", loc, ok)
+	}
+}
