@@ -337,9 +337,9 @@
 //	BOOLEAN, BOOL                           BOOL
 //	DATE, DATEV2                            DATE
 //	DATETIME[(p)], DATETIMEV2[(p)]          DATETIME: a wall clock, no zone, p <= 6;
-//	                                        DATE and DATETIME text ending in a zone
-//	                                        (Z, +08:00, UTC+8, Asia/Shanghai) loads as
-//	                                        the job timezone's wall clock (Doris 2.1)
+//	                                        text ending in a zone (Z, +08:00, UTC+8,
+//	                                        Asia/Shanghai) loads as the job timezone's
+//	                                        wall clock; a DATE keeps the date written
 //	TIMESTAMP                               TIMESTAMP with text_in_job_zone: an instant;
 //	                                        text without an offset is a wall clock in
 //	                                        the job's timezone (to whole seconds), as

@@ -546,9 +546,7 @@ func convertInto(v *Value, t api.ColumnType, m *colMeta, b []byte, loc *time.Loc
 	case api.ColumnType_DATE:
 		n, e := parseDate(b)
 		if e == numSyntax {
-			if n, e = zonedDatetime(b, 6, loc); e == numOK {
-				n = floorDiv(n, 86400*1e6)
-			}
+			n, e = zonedDate(b)
 		}
 		if e != numOK {
 			return e

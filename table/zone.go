@@ -8,14 +8,16 @@ import (
 	"time"
 )
 
-// Datetimes with a zone. Doris (2.0.4 and later) reads a DATE or DATETIME
-// text that ends in a time zone as that zone's wall clock and stores it as
-// the wall clock of the load's zone (a job's timezone property; UTC without
-// a job, loadnode's session zone): with timezone "+02:00",
-// "2022-02-01 01:02:55Z" loads as 2022-02-01 03:02:55 and
-// "2022-04-01T01:02:55.123+06:00" into a DATE as 2022-03-31 (Doris's
-// regression suite datatype_p0/datetimev2/test_tz_streamload). The zone
-// follows the time (or the date) without a space:
+// Datetimes with a zone. Doris reads a DATETIME text that ends in a time
+// zone as that zone's wall clock and stores it as the wall clock of the
+// load's zone (a job's timezone property; UTC without a job, loadnode's
+// session zone): with timezone "+02:00", "2022-02-01 01:02:55Z" loads as
+// 2022-02-01 03:02:55 (Doris's regression suite
+// datatype_p0/datetimev2/test_tz_streamload). A DATE takes the date as
+// written, its zone checked but not applied: with timezone UTC,
+// "2024-04-11T06:00:13+08:00" is the DATETIME 2024-04-10 22:00:13 and the
+// DATE 2024-04-11 (test_tz_streamload2; Doris 2.0 moved the date too). The
+// zone follows the time (or the date) without a space:
 //
 //	Z, UTC, Etc/UTC, Zulu, GMT          UTC (any case)
 //	+08:00, -5:30                       an offset, + at most 14 hours, - at most 12
@@ -48,6 +50,20 @@ func zonedDatetime(b []byte, prec int, loc *time.Location) (int64, numError) {
 		return 0, numRange
 	}
 	return t, numOK
+}
+
+// zonedDate reads b, which parseDate did not read, as a date (or a
+// datetime, its time dropped) followed by a zone, and returns the date as
+// written in days since 1970-01-01.
+func zonedDate(b []byte) (int64, numError) {
+	body, zone := cutZone(bytes.TrimSpace(b))
+	if len(zone) == 0 {
+		return 0, numSyntax
+	}
+	if _, ok := lookupZone(string(zone)); !ok {
+		return 0, numSyntax
+	}
+	return parseDate(body)
 }
 
 // rezone is wall clock w of zone from as a wall clock of zone to.
