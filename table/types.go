@@ -622,18 +622,28 @@ func Value128(b *big.Int) Value {
 
 // zonedTimestamp reads b as Doris reads a TIMESTAMP: text without an
 // offset is a DATETIME's text (parseDatetime, to whole seconds), a wall
-// clock in loc; text with one ("...Z", "...+08:00") is that instant.
+// clock in loc; text with one ("...Z", "...+08:00", or another zone of
+// zone.go: "...UTC+8", "...Asia/Shanghai") is that instant.
 func zonedTimestamp(b []byte, loc *time.Location) (int64, numError) {
 	b = bytes.TrimSpace(b)
 	if n := len(b); n > 10 && (b[n-1] == 'Z' || b[n-1] == 'z' || n >= 16 && (b[n-6] == '+' || b[n-6] == '-') && b[n-3] == ':') {
 		return parseTimestamp(b)
 	}
 	w, e := parseDatetime(b, 0)
+	if e == numSyntax {
+		// Another zone (UTC+8, Asia/Shanghai: zone.go): that instant.
+		body, zone := cutZone(b)
+		if z, ok := lookupZone(string(zone)); ok && len(zone) > 0 {
+			if w, e = parseDatetime(body, 6); e == numOK {
+				w, loc = rezone(w, z, time.UTC), time.UTC
+			}
+		}
+	}
 	if e != numOK {
 		return 0, e
 	}
 	t := time.UnixMicro(w).UTC()
-	u := time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, loc).UnixMicro()
+	u := time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), loc).UnixMicro()
 	if u < minTimestampMicros || u > maxTimestampMicros {
 		return 0, numRange
 	}

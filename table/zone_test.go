@@ -135,3 +135,26 @@ func TestLookupZoneCache(t *testing.T) {
 		t.Fatalf("-00:00: %v %v", loc, ok)
 	}
 }
+
+// TestZonedTimestampNamedZone: a TIMESTAMP read in the job's zone takes
+// the other zones a DATETIME does as the instant they name.
+func TestZonedTimestampNamedZone(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ in, want string }{
+		{"2022-07-01 12:00:00.25Asia/Shanghai", "2022-07-01T04:00:00.25Z"},
+		{"2022-07-01 12:00:00UTC+8", "2022-07-01T04:00:00Z"},
+		{"2022-07-01 12:00:00+08:00", "2022-07-01T04:00:00Z"},
+		{"2022-07-01 12:00:00", "2022-07-01T16:00:00Z"}, // no zone: New York's wall clock
+	} {
+		n, e := zonedTimestamp([]byte(tt.in), ny)
+		if got := time.UnixMicro(n).UTC().Format(time.RFC3339Nano); e != numOK || got != tt.want {
+			t.Errorf("%q: got %s (%d), want %s", tt.in, got, e, tt.want)
+		}
+	}
+	if _, e := zonedTimestamp([]byte("2022-07-01 12:00:00Nowhere"), ny); e == numOK {
+		t.Error("an unknown zone read")
+	}
+}
