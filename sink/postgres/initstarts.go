@@ -82,12 +82,30 @@ func (s *Sink) initStartsGroup(batch []*startsCall) []error {
 	return errs
 }
 
+// customPlans makes the statements of the transaction it runs in planned
+// for their arguments at each execution. The statements that take many
+// jobs at once (job = ANY($1), joins with unnest) are prepared and cached
+// per connection (pgx's statement cache), and PostgreSQL switches a cached
+// statement to one generic plan after five executions: made while
+// loadnode.jobs and .progress were nearly empty (a new database, a burst
+// of creates), that plan reads every row of the owner (index condition on
+// owner alone, the jobs as a filter) and keeps doing so as the tables grow
+// until an autovacuum ANALYZE invalidates it: linear in the owner's jobs
+// (in the bench's cluster scenario, 10,000 jobs created in 7 s, these
+// statements read 205,000 buffers with it and 167,000 without; with
+// 100,000 jobs one call of 20 jobs took 16.6 ms and 1,231 buffers, against
+// 0.08 ms and 80 with a custom plan: PostgreSQL 15). A custom plan costs tens
+// of microseconds of planning, and these run once per group of jobs that
+// start or move. Guarded by TestManyJobStatementsPlanCustom.
+const customPlans = `SET LOCAL plan_cache_mode = force_custom_plan`
+
 // initStartsTx is initStartsGroup's transaction, two round trips on one
-// connection of the pool: BEGIN, the jobs' rows made and locked (in job
-// order: every other writer locks one job's row), the owner's claim and
-// the stored progress of the jobs in one pipeline (read after the locks,
-// as a commit reads them); then the positions of every job with none
-// stored and COMMIT in another. It returns, by job, the partitions that
+// connection of the pool: BEGIN (its statements planned for their jobs:
+// customPlans), the jobs' rows made and locked (in job order: every other
+// writer locks one job's row), the owner's claim and the stored progress
+// of the jobs in one pipeline (read after the locks, as a commit reads
+// them); then the positions of every job with none stored and COMMIT in
+// another. It returns, by job, the partitions that
 // have progress (those jobs write nothing). A connection left in the
 // transaction (a check refused, a statement failed) is rolled back, or
 // closed when that fails, before it goes back to the pool.
@@ -105,6 +123,7 @@ func (s *Sink) initStartsTx(ctx context.Context, batch []*startsCall) (map[int64
 	slices.Sort(jobs)
 	pb := &pgx.Batch{}
 	pb.Queue(`BEGIN`)
+	pb.Queue(customPlans)
 	pb.Queue(`INSERT INTO loadnode.jobs (owner, job) SELECT $2, unnest($1::bigint[]) ON CONFLICT (owner, job) DO NOTHING`, jobs, owner)
 	pb.Queue(`SELECT job FROM loadnode.jobs WHERE owner = $2 AND job = ANY($1) ORDER BY job FOR UPDATE`, jobs, owner)
 	claimed := s.opts.Incarnation != ""
@@ -113,7 +132,7 @@ func (s *Sink) initStartsTx(ctx context.Context, batch []*startsCall) (map[int64
 	}
 	pb.Queue(`SELECT job, partition FROM loadnode.progress WHERE owner = $2 AND job = ANY($1) ORDER BY job, partition`, jobs, owner)
 	br := conn.SendBatch(ctx, pb)
-	for range 3 {
+	for range 4 {
 		if _, err := br.Exec(); err != nil {
 			br.Close()
 			return nil, err

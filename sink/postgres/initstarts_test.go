@@ -1,10 +1,12 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -98,5 +100,57 @@ func TestInitStartsGroup(t *testing.T) {
 	}
 	if !s.starts.Idle() {
 		t.Error("after the calls: a group is still queued or being written")
+	}
+}
+
+// TestManyJobStatementsPlanCustom: the statements that take many jobs at
+// once (InitStarts' and ClaimJobs') are planned for their arguments at
+// every execution (customPlans), never with the generic plan PostgreSQL
+// switches a prepared statement to after five executions: made while the
+// tables were nearly empty, that plan read every job of the owner at each
+// call. Checked on the pool's one connection, whose prepared statements
+// count their generic and custom plans.
+func TestManyJobStatementsPlanCustom(t *testing.T) {
+	needServer(t)
+	s, err := Open(Options{DSN: server.CreateDatabase(t), MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const calls = 12
+	for job := uint64(1); job <= calls; job++ {
+		if err := s.InitStarts(job, map[int32]int64{0: 0, 1: 0}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ClaimJobs(map[uint64]uint64{job: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	rows, err := s.pool.Query(ctx, `SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	seen := 0
+	for rows.Next() {
+		var stmt string
+		var generic, custom int64
+		if err := rows.Scan(&stmt, &generic, &custom); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(stmt, "ANY($1)") && !strings.Contains(stmt, "unnest($1::bigint[], $2::bigint[])") {
+			continue
+		}
+		seen++
+		if generic > 0 || custom < calls {
+			t.Errorf("%d generic and %d custom plans, want 0 and %d: %s", generic, custom, calls, strings.Join(strings.Fields(stmt), " "))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if seen < 4 {
+		t.Fatalf("found %d of the 4 many-job statements among the connection's prepared statements", seen)
 	}
 }

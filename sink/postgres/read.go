@@ -377,6 +377,9 @@ func (s *Sink) ClaimJobs(fences map[uint64]uint64) (map[uint64]*sink.Progress, e
 		}
 		stats := map[uint64][]byte{}
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, customPlans); err != nil {
+				return err
+			}
 			if _, err := tx.Exec(ctx, `UPDATE loadnode.jobs j SET fence = f.fence
 				FROM unnest($1::bigint[], $2::bigint[]) AS f(job, fence)
 				WHERE j.owner = $3 AND j.job = f.job AND j.fence < f.fence`, jobs, fs, s.opts.Owner); err != nil {
