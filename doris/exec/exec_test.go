@@ -224,3 +224,21 @@ func TestShowAllSkipsVanishedJob(t *testing.T) {
 		t.Errorf("jobs %v, %d rows; want job a alone", res.GetJobs(), len(res.GetResult().GetRows()))
 	}
 }
+
+// TestInsertAnswerNamesTable: an INSERT's answer names the table, and a
+// temporary partition by its Doris name, never by its catalog name
+// ("t#tp").
+func TestInsertAnswerNamesTable(t *testing.T) {
+	for _, tc := range []struct{ stmt, want string }{
+		{"INSERT INTO t VALUES (1)", "0 rows inserted into table t"},
+		{"INSERT INTO t TEMPORARY PARTITION (tp) VALUES (1)", "0 rows inserted into temporary partition tp of table t"},
+	} {
+		resp, err := Exec(context.Background(), &fake{}, tc.stmt)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.stmt, err)
+		}
+		if resp.GetMessage() != tc.want {
+			t.Errorf("%s: %q, want %q", tc.stmt, resp.GetMessage(), tc.want)
+		}
+	}
+}
