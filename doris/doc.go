@@ -338,8 +338,9 @@
 //	DATE, DATEV2                            DATE
 //	DATETIME[(p)], DATETIMEV2[(p)]          DATETIME: a wall clock, no zone, p <= 6;
 //	                                        text ending in a zone (Z, +08:00, UTC+8,
-//	                                        Asia/Shanghai) loads as the job timezone's
-//	                                        wall clock; a DATE keeps the date written
+//	                                        Asia/Shanghai), loaded or in a CAST, is the
+//	                                        job timezone's wall clock; a DATE keeps the
+//	                                        date written
 //	TIMESTAMP                               TIMESTAMP with text_in_job_zone: an instant;
 //	                                        text without an offset is a wall clock in
 //	                                        the job's timezone (to whole seconds), as

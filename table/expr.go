@@ -642,11 +642,32 @@ func (n *caseNode) eval(e *evalEnv) ev {
 }
 
 func (n *castNode) eval(e *evalEnv) ev {
-	v := castTo(n.x.eval(e), n.typ)
+	x := n.x.eval(e)
+	v := castTo(x, n.typ)
+	if v.k == eNull && x.k == eStr {
+		v = castZoned(x.s, n.typ, e.loc)
+	}
 	if v.k == eDatetime {
 		return roundDatetime(v, max(n.scale, 0))
 	}
 	return v
+}
+
+// castZoned casts text with a zone (zone.go) to a date or datetime as
+// Doris does: a DATETIME is the wall clock of loc (the job's zone) at that
+// instant, a DATE the date written. Anything else is NULL.
+func castZoned(s, typ string, loc *time.Location) ev {
+	switch typ {
+	case "date", "datev2":
+		if d, e := zonedDate([]byte(s)); e == numOK {
+			return ev{k: eDate, i: d}
+		}
+	case "datetime", "datetimev2", "timestamp":
+		if t, e := zonedDatetime([]byte(s), 6, loc); e == numOK {
+			return ev{k: eDatetime, i: t}
+		}
+	}
+	return evNull
 }
 
 // castTo converts v to the kind of a type name.

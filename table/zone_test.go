@@ -158,3 +158,32 @@ func TestZonedTimestampNamedZone(t *testing.T) {
 		t.Error("an unknown zone read")
 	}
 }
+
+// TestCastZoned: CAST of text with a zone to DATETIME is the job zone's
+// wall clock of that instant, to DATE the date written, as Doris's
+// test_tz_load casts it (UTC, then Asia/Shanghai); an unknown zone is NULL.
+func TestCastZoned(t *testing.T) {
+	shanghai, err := time.LoadLocation("Asia/Shanghai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		loc        *time.Location
+		expr, want string
+	}{
+		{time.UTC, "CAST('2024-04-11T06:00:13+08:00' AS DATETIME)", "2024-04-10 22:00:13"},
+		{time.UTC, "CAST('2024-04-11T06:00:13+08:00' AS DATE)", "date 2024-04-11"},
+		{time.UTC, "CAST('2024-04-11T16:00:13+08:00' AS DATETIME)", "2024-04-11 08:00:13"},
+		{shanghai, "CAST('2024-04-11T06:00:13+08:00' AS DATETIME)", "2024-04-11 06:00:13"},
+		{shanghai, "CAST('2024-04-11T06:00:13.5Z' AS DATETIME(3))", "2024-04-11 14:00:13.500000"},
+		{shanghai, "CAST('2024-04-11T06:00:13Nowhere' AS DATETIME)", `\N`},
+	} {
+		c, err := EvalConst(tt.expr, tt.loc)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.expr, err)
+		}
+		if got := constString(c); got != tt.want {
+			t.Errorf("%s in %s: %s, want %s", tt.expr, tt.loc, got, tt.want)
+		}
+	}
+}
