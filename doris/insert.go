@@ -1,6 +1,7 @@
 package doris
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/loadnode/loadnode/api"
@@ -106,4 +107,11 @@ func (p *parser) insert() (*Statement, *Error) {
 		}
 	}
 	return &Statement{Insert: req, DB: db}, nil
+}
+
+// InsertedMessage is the answer to an INSERT of rows into target (the
+// statement's table: a temporary partition's catalog name t#tp is named
+// as Doris names it, "temporary partition tp of table t").
+func InsertedMessage(rows int64, target string) string {
+	return strconv.FormatInt(rows, 10) + " rows inserted into " + table.DisplayName(target)
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/doris"
 	"github.com/loadnode/loadnode/query"
-	"github.com/loadnode/loadnode/table"
 )
 
 // Exec runs one Doris-compatible statement through c: CREATE TABLE, CREATE /
@@ -145,7 +144,7 @@ func Exec(ctx context.Context, c Client, statement string) (*api.ExecResponse, e
 		if err != nil {
 			return nil, err
 		}
-		return &api.ExecResponse{Message: fmt.Sprintf("%d rows inserted into %s", n, table.DisplayName(st.Insert.GetTable()))}, nil
+		return &api.ExecResponse{Message: doris.InsertedMessage(n, st.Insert.GetTable())}, nil
 	case st.Truncate != nil:
 		if err := c.TruncateTable(ctx, st.Truncate.Name); err != nil {
 			return nil, err
