@@ -635,7 +635,7 @@ func zonedTimestamp(b []byte, loc *time.Location) (int64, numError) {
 		body, zone := cutZone(b)
 		if z, ok := lookupZone(string(zone)); ok && len(zone) > 0 {
 			if w, e = parseDatetime(body, 6); e == numOK {
-				w, loc = rezone(w, z, time.UTC), time.UTC
+				w, loc = instant(w, z), time.UTC
 			}
 		}
 	}

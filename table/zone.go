@@ -45,8 +45,8 @@ func zonedDatetime(b []byte, prec int, loc *time.Location) (int64, numError) {
 	if e != numOK {
 		return 0, e
 	}
-	t := rezone(w, z, loc)
-	if !inRange(t) {
+	t, ok := inZone(instant(w, z), loc)
+	if !ok {
 		return 0, numRange
 	}
 	return t, numOK
@@ -66,12 +66,11 @@ func zonedDate(b []byte) (int64, numError) {
 	return parseDate(body)
 }
 
-// rezone is wall clock w of zone from as a wall clock of zone to.
-func rezone(w int64, from, to *time.Location) int64 {
+// instant is wall clock w of zone loc as microseconds since the epoch
+// (inZone is the way back).
+func instant(w int64, loc *time.Location) int64 {
 	c := time.UnixMicro(w).UTC()
-	at := time.Date(c.Year(), c.Month(), c.Day(), c.Hour(), c.Minute(), c.Second(), c.Nanosecond(), from)
-	_, off := at.In(to).Zone()
-	return at.UnixMicro() + int64(off)*1e6
+	return time.Date(c.Year(), c.Month(), c.Day(), c.Hour(), c.Minute(), c.Second(), c.Nanosecond(), loc).UnixMicro()
 }
 
 // cutZone splits b into a datetime's text and what follows it, the zone

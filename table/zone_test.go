@@ -126,6 +126,16 @@ func TestLookupZoneCache(t *testing.T) {
 			t.Fatal("a junk zone resolved")
 		}
 	}
+	unknown := 0
+	zoneCache.Range(func(_, v any) bool {
+		if v.(*time.Location) == nil {
+			unknown++
+		}
+		return true
+	})
+	if unknown > maxUnknownZones {
+		t.Errorf("%d unknown zone names cached, want at most %d", unknown, maxUnknownZones)
+	}
 	c, ok := lookupZone("Europe/Berlin")
 	d, ok2 := lookupZone("Europe/Berlin")
 	if !ok || !ok2 || c != d {
