@@ -1017,9 +1017,14 @@ func LoadTimezone(tz string) (*time.Location, error) {
 		_, off := t.Zone()
 		return time.FixedZone(tz, off), nil
 	}
-	loc, err := time.LoadLocation(tz)
-	if err != nil {
-		return nil, fmt.Errorf("%q: unknown zone (want an IANA zone name or an offset such as +08:00)", tz)
+	// A name: found in any case, as Doris does, and cached (CONVERT_TZ
+	// resolves its zones for every row).
+	loc, ok := (*time.Location)(nil), zoneNameOK(tz)
+	if ok {
+		loc, ok = cachedZone(tz)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%q: unknown zone (want an IANA zone name or an offset such as +08:00)", api.Clip(tz, maxZoneName))
 	}
 	return loc, nil
 }

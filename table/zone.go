@@ -2,6 +2,8 @@ package table
 
 import (
 	"bytes"
+	"io/fs"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,7 +25,7 @@ import (
 //	+08:00, -5:30                       an offset, + at most 14 hours, - at most 12
 //	UTC+8, GMT-05:00                    an offset after UTC or GMT (hours alone too)
 //	CST                                 Asia/Shanghai, as Doris reads it
-//	Asia/Shanghai, America/New_York     an IANA zone name (as the system spells it)
+//	Asia/Shanghai, America/New_York     an IANA zone name (any case: asia/shanghai)
 //
 // Anything else after the time is not a datetime, as before.
 
@@ -141,15 +143,24 @@ func lookupZone(name string) (*time.Location, bool) {
 	if p := strings.ToLower(name[:min(3, len(name))]); (p == "utc" || p == "gmt") && len(name) > 3 {
 		return offsetZone(name[3:], true)
 	}
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; !isAlpha(c) && !isDigit(c) && c != '/' && c != '_' && c != '-' && c != '+' {
-			return nil, false
-		}
-	}
-	if !isAlpha(name[0]) || strings.Contains(name, "..") {
+	if !zoneNameOK(name) {
 		return nil, false
 	}
 	return cachedZone(name)
+}
+
+// zoneNameOK reports whether name may name an IANA zone: at most
+// maxZoneName bytes of [A-Za-z0-9/_+-], a letter first, no "..".
+func zoneNameOK(name string) bool {
+	if name == "" || len(name) > maxZoneName || !isAlpha(name[0]) || strings.Contains(name, "..") {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !isAlpha(c) && !isDigit(c) && c != '/' && c != '_' && c != '-' && c != '+' {
+			return false
+		}
+	}
+	return true
 }
 
 // offsetZone reads ±h:mm or ±hh:mm (and ±h or ±hh when hourOnly) with at
@@ -204,12 +215,77 @@ const (
 	maxUnknownZones = 256
 )
 
+// zoneNames maps the lower-case spelling of each zone in the system's tz
+// database to the database's own, as Doris finds a zone name in any case
+// (it lower-cases the names it preloads from the same directory). It is
+// read once, when a name is first not found as spelled, and holds at most
+// maxKnownZones names (the database has some 600).
+var zoneNames struct {
+	once sync.Once
+	m    map[string]string
+}
+
+// foldedZone returns the tz database's spelling of name, compared without
+// case.
+func foldedZone(name string) (string, bool) {
+	zoneNames.once.Do(func() { zoneNames.m = readZoneNames(zoneRoot(), maxKnownZones) })
+	c, ok := zoneNames.m[strings.ToLower(name)]
+	return c, ok
+}
+
+// zoneRoot is the directory Go's time package reads zones from: $ZONEINFO
+// when it is a directory, else the first of the system's usual places.
+func zoneRoot() string {
+	dirs := []string{"/usr/share/zoneinfo/", "/usr/share/lib/zoneinfo/", "/usr/lib/locale/TZ/", "/etc/zoneinfo/"}
+	if d := os.Getenv("ZONEINFO"); d != "" {
+		dirs = append([]string{d}, dirs...)
+	}
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			return d
+		}
+	}
+	return ""
+}
+
+// readZoneNames lists the zone files under root (names as zoneNameOK
+// takes them, at most three levels deep, without Doris's duplicate trees
+// posix/ and right/), at most limit of them, by their lower-case names.
+func readZoneNames(root string, limit int) map[string]string {
+	m := map[string]string{}
+	if root == "" {
+		return m
+	}
+	_ = fs.WalkDir(os.DirFS(root), ".", func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return nil // an unreadable entry: skipped
+		case len(m) >= limit:
+			return fs.SkipAll
+		case d.IsDir():
+			if p != "." && (d.Name() == "posix" || d.Name() == "right" || strings.Count(p, "/") >= 2) {
+				return fs.SkipDir
+			}
+		case zoneNameOK(p):
+			m[strings.ToLower(p)] = p
+		}
+		return nil
+	})
+	return m
+}
+
 func cachedZone(name string) (*time.Location, bool) {
 	if v, ok := zoneCache.Load(name); ok {
 		loc := v.(*time.Location)
 		return loc, loc != nil
 	}
 	loc, err := time.LoadLocation(name)
+	if err != nil {
+		// Doris finds a zone name in any case ("asia/shanghai").
+		if c, ok := foldedZone(name); ok && c != name {
+			loc, err = time.LoadLocation(c)
+		}
+	}
 	if err != nil {
 		if zonesUnknown.Add(1) <= maxUnknownZones {
 			zoneCache.Store(name, (*time.Location)(nil))

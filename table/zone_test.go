@@ -197,3 +197,76 @@ func TestCastZoned(t *testing.T) {
 		}
 	}
 }
+
+// TestZoneNamesAnyCase: a zone name is found in any case, as Doris finds
+// it (it lower-cases the names it preloads from the tz database), in a
+// value, a job's timezone and CONVERT_TZ; a name that is none stays none.
+func TestZoneNamesAnyCase(t *testing.T) {
+	sh, err := time.LoadLocation("Asia/Shanghai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"asia/shanghai", "ASIA/SHANGHAI", "Asia/shanghai", "america/argentina/buenos_aires"} {
+		loc, ok := lookupZone(name)
+		if !ok {
+			t.Errorf("%s: not found", name)
+			continue
+		}
+		if !strings.EqualFold(loc.String(), name) {
+			t.Errorf("%s: found %s", name, loc)
+		}
+		if _, err := LoadTimezone(name); err != nil {
+			t.Errorf("timezone %s: %v", name, err)
+		}
+	}
+	if loc, err := LoadTimezone("asia/shanghai"); err != nil || loc.String() != sh.String() {
+		t.Errorf("timezone asia/shanghai: %v %v", loc, err)
+	}
+	for _, name := range []string{"asia/shangai", "posix/asia/shanghai", "zone.tab", "asia/../asia/shanghai", strings.Repeat("a", maxZoneName+1)} {
+		if _, ok := lookupZone(name); ok {
+			t.Errorf("%s: found", name)
+		}
+		if _, err := LoadTimezone(name); err == nil {
+			t.Errorf("timezone %s: accepted", name)
+		} else if len(err.Error()) > 2*maxZoneName+100 {
+			t.Errorf("timezone %s: error of %d bytes", name[:8], len(err.Error()))
+		}
+	}
+	v, reason := convertText(api.ColumnType_DATETIME, colMeta{}, []byte("2022-02-01 08:02:55asia/shanghai"))
+	if got := formatValue(&api.Column{Type: api.ColumnType_DATETIME}, v); reason != "" || got != "2022-02-01 00:02:55" {
+		t.Errorf("a value in asia/shanghai: %s (%s)", got, reason)
+	}
+	cv, rowErr, err := evalConst(`CONVERT_TZ('2019-08-01 13:21:03', 'asia/shanghai', 'AMERICA/LOS_ANGELES')`)
+	if got := dorisRender(cv); err != nil || rowErr != nil || got != "2019-07-31T22:21:03" {
+		t.Errorf("CONVERT_TZ in lower and upper case: %s %v %v", got, err, rowErr)
+	}
+}
+
+// TestLoadTimezoneCached: a named zone is read from the tz database once,
+// not at each call (CONVERT_TZ resolves its zones for every row).
+func TestLoadTimezoneCached(t *testing.T) {
+	a, err := LoadTimezone("Pacific/Auckland")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := LoadTimezone("Pacific/Auckland")
+	if err != nil || a != b {
+		t.Fatalf("the second load: %v, the same location %v", err, a == b)
+	}
+}
+
+// TestReadZoneNamesBound: the case-folded index holds at most its limit.
+func TestReadZoneNamesBound(t *testing.T) {
+	all := readZoneNames(zoneRoot(), maxKnownZones)
+	if len(all) < 300 {
+		t.Fatalf("%d zone names under %q, want the tz database's (some 600)", len(all), zoneRoot())
+	}
+	if n := len(readZoneNames(zoneRoot(), 10)); n != 10 {
+		t.Errorf("%d names read with a limit of 10", n)
+	}
+	for lower, name := range all {
+		if strings.HasPrefix(lower, "posix/") || strings.HasPrefix(lower, "right/") || !zoneNameOK(name) {
+			t.Errorf("%s listed", name)
+		}
+	}
+}
