@@ -113,5 +113,9 @@ func (p *parser) insert() (*Statement, *Error) {
 // statement's table: a temporary partition's catalog name t#tp is named
 // as Doris names it, "temporary partition tp of table t").
 func InsertedMessage(rows int64, target string) string {
-	return strconv.FormatInt(rows, 10) + " rows inserted into " + table.DisplayName(target)
+	noun := " rows"
+	if rows == 1 {
+		noun = " row"
+	}
+	return strconv.FormatInt(rows, 10) + noun + " inserted into " + table.DisplayName(target)
 }
