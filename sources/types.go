@@ -95,7 +95,7 @@ type Limits struct {
 	// A Reader may return before MaxWait when it is caught up: nothing is
 	// buffered and every partition's position is at its known end (the
 	// Kafka high watermark), provided the batch is not empty and holds at
-	// least a tenth of MaxRows or of MaxBytes, or half of MaxWait has
+	// least a quarter of MaxRows or of MaxBytes, or half of MaxWait has
 	// passed. The last batch of a backlog then need not wait out MaxWait,
 	// and a trickle still gathers for half of it. An empty Read always
 	// waits the whole MaxWait (callers tell "no data" from "no broker" by

@@ -402,7 +402,7 @@ func TestReadEndsEarlyWhenCaughtUp(t *testing.T) {
 			}
 			defer r.Close()
 			const wait = 5 * time.Second
-			lim := sources.Limits{MaxRows: 10 * total, MaxWait: wait} // a tenth of MaxRows is the whole backlog
+			lim := sources.Limits{MaxRows: earlyFill * total, MaxWait: wait} // the early fill is the whole backlog
 			t0 := time.Now()
 			b, err := r.Read(testCtx(t), lim)
 			el := time.Since(t0)
@@ -435,7 +435,7 @@ func partitionLeaders(t *testing.T, e *testEnv) map[int32]int32 {
 }
 
 // TestReadTrickleStillWaits: when records trickle in, a caught-up Read with
-// a small fill (under a tenth of MaxRows) does not end early before half of
+// a small fill (under 1/earlyFill of MaxRows) does not end early before half of
 // MaxWait, so that a slow producer does not cost a synced commit per poll.
 func TestReadTrickleStillWaits(t *testing.T) {
 	e := newEnv(t, 1)
@@ -473,8 +473,8 @@ func TestReadTrickleStillWaits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b.Records) == 0 || len(b.Records) >= lim.MaxRows/10 {
-		t.Fatalf("read %d records; want a small fill (1 to %d)", len(b.Records), lim.MaxRows/10-1)
+	if len(b.Records) == 0 || len(b.Records) >= lim.MaxRows/earlyFill {
+		t.Fatalf("read %d records; want a small fill (1 to %d)", len(b.Records), lim.MaxRows/earlyFill-1)
 	}
 	if el < wait/2 {
 		t.Fatalf("a trickle Read of %d records ended after %v, before half of MaxWait %v", len(b.Records), el, wait)

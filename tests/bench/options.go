@@ -86,7 +86,7 @@ type Options struct {
 	// BatchInterval is the job's max_batch_interval. Default 100ms (the
 	// least a spec allows). A task's last batch of a pre-filled topic ends
 	// as soon as the task is caught up (the Kafka reader's early end), so
-	// this matters only for batches smaller than a tenth of BatchRows.
+	// this matters only for batches smaller than a quarter of BatchRows.
 	BatchInterval time.Duration
 	// Creates is the number of jobs created per create-latency run. Default
 	// 1,000; quick 200.
