@@ -134,8 +134,9 @@ func (p *Parser) value(i int, n *jnode, depth int) (int, error) {
 			return 0, err
 		}
 		if n != nil {
+			ascii := p.scanASCII
 			for _, col := range n.cols {
-				p.setJSONString(col, i+1, end-1, esc)
+				p.setJSONString(col, i+1, end-1, esc, ascii)
 			}
 		}
 		return end, nil
@@ -339,10 +340,13 @@ func (p *Parser) array(i int, n *jnode, depth int) (int, error) {
 }
 
 // scanString validates the string at raw[i] == '"' and returns the offset
-// after its closing quote and whether it holds escapes.
+// after its closing quote and whether it holds escapes. It sets p.scanASCII
+// to whether every byte between the quotes is ASCII (then the text is
+// valid UTF-8 without another pass over it).
 func (p *Parser) scanString(i int) (end int, esc bool, err error) {
 	raw := p.raw
 	j := i + 1
+	var hi uint64 // the bytes scanned, or'ed: a high bit is a non-ASCII byte
 	for {
 		// Eight bytes at a time while none is a quote, a backslash or a
 		// control character, then byte by byte.
@@ -353,9 +357,11 @@ func (p *Parser) scanString(i int) (end int, esc bool, err error) {
 			if ((q-lsb)&^q|(bs-lsb)&^bs|(x-lsb*0x20)&^x)&msb != 0 {
 				break
 			}
+			hi |= x
 			j += 8
 		}
 		for j < len(raw) && !strStop[raw[j]] {
+			hi |= uint64(raw[j])
 			j++
 		}
 		if j >= len(raw) {
@@ -363,6 +369,7 @@ func (p *Parser) scanString(i int) (end int, esc bool, err error) {
 		}
 		switch c := raw[j]; {
 		case c == '"':
+			p.scanASCII = hi&msb == 0
 			return j + 1, esc, nil
 		case c == '\\':
 			esc = true
@@ -495,13 +502,15 @@ func scanNumber(b []byte, i int) (int, bool) {
 // setJSONString parses the content raw[i:j] of a JSON string into col. An
 // empty string is NULL in every column but STRING, CHAR and VARCHAR. A JSON
 // column takes the string's content as JSON text.
-func (p *Parser) setJSONString(col, i, j int, esc bool) {
+func (p *Parser) setJSONString(col, i, j int, esc, ascii bool) {
 	if t := p.types[col]; i == j && t != api.ColumnType_STRING && t != api.ColumnType_CHAR && t != api.ColumnType_VARCHAR {
 		p.dst[col] = Value{Null: true}
 		return
 	}
 	if !esc {
+		p.textASCII = ascii
 		p.setText(col, p.raw[i:j], i)
+		p.textASCII = false
 		return
 	}
 	p.buf = unescape(p.buf[:0], p.raw[i:j])

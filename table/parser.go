@@ -132,6 +132,9 @@ type Parser struct {
 	s      *Schema
 	json   bool
 	strict bool
+	// scanASCII is whether the string scanString last scanned is all
+	// ASCII; textASCII, set around one setText, that its text is.
+	scanASCII, textASCII bool
 	// maxValue is Format.MaxValueBytes, defaulted (> 0).
 	maxValue int
 	// The record's fields (slots): the table's columns, or a mapping's
@@ -640,6 +643,16 @@ func (p *Parser) setText(col int, b []byte, off int) {
 			return
 		}
 		v.Int = n
+		return
+	}
+	if p.textASCII && (t == api.ColumnType_STRING || (t == api.ColumnType_CHAR || t == api.ColumnType_VARCHAR) && len(b) <= p.meta[col].length) {
+		// JSON text whose scan found only ASCII: valid UTF-8 (what
+		// convertInto would check again), within the column's length.
+		if off >= 0 {
+			v.Str = p.str(off, off+len(b))
+		} else {
+			v.Str = string(b)
+		}
 		return
 	}
 	if e := convertInto(v, t, &p.meta[col], b, p.loc); e != numOK {
