@@ -485,7 +485,7 @@ func (p *freshProducer) chunk(ctx context.Context, n int) *freshChunk {
 		m := n + n/4 + 16
 		ch = &freshChunk{recs: make([]kgo.Record, m), slab: make([]byte, 0, m*(len(p.bodies[0])+40))}
 	}
-	ch.Context, ch.recs = ctx, ch.recs[:cap(ch.recs)]
+	ch.Context = ctx
 	ch.left.Store(int64(n))
 	return ch
 }
