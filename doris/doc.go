@@ -86,7 +86,8 @@
 //	DataSourceType           KAFKA or KINESIS
 //	CurrentTaskNum           the job's running tasks
 //	JobProperties            JSON, Doris's keys for the spec's settings (max_batch_interval
-//	                         in seconds, merge_type, columnToColumnExpr, whereExpr, ...)
+//	                         in seconds, or "100ms" under a whole second, merge_type,
+//	                         columnToColumnExpr, whereExpr, ...)
 //	DataSourceProperties     JSON: topic, brokerList, currentKafkaPartitions (Kinesis:
 //	                         stream, region, endpoint, currentShards)
 //	CustomProperties         JSON: the client properties (secrets redacted),

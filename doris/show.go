@@ -167,7 +167,7 @@ func jobProperties(spec *api.JobSpec, running int32) map[string]string {
 	m := map[string]string{
 		"desired_concurrent_number": strconv.Itoa(int(spec.GetDesiredConcurrentNumber())),
 		"current_concurrent_number": strconv.Itoa(int(running)),
-		"max_batch_interval":        strconv.FormatInt(spec.GetMaxBatchIntervalMs()/1000, 10),
+		"max_batch_interval":        intervalText(spec.GetMaxBatchIntervalMs()),
 		"max_batch_rows":            strconv.FormatInt(spec.GetMaxBatchRows(), 10),
 		"max_batch_size":            strconv.FormatInt(spec.GetMaxBatchSize(), 10),
 		"max_error_number":          strconv.FormatInt(spec.GetMaxErrorNumber(), 10),
@@ -658,7 +658,8 @@ func qualified(db, name string) string {
 }
 
 // intervalText renders max_batch_interval: whole seconds as Doris writes
-// them, else a Go duration in milliseconds.
+// them, else a Go duration in milliseconds ("100ms", which PROPERTIES
+// takes back; not "0").
 func intervalText(ms int64) string {
 	if ms%1000 == 0 {
 		return strconv.FormatInt(ms/1000, 10)

@@ -221,3 +221,21 @@ func TestCreateStatementMultiTable(t *testing.T) {
 		t.Fatalf("%s\nparses to %+v, want a multi-table load in analytics", stmt, st)
 	}
 }
+
+// TestRoutineLoadRowSubSecondInterval: a max_batch_interval under a second
+// shows as the duration it is ("100ms", as SHOW CREATE ROUTINE LOAD writes
+// it), not as 0 whole seconds.
+func TestRoutineLoadRowSubSecondInterval(t *testing.T) {
+	for _, tc := range []struct{ given, want string }{{"100ms", "100ms"}, {"1500ms", "1500ms"}, {"2", "2"}} {
+		spec := storedSpec(t, `CREATE ROUTINE LOAD j ON t PROPERTIES ("max_batch_interval" = "`+tc.given+`")
+		  FROM KAFKA ("kafka_broker_list" = "b1:9092", "kafka_topic" = "orders")`)
+		row := RoutineLoadRow(&api.JobInfo{Summary: &api.JobSummary{Id: 1, Name: "j"}, Spec: spec}, time.UTC)
+		var props map[string]string
+		if err := json.Unmarshal([]byte(row[11]), &props); err != nil {
+			t.Fatalf("JobProperties %q: %v", row[11], err)
+		}
+		if got := props["max_batch_interval"]; got != tc.want {
+			t.Errorf("max_batch_interval %s shows as %q, want %q", tc.given, got, tc.want)
+		}
+	}
+}
