@@ -343,26 +343,33 @@ func (c *Client) request(ctx context.Context, op string, req proto.Message) (any
 			wait, byCtx = d, true
 		}
 	}
-	// The reply comes to a reply box (reply.go), read here beside ctx and
-	// the timer: a protoactor Future would need a goroutine per request to
-	// wait on it, one more hand-off on every call's way back.
-	box, pid := newReplyBox(c.system)
-	defer c.system.ProcessRegistry.Remove(pid)
-	c.system.Root.RequestWithCustomSender(c.manager, req, pid)
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
+	f := c.system.Root.RequestFuture(c.manager, req, wait)
+	type result struct {
+		v   any
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		v, err := f.Result()
+		res <- result{v, err}
+	}()
 	select {
-	case v := <-box.ch:
-		if _, dead := v.(*actor.DeadLetterResponse); dead {
+	case r := <-res:
+		switch {
+		case r.err == nil:
+			return r.v, nil
+		case errors.Is(r.err, actor.ErrTimeout):
+			if byCtx {
+				return nil, fmt.Errorf("client: %s at %s: %w", op, c.addr, context.DeadlineExceeded)
+			}
+			return nil, &noAnswerError{addr: c.addr, timeout: wait}
+		case errors.Is(r.err, actor.ErrDeadLetter):
 			return nil, &unreachableError{addr: c.addr}
+		default:
+			return nil, fmt.Errorf("client: %s: %w", op, r.err)
 		}
-		return v, nil
-	case <-timer.C:
-		if byCtx {
-			return nil, fmt.Errorf("client: %s at %s: %w", op, c.addr, context.DeadlineExceeded)
-		}
-		return nil, &noAnswerError{addr: c.addr, timeout: wait}
 	case <-ctx.Done():
+		c.system.Root.Stop(f.PID()) // completes the future; the goroutine ends
 		return nil, fmt.Errorf("client: %s at %s: %w", op, c.addr, ctx.Err())
 	case <-c.done:
 		return nil, ErrClosed
