@@ -162,8 +162,10 @@ func timeArg(e *evalEnv, v ev) (a dtArg, tz bool, ok bool) {
 	return dtArg{t: t, isDate: v.k == eDate}, false, ok
 }
 
-// cutOffset splits a datetime text ending in a UTC offset (+08:00, -05:30,
-// +0800, Z) into the wall clock and the offset in seconds.
+// cutOffset splits a datetime text ending in a UTC offset (+08:00, -5:30,
+// Z) into the wall clock and the offset in seconds. The offset is read as
+// a value's zone suffix is on load (offsetZone): a colon is required, as
+// Doris requires it ("+0800" is no offset, and the text no datetime).
 func cutOffset(s string) (string, int64, bool) {
 	if len(s) <= 10 || !strings.ContainsAny(s[10:], " Tt:") { // a date has no zone
 		return "", 0, false
@@ -171,29 +173,17 @@ func cutOffset(s string) (string, int64, bool) {
 	if strings.HasSuffix(s, "Z") || strings.HasSuffix(s, "z") {
 		return s[:len(s)-1], 0, true
 	}
-	for _, n := range []int{6, 5} { // +08:00, +0800
-		if len(s) <= 10+n {
-			continue
-		}
-		o := s[len(s)-n:]
-		if o[0] != '+' && o[0] != '-' {
-			continue
-		}
-		hm := strings.Replace(o[1:], ":", "", 1)
-		if len(hm) != 4 || (n == 6) != (o[3] == ':') || !isDigits([]byte(hm)) {
-			continue
-		}
-		h, m := int64(hm[0]-'0')*10+int64(hm[1]-'0'), int64(hm[2]-'0')*10+int64(hm[3]-'0')
-		if h > 14 || m > 59 {
-			return "", 0, false
-		}
-		off := h*3600 + m*60
-		if o[0] == '-' {
-			off = -off
-		}
-		return s[:len(s)-n], off, true
+	i := strings.LastIndexAny(s[10:], "+-")
+	if i < 0 {
+		return "", 0, false
 	}
-	return "", 0, false
+	i += 10
+	loc, ok := offsetZone(s[i:], false)
+	if !ok {
+		return "", 0, false
+	}
+	_, off := time.Unix(0, 0).In(loc).Zone()
+	return s[:i], int64(off), true
 }
 
 // inZone is the wall clock in loc of utc (microseconds since the epoch).

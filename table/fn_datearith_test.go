@@ -78,6 +78,9 @@ func TestDateAddSimpleUnits(t *testing.T) {
 		"date_add('2023-02-28 12:00:00+08:00', INTERVAL 1 DAY)":             "text 2023-03-01 12:00:00+08:00",
 		"date_add('2023-02-28 12:00:00.5-05:30', INTERVAL 1 SECOND)":        "text 2023-03-01 01:30:01.500000+08:00",
 		"hours_add('2023-02-28 12:00:00Z', 1)":                              "2023-02-28 21:00:00",
+		"date_add('2023-02-28 12:00:00+8:00', INTERVAL 1 DAY)":              "text 2023-03-01 12:00:00+08:00", // a one-digit hour, as Doris reads it
+		"date_add('2023-02-28 12:00:00+0800', INTERVAL 1 DAY)":              `\N`,                             // Doris wants the colon (as on load)
+		"date_add('2023-02-28 12:00:00-12:00', INTERVAL 1 HOUR)":            "text 2023-03-01 09:00:00+08:00",
 		"date_add('2023-02-28 12:00:00+15:00', INTERVAL 1 DAY)":             `\N`, // no such offset
 		"date_add('2023-02-28', INTERVAL '2' DAY)":                          "date 2023-03-02",
 		"date_add(cast('2010-11-30 23:59:59' as datetime), INTERVAL 2 DAY)": "2010-12-02 23:59:59",
