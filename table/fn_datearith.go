@@ -164,7 +164,7 @@ func timeArg(e *evalEnv, v ev) (a dtArg, tz bool, ok bool) {
 
 // cutOffset splits a datetime text ending in a UTC offset (+08:00, -5:30,
 // Z) into the wall clock and the offset in seconds. The offset is read as
-// a value's zone suffix is on load (offsetZone): a colon is required, as
+// a value's zone suffix is on load (offsetSeconds): a colon is required, as
 // Doris requires it ("+0800" is no offset, and the text no datetime).
 func cutOffset(s string) (string, int64, bool) {
 	if len(s) <= 10 || !strings.ContainsAny(s[10:], " Tt:") { // a date has no zone
@@ -178,11 +178,10 @@ func cutOffset(s string) (string, int64, bool) {
 		return "", 0, false
 	}
 	i += 10
-	loc, ok := offsetZone(s[i:], false)
+	off, ok := offsetSeconds(s[i:], false)
 	if !ok {
 		return "", 0, false
 	}
-	_, off := time.Unix(0, 0).In(loc).Zone()
 	return s[:i], int64(off), true
 }
 

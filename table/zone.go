@@ -166,21 +166,33 @@ func zoneNameOK(name string) bool {
 // offsetZone reads ±h:mm or ±hh:mm (and ±h or ±hh when hourOnly) with at
 // most +14 and -12 hours, as Doris does.
 func offsetZone(s string, hourOnly bool) (*time.Location, bool) {
-	if len(s) < 2 || s[0] != '+' && s[0] != '-' {
+	off, ok := offsetSeconds(s, hourOnly)
+	switch {
+	case !ok:
 		return nil, false
+	case off == 0:
+		return time.UTC, true
+	}
+	return time.FixedZone(s, off), true
+}
+
+// offsetSeconds is offsetZone's offset, east of UTC in seconds.
+func offsetSeconds(s string, hourOnly bool) (int, bool) {
+	if len(s) < 2 || s[0] != '+' && s[0] != '-' {
+		return 0, false
 	}
 	h, m, rest := s[1:], "00", ""
 	if k := strings.IndexByte(h, ':'); k >= 0 {
 		h, rest = h[:k], h[k+1:]
 		if len(rest) != 2 || !isDigit(rest[0]) || !isDigit(rest[1]) {
-			return nil, false
+			return 0, false
 		}
 		m = rest
 	} else if !hourOnly {
-		return nil, false
+		return 0, false
 	}
 	if len(h) < 1 || len(h) > 2 || !isDigit(h[0]) || len(h) == 2 && !isDigit(h[1]) {
-		return nil, false
+		return 0, false
 	}
 	hours := int(h[0] - '0')
 	if len(h) == 2 {
@@ -188,16 +200,13 @@ func offsetZone(s string, hourOnly bool) (*time.Location, bool) {
 	}
 	mins := int(m[0]-'0')*10 + int(m[1]-'0')
 	if s[0] == '+' && hours > 14 || s[0] == '-' && hours > 12 || mins >= 60 {
-		return nil, false
+		return 0, false
 	}
 	off := hours*3600 + mins*60
 	if s[0] == '-' {
 		off = -off
 	}
-	if off == 0 {
-		return time.UTC, true
-	}
-	return time.FixedZone(s, off), true
+	return off, true
 }
 
 // zoneCache holds the IANA zones values named: every zone found (there
