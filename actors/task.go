@@ -570,6 +570,9 @@ func collect(ctx context.Context, cfg taskConfig, reader sources.Reader, home *t
 	if cap(arena) <= maxSpareArena {
 		c.bufs = &batchBufs{arena: arena, rows: c.rows}
 	}
+	if rc, ok := reader.(sources.Recycler); ok {
+		rc.Recycle(b) // every record is parsed: the rows hold none of the slots
+	}
 	return batchCollected{commit: c, next: b.Next, err: readErr}
 }
 

@@ -121,6 +121,17 @@ type Reader interface {
 	Close()
 }
 
+// A Recycler is a Reader that takes back the Records of a Batch it
+// returned once the caller is done with them (every record parsed, no
+// pointer into the slice kept; the records' Key and Value bytes are not
+// the slice's and may still be held) and reuses their slots in a later
+// Read instead of allocating new ones: a batch of 20,000 records holds
+// about 3 MiB of slots. The caller calls Recycle at most once per Batch,
+// from the goroutine that reads, and must not touch b.Records after it.
+type Recycler interface {
+	Recycle(b *Batch)
+}
+
 // Start is where a partition begins for a job: the first offset to read and,
 // for a checkpointed source, the opaque checkpoint a Reader starts from.
 type Start struct {

@@ -95,6 +95,11 @@ func TestReadExactlyOnce(t *testing.T) {
 			for p, n := range b.Next {
 				pos[p] = n
 			}
+			if rng.IntN(2) == 0 {
+				// as a task does once it parsed the batch: the next
+				// Read fills these slots again
+				r.(sources.Recycler).Recycle(b)
+			}
 		}
 		r.Close()
 	}
@@ -110,6 +115,63 @@ func TestReadExactlyOnce(t *testing.T) {
 		t.Fatalf("limits never cut a read: %d row cuts, %d byte cuts", rowCuts, byteCuts)
 	}
 	t.Logf("%d reads cut by rows, %d by bytes", rowCuts, byteCuts)
+}
+
+// TestRecycleReusesSlots checks that a Read after Recycle fills the
+// recycled batch's record slots again, with nothing left of the records
+// they held (headers included), and that a reader keeps no slots of a
+// batch bigger than maxSpareRecords.
+func TestRecycleReusesSlots(t *testing.T) {
+	e := newEnv(t, 1)
+	recs := make([]*kgo.Record, 4)
+	for i := range recs {
+		v := fmt.Sprintf("h%d", i)
+		recs[i] = &kgo.Record{Key: []byte(v), Value: []byte(v), Headers: []kgo.RecordHeader{{Key: "k", Value: []byte(v)}}}
+	}
+	if err := e.prod.ProduceSync(testCtx(t), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	e.produce(t, 0, "n0", "n1", "n2", "n3")
+	r, err := e.cluster.NewReader(e.topic, map[int32]int64{0: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	lim := sources.Limits{MaxRows: 4, MaxWait: 5 * time.Second}
+	first, err := r.Read(testCtx(t), lim)
+	if err != nil || len(first.Records) != 4 {
+		t.Fatalf("first read: %d records, %v", len(first.Records), err)
+	}
+	for i, rec := range first.Records {
+		if len(rec.Headers) != 1 || string(rec.Value) != fmt.Sprintf("h%d", i) {
+			t.Fatalf("first read, record %d: value %q headers %v", i, rec.Value, rec.Headers)
+		}
+	}
+	slots := &first.Records[0]
+	r.(sources.Recycler).Recycle(first)
+	if first.Records != nil {
+		t.Fatal("Recycle left the batch its records")
+	}
+	second, err := r.Read(testCtx(t), lim)
+	if err != nil || len(second.Records) != 4 {
+		t.Fatalf("second read: %d records, %v", len(second.Records), err)
+	}
+	if &second.Records[0] != slots {
+		t.Fatal("the second read did not reuse the recycled slots")
+	}
+	for i, rec := range second.Records {
+		if rec.Headers != nil || string(rec.Value) != fmt.Sprintf("n%d", i) || rec.Offset != int64(4+i) {
+			t.Fatalf("second read, record %d: offset %d value %q headers %v (left over from the recycled batch?)", i, rec.Offset, rec.Value, rec.Headers)
+		}
+	}
+
+	// A batch with more slots than maxSpareRecords is not kept.
+	rr := r.(*reader)
+	big := &sources.Batch{Records: make([]sources.Record, 1, maxSpareRecords+1)}
+	rr.Recycle(big)
+	if rr.spare != nil || big.Records == nil {
+		t.Fatalf("kept %d slots of a batch over the bound", cap(rr.spare))
+	}
 }
 
 // TestReadCutMidFetch checks that records beyond a MaxRows / MaxBytes cut
