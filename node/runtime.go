@@ -8,18 +8,30 @@ import (
 	"sync"
 )
 
-// DefaultGCPercent is the Go garbage collector's target (GOGC) a loadnode
-// process runs with, while its live heap is small, unless its environment
-// sets GOGC.
+// LoadGCPercent is the Go garbage collector's target (GOGC) a loadnode
+// process runs with while its live heap is small (under loadHeapBytes),
+// unless its environment sets GOGC.
 //
-// Go's default, 100, starts a collection each time the heap has grown by
-// as much as survived the last one. A node's live heap is mostly its jobs
-// (about 50 KiB each when active), which every collection marks again:
-// with 10,000 jobs a cluster member spent 15-20% of its CPU in the
-// collector while creating jobs. At 200 collections come half as often,
-// for a heap up to three times the live one instead of two (the cluster
-// bench: 47-49 KiB of RSS per active job at 100, 63-73 KiB at 200;
-// docs/operations.md).
+// A loading node allocates its input as fast as it reads it (the fetched
+// records, their decompressed bytes, each batch's slots and rows: about
+// 450 MB per million json records of 200 bytes) while little of it
+// survives, so with a small live heap it collected over ten times a second
+// (the end-to-end bench: a heap of 100-300 MB live). At 400 it collects
+// half as often as at 200 for a heap up to five times the live one: at most
+// about 1 GiB below loadHeapBytes. Measured alternately with 200, three
+// pairs on 2026-12-05 (`loadnode bench`, json, 8 partitions, 1,000,000
+// records): 0.85-0.88 CPU s per million records against 0.91-1.03, with
+// 0.004-0.018 page faults per record against 0.045-0.063; the cluster
+// bench (10,000 jobs) 110 KiB of RSS per active job against 90 (the
+// target is 150); 100,000 idle jobs 13.5 KiB each (they run at 100).
+const LoadGCPercent = 400
+
+// DefaultGCPercent is the target once the live heap passed midHeapBytes,
+// while it is under largeHeapBytes. A node's live heap is then mostly its
+// jobs (about 50 KiB each when active), which every collection marks
+// again: with 10,000 jobs a cluster member spent 15-20% of its CPU in the
+// collector while creating jobs at Go's default of 100. At 200 collections
+// come half as often, for a heap up to three times the live one.
 const DefaultGCPercent = 200
 
 // LargeHeapGCPercent is the target once the live heap passed
@@ -30,15 +42,17 @@ const DefaultGCPercent = 200
 // scale scenario; the target is 16).
 const LargeHeapGCPercent = 100
 
-// largeHeapBytes and smallHeapBytes are the live heap (after a collection)
-// above which the target drops to LargeHeapGCPercent and below which it
-// goes back to DefaultGCPercent; the gap keeps a heap near one bound from
-// switching at every collection. A loading node's live heap (memtables,
-// batch buffers; Pebble's memory is on the Go heap in a CGO_ENABLED=0
-// build) stays under 300 MiB in the end-to-end bench.
+// The live heap (after a collection) bounds of the targets: under
+// loadHeapBytes LoadGCPercent; over midHeapBytes DefaultGCPercent (and
+// under smallHeapBytes, coming down from LargeHeapGCPercent); over
+// largeHeapBytes LargeHeapGCPercent. Between loadHeapBytes and midHeapBytes,
+// and between smallHeapBytes and largeHeapBytes, the target in force stays:
+// the gaps keep a heap near one bound from switching at every collection.
 const (
-	largeHeapBytes = 512 << 20
+	loadHeapBytes  = 192 << 20
+	midHeapBytes   = 256 << 20
 	smallHeapBytes = 384 << 20
+	largeHeapBytes = 512 << 20
 )
 
 // gcPercentFor is the target for a live heap of live bytes when the target
@@ -47,15 +61,20 @@ func gcPercentFor(live uint64, cur int) int {
 	switch {
 	case live > largeHeapBytes:
 		return LargeHeapGCPercent
-	case live < smallHeapBytes:
+	case live < loadHeapBytes:
+		return LoadGCPercent
+	case live > midHeapBytes && live < smallHeapBytes:
 		return DefaultGCPercent
+	case live <= midHeapBytes && cur == LargeHeapGCPercent:
+		return DefaultGCPercent // down from a large heap: 100 holds only above smallHeapBytes
 	default:
 		return cur
 	}
 }
 
-// TuneRuntime sets the process's GC target to DefaultGCPercent, and has it
-// follow the live heap after every collection (gcPercentFor), unless
+// TuneRuntime sets the process's GC target to LoadGCPercent (a starting
+// process's live heap is small), and has it follow the live heap after
+// every collection (gcPercentFor), unless
 // getenv("GOGC") names one (GOGC=off included): that one is left to the
 // runtime. It returns the target now in force (-1: off). serve, dev and
 // the bench call it once at start; later calls set the target again but
@@ -75,11 +94,11 @@ func TuneRuntime(getenv func(string) string) int {
 		return 100
 	}
 	gcTuner.mu.Lock()
-	gcTuner.cur, gcTuner.following = DefaultGCPercent, true
-	debug.SetGCPercent(DefaultGCPercent)
+	gcTuner.cur, gcTuner.following = LoadGCPercent, true
+	debug.SetGCPercent(LoadGCPercent)
 	gcTuner.mu.Unlock()
 	gcTuner.once.Do(func() { armGCTick(gcTuner.afterGC) })
-	return DefaultGCPercent
+	return LoadGCPercent
 }
 
 // gcTuner follows the live heap for TuneRuntime.

@@ -7,18 +7,18 @@ import (
 	"time"
 )
 
-// TestTuneRuntime: without GOGC the process runs at DefaultGCPercent; a
+// TestTuneRuntime: without GOGC the process starts at LoadGCPercent; a
 // GOGC in the environment is left to the runtime.
 func TestTuneRuntime(t *testing.T) {
 	old := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(old)
 	env := map[string]string{}
 	getenv := func(k string) string { return env[k] }
-	if got := TuneRuntime(getenv); got != DefaultGCPercent {
-		t.Errorf("TuneRuntime without GOGC = %d, want %d", got, DefaultGCPercent)
+	if got := TuneRuntime(getenv); got != LoadGCPercent {
+		t.Errorf("TuneRuntime without GOGC = %d, want %d", got, LoadGCPercent)
 	}
-	if now := debug.SetGCPercent(100); now != DefaultGCPercent {
-		t.Errorf("GC percent after TuneRuntime without GOGC: %d, want %d", now, DefaultGCPercent)
+	if now := debug.SetGCPercent(100); now != LoadGCPercent {
+		t.Errorf("GC percent after TuneRuntime without GOGC: %d, want %d", now, LoadGCPercent)
 	}
 	for v, want := range map[string]int{"50": 50, "off": -1} {
 		env["GOGC"] = v
@@ -31,22 +31,35 @@ func TestTuneRuntime(t *testing.T) {
 	}
 }
 
-// TestGCPercentFor: 200 while the live heap is small, 100 once it passed
-// largeHeapBytes, and no switch between the two bounds.
+// TestGCPercentFor: 400 while the live heap is small, 200 past
+// midHeapBytes, 100 once it passed largeHeapBytes, and no switch inside
+// the gaps between the bounds.
 func TestGCPercentFor(t *testing.T) {
+	const load, def, large = LoadGCPercent, DefaultGCPercent, LargeHeapGCPercent
 	for _, c := range []struct {
 		live      uint64
 		cur, want int
 	}{
-		{0, 100, DefaultGCPercent},
-		{100 << 20, DefaultGCPercent, DefaultGCPercent},
-		{smallHeapBytes - 1, LargeHeapGCPercent, DefaultGCPercent},
-		{smallHeapBytes, LargeHeapGCPercent, LargeHeapGCPercent},
-		{450 << 20, DefaultGCPercent, DefaultGCPercent},
-		{450 << 20, LargeHeapGCPercent, LargeHeapGCPercent},
-		{largeHeapBytes, DefaultGCPercent, DefaultGCPercent},
-		{largeHeapBytes + 1, DefaultGCPercent, LargeHeapGCPercent},
-		{700 << 20, LargeHeapGCPercent, LargeHeapGCPercent},
+		{0, large, load},
+		{0, def, load},
+		{100 << 20, load, load},
+		{loadHeapBytes - 1, def, load},
+		{loadHeapBytes, def, def},
+		{loadHeapBytes, load, load},
+		{midHeapBytes, load, load},
+		{midHeapBytes, def, def},
+		{midHeapBytes, large, def},
+		{midHeapBytes + 1, load, def},
+		{300 << 20, load, def},
+		{smallHeapBytes - 1, large, def},
+		{smallHeapBytes, large, large},
+		{450 << 20, def, def},
+		{450 << 20, load, load}, // not met: the heap passes midHeapBytes at some collection first
+		{450 << 20, large, large},
+		{largeHeapBytes, def, def},
+		{largeHeapBytes + 1, def, large},
+		{largeHeapBytes + 1, load, large},
+		{700 << 20, large, large},
 	} {
 		if got := gcPercentFor(c.live, c.cur); got != c.want {
 			t.Errorf("gcPercentFor(%d MiB, %d) = %d, want %d", c.live>>20, c.cur, got, c.want)
@@ -55,22 +68,27 @@ func TestGCPercentFor(t *testing.T) {
 }
 
 // TestHeapTunerFollowsLiveHeap: after each collection the process's GC
-// target follows the live heap: down to 100 past largeHeapBytes (100,000
-// idle jobs), back to 200 under smallHeapBytes.
+// target follows the live heap: 200 past midHeapBytes, down to 100 past
+// largeHeapBytes (100,000 idle jobs), back to 200 under smallHeapBytes and
+// to 400 under loadHeapBytes.
 func TestHeapTunerFollowsLiveHeap(t *testing.T) {
-	old := debug.SetGCPercent(DefaultGCPercent)
+	old := debug.SetGCPercent(LoadGCPercent)
 	defer debug.SetGCPercent(old)
 	var live uint64
-	tu := &heapTuner{cur: DefaultGCPercent, following: true, liveHeap: func() uint64 { return live }}
+	tu := &heapTuner{cur: LoadGCPercent, following: true, liveHeap: func() uint64 { return live }}
 	for _, step := range []struct {
 		live uint64
 		want int
 	}{
-		{64 << 20, DefaultGCPercent},
+		{64 << 20, LoadGCPercent},
+		{220 << 20, LoadGCPercent},
+		{300 << 20, DefaultGCPercent},
+		{220 << 20, DefaultGCPercent},
 		{700 << 20, LargeHeapGCPercent},
 		{450 << 20, LargeHeapGCPercent},
 		{300 << 20, DefaultGCPercent},
 		{450 << 20, DefaultGCPercent},
+		{100 << 20, LoadGCPercent},
 	} {
 		live = step.live
 		if got := tu.afterGC(); got != step.want {
