@@ -8,14 +8,15 @@ import (
 )
 
 // ceilingRun reads every record of topic (ends) with a raw franz-go consumer
-// (direct partitions from the start, default fetch sizes) and discards them.
-func ceilingRun(ctx context.Context, brokers []string, topic string, ends map[int32]int64) (sample, error) {
+// (direct partitions from the start, default fetch sizes) and discards them;
+// brokerPID is the broker child's, whose CPU is measured too (0: none).
+func ceilingRun(ctx context.Context, brokers []string, topic string, ends map[int32]int64, brokerPID int) (sample, error) {
 	want := sum(ends)
 	offsets := make(map[int32]kgo.Offset, len(ends))
 	for p := range ends {
 		offsets[p] = kgo.NewOffset().AtStart()
 	}
-	m := startMeter()
+	m := startMeter(brokerPID)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}))
 	if err != nil {

@@ -73,7 +73,7 @@ func e2eRunDB(ctx context.Context, o Options, brokers []string, topic, format st
 	want := sum(ends)
 	bytes := int64(0)
 
-	m := startMeter()
+	m := startMeter(o.brokerPID)
 	if _, err := c.CreateJob(ctx, spec); err != nil {
 		return sample{}, fmt.Errorf("bench: create %s: %w", name, err)
 	}

@@ -21,25 +21,39 @@ type sample struct {
 	faults  int64         // minor + major page faults of this process
 	records int64
 	bytes   int64
-	batches int64 // committed batches (end to end only)
+	// brokerCPU is the broker child's CPU time over the window (0 without
+	// one: --brokers); busy is the whole machine's (every core's non-idle
+	// time, steal included: /proc/stat).
+	brokerCPU time.Duration
+	busy      time.Duration
+	batches   int64 // committed batches (end to end only)
 	// commitSecs is the time the job spent in synced commits (end to end
 	// only, from the node's /metrics).
 	commitSecs float64
 }
 
-// meter measures wall time, this process's CPU time and its allocations.
+// meter measures wall time, this process's CPU time and its allocations,
+// and the broker child's CPU time and the machine's busy time.
 type meter struct {
-	t0      time.Time
-	cpu0    time.Duration
-	mallocs uint64
-	faults  int64
+	t0        time.Time
+	cpu0      time.Duration
+	mallocs   uint64
+	faults    int64
+	brokerPID int
+	broker0   time.Duration
+	busy0     time.Duration
 }
 
-func startMeter() meter {
+// startMeter starts measuring; brokerPID is the broker child's (0: none).
+func startMeter(brokerPID int) meter {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return meter{t0: time.Now(), cpu0: selfCPU(), mallocs: ms.Mallocs, faults: selfFaults()}
+	m := meter{t0: time.Now(), cpu0: selfCPU(), mallocs: ms.Mallocs, faults: selfFaults(), brokerPID: brokerPID, busy0: machineBusy()}
+	if brokerPID > 0 {
+		m.broker0, _ = procCPU(brokerPID)
+	}
+	return m
 }
 
 func (m meter) stop(records, bytes int64) sample {
@@ -48,7 +62,16 @@ func (m meter) stop(records, bytes int64) sample {
 	faults := selfFaults() - m.faults
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return sample{elapsed: el, cpu: cpu, mallocs: ms.Mallocs - m.mallocs, faults: faults, records: records, bytes: bytes}
+	s := sample{elapsed: el, cpu: cpu, mallocs: ms.Mallocs - m.mallocs, faults: faults, records: records, bytes: bytes}
+	if m.brokerPID > 0 {
+		if b, err := procCPU(m.brokerPID); err == nil {
+			s.brokerCPU = b - m.broker0
+		}
+	}
+	if m.busy0 > 0 {
+		s.busy = machineBusy() - m.busy0
+	}
+	return s
 }
 
 // selfCPU is this process's user + system CPU time (getrusage).
@@ -157,7 +180,7 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 
 // summarize turns measured samples into the reported medians.
 func summarize(r *Throughput, ss []sample) {
-	var rate, mbs, cpu, allocs, faults, secs, batch, commit []float64
+	var rate, mbs, cpu, allocs, faults, secs, batch, commit, broker, busy []float64
 	for _, s := range ss {
 		sec := s.elapsed.Seconds()
 		secs = append(secs, sec)
@@ -166,6 +189,12 @@ func summarize(r *Throughput, ss []sample) {
 		cpu = append(cpu, s.cpu.Seconds()/(float64(s.records)/1e6))
 		allocs = append(allocs, float64(s.mallocs)/float64(s.records))
 		faults = append(faults, float64(s.faults)/float64(s.records))
+		if s.brokerCPU > 0 {
+			broker = append(broker, s.brokerCPU.Seconds()/(float64(s.records)/1e6))
+		}
+		if s.busy > 0 {
+			busy = append(busy, s.busy.Seconds()/sec)
+		}
 		if s.batches > 0 {
 			batch = append(batch, float64(s.records)/float64(s.batches))
 		}
@@ -182,4 +211,6 @@ func summarize(r *Throughput, ss []sample) {
 	r.FaultsPerRecord = median(faults)
 	r.AvgBatchRows = median(batch)
 	r.CommitRowsPerSec = median(commit)
+	r.BrokerCPUSecPerMillion = median(broker)
+	r.CoresBusy = median(busy)
 }

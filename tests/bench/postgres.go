@@ -261,7 +261,7 @@ func pgCeilingRun(ctx context.Context, s *pgServer, rows *encodedRows, batchRows
 	}
 	n := len(rows.rows)
 	pg0 := s.cpu()
-	m := startMeter()
+	m := startMeter(0)
 	for _, b := range batches {
 		err := pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
 			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"t"}, cols, pgx.CopyFromRows(b.rows)); err != nil {

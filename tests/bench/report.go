@@ -25,27 +25,27 @@ func WriteText(w io.Writer, r *Results) error {
 		s.Records, s.RecordBytes, s.Runs, s.BatchRows, s.BatchIntervalMs, tasksText(s.Tasks))
 	if len(r.Throughput) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "scenario\tformat\tpartitions\trecords\tseconds\trecords/s\tMB/s\tCPU s/M rec\tallocs/rec\tfaults/rec\trows/batch\tx ceiling\tx kcat\tx store\tcommit rows/s\tcommit x store\t")
+		fmt.Fprintln(tw, "scenario\tformat\tpartitions\trecords\tseconds\trecords/s\tMB/s\tCPU s/M rec\tallocs/rec\tfaults/rec\tbroker CPU s/M\tcores busy\trows/batch\tx ceiling\tx kcat\tx store\tcommit rows/s\tcommit x store\t")
 		for _, t := range r.Throughput {
 			parts := "-"
 			if t.Partitions > 0 {
 				parts = fmt.Sprint(t.Partitions)
 			}
 			if t.Error != "" {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\tfailed\t\t\t\t\t\t\t\t\t\t\t\t\n", scenarioLabel(t.Scenario), t.Format, parts, t.Records)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\tfailed\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", scenarioLabel(t.Scenario), t.Format, parts, t.Records)
 				continue
 			}
 			if t.Skipped != "" {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\tskipped\t\t\t\t\t\t\t\t\t\t\t\t\n", scenarioLabel(t.Scenario), t.Format, parts, t.Records)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\tskipped\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", scenarioLabel(t.Scenario), t.Format, parts, t.Records)
 				continue
 			}
 			allocs, faults := fmt.Sprintf("%.1f", t.AllocsPerRecord), fmt.Sprintf("%.3f", t.FaultsPerRecord)
 			if t.Scenario == ScenarioKcat {
 				allocs, faults = "-", "-" // another process
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%.0f\t%.1f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%.0f\t%.1f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 				scenarioLabel(t.Scenario), t.Format, parts, t.Records, t.Seconds, t.RecordsPerSec, t.MBPerSec,
-				t.CPUSecPerMillion, allocs, faults, numOrDash(t.AvgBatchRows, "%.0f"), ratio(t.E2EToCeilingRatio), ratio(t.E2EToKcatRatio), ratio(t.E2EToStoreRatio),
+				t.CPUSecPerMillion, allocs, faults, numOrDash(t.BrokerCPUSecPerMillion, "%.2f"), numOrDash(t.CoresBusy, "%.2f"), numOrDash(t.AvgBatchRows, "%.0f"), ratio(t.E2EToCeilingRatio), ratio(t.E2EToKcatRatio), ratio(t.E2EToStoreRatio),
 				numOrDash(t.CommitRowsPerSec, "%.0f"), ratio(t.CommitToStoreRatio))
 		}
 		if err := tw.Flush(); err != nil {
@@ -64,6 +64,7 @@ func WriteText(w io.Writer, r *Results) error {
 		}
 		fmt.Fprintln(w, "  store = the same rows pre-encoded, synced CommitBatch of max_batch_rows with progress and stats, no source;")
 		fmt.Fprintln(w, "  faults/rec = minor + major page faults of the bench process (getrusage) over the measured window, per record;")
+		fmt.Fprintln(w, "  broker CPU s/M = the broker child's CPU over the same window; cores busy = the whole machine's non-idle cores over it (/proc/stat, steal included);")
 		fmt.Fprintln(w, "  commit rows/s = records over the seconds the job spent in synced commits (the node's loadnode_batch_commit_seconds_sum).")
 		writePostgresNote(w, r)
 		fmt.Fprintln(w)

@@ -70,6 +70,14 @@ type Throughput struct {
 	// FaultsPerRecord (e2e and store rows) is the measuring process's
 	// minor + major page faults (getrusage) per record.
 	FaultsPerRecord float64 `json:"faults_per_record,omitempty"`
+	// BrokerCPUSecPerMillion is the broker child's CPU seconds per million
+	// records over the same window (0 with --brokers, and for store rows);
+	// CoresBusy is the whole machine's non-idle cores over it (every
+	// process, steal included; /proc/stat). With the machine's cores busy,
+	// the two CPU figures bound the rate: CPUs / (CPU s/M + broker CPU s/M)
+	// million records per second.
+	BrokerCPUSecPerMillion float64 `json:"broker_cpu_sec_per_million,omitempty"`
+	CoresBusy              float64 `json:"machine_cores_busy,omitempty"`
 	// AvgBatchRows is rows per committed batch (e2e, store).
 	AvgBatchRows float64 `json:"avg_batch_rows,omitempty"`
 	// E2EToCeilingRatio is set on every e2e row: its records/s over the

@@ -72,7 +72,7 @@ func storeRun(rows *encodedRows, batchRows int) (sample, error) {
 	}
 	n := len(rows.rows)
 	stats := &api.JobStats{}
-	m := startMeter()
+	m := startMeter(0)
 	for from := 0; from < n; from += batchRows {
 		to := min(from+batchRows, n)
 		base := stats.CommittedBatches
