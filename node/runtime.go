@@ -1,6 +1,7 @@
 package node
 
 import (
+	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -78,8 +79,12 @@ func gcPercentFor(live uint64, cur int) int {
 // getenv("GOGC") names one (GOGC=off included): that one is left to the
 // runtime. It returns the target now in force (-1: off). serve, dev and
 // the bench call it once at start; later calls set the target again but
-// start no second follower.
+// start no second follower. It also gives the runtime a soft memory limit
+// of 90% of the process's cgroup memory limit, if it has one and
+// getenv("GOMEMLIMIT") names none (tuneMemoryLimit).
 func TuneRuntime(getenv func(string) string) int {
+	limit, from := tuneMemoryLimit(getenv, os.ReadFile, debug.SetMemoryLimit)
+	memLimit.Store(&memoryLimit{bytes: limit, from: from})
 	if v := getenv("GOGC"); v != "" {
 		gcTuner.mu.Lock()
 		gcTuner.following = false

@@ -212,6 +212,9 @@ func (c serveCmd) run(ctx context.Context, m *Main) error {
 		}
 	}()
 	node.TuneRuntime(m.Getenv)
+	if limit, from := node.CgroupMemoryLimit(); limit > 0 {
+		logger.Info("loadnode: Go soft memory limit from the cgroup's (set GOMEMLIMIT to choose another)", "bytes", limit, "from", from)
+	}
 	hooks, err := node.CrashHooks(m.Getenv(node.CrashEnv))
 	if err != nil {
 		return err
