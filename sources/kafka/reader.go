@@ -63,8 +63,9 @@ type reader struct {
 	// (growslice was ~6% of the end-to-end CPU), and a trickle stays small.
 	lastLen int
 	// spare is the Records slice of a batch given back by Recycle,
-	// cleared, for the next Read (at most maxSpareRecords slots).
-	spare []sources.Record
+	// cleared, for the next Read (minSpare to maxSpareRecords slots).
+	spare    []sources.Record
+	minSpare int // minSpareRecords; tests lower it
 	// err is sticky: once set every Read returns it.
 	err    error
 	closed bool
@@ -94,20 +95,26 @@ func (c *Cluster) NewReader(topic string, start map[int32]int64) (sources.Reader
 	}
 	logger := c.logger.With("topic", topic)
 	return &reader{
-		cluster: c,
-		topic:   topic,
-		route:   rt,
-		health:  rt.lane.health,
-		logger:  logger,
-		next:    maps.Clone(start),
-		fetched: maps.Clone(start),
-		hw:      make(map[int32]int64, len(start)),
+		cluster:  c,
+		topic:    topic,
+		route:    rt,
+		health:   rt.lane.health,
+		logger:   logger,
+		next:     maps.Clone(start),
+		fetched:  maps.Clone(start),
+		hw:       make(map[int32]int64, len(start)),
+		minSpare: minSpareRecords,
 	}, nil
 }
 
 func (r *reader) Read(ctx context.Context, lim sources.Limits) (*sources.Batch, error) {
 	b := &sources.Batch{Topic: r.topic}
-	defer func() { r.lastLen = len(b.Records) }()
+	defer func() {
+		r.lastLen = len(b.Records)
+		if r.lastLen == 0 {
+			r.spare = nil // idle: an idle job keeps no slots
+		}
+	}()
 	// An idle job's reads (nothing queued, the last read empty) allocate
 	// no record slots: 64 of them are 8 KiB, per read, per idle job.
 	if queued := len(r.pending) - r.head; r.lastLen > 0 || queued > 0 {
@@ -325,16 +332,22 @@ func (r *reader) drain(b *sources.Batch, lim sources.Limits) bool {
 	return full()
 }
 
-// maxSpareRecords bounds the record slots a reader keeps for its next
-// Read (about 5 MiB); a bigger batch's slots are left to the GC.
-const maxSpareRecords = 32 << 10
+// minSpareRecords and maxSpareRecords bound the record slots a reader
+// keeps for its next Read: from about 150 KiB (a smaller batch's slots cost
+// little to allocate, and 10,000 jobs of small batches would each keep
+// theirs) to about 5 MiB (a bigger batch's are left to the GC). A Read
+// that returns no record drops them.
+const (
+	minSpareRecords = 1 << 10
+	maxSpareRecords = 32 << 10
+)
 
 // Recycle keeps b's record slots for the next Read (sources.Recycler):
 // a reader working through a backlog then fills the same ~3 MiB of slots
 // batch after batch, warm, instead of ~150 bytes of fresh memory per
 // record (allocated, zeroed, faulted in and collected).
 func (r *reader) Recycle(b *sources.Batch) {
-	if b == nil || cap(b.Records) > maxSpareRecords || cap(b.Records) <= cap(r.spare) {
+	if b == nil || cap(b.Records) < r.minSpare || cap(b.Records) > maxSpareRecords || cap(b.Records) <= cap(r.spare) {
 		return
 	}
 	clear(b.Records) // the fetched records' bytes go with the batch

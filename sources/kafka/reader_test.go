@@ -68,6 +68,7 @@ func TestReadExactlyOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		r.(*reader).minSpare = 1 // these batches are small: recycle them all the same
 		// each reader reads a few batches, then is closed: a task
 		// giving back its slot and a new task resuming
 		for range 1 + rng.IntN(6) {
@@ -119,11 +120,13 @@ func TestReadExactlyOnce(t *testing.T) {
 
 // TestRecycleReusesSlots checks that a Read after Recycle fills the
 // recycled batch's record slots again, with nothing left of the records
-// they held (headers included), and that a reader keeps no slots of a
-// batch bigger than maxSpareRecords.
+// they held (headers included); that a reader keeps no slots of a batch
+// smaller than minSpareRecords or bigger than maxSpareRecords; and that an
+// empty Read drops the slots it kept (an idle job holds none).
 func TestRecycleReusesSlots(t *testing.T) {
+	const n = minSpareRecords + 10
 	e := newEnv(t, 1)
-	recs := make([]*kgo.Record, 4)
+	recs := make([]*kgo.Record, n)
 	for i := range recs {
 		v := fmt.Sprintf("h%d", i)
 		recs[i] = &kgo.Record{Key: []byte(v), Value: []byte(v), Headers: []kgo.RecordHeader{{Key: "k", Value: []byte(v)}}}
@@ -131,17 +134,32 @@ func TestRecycleReusesSlots(t *testing.T) {
 	if err := e.prod.ProduceSync(testCtx(t), recs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	e.produce(t, 0, "n0", "n1", "n2", "n3")
+	plain := make([]string, n)
+	for i := range plain {
+		plain[i] = fmt.Sprintf("n%d", i)
+	}
+	e.produce(t, 0, plain...)
 	r, err := e.cluster.NewReader(e.topic, map[int32]int64{0: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	lim := sources.Limits{MaxRows: 4, MaxWait: 5 * time.Second}
-	first, err := r.Read(testCtx(t), lim)
-	if err != nil || len(first.Records) != 4 {
-		t.Fatalf("first read: %d records, %v", len(first.Records), err)
+	rr := r.(*reader)
+	lim := sources.Limits{MaxRows: n, MaxWait: 5 * time.Second}
+	readAll := func(what string, from int64) *sources.Batch {
+		t.Helper()
+		b := &sources.Batch{}
+		for len(b.Records) == 0 {
+			if b, err = r.Read(testCtx(t), lim); err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+		}
+		if len(b.Records) != n || b.Records[0].Offset != from {
+			t.Fatalf("%s: %d records from offset %d, want %d from %d", what, len(b.Records), b.Records[0].Offset, n, from)
+		}
+		return b
 	}
+	first := readAll("first read", 0)
 	for i, rec := range first.Records {
 		if len(rec.Headers) != 1 || string(rec.Value) != fmt.Sprintf("h%d", i) {
 			t.Fatalf("first read, record %d: value %q headers %v", i, rec.Value, rec.Headers)
@@ -152,25 +170,36 @@ func TestRecycleReusesSlots(t *testing.T) {
 	if first.Records != nil {
 		t.Fatal("Recycle left the batch its records")
 	}
-	second, err := r.Read(testCtx(t), lim)
-	if err != nil || len(second.Records) != 4 {
-		t.Fatalf("second read: %d records, %v", len(second.Records), err)
-	}
+	second := readAll("second read", n)
 	if &second.Records[0] != slots {
 		t.Fatal("the second read did not reuse the recycled slots")
 	}
 	for i, rec := range second.Records {
-		if rec.Headers != nil || string(rec.Value) != fmt.Sprintf("n%d", i) || rec.Offset != int64(4+i) {
+		if rec.Headers != nil || string(rec.Value) != fmt.Sprintf("n%d", i) || rec.Offset != int64(n+i) {
 			t.Fatalf("second read, record %d: offset %d value %q headers %v (left over from the recycled batch?)", i, rec.Offset, rec.Value, rec.Headers)
 		}
 	}
 
-	// A batch with more slots than maxSpareRecords is not kept.
-	rr := r.(*reader)
-	big := &sources.Batch{Records: make([]sources.Record, 1, maxSpareRecords+1)}
-	rr.Recycle(big)
-	if rr.spare != nil || big.Records == nil {
-		t.Fatalf("kept %d slots of a batch over the bound", cap(rr.spare))
+	// Caught up: a Read returns nothing and drops the slots it kept.
+	r.(sources.Recycler).Recycle(second)
+	if cap(rr.spare) < n {
+		t.Fatalf("kept %d slots of a batch of %d", cap(rr.spare), n)
+	}
+	idle, err := r.Read(testCtx(t), sources.Limits{MaxRows: n, MaxWait: 10 * time.Millisecond})
+	if err != nil || len(idle.Records) != 0 {
+		t.Fatalf("read past the end: %d records, %v", len(idle.Records), err)
+	}
+	if rr.spare != nil {
+		t.Fatalf("an empty read left %d slots kept", cap(rr.spare))
+	}
+
+	// Too small or too big a batch: its slots are not kept.
+	for _, c := range []int{minSpareRecords - 1, maxSpareRecords + 1} {
+		b := &sources.Batch{Records: make([]sources.Record, 1, c)}
+		rr.Recycle(b)
+		if rr.spare != nil || b.Records == nil {
+			t.Fatalf("kept %d slots of a batch of %d slots", cap(rr.spare), c)
+		}
 	}
 }
 
