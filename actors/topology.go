@@ -43,8 +43,11 @@ type sourceTopology struct {
 	// stopped.
 	batchesAtMark int64
 	topoBusy      bool
-	markBusy      bool
-	unwatch       func() // set while an idle job watches its source (Watcher)
+	// topoAgain: a look-up was asked for while one was out (topoBusy);
+	// onTopology starts it if the one out answers for an earlier epoch.
+	topoAgain bool
+	markBusy  bool
+	unwatch   func() // set while an idle job watches its source (Watcher)
 
 	generation uint64
 	// ownerEpoch is the cluster ownership epoch this actor runs at (0 on a
@@ -71,10 +74,14 @@ const topologyTimeout = 30 * time.Second
 // resolveTopology asks the source, in a goroutine, for the partitions the
 // job reads and the starts of those without progress.
 func (j *job) resolveTopology(ctx actor.Context) {
-	if j.topoBusy || j.src == nil {
+	if j.src == nil {
 		return
 	}
-	j.topoBusy = true
+	if j.topoBusy {
+		j.topoAgain = true
+		return
+	}
+	j.topoBusy, j.topoAgain = true, false
 	src, epoch := j.src, j.epoch
 	known := make(map[int32]bool, len(j.progress))
 	for p := range j.progress {
@@ -90,7 +97,20 @@ func (j *job) resolveTopology(ctx actor.Context) {
 
 func (j *job) onTopology(ctx actor.Context, msg *topologyResolved) {
 	j.topoBusy = false
-	if msg.epoch != j.epoch || (j.state != api.JobState_NEED_SCHEDULE && j.state != api.JobState_RUNNING) {
+	again := j.topoAgain
+	j.topoAgain = false
+	if j.state != api.JobState_NEED_SCHEDULE && j.state != api.JobState_RUNNING {
+		return
+	}
+	if msg.epoch != j.epoch {
+		// The look-up began before a pause, a resume or a new
+		// generation: its answer is not this epoch's. A look-up asked for
+		// meanwhile (a resumed job's admission) was refused while this one
+		// was out: it runs now, or the job would wait in NEED_SCHEDULE
+		// for good.
+		if again {
+			j.resolveTopology(ctx)
+		}
 		return
 	}
 	if msg.err != nil {

@@ -153,3 +153,52 @@ func TestTopologyFollowsProgress(t *testing.T) {
 		t.Fatalf("job progress %v, want %v", in.Progress, want)
 	}
 }
+
+// gatedSource is quietSource whose first partition listing waits until
+// gate is closed, telling entered when it started.
+type gatedSource struct {
+	quietSource
+	once    sync.Once
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (s *gatedSource) Partitions(ctx context.Context) ([]int32, error) {
+	first := false
+	s.once.Do(func() { first = true })
+	if first {
+		close(s.entered)
+		select {
+		case <-s.gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return s.quietSource.Partitions(ctx)
+}
+
+// A job paused and resumed while its first topology look-up is still out
+// gets scheduled once that look-up answers: the answer belongs to the
+// epoch before the pause and is dropped, and the resume's own look-up,
+// refused while the first one was out, runs then. The job stayed in
+// NEED_SCHEDULE for good (a MySQL e2e test under two CPU hogs: PAUSE and
+// RESUME right after CREATE).
+func TestTopologyLookupAcrossPauseResume(t *testing.T) {
+	src := &gatedSource{quietSource: quietSource{parts: []int32{0}}, entered: make(chan struct{}), gate: make(chan struct{})}
+	h := newHarnessWith(t, vfs.NewMem(), src, Settings{})
+	_, pid := h.create("gated")
+	select {
+	case <-src.entered:
+	case <-time.After(10 * time.Second): // a hang guard, not a timing
+		t.Fatal("the job never looked its topology up")
+	}
+	if resp := h.ask(h.mgr, &api.PauseJobRequest{Name: "gated"}).(*api.JobResponse); resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	if resp := h.ask(h.mgr, &api.ResumeJobRequest{Name: "gated"}).(*api.JobResponse); resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	h.waitState(pid, api.JobState_NEED_SCHEDULE)
+	close(src.gate)
+	h.waitState(pid, api.JobState_RUNNING)
+}
