@@ -23,7 +23,7 @@ import (
 // pairs on 2026-12-05 (`loadnode bench`, json, 8 partitions, 1,000,000
 // records): 0.85-0.88 CPU s per million records against 0.91-1.03, with
 // 0.004-0.018 page faults per record against 0.045-0.063; the cluster
-// bench (10,000 jobs) 110 KiB of RSS per active job against 90 (the
+// bench (10,000 jobs) 93 KiB of RSS per active job against 77 (the
 // target is 150); 100,000 idle jobs 13.5 KiB each (they run at 100).
 const LoadGCPercent = 400
 
