@@ -16,20 +16,7 @@ import (
 // as one collected into fresh buffers, and uses those buffers: no row of
 // the earlier batch shows through.
 func TestCollectReusesBuffers(t *testing.T) {
-	spec := &api.TableSpec{Name: "bufs", Columns: []*api.Column{
-		{Name: "id", Type: api.ColumnType_INT64},
-		{Name: "note", Type: api.ColumnType_STRING},
-	}}
-	schema, err := table.NewSchema(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := table.Format{Kind: "csv", ColumnSeparator: ","}
-	parser, err := table.NewParser(schema, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := taskConfig{jobID: 1, schema: schema, format: f, settings: testSettings(Settings{})}
+	cfg, parser := csvTask(t, "bufs")
 	batchOf := func(n int, note string) *sources.Batch {
 		b := &sources.Batch{Next: map[int32]int64{0: int64(n)}}
 		for i := range n {
@@ -76,6 +63,26 @@ func TestCollectReusesBuffers(t *testing.T) {
 	}
 }
 
+// csvTask is the configuration and parser of a task loading csv records
+// "id,note" into table name (id INT64, note STRING).
+func csvTask(t *testing.T, name string) (taskConfig, *table.Parser) {
+	t.Helper()
+	spec := &api.TableSpec{Name: name, Columns: []*api.Column{
+		{Name: "id", Type: api.ColumnType_INT64},
+		{Name: "note", Type: api.ColumnType_STRING},
+	}}
+	schema, err := table.NewSchema(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := table.Format{Kind: "csv", ColumnSeparator: ","}
+	parser, err := table.NewParser(schema, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return taskConfig{jobID: 1, schema: schema, format: f, settings: testSettings(Settings{})}, parser
+}
+
 func kvEqual(a, b sink.KV) bool {
 	return bytes.Equal(a.Key, b.Key) && bytes.Equal(a.Value, b.Value) && a.Delete == b.Delete && len(a.Named) == len(b.Named)
 }
@@ -104,20 +111,7 @@ func (r *recyclingReader) Recycle(b *sources.Batch) {
 // collect gives a Recycler reader its batch back once, after every record
 // is parsed, and the batch it returns holds nothing of the record slots.
 func TestCollectRecyclesRecords(t *testing.T) {
-	spec := &api.TableSpec{Name: "recycled", Columns: []*api.Column{
-		{Name: "id", Type: api.ColumnType_INT64},
-		{Name: "note", Type: api.ColumnType_STRING},
-	}}
-	schema, err := table.NewSchema(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := table.Format{Kind: "csv", ColumnSeparator: ","}
-	parser, err := table.NewParser(schema, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := taskConfig{jobID: 1, schema: schema, format: f, settings: testSettings(Settings{})}
+	cfg, parser := csvTask(t, "recycled")
 	batchOf := func() *sources.Batch {
 		b := &sources.Batch{Next: map[int32]int64{0: 50}}
 		for i := range 50 {
