@@ -347,7 +347,8 @@ const (
 // batch after batch, warm, instead of ~150 bytes of fresh memory per
 // record (allocated, zeroed, faulted in and collected).
 func (r *reader) Recycle(b *sources.Batch) {
-	if b == nil || cap(b.Records) < r.minSpare || cap(b.Records) > maxSpareRecords || cap(b.Records) <= cap(r.spare) {
+	if b == nil || len(b.Records) == 0 || cap(b.Records) < r.minSpare || cap(b.Records) > maxSpareRecords || cap(b.Records) <= cap(r.spare) {
+		// (An empty batch's slots go too: the reader is idle.)
 		return
 	}
 	clear(b.Records) // the fetched records' bytes go with the batch

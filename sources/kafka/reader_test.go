@@ -192,6 +192,10 @@ func TestRecycleReusesSlots(t *testing.T) {
 	if rr.spare != nil {
 		t.Fatalf("an empty read left %d slots kept", cap(rr.spare))
 	}
+	r.(sources.Recycler).Recycle(idle) // as a task gives every batch back
+	if rr.spare != nil {
+		t.Fatalf("the empty batch given back: %d slots kept", cap(rr.spare))
+	}
 
 	// Too small or too big a batch: its slots are not kept.
 	for _, c := range []int{minSpareRecords - 1, maxSpareRecords + 1} {
