@@ -145,7 +145,7 @@ func TestRecycleReusesSlots(t *testing.T) {
 	}
 	defer r.Close()
 	rr := r.(*reader)
-	lim := sources.Limits{MaxRows: n, MaxWait: 5 * time.Second}
+	lim := sources.Limits{MaxRows: n, MaxWait: 20 * time.Second} // a Read ends at MaxRows: the wait only bounds a very slow fetch
 	readAll := func(what string, from int64) *sources.Batch {
 		t.Helper()
 		b := &sources.Batch{}
