@@ -304,3 +304,28 @@ func TestAvroRecordLoads(t *testing.T) {
 		}
 	}
 }
+
+// TestCoresBound: the e2e / ceiling target's note says what the machine's
+// cores allow at the run's CPU per record, and says nothing without the
+// figures (no broker child, no busy cores).
+func TestCoresBound(t *testing.T) {
+	ratio := 0.4
+	r := &Results{Host: Host{CPUs: 2}}
+	e2e := &Throughput{Scenario: ScenarioE2E, RecordsPerSec: 2e6, CPUSecPerMillion: 0.9, BrokerCPUSecPerMillion: 0.1, CoresBusy: 1.9, E2EToCeilingRatio: &ratio}
+	got := coresBound(r, e2e)
+	// 2 cores / (0.9 + 0.1) s per million = 2,000,000 records/s; the ceiling 5,000,000.
+	for _, want := range []string{"2 cores at 0.90 + 0.10", "at most 2000000 records/s", "0.40 x the ceiling", "1.90 cores busy"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("coresBound = %q, want it to say %q", got, want)
+		}
+	}
+	for name, tp := range map[string]*Throughput{
+		"no broker":     {Scenario: ScenarioE2E, RecordsPerSec: 2e6, CPUSecPerMillion: 0.9, CoresBusy: 1.9, E2EToCeilingRatio: &ratio},
+		"no busy cores": {Scenario: ScenarioE2E, RecordsPerSec: 2e6, CPUSecPerMillion: 0.9, BrokerCPUSecPerMillion: 0.1, E2EToCeilingRatio: &ratio},
+		"no ratio":      {Scenario: ScenarioE2E, RecordsPerSec: 2e6, CPUSecPerMillion: 0.9, BrokerCPUSecPerMillion: 0.1, CoresBusy: 1.9},
+	} {
+		if got := coresBound(r, tp); got != "" {
+			t.Errorf("%s: coresBound = %q, want nothing", name, got)
+		}
+	}
+}
