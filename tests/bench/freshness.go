@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -137,12 +135,6 @@ func runFreshness(ctx context.Context, o Options, brokers []string, maxRate floa
 	return f, nil
 }
 
-// produced is a record's offset, produce time and the time the broker
-// acknowledged it (Unix ns).
-type produced struct {
-	offset, at, acked int64
-}
-
 // seen is a committed offset of a partition and the time of the first
 // commit seen with it.
 type seen struct {
@@ -162,8 +154,7 @@ func freshnessCell(ctx context.Context, o Options, brokers []string, format stri
 		return c, fmt.Errorf("bench: freshness: %d records/s for %v is %.0f records; at most %d", rate, dur, total, freshnessMaxRecords)
 	}
 	topic := fmt.Sprintf("loadnode_bench_fresh_%s_p%d_r%d_i%d_%d", format, parts, rate, iv.Milliseconds(), time.Now().UnixNano())
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.ProducerLinger(0), kgo.MaxBufferedRecords(1<<17))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
 		return c, fmt.Errorf("bench: freshness producer: %w", err)
 	}
@@ -185,13 +176,16 @@ func freshnessCell(ctx context.Context, o Options, brokers []string, format stri
 	}
 	defer lc.Close()
 
-	p := newFreshProducer(cl, topic, format, parts, o.RecordBytes, rate*int((dur+freshnessWarmup)/time.Second+1))
+	p, err := newFreshProducer(ctx, cl, topic, format, parts, o.RecordBytes)
+	if err != nil {
+		return c, err
+	}
 	// One record per partition first: the job commits them before the
 	// paced records start, so that its tasks are reading.
 	if err := p.produceN(ctx, parts); err != nil {
 		return c, err
 	}
-	if err := cl.Flush(ctx); err != nil {
+	if err := p.flush(); err != nil {
 		return c, fmt.Errorf("bench: freshness produce: %w", err)
 	}
 	name := fmt.Sprintf("fresh_%s_r%d_i%d", format, rate, iv.Milliseconds())
@@ -228,7 +222,7 @@ func freshnessCell(ctx context.Context, o Options, brokers []string, format stri
 	perr := p.pace(ctx, rate, start, measureFrom.Add(dur))
 	c.BenchCores, c.BrokerCores = cpu.cores()
 	if perr == nil {
-		perr = cl.Flush(ctx)
+		perr = p.flush()
 	}
 	if perr != nil {
 		perr = fmt.Errorf("bench: freshness produce: %w", perr)
@@ -357,216 +351,6 @@ func committedTo(c *api.JobCommitted, ends map[int32]int64) bool {
 		}
 	}
 	return true
-}
-
-// freshProducer produces the freshness records and keeps each one's offset
-// and produce time.
-type freshProducer struct {
-	cl    *kgo.Client
-	acked func(*kgo.Record, error) // p.ack, made once
-	topic string
-	parts int
-	// bodies are records made beforehand (formatting one costs about as
-	// much as producing it) without their produce time, which
-	// appendProducedAt adds.
-	bodies [][]byte
-	json   bool
-	next   int // records produced so far
-	mu     sync.Mutex
-	byPart [][]produced // acknowledged records, per partition
-	err    error
-	free   []*freshChunk // chunks whose records are all acknowledged
-}
-
-// freshChunk is the records of one produceN and their values. A chunk is
-// used again once all its records are acknowledged: a new one per tick
-// made the producer touch fresh memory for every record (over a third of
-// the process's CPU at half the maximum rate, CPU the node it measures
-// did not get). Each record carries its chunk as its Context (the produce
-// context, which kgo reads for cancellation).
-type freshChunk struct {
-	context.Context
-	recs []kgo.Record
-	slab []byte
-	left atomic.Int64 // records not yet acknowledged
-}
-
-// maxFreeChunks bounds the chunks a producer keeps for reuse.
-const maxFreeChunks = 4096
-
-// freshBodies is the number of distinct records a producer cycles through.
-const freshBodies = 4096
-
-// newFreshProducer is a producer of about records records (their produce
-// times are allocated once, not grown while producing).
-func newFreshProducer(cl *kgo.Client, topic, format string, parts, size, records int) *freshProducer {
-	p := &freshProducer{cl: cl, topic: topic, parts: parts, json: format == "json", byPart: make([][]produced, parts)}
-	p.acked = p.ack
-	for i := range p.byPart {
-		p.byPart[i] = make([]produced, 0, records/parts+2)
-	}
-	for i := range freshBodies {
-		p.bodies = append(p.bodies, appendRecord(nil, format, i, max(size-32, 120)))
-	}
-	return p
-}
-
-// pace produces rate records/s from start until end: every freshnessTick
-// the records due by then (not a burst per second).
-func (p *freshProducer) pace(ctx context.Context, rate int, start, end time.Time) error {
-	tick := time.NewTicker(freshnessTick)
-	defer tick.Stop()
-	sent := 0
-	for {
-		now := time.Now()
-		if !now.Before(end) {
-			return p.failed()
-		}
-		due := int(float64(rate) * now.Sub(start).Seconds())
-		if err := p.produceN(ctx, due-sent); err != nil {
-			return err
-		}
-		sent = max(sent, due)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
-}
-
-// produceN produces n records (n <= 0: none), each stamped with its own
-// produce time. The n records and their values are carved from one
-// allocation each, and one acknowledgement callback serves them all: the
-// producer shares the 2 cores with the node it measures, and a heap
-// object or two per record cost it about a tenth of a core at half the
-// maximum rate.
-func (p *freshProducer) produceN(ctx context.Context, n int) error {
-	if n <= 0 {
-		return p.failed()
-	}
-	ch := p.chunk(ctx, n)
-	slab := ch.slab[:0]
-	for i := range n {
-		at := time.Now()
-		part := int32(p.next % p.parts)
-		body := p.bodies[p.next%len(p.bodies)]
-		p.next++
-		if cap(slab)-len(slab) < len(body)+40 {
-			// Only where the bodies' sizes differ: the values made so far
-			// stay where they are.
-			slab = make([]byte, 0, (n-i)*(len(body)+40))
-		}
-		start := len(slab)
-		slab = appendProducedAt(slab, body, p.json, at.UnixNano())
-		ch.recs[i] = kgo.Record{Topic: p.topic, Partition: part, Value: slab[start:len(slab):len(slab)], Timestamp: at, Context: ch}
-		p.cl.Produce(ctx, &ch.recs[i], p.acked)
-	}
-	return p.failed()
-}
-
-// chunk returns a chunk for n records (reused when one is free), its
-// count of records to acknowledge set to n.
-func (p *freshProducer) chunk(ctx context.Context, n int) *freshChunk {
-	size := n * (len(p.bodies[0]) + 40)
-	var ch *freshChunk
-	p.mu.Lock()
-	for i := len(p.free) - 1; i >= 0; i-- {
-		if c := p.free[i]; cap(c.recs) >= n && cap(c.slab) >= size {
-			ch = c
-			p.free = slices.Delete(p.free, i, i+1)
-			break
-		}
-	}
-	p.mu.Unlock()
-	if ch == nil {
-		// Room for a few more records than this tick's, so that the
-		// next ticks' (the count varies with the clock) fit.
-		m := n + n/4 + 16
-		ch = &freshChunk{recs: make([]kgo.Record, m), slab: make([]byte, 0, m*(len(p.bodies[0])+40))}
-	}
-	ch.Context = ctx
-	ch.left.Store(int64(n))
-	return ch
-}
-
-// ack records a record's acknowledgement (kgo's promise).
-func (p *freshProducer) ack(r *kgo.Record, err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err != nil {
-		p.err = errors.Join(p.err, err)
-		return
-	}
-	p.byPart[r.Partition] = append(p.byPart[r.Partition], produced{offset: r.Offset, at: r.Timestamp.UnixNano(), acked: time.Now().UnixNano()})
-	// r is not used after this: its chunk may be reused at once.
-	if ch, ok := r.Context.(*freshChunk); ok && ch.left.Add(-1) == 0 && len(p.free) < maxFreeChunks {
-		p.free = append(p.free, ch)
-	}
-}
-
-func (p *freshProducer) failed() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.err
-}
-
-// ends are the end offsets of the acknowledged records, per partition.
-func (p *freshProducer) ends() map[int32]int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make(map[int32]int64, p.parts)
-	for i, rs := range p.byPart {
-		for _, r := range rs {
-			out[int32(i)] = max(out[int32(i)], r.offset+1)
-		}
-	}
-	return out
-}
-
-// latencies are the produce-to-committed latencies of the records produced
-// at or after fromNs: for each, the first time its partition's committed
-// offset was seen past it minus its produce time; acks are the same
-// records' times from produce to the broker's acknowledgement, and
-// sinceAck from that acknowledgement to the commit (the part of a latency
-// after the record reached the broker).
-func (p *freshProducer) latencies(marks map[int32][]seen, fromNs int64) (out, acks, sinceAck []time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := 0
-	for _, rs := range p.byPart {
-		n += len(rs)
-	}
-	out, acks, sinceAck = make([]time.Duration, 0, n), make([]time.Duration, 0, n), make([]time.Duration, 0, n)
-	for i, rs := range p.byPart {
-		slices.SortFunc(rs, func(a, b produced) int { return int(a.offset - b.offset) })
-		ms := marks[int32(i)]
-		k := 0
-		for _, r := range rs {
-			for k < len(ms) && ms[k].offset <= r.offset {
-				k++
-			}
-			if r.at < fromNs || k == len(ms) {
-				continue
-			}
-			out = append(out, time.Duration(ms[k].at.UnixNano()-r.at))
-			acks = append(acks, time.Duration(r.acked-r.at))
-			sinceAck = append(sinceAck, time.Duration(ms[k].at.UnixNano()-r.acked))
-		}
-	}
-	return out, acks, sinceAck
-}
-
-// appendProducedAt appends record body (json or csv, from appendRecord)
-// with a last column produced_at, its produce time in Unix ns.
-func appendProducedAt(dst, body []byte, json bool, atNs int64) []byte {
-	if json {
-		dst = append(dst, body[:len(body)-1]...)
-		dst = append(dst, `,"produced_at":`...)
-		return append(strconv.AppendInt(dst, atNs, 10), '}')
-	}
-	dst = append(append(dst, body...), ',')
-	return strconv.AppendInt(dst, atNs, 10)
 }
 
 // Freshness is the freshness scenario's result.
