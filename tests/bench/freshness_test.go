@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -241,5 +242,27 @@ func TestAppendProducedAt(t *testing.T) {
 	f := strings.Split(string(appendProducedAt(nil, appendRecord(nil, "csv", 7, 200), false, ns)), ",")
 	if len(f) != len(benchColumns())+1 || f[len(f)-1] != strconv.Itoa(ns) {
 		t.Errorf("csv record %q", f)
+	}
+}
+
+// TestFreshProducerNoTopic checks that a producer of a topic the broker
+// does not have fails, naming the topic, when its context ends (it looks
+// the leaders up again meanwhile: a new topic may have none yet).
+func TestFreshProducerNoTopic(t *testing.T) {
+	fake, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(fake.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	p, err := newFreshProducer(ctx, cl, "no_such_topic", "json", 2, 200)
+	if err == nil || !strings.Contains(err.Error(), "no_such_topic") || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("producer %v, error %v; want one naming the topic, after the context's end", p, err)
 	}
 }

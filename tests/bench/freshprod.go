@@ -88,8 +88,9 @@ type freshTick struct {
 	left    int // requests not yet answered
 }
 
-// newFreshProducer is a producer of about records records into topic's
-// parts partitions, whose leaders it looks up.
+// newFreshProducer is a producer into topic's parts partitions, whose
+// leaders it looks up (again, for up to freshLeaderWait, while a new
+// topic's partitions have none yet).
 func newFreshProducer(ctx context.Context, cl *kgo.Client, topic, format string, parts, size int) (*freshProducer, error) {
 	comp, err := kgo.DefaultCompressor(kgo.SnappyCompression())
 	if err != nil {
@@ -102,26 +103,46 @@ func newFreshProducer(ctx context.Context, cl *kgo.Client, topic, format string,
 	for i := range freshBodies {
 		p.bodies = append(p.bodies, appendRecord(nil, format, i, max(size-32, 120)))
 	}
-	tds, err := kadm.NewClient(cl).ListTopics(ctx, topic)
+	adm := kadm.NewClient(cl)
+	retry := time.NewTicker(freshLeaderWait / 50)
+	defer retry.Stop()
+	for tries := 1; ; tries++ {
+		if err = p.lookUpLeaders(ctx, adm); err == nil || tries == 50 {
+			return p, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, errors.Join(err, ctx.Err())
+		case <-retry.C:
+		}
+	}
+}
+
+// freshLeaderWait bounds how long newFreshProducer waits for leaders.
+const freshLeaderWait = 10 * time.Second
+
+// lookUpLeaders sets p's topic ID and each partition's leader.
+func (p *freshProducer) lookUpLeaders(ctx context.Context, adm *kadm.Client) error {
+	tds, err := adm.ListTopics(ctx, p.topic)
 	if err == nil {
 		err = tds.Error()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("bench: freshness producer: %s's leaders: %w", topic, err)
+		return fmt.Errorf("bench: freshness producer: %s's leaders: %w", p.topic, err)
 	}
-	p.topicID = tds[topic].ID
-	p.leaders = make([]int32, parts)
-	for i := range parts {
-		pd, ok := tds[topic].Partitions[int32(i)]
+	leaders := make([]int32, p.parts)
+	for i := range p.parts {
+		pd, ok := tds[p.topic].Partitions[int32(i)]
 		if !ok {
-			return nil, fmt.Errorf("bench: freshness producer: %s has no partition %d", topic, i)
+			return fmt.Errorf("bench: freshness producer: %s has no partition %d", p.topic, i)
 		}
 		if pd.Err != nil || pd.Leader < 0 {
-			return nil, fmt.Errorf("bench: freshness producer: %s partition %d has no leader (%v)", topic, i, pd.Err)
+			return fmt.Errorf("bench: freshness producer: %s partition %d has no leader (%v)", p.topic, i, pd.Err)
 		}
-		p.leaders[i] = pd.Leader
+		leaders[i] = pd.Leader
 	}
-	return p, nil
+	p.topicID, p.leaders = tds[p.topic].ID, leaders
+	return nil
 }
 
 // freshBodies is the number of distinct records a producer cycles through.
