@@ -84,8 +84,8 @@ type freshTick struct {
 	records []byte       // one batch's records, before compression
 	suffix  []byte       // the end of each value: its produced_at
 	zbuf    bytes.Buffer // the compressor's
-	reqs    map[int32]*kmsg.ProduceRequest
-	left    int // requests not yet answered
+	sends   []freshSend  // a request per leader; only the producer's goroutine writes it
+	left    int          // requests not yet answered (p.mu)
 }
 
 // newFreshProducer is a producer into topic's parts partitions, whose
@@ -218,34 +218,43 @@ func (p *freshProducer) produceTick(ctx context.Context, n int) error {
 			continue
 		}
 		leader := p.leaders[k]
-		req := t.reqs[leader]
-		if req == nil {
-			req = kmsg.NewPtrProduceRequest()
+		i := slices.IndexFunc(t.sends, func(s freshSend) bool { return s.leader == leader })
+		if i < 0 {
+			req := kmsg.NewPtrProduceRequest()
 			req.Acks, req.TimeoutMillis = -1, 30_000
 			req.Topics = []kmsg.ProduceRequestTopic{{Topic: p.topic, TopicID: p.topicID}}
-			t.reqs[leader] = req
+			i, t.sends = len(t.sends), append(t.sends, freshSend{leader, req})
 		}
-		rt := &req.Topics[0]
+		rt := &t.sends[i].req.Topics[0]
 		rt.Partitions = append(rt.Partitions, kmsg.ProduceRequestTopicPartition{Partition: int32(k), Records: t.bufs[k]})
 	}
-	t.left = len(t.reqs)
-	p.wg.Add(len(t.reqs))
-	for leader, req := range t.reqs {
-		go p.send(ctx, t, leader, req, at)
+	p.mu.Lock()
+	t.left = len(t.sends)
+	p.mu.Unlock()
+	p.wg.Add(len(t.sends))
+	for _, s := range t.sends {
+		go p.send(ctx, t, s.leader, s.req, at)
 	}
 	return nil
 }
 
-// tick returns a free tick, its requests empty.
+// freshSend is one request of a tick and the broker it goes to.
+type freshSend struct {
+	leader int32
+	req    *kmsg.ProduceRequest
+}
+
+// tick returns a free tick, its requests none.
 func (p *freshProducer) tick() *freshTick {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if n := len(p.free); n > 0 {
 		t := p.free[n-1]
 		p.free = p.free[:n-1]
+		t.sends = t.sends[:0]
 		return t
 	}
-	return &freshTick{bufs: make([][]byte, p.parts), counts: make([]int64, p.parts), reqs: map[int32]*kmsg.ProduceRequest{}}
+	return &freshTick{bufs: make([][]byte, p.parts), counts: make([]int64, p.parts)}
 }
 
 // appendBatch appends to dst a record batch of the producer's next m
@@ -335,7 +344,6 @@ func (p *freshProducer) send(ctx context.Context, t *freshTick, leader int32, re
 		p.byPart[parts[i]] = append(p.byPart[parts[i]], r)
 	}
 	if t.left--; t.left == 0 {
-		clear(t.reqs)
 		p.free = append(p.free, t)
 		<-p.inflight
 	}
