@@ -180,11 +180,11 @@ func testFreshProducer(t *testing.T, brokers int, format string) {
 	for _, b := range p.bodies {
 		bodies[string(b)] = true
 	}
-	parts2 := map[string]map[int32]kgo.Offset{"fresh": {}}
+	from := map[string]map[int32]kgo.Offset{"fresh": {}}
 	for k := range parts {
-		parts2["fresh"][int32(k)] = kgo.NewOffset().At(0)
+		from["fresh"][int32(k)] = kgo.NewOffset().At(0)
 	}
-	cons, err := kgo.NewClient(kgo.SeedBrokers(fake.ListenAddrs()...), kgo.ConsumePartitions(parts2))
+	cons, err := kgo.NewClient(kgo.SeedBrokers(fake.ListenAddrs()...), kgo.ConsumePartitions(from))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,12 +226,17 @@ func testFreshProducer(t *testing.T, brokers int, format string) {
 	}
 }
 
-// TestAppendProducedAt checks that the produce time is the last column of
-// both formats.
+// TestAppendProducedAt checks that a produced value (valueHead, then
+// appendProducedAtEnd) is its record with the produce time as its last
+// column, in both formats.
 func TestAppendProducedAt(t *testing.T) {
 	const ns = 1764979200123456789
+	value := func(format string) []byte {
+		body := appendRecord(nil, format, 7, 200)
+		return appendProducedAtEnd(append([]byte(nil), valueHead(body, format == "json")...), format == "json", ns)
+	}
 	var m map[string]any
-	d := json.NewDecoder(bytes.NewReader(appendProducedAt(nil, appendRecord(nil, "json", 7, 200), true, ns)))
+	d := json.NewDecoder(bytes.NewReader(value("json")))
 	d.UseNumber()
 	if err := d.Decode(&m); err != nil {
 		t.Fatal(err)
@@ -239,7 +244,7 @@ func TestAppendProducedAt(t *testing.T) {
 	if m["produced_at"] != json.Number(strconv.Itoa(ns)) || m["id"] != json.Number("7") {
 		t.Errorf("json record %v", m)
 	}
-	f := strings.Split(string(appendProducedAt(nil, appendRecord(nil, "csv", 7, 200), false, ns)), ",")
+	f := strings.Split(string(value("csv")), ",")
 	if len(f) != len(benchColumns())+1 || f[len(f)-1] != strconv.Itoa(ns) {
 		t.Errorf("csv record %q", f)
 	}

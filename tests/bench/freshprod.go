@@ -262,11 +262,8 @@ func (p *freshProducer) tick() *freshTick {
 func (p *freshProducer) appendBatch(t *freshTick, dst []byte, m int, at time.Time, suffix []byte) []byte {
 	recs := t.records[:0]
 	for i := range m {
-		body := p.bodies[p.nextBody%len(p.bodies)]
+		body := valueHead(p.bodies[p.nextBody%len(p.bodies)], p.json)
 		p.nextBody++
-		if p.json {
-			body = body[:len(body)-1] // its '}' ends suffix
-		}
 		vlen := len(body) + len(suffix)
 		// A record: its length, then attributes, timestamp delta, offset
 		// delta, key length -1 (none), value length, value, no headers;
@@ -414,17 +411,18 @@ func (p *freshProducer) latencies(marks map[int32][]seen, fromNs int64) (out, ac
 	return out, acks, sinceAck
 }
 
-// appendProducedAt appends record body (json or csv, from appendRecord)
-// with a last column produced_at, its produce time in Unix ns.
-func appendProducedAt(dst, body []byte, json bool, atNs int64) []byte {
+// valueHead is the part of body (json or csv, from appendRecord) a
+// produced value starts with: a csv body whole, a json body without its
+// closing '}' (appendProducedAtEnd closes the object).
+func valueHead(body []byte, json bool) []byte {
 	if json {
-		body = body[:len(body)-1]
+		return body[:len(body)-1]
 	}
-	return appendProducedAtEnd(append(dst, body...), json, atNs)
+	return body
 }
 
-// appendProducedAtEnd appends the end of a record that adds produced_at to
-// a body from appendRecord (whose closing '}', when json, it replaces).
+// appendProducedAtEnd appends what follows a value's head (valueHead): a
+// last column produced_at, its produce time in Unix ns.
 func appendProducedAtEnd(dst []byte, json bool, atNs int64) []byte {
 	if json {
 		dst = append(dst, `,"produced_at":`...)
