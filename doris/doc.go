@@ -49,10 +49,11 @@
 //	                                        of a partition or temporary partition, no overlap with
 //	                                        another temporary partition; embedded-store tables only)
 //	ALTER TABLE [db.]name DROP TEMPORARY PARTITION [IF EXISTS] tp
-//	SELECT items FROM [db.]table [WHERE expr] [GROUP BY ...] [ORDER BY ...] [LIMIT n [OFFSET m]]
+//	SELECT [DISTINCT] items FROM [db.]table [WHERE expr] [GROUP BY ...] [HAVING expr] [ORDER BY ...] [LIMIT n [OFFSET m]]
 //	                                        (not parsed here: exec.Exec hands it to package
 //	                                        query, which runs it over the table's paged scan;
-//	                                        count/sum/min/max/avg; JOIN, HAVING, subqueries refused;
+//	                                        count/sum/min/max/avg [DISTINCT], expressions over them;
+//	                                        JOIN, subqueries, UNION refused;
 //	                                        FROM t TEMPORARY PARTITION (tp) reads that temporary
 //	                                        partition's rows only)
 //

@@ -3,19 +3,30 @@
 // through a Source (a client's paged scan; a node's store or a PostgreSQL
 // pushdown may implement it too).
 //
-//	SELECT item, ... [FROM [db.]table [[AS] alias]] [WHERE expr]
-//	    [GROUP BY key, ...] [ORDER BY key [ASC|DESC] [NULLS FIRST|LAST], ...]
+//	SELECT [DISTINCT] item, ... [FROM [db.]table [[AS] alias]] [WHERE expr]
+//	    [GROUP BY key, ...] [HAVING cond]
+//	    [ORDER BY key [ASC|DESC] [NULLS FIRST|LAST], ...]
 //	    [LIMIT n [OFFSET m] | LIMIT m, n]
 //
-//	item   *, col, expr [[AS] name], COUNT(*), COUNT(1), COUNT(expr), SUM(expr),
-//	       MIN(expr), MAX(expr), AVG(expr)
+//	item   *, col, expr [[AS] name], agg [[AS] name], an expression over aggs
+//	       and grouped columns [[AS] name]
+//	agg    COUNT(*), COUNT(1), COUNT(expr), SUM(expr), MIN(expr), MAX(expr),
+//	       AVG(expr); each also fn(DISTINCT expr), and COUNT(DISTINCT expr, ...)
 //	expr   any expression of the load expression engine (package table: its
 //	       operators and functions), over the table's columns
+//	cond   an expression over aggs, grouped columns and the items' aliases
 //	key    a column, an expression, an item's alias or position (from 1)
 //
-// Anything else is an *Error naming what is not supported (JOIN, HAVING,
-// subqueries, UNION, DISTINCT, window functions, WITH, ...), never a wrong
-// answer. Aggregates are typed as Doris types them: COUNT is a BIGINT; SUM
+// Anything else is an *Error naming what is not supported (JOIN,
+// subqueries, UNION, window functions, WITH, an aggregate inside an
+// aggregate, ...), never a wrong answer. An expression over aggregates
+// (SUM(a) / COUNT(*), ROUND(AVG(x), 2)) is computed once per group from
+// the aggregates' results and the group's values of the grouped columns it
+// reads; a column it reads outside an aggregate must be grouped. HAVING
+// keeps the groups whose condition is true. A DISTINCT aggregate takes
+// each distinct value once, skipping NULLs (COUNT(DISTINCT a, b) counts
+// the distinct pairs with neither NULL). SELECT DISTINCT is a GROUP BY of
+// every item. Aggregates are typed as Doris types them: COUNT is a BIGINT; SUM
 // of integers a BIGINT (an error past its range, never a wrapped sum), of
 // DECIMAL(p,s) a DECIMAL(38,s), of LARGEINT a LARGEINT, of the rest a
 // DOUBLE; AVG of DECIMAL(p,s) a DECIMAL(38, max(s,4)), of the rest a
@@ -27,8 +38,9 @@
 //
 // Bounds: a statement is at most MaxQueryBytes. A query keeps at most
 // DefaultMaxRows (WithMaxRows) rows: the rows ORDER BY sorts (with LIMIT,
-// the best offset+limit: a top-K heap), the groups of GROUP BY, the rows of
-// a result; over it, the query fails naming the bound. WHERE, COUNT, SUM,
+// the best offset+limit: a top-K heap), the groups of GROUP BY, the values
+// the DISTINCT aggregates keep (all of them together), the rows of a
+// result; over it, the query fails naming the bound. WHERE, COUNT, SUM,
 // AVG, MIN and MAX stream over the pages and keep no rows, so a count over
 // a huge table reads it in bounded memory; a query without ORDER BY stops
 // reading once LIMIT has its rows.

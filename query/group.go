@@ -13,14 +13,23 @@ import (
 
 // groupPlan is a query with GROUP BY or aggregates: each row goes to its
 // group (one group without GROUP BY, which answers a row even for no
-// rows); a group keeps its items' values and its aggregates' running
-// state, never rows.
+// rows); a group keeps its items' values, its aggregates' running state
+// and the values its expressions over aggregates read of its first row,
+// never rows.
 type groupPlan struct {
-	q      *Query
-	cfg    config
-	where  *table.RowExpr
-	keys   []*cell
-	items  []groupItem
+	q     *Query
+	cfg   config
+	where *table.RowExpr
+	keys  []*cell
+	aggs  []aggItem // every aggregate the items and HAVING compute
+	items []groupItem
+	// having filters the groups (nil when none); it reads the virtual row.
+	having *cell
+	// need is the columns whose first-row values a group keeps for the
+	// expressions over aggregates (the grouped columns they read).
+	need   []int
+	schema *api.TableSpec
+	ncols  int // the table's columns
 	cols   []outColumn
 	order  []sortKey // over the result's columns
 	groups map[string]*group
@@ -28,28 +37,52 @@ type groupPlan struct {
 	// INVARIANT: len(list) == len(groups) <= cfg.maxRows.
 	list []*group
 	key  []byte // scratch
+	// kept is the values DISTINCT aggregates keep, over every group.
+	// INVARIANT: kept <= cfg.maxRows.
+	kept int
+}
+
+// An expression over aggregates (an item, HAVING) is evaluated once per
+// group over a virtual row: the table's columns (the group's first row's
+// values of the grouped columns it reads), then each aggregate's result
+// (aggs), then each item's value (HAVING reads the SELECT list's aliases).
+
+// aggItem is one aggregate of the query.
+type aggItem struct {
+	fn       string
+	args     []*cell // none for COUNT(*); several for COUNT(DISTINCT a, b)
+	distinct bool
+	// largeint: the argument is a LARGEINT column (its AVG is a DOUBLE).
+	largeint bool
+	name     string // as written, for errors
 }
 
 // groupItem is an item of an aggregate query: a value of its group (the
-// same for each of its rows), or an aggregate.
+// same for each of its rows), an aggregate, or an expression over
+// aggregates.
 type groupItem struct {
-	cell *cell // nil for COUNT(*)
-	agg  string
-	// largeint: the argument is a LARGEINT column (its AVG is a DOUBLE).
-	largeint bool
+	cell *cell // a value of the group; an expression over aggregates (over)
+	agg  int   // >= 0: the item is aggs[agg]
+	over bool  // cell reads the virtual row
 }
 
 type group struct {
-	vals []*api.Value // per item: a grouped value (aggregates: nil)
-	accs []acc        // per item: an aggregate's state
+	vals []*api.Value // per item: a grouped value (else nil)
+	row  []*api.Value // the first row's values of need (nil without need)
+	accs []acc        // per aggregate: its state
 }
 
 func newGroupPlan(q *Query, schema *api.TableSpec, cfg config) (*groupPlan, error) {
 	cp := compiler{schema: schema, loc: cfg.loc}
-	p := &groupPlan{q: q, cfg: cfg, groups: map[string]*group{}}
+	p := &groupPlan{q: q, cfg: cfg, groups: map[string]*group{}, schema: schema, ncols: len(schema.GetColumns())}
 	for _, it := range q.Items {
 		if it.Star {
 			return nil, errorf("SELECT", "SELECT * with GROUP BY or an aggregate is not supported: name the grouped columns")
+		}
+	}
+	for _, c := range schema.GetColumns() {
+		if _, ok := aggIndex(c.GetName()); ok {
+			return nil, errorf("SELECT", "table %s has a column named %s, a name loadnode's aggregates use: rename it to aggregate over the table", schema.GetName(), c.GetName())
 		}
 	}
 	if q.Where != "" {
@@ -70,7 +103,7 @@ func newGroupPlan(q *Query, schema *api.TableSpec, cfg config) (*groupPlan, erro
 		keyItem[i] = -1
 		src := k.Expr
 		if ok && (k.Pos > 0 || q.Items[at].alias) {
-			if q.Items[at].Agg != "" {
+			if q.Items[at].aggregated() {
 				return nil, errorf("GROUP BY", "GROUP BY %s names the aggregate %s", keyText(k), q.Items[at].Name)
 			}
 			keyItem[i], src, keyNorms[i] = at, q.Items[at].Expr, q.Items[at].norm
@@ -83,34 +116,74 @@ func newGroupPlan(q *Query, schema *api.TableSpec, cfg config) (*groupPlan, erro
 		}
 		p.keys = append(p.keys, c)
 	}
-	// The items: an aggregate, or a value of the group: a key, or an
-	// expression over grouped columns only.
 	grouped := map[int]bool{}
 	for _, k := range p.keys {
 		if k.expr == nil {
 			grouped[k.col] = true
 		}
 	}
+	// The aggregates, of the items then of HAVING; at[i] is the first of
+	// item i's (and at[len(items)] HAVING's).
+	at := make([]int, 0, len(q.Items)+1)
 	for i, it := range q.Items {
-		gi := groupItem{agg: it.Agg}
-		if it.Agg == "" || it.Expr != "*" {
+		at = append(at, len(p.aggs))
+		aggs := it.Aggs
+		if it.Agg != "" {
+			aggs = []Item{it}
+		}
+		for _, a := range aggs {
+			ai, err := p.aggregate(cp, a, i)
+			if err != nil {
+				return nil, err
+			}
+			p.aggs = append(p.aggs, ai)
+		}
+	}
+	at = append(at, len(p.aggs))
+	for _, a := range q.HavingAggs {
+		ai, err := p.aggregate(cp, a, -1)
+		if err != nil {
+			return nil, err
+		}
+		p.aggs = append(p.aggs, ai)
+	}
+	// The items: an aggregate, an expression over aggregates, or a value
+	// of the group: a key, or an expression over grouped columns only.
+	need := map[int]bool{}
+	for i, it := range q.Items {
+		gi := groupItem{agg: -1}
+		name := it.Name
+		var col outColumn
+		switch {
+		case it.Agg != "":
+			gi.agg = at[i]
+			col = outColumn{Column: Column{Name: name}, infer: true}
+			a := p.aggs[gi.agg]
+			if it.Agg == "COUNT" {
+				col = outColumn{Column: Column{Name: name, Type: api.ColumnType_INT64}}
+			} else if (it.Agg == "MIN" || it.Agg == "MAX") && a.args[0].expr == nil {
+				col = cp.columnOf(name, a.args[0])
+			}
+		case len(it.Aggs) > 0:
+			c, err := p.over("SELECT", it.Expr, it.Name, at[i], false, grouped, need)
+			if err != nil {
+				return nil, err
+			}
+			gi.cell, gi.over = c, true
+			col = outColumn{Column: Column{Name: name}, infer: true}
+		default:
 			c, err := cp.cell("SELECT", it.Expr)
 			if err != nil {
 				return nil, err
 			}
 			gi.cell = c
-			gi.largeint = c.expr == nil && schema.GetColumns()[c.col].GetType() == api.ColumnType_INT128
-		}
-		name := it.Name
-		if !it.alias && gi.cell != nil && gi.cell.expr == nil && it.Agg == "" {
-			name = schema.GetColumns()[gi.cell.col].GetName()
-		}
-		col := outColumn{Column: Column{Name: name}, infer: true}
-		if it.Agg == "" {
+			if !it.alias && c.expr == nil {
+				name = schema.GetColumns()[c.col].GetName()
+			}
 			ok := slices.Contains(keyItem, i) || slices.Contains(keyNorms, it.norm)
 			if !ok {
 				ok = true
-				for _, c := range gi.cell.reads() {
+				for _, c := range c.reads() {
 					ok = ok && grouped[c]
 				}
 			}
@@ -120,15 +193,22 @@ func newGroupPlan(q *Query, schema *api.TableSpec, cfg config) (*groupPlan, erro
 				}
 				return nil, errorf("SELECT", "%s is neither grouped (GROUP BY) nor an aggregate", it.Name)
 			}
-			col = cp.columnOf(name, gi.cell)
-		} else if it.Agg == "COUNT" {
-			col = outColumn{Column: Column{Name: name, Type: api.ColumnType_INT64}}
-		} else if (it.Agg == "MIN" || it.Agg == "MAX") && gi.cell.expr == nil {
-			col = cp.columnOf(name, gi.cell)
+			col = cp.columnOf(name, c)
 		}
 		p.items = append(p.items, gi)
 		p.cols = append(p.cols, col)
 	}
+	if q.Having != "" {
+		c, err := p.over("HAVING", q.Having, "HAVING", at[len(q.Items)], true, grouped, need)
+		if err != nil {
+			return nil, err
+		}
+		p.having = c
+	}
+	for c := range need {
+		p.need = append(p.need, c)
+	}
+	slices.Sort(p.need)
 	for _, k := range q.OrderBy {
 		at, ok, err := matchItem("ORDER BY", k.Key, q.Items)
 		if err != nil {
@@ -140,9 +220,79 @@ func newGroupPlan(q *Query, schema *api.TableSpec, cfg config) (*groupPlan, erro
 		p.order = append(p.order, sortKey{at: at, desc: k.Desc, nullsFirst: k.NullsFirst})
 	}
 	if len(q.GroupBy) == 0 {
-		p.newGroup("", nil)
+		if _, err := p.newGroup("", nil); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
+}
+
+// aggregate compiles the aggregate a (of item i; -1: of HAVING).
+func (p *groupPlan) aggregate(cp compiler, a Item, i int) (aggItem, error) {
+	clause, name := "SELECT", a.Name
+	if i < 0 {
+		clause = "HAVING"
+	} else if a.Name == "" || len(p.q.Items[i].Aggs) == 0 {
+		name = p.q.Items[i].Name
+	}
+	ai := aggItem{fn: a.Agg, distinct: a.Distinct, name: name}
+	if a.Expr == "*" {
+		return ai, nil
+	}
+	for _, src := range append([]string{a.Expr}, a.More...) {
+		c, err := cp.cell(clause, src)
+		if err != nil {
+			return aggItem{}, err
+		}
+		ai.args = append(ai.args, c)
+	}
+	c := ai.args[0]
+	ai.largeint = c.expr == nil && cp.schema.GetColumns()[c.col].GetType() == api.ColumnType_INT128
+	return ai, nil
+}
+
+// over compiles src, an expression over aggregates whose i-th aggregate
+// is p.aggs[first+i], over the virtual row; a column it reads must be
+// grouped (need gets it); aliases: a name that is no column may be an
+// item's alias (HAVING).
+func (p *groupPlan) over(clause, src, name string, first int, aliases bool, grouped, need map[int]bool) (*cell, error) {
+	cp := compiler{schema: p.schema, loc: p.cfg.loc}
+	resolve := func(col string) (int, error) {
+		n := strings.Trim(strings.TrimSpace(col), "`")
+		if k, ok := aggIndex(n); ok {
+			return p.ncols + first + k, nil
+		}
+		i, err := cp.column(n)
+		if err == nil {
+			return i, nil
+		}
+		if aliases {
+			for j, it := range p.q.Items {
+				if it.alias && strings.EqualFold(it.Name, n) {
+					return p.ncols + len(p.aggs) + j, nil
+				}
+			}
+		}
+		return 0, err
+	}
+	e, err := table.CompileRowExpr(src, resolve, p.cfg.loc)
+	if err != nil {
+		return nil, errorf(clause, "%s: %v", name, err)
+	}
+	for _, c := range e.Reads() {
+		if c >= p.ncols {
+			continue
+		}
+		if !grouped[c] {
+			col := cp.schema.GetColumns()[c].GetName()
+			if len(p.q.GroupBy) == 0 {
+				return nil, errorf(clause, "%s reads column %s outside an aggregate: with an aggregate, that needs GROUP BY %s", name, col, col)
+			}
+			return nil, errorf(clause, "%s reads column %s, which is neither grouped (GROUP BY) nor inside an aggregate", name, col)
+		}
+		need[c] = true
+	}
+	return &cell{col: -1, expr: e, text: name}, nil
 }
 
 func keyText(k Key) string {
@@ -157,20 +307,30 @@ func (p *groupPlan) newGroup(key string, row []*api.Value) (*group, error) {
 	if len(p.list) >= p.cfg.maxRows {
 		return nil, errorf("GROUP BY", "GROUP BY makes more than %d groups", p.cfg.maxRows)
 	}
-	g := &group{vals: make([]*api.Value, len(p.items)), accs: make([]acc, len(p.items))}
+	g := &group{vals: make([]*api.Value, len(p.items)), accs: make([]acc, len(p.aggs))}
+	for k, a := range p.aggs {
+		g.accs[k].fn, g.accs[k].ints = a.fn, a.largeint
+	}
+	if row == nil { // no GROUP BY: the grouped items are constants
+		row = make([]*api.Value, 0)
+	}
 	for i, it := range p.items {
-		if it.agg != "" {
-			g.accs[i].fn, g.accs[i].ints = it.agg, it.largeint
+		if it.agg >= 0 || it.over {
 			continue
-		}
-		if row == nil { // no GROUP BY: the items are constants
-			row = make([]*api.Value, 0)
 		}
 		v, err := it.cell.eval(row)
 		if err != nil {
 			return nil, err
 		}
 		g.vals[i] = v
+	}
+	if len(p.need) > 0 {
+		g.row = make([]*api.Value, p.ncols)
+		for _, c := range p.need {
+			if c < len(row) {
+				g.row[c] = row[c]
+			}
+		}
 	}
 	p.groups[key] = g
 	p.list = append(p.list, g)
@@ -207,39 +367,104 @@ func (p *groupPlan) add(row []*api.Value) (bool, error) {
 			}
 		}
 	}
-	for i, it := range p.items {
-		if it.agg == "" {
+	for k, a := range p.aggs {
+		ac := &g.accs[k]
+		if a.args == nil { // COUNT(*)
+			ac.n++
 			continue
 		}
-		if it.cell == nil { // COUNT(*)
-			g.accs[i].n++
-			continue
-		}
-		v, err := it.cell.eval(row)
+		v, err := a.args[0].eval(row)
 		if err != nil {
 			return false, err
 		}
-		if err := g.accs[i].add(v); err != nil {
-			return false, errorf("SELECT", "%s: %v", p.q.Items[i].Name, err)
+		if a.distinct {
+			fresh, err := p.distinct(ac, a, v, row)
+			if err != nil {
+				return false, err
+			}
+			if !fresh {
+				continue
+			}
+		}
+		if err := ac.add(v); err != nil {
+			return false, errorf("SELECT", "%s: %v", a.name, err)
 		}
 	}
 	return false, nil
 }
 
+// distinct reports whether the values of a's arguments in row (the
+// first is v) are new to ac: not seen before, none NULL.
+func (p *groupPlan) distinct(ac *acc, a aggItem, v *api.Value, row []*api.Value) (bool, error) {
+	if isNull(v) {
+		return false, nil
+	}
+	p.key = appendKey(p.key[:0], v)
+	for _, c := range a.args[1:] {
+		w, err := c.eval(row)
+		if err != nil {
+			return false, err
+		}
+		if isNull(w) {
+			return false, nil
+		}
+		p.key = appendKey(p.key, w)
+	}
+	if _, ok := ac.seen[string(p.key)]; ok {
+		return false, nil
+	}
+	if p.kept >= p.cfg.maxRows {
+		return false, errorf("SELECT", "%s: DISTINCT keeps more than %d values", a.name, p.cfg.maxRows)
+	}
+	if ac.seen == nil {
+		ac.seen = map[string]struct{}{}
+	}
+	ac.seen[string(p.key)] = struct{}{}
+	p.kept++
+	return true, nil
+}
+
 func (p *groupPlan) result() (*Result, error) {
 	rows := make([][]*api.Value, 0, len(p.list))
+	virtual := make([]*api.Value, p.ncols+len(p.aggs)+len(p.items))
 	for _, g := range p.list {
+		for c := range p.ncols {
+			virtual[c] = nullValue
+			if g.row != nil && g.row[c] != nil {
+				virtual[c] = g.row[c]
+			}
+		}
+		for k := range p.aggs {
+			v, err := g.accs[k].result()
+			if err != nil {
+				return nil, errorf("SELECT", "%s: %v", p.aggs[k].name, err)
+			}
+			virtual[p.ncols+k] = v
+		}
 		row := make([]*api.Value, len(p.items))
 		for i, it := range p.items {
-			if it.agg == "" {
+			switch {
+			case it.agg >= 0:
+				row[i] = virtual[p.ncols+it.agg]
+			case it.over:
+				v, err := it.cell.eval(virtual)
+				if err != nil {
+					return nil, err
+				}
+				row[i] = v
+			default:
 				row[i] = g.vals[i]
+			}
+			virtual[p.ncols+len(p.aggs)+i] = row[i]
+		}
+		if p.having != nil {
+			v, err := p.having.expr.Eval(virtual)
+			if err != nil {
+				return nil, fmt.Errorf("query: HAVING: %w", err)
+			}
+			if !v.Truth() {
 				continue
 			}
-			v, err := g.accs[i].result()
-			if err != nil {
-				return nil, errorf("SELECT", "%s: %v", p.q.Items[i].Name, err)
-			}
-			row[i] = v
 		}
 		rows = append(rows, row)
 	}
@@ -254,7 +479,7 @@ func (p *groupPlan) result() (*Result, error) {
 	res := finish(p.cols, rows)
 	// SUM and AVG of DECIMAL are DECIMAL(38, s) as Doris types them.
 	for j, c := range res.Columns {
-		if c.Type == api.ColumnType_DECIMAL && p.items[j].agg != "" {
+		if c.Type == api.ColumnType_DECIMAL && p.items[j].agg >= 0 {
 			res.Columns[j].Precision = 38
 		}
 	}
@@ -278,6 +503,8 @@ type acc struct {
 	f        float64
 	best     *api.Value // MIN, MAX
 	ints     bool       // the values are LARGEINTs
+	// seen is a DISTINCT aggregate's values so far (their keys).
+	seen map[string]struct{}
 }
 
 func (a *acc) add(v *api.Value) error {

@@ -25,7 +25,15 @@ type Query struct {
 	Items              []Item
 	Where              string // "" when none
 	GroupBy            []Key
-	OrderBy            []OrderKey
+	// Having is HAVING's condition ("" when none), over the groups: it
+	// reads the i-th of HavingAggs as the column AggColumn(i), grouped
+	// columns, and the SELECT list's aliases.
+	Having     string
+	HavingAggs []Item
+	// Distinct is SELECT DISTINCT: Parse makes it a GROUP BY of every
+	// item (GroupBy), as Doris plans it.
+	Distinct bool
+	OrderBy  []OrderKey
 	// Limit is the most rows returned, -1 when there is no LIMIT; Offset
 	// the rows skipped first.
 	Limit, Offset int64
@@ -36,6 +44,15 @@ type Item struct {
 	Star bool   // * (or table.*): every column
 	Expr string // the expression (for an aggregate: its argument; "*" for count(*))
 	Agg  string // "", "COUNT", "SUM", "MIN", "MAX" or "AVG"
+	// Distinct: the aggregate takes each distinct value once
+	// (COUNT(DISTINCT x)); More are COUNT(DISTINCT a, b, ...)'s arguments
+	// after the first (Expr).
+	Distinct bool
+	More     []string
+	// Aggs are the aggregates an expression item is computed over (Agg
+	// is ""): Expr reads the i-th as the column AggColumn(i), as in
+	// SUM(a) / COUNT(*) or ROUND(AVG(x), 2).
+	Aggs []Item
 	// Name is the result column's name: the alias, or the item as written.
 	Name  string
 	alias bool   // Name is an alias
@@ -62,6 +79,29 @@ type OrderKey struct {
 // aggregates are the aggregate functions of the subset.
 var aggregates = map[string]bool{"COUNT": true, "SUM": true, "MIN": true, "MAX": true, "AVG": true}
 
+// maxAggregates bounds the aggregates of one SELECT item or HAVING.
+const maxAggregates = 64
+
+// aggPrefix names the columns an expression reads its aggregates from.
+const aggPrefix = "__loadnode_agg_"
+
+// AggColumn is the column name by which an expression over aggregates
+// (Item.Expr, Query.Having) reads its i-th aggregate.
+func AggColumn(i int) string { return aggPrefix + strconv.Itoa(i) }
+
+// aggIndex is the index AggColumn gave name, if it is one.
+func aggIndex(name string) (int, bool) {
+	if len(name) <= len(aggPrefix) || !strings.EqualFold(name[:len(aggPrefix)], aggPrefix) {
+		return 0, false
+	}
+	i, err := strconv.Atoi(name[len(aggPrefix):])
+	return i, err == nil && i >= 0
+}
+
+// aggregated reports whether the item is an aggregate or an expression
+// over aggregates.
+func (it Item) aggregated() bool { return it.Agg != "" || len(it.Aggs) > 0 }
+
 // unsupported names, per keyword at the top level of a statement, what
 // the subset does not do.
 var unsupported = map[string]string{
@@ -70,7 +110,6 @@ var unsupported = map[string]string{
 	"INTERSECT": "INTERSECT is not supported",
 	"EXCEPT":    "EXCEPT is not supported",
 	"MINUS":     "MINUS is not supported",
-	"HAVING":    "HAVING is not supported (filter the rows with WHERE)",
 	"WINDOW":    "window functions are not supported",
 	"INTO":      "SELECT ... INTO is not supported",
 	"FOR":       "SELECT ... FOR UPDATE is not supported",
@@ -104,11 +143,12 @@ func errorf(clause, format string, args ...any) error {
 
 // Parse parses one SELECT of the subset:
 //
-//	SELECT item, ... [FROM [db.]table [[AS] alias]] [WHERE expr]
-//	    [GROUP BY key, ...] [ORDER BY key [ASC|DESC] [NULLS FIRST|LAST], ...]
+//	SELECT [DISTINCT] item, ... [FROM [db.]table [[AS] alias]] [WHERE expr]
+//	    [GROUP BY key, ...] [HAVING cond]
+//	    [ORDER BY key [ASC|DESC] [NULLS FIRST|LAST], ...]
 //	    [LIMIT n [OFFSET m] | LIMIT m, n]
 //
-// Anything else is an *Error naming what is not supported.
+// (package doc). Anything else is an *Error naming what is not supported.
 func Parse(src string) (*Query, error) {
 	if len(src) > MaxQueryBytes {
 		return nil, errorf("SELECT", "the statement is %d bytes, over the limit of %d bytes", len(src), MaxQueryBytes)
@@ -163,7 +203,7 @@ func Parse(src string) (*Query, error) {
 		name string
 		toks []token
 	}
-	order := []string{"SELECT", "FROM", "WHERE", "GROUP BY", "ORDER BY", "LIMIT", "OFFSET"}
+	order := []string{"SELECT", "FROM", "WHERE", "GROUP BY", "HAVING", "ORDER BY", "LIMIT", "OFFSET"}
 	var clauses []clause
 	depth = 0
 	for i := 0; i < len(toks); i++ {
@@ -171,7 +211,7 @@ func Parse(src string) (*Query, error) {
 		name := ""
 		if depth == 0 && t.kind == 'i' {
 			switch w := strings.ToUpper(t.text); w {
-			case "SELECT", "FROM", "WHERE", "LIMIT", "OFFSET":
+			case "SELECT", "FROM", "WHERE", "HAVING", "LIMIT", "OFFSET":
 				name = w
 			case "GROUP", "ORDER":
 				if i+1 < len(toks) && toks[i+1].is("BY") {
@@ -199,7 +239,7 @@ func Parse(src string) (*Query, error) {
 		if len(clauses) > 0 {
 			prev := clauses[len(clauses)-1].name
 			if indexOf(order, name) <= indexOf(order, prev) {
-				return nil, errorf(name, "%s at %d comes after %s: the clauses go SELECT, FROM, WHERE, GROUP BY, ORDER BY, LIMIT", name, t.pos, prev)
+				return nil, errorf(name, "%s at %d comes after %s: the clauses go SELECT, FROM, WHERE, GROUP BY, HAVING, ORDER BY, LIMIT", name, t.pos, prev)
 			}
 		}
 		clauses = append(clauses, clause{name: name})
@@ -227,10 +267,13 @@ func Parse(src string) (*Query, error) {
 		case "SELECT":
 			ts := c.toks
 			if ts[0].is("DISTINCT") || ts[0].is("DISTINCTROW") {
-				return nil, errorf("SELECT", "SELECT DISTINCT is not supported (GROUP BY the columns instead)")
-			}
-			if ts[0].is("ALL") {
+				q.Distinct = true
 				ts = ts[1:]
+			} else if ts[0].is("ALL") {
+				ts = ts[1:]
+			}
+			if len(ts) == 0 {
+				return nil, errorf("SELECT", "SELECT names no items")
 			}
 			for _, it := range splitCommas(ts) {
 				item, err := parseItem(src, it, text, tableNames)
@@ -257,6 +300,12 @@ func Parse(src string) (*Query, error) {
 				}
 				q.GroupBy = append(q.GroupBy, key)
 			}
+		case "HAVING":
+			expr, err := extractAggregates("HAVING", c.toks, text, &q.HavingAggs)
+			if err != nil {
+				return nil, err
+			}
+			q.Having = expr
 		case "ORDER BY":
 			for _, k := range splitCommas(c.toks) {
 				ok := OrderKey{}
@@ -320,12 +369,28 @@ func Parse(src string) (*Query, error) {
 			q.Offset = m
 		}
 	}
-	if q.Table == "" && (q.Where != "" || len(q.GroupBy) > 0 || len(q.OrderBy) > 0) {
-		return nil, errorf("FROM", "WHERE, GROUP BY and ORDER BY need FROM a table")
+	if q.Table == "" && (q.Where != "" || len(q.GroupBy) > 0 || q.Having != "" || len(q.OrderBy) > 0 || q.Distinct) {
+		return nil, errorf("FROM", "WHERE, GROUP BY, HAVING, ORDER BY and DISTINCT need FROM a table")
 	}
 	for _, it := range q.Items {
-		if q.Table == "" && (it.Star || it.Agg != "") {
+		if q.Table == "" && (it.Star || it.aggregated()) {
 			return nil, errorf("FROM", "%s needs FROM a table", it.Name)
+		}
+	}
+	if q.Distinct {
+		// DISTINCT keeps one row of each distinct item list: the groups
+		// of a GROUP BY over every item.
+		if len(q.GroupBy) > 0 {
+			return nil, errorf("SELECT", "SELECT DISTINCT with GROUP BY is not supported")
+		}
+		for i, it := range q.Items {
+			switch {
+			case it.Star:
+				return nil, errorf("SELECT", "SELECT DISTINCT * is not supported: name the columns")
+			case it.aggregated():
+				return nil, errorf("SELECT", "SELECT DISTINCT with an aggregate (%s) is not supported", it.Name)
+			}
+			q.GroupBy = append(q.GroupBy, Key{Pos: i + 1})
 		}
 	}
 	return q, nil
@@ -504,38 +569,101 @@ func parseItem(src string, ts []token, text func([]token) string, tables []strin
 		}
 	}
 	it.norm = normalize(ts, tables)
-	if w := strings.ToUpper(ts[0].text); ts[0].kind == 'i' && aggregates[w] && len(ts) >= 3 && ts[1].op("(") && closes(ts, 1) == len(ts)-1 {
-		it.Agg = w
-		arg := ts[2 : len(ts)-1]
-		switch {
-		case len(arg) == 0:
-			return Item{}, errorf("SELECT", "%s() takes an argument", w)
-		case arg[0].is("DISTINCT"):
-			return Item{}, errorf("SELECT", "%s(DISTINCT ...) is not supported", w)
-		case arg[0].is("ALL"):
-			arg = arg[1:]
-		}
-		if len(arg) == 1 && arg[0].op("*") {
-			if w != "COUNT" {
-				return Item{}, errorf("SELECT", "%s(*) is not supported (COUNT(*) is)", w)
-			}
-			it.Expr = "*"
-			return it, nil
-		}
-		if len(splitCommas(arg)) > 1 {
-			return Item{}, errorf("SELECT", "%s takes one argument", w)
-		}
-		if err := noAggregate("SELECT", arg); err != nil {
+	if ts[0].kind == 'i' && aggregates[strings.ToUpper(ts[0].text)] && len(ts) >= 3 && ts[1].op("(") && closes(ts, 1) == len(ts)-1 {
+		agg, err := parseAggregate("SELECT", ts, text)
+		if err != nil {
 			return Item{}, err
 		}
-		it.Expr = text(arg)
+		it.Agg, it.Expr, it.Distinct, it.More = agg.Agg, agg.Expr, agg.Distinct, agg.More
 		return it, nil
 	}
-	if err := noAggregate("SELECT", ts); err != nil {
+	expr, err := extractAggregates("SELECT", ts, text, &it.Aggs)
+	if err != nil {
 		return Item{}, err
 	}
-	it.Expr = text(ts)
+	it.Expr = expr
 	return it, nil
+}
+
+// parseAggregate reads the aggregate call ts, NAME([DISTINCT | ALL] arg)
+// or COUNT(DISTINCT arg, ...), as an aggregate Item (no name).
+func parseAggregate(clause string, ts []token, text func([]token) string) (Item, error) {
+	w := strings.ToUpper(ts[0].text)
+	it := Item{Agg: w}
+	arg := ts[2 : len(ts)-1]
+	switch {
+	case len(arg) == 0:
+		return Item{}, errorf(clause, "%s() takes an argument", w)
+	case arg[0].is("DISTINCT"):
+		it.Distinct = true
+		arg = arg[1:]
+	case arg[0].is("ALL"):
+		arg = arg[1:]
+	}
+	if len(arg) == 0 {
+		return Item{}, errorf(clause, "%s(%s) takes an argument", w, strings.ToUpper(ts[2].text))
+	}
+	if len(arg) == 1 && arg[0].op("*") {
+		if w != "COUNT" || it.Distinct {
+			return Item{}, errorf(clause, "%s(%s*) is not supported (COUNT(*) is)", w, map[bool]string{true: "DISTINCT "}[it.Distinct])
+		}
+		it.Expr = "*"
+		return it, nil
+	}
+	args := splitCommas(arg)
+	if len(args) > 1 && (w != "COUNT" || !it.Distinct) {
+		return Item{}, errorf(clause, "%s takes one argument (COUNT(DISTINCT a, b, ...) takes several)", w)
+	}
+	for i, a := range args {
+		if len(a) == 0 {
+			return Item{}, errorf(clause, "%s: an empty argument", w)
+		}
+		if err := noAggregate(clause, a); err != nil {
+			return Item{}, err
+		}
+		if i == 0 {
+			it.Expr = text(a)
+		} else {
+			it.More = append(it.More, text(a))
+		}
+	}
+	return it, nil
+}
+
+// extractAggregates returns the text of the expression ts with each
+// aggregate call in it replaced by the column AggColumn(k), the call
+// appended to *aggs as its k-th.
+func extractAggregates(clause string, ts []token, text func([]token) string, aggs *[]Item) (string, error) {
+	var parts []string
+	start := 0
+	for i := 0; i < len(ts); i++ {
+		t := ts[i]
+		if t.kind != 'i' || !aggregates[strings.ToUpper(t.text)] || i+1 >= len(ts) || !ts[i+1].op("(") || i > 0 && ts[i-1].op(".") {
+			continue
+		}
+		end := closes(ts, i+1)
+		if end < 0 {
+			return "", errorf(clause, "unbalanced ( at %d", ts[i+1].pos)
+		}
+		if len(*aggs) >= maxAggregates {
+			return "", errorf(clause, "more than %d aggregates in one expression", maxAggregates)
+		}
+		a, err := parseAggregate(clause, ts[i:end+1], text)
+		if err != nil {
+			return "", err
+		}
+		a.Name = strings.TrimSpace(text(ts[i : end+1]))
+		if start < i {
+			parts = append(parts, text(ts[start:i]))
+		}
+		parts = append(parts, AggColumn(len(*aggs)))
+		*aggs = append(*aggs, a)
+		i, start = end, end+1
+	}
+	if start < len(ts) {
+		parts = append(parts, text(ts[start:]))
+	}
+	return strings.Join(parts, " "), nil
 }
 
 // closes is the index of the ")" that closes the "(" at ts[open].
@@ -555,12 +683,13 @@ func closes(ts []token, open int) int {
 	return -1
 }
 
-// noAggregate refuses an aggregate call inside an expression.
+// noAggregate refuses an aggregate call in WHERE, in GROUP BY or in an
+// aggregate's argument (SELECT, HAVING).
 func noAggregate(clause string, ts []token) error {
 	for i, t := range ts {
 		if t.kind == 'i' && aggregates[strings.ToUpper(t.text)] && i+1 < len(ts) && ts[i+1].op("(") {
-			if clause == "SELECT" {
-				return errorf(clause, "%s inside an expression is not supported (an aggregate is a whole SELECT item)", strings.ToUpper(t.text))
+			if clause == "SELECT" || clause == "HAVING" {
+				return errorf(clause, "%s inside an aggregate's argument is not supported", strings.ToUpper(t.text))
 			}
 			return errorf(clause, "%s in %s is not supported", strings.ToUpper(t.text), clause)
 		}

@@ -23,7 +23,9 @@ import (
 // and the functions length (bytes: octet_length), coalesce and ifnull
 // (nvl); GROUP
 // BY and ORDER BY on columns (by name, alias or position); LIMIT and
-// OFFSET. Text compares bytewise (COLLATE "C"), as Run compares it; FLOAT, DOUBLE,
+// OFFSET; SELECT DISTINCT as the GROUP BY of its items (Parse makes it
+// one). HAVING, expressions over aggregates and DISTINCT aggregates stay
+// with Run. Text compares bytewise (COLLATE "C"), as Run compares it; FLOAT, DOUBLE,
 // BOOLEAN, LARGEINT and JSON columns stay with Run (NaN, summation order); rows
 // without ORDER BY come in storage order (the key column), groups in the
 // order of their first row (min of the key), and ORDER BY's ties in
@@ -63,6 +65,17 @@ func Postgres(q *Query, spec *api.TableSpec, tableSQL, keySQL string, maxRows in
 	}
 	if q.DB != "" && !strings.EqualFold(spec.GetDatabase(), q.DB) {
 		return nil, errorf("FROM", "table %s is not in database %s", q.Table, q.DB)
+	}
+	if q.Having != "" {
+		return nil, noPush("HAVING")
+	}
+	for _, it := range q.Items {
+		switch {
+		case len(it.Aggs) > 0:
+			return nil, noPush("SELECT %s: an expression over aggregates", it.Name)
+		case it.Distinct:
+			return nil, noPush("SELECT %s: %s(DISTINCT ...)", it.Name, it.Agg)
+		}
 	}
 	t := pgTranslator{spec: spec}
 	where := ""

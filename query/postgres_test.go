@@ -23,6 +23,7 @@ func TestPostgresTranslation(t *testing.T) {
 		"SELECT id FROM t WHERE `we\"ird` > 'x''y' LIMIT 3":                                 "",
 		"SELECT id FROM t WHERE `we\"ird` > 'x' LIMIT 3 OFFSET 2":                           `SELECT "id" FROM "s"."t" WHERE ("we""ird" COLLATE "C" > 'x' COLLATE "C") ORDER BY "_k" LIMIT 3 OFFSET 2`,
 		"SELECT `we\"ird`, max(id) FROM t GROUP BY 1":                                       `SELECT "we""ird", max("id") FROM "s"."t" GROUP BY "we""ird" ORDER BY min(encode("_k", 'hex') COLLATE "C") LIMIT 11`,
+		"SELECT DISTINCT id FROM t":                                                         `SELECT "id" FROM "s"."t" GROUP BY "id" ORDER BY min(encode("_k", 'hex') COLLATE "C") LIMIT 11`,
 		"SELECT * FROM analytics.t WHERE id IN (1, -2) AND NOT id IS NULL ORDER BY id DESC": `SELECT "id", "we""ird", "f", "ok" FROM "s"."t" WHERE (("id" IN (1, (-2))) AND (NOT ("id" IS NULL))) ORDER BY "id" DESC NULLS LAST, "_k" LIMIT 11`,
 	} {
 		q, err := Parse(stmt)
@@ -41,19 +42,22 @@ func TestPostgresTranslation(t *testing.T) {
 		}
 	}
 	for stmt, says := range map[string]string{
-		"SELECT id FROM t WHERE f > 1":               "column f",
-		"SELECT id FROM t WHERE ok":                  "column ok",
-		"SELECT id FROM t WHERE id = 'a'":            "different types",
-		"SELECT id FROM t WHERE ! id = 1":            "the operator !",
-		"SELECT id FROM t WHERE id = 1 || id = 2":    "||",
-		"SELECT id FROM t WHERE id LIKE 'a%'":        "LIKE",
-		"SELECT id FROM t WHERE upper(id) = 1":       "upper",
-		"SELECT id * 2 FROM t":                       "id * 2",
-		"SELECT sum(f) FROM t":                       "SUM of a FLOAT64",
-		"SELECT min(ok) FROM t":                      "MIN of a BOOL",
-		"SELECT id FROM t ORDER BY f":                "ORDER BY f",
-		"SELECT f, count(*) FROM t GROUP BY f":       "GROUP BY f",
-		"SELECT id FROM t WHERE `we\"ird` = 'a\\'b'": "escapes",
+		"SELECT id FROM t WHERE f > 1":                               "column f",
+		"SELECT id FROM t WHERE ok":                                  "column ok",
+		"SELECT id FROM t WHERE id = 'a'":                            "different types",
+		"SELECT id FROM t WHERE ! id = 1":                            "the operator !",
+		"SELECT id FROM t WHERE id = 1 || id = 2":                    "||",
+		"SELECT id FROM t WHERE id LIKE 'a%'":                        "LIKE",
+		"SELECT id FROM t WHERE upper(id) = 1":                       "upper",
+		"SELECT id * 2 FROM t":                                       "id * 2",
+		"SELECT sum(f) FROM t":                                       "SUM of a FLOAT64",
+		"SELECT min(ok) FROM t":                                      "MIN of a BOOL",
+		"SELECT id FROM t ORDER BY f":                                "ORDER BY f",
+		"SELECT f, count(*) FROM t GROUP BY f":                       "GROUP BY f",
+		"SELECT id FROM t WHERE `we\"ird` = 'a\\'b'":                 "escapes",
+		"SELECT id, count(*) FROM t GROUP BY id HAVING count(*) > 1": "HAVING",
+		"SELECT count(*) - 1 FROM t":                                 "an expression over aggregates",
+		"SELECT count(DISTINCT id) FROM t":                           "COUNT(DISTINCT ...)",
 	} {
 		q, err := Parse(stmt)
 		if err != nil {

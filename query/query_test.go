@@ -168,14 +168,25 @@ func TestErrors(t *testing.T) {
 	for _, tc := range []struct{ sql, want string }{
 		{"SELECT a.id FROM orders a JOIN t b ON a.id = b.id", "JOIN is not supported"},
 		{"SELECT id FROM orders, t", "JOIN is not supported"},
-		{"SELECT city, count(*) FROM orders GROUP BY city HAVING count(*) > 1", "HAVING is not supported"},
 		{"SELECT id FROM orders WHERE id IN (SELECT id FROM t)", "subqueries are not supported"},
 		{"SELECT * FROM (SELECT 1) x", "subqueries are not supported"},
 		{"SELECT id FROM orders UNION SELECT id FROM t", "UNION is not supported"},
-		{"SELECT DISTINCT city FROM orders", "SELECT DISTINCT is not supported"},
-		{"SELECT count(DISTINCT city) FROM orders", "COUNT(DISTINCT ...) is not supported"},
-		{"SELECT sum(qty) + 1 FROM orders", "SUM inside an expression is not supported"},
 		{"SELECT id FROM orders WHERE count(*) > 1", "COUNT in WHERE is not supported"},
+		{"SELECT sum(count(*)) FROM orders", "COUNT inside an aggregate's argument is not supported"},
+		{"SELECT qty + count(*) FROM orders", "qty + count(*) reads column qty outside an aggregate: with an aggregate, that needs GROUP BY qty"},
+		{"SELECT city, qty * count(*) FROM orders GROUP BY city", "reads column qty, which is neither grouped (GROUP BY) nor inside an aggregate"},
+		{"SELECT city FROM orders GROUP BY city HAVING qty > 1", "HAVING reads column qty"},
+		{"SELECT city FROM orders GROUP BY city HAVING sum(nosuch) > 1", "table orders has no column nosuch"},
+		{"SELECT city FROM orders HAVING count(*) > 1 GROUP BY city", "GROUP BY at"},
+		{"SELECT DISTINCT * FROM orders", "SELECT DISTINCT * is not supported: name the columns"},
+		{"SELECT DISTINCT count(*) FROM orders", "SELECT DISTINCT with an aggregate (count(*)) is not supported"},
+		{"SELECT DISTINCT city FROM orders GROUP BY city", "SELECT DISTINCT with GROUP BY is not supported"},
+		{"SELECT DISTINCT city FROM orders ORDER BY qty", "ORDER BY qty: with GROUP BY or an aggregate"},
+		{"SELECT sum(DISTINCT qty, id) FROM orders", "SUM takes one argument"},
+		{"SELECT count(DISTINCT *) FROM orders", "COUNT(DISTINCT *) is not supported"},
+		{"SELECT count(DISTINCT) FROM orders", "COUNT(DISTINCT) takes an argument"},
+		{"SELECT " + strings.Repeat("count(*) + ", maxAggregates+1) + "1 FROM orders", "more than 64 aggregates in one expression"},
+		{"SELECT DISTINCT 1", "need FROM a table"},
 		{"SELECT row_number() OVER (ORDER BY id) FROM orders", "window functions (OVER) are not supported"},
 		{"WITH x AS (SELECT 1) SELECT * FROM x", "WITH (common table expressions) is not supported"},
 		{"SELECT id FROM orders WHERE nosuch > 1", "table orders has no column nosuch"},
@@ -209,6 +220,56 @@ func TestErrors(t *testing.T) {
 		if !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%.60s: error %q, want it to contain %q", tc.sql, err, tc.want)
 		}
+	}
+}
+
+// TestAggregateExpressions: expressions over aggregates, HAVING, DISTINCT
+// aggregates and SELECT DISTINCT, as Doris answers them.
+func TestAggregateExpressions(t *testing.T) {
+	for _, tc := range []struct{ sql, want string }{
+		{"SELECT count(*), sum(qty) > 0 FROM orders", "count(*)|sum(qty) > 0\n5|1"},
+		{"SELECT sum(qty) / count(qty) FROM orders", "sum(qty) / count(qty)\n2.75"},
+		{"SELECT round(avg(score), 2) a FROM orders WHERE id < 5", "a\n1.33"},
+		{"SELECT city, sum(qty) * 10 AS t FROM orders WHERE city IS NOT NULL GROUP BY city ORDER BY city", "city|t\nparis|70\nrome|40"},
+		{"SELECT concat(city, ':', count(*)) c FROM orders WHERE city IS NOT NULL GROUP BY city ORDER BY c DESC", "c\nrome:2\nparis:2"},
+		{"SELECT city, sum(qty) / count(*) r FROM orders GROUP BY city ORDER BY r DESC", "city|r\nparis|3.5\nrome|2\nNULL|NULL"},
+		{"SELECT max(id) - min(id) + 1 = count(*) FROM orders", "max(id) - min(id) + 1 = count(*)\n1"},
+		// HAVING: over aggregates, a grouped column, an item's alias; without GROUP BY.
+		{"SELECT city, count(*) FROM orders GROUP BY city HAVING count(*) > 1 ORDER BY city", "city|count(*)\nparis|2\nrome|2"},
+		{"SELECT city, sum(qty) s FROM orders GROUP BY city HAVING s > 5", "city|s\nparis|7"},
+		{"SELECT city FROM orders GROUP BY city HAVING city = 'rome' AND max(id) > 4", "city\nrome"},
+		{"SELECT city, count(*) n FROM orders GROUP BY city HAVING sum(amount) < 10.3 ORDER BY n DESC, city LIMIT 1", "city|n\nrome|2"},
+		{"SELECT count(*) FROM orders HAVING count(*) > 10", "count(*)"},
+		{"SELECT count(*) FROM orders HAVING count(*) = 5", "count(*)\n5"},
+		// DISTINCT aggregates skip NULLs and count each value once.
+		{"SELECT count(DISTINCT city), count(city), count(*) = count(DISTINCT id) FROM orders", "count(DISTINCT city)|count(city)|count(*) = count(DISTINCT id)\n2|4|1"},
+		{"SELECT count(DISTINCT city, qty) FROM orders", "count(DISTINCT city, qty)\n4"},
+		{"SELECT sum(DISTINCT length(city)), avg(DISTINCT length(city)) FROM orders", "sum(DISTINCT length(city))|avg(DISTINCT length(city))\n9|4.5"},
+		{"SELECT city, count(DISTINCT qty) FROM orders GROUP BY city ORDER BY city", "city|count(DISTINCT qty)\nNULL|0\nparis|2\nrome|2"},
+		// SELECT DISTINCT: one row per distinct item list.
+		{"SELECT DISTINCT city FROM orders ORDER BY city", "city\nNULL\nparis\nrome"},
+		{"SELECT DISTINCT city, qty > 1 big FROM orders WHERE qty IS NOT NULL ORDER BY city, big", "city|big\nparis|1\nrome|0\nrome|1"},
+		{"SELECT DISTINCT length(city) FROM orders WHERE city IS NOT NULL", "length(city)\n5\n4"},
+	} {
+		got, err := run(t, orders(), tc.sql)
+		if err != nil {
+			t.Errorf("%s: %v", tc.sql, err)
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.sql, got, tc.want)
+		}
+	}
+}
+
+// TestAggregateColumnName: a column named as the aggregates' virtual
+// columns is refused by name, never read as an aggregate.
+func TestAggregateColumnName(t *testing.T) {
+	src := orders()
+	src.schema.Columns[3].Name = AggColumn(0)
+	_, err := run(t, src, "SELECT sum(id) + 1 FROM orders")
+	if err == nil || !strings.Contains(err.Error(), "has a column named __loadnode_agg_0") {
+		t.Fatalf("got %v; want the column named", err)
 	}
 }
 
@@ -250,6 +311,9 @@ func TestBounds(t *testing.T) {
 		{"SELECT v FROM t ORDER BY v", "ORDER BY without LIMIT sorts at most 20 rows"},
 		{"SELECT v FROM t ORDER BY v LIMIT 15 OFFSET 10", "keeps 25 rows, over the limit of 20"},
 		{"SELECT v, count(*) FROM t GROUP BY v", "GROUP BY makes more than 20 groups"},
+		{"SELECT DISTINCT v FROM t", "GROUP BY makes more than 20 groups"},
+		{"SELECT count(DISTINCT v) FROM t", "count(DISTINCT v): DISTINCT keeps more than 20 values"},
+		{"SELECT v % 2, count(DISTINCT v) FROM t GROUP BY 1", "DISTINCT keeps more than 20 values"}, // over every group
 		{"SELECT v FROM t", "the result has more than 20 rows"},
 	} {
 		if got, err := run(t, src, tc.sql, WithMaxRows(20)); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -264,6 +328,10 @@ func TestBounds(t *testing.T) {
 	got, err = run(t, src, "SELECT count(*), sum(v) FROM t", WithMaxRows(20))
 	if err != nil || got != "count(*)|sum(v)\n50|600" {
 		t.Errorf("count over more rows than the bound: %q, %v", got, err)
+	}
+	got, err = run(t, src, "SELECT count(DISTINCT v % 15), count(*) - count(DISTINCT v % 5) FROM t", WithMaxRows(20))
+	if err != nil || got != "count(DISTINCT v % 15)|count(*) - count(DISTINCT v % 5)\n15|45" {
+		t.Errorf("distinct values at the bound (15 + 5 of 20): %q, %v", got, err)
 	}
 	// LIMIT without ORDER BY stops reading.
 	src.pages = 0

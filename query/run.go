@@ -105,11 +105,11 @@ func (q *Query) aggregate() bool {
 		return true
 	}
 	for _, it := range q.Items {
-		if it.Agg != "" {
+		if it.aggregated() {
 			return true
 		}
 	}
-	return false
+	return q.Having != ""
 }
 
 // plan consumes a table's rows and makes the result.

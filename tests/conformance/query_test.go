@@ -76,7 +76,7 @@ func hasOrderBy(src string) bool {
 		return true
 	}
 	for _, it := range q.Items {
-		if it.Agg != "" && len(q.GroupBy) == 0 {
+		if (it.Agg != "" || len(it.Aggs) > 0) && len(q.GroupBy) == 0 {
 			return true
 		}
 	}

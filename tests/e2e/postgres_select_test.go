@@ -39,13 +39,20 @@ func TestPostgresSelectSQL(t *testing.T) {
 			[]string{"NULL", "1", "2", "2"}, []string{"a", "2", "8", "4"}, []string{"b", "1", "NULL", "NULL"}),
 		"SELECT id, city FROM sel WHERE qty IS NOT NULL ORDER BY qty DESC LIMIT 2 OFFSET 1": tableText(
 			[]string{"id", "city"}, []string{"1", "b"}, []string{"4", "NULL"}),
-		"SELECT id FROM sel WHERE upper(city) = 'A'": tableText([]string{"id"}, []string{"2"}, []string{"5"}),
+		"SELECT id FROM sel WHERE upper(city) = 'A'":  tableText([]string{"id"}, []string{"2"}, []string{"5"}),
+		"SELECT DISTINCT city FROM sel ORDER BY city": tableText([]string{"city"}, []string{"NULL"}, []string{"a"}, []string{"b"}),
+		"SELECT city, sum(qty) / count(*) r FROM sel GROUP BY city HAVING count(*) > 1 ORDER BY city": tableText(
+			[]string{"city", "r"}, []string{"a", "4"}, []string{"b", "2.5"}),
+		"SELECT count(DISTINCT city), count(*) = count(DISTINCT id) FROM sel": tableText(
+			[]string{"count(DISTINCT city)", "count(*) = count(DISTINCT id)"}, []string{"2", "1"}),
 	} {
 		if got := run(stmt); got != want {
 			t.Errorf("%s:\n%s\nwant\n%s", stmt, got, want)
 		}
+		// What PostgreSQL has no translation for is answered over the scan.
+		scanned := strings.Contains(stmt, "upper") || strings.Contains(stmt, "HAVING") || strings.Contains(stmt, "count(DISTINCT")
 		_, fallback, err := c.QueryTable(ctx, "sel", stmt)
-		if err != nil || (fallback == "") == strings.Contains(stmt, "upper") {
+		if err != nil || (fallback != "") != scanned {
 			t.Errorf("%s: QueryTable: %v, fallback %q", stmt, err, fallback)
 		}
 	}

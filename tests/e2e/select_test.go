@@ -72,6 +72,15 @@ func TestSelectSQL(t *testing.T) {
 	if w := tableText([]string{"city", "n", "sum(qty)"}, want...); got != w {
 		t.Errorf("GROUP BY:\n%s\nwant\n%s", got, w)
 	}
+	got = sel("SELECT city, count(*) AS n, sum(qty) FROM " + tbl + " GROUP BY city HAVING n > 1 ORDER BY city")
+	if w := tableText([]string{"city", "n", "sum(qty)"}, want[1:]...); got != w {
+		t.Errorf("HAVING:\n%s\nwant\n%s", got, w)
+	}
+	// The check of exactly once a Doris user runs: every id once.
+	got = sel("SELECT count(*) = count(DISTINCT id) AS once, count(DISTINCT city), max(id) - min(id) + 1 FROM " + tbl)
+	if w := tableText([]string{"once", "count(DISTINCT city)", "max(id) - min(id) + 1"}, []string{"1", "3", strconv.Itoa(records)}); got != w {
+		t.Errorf("DISTINCT aggregates:\n%s\nwant\n%s", got, w)
+	}
 	got = sel("SELECT id, upper(city) FROM " + tbl + " WHERE qty >= 10 AND city = 'c1' ORDER BY id DESC LIMIT 2 OFFSET 1")
 	if w := tableText([]string{"id", "upper(city)"}, []string{"55", "C1"}, []string{"52", "C1"}); got != w {
 		t.Errorf("WHERE, ORDER BY, LIMIT:\n%s\nwant\n%s", got, w)
