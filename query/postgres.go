@@ -24,8 +24,9 @@ import (
 // (nvl); GROUP
 // BY and ORDER BY on columns (by name, alias or position); LIMIT and
 // OFFSET; SELECT DISTINCT as the GROUP BY of its items (Parse makes it
-// one). HAVING, expressions over aggregates and DISTINCT aggregates stay
-// with Run. Text compares bytewise (COLLATE "C"), as Run compares it; FLOAT, DOUBLE,
+// one); COUNT(DISTINCT col) of those MIN and MAX take. HAVING,
+// expressions over aggregates and the other DISTINCT aggregates stay with
+// Run. Text compares bytewise (COLLATE "C"), as Run compares it; FLOAT, DOUBLE,
 // BOOLEAN, LARGEINT and JSON columns stay with Run (NaN, summation order); rows
 // without ORDER BY come in storage order (the key column), groups in the
 // order of their first row (min of the key), and ORDER BY's ties in
@@ -73,7 +74,7 @@ func Postgres(q *Query, spec *api.TableSpec, tableSQL, keySQL string, maxRows in
 		switch {
 		case len(it.Aggs) > 0:
 			return nil, noPush("SELECT %s: an expression over aggregates", it.Name)
-		case it.Distinct:
+		case it.Distinct && (it.Agg != "COUNT" || len(it.More) > 0):
 			return nil, noPush("SELECT %s: %s(DISTINCT ...)", it.Name, it.Agg)
 		}
 	}
@@ -230,7 +231,7 @@ func (t *pgTranslator) groupQuery(q *Query, b *strings.Builder, cols *[]Column, 
 			*cols = append(*cols, columnOfSpec(name, c))
 			continue
 		}
-		if it.Expr == "*" || it.Agg == "COUNT" && strings.TrimSpace(it.Expr) == "1" {
+		if !it.Distinct && (it.Expr == "*" || it.Agg == "COUNT" && strings.TrimSpace(it.Expr) == "1") {
 			items = append(items, "count(*)")
 			*cols = append(*cols, Column{Name: it.Name, Type: api.ColumnType_INT64})
 			continue
@@ -242,7 +243,14 @@ func (t *pgTranslator) groupQuery(q *Query, b *strings.Builder, cols *[]Column, 
 		col := QuoteIdent(c.GetName())
 		typ := c.GetType()
 		switch {
-		case it.Agg == "COUNT":
+		case it.Agg == "COUNT" && it.Distinct && orderType(typ):
+			// Equal as Run's DISTINCT keys: text bytewise.
+			if textType(typ) {
+				col += ` COLLATE "C"`
+			}
+			items = append(items, "count(DISTINCT "+col+")")
+			*cols = append(*cols, Column{Name: it.Name, Type: api.ColumnType_INT64})
+		case it.Agg == "COUNT" && !it.Distinct:
 			items = append(items, "count("+col+")")
 			*cols = append(*cols, Column{Name: it.Name, Type: api.ColumnType_INT64})
 		case it.Agg == "SUM" && intType(typ):

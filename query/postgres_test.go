@@ -23,6 +23,7 @@ func TestPostgresTranslation(t *testing.T) {
 		"SELECT id FROM t WHERE `we\"ird` > 'x''y' LIMIT 3":                                 "",
 		"SELECT id FROM t WHERE `we\"ird` > 'x' LIMIT 3 OFFSET 2":                           `SELECT "id" FROM "s"."t" WHERE ("we""ird" COLLATE "C" > 'x' COLLATE "C") ORDER BY "_k" LIMIT 3 OFFSET 2`,
 		"SELECT `we\"ird`, max(id) FROM t GROUP BY 1":                                       `SELECT "we""ird", max("id") FROM "s"."t" GROUP BY "we""ird" ORDER BY min(encode("_k", 'hex') COLLATE "C") LIMIT 11`,
+		"SELECT count(DISTINCT `we\"ird`), count(DISTINCT id) FROM t":                       `SELECT count(DISTINCT "we""ird" COLLATE "C"), count(DISTINCT "id") FROM "s"."t" LIMIT 11`,
 		"SELECT DISTINCT id FROM t":                                                         `SELECT "id" FROM "s"."t" GROUP BY "id" ORDER BY min(encode("_k", 'hex') COLLATE "C") LIMIT 11`,
 		"SELECT * FROM analytics.t WHERE id IN (1, -2) AND NOT id IS NULL ORDER BY id DESC": `SELECT "id", "we""ird", "f", "ok" FROM "s"."t" WHERE (("id" IN (1, (-2))) AND (NOT ("id" IS NULL))) ORDER BY "id" DESC NULLS LAST, "_k" LIMIT 11`,
 	} {
@@ -57,7 +58,10 @@ func TestPostgresTranslation(t *testing.T) {
 		"SELECT id FROM t WHERE `we\"ird` = 'a\\'b'":                 "escapes",
 		"SELECT id, count(*) FROM t GROUP BY id HAVING count(*) > 1": "HAVING",
 		"SELECT count(*) - 1 FROM t":                                 "an expression over aggregates",
-		"SELECT count(DISTINCT id) FROM t":                           "COUNT(DISTINCT ...)",
+		"SELECT count(DISTINCT id, `we\"ird`) FROM t":                "COUNT(DISTINCT ...)",
+		"SELECT sum(DISTINCT id) FROM t":                             "SUM(DISTINCT ...)",
+		"SELECT count(DISTINCT f) FROM t":                            "COUNT of a FLOAT64",
+		"SELECT count(DISTINCT 1) FROM t":                            "COUNT(1): an expression",
 	} {
 		q, err := Parse(stmt)
 		if err != nil {
