@@ -108,7 +108,7 @@ func run(t *testing.T, src Source, sql string, opts ...Option) (string, error) {
 }
 
 func TestSelect(t *testing.T) {
-	for _, tc := range []struct{ sql, want string }{
+	checkQueries(t, []queryCase{
 		{"SELECT count(*) FROM orders", "count(*)\n5"},
 		{"select COUNT(1) from orders;", "COUNT(1)\n5"},
 		{"SELECT count(city), count(amount) AS n FROM orders", "count(city)|n\n4|4"},
@@ -138,7 +138,16 @@ func TestSelect(t *testing.T) {
 		{"SELECT id, score FROM orders WHERE id IN (1, 5) ORDER BY id", "id|score\n1|0.5\n5|1e+20"},
 		{"SELECT id, score > 1 FROM orders WHERE id = 2", "id|score > 1\n2|1"},
 		{"SELECT city FROM orders GROUP BY city ORDER BY city LIMIT 1 OFFSET 1", "city\nparis"},
-	} {
+	})
+}
+
+// queryCase is a statement over orders() and its result as run renders
+// it ("": an error).
+type queryCase struct{ sql, want string }
+
+func checkQueries(t *testing.T, cases []queryCase) {
+	t.Helper()
+	for _, tc := range cases {
 		got, err := run(t, orders(), tc.sql)
 		if tc.want == "" {
 			if err == nil {
@@ -226,7 +235,7 @@ func TestErrors(t *testing.T) {
 // TestAggregateExpressions: expressions over aggregates, HAVING, DISTINCT
 // aggregates and SELECT DISTINCT, as Doris answers them.
 func TestAggregateExpressions(t *testing.T) {
-	for _, tc := range []struct{ sql, want string }{
+	checkQueries(t, []queryCase{
 		{"SELECT count(*), sum(qty) > 0 FROM orders", "count(*)|sum(qty) > 0\n5|1"},
 		{"SELECT sum(qty) / count(qty) FROM orders", "sum(qty) / count(qty)\n2.75"},
 		{"SELECT round(avg(score), 2) a FROM orders WHERE id < 5", "a\n1.33"},
@@ -250,16 +259,7 @@ func TestAggregateExpressions(t *testing.T) {
 		{"SELECT DISTINCT city FROM orders ORDER BY city", "city\nNULL\nparis\nrome"},
 		{"SELECT DISTINCT city, qty > 1 big FROM orders WHERE qty IS NOT NULL ORDER BY city, big", "city|big\nparis|1\nrome|0\nrome|1"},
 		{"SELECT DISTINCT length(city) FROM orders WHERE city IS NOT NULL", "length(city)\n5\n4"},
-	} {
-		got, err := run(t, orders(), tc.sql)
-		if err != nil {
-			t.Errorf("%s: %v", tc.sql, err)
-			continue
-		}
-		if got != tc.want {
-			t.Errorf("%s:\n got %q\nwant %q", tc.sql, got, tc.want)
-		}
-	}
+	})
 }
 
 // TestAggregateColumnName: a column named as the aggregates' virtual
