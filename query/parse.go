@@ -555,7 +555,7 @@ func parseItem(src string, ts []token, text func([]token) string, tables []strin
 	case n >= 2 && (ts[n-1].kind == 'i' || ts[n-1].kind == 'q') && !isKeyword(ts[n-1]) && ts[n-2].kind != 'o' && !isKeyword(ts[n-2]) && !ts[n-2].is("INTERVAL") && !(n >= 3 && ts[n-3].is("INTERVAL")):
 		it.Name, it.alias = unquote(ts[n-1]), true
 		ts = ts[:n-1]
-	case n >= 2 && (ts[n-1].kind == 'i' || ts[n-1].kind == 'q') && !isKeyword(ts[n-1]) && ts[n-2].op(")"):
+	case n >= 2 && (ts[n-1].kind == 'i' || ts[n-1].kind == 'q') && !isKeyword(ts[n-1]) && (ts[n-2].op(")") || ts[n-2].is("END")):
 		it.Name, it.alias = unquote(ts[n-1]), true
 		ts = ts[:n-1]
 	}

@@ -138,6 +138,7 @@ func TestSelect(t *testing.T) {
 		{"SELECT id, score FROM orders WHERE id IN (1, 5) ORDER BY id", "id|score\n1|0.5\n5|1e+20"},
 		{"SELECT id, score > 1 FROM orders WHERE id = 2", "id|score > 1\n2|1"},
 		{"SELECT city FROM orders GROUP BY city ORDER BY city LIMIT 1 OFFSET 1", "city\nparis"},
+		{"SELECT CASE WHEN qty > 2 THEN 'big' ELSE 'small' END size, count(*) FROM orders GROUP BY size ORDER BY size", "size|count(*)\nbig|2\nsmall|3"},
 	})
 }
 
