@@ -41,6 +41,13 @@
 //	                                        AGGREGATE table; INSERT ... SELECT refused)
 //	SHOW TABLES                             (every table: database, jobs; no FROM/LIKE)
 //	DESC | DESCRIBE [db.]name               (columns, database, jobs, row count)
+//	SHOW [FULL] COLUMNS|FIELDS FROM|IN [db.]name [FROM|IN db]
+//	                                        (DESC's answer)
+//	SHOW CREATE TABLE [db.]name             (Table, Create Table: the table's Doris DDL, which
+//	                                        CREATE TABLE reads back into the same table:
+//	                                        columns, types, NULL, DEFAULT, aggregations, KEY,
+//	                                        PARTITION BY, DISTRIBUTED BY RANDOM, the sequence
+//	                                        and skip-bitmap PROPERTIES; CreateTableStatement)
 //	DROP TABLE [IF EXISTS] [db.]name        (refused while a job that is not deleted loads into it
 //	                                        or into one of its temporary partitions, which go with it)
 //	ALTER TABLE [db.]name ADD TEMPORARY PARTITION tp [VALUES LESS THAN (...) | VALUES [(...), (...))

@@ -13,7 +13,8 @@ import (
 
 // FuzzParse checks that Parse never panics, that every error is an *Error
 // with a position, and that every statement it returns has exactly one
-// field set and is well formed. The seed corpus (testdata/fuzz/FuzzParse)
+// field set and is well formed, and that a table's SHOW CREATE TABLE
+// statement parses back into the same table. The seed corpus (testdata/fuzz/FuzzParse)
 // holds statements from Doris's documentation.
 func FuzzParse(f *testing.F) {
 	f.Add("SHOW ROUTINE LOAD FOR example_db.test1;")
@@ -71,6 +72,18 @@ func FuzzParse(f *testing.F) {
 			}
 			if !proto.Equal(st.CreateTable, again.CreateTable) {
 				t.Fatalf("not deterministic:\n%v\n%v", st.CreateTable, again.CreateTable)
+			}
+			// SHOW CREATE TABLE's statement reads back into the table.
+			spec := proto.Clone(st.CreateTable).(*api.TableSpec)
+			spec.Database = st.DB
+			ddl := CreateTableStatement(spec)
+			back, err := Parse(ddl)
+			if err != nil {
+				t.Fatalf("SHOW CREATE TABLE gave\n%s\nwhich does not parse: %v", ddl, err)
+			}
+			back.CreateTable.Database = back.DB
+			if !proto.Equal(back.CreateTable, spec) {
+				t.Fatalf("SHOW CREATE TABLE gave\n%s\nwhich parses to\n%v\nnot\n%v", ddl, back.CreateTable, spec)
 			}
 		case st.Alter != nil:
 			a := st.Alter

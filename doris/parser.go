@@ -58,8 +58,11 @@ type Statement struct {
 	// ShowTables is SHOW TABLES (FROM/IN db is refused: loadnode has one
 	// namespace).
 	ShowTables bool
-	// Describe names the table of DESC / DESCRIBE [db.]name.
+	// Describe names the table of DESC / DESCRIBE [db.]name and of SHOW
+	// [FULL] COLUMNS FROM [db.]name.
 	Describe *JobRef
+	// ShowCreateTable names the table of SHOW CREATE TABLE [db.]name.
+	ShowCreateTable *JobRef
 	// DropTable names the table of DROP TABLE [IF EXISTS] [db.]name
 	// (IfExists says IF EXISTS was given).
 	DropTable *JobRef
@@ -329,7 +332,7 @@ func (p *parser) properties(clause string) ([]property, *Error) {
 
 // statementsHelp lists what Parse understands, for the error about any other
 // statement.
-const statementsHelp = "loadnode understands CREATE TABLE, TRUNCATE TABLE, DROP TABLE, SHOW TABLES, DESC, INSERT INTO ... VALUES, ALTER TABLE ADD and DROP TEMPORARY PARTITION, CREATE ROUTINE LOAD, ALTER ROUTINE LOAD, PAUSE, RESUME and STOP ROUTINE LOAD, SHOW [ALL] ROUTINE LOAD, SHOW ROUTINE LOAD TASK and SHOW CREATE ROUTINE LOAD"
+const statementsHelp = "loadnode understands CREATE TABLE, TRUNCATE TABLE, DROP TABLE, SHOW TABLES, SHOW CREATE TABLE, DESC (SHOW COLUMNS), INSERT INTO ... VALUES, ALTER TABLE ADD and DROP TEMPORARY PARTITION, CREATE ROUTINE LOAD, ALTER ROUTINE LOAD, PAUSE, RESUME and STOP ROUTINE LOAD, SHOW [ALL] ROUTINE LOAD, SHOW ROUTINE LOAD TASK and SHOW CREATE ROUTINE LOAD"
 
 func (p *parser) statement() (*Statement, *Error) {
 	t := p.next()
@@ -476,6 +479,21 @@ func (p *parser) show() (*Statement, *Error) {
 		}
 		return &Statement{ShowTables: true}, nil
 	}
+	if t := p.peek(); t.is("CREATE") && p.peekAt(1).is("TABLE") {
+		p.next()
+		p.next()
+		db, name, _, err := p.qualifiedName("SHOW CREATE TABLE", "a table name")
+		if err != nil {
+			return nil, err
+		}
+		if n := p.peek(); n.kind != tokEOF && !n.isSym(";") {
+			return nil, p.errf(n, "SHOW CREATE TABLE", "unexpected %s", n.describe())
+		}
+		return &Statement{ShowCreateTable: &JobRef{DB: db, Name: name}, DB: db}, nil
+	}
+	if t := p.peek(); t.is("COLUMNS") || t.is("FIELDS") || t.is("FULL") && (p.peekAt(1).is("COLUMNS") || p.peekAt(1).is("FIELDS")) {
+		return p.showColumns()
+	}
 	if t := p.peek(); !t.is("ALL") && !t.is("ROUTINE") && !t.is("CREATE") {
 		what := "SHOW " + strings.ToUpper(t.text)
 		if t.kind != tokIdent {
@@ -566,4 +584,32 @@ func (p *parser) showTask(sh *Show) (*Statement, *Error) {
 	p.next()
 	sh.Name = v.text
 	return &Statement{Show: sh}, nil
+}
+
+// showColumns parses the rest of SHOW [FULL] COLUMNS|FIELDS FROM|IN
+// [db.]name [FROM|IN db], MySQL's DESC: the same answer.
+func (p *parser) showColumns() (*Statement, *Error) {
+	clause := "SHOW COLUMNS"
+	if p.accept("FULL") {
+		clause = "SHOW FULL COLUMNS"
+	}
+	p.next() // COLUMNS or FIELDS
+	if !p.accept("FROM") && !p.accept("IN") {
+		return nil, p.errf(p.peek(), clause, "expected FROM or IN, found %s", p.peek().describe())
+	}
+	db, name, _, err := p.qualifiedName(clause, "a table name")
+	if err != nil {
+		return nil, err
+	}
+	if p.accept("FROM") || p.accept("IN") {
+		d, err := p.ident(clause, "a database name")
+		if err != nil {
+			return nil, err
+		}
+		db = d.text
+	}
+	if n := p.peek(); n.kind != tokEOF && !n.isSym(";") {
+		return nil, p.errf(n, clause, "unexpected %s: loadnode describes whole tables (LIKE and WHERE are not supported)", n.describe())
+	}
+	return &Statement{Describe: &JobRef{DB: db, Name: name}, DB: db}, nil
 }

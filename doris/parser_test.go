@@ -969,7 +969,7 @@ func TestParseErrors(t *testing.T) {
 		{"show all task", `SHOW ALL ROUTINE LOAD TASK WHERE JobName = "x"`, "SHOW ALL ROUTINE LOAD TASK", 1, 23, "ALL not supported"},
 		{"show create without for", `SHOW CREATE ROUTINE LOAD`, "SHOW CREATE ROUTINE LOAD", 1, 25, "expected FOR"},
 		{"show like", `SHOW ROUTINE LOAD LIKE "test%"`, "LIKE", 1, 19, "not supported"},
-		{"show create table", `SHOW CREATE TABLE t`, "SHOW CREATE ROUTINE LOAD", 1, 13, "expected ROUTINE"},
+		{"show create view", `SHOW CREATE VIEW t`, "SHOW CREATE ROUTINE LOAD", 1, 13, "expected ROUTINE"},
 
 		// CREATE TABLE: Doris docs statements loadnode refuses
 		{"Doris docs: UNIQUE KEY", `CREATE TABLE example_db.table_hash

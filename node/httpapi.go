@@ -22,6 +22,7 @@ import (
 	"github.com/loadnode/loadnode/client"
 	"github.com/loadnode/loadnode/config"
 	dorisexec "github.com/loadnode/loadnode/doris/exec"
+	"github.com/loadnode/loadnode/table"
 )
 
 // The HTTP/JSON API under /v1 (docs/api.md): every route is a row of
@@ -635,7 +636,7 @@ func (h *httpAPI) sql(r *http.Request) (any, error) {
 	case len(res.GetTables()) > 0 && res.GetTable() != nil: // DESC
 		out.Columns = []string{"Field", "Type", "Null"}
 		for _, c := range res.GetTable().GetColumns() {
-			out.Rows = append(out.Rows, []string{c.GetName(), c.GetType().String(), map[bool]string{true: "NO", false: "YES"}[c.GetNotNull()]})
+			out.Rows = append(out.Rows, []string{c.GetName(), table.DorisTypeName(c), map[bool]string{true: "NO", false: "YES"}[c.GetNotNull()]})
 		}
 	case len(res.GetTables()) > 0: // SHOW TABLES
 		out.Columns = []string{"Tables"}

@@ -415,6 +415,13 @@ func TestHTTPAPI(t *testing.T) {
 		t.Errorf("SHOW ROUTINE LOAD: %v", m)
 	}
 	at.want("POST", "/v1/sql", "application/json", `{"statement": "SHOW TABLES"}`, 200, "")
+	// DESC names Doris's types, as the MySQL protocol does; SHOW CREATE TABLE.
+	if m := at.want("POST", "/v1/sql", "application/json", `{"statement": "DESC orders"}`, 200, ""); fmt.Sprint(m["rows"]) != "[[v BIGINT YES]]" {
+		t.Errorf("DESC: %v", m)
+	}
+	if m := at.want("POST", "/v1/sql", "application/json", `{"statement": "SHOW CREATE TABLE orders"}`, 200, ""); !strings.Contains(fmt.Sprint(m["rows"]), "CREATE TABLE `orders` (") {
+		t.Errorf("SHOW CREATE TABLE: %v", m)
+	}
 	at.want("POST", "/v1/sql", "application/json", `{"statement": "FROB"}`, 400, "INVALID_ARGUMENT")
 	at.want("POST", "/v1/sql", "application/json", `{"sql": "SHOW TABLES"}`, 400, "INVALID_ARGUMENT")
 

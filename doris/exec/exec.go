@@ -162,6 +162,13 @@ func Exec(ctx context.Context, c Client, statement string) (*api.ExecResponse, e
 			return nil, err
 		}
 		return &api.ExecResponse{Tables: []*api.TableInfo{ti}, Table: ti.GetSpec()}, nil
+	case st.ShowCreateTable != nil:
+		ti, err := c.DescribeTable(ctx, st.ShowCreateTable.Name)
+		if err != nil {
+			return nil, err
+		}
+		spec := ti.GetSpec()
+		return &api.ExecResponse{Result: resultSet(doris.ShowCreateTableColumns, []string{spec.GetName(), doris.CreateTableStatement(spec)})}, nil
 	case st.DropTable != nil:
 		dropped, err := c.DropTable(ctx, st.DropTable.Name, st.IfExists)
 		if err != nil {
