@@ -1,10 +1,13 @@
 package doris
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
+
+	"github.com/loadnode/loadnode/api"
 )
 
 // TestCreateTableStatementRoundTrip: SHOW CREATE TABLE's statement parses
@@ -26,22 +29,30 @@ func TestCreateTableStatementRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", ddl, err)
 		}
-		spec := st.CreateTable
-		spec.Database = st.DB
-		out := CreateTableStatement(spec)
-		back, err := Parse(out)
-		if err != nil {
-			t.Errorf("%s:\nSHOW CREATE TABLE gave\n%s\nwhich does not parse: %v", ddl, out, err)
-			continue
-		}
-		back.CreateTable.Database = back.DB
-		if !proto.Equal(back.CreateTable, spec) {
-			t.Errorf("%s:\nSHOW CREATE TABLE gave\n%s\nwhich parses to\n%v\nnot\n%v", ddl, out, back.CreateTable, spec)
-		}
-		if again := CreateTableStatement(back.CreateTable); again != out {
-			t.Errorf("%s: not a fixed point:\n%s\n%s", ddl, out, again)
+		if err := roundTrip(st); err != nil {
+			t.Errorf("%s: %v", ddl, err)
 		}
 	}
+}
+
+// roundTrip checks that the SHOW CREATE TABLE statement of st's table
+// parses back into the same table, and is a fixed point.
+func roundTrip(st *Statement) error {
+	spec := proto.Clone(st.CreateTable).(*api.TableSpec)
+	spec.Database = st.DB
+	out := CreateTableStatement(spec)
+	back, err := Parse(out)
+	if err != nil {
+		return fmt.Errorf("SHOW CREATE TABLE gave\n%s\nwhich does not parse: %v", out, err)
+	}
+	back.CreateTable.Database = back.DB
+	if !proto.Equal(back.CreateTable, spec) {
+		return fmt.Errorf("SHOW CREATE TABLE gave\n%s\nwhich parses to\n%v\nnot\n%v", out, back.CreateTable, spec)
+	}
+	if again := CreateTableStatement(back.CreateTable); again != out {
+		return fmt.Errorf("not a fixed point:\n%s\n%s", out, again)
+	}
+	return nil
 }
 
 func TestCreateTableStatementText(t *testing.T) {
