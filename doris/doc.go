@@ -31,7 +31,9 @@
 //	PAUSE [ALL] ROUTINE LOAD [FOR [db.]name]      (FOR without ALL, none with ALL)
 //	RESUME [ALL] ROUTINE LOAD [FOR [db.]name]
 //	STOP ROUTINE LOAD FOR [db.]name
-//	SHOW [ALL] ROUTINE LOAD [FOR [db.]name]  (ALL: STOPPED and CANCELLED jobs too)
+//	SHOW [ALL] ROUTINE LOAD [FOR [db.]name | LIKE "pattern"]
+//	                                        (ALL: STOPPED and CANCELLED jobs too; LIKE: the jobs
+//	                                        whose names match, % and _, case-sensitive as in Doris)
 //	SHOW ROUTINE LOAD TASK [FROM db] WHERE JobName = "name"
 //	SHOW [ALL] CREATE ROUTINE LOAD FOR [db.]name
 //	TRUNCATE TABLE [db.]name                (every row goes; jobs keep their progress)
@@ -491,7 +493,7 @@
 //	               TEMPORARY PARTITION (no atomic replace), ADD IF NOT EXISTS, columns,
 //	               properties, ...; temporary partitions of a PostgreSQL table
 //	SELECT         FROM t TEMPORARY PARTITION with more than one partition
-//	SHOW           LIKE, WHERE, ORDER BY, LIMIT on SHOW ROUTINE LOAD; ALL or any condition
+//	SHOW           WHERE, ORDER BY, LIMIT on SHOW ROUTINE LOAD; ALL or any condition
 //	               but JobName = "name" on SHOW ROUTINE LOAD TASK
 //	STOP           STOP ALL
 //	other          any other statement

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/table"
 )
 
 // Statement is one parsed statement. Exactly one of CreateTable,
@@ -99,6 +100,16 @@ type Show struct {
 	DB, Name     string
 	All          bool
 	Task, Create bool
+	// Like is SHOW [ALL] ROUTINE LOAD LIKE "pattern" (nil without): the
+	// jobs whose names match the pattern (% any run, _ one character,
+	// case-sensitive, as Doris matches routine load names).
+	Like *string
+}
+
+// Lists reports whether SHOW ROUTINE LOAD without FOR lists the job named
+// name: every job, or with LIKE those whose names match.
+func (s *Show) Lists(name string) bool {
+	return s.Like == nil || table.Like(name, *s.Like)
 }
 
 // Error is a statement that does not parse or that loadnode refuses. Clause
@@ -467,7 +478,7 @@ func (p *parser) jobCommand(verb string) (*Statement, *Error) {
 	return &Statement{Stop: ref}, nil
 }
 
-// show parses the rest of SHOW [ALL] ROUTINE LOAD [FOR [db.]name],
+// show parses the rest of SHOW [ALL] ROUTINE LOAD [FOR [db.]name | LIKE "pattern"],
 // SHOW ROUTINE LOAD TASK [FROM db] WHERE JobName = "name" and SHOW [ALL]
 // CREATE ROUTINE LOAD FOR [db.]name.
 func (p *parser) show() (*Statement, *Error) {
@@ -538,7 +549,17 @@ func (p *parser) show() (*Statement, *Error) {
 		p.next()
 		return p.showTask(sh)
 	case t.is("LIKE"):
-		return nil, p.errf(t, "LIKE", "not supported by loadnode; use SHOW ROUTINE LOAD FOR name")
+		p.next()
+		v := p.peek()
+		if v.kind != tokString {
+			return nil, p.errf(v, clause+" LIKE", "expected a pattern string, found %s", v.describe())
+		}
+		p.next()
+		pattern := v.text
+		sh.Like = &pattern
+		if n := p.peek(); n.kind != tokEOF && !n.isSym(";") {
+			return nil, p.errf(n, clause+" LIKE", "unexpected %s", n.describe())
+		}
 	case t.is("WHERE"):
 		return nil, p.errf(t, "WHERE", "not supported by loadnode; use SHOW ROUTINE LOAD FOR name")
 	case t.is("FOR"):

@@ -3,6 +3,7 @@ package doris
 import (
 	"errors"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -563,6 +564,8 @@ func TestParseJobCommands(t *testing.T) {
 		{`show routine load task from example_db where jobname = 'test1'`, Statement{Show: &Show{DB: "example_db", Name: "test1", Task: true}}},
 		{"SHOW CREATE ROUTINE LOAD FOR example_db.test1;", Statement{Show: &Show{DB: "example_db", Name: "test1", Create: true}}},
 		{"SHOW ALL CREATE ROUTINE LOAD FOR test1", Statement{Show: &Show{Name: "test1", Create: true, All: true}}},
+		{`SHOW ROUTINE LOAD LIKE "%test1%";`, Statement{Show: &Show{Like: ptr("%test1%")}}}, // Doris's suites
+		{`show all routine load like 'job\_%'`, Statement{Show: &Show{All: true, Like: ptr(`job\_%`)}}},
 		// spellings
 		{"  show routine load for `my job` -- trailing comment", Statement{Show: &Show{Name: "my job"}}},
 		{"Pause Routine Load For j/*x*/;  ", Statement{Pause: &JobRef{Name: "j"}}},
@@ -580,7 +583,7 @@ func TestParseJobCommands(t *testing.T) {
 					}
 				case *Show:
 					w := want.(*Show)
-					if (g == nil) != (w == nil) || g != nil && *g != *w {
+					if (g == nil) != (w == nil) || g != nil && !reflect.DeepEqual(g, w) {
 						t.Errorf("%s = %+v, want %+v", what, g, w)
 					}
 				}
@@ -595,6 +598,8 @@ func TestParseJobCommands(t *testing.T) {
 		})
 	}
 }
+
+func ptr(s string) *string { return &s }
 
 // baseSpec is a complete, valid spec to alter.
 func baseSpec() *api.JobSpec {
@@ -968,7 +973,8 @@ func TestParseErrors(t *testing.T) {
 		{"show task unquoted name", `SHOW ROUTINE LOAD TASK WHERE JobName = test1`, "WHERE", 1, 40, "as a \"string\""},
 		{"show all task", `SHOW ALL ROUTINE LOAD TASK WHERE JobName = "x"`, "SHOW ALL ROUTINE LOAD TASK", 1, 23, "ALL not supported"},
 		{"show create without for", `SHOW CREATE ROUTINE LOAD`, "SHOW CREATE ROUTINE LOAD", 1, 25, "expected FOR"},
-		{"show like", `SHOW ROUTINE LOAD LIKE "test%"`, "LIKE", 1, 19, "not supported"},
+		{"show like no pattern", `SHOW ROUTINE LOAD LIKE test`, "SHOW ROUTINE LOAD LIKE", 1, 24, "expected a pattern string"},
+		{"show like then more", `SHOW ROUTINE LOAD LIKE "a%" LIMIT 1`, "SHOW ROUTINE LOAD LIKE", 1, 29, "unexpected"},
 		{"show create view", `SHOW CREATE VIEW t`, "SHOW CREATE ROUTINE LOAD", 1, 13, "expected ROUTINE"},
 
 		// CREATE TABLE: Doris docs statements loadnode refuses

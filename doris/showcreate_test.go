@@ -103,3 +103,26 @@ func TestShowCreateTableAndColumns(t *testing.T) {
 		}
 	}
 }
+
+func TestShowLists(t *testing.T) {
+	for _, tc := range []struct {
+		stmt, name string
+		want       bool
+	}{
+		{`SHOW ROUTINE LOAD`, "anything", true},
+		{`SHOW ROUTINE LOAD LIKE "%test%"`, "my_test_1", true},
+		{`SHOW ROUTINE LOAD LIKE "%test%"`, "MY_TEST", false}, // case-sensitive, as Doris
+		{`SHOW ROUTINE LOAD LIKE "job\_%"`, "job_a", true},
+		{`SHOW ROUTINE LOAD LIKE "job\_%"`, "jobxa", false},
+		{`SHOW ROUTINE LOAD LIKE "j_b"`, "job", true},
+		{`SHOW ROUTINE LOAD LIKE ""`, "job", false},
+	} {
+		st, err := Parse(tc.stmt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Show.Lists(tc.name); got != tc.want {
+			t.Errorf("%s lists %s: %v, want %v", tc.stmt, tc.name, got, tc.want)
+		}
+	}
+}

@@ -574,6 +574,10 @@ func (n *likeNode) eval(e *evalEnv) ev {
 	return evBool(like(x.text(), p.text()) != n.not)
 }
 
+// Like reports whether s matches the SQL LIKE pattern p, as the
+// expressions' LIKE does (case-sensitive).
+func Like(s, p string) bool { return like(s, p) }
+
 // like matches SQL LIKE: % any run, _ one character, \ escapes (a
 // trailing \ is itself). It does not recurse, and uses no memory: after a
 // mismatch it retries from the last %, one character further on (the

@@ -20,7 +20,7 @@ import (
 func execShow(ctx context.Context, c Client, sh *doris.Show) (*api.ExecResponse, error) {
 	loc := time.Local
 	if sh.Name == "" {
-		return showAll(ctx, c, sh.All, loc)
+		return showAll(ctx, c, sh, loc)
 	}
 	info, err := c.ShowJob(ctx, sh.Name)
 	if err != nil {
@@ -48,17 +48,17 @@ func execShow(ctx context.Context, c Client, sh *doris.Show) (*api.ExecResponse,
 }
 
 // showAll is SHOW [ALL] ROUTINE LOAD without FOR: one row per job in id
-// (creation) order, as Doris orders them; without all, final jobs are left
-// out. Each job is asked for its details; a job removed in between is
-// skipped.
-func showAll(ctx context.Context, c Client, all bool, loc *time.Location) (*api.ExecResponse, error) {
+// (creation) order, as Doris orders them; without ALL, final jobs are left
+// out; with LIKE, the jobs whose names match. Each job is asked for its
+// details; a job removed in between is skipped.
+func showAll(ctx context.Context, c Client, sh *doris.Show, loc *time.Location) (*api.ExecResponse, error) {
 	jobs, err := c.ListJobs(ctx)
 	if err != nil {
 		return nil, err
 	}
 	res := &api.ExecResponse{Jobs: []*api.JobSummary{}, Result: resultSet(doris.RoutineLoadColumns)}
 	for _, j := range jobs {
-		if j.GetState().Final() && !all {
+		if j.GetState().Final() && !sh.All || !sh.Lists(j.GetName()) {
 			continue
 		}
 		info, err := c.ShowJob(ctx, j.GetName())

@@ -219,4 +219,15 @@ func TestShowRoutineLoadSQL(t *testing.T) {
 	if rows, _ := sqlRows(t, p, "SHOW ALL ROUTINE LOAD"); !slices.Equal(names(rows), []string{job, job2}) {
 		t.Errorf("SHOW ALL ROUTINE LOAD lists %v, want [%s %s]", names(rows), job, job2)
 	}
+	// LIKE, as Doris's suites use it: the names that match, case-sensitive.
+	for stmt, want := range map[string][]string{
+		`SHOW ALL ROUTINE LOAD LIKE "%load%"`:    {job, job2},
+		`SHOW ROUTINE LOAD LIKE "%load%"`:        {job2},
+		`SHOW ALL ROUTINE LOAD LIKE "show_load"`: {job},
+		`SHOW ALL ROUTINE LOAD LIKE "%LOAD%"`:    nil,
+	} {
+		if rows, _ := sqlRows(t, p, stmt); !slices.Equal(names(rows), want) {
+			t.Errorf("%s lists %v, want %v", stmt, names(rows), want)
+		}
+	}
 }
