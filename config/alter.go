@@ -18,7 +18,7 @@ import (
 // refuses any other field by name.
 var Alterable = []string{
 	"desired_concurrent_number", "max_batch_interval", "max_batch_rows", "max_batch_size",
-	"max_error_number", "strict_mode", "max_filter_ratio", "timezone", "lc_time_names", "json_root", "strip_outer_array", "empty_field_as_null", "enclose", "escape",
+	"max_error_number", "strict_mode", "max_filter_ratio", "timezone", "lc_time_names", "json_root", "strip_outer_array", "num_as_string", "empty_field_as_null", "enclose", "escape",
 	"kafka.properties", "kafka.default_offset", "kafka.brokers", "kafka.topic",
 	// Only together with a change of kafka.topic: the new topic's
 	// partitions and their start offsets.
@@ -147,6 +147,8 @@ func applyMask(cur, patch *api.JobSpec, mask []string) (*api.JobSpec, error) {
 			next.JsonRoot = patch.GetJsonRoot()
 		case "strip_outer_array":
 			next.StripOuterArray = patch.GetStripOuterArray()
+		case "num_as_string":
+			next.NumAsString = patch.GetNumAsString()
 		case "enclose":
 			next.Enclose = patch.Enclose
 		case "escape":
@@ -267,6 +269,7 @@ func wholeSpec(cur, in *api.JobSpec) (*api.JobSpec, error) {
 	probe.StrictMode, probe.MaxFilterRatio, probe.Timezone = cur.StrictMode, cur.MaxFilterRatio, cur.GetTimezone()
 	probe.LcTimeNames = cur.GetLcTimeNames()
 	probe.JsonRoot, probe.EmptyFieldAsNull, probe.StripOuterArray = cur.GetJsonRoot(), cur.GetEmptyFieldAsNull(), cur.GetStripOuterArray()
+	probe.NumAsString = cur.GetNumAsString()
 	probe.Enclose, probe.Escape = cur.Enclose, cur.GetEscape()
 	probe.ColumnSeparator, probe.ColumnsMapping, probe.Where = cur.GetColumnSeparator(), cur.GetColumnsMapping(), cur.GetWhere()
 	probe.DeleteOn, probe.SequenceColumn, probe.Jsonpaths = cur.GetDeleteOn(), cur.GetSequenceColumn(), cur.GetJsonpaths()
@@ -325,6 +328,9 @@ func describeChanges(old, next *api.JobSpec) []string {
 	}
 	if next.GetStripOuterArray() != old.GetStripOuterArray() {
 		changed = append(changed, fmt.Sprintf("strip_outer_array %v->%v", old.GetStripOuterArray(), next.GetStripOuterArray()))
+	}
+	if next.GetNumAsString() != old.GetNumAsString() {
+		changed = append(changed, fmt.Sprintf("num_as_string %v->%v", old.GetNumAsString(), next.GetNumAsString()))
 	}
 	if next.GetEmptyFieldAsNull() != old.GetEmptyFieldAsNull() {
 		changed = append(changed, fmt.Sprintf("empty_field_as_null %v->%v", old.GetEmptyFieldAsNull(), next.GetEmptyFieldAsNull()))

@@ -240,6 +240,29 @@ func TestAlterStripOuterArray(t *testing.T) {
 	}
 }
 
+// TestAlterNumAsString: num_as_string is alterable on a json job (Doris's
+// ALTER ROUTINE LOAD changes it, in its suites), through a mask and a
+// whole spec, and refused on a csv one.
+func TestAlterNumAsString(t *testing.T) {
+	cur := alterBase()
+	cur.Format, cur.ColumnSeparator = FormatJSON, ""
+	ApplyDefaults(cur)
+	next, changes, _, err := Alter(cur, &api.AlterJobRequest{Spec: &api.JobSpec{NumAsString: true}, UpdateMask: []string{"num_as_string"}})
+	if err != nil || !next.GetNumAsString() || !slices.Equal(changes, []string{"num_as_string false->true"}) {
+		t.Fatalf("mask: next %v, changes %q, %v", next.GetNumAsString(), changes, err)
+	}
+	whole := proto.Clone(cur).(*api.JobSpec)
+	whole.NumAsString = true
+	if next, _, _, err := Alter(cur, &api.AlterJobRequest{Spec: whole}); err != nil || !next.GetNumAsString() {
+		t.Fatalf("whole spec: %v, %v", next.GetNumAsString(), err)
+	}
+	_, _, _, err = Alter(alterBase(), &api.AlterJobRequest{Spec: &api.JobSpec{NumAsString: true}, UpdateMask: []string{"num_as_string"}})
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "num_as_string" {
+		t.Fatalf("csv job: %v, want a *FieldError on num_as_string", err)
+	}
+}
+
 // TestAlterUniqueKeyUpdateMode: unique_key_update_mode is alterable, only
 // while PAUSED (a change of how records become rows), and described.
 func TestAlterUniqueKeyUpdateMode(t *testing.T) {

@@ -41,6 +41,8 @@
 //	                                        (strings, numbers, TRUE, FALSE, NULL; one
 //	                                        atomic write, merged into a UNIQUE or
 //	                                        AGGREGATE table; INSERT ... SELECT refused)
+//	SYNC                                    (Doris's FE metadata sync: nothing to do, loadnode's
+//	                                        metadata is current when a statement answers)
 //	SHOW TABLES                             (every table: database, jobs; no FROM/LIKE)
 //	DESC | DESCRIBE [db.]name               (columns, database, jobs, row count)
 //	SHOW [FULL] COLUMNS|FIELDS FROM|IN [db.]name [FROM|IN db]
@@ -182,7 +184,7 @@
 //	"trim_double_quotes", "skip_lines"     trim_double_quotes, skip_lines (csv formats;
 //	                                       lines skipped at the start of each record);
 //	                                       not in ALTER
-//	"num_as_string"                        num_as_string (json); not in ALTER
+//	"num_as_string"                        num_as_string (json)
 //	"enclose", "escape"                    enclose, escape: one character each; without
 //	                                       enclose, quotes are literal (as Doris); with
 //	                                       it, fields split and unescape as Doris's
@@ -306,7 +308,7 @@
 //
 // PROPERTIES may change desired_concurrent_number, max_batch_interval,
 // max_batch_rows, max_batch_size, max_error_number, strict_mode,
-// max_filter_ratio, timezone, lc_time_names, json_root, empty_field_as_null, enclose,
+// max_filter_ratio, timezone, lc_time_names, json_root, num_as_string, empty_field_as_null, enclose,
 // escape and jsonpaths (and carry fuzzy_parse, which changes nothing);
 // "format", partial_columns, partial_update_new_key_behavior and
 // fill_missing_columns cannot be altered. The load properties COLUMNS TERMINATED BY, COLUMNS (...), WHERE,

@@ -19,6 +19,10 @@ import (
 func FuzzParse(f *testing.F) {
 	f.Add("SHOW ROUTINE LOAD FOR example_db.test1;")
 	f.Add("PAUSE ALL ROUTINE LOAD;")
+	f.Add("SHOW CREATE TABLE db.t;")
+	f.Add(`SHOW ALL ROUTINE LOAD LIKE "a%";`)
+	f.Add("SHOW FULL COLUMNS FROM t IN db")
+	f.Add("sync")
 	f.Add(`ALTER ROUTINE LOAD FOR label1 PROPERTIES ("max_batch_rows" = "10") FROM KAFKA ("kafka_partitions" = "0", "kafka_offsets" = "1")`)
 	// Deep nesting: parentheses in COLUMNS and WHERE, in a column type,
 	// in a partition list.

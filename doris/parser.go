@@ -64,6 +64,9 @@ type Statement struct {
 	Describe *JobRef
 	// ShowCreateTable names the table of SHOW CREATE TABLE [db.]name.
 	ShowCreateTable *JobRef
+	// Sync is Doris's SYNC (its FEs' metadata made current): loadnode's
+	// is current when a statement answers, so it does nothing.
+	Sync bool
 	// DropTable names the table of DROP TABLE [IF EXISTS] [db.]name
 	// (IfExists says IF EXISTS was given).
 	DropTable *JobRef
@@ -343,7 +346,7 @@ func (p *parser) properties(clause string) ([]property, *Error) {
 
 // statementsHelp lists what Parse understands, for the error about any other
 // statement.
-const statementsHelp = "loadnode understands CREATE TABLE, TRUNCATE TABLE, DROP TABLE, SHOW TABLES, SHOW CREATE TABLE, DESC (SHOW COLUMNS), INSERT INTO ... VALUES, ALTER TABLE ADD and DROP TEMPORARY PARTITION, CREATE ROUTINE LOAD, ALTER ROUTINE LOAD, PAUSE, RESUME and STOP ROUTINE LOAD, SHOW [ALL] ROUTINE LOAD, SHOW ROUTINE LOAD TASK and SHOW CREATE ROUTINE LOAD"
+const statementsHelp = "loadnode understands SYNC, CREATE TABLE, TRUNCATE TABLE, DROP TABLE, SHOW TABLES, SHOW CREATE TABLE, DESC (SHOW COLUMNS), INSERT INTO ... VALUES, ALTER TABLE ADD and DROP TEMPORARY PARTITION, CREATE ROUTINE LOAD, ALTER ROUTINE LOAD, PAUSE, RESUME and STOP ROUTINE LOAD, SHOW [ALL] ROUTINE LOAD, SHOW ROUTINE LOAD TASK and SHOW CREATE ROUTINE LOAD"
 
 func (p *parser) statement() (*Statement, *Error) {
 	t := p.next()
@@ -418,6 +421,11 @@ func (p *parser) statement() (*Statement, *Error) {
 		}
 		st.DropTable, st.DB = &JobRef{DB: db, Name: name}, db
 		return st, nil
+	case t.is("SYNC"):
+		if n := p.peek(); n.kind != tokEOF && !n.isSym(";") {
+			return nil, p.errf(n, "SYNC", "unexpected %s", n.describe())
+		}
+		return &Statement{Sync: true}, nil
 	case t.is("TRUNCATE"):
 		p.accept("TABLE")
 		db, name, _, err := p.qualifiedName("TRUNCATE TABLE", "a table name")

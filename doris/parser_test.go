@@ -1104,7 +1104,7 @@ func setFields(st *Statement) int {
 	n := 0
 	for _, set := range []bool{st.CreateTable != nil, st.CreateRoutineLoad != nil, st.Pause != nil,
 		st.Resume != nil, st.Stop != nil, st.Alter != nil, st.Show != nil, st.AlterTable != nil,
-		st.Truncate != nil, st.Insert != nil, st.ShowTables, st.Describe != nil, st.DropTable != nil} {
+		st.Truncate != nil, st.Insert != nil, st.ShowTables, st.Describe != nil, st.DropTable != nil, st.ShowCreateTable != nil, st.Sync} {
 		if set {
 			n++
 		}
@@ -1349,6 +1349,14 @@ PARTITION BY LIST(id, city) (
 	back := mustParse(t, CreateStatement(spec))
 	if !slices.Equal(back.CreateRoutineLoad.GetTargetPartitions(), []string{"p1"}) || !back.CreateRoutineLoad.GetStripOuterArray() {
 		t.Errorf("CreateStatement does not read back: %v", back.CreateRoutineLoad)
+	}
+	// ALTER changes num_as_string, as Doris's suites do; not trim_double_quotes.
+	st = mustParse(t, `ALTER ROUTINE LOAD FOR j PROPERTIES ("num_as_string" = "true")`)
+	if a := st.Alter; !slices.Equal(a.Changed, []string{"num_as_string"}) || !slices.Equal(a.Request.GetUpdateMask(), []string{"num_as_string"}) || !a.Request.GetSpec().GetNumAsString() {
+		t.Errorf("ALTER num_as_string: changed %q, request %v", a.Changed, a.Request)
+	}
+	if _, err := Parse(`ALTER ROUTINE LOAD FOR j PROPERTIES ("trim_double_quotes" = "true")`); err == nil || !strings.Contains(err.Error(), "cannot be altered") {
+		t.Errorf("ALTER trim_double_quotes: %v", err)
 	}
 	// ALTER changes strip_outer_array, as Doris's.
 	st = mustParse(t, `ALTER ROUTINE LOAD FOR j PROPERTIES ("strip_outer_array" = "true")`)

@@ -86,7 +86,7 @@ const (
 )
 
 var changeOrder = []string{
-	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldStrict, fieldRatio, fieldTimezone, fieldTimeNames, fieldJSONPaths, fieldJSONRoot, fieldStrip, fieldEmptyNull, fieldEnclose, fieldEscape,
+	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldStrict, fieldRatio, fieldTimezone, fieldTimeNames, fieldJSONPaths, fieldJSONRoot, fieldStrip, fieldNumAsString, fieldEmptyNull, fieldEnclose, fieldEscape,
 	fieldColumnSep, fieldColumns, fieldWhere, fieldDeleteOn, fieldSequence, fieldUpdateMode,
 	fieldBrokers, fieldTopic, fieldPartitions, fieldOffsets, fieldDefaultOffset, fieldKafkaProps,
 }
@@ -772,7 +772,7 @@ func (p *parser) jobProperty(j *jobProps, pr property, alter bool) *Error {
 			return bad("must be true or false")
 		}
 	case fieldTrimQuotes, fieldNumAsString:
-		if alter {
+		if alter && pr.key == fieldTrimQuotes {
 			return p.errf(pr.keyTok, clause, "cannot be altered")
 		}
 		var b bool

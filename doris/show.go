@@ -186,6 +186,7 @@ func jobProperties(spec *api.JobSpec, running int32) map[string]string {
 	}
 	if spec.GetFormat() == config.FormatJSON {
 		m["strip_outer_array"] = boolText(spec.GetStripOuterArray())
+		m["num_as_string"] = boolText(spec.GetNumAsString())
 	}
 	if spec.MaxFilterRatio != nil {
 		m["max_filter_ratio"] = strconv.FormatFloat(spec.GetMaxFilterRatio(), 'g', -1, 64)

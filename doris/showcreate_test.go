@@ -85,6 +85,8 @@ func TestShowCreateTableAndColumns(t *testing.T) {
 		"SHOW FULL COLUMNS FROM t LIKE 'a%'":  "LIKE and WHERE are not supported",
 		"SHOW COLUMNS FROM orders FROM":       "expected a database name",
 		"SHOW CREATE ROUTINE LOAD FOR orders": "routine load",
+		"sync;":                               "sync",
+		"SYNC now":                            "SYNC: unexpected",
 	} {
 		st, err := Parse(stmt)
 		var got string
@@ -97,6 +99,8 @@ func TestShowCreateTableAndColumns(t *testing.T) {
 			got = "desc " + st.Describe.DB + "." + st.Describe.Name
 		case st.Show != nil && st.Show.Create:
 			got = "routine load"
+		case st.Sync:
+			got = "sync"
 		}
 		if !strings.Contains(got, want) {
 			t.Errorf("%s: got %q, want %q", stmt, got, want)

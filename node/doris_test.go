@@ -399,3 +399,30 @@ func TestDorisTemporaryPartitions(t *testing.T) {
 		t.Error("TRUNCATE TABLE left temporary partition test behind")
 	}
 }
+
+// TestDorisAlterNumAsString: ALTER ROUTINE LOAD ... PROPERTIES
+// ("num_as_string" = "true"), as Doris's suite test_routine_load_command
+// runs it, changes how the records read after it become rows: a JSON
+// number read into a DATE is NULL without it (not a date) and the date its
+// digits spell with it; SHOW ROUTINE LOAD's JobProperties shows it.
+func TestDorisAlterNumAsString(t *testing.T) {
+	d := startDorisNode(t)
+	d.exec("CREATE TABLE t (id BIGINT, d DATE) DUPLICATE KEY(id)")
+	d.send(`{"id": 1, "d": 20240102}`)
+	d.exec(fmt.Sprintf(`CREATE ROUTINE LOAD j ON t PROPERTIES ("format" = "json", "max_batch_interval" = "1")
+		FROM KAFKA ("kafka_broker_list" = "%s", "kafka_topic" = "events", "property.kafka_default_offsets" = "OFFSET_BEGINNING")`,
+		strings.Join(d.kc.ListenAddrs(), ",")))
+	d.waitJob("j", "1 row loaded", func(i *api.JobInfo) bool { return i.GetStats().GetLoadedRows() == 1 })
+	d.exec("PAUSE ROUTINE LOAD FOR j")
+	d.waitJob("j", "PAUSED", state(api.JobState_PAUSED))
+	d.exec(`ALTER ROUTINE LOAD FOR j PROPERTIES ("num_as_string" = "true")`)
+	if props := fmt.Sprint(d.exec("SHOW ROUTINE LOAD FOR j").GetResult()); !strings.Contains(props, `\"num_as_string\":\"true\"`) {
+		t.Errorf("SHOW ROUTINE LOAD after the alter: no num_as_string in %s", props)
+	}
+	d.send(`{"id": 2, "d": 20240102}`)
+	d.exec("RESUME ROUTINE LOAD FOR j")
+	d.waitJob("j", "2 rows loaded", func(i *api.JobInfo) bool { return i.GetStats().GetLoadedRows() == 2 })
+	if got := d.rows("t"); len(got) != 2 || got[0] != `1,\N` || !strings.HasPrefix(got[1], "2,") || strings.HasSuffix(got[1], `\N`) {
+		t.Errorf("rows = %q, want 1 with a NULL date and 2 with 2024-01-02", got)
+	}
+}

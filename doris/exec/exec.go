@@ -162,6 +162,8 @@ func Exec(ctx context.Context, c Client, statement string) (*api.ExecResponse, e
 			return nil, err
 		}
 		return &api.ExecResponse{Tables: []*api.TableInfo{ti}, Table: ti.GetSpec()}, nil
+	case st.Sync:
+		return &api.ExecResponse{Message: "nothing to sync: loadnode's metadata is current when a statement answers"}, nil
 	case st.ShowCreateTable != nil:
 		ti, err := c.DescribeTable(ctx, st.ShowCreateTable.Name)
 		if err != nil {

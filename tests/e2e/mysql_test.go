@@ -100,7 +100,7 @@ func TestMySQLClientSession(t *testing.T) {
 
 	st := dorisSession(tbl, job, b.Addrs()[0], topic)
 	script := "SELECT @@version_comment LIMIT 1;\nSHOW DATABASES;\nUSE loadnode;\nSELECT DATABASE();\n" +
-		st[0] + ";\n" + st[1] + ";\nSHOW TABLES;\nDESC " + tbl + ";\nSHOW CREATE TABLE " + tbl + "\\G\nSHOW FULL COLUMNS FROM " + tbl + ";\nSHOW ROUTINE LOAD FOR " + job + "\\G\n" +
+		st[0] + ";\n" + st[1] + ";\nsync;\nSHOW TABLES;\nDESC " + tbl + ";\nSHOW CREATE TABLE " + tbl + "\\G\nSHOW FULL COLUMNS FROM " + tbl + ";\nSHOW ROUTINE LOAD FOR " + job + "\\G\n" +
 		st[2] + ";\nSHOW ROUTINE LOAD FOR " + job + "\\G\n" + st[3] + ";\n"
 	out1 := run(script)
 	for _, want := range []string{"loadnode (Doris-compatible routine loads)", "Tables_in_loadnode\n" + tbl,
