@@ -197,9 +197,26 @@ func query(t *testing.T, db *sql.DB, q string) ([]string, [][]string) {
 func TestConnectStatements(t *testing.T) {
 	s := start(t, Config{Databases: []string{"analytics"}})
 	db := open(t, s, "root", "", "")
-	for _, st := range []string{"SET NAMES utf8mb4", "SET autocommit=1", "SET SESSION sql_mode = ''", "BEGIN", "COMMIT", "ROLLBACK", "START TRANSACTION"} {
+	for _, st := range []string{"SET NAMES utf8mb4", "SET autocommit=1", "SET SESSION sql_mode = ''", "BEGIN", "COMMIT", "ROLLBACK", "START TRANSACTION",
+		"SET sql_mode = 'STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION'", "set skip_delete_bitmap=false", "SET @@session.show_hidden_columns = 0",
+		"SET NAMES utf8mb4 COLLATE utf8mb4_general_ci, autocommit = 1", "SET @x = 'skip_delete_sign=true'"} {
 		if _, err := db.Exec(st); err != nil {
 			t.Errorf("%s: %v", st, err)
+		}
+	}
+	// A SET that would change what a SELECT shows, or how later strings
+	// read, is refused by name, never ignored.
+	for st, says := range map[string]string{
+		"set skip_delete_bitmap=true":                         "SET skip_delete_bitmap = true is not supported by loadnode",
+		"SET SESSION skip_delete_sign = 1":                    "skip_delete_sign",
+		"SET autocommit = 1, @@skip_storage_engine_merge=ON":  "skip_storage_engine_merge",
+		"SET sql_mode = 'NO_BACKSLASH_ESCAPES'":               "NO_BACKSLASH_ESCAPES",
+		"set global sql_mode = \"ANSI,no_backslash_escapes\"": "NO_BACKSLASH_ESCAPES",
+	} {
+		_, err := db.Exec(st)
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1235 || !strings.Contains(me.Message, says) {
+			t.Errorf("%s: %v; want error 1235 naming %q", st, err, says)
 		}
 	}
 	for _, tc := range []struct {

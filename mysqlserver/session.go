@@ -133,10 +133,14 @@ func (s *session) local(q string) (res *mysql.Result, ok bool, err error) {
 		second = words[1]
 	}
 	switch {
-	case first == "SET", first == "BEGIN", first == "COMMIT", first == "ROLLBACK",
+	case first == "SET":
+		// Session settings: taken and ignored (loadnode has no session
+		// state), unless ignoring one would change an answer (set.go).
+		return nil, true, checkSet(q)
+	case first == "BEGIN", first == "COMMIT", first == "ROLLBACK",
 		first == "START" && second == "TRANSACTION":
-		// Session settings and transactions: taken and ignored (loadnode
-		// has no session state or transactions; Doris ignores most too).
+		// Transactions: taken and ignored (loadnode has none; Doris
+		// ignores most too).
 		return nil, true, nil
 	case first == "USE" && len(words) == 2:
 		return nil, true, s.UseDB(strings.Fields(q)[1])
