@@ -101,6 +101,8 @@ func (p *parser) alterTable() (*Statement, *Error) {
 		}
 		p.accept("FORCE") // Doris: skip the recycle bin; loadnode has none
 		st.AlterTable.DropTemporary = n.text
+	case verb.is("REPLACE") && p.peek().is("WITH"):
+		return nil, p.errf(verb, "ALTER TABLE REPLACE WITH TABLE", "swapping or replacing tables not supported by loadnode")
 	case verb.is("REPLACE"):
 		return nil, p.errf(verb, "ALTER TABLE REPLACE PARTITION", "replacing partitions (WITH TEMPORARY PARTITION) not supported by loadnode; a temporary partition's rows are read with SELECT ... FROM t TEMPORARY PARTITION (tp)")
 	default:

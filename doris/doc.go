@@ -31,10 +31,13 @@
 //	PAUSE [ALL] ROUTINE LOAD [FOR [db.]name]      (FOR without ALL, none with ALL)
 //	RESUME [ALL] ROUTINE LOAD [FOR [db.]name]
 //	STOP ROUTINE LOAD FOR [db.]name
-//	SHOW [ALL] ROUTINE LOAD [FOR [db.]name | LIKE "pattern"]
+//	SHOW [ALL] ROUTINE LOAD [FOR [db.]name | LIKE "pattern"] [ORDER BY col [ASC|DESC], ...]
+//	    [LIMIT [offset,] count | LIMIT count OFFSET offset]
 //	                                        (ALL: STOPPED and CANCELLED jobs too; LIKE: the jobs
-//	                                        whose names match, % and _, case-sensitive as in Doris)
-//	SHOW ROUTINE LOAD TASK [FROM db] WHERE JobName = "name"
+//	                                        whose names match, % and _, case-sensitive as in Doris;
+//	                                        ORDER BY a column of the 22, integers compared as
+//	                                        numbers, ties in job id order)
+//	SHOW ROUTINE LOAD TASK [FROM db] WHERE JobName = "name" | SHOW ROUTINE LOAD TASK FOR [db.]name
 //	SHOW [ALL] CREATE ROUTINE LOAD FOR [db.]name
 //	TRUNCATE TABLE [db.]name                (every row goes; jobs keep their progress)
 //	INSERT INTO [db.]table [TEMPORARY PARTITION (tp)] [(cols)] VALUES (v, ...) [, (v, ...)]
@@ -495,7 +498,7 @@
 //	               TEMPORARY PARTITION (no atomic replace), ADD IF NOT EXISTS, columns,
 //	               properties, ...; temporary partitions of a PostgreSQL table
 //	SELECT         FROM t TEMPORARY PARTITION with more than one partition
-//	SHOW           WHERE, ORDER BY, LIMIT on SHOW ROUTINE LOAD; ALL or any condition
+//	SHOW           WHERE on SHOW ROUTINE LOAD; ALL or any condition
 //	               but JobName = "name" on SHOW ROUTINE LOAD TASK
 //	STOP           STOP ALL
 //	other          any other statement

@@ -23,6 +23,9 @@ func FuzzParse(f *testing.F) {
 	f.Add(`SHOW ALL ROUTINE LOAD LIKE "a%";`)
 	f.Add("SHOW FULL COLUMNS FROM t IN db")
 	f.Add("sync")
+	f.Add("SHOW ALL ROUTINE LOAD LIKE 'a%' ORDER BY Name DESC, Id LIMIT 1, 1")
+	f.Add("SHOW ROUTINE LOAD TASK FOR db.j")
+	f.Add("ALTER TABLE t2 REPLACE WITH TABLE t1 PROPERTIES('swap' = 'true')")
 	f.Add(`ALTER ROUTINE LOAD FOR label1 PROPERTIES ("max_batch_rows" = "10") FROM KAFKA ("kafka_partitions" = "0", "kafka_offsets" = "1")`)
 	// Deep nesting: parentheses in COLUMNS and WHERE, in a column type,
 	// in a partition list.

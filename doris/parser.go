@@ -1,7 +1,10 @@
 package doris
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -107,6 +110,20 @@ type Show struct {
 	// jobs whose names match the pattern (% any run, _ one character,
 	// case-sensitive, as Doris matches routine load names).
 	Like *string
+	// OrderBy is SHOW [ALL] ROUTINE LOAD's ORDER BY column [ASC | DESC],
+	// ...; HasLimit says it had LIMIT [Offset,] Limit (or LIMIT Limit
+	// OFFSET Offset). Page applies them.
+	OrderBy  []ShowOrder
+	HasLimit bool
+	Limit    int64
+	Offset   int64
+}
+
+// ShowOrder is one ORDER BY key of SHOW ROUTINE LOAD: a column of
+// RoutineLoadColumns, by its index.
+type ShowOrder struct {
+	Column int
+	Desc   bool
 }
 
 // Lists reports whether SHOW ROUTINE LOAD without FOR lists the job named
@@ -565,9 +582,6 @@ func (p *parser) show() (*Statement, *Error) {
 		p.next()
 		pattern := v.text
 		sh.Like = &pattern
-		if n := p.peek(); n.kind != tokEOF && !n.isSym(";") {
-			return nil, p.errf(n, clause+" LIKE", "unexpected %s", n.describe())
-		}
 	case t.is("WHERE"):
 		return nil, p.errf(t, "WHERE", "not supported by loadnode; use SHOW ROUTINE LOAD FOR name")
 	case t.is("FOR"):
@@ -578,7 +592,105 @@ func (p *parser) show() (*Statement, *Error) {
 		}
 		sh.DB, sh.Name = db, name
 	}
+	if err := p.showOrderLimit(clause, sh); err != nil {
+		return nil, err
+	}
 	return &Statement{Show: sh}, nil
+}
+
+// showOrderLimit parses SHOW ROUTINE LOAD's [ORDER BY column [ASC |
+// DESC], ...] [LIMIT [offset,] count | LIMIT count OFFSET offset].
+func (p *parser) showOrderLimit(clause string, sh *Show) *Error {
+	if p.peek().is("ORDER") {
+		p.next()
+		if err := p.expect(clause+" ORDER BY", "BY"); err != nil {
+			return err
+		}
+		for {
+			c, err := p.ident(clause+" ORDER BY", "a column of SHOW ROUTINE LOAD")
+			if err != nil {
+				return err
+			}
+			at := slices.IndexFunc(RoutineLoadColumns, func(n string) bool { return strings.EqualFold(n, c.text) })
+			if at < 0 {
+				return p.errf(c, clause+" ORDER BY", "no column %s (SHOW ROUTINE LOAD's columns: %s)", quote(c.text), strings.Join(RoutineLoadColumns, ", "))
+			}
+			o := ShowOrder{Column: at}
+			if p.accept("DESC") {
+				o.Desc = true
+			} else {
+				p.accept("ASC")
+			}
+			sh.OrderBy = append(sh.OrderBy, o)
+			if !p.acceptSym(",") {
+				break
+			}
+		}
+	}
+	if !p.peek().is("LIMIT") {
+		return nil
+	}
+	p.next()
+	count := func() (int64, *Error) {
+		t := p.peek()
+		n, ok := parseCount(t.text)
+		if t.kind != tokNumber || !ok {
+			return 0, p.errf(t, clause+" LIMIT", "expected a number of rows, found %s", t.describe())
+		}
+		p.next()
+		return n, nil
+	}
+	n, err := count()
+	if err != nil {
+		return err
+	}
+	sh.HasLimit, sh.Limit = true, n
+	switch {
+	case p.acceptSym(","):
+		if sh.Limit, err = count(); err != nil {
+			return err
+		}
+		sh.Offset = n
+	case p.accept("OFFSET"):
+		if sh.Offset, err = count(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Page orders rows (SHOW ROUTINE LOAD's, RoutineLoadColumns) by OrderBy
+// and cuts them by Limit: a column compares as numbers where both
+// values are integers (Id), else as text; ties keep their order (job id).
+// It returns the indexes of the rows kept, in order.
+func (s *Show) Page(rows [][]string) []int {
+	at := make([]int, len(rows))
+	for i := range at {
+		at[i] = i
+	}
+	slices.SortStableFunc(at, func(a, b int) int {
+		for _, o := range s.OrderBy {
+			x, y := rows[a][o.Column], rows[b][o.Column]
+			c := strings.Compare(x, y)
+			if xi, err := strconv.ParseInt(x, 10, 64); err == nil {
+				if yi, err := strconv.ParseInt(y, 10, 64); err == nil {
+					c = cmp.Compare(xi, yi)
+				}
+			}
+			if o.Desc {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	if s.HasLimit {
+		at = at[min(int64(len(at)), s.Offset):]
+		at = at[:min(int64(len(at)), s.Limit)]
+	}
+	return at
 }
 
 // showTask parses the rest of SHOW ROUTINE LOAD TASK [FROM db] WHERE
@@ -586,6 +698,15 @@ func (p *parser) show() (*Statement, *Error) {
 func (p *parser) showTask(sh *Show) (*Statement, *Error) {
 	const clause = "SHOW ROUTINE LOAD TASK"
 	sh.Task = true
+	if p.accept("FOR") {
+		// SHOW ROUTINE LOAD TASK FOR [db.]name, as Doris takes it too.
+		db, name, _, err := p.qualifiedName(clause, "a job name")
+		if err != nil {
+			return nil, err
+		}
+		sh.DB, sh.Name = db, name
+		return &Statement{Show: sh}, nil
+	}
 	if p.accept("FROM") || p.accept("IN") {
 		db, err := p.ident(clause, "a database name")
 		if err != nil {
@@ -593,9 +714,10 @@ func (p *parser) showTask(sh *Show) (*Statement, *Error) {
 		}
 		sh.DB = db.text
 	}
-	if err := p.expect(clause, "WHERE"); err != nil {
-		return nil, err
+	if !p.peek().is("WHERE") {
+		return nil, p.errf(p.peek(), clause, "expected WHERE JobName = \"name\" or FOR name, found %s", p.peek().describe())
 	}
+	p.next()
 	col, err := p.ident("WHERE", "JobName")
 	if err != nil {
 		return nil, err

@@ -566,6 +566,15 @@ func TestParseJobCommands(t *testing.T) {
 		{"SHOW ALL CREATE ROUTINE LOAD FOR test1", Statement{Show: &Show{Name: "test1", Create: true, All: true}}},
 		{`SHOW ROUTINE LOAD LIKE "%test1%";`, Statement{Show: &Show{Like: ptr("%test1%")}}}, // Doris's suites
 		{`show all routine load like 'job\_%'`, Statement{Show: &Show{All: true, Like: ptr(`job\_%`)}}},
+		// test_show_routine_load_expr
+		{"SHOW ROUTINE LOAD ORDER BY Name DESC", Statement{Show: &Show{OrderBy: []ShowOrder{{Column: 1, Desc: true}}}}},
+		{"SHOW ROUTINE LOAD ORDER BY Name", Statement{Show: &Show{OrderBy: []ShowOrder{{Column: 1}}}}},
+		{"SHOW ROUTINE LOAD LIMIT 1", Statement{Show: &Show{HasLimit: true, Limit: 1}}},
+		{"SHOW ROUTINE LOAD LIMIT 1 , 1", Statement{Show: &Show{HasLimit: true, Offset: 1, Limit: 1}}},
+		{"show all routine load like '%a%' order by state asc, id desc limit 2 offset 3", Statement{Show: &Show{All: true, Like: ptr("%a%"),
+			OrderBy: []ShowOrder{{Column: 8}, {Column: 0, Desc: true}}, HasLimit: true, Limit: 2, Offset: 3}}},
+		// test_show_routine_load
+		{"SHOW ROUTINE LOAD TASK FOR db1.job1", Statement{Show: &Show{DB: "db1", Name: "job1", Task: true}}},
 		// spellings
 		{"  show routine load for `my job` -- trailing comment", Statement{Show: &Show{Name: "my job"}}},
 		{"Pause Routine Load For j/*x*/;  ", Statement{Pause: &JobRef{Name: "j"}}},
@@ -886,6 +895,8 @@ func TestParseErrors(t *testing.T) {
 			"TEMPORARY PARTITION", 1, 26, "cannot be altered"},
 		{"REPLACE PARTITION", `ALTER TABLE t REPLACE PARTITION (p1) WITH TEMPORARY PARTITION (tp1)`,
 			"ALTER TABLE REPLACE PARTITION", 1, 15, "not supported by loadnode"},
+		{"REPLACE WITH TABLE", `ALTER TABLE t2 REPLACE WITH TABLE t1 PROPERTIES('swap' = 'true')`,
+			"ALTER TABLE REPLACE WITH TABLE", 1, 16, "swapping or replacing tables not supported"},
 		{"ALTER TABLE ADD COLUMN", `ALTER TABLE t ADD COLUMN c INT`,
 			"ALTER TABLE ADD", 1, 15, "not supported by loadnode"},
 		{"ADD TEMPORARY PARTITION VALUES", `ALTER TABLE t ADD TEMPORARY PARTITION tp VALUES ABOVE (1)`,
@@ -974,7 +985,10 @@ func TestParseErrors(t *testing.T) {
 		{"show all task", `SHOW ALL ROUTINE LOAD TASK WHERE JobName = "x"`, "SHOW ALL ROUTINE LOAD TASK", 1, 23, "ALL not supported"},
 		{"show create without for", `SHOW CREATE ROUTINE LOAD`, "SHOW CREATE ROUTINE LOAD", 1, 25, "expected FOR"},
 		{"show like no pattern", `SHOW ROUTINE LOAD LIKE test`, "SHOW ROUTINE LOAD LIKE", 1, 24, "expected a pattern string"},
-		{"show like then more", `SHOW ROUTINE LOAD LIKE "a%" LIMIT 1`, "SHOW ROUTINE LOAD LIKE", 1, 29, "unexpected"},
+		{"show order by no column", `SHOW ROUTINE LOAD ORDER BY Nope`, "SHOW ROUTINE LOAD ORDER BY", 1, 28, "no column \"Nope\""},
+		{"show limit no number", `SHOW ROUTINE LOAD LIMIT x`, "SHOW ROUTINE LOAD LIMIT", 1, 25, "expected a number of rows"},
+		{"show task neither", `SHOW ROUTINE LOAD TASK ORDER BY Name`, "SHOW ROUTINE LOAD TASK", 1, 24, "expected WHERE JobName"},
+		{"show like then more", `SHOW ROUTINE LOAD LIKE "a%" FOR j`, "", 1, 29, "unexpected FOR"},
 		{"show create view", `SHOW CREATE VIEW t`, "SHOW CREATE ROUTINE LOAD", 1, 13, "expected ROUTINE"},
 
 		// CREATE TABLE: Doris docs statements loadnode refuses

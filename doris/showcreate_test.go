@@ -2,6 +2,7 @@ package doris
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -127,6 +128,32 @@ func TestShowLists(t *testing.T) {
 		}
 		if got := st.Show.Lists(tc.name); got != tc.want {
 			t.Errorf("%s lists %s: %v, want %v", tc.stmt, tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestShowPage(t *testing.T) {
+	rows := [][]string{{"9", "b"}, {"10", "a"}, {"11", "b"}}
+	for _, tc := range []struct {
+		stmt string
+		want []int
+	}{
+		{"SHOW ROUTINE LOAD", []int{0, 1, 2}},
+		{"SHOW ROUTINE LOAD ORDER BY Id DESC", []int{2, 1, 0}}, // numbers as numbers: 11, 10, 9
+		{"SHOW ROUTINE LOAD ORDER BY Name, Id DESC", []int{1, 2, 0}},
+		{"SHOW ROUTINE LOAD ORDER BY Name DESC", []int{0, 2, 1}}, // ties in their order
+		{"SHOW ROUTINE LOAD LIMIT 2", []int{0, 1}},
+		{"SHOW ROUTINE LOAD LIMIT 1, 1", []int{1}},
+		{"SHOW ROUTINE LOAD ORDER BY Id LIMIT 5 OFFSET 2", []int{2}},
+		{"SHOW ROUTINE LOAD LIMIT 9, 1", []int{}},
+		{"SHOW ROUTINE LOAD LIMIT 0", []int{}},
+	} {
+		st, err := Parse(tc.stmt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Show.Page(rows); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.stmt, got, tc.want)
 		}
 	}
 }

@@ -42,7 +42,10 @@ func execShow(ctx context.Context, c Client, sh *doris.Show) (*api.ExecResponse,
 	case sh.Create:
 		res.Result = resultSet(doris.CreateRoutineLoadColumns, doris.CreateRoutineLoadRow(info))
 	default:
-		res.Result = resultSet(doris.RoutineLoadColumns, doris.RoutineLoadRow(info, loc))
+		res.Result = resultSet(doris.RoutineLoadColumns)
+		if len(sh.Page([][]string{doris.RoutineLoadRow(info, loc)})) == 1 {
+			res.Result.Rows = []*api.ResultRow{{Values: doris.RoutineLoadRow(info, loc)}}
+		}
 	}
 	return res, nil
 }
@@ -71,6 +74,16 @@ func showAll(ctx context.Context, c Client, sh *doris.Show, loc *time.Location) 
 		}
 		res.Jobs = append(res.Jobs, j)
 		res.Result.Rows = append(res.Result.Rows, &api.ResultRow{Values: doris.RoutineLoadRow(info, loc)})
+	}
+	// ORDER BY and LIMIT, over the rows as shown.
+	rows := make([][]string, len(res.Result.Rows))
+	for i, r := range res.Result.Rows {
+		rows[i] = r.GetValues()
+	}
+	jobs, shown := res.Jobs, res.Result.Rows
+	res.Jobs, res.Result.Rows = []*api.JobSummary{}, nil
+	for _, i := range sh.Page(rows) {
+		res.Jobs, res.Result.Rows = append(res.Jobs, jobs[i]), append(res.Result.Rows, shown[i])
 	}
 	return res, nil
 }

@@ -225,6 +225,11 @@ func TestShowRoutineLoadSQL(t *testing.T) {
 		`SHOW ROUTINE LOAD LIKE "%load%"`:        {job2},
 		`SHOW ALL ROUTINE LOAD LIKE "show_load"`: {job},
 		`SHOW ALL ROUTINE LOAD LIKE "%LOAD%"`:    nil,
+		// ORDER BY and LIMIT (test_show_routine_load_expr).
+		"SHOW ALL ROUTINE LOAD ORDER BY Name DESC":       {job2, job},
+		"SHOW ALL ROUTINE LOAD ORDER BY State, Id":       {job2, job}, // RUNNING before STOPPED
+		"SHOW ALL ROUTINE LOAD LIMIT 1, 1":               {job2},
+		"SHOW ALL ROUTINE LOAD ORDER BY Id DESC LIMIT 1": {job2},
 	} {
 		if rows, _ := sqlRows(t, p, stmt); !slices.Equal(names(rows), want) {
 			t.Errorf("%s lists %v, want %v", stmt, names(rows), want)
