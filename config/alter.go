@@ -202,7 +202,7 @@ func applyMask(cur, patch *api.JobSpec, mask []string) (*api.JobSpec, error) {
 		}
 	}
 	if slices.Contains(mask, "columns_mapping") && !slices.Contains(mask, "jsonpaths") && len(cur.GetColumnsMapping()) == 0 &&
-		len(next.GetColumnsMapping()) > 0 && defaultJSONPaths(cur) {
+		len(next.GetColumnsMapping()) > 0 && DefaultJSONPaths(cur) {
 		// The paths ApplyDefaults gave a JSON job without a mapping (one
 		// "$.<column>" per column) read each column by its name; with a
 		// mapping and no jsonpaths the fields are read by their own names,
@@ -226,9 +226,10 @@ func applyMask(cur, patch *api.JobSpec, mask []string) (*api.JobSpec, error) {
 	return next, nil
 }
 
-// defaultJSONPaths reports whether s's jsonpaths are those ApplyDefaults
-// gives a JSON job without a column mapping.
-func defaultJSONPaths(s *api.JobSpec) bool {
+// DefaultJSONPaths reports whether s's jsonpaths are those ApplyDefaults
+// gives a JSON job without a column mapping (one "$.<column>" per
+// column, in order).
+func DefaultJSONPaths(s *api.JobSpec) bool {
 	cols := s.GetTable().GetColumns()
 	if len(cols) == 0 || len(s.GetJsonpaths()) != len(cols) {
 		return false

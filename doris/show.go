@@ -191,7 +191,9 @@ func jobProperties(spec *api.JobSpec, running int32) map[string]string {
 	if spec.MaxFilterRatio != nil {
 		m["max_filter_ratio"] = strconv.FormatFloat(spec.GetMaxFilterRatio(), 'g', -1, 64)
 	}
-	if len(spec.GetJsonpaths()) > 0 {
+	if len(spec.GetJsonpaths()) > 0 && !config.DefaultJSONPaths(spec) {
+		// The paths loadnode derived from the columns are Doris's
+		// reading without jsonpaths: it shows "" for them.
 		m["jsonpaths"] = jsonText(spec.GetJsonpaths())
 	}
 	if config.CSVFormat(spec.GetFormat()) {

@@ -239,3 +239,26 @@ func TestRoutineLoadRowSubSecondInterval(t *testing.T) {
 		}
 	}
 }
+
+// TestJobPropertiesJSONPaths: a json job's JobProperties shows the
+// jsonpaths it was given, and "" (as Doris) for the ones loadnode derived
+// from the table's columns when it was given none; num_as_string as set.
+func TestJobPropertiesJSONPaths(t *testing.T) {
+	for _, tc := range []struct{ props, paths, numStr string }{
+		{`"format" = "json"`, "", "false"},
+		{`"format" = "json", "jsonpaths" = "[\"$.v\", \"$.k\"]", "num_as_string" = "true"`, `["$.v","$.k"]`, "true"},
+	} {
+		spec := storedSpec(t, `CREATE ROUTINE LOAD j ON t PROPERTIES (`+tc.props+`) FROM KAFKA ("kafka_broker_list" = "b1:9092", "kafka_topic" = "orders")`)
+		if len(spec.GetJsonpaths()) == 0 {
+			t.Fatalf("%s: no jsonpaths in the spec (the defaults derive them)", tc.props)
+		}
+		row := RoutineLoadRow(&api.JobInfo{Summary: &api.JobSummary{Id: 1, Name: "j"}, Spec: spec}, time.UTC)
+		var props map[string]string
+		if err := json.Unmarshal([]byte(row[11]), &props); err != nil {
+			t.Fatalf("JobProperties %q: %v", row[11], err)
+		}
+		if props["jsonpaths"] != tc.paths || props["num_as_string"] != tc.numStr {
+			t.Errorf("%s: jsonpaths %q, num_as_string %q; want %q, %q", tc.props, props["jsonpaths"], props["num_as_string"], tc.paths, tc.numStr)
+		}
+	}
+}
