@@ -263,17 +263,19 @@ func (p *groupPlan) over(clause, src, name string, first int, aliases bool, grou
 			return p.ncols + first + k, nil
 		}
 		i, err := cp.column(n)
-		if err == nil {
+		if err == nil && (!aliases || grouped[i]) {
 			return i, nil
 		}
 		if aliases {
+			// HAVING: an item's alias, unless the name is a grouped
+			// column (MySQL's preference).
 			for j, it := range p.q.Items {
 				if it.alias && strings.EqualFold(it.Name, n) {
 					return p.ncols + len(p.aggs) + j, nil
 				}
 			}
 		}
-		return 0, err
+		return i, err
 	}
 	e, err := table.CompileRowExpr(src, resolve, p.cfg.loc)
 	if err != nil {

@@ -247,6 +247,8 @@ func TestAggregateExpressions(t *testing.T) {
 		// HAVING: over aggregates, a grouped column, an item's alias; without GROUP BY.
 		{"SELECT city, count(*) FROM orders GROUP BY city HAVING count(*) > 1 ORDER BY city", "city|count(*)\nparis|2\nrome|2"},
 		{"SELECT city, sum(qty) s FROM orders GROUP BY city HAVING s > 5", "city|s\nparis|7"},
+		{"SELECT city, count(*) AS qty FROM orders GROUP BY city HAVING qty > 1 ORDER BY city", "city|qty\nparis|2\nrome|2"}, // the alias: qty is no grouped column
+		{"SELECT city, max(qty) AS city2 FROM orders GROUP BY city HAVING city = 'rome'", "city|city2\nrome|3"},              // the grouped column
 		{"SELECT city FROM orders GROUP BY city HAVING city = 'rome' AND max(id) > 4", "city\nrome"},
 		{"SELECT city, count(*) n FROM orders GROUP BY city HAVING sum(amount) < 10.3 ORDER BY n DESC, city LIMIT 1", "city|n\nrome|2"},
 		{"SELECT count(*) FROM orders HAVING count(*) > 10", "count(*)"},
