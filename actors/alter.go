@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loadnode/loadnode/api"
+	"github.com/loadnode/loadnode/metastore"
 	"github.com/loadnode/loadnode/sink"
 	"github.com/loadnode/loadnode/sources"
 	"github.com/loadnode/loadnode/table"
@@ -48,6 +49,11 @@ const alterTimeout = 30 * time.Second
 func (j *job) userAlter(ctx actor.Context, req *api.AlterJobRequest) {
 	if j.state.Final() {
 		ctx.Respond(j.reply(precondition("job %s is %s and cannot be altered", j.rec.GetName(), j.state)))
+		return
+	}
+	req, e := j.catalogTarget(req)
+	if e != nil {
+		ctx.Respond(j.reply(e))
 		return
 	}
 	next, changes, reopen, err := j.deps.Specs.Alter(j.rec.GetSpec(), req)
@@ -93,6 +99,29 @@ func (j *job) userAlter(ctx actor.Context, req *api.AlterJobRequest) {
 		r.err = err
 		return &r
 	})
+}
+
+// catalogTarget returns req with the table an update_mask "table" names
+// (Doris's ALTER ROUTINE LOAD ... ON) filled from the catalog, as a
+// create's stored table is; a table the catalog lacks, or of another
+// database than the one req names, is refused. Any other req is as given.
+func (j *job) catalogTarget(req *api.AlterJobRequest) (*api.AlterJobRequest, *api.Error) {
+	if !slices.Contains(req.GetUpdateMask(), "table") {
+		return req, nil
+	}
+	name, db := req.GetSpec().GetTable().GetName(), req.GetSpec().GetTable().GetDatabase()
+	stored, err := j.deps.Meta.Table(name)
+	switch {
+	case errors.Is(err, metastore.ErrNotFound) || err == nil && table.IsTemporaryPartition(name):
+		return nil, &api.Error{Code: api.ErrorCode_NOT_FOUND, Field: "table.name", Message: fmt.Sprintf("table %s does not exist: create it first", api.Quote(name))}
+	case err != nil:
+		return nil, storeErr(err)
+	case db != "" && db != stored.GetDatabase():
+		return nil, &api.Error{Code: api.ErrorCode_INVALID_ARGUMENT, Field: "table.database", Message: fmt.Sprintf("table %s is not in database %q", api.Quote(name), db)}
+	}
+	req = proto.Clone(req).(*api.AlterJobRequest)
+	req.Spec.Table = stored
+	return req, nil
 }
 
 // pausedOnly refuses an alter to next that changes how records map onto
@@ -390,6 +419,14 @@ func (j *job) onAlterResolved(ctx actor.Context, res *alterResolved) {
 		// derives the table update (partial columns, sequence column) from
 		// it, as a job does when it starts.
 		j.schema = nil
+	}
+	if slices.Contains(res.req.GetUpdateMask(), "table") && j.sink != nil {
+		// Another table of the same database (config's retarget): the
+		// same sink, which holds the job's progress; the next generation
+		// prepares the table there (spawnTasks).
+		if sk, err := j.deps.Sinks(res.spec.GetTable()); err == nil {
+			j.sink = sk
+		}
 	}
 	if len(res.reset) > 0 {
 		reset, cks := map[int32]int64{}, map[int32][]byte{}

@@ -28,6 +28,10 @@ import (
 type jobStateChanged struct {
 	summary *api.JobSummary
 	status  *jobStatus // nil: unchanged
+	// rec is the job's record: an alter replaces it (never changes it in
+	// place), and the manager's registry follows (which table a job
+	// loads, for DROP TABLE and SHOW TABLES).
+	rec *api.JobRecord
 }
 
 // Timer messages a job actor sends itself.

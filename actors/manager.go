@@ -181,6 +181,11 @@ func (m *manager) Receive(ctx actor.Context) {
 	case *jobStateChanged:
 		if e := m.byName[msg.summary.GetName()]; e != nil && e.rec.GetId() == msg.summary.GetId() {
 			e.summary = msg.summary
+			if msg.rec != nil && !m.clustered() {
+				// A cluster member's registry follows the metadata
+				// store's watch instead (onJobChanged).
+				e.rec = msg.rec
+			}
 			if msg.status != nil {
 				e.status = msg.status
 			}

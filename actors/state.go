@@ -129,7 +129,7 @@ func (j *job) notify(ctx actor.Context) {
 	j.publishCommitted()
 	if p := ctx.Parent(); p != nil {
 		j.reported = j.status()
-		ctx.Send(p, &jobStateChanged{summary: j.summary(), status: j.reported})
+		ctx.Send(p, &jobStateChanged{summary: j.summary(), status: j.reported, rec: j.rec})
 	}
 }
 

@@ -27,12 +27,16 @@ var Alterable = []string{
 	// rows, Doris's load_property clauses of ALTER ROUTINE LOAD.
 	"column_separator", "columns_mapping", "where", "delete_on", "sequence_column", "jsonpaths",
 	"unique_key_update_mode",
+	// Only in an update_mask, only while PAUSED, and only to a table of
+	// the same database (Doris's ALTER ROUTINE LOAD ... ON table): the
+	// caller gives the new table's catalog spec.
+	"table",
 }
 
 // pausedOnly are the alterable fields that change how a record becomes a
 // row (Doris's load properties: COLUMNS TERMINATED BY, COLUMNS, WHERE,
 // DELETE ON, ORDER BY; and jsonpaths): as in Doris, only a PAUSED job's.
-var pausedOnly = []string{"column_separator", "columns_mapping", "where", "delete_on", "sequence_column", "jsonpaths", "unique_key_update_mode"}
+var pausedOnly = []string{"column_separator", "columns_mapping", "where", "delete_on", "sequence_column", "jsonpaths", "unique_key_update_mode", "table"}
 
 // PausedOnly names the fields next changes from cur that an alter may
 // change only while the job is PAUSED (Doris: "Only supports modification
@@ -57,6 +61,8 @@ func PausedOnly(cur, next *api.JobSpec) []string {
 			same = slices.Equal(cur.GetJsonpaths(), next.GetJsonpaths())
 		case "unique_key_update_mode":
 			same = strings.EqualFold(cur.GetUniqueKeyUpdateMode(), next.GetUniqueKeyUpdateMode())
+		case "table":
+			same = cur.GetTable().GetName() == next.GetTable().GetName() && cur.GetTable().GetDatabase() == next.GetTable().GetDatabase()
 		}
 		if !same {
 			out = append(out, f)
@@ -79,7 +85,7 @@ func alterableField(f string) bool {
 }
 
 func alterHelp() string {
-	return "an alter may change only " + strings.Join(Alterable, ", ") + " (kafka.partitions and kafka.offsets only with kafka.topic; " + strings.Join(pausedOnly, ", ") + " only while PAUSED); name, table, format and the source family stay (create a new job instead)"
+	return "an alter may change only " + strings.Join(Alterable, ", ") + " (kafka.partitions and kafka.offsets only with kafka.topic; " + strings.Join(pausedOnly, ", ") + " only while PAUSED; table only by name in an update_mask: ALTER ROUTINE LOAD ... ON); name, format and the source family stay (create a new job instead)"
 }
 
 // Alter returns cur changed by req, with defaults applied and validated,
@@ -169,6 +175,10 @@ func applyMask(cur, patch *api.JobSpec, mask []string) (*api.JobSpec, error) {
 			next.UniqueKeyUpdateMode = patch.GetUniqueKeyUpdateMode()
 		case "jsonpaths":
 			next.Jsonpaths = slices.Clone(patch.GetJsonpaths())
+		case "table":
+			if err := retarget(cur, next, patch.GetTable(), mask); err != nil {
+				return nil, err
+			}
 		case "kafka.default_offset":
 			next.Kafka.DefaultOffset = patch.GetKafka().GetDefaultOffset()
 		case "kafka.brokers":
@@ -224,6 +234,36 @@ func applyMask(cur, patch *api.JobSpec, mask []string) (*api.JobSpec, error) {
 		return nil, err
 	}
 	return next, nil
+}
+
+// retarget moves next to table t (its catalog spec), as Doris's ALTER
+// ROUTINE LOAD ... ON does: a single-table job, to a table of the same
+// database (a job's progress is kept with its rows, in its database). The
+// jsonpaths loadnode derived from the old table's columns are derived
+// again from the new one's, unless the mask gives jsonpaths.
+func retarget(cur, next *api.JobSpec, t *api.TableSpec, mask []string) error {
+	switch {
+	case t.GetName() == "":
+		return fieldErr("table", "names no table")
+	case len(cur.GetTables()) > 0:
+		return fieldErr("table", "a multi-table job loads the tables its records name; it has no table to change")
+	case t.GetDatabase() != cur.GetTable().GetDatabase():
+		return fieldErr("table", "%s is in %s, the job's table %s in %s: a job moves only to a table of its own database, where its progress is kept with its rows",
+			t.GetName(), databaseText(t.GetDatabase()), cur.GetTable().GetName(), databaseText(cur.GetTable().GetDatabase()))
+	}
+	next.Table = proto.Clone(t).(*api.TableSpec)
+	if !slices.Contains(mask, "jsonpaths") && DefaultJSONPaths(cur) {
+		next.Jsonpaths = nil // ApplyDefaults derives the new table's
+	}
+	return nil
+}
+
+// databaseText names a table's database for errors.
+func databaseText(db string) string {
+	if db == "" {
+		return "the embedded store"
+	}
+	return "database " + db
 }
 
 // DefaultJSONPaths reports whether s's jsonpaths are those ApplyDefaults
@@ -323,6 +363,9 @@ func describeChanges(old, next *api.JobSpec) []string {
 	}
 	if next.GetJsonRoot() != old.GetJsonRoot() {
 		changed = append(changed, fmt.Sprintf("json_root %q->%q", old.GetJsonRoot(), next.GetJsonRoot()))
+	}
+	if next.GetTable().GetName() != old.GetTable().GetName() {
+		changed = append(changed, fmt.Sprintf("table %s->%s", old.GetTable().GetName(), next.GetTable().GetName()))
 	}
 	if !strings.EqualFold(next.GetUniqueKeyUpdateMode(), old.GetUniqueKeyUpdateMode()) {
 		changed = append(changed, fmt.Sprintf("unique_key_update_mode %q->%q", old.GetUniqueKeyUpdateMode(), next.GetUniqueKeyUpdateMode()))

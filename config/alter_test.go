@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -237,6 +238,55 @@ func TestAlterStripOuterArray(t *testing.T) {
 	var fe *FieldError
 	if !errors.As(err, &fe) || fe.Field != "strip_outer_array" {
 		t.Fatalf("csv job: %v, want a *FieldError on strip_outer_array", err)
+	}
+}
+
+// TestAlterTable: update_mask "table" moves a job to another table of its
+// database (Doris's ALTER ROUTINE LOAD ... ON), a change only a PAUSED job
+// takes; the jsonpaths derived from the old table's columns are derived
+// from the new one's; another database, a multi-table job and a whole
+// spec's other table are refused, naming the field.
+func TestAlterTable(t *testing.T) {
+	cur := alterBase()
+	cur.Format, cur.ColumnSeparator = FormatJSON, ""
+	ApplyDefaults(cur)
+	dst := &api.TableSpec{Name: "orders2", Columns: []*api.Column{{Name: "k", Type: api.ColumnType_INT64}, {Name: "v", Type: api.ColumnType_STRING}}}
+	next, changes, _, err := Alter(cur, &api.AlterJobRequest{Spec: &api.JobSpec{Table: dst}, UpdateMask: []string{"table"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(next.GetTable(), dst) || !slices.Equal(next.GetJsonpaths(), []string{"$.k", "$.v"}) || !slices.Equal(changes, []string{"table orders->orders2", `jsonpaths ["$.id"]->["$.k" "$.v"]`}) {
+		t.Fatalf("next table %v, jsonpaths %q, changes %q", next.GetTable(), next.GetJsonpaths(), changes)
+	}
+	if got := PausedOnly(cur, next); !slices.Equal(got, []string{"jsonpaths", "table"}) {
+		t.Errorf("PausedOnly = %q, want [jsonpaths table]", got)
+	}
+	given := proto.Clone(cur).(*api.JobSpec)
+	given.Jsonpaths = []string{"$.a", "$.b"}
+	if next, _, _, err := Alter(given, &api.AlterJobRequest{Spec: &api.JobSpec{Table: dst}, UpdateMask: []string{"table"}}); err != nil || !slices.Equal(next.GetJsonpaths(), []string{"$.a", "$.b"}) {
+		t.Errorf("given jsonpaths: %q, %v; want them kept", next.GetJsonpaths(), err)
+	}
+	multi := proto.Clone(cur).(*api.JobSpec)
+	multi.Tables = []*api.TableSpec{cur.GetTable()}
+	other := proto.Clone(dst).(*api.TableSpec)
+	other.Database = "analytics"
+	whole := proto.Clone(cur).(*api.JobSpec)
+	whole.Table.Name = "orders2"
+	for what, tc := range map[string]struct {
+		cur *api.JobSpec
+		req *api.AlterJobRequest
+		say string
+	}{
+		"another database": {cur, &api.AlterJobRequest{Spec: &api.JobSpec{Table: other}, UpdateMask: []string{"table"}}, "a job moves only to a table of its own database"},
+		"no name":          {cur, &api.AlterJobRequest{Spec: &api.JobSpec{Table: &api.TableSpec{}}, UpdateMask: []string{"table"}}, "names no table"},
+		"multi-table":      {multi, &api.AlterJobRequest{Spec: &api.JobSpec{Table: dst}, UpdateMask: []string{"table"}}, "multi-table"},
+		"whole spec":       {cur, &api.AlterJobRequest{Spec: whole}, "an alter may change only"},
+	} {
+		_, _, _, err := Alter(tc.cur, tc.req)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != "table" || !strings.Contains(err.Error(), tc.say) {
+			t.Errorf("%s: %v; want a *FieldError on table saying %q", what, err, tc.say)
+		}
 	}
 }
 

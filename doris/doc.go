@@ -321,8 +321,11 @@
 // the new mapping is compiled against the table by the ALTER, journaled
 // before it answers, and read by the tasks the RESUME starts. A json job
 // given COLUMNS without jsonpaths drops the paths loadnode defaulted (one
-// per column), so its fields are read by name. PRECEDING FILTER and
-// PARTITION are refused as in CREATE. FROM KAFKA may change
+// per column), so its fields are read by name. ON [db.]table (right after
+// the job's name, as Doris) moves a PAUSED job to another table of its
+// database with its progress (the node fills the table from its catalog;
+// jsonpaths loadnode derived from the old table's columns are derived
+// again). PRECEDING FILTER and PARTITION are refused as in CREATE. FROM KAFKA may change
 // kafka_broker_list, kafka_topic, property.kafka_default_offsets and
 // property.<name> (merged into the job's client properties), and set new
 // start offsets with kafka_partitions and kafka_offsets together (for

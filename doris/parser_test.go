@@ -964,7 +964,7 @@ func TestParseErrors(t *testing.T) {
 		// ALTER
 		{"alter format", `ALTER ROUTINE LOAD FOR j PROPERTIES ("format" = "csv")`, `PROPERTIES "format"`, 1, 38, "cannot be altered"},
 		{"alter partitions alone", `ALTER ROUTINE LOAD FOR j FROM KAFKA ("kafka_partitions" = "0,1")`, `FROM KAFKA "kafka_partitions"`, 1, 38, "cannot change the partitions"},
-		{"alter nothing", `ALTER ROUTINE LOAD FOR j;`, "ALTER ROUTINE LOAD", 1, 25, "expected COLUMNS, WHERE, DELETE ON, ORDER BY, PROPERTIES"},
+		{"alter nothing", `ALTER ROUTINE LOAD FOR j;`, "ALTER ROUTINE LOAD", 1, 25, "expected ON, COLUMNS, WHERE, DELETE ON, ORDER BY, PROPERTIES"},
 		{"Doris suites: alter PRECEDING FILTER", `ALTER ROUTINE LOAD FOR j PRECEDING FILTER id > 8`, "PRECEDING FILTER", 1, 26, "filtering"},
 		{"alter PARTITION", `ALTER ROUTINE LOAD FOR j PARTITION(p1)`, "PARTITION", 1, 26, "cannot be altered"},
 		{"alter COLUMNS twice", `ALTER ROUTINE LOAD FOR j COLUMNS(a), COLUMNS(b)`, "COLUMNS", 1, 38, "given twice"},
@@ -1363,6 +1363,17 @@ PARTITION BY LIST(id, city) (
 	back := mustParse(t, CreateStatement(spec))
 	if !slices.Equal(back.CreateRoutineLoad.GetTargetPartitions(), []string{"p1"}) || !back.CreateRoutineLoad.GetStripOuterArray() {
 		t.Errorf("CreateStatement does not read back: %v", back.CreateRoutineLoad)
+	}
+	// ALTER ... ON moves the job to another table (test_routine_load_alter):
+	// the node fills its columns from the catalog.
+	st = mustParse(t, `ALTER ROUTINE LOAD FOR db1.j ON dst`)
+	if a := st.Alter; !slices.Equal(a.Changed, []string{"table"}) || !slices.Equal(a.Request.GetUpdateMask(), []string{"table"}) ||
+		a.Request.GetSpec().GetTable().GetName() != "dst" || a.Request.GetSpec().GetTable().GetDatabase() != "db1" {
+		t.Errorf("ALTER ... ON: changed %q, request %v", a.Changed, a.Request)
+	}
+	st = mustParse(t, `ALTER ROUTINE LOAD FOR j ON db2.dst COLUMNS(k, v) PROPERTIES ("max_batch_rows" = "300000")`)
+	if a := st.Alter; !slices.Equal(a.Changed, []string{"max_batch_rows", "table", "columns_mapping"}) || a.Request.GetSpec().GetTable().GetDatabase() != "db2" {
+		t.Errorf("ALTER ... ON with more: changed %q, request %v", a.Changed, a.Request)
 	}
 	// ALTER changes num_as_string, as Doris's suites do; not trim_double_quotes.
 	st = mustParse(t, `ALTER ROUTINE LOAD FOR j PROPERTIES ("num_as_string" = "true")`)

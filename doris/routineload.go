@@ -83,11 +83,13 @@ const (
 	fieldPartitions    = "kafka.partitions"
 	fieldDefaultOffset = "kafka.default_offset"
 	fieldKafkaProps    = "kafka.properties"
+	// ALTER ROUTINE LOAD ... ON table.
+	fieldTable = "table"
 )
 
 var changeOrder = []string{
 	fieldConcurrency, fieldInterval, fieldRows, fieldSize, fieldErrors, fieldStrict, fieldRatio, fieldTimezone, fieldTimeNames, fieldJSONPaths, fieldJSONRoot, fieldStrip, fieldNumAsString, fieldEmptyNull, fieldEnclose, fieldEscape,
-	fieldColumnSep, fieldColumns, fieldWhere, fieldDeleteOn, fieldSequence, fieldUpdateMode,
+	fieldTable, fieldColumnSep, fieldColumns, fieldWhere, fieldDeleteOn, fieldSequence, fieldUpdateMode,
 	fieldBrokers, fieldTopic, fieldPartitions, fieldOffsets, fieldDefaultOffset, fieldKafkaProps,
 }
 
@@ -1111,13 +1113,29 @@ func (p *parser) alterRoutineLoad() (*Statement, *Error) {
 		return nil, err
 	}
 	a := &Alter{DB: db, Name: name}
-	// Doris's grammar: ALTER ROUTINE LOAD FOR name (loadProperty (,
-	// loadProperty)*)? propertyClause? (FROM type (...))?; the job must be
-	// PAUSED for them (the node checks).
+	// Doris's grammar: ALTER ROUTINE LOAD FOR name (ON table)? (loadProperty
+	// (, loadProperty)*)? propertyClause? (FROM type (...))?; the job must
+	// be PAUSED for them (the node checks).
+	var target *api.TableSpec
+	if p.accept("ON") {
+		tdb, tname, _, err := p.qualifiedName(clause+" ON", "a table name")
+		if err != nil {
+			return nil, err
+		}
+		if tdb == "" {
+			tdb = db // FOR db.job ON t: t of database db
+		}
+		target = &api.TableSpec{Name: tname, Database: tdb}
+	}
 	load := &api.JobSpec{}
 	lc, err := p.loadProperties(clause, load)
 	if err != nil {
 		return nil, err
+	}
+	if target != nil {
+		// The node fills the table's columns from its catalog.
+		load.Table = target
+		lc.given[fieldTable] = true
 	}
 	if len(load.GetTargetPartitions()) > 0 {
 		return nil, p.errf(lc.partTok, "PARTITION", "the partitions a job loads are set at CREATE ROUTINE LOAD and cannot be altered")
@@ -1153,7 +1171,7 @@ func (p *parser) alterRoutineLoad() (*Statement, *Error) {
 		a.Kafka = k.spec
 	}
 	if a.Properties == nil && a.Kafka == nil && len(lc.given) == 0 {
-		return nil, p.errf(p.peek(), clause, "expected COLUMNS, WHERE, DELETE ON, ORDER BY, PROPERTIES (...) or FROM KAFKA (...) after %s", nameTok.describe())
+		return nil, p.errf(p.peek(), clause, "expected ON, COLUMNS, WHERE, DELETE ON, ORDER BY, PROPERTIES (...) or FROM KAFKA (...) after %s", nameTok.describe())
 	}
 	for _, f := range changeOrder {
 		if jp.given[f] || lc.given[f] || (k != nil && k.given[f]) {

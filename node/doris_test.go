@@ -426,3 +426,78 @@ func TestDorisAlterNumAsString(t *testing.T) {
 		t.Errorf("rows = %q, want 1 with a NULL date and 2 with 2024-01-02", got)
 	}
 }
+
+// TestDorisAlterTable: ALTER ROUTINE LOAD ... ON, as Doris's suite
+// test_routine_load_alter runs it: a PAUSED job moves to another table;
+// SHOW ROUTINE LOAD names the new table with the same progress; the
+// records after the move load into it exactly once, the old table keeps
+// what it had; the move is journaled (it outlives a restart). A running
+// job, a missing table and a table of another database are refused; the
+// new table cannot be dropped under the job, the old one can.
+func TestDorisAlterTable(t *testing.T) {
+	d := startDorisNode(t)
+	d.exec("CREATE TABLE src (k1 INT, k2 STRING) DUPLICATE KEY(k1)")
+	d.exec("CREATE TABLE dst (k1 INT, k2 STRING) DUPLICATE KEY(k1)")
+	d.send("1,a", "2,b", "3,c")
+	d.exec(fmt.Sprintf(`CREATE ROUTINE LOAD j ON src COLUMNS TERMINATED BY "," PROPERTIES ("max_batch_interval" = "1")
+		FROM KAFKA ("kafka_broker_list" = "%s", "kafka_topic" = "events", "property.kafka_default_offsets" = "OFFSET_BEGINNING")`,
+		strings.Join(d.kc.ListenAddrs(), ",")))
+	d.waitJob("j", "3 rows loaded", func(i *api.JobInfo) bool { return i.GetStats().GetLoadedRows() == 3 })
+
+	var ce *client.Error
+	if _, err := exec.Exec(d.ctx, d.c, "ALTER ROUTINE LOAD FOR j ON dst"); !errors.As(err, &ce) || ce.Code != api.ErrorCode_FAILED_PRECONDITION || !strings.Contains(ce.Message, "table") {
+		t.Fatalf("ALTER ... ON of a running job = %v; want FAILED_PRECONDITION naming table", err)
+	}
+	d.exec("PAUSE ROUTINE LOAD FOR j")
+	d.waitJob("j", "PAUSED", state(api.JobState_PAUSED))
+	show := func() (tbl, progress string) {
+		t.Helper()
+		row := d.exec("SHOW ROUTINE LOAD FOR j").GetResult().GetRows()[0].GetValues()
+		return row[6], row[15] // TableName, Progress
+	}
+	tbl, before := show()
+	if tbl != "src" {
+		t.Fatalf("TableName before = %s", tbl)
+	}
+	for q, code := range map[string]api.ErrorCode{
+		"ALTER ROUTINE LOAD FOR j ON nosuch":        api.ErrorCode_NOT_FOUND,
+		"ALTER ROUTINE LOAD FOR j ON analytics.dst": api.ErrorCode_INVALID_ARGUMENT,
+		"ALTER ROUTINE LOAD FOR analytics.j ON dst": api.ErrorCode_INVALID_ARGUMENT,
+	} {
+		if _, err := exec.Exec(d.ctx, d.c, q); !errors.As(err, &ce) || ce.Code != code {
+			t.Errorf("%s = %v; want %s", q, err, code)
+		}
+	}
+	d.exec("ALTER ROUTINE LOAD FOR j ON dst")
+	if tbl, after := show(); tbl != "dst" || after != before {
+		t.Fatalf("after ON dst: TableName %s, Progress %s; want dst, %s", tbl, after, before)
+	}
+	// The node's registry follows at once: the job loads dst, not src.
+	if _, err := exec.Exec(d.ctx, d.c, "DROP TABLE dst"); err == nil || !strings.Contains(err.Error(), "j") {
+		t.Errorf("DROP TABLE dst under the job: %v; want refused naming j", err)
+	}
+	for tbl, jobs := range map[string]int{"dst": 1, "src": 0} {
+		if ti := d.exec("DESC " + tbl).GetTables(); len(ti) != 1 || len(ti[0].GetJobs()) != jobs {
+			t.Errorf("DESC %s: jobs %v, want %d", tbl, ti, jobs)
+		}
+	}
+	// Journaled: a restarted node has the moved job.
+	d.stop()
+	d.start()
+	if tbl, _ := show(); tbl != "dst" {
+		t.Fatalf("after a restart: TableName %s, want dst", tbl)
+	}
+	d.send("4,d", "5,e", "6,f")
+	d.exec("RESUME ROUTINE LOAD FOR j")
+	d.waitJob("j", "6 rows loaded", func(i *api.JobInfo) bool { return i.GetStats().GetLoadedRows() == 6 })
+	if got, want := d.rows("src"), []string{"1,a", "2,b", "3,c"}; !slices.Equal(got, want) {
+		t.Errorf("src rows = %q, want %q", got, want)
+	}
+	if got, want := d.rows("dst"), []string{"4,d", "5,e", "6,f"}; !slices.Equal(got, want) {
+		t.Errorf("dst rows = %q, want %q", got, want)
+	}
+	if _, err := exec.Exec(d.ctx, d.c, "DROP TABLE dst"); err == nil || !strings.Contains(err.Error(), "j") {
+		t.Errorf("DROP TABLE dst under the job: %v; want refused naming j", err)
+	}
+	d.exec("DROP TABLE src")
+}
