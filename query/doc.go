@@ -38,9 +38,11 @@
 //
 // Bounds: a statement is at most MaxQueryBytes. A query keeps at most
 // DefaultMaxRows (WithMaxRows) rows: the rows ORDER BY sorts (with LIMIT,
-// the best offset+limit: a top-K heap), the groups of GROUP BY, the values
-// the DISTINCT aggregates keep (all of them together), the rows of a
-// result; over it, the query fails naming the bound. WHERE, COUNT, SUM,
+// the best offset+limit: a top-K heap), the groups of GROUP BY, the rows
+// of a result; the values its DISTINCT aggregates keep take at most
+// DefaultMaxDistinctBytes (WithMaxDistinctBytes; 64 MiB, some 1.6 million
+// integer ids), all of them together, an aggregate written twice kept
+// once; over a bound, the query fails naming it. WHERE, COUNT, SUM,
 // AVG, MIN and MAX stream over the pages and keep no rows, so a count over
 // a huge table reads it in bounded memory; a query without ORDER BY stops
 // reading once LIMIT has its rows.

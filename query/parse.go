@@ -193,6 +193,9 @@ func Parse(src string) (*Query, error) {
 			return nil, errorf(strings.ToUpper(t.text), "%s", unsupported[strings.ToUpper(t.text)])
 		case t.op("?"):
 			return nil, errorf("SELECT", "placeholders (?) are not supported")
+		case (t.kind == 'i' || t.kind == 'q') && len(t.text) >= len(aggPrefix) && strings.EqualFold(t.text[:len(aggPrefix)], aggPrefix):
+			// The names an expression reads its aggregates by.
+			return nil, errorf("SELECT", "%s: names beginning with %s are loadnode's own", t.text, aggPrefix)
 		}
 	}
 	if depth != 0 {

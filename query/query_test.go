@@ -197,6 +197,8 @@ func TestErrors(t *testing.T) {
 		{"SELECT count(DISTINCT) FROM orders", "COUNT(DISTINCT) takes an argument"},
 		{"SELECT " + strings.Repeat("count(*) + ", maxAggregates+1) + "1 FROM orders", "more than 64 aggregates in one expression"},
 		{"SELECT DISTINCT 1", "need FROM a table"},
+		{"SELECT count(*) + __loadnode_agg_0 FROM orders", "names beginning with __loadnode_agg_ are loadnode's own"},
+		{"SELECT count(*) FROM orders HAVING `__LOADNODE_AGG_3` > 1", "names beginning with __loadnode_agg_ are loadnode's own"},
 		{"SELECT row_number() OVER (ORDER BY id) FROM orders", "window functions (OVER) are not supported"},
 		{"WITH x AS (SELECT 1) SELECT * FROM x", "WITH (common table expressions) is not supported"},
 		{"SELECT id FROM orders WHERE nosuch > 1", "table orders has no column nosuch"},
@@ -315,8 +317,6 @@ func TestBounds(t *testing.T) {
 		{"SELECT v FROM t ORDER BY v LIMIT 15 OFFSET 10", "keeps 25 rows, over the limit of 20"},
 		{"SELECT v, count(*) FROM t GROUP BY v", "GROUP BY makes more than 20 groups"},
 		{"SELECT DISTINCT v FROM t", "GROUP BY makes more than 20 groups"},
-		{"SELECT count(DISTINCT v) FROM t", "count(DISTINCT v): DISTINCT keeps more than 20 values"},
-		{"SELECT v % 2, count(DISTINCT v) FROM t GROUP BY 1", "DISTINCT keeps more than 20 values"}, // over every group
 		{"SELECT v FROM t", "the result has more than 20 rows"},
 	} {
 		if got, err := run(t, src, tc.sql, WithMaxRows(20)); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -332,9 +332,26 @@ func TestBounds(t *testing.T) {
 	if err != nil || got != "count(*)|sum(v)\n50|600" {
 		t.Errorf("count over more rows than the bound: %q, %v", got, err)
 	}
-	got, err = run(t, src, "SELECT count(DISTINCT v % 15), count(*) - count(DISTINCT v % 5) FROM t", WithMaxRows(20))
+	// DISTINCT's values: bounded in bytes, over every aggregate and group
+	// (here 20 integers' worth).
+	twenty := WithMaxDistinctBytes(20 * intKeyBytes)
+	over := fmt.Sprintf("DISTINCT keeps more than %d bytes", 20*intKeyBytes)
+	for _, tc := range []struct{ sql, want string }{
+		{"SELECT count(DISTINCT v) FROM t", "count(DISTINCT v): " + over + " of values (some 20 integers"},
+		{"SELECT v % 2, count(DISTINCT v) FROM t GROUP BY 1", over},             // over every group
+		{"SELECT count(DISTINCT concat('x', v)) FROM t", over},                  // texts: more per value
+		{"SELECT count(DISTINCT v, v) FROM t", "count(DISTINCT v, v): " + over}, // keys of several
+	} {
+		if got, err := run(t, src, tc.sql, twenty); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %q, %v, want an error with %q", tc.sql, got, err, tc.want)
+		}
+	}
+	got, err = run(t, src, "SELECT count(DISTINCT v % 15), count(*) - count(DISTINCT v % 5) FROM t", twenty)
 	if err != nil || got != "count(DISTINCT v % 15)|count(*) - count(DISTINCT v % 5)\n15|45" {
-		t.Errorf("distinct values at the bound (15 + 5 of 20): %q, %v", got, err)
+		t.Errorf("distinct values at the bound (15 + 5 integers of 20): %q, %v", got, err)
+	}
+	if _, err := run(t, src, "SELECT count(DISTINCT v % 15), count(DISTINCT v % 6) FROM t", twenty); err == nil {
+		t.Errorf("21 integers under a bound of 20: no error")
 	}
 	// LIMIT without ORDER BY stops reading.
 	src.pages = 0
@@ -347,6 +364,25 @@ func TestBounds(t *testing.T) {
 // allocates nothing per row, so what a query allocates is its own. (It
 // breaks Source's contract that rows stay valid: fine for aggregates that
 // keep no value, not for MIN and MAX.)
+// TestDistinctMillionIDs: the check of exactly once over a million rows
+// (every id once) answers within the default bound, and the memory its
+// DISTINCT keeps is under what the bound counts for it.
+func TestDistinctMillionIDs(t *testing.T) {
+	const n = 1_000_000
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got, err := run(t, newGenSource(n, 1000), "SELECT count(*) = count(DISTINCT id), count(DISTINCT id) FROM big")
+	runtime.ReadMemStats(&after)
+	if err != nil || got != "count(*) = count(DISTINCT id)|count(DISTINCT id)\n1|1000000" {
+		t.Fatalf("%q, %v", got, err)
+	}
+	// Two DISTINCT aggregates of a million integers each.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 2*n*intKeyBytes {
+		t.Errorf("allocated %d bytes, over the %d the bound counts for two million integers", alloc, 2*n*intKeyBytes)
+	}
+}
+
 type genSource struct {
 	n, page int
 	rows    []*api.Row

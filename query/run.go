@@ -31,11 +31,23 @@ const DefaultMaxRows = 100_000
 type Option func(*config)
 
 type config struct {
-	maxRows int
-	loc     *time.Location
+	maxRows          int
+	maxDistinctBytes int
+	loc              *time.Location
 }
 
-func defaultConfig() config { return config{maxRows: DefaultMaxRows, loc: time.UTC} }
+func defaultConfig() config {
+	return config{maxRows: DefaultMaxRows, maxDistinctBytes: DefaultMaxDistinctBytes, loc: time.UTC}
+}
+
+// DefaultMaxDistinctBytes bounds the memory of the values a query's
+// DISTINCT aggregates keep, all together (64 MiB: some 1.6 million
+// integers, the ids of a table of as many rows).
+const DefaultMaxDistinctBytes = 64 << 20
+
+// WithMaxDistinctBytes sets the bound on the memory DISTINCT aggregates
+// keep (default DefaultMaxDistinctBytes).
+func WithMaxDistinctBytes(n int) Option { return func(c *config) { c.maxDistinctBytes = n } }
 
 // WithMaxRows sets the bound on the rows (and groups) a query keeps
 // (default DefaultMaxRows).
