@@ -18,6 +18,7 @@ func FuzzQuery(f *testing.F) {
 		"SELECT id, upper(city) u FROM orders WHERE amount IS NOT NULL ORDER BY u DESC NULLS LAST LIMIT 1, 2",
 		"SELECT sum(sum(qty)) FROM orders",
 		"SELECT city FROM orders GROUP BY city HAVING s > 1",
+		"SELECT count(*) + __loadnode_agg_9, sum(qty) FROM orders HAVING __loadnode_agg_1 > 0",
 	} {
 		f.Add(s)
 	}
