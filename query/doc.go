@@ -56,6 +56,10 @@
 //
 // Concurrency: Parse is a pure function; a Query is immutable and may be
 // run by several goroutines; one Run uses its goroutine only, and reads
-// through the Source (a reader never blocks a job's commits: the scan is a
-// snapshot read of the store).
+// through the Source (a reader never blocks a job's commits: each page of
+// the scan is a snapshot read of the store). The pages are separate
+// snapshots: over a table a job is loading, a query's later pages may hold
+// rows committed after its first, so its aggregates are not of one
+// moment (count(*) and max(id) - min(id) + 1 can disagree while rows
+// arrive); a PostgreSQL pushdown is one statement, of one snapshot.
 package query
