@@ -29,7 +29,7 @@ var rowVariables = map[string]string{
 // (above); nil for any other.
 func checkSet(q string) error {
 	body := strings.TrimSpace(q[len("SET"):])
-	for _, a := range splitTop(body) {
+	for _, a := range splitItems(body) {
 		name, value, ok := strings.Cut(a, "=")
 		if !ok {
 			continue // SET NAMES utf8mb4, SET CHARACTER SET ..., SET TRANSACTION ...
@@ -48,32 +48,4 @@ func checkSet(q string) error {
 		}
 	}
 	return nil
-}
-
-// splitTop splits s at the commas outside quotes and parentheses.
-func splitTop(s string) []string {
-	var out []string
-	var quote byte
-	depth, start := 0, 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"' || c == '`':
-			quote = c
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
-		case c == ',' && depth == 0:
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	return append(out, s[start:])
 }

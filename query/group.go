@@ -377,8 +377,8 @@ func (p *groupPlan) add(row []*api.Value) (bool, error) {
 			}
 		}
 	}
-	for k, a := range p.aggs {
-		ac := &g.accs[k]
+	for k := range p.aggs {
+		a, ac := &p.aggs[k], &g.accs[k]
 		if a.args == nil { // COUNT(*)
 			ac.n++
 			continue
@@ -405,7 +405,7 @@ func (p *groupPlan) add(row []*api.Value) (bool, error) {
 
 // distinct reports whether the values of a's arguments in row (the
 // first is v) are new to ac: not seen before, none NULL.
-func (p *groupPlan) distinct(ac *acc, a aggItem, v *api.Value, row []*api.Value) (bool, error) {
+func (p *groupPlan) distinct(ac *acc, a *aggItem, v *api.Value, row []*api.Value) (bool, error) {
 	if isNull(v) {
 		return false, nil
 	}
@@ -459,7 +459,7 @@ const (
 )
 
 // keep counts n more bytes of DISTINCT values against the query's bound.
-func (p *groupPlan) keep(a aggItem, n int) error {
+func (p *groupPlan) keep(a *aggItem, n int) error {
 	if p.kept+n > p.cfg.maxDistinctBytes {
 		size := fmt.Sprintf("%d bytes", p.cfg.maxDistinctBytes)
 		if p.cfg.maxDistinctBytes >= 1<<20 {

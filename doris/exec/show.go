@@ -43,8 +43,8 @@ func execShow(ctx context.Context, c Client, sh *doris.Show) (*api.ExecResponse,
 		res.Result = resultSet(doris.CreateRoutineLoadColumns, doris.CreateRoutineLoadRow(info))
 	default:
 		res.Result = resultSet(doris.RoutineLoadColumns)
-		if len(sh.Page([][]string{doris.RoutineLoadRow(info, loc)})) == 1 {
-			res.Result.Rows = []*api.ResultRow{{Values: doris.RoutineLoadRow(info, loc)}}
+		if row := doris.RoutineLoadRow(info, loc); len(sh.Page([][]string{row})) == 1 { // LIMIT 0 or an offset
+			res.Result.Rows = []*api.ResultRow{{Values: row}}
 		}
 	}
 	return res, nil

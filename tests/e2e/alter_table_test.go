@@ -44,28 +44,20 @@ func testAlterTable(t *testing.T, dsn string) {
 	produce(t, ledger.New(), b, topic, 0, nOld)
 	p := startNodeArgs(t, t.TempDir(), args)
 	c := p.Client(t)
-	sql := func(stmt string) string {
-		t.Helper()
-		code, out := cli(t, p, "sql", stmt)
-		if code != 0 {
-			t.Fatalf("%s: exit %d: %s", stmt, code, out)
-		}
-		return out
-	}
-	sql("CREATE TABLE " + db + src + " (id BIGINT, note STRING) DUPLICATE KEY(id)")
-	sql("CREATE TABLE " + db + dst + " (id BIGINT, note STRING) DUPLICATE KEY(id)")
-	sql(`CREATE ROUTINE LOAD ` + db + name + ` ON ` + src + ` PROPERTIES ("format" = "json", "max_batch_interval" = "200ms", "max_batch_rows" = "500")
-		FROM KAFKA ("kafka_broker_list" = "` + b.Addrs()[0] + `", "kafka_topic" = "` + topic + `", "property.kafka_default_offsets" = "OFFSET_BEGINNING")`)
+	sqlOut(t, p, "CREATE TABLE "+db+src+" (id BIGINT, note STRING) DUPLICATE KEY(id)")
+	sqlOut(t, p, "CREATE TABLE "+db+dst+" (id BIGINT, note STRING) DUPLICATE KEY(id)")
+	sqlOut(t, p, `CREATE ROUTINE LOAD `+db+name+` ON `+src+` PROPERTIES ("format" = "json", "max_batch_interval" = "200ms", "max_batch_rows" = "500")
+		FROM KAFKA ("kafka_broker_list" = "`+b.Addrs()[0]+`", "kafka_topic" = "`+topic+`", "property.kafka_default_offsets" = "OFFSET_BEGINNING")`)
 	waitDrained(t, c, b, name, topic, 120*time.Second)
 
-	sql("PAUSE ROUTINE LOAD FOR " + db + name)
+	sqlOut(t, p, "PAUSE ROUTINE LOAD FOR "+db+name)
 	waitFor(t, 30*time.Second, "PAUSED", func() (bool, string) {
 		s := showJob(t, c, name).GetSummary().GetState()
 		return s == api.JobState_PAUSED, s.String()
 	})
-	sql("ALTER ROUTINE LOAD FOR " + db + name + " ON " + dst)
+	sqlOut(t, p, "ALTER ROUTINE LOAD FOR "+db+name+" ON "+dst)
 	produce(t, ledger.New(), b, topic, nOld, nNew/2)
-	sql("RESUME ROUTINE LOAD FOR " + db + name)
+	sqlOut(t, p, "RESUME ROUTINE LOAD FOR "+db+name)
 	waitFor(t, 120*time.Second, "part of the records after the move loaded", func() (bool, string) {
 		s := showJob(t, c, name).GetStats()
 		return s.GetLoadedRows() >= nOld+nNew/8, fmt.Sprintf("loaded %d", s.GetLoadedRows())
@@ -85,7 +77,7 @@ func testAlterTable(t *testing.T, dsn string) {
 		src: {fmt.Sprint(nOld), fmt.Sprint(nOld), "0", fmt.Sprint(nOld - 1)},
 		dst: {fmt.Sprint(nNew), fmt.Sprint(nNew), fmt.Sprint(nOld), fmt.Sprint(nOld + nNew - 1)},
 	} {
-		if got, w := sql("SELECT count(*), count(DISTINCT id), min(id), max(id) FROM "+db+tbl), tableText(cols, want); got != w {
+		if got, w := sqlOut(t, p, "SELECT count(*), count(DISTINCT id), min(id), max(id) FROM "+db+tbl), tableText(cols, want); got != w {
 			t.Errorf("%s (SIGKILL once while loading after the move):\n%s\nwant\n%s", tbl, got, w)
 		}
 	}

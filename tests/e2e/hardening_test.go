@@ -29,6 +29,17 @@ func cli(t *testing.T, p *testnode.Proc, args ...string) (int, string) {
 	return cliIn(t, p, "", args...)
 }
 
+// sqlOut runs a statement with `loadnode sql` against p and returns its
+// output; a statement that fails fails t.
+func sqlOut(t *testing.T, p *testnode.Proc, stmt string) string {
+	t.Helper()
+	code, out := cli(t, p, "sql", stmt)
+	if code != 0 {
+		t.Fatalf("sql %q: exit %d\n%s", stmt, code, out)
+	}
+	return out
+}
+
 // cliIn is cli with stdin.
 func cliIn(t *testing.T, p *testnode.Proc, stdin string, args ...string) (int, string) {
 	t.Helper()

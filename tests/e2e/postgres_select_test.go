@@ -20,16 +20,8 @@ func TestPostgresSelectSQL(t *testing.T) {
 	dsn := pg.CreateDatabase(t)
 	p := testnode.Start(t, testnode.Options{DataDir: t.TempDir(), Args: pgNode(t, dsn)})
 	c := p.Client(t)
-	run := func(stmt string) string {
-		t.Helper()
-		code, out := cli(t, p, "sql", stmt)
-		if code != 0 {
-			t.Fatalf("sql %q: exit %d\n%s", stmt, code, out)
-		}
-		return out
-	}
-	run("CREATE TABLE analytics.sel (id BIGINT, city VARCHAR(16), qty INT) DUPLICATE KEY(id)")
-	run("INSERT INTO analytics.sel VALUES (1, 'b', 5), (2, 'a', 7), (3, 'b', NULL), (4, NULL, 2), (5, 'a', 1)")
+	sqlOut(t, p, "CREATE TABLE analytics.sel (id BIGINT, city VARCHAR(16), qty INT) DUPLICATE KEY(id)")
+	sqlOut(t, p, "INSERT INTO analytics.sel VALUES (1, 'b', 5), (2, 'a', 7), (3, 'b', NULL), (4, NULL, 2), (5, 'a', 1)")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for stmt, want := range map[string]string{
@@ -48,7 +40,7 @@ func TestPostgresSelectSQL(t *testing.T) {
 		"SELECT count(DISTINCT city), count(*) = count(DISTINCT id) FROM sel": tableText(
 			[]string{"count(DISTINCT city)", "count(*) = count(DISTINCT id)"}, []string{"2", "1"}),
 	} {
-		if got := run(stmt); got != want {
+		if got := sqlOut(t, p, stmt); got != want {
 			t.Errorf("%s:\n%s\nwant\n%s", stmt, got, want)
 		}
 		// What PostgreSQL has no translation for is answered over the scan.

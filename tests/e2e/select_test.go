@@ -45,15 +45,7 @@ func TestSelectSQL(t *testing.T) {
 	}
 	waitDrained(t, c, b, job, topic, time.Minute)
 
-	sel := func(stmt string) string {
-		t.Helper()
-		code, out := cli(t, p, "sql", stmt)
-		if code != 0 {
-			t.Fatalf("sql %q: exit %d\n%s", stmt, code, out)
-		}
-		return out
-	}
-	if got, want := sel("SELECT count(*) FROM "+tbl), tableText([]string{"count(*)"}, []string{strconv.Itoa(records)}); got != want {
+	if got, want := sqlOut(t, p, "SELECT count(*) FROM "+tbl), tableText([]string{"count(*)"}, []string{strconv.Itoa(records)}); got != want {
 		t.Errorf("SELECT count(*):\n%s\nwant\n%s", got, want)
 	}
 	// Per city: ids i%3 == k, without record 7 (city NULL, grouped apart).
@@ -68,20 +60,20 @@ func TestSelectSQL(t *testing.T) {
 		want = append(want, []string{"c" + strconv.Itoa(k), strconv.Itoa(n), strconv.Itoa(sum)})
 	}
 	want = append([][]string{{"NULL", "1", "NULL"}}, want...)
-	got := sel("SELECT city, count(*) AS n, sum(qty) FROM " + tbl + " GROUP BY city ORDER BY city")
+	got := sqlOut(t, p, "SELECT city, count(*) AS n, sum(qty) FROM "+tbl+" GROUP BY city ORDER BY city")
 	if w := tableText([]string{"city", "n", "sum(qty)"}, want...); got != w {
 		t.Errorf("GROUP BY:\n%s\nwant\n%s", got, w)
 	}
-	got = sel("SELECT city, count(*) AS n, sum(qty) FROM " + tbl + " GROUP BY city HAVING n > 1 ORDER BY city")
+	got = sqlOut(t, p, "SELECT city, count(*) AS n, sum(qty) FROM "+tbl+" GROUP BY city HAVING n > 1 ORDER BY city")
 	if w := tableText([]string{"city", "n", "sum(qty)"}, want[1:]...); got != w {
 		t.Errorf("HAVING:\n%s\nwant\n%s", got, w)
 	}
 	// The check of exactly once a Doris user runs: every id once.
-	got = sel("SELECT count(*) = count(DISTINCT id) AS once, count(DISTINCT city), max(id) - min(id) + 1 FROM " + tbl)
+	got = sqlOut(t, p, "SELECT count(*) = count(DISTINCT id) AS once, count(DISTINCT city), max(id) - min(id) + 1 FROM "+tbl)
 	if w := tableText([]string{"once", "count(DISTINCT city)", "max(id) - min(id) + 1"}, []string{"1", "3", strconv.Itoa(records)}); got != w {
 		t.Errorf("DISTINCT aggregates:\n%s\nwant\n%s", got, w)
 	}
-	got = sel("SELECT id, upper(city) FROM " + tbl + " WHERE qty >= 10 AND city = 'c1' ORDER BY id DESC LIMIT 2 OFFSET 1")
+	got = sqlOut(t, p, "SELECT id, upper(city) FROM "+tbl+" WHERE qty >= 10 AND city = 'c1' ORDER BY id DESC LIMIT 2 OFFSET 1")
 	if w := tableText([]string{"id", "upper(city)"}, []string{"55", "C1"}, []string{"52", "C1"}); got != w {
 		t.Errorf("WHERE, ORDER BY, LIMIT:\n%s\nwant\n%s", got, w)
 	}
